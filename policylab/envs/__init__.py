@@ -1,0 +1,1 @@
+"""Environments: one module per environment, explicit params and seeds, vectorized where it pays."""

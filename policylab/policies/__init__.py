@@ -1,0 +1,1 @@
+"""Policies as pure functions: (observation batch, params) -> action batch."""

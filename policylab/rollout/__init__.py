@@ -1,0 +1,1 @@
+"""Rollout machinery shared by every study: the seed scheme, the store, executors."""

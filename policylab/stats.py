@@ -1,0 +1,171 @@
+"""Statistics every study shares: score distributions, bootstrap intervals, paired deltas, rank
+correlation, Fisher exact + Benjamini-Hochberg, Kaplan-Meier.
+
+All resampling is seeded (numpy PCG64), so a report computed twice is byte-identical. Where the
+original reports used the population standard deviation, `distribution` keeps it (and says so).
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+DEFAULT_RESAMPLES = 2000
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(seed))
+
+
+def bootstrap_ci(
+    values: Sequence[float],
+    *,
+    stat: Callable[[np.ndarray], np.ndarray] | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    level: float = 0.95,
+    seed: int = 0,
+) -> list[float]:
+    """Percentile bootstrap interval of `stat` (default: mean) over `values`.
+
+    `stat` takes a (n_resamples, n) array and returns one value per row.
+    """
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        return [float("nan"), float("nan")]
+    if x.size == 1:
+        return [float(x[0]), float(x[0])]
+    idx = _rng(seed).integers(0, x.size, size=(n_resamples, x.size))
+    samples = x[idx]
+    boot = samples.mean(axis=1) if stat is None else stat(samples)
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(boot, [alpha, 1.0 - alpha])
+    return [float(lo), float(hi)]
+
+
+def distribution(scores: Sequence[float], *, low_threshold: float = 3.0, seed: int = 0) -> dict:
+    """The original reports' score distribution plus a bootstrap 95% interval of the mean.
+
+    `stdev` is the population standard deviation (statistics.pstdev), as in the originals.
+    """
+    s = [float(v) for v in scores]
+    if not s:
+        raise ValueError("distribution of no scores")
+    return {
+        "count": len(s),
+        "scores": s,
+        "mean": statistics.fmean(s),
+        "median": float(statistics.median(s)),
+        "min": min(s),
+        "max": max(s),
+        "stdev": statistics.pstdev(s),
+        "stdev_kind": "population (statistics.pstdev), as in the original reports",
+        "low_score_threshold": low_threshold,
+        "low_score_count": sum(1 for v in s if v < low_threshold),
+        "mean_ci95": bootstrap_ci(s, seed=seed),
+    }
+
+
+def paired_delta(new: Sequence[float], base: Sequence[float], *, seed: int = 0,
+                 n_resamples: int = DEFAULT_RESAMPLES) -> dict:
+    """Paired comparison of `new` vs `base` (same seeds, same order).
+
+    Returns the mean delta, its bootstrap 95% interval (resampling seeds), the share of resamples
+    whose mean delta is > 0 (`prob_improvement`), and per-seed win/tie/loss counts.
+    """
+    a = np.asarray(new, dtype=float)
+    b = np.asarray(base, dtype=float)
+    if a.shape != b.shape or a.size == 0:
+        raise ValueError("paired_delta needs two equally long, non-empty score lists")
+    d = a - b
+    idx = _rng(seed).integers(0, d.size, size=(n_resamples, d.size))
+    boot = d[idx].mean(axis=1)
+    lo, hi = np.quantile(boot, [0.025, 0.975])
+    return {
+        "n": int(d.size),
+        "mean_delta": float(d.mean()),
+        "ci95": [float(lo), float(hi)],
+        "prob_improvement": float((boot > 0).mean()),
+        "wins": int((d > 0).sum()),
+        "ties": int((d == 0).sum()),
+        "losses": int((d < 0).sum()),
+    }
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    x = np.asarray(x, float)
+    y = np.asarray(y, float)
+    if x.size < 2 or x.std() == 0 or y.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman = Pearson on average ranks (ties get their mean rank), as the original computed it."""
+    return pearson(sps.rankdata(x), sps.rankdata(y))
+
+
+def spearman_ci(x: Sequence[float], y: Sequence[float], *, seed: int = 0,
+                n_resamples: int = DEFAULT_RESAMPLES) -> list[float]:
+    """Bootstrap 95% interval of Spearman's rho, resampling (x, y) pairs."""
+    x = np.asarray(x, float)
+    y = np.asarray(y, float)
+    if x.size < 3:
+        return [float("nan"), float("nan")]
+    idx = _rng(seed).integers(0, x.size, size=(n_resamples, x.size))
+    rx = sps.rankdata(x[idx], axis=1)
+    ry = sps.rankdata(y[idx], axis=1)
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    den = np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
+    ok = den > 0
+    rho = (rx * ry).sum(axis=1)[ok] / den[ok]
+    if rho.size == 0:
+        return [float("nan"), float("nan")]
+    lo, hi = np.quantile(rho, [0.025, 0.975])
+    return [float(lo), float(hi)]
+
+
+def fisher_exact(a_fail: int, a_total: int, b_fail: int, b_total: int) -> float:
+    """Two-sided Fisher exact p-value for failure counts of two groups."""
+    table = [[a_fail, a_total - a_fail], [b_fail, b_total - b_fail]]
+    return float(sps.fisher_exact(table, alternative="two-sided").pvalue)
+
+
+def benjamini_hochberg(pvalues: Sequence[float], q: float = 0.05) -> list[bool]:
+    """Which hypotheses are rejected at false-discovery rate `q` (step-up BH)."""
+    p = np.asarray(pvalues, float)
+    m = p.size
+    if m == 0:
+        return []
+    order = np.argsort(p, kind="stable")
+    thresholds = q * (np.arange(1, m + 1) / m)
+    passed = p[order] <= thresholds
+    k = int(np.max(np.nonzero(passed)[0])) + 1 if passed.any() else 0
+    reject = np.zeros(m, dtype=bool)
+    reject[order[:k]] = True
+    return reject.tolist()
+
+
+def kaplan_meier(times: Sequence[float], failed: Sequence[bool], horizon: float) -> dict:
+    """Kaplan-Meier survival with right-censoring at `horizon`.
+
+    `times[i]` is the time of failure (if `failed[i]`) or of censoring. Returns the step curve
+    (`times`, `survival`) and `survival_at_horizon`.
+    """
+    t = np.minimum(np.asarray(times, float), horizon)
+    f = np.asarray(failed, bool) & (np.asarray(times, float) <= horizon)
+    n = t.size
+    curve_t, curve_s = [0.0], [1.0]
+    s = 1.0
+    for ti in np.unique(t[f]):
+        at_risk = int((t >= ti).sum())
+        deaths = int(((t == ti) & f).sum())
+        if at_risk:
+            s *= 1.0 - deaths / at_risk
+        curve_t.append(float(ti))
+        curve_s.append(s)
+    return {"n": int(n), "failures": int(f.sum()), "times": curve_t, "survival": curve_s,
+            "survival_at_horizon": s}

@@ -1,0 +1,1 @@
+"""Studies: pipelines of stages (plan, run, reduce, decide, report) over the store."""
