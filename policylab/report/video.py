@@ -25,7 +25,7 @@ def write_mp4(path: str | Path, frames: np.ndarray, fps: int = 30) -> None:
     os.close(fd)
     try:
         iio.imwrite(tmp, frames, fps=fps, codec="libx264", macro_block_size=1,
-                    output_params=["-pix_fmt", "yuv420p"], plugin="FFMPEG")
+                    pixelformat="yuv420p", plugin="FFMPEG")
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

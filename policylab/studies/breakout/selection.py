@@ -1,0 +1,57 @@
+"""Selection rules and verdicts of the Breakout training loop.
+
+A selection rule is the original's sort key written as text, e.g.
+``"low_score_count asc, score_min desc, score_mean desc"`` (the default, verbatim from the original
+report). Candidates are sorted stably by it, so ties keep input (candidate id) order, and the first
+one is the pick.
+
+The verdict compares the pick with the baseline on fresh validation seeds, paired by seed:
+``improved`` when the bootstrap 95% interval of the mean paired delta lies entirely above zero,
+``worse`` when it lies entirely below zero, ``inconclusive`` otherwise. The original's boolean
+``new_policy_not_lower_than_previous_best`` (new mean >= baseline mean) is reported beside it, since
+it ignores noise and is what the original decided on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from policylab.errors import BadInput
+
+DEFAULT_RULE = "low_score_count asc, score_min desc, score_mean desc"
+SORTABLE = ("low_score_count", "score_min", "score_max", "score_mean", "score_median", "score_stdev")
+
+
+def parse_rule(rule: str) -> list[tuple[str, bool]]:
+    """``"a asc, b desc"`` -> [("a", False), ("b", True)] (True = descending)."""
+    terms = []
+    for part in rule.split(","):
+        words = part.split()
+        if len(words) != 2 or words[1] not in ("asc", "desc") or words[0] not in SORTABLE:
+            raise BadInput(
+                "select",
+                f"malformed rule term {part.strip()!r}; write 'FIELD asc|desc, ...' with FIELD in "
+                + ", ".join(SORTABLE),
+            )
+        terms.append((words[0], words[1] == "desc"))
+    if len({t[0] for t in terms}) != len(terms):
+        raise BadInput("select", "a field appears twice in the rule")
+    return terms
+
+
+def rank_candidates(rows: Sequence[Mapping[str, Any]], rule: str = DEFAULT_RULE) -> list[Mapping[str, Any]]:
+    """Rows sorted by the rule; stable, so equal rows keep their input order."""
+    terms = parse_rule(rule)
+    ordered = list(rows)
+    for field, descending in reversed(terms):
+        ordered.sort(key=lambda r: r[field], reverse=descending)
+    return ordered
+
+
+def verdict(ci95: Sequence[float]) -> str:
+    lo, hi = ci95
+    if lo > 0:
+        return "improved"
+    if hi < 0:
+        return "worse"
+    return "inconclusive"

@@ -1,0 +1,46 @@
+"""Search spaces: the documented 216-point grid, seeded random and TPE proposals."""
+
+import pytest
+
+from policylab.errors import BadInput
+from policylab.policies.breakout import V3_SPACE, validate_params
+from policylab.studies.breakout.search_space import check_space, grid216, random_candidates, tpe_candidates
+
+
+def test_grid216_is_216_distinct_valid_candidates():
+    grid = grid216()
+    assert len(grid) == 216
+    assert grid[0]["candidate_id"] == "c000" and grid[-1]["candidate_id"] == "c215"
+    assert len({tuple(c["params"].values()) for c in grid}) == 216
+    for c in grid:
+        validate_params("breakout_policy_v3", c["params"])
+    # last axis (panic_y) varies fastest
+    assert grid[0]["params"]["panic_y"] == 175 and grid[1]["params"]["panic_y"] == 185
+
+
+def test_random_is_seeded_and_in_range():
+    a = random_candidates(40, seed=7)
+    assert a == random_candidates(40, seed=7)
+    assert a != random_candidates(40, seed=8)
+    for c in a:
+        for k, v in c["params"].items():
+            assert V3_SPACE[k][0] <= v <= V3_SPACE[k][1]
+
+
+def test_tpe_is_seeded_and_climbs_a_simple_objective():
+    def score(batch):
+        return [-abs(p["far_cap"] - 20.0) for p in batch]
+
+    a = tpe_candidates(48, seed=3, score=score, batch=12)
+    assert a == tpe_candidates(48, seed=3, score=score, batch=12)
+    first = sum(abs(c["params"]["far_cap"] - 20) for c in a[:12]) / 12
+    last = sum(abs(c["params"]["far_cap"] - 20) for c in a[-12:]) / 12
+    assert last < first
+
+
+def test_space_validation():
+    with pytest.raises(BadInput, match="space"):
+        check_space("bayes", 10)
+    with pytest.raises(BadInput, match="budget"):
+        check_space("random", 0)
+    check_space("grid216", None)

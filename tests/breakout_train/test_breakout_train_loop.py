@@ -1,0 +1,124 @@
+"""The training loop end to end on real ALE and the shadow simulator (a small config).
+
+Checked: the report's sections and statistics, seed disjointness, identical reports from the
+three executors, and kill-and-resume giving a byte-identical report.json.
+"""
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SMALL = ["--space", "random", "--budget", "6", "--search-seeds", "0-1", "--screen-top", "3",
+         "--screen-episodes", "2", "--validate-episodes", "3", "--max-steps", "250", "--no-video"]
+
+
+def cli(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "policylab.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("train") / "run"
+    res = cli("breakout", "train", *SMALL, "--out", str(out))
+    assert res.returncode == 0, res.stderr[-2000:]
+    return out
+
+
+def test_report_has_the_originals_sections_and_honest_statistics(small_run):
+    data = json.loads((small_run / "report.json").read_text())
+    assert list(data) == ["decision", "evaluation", "evidence", "objective", "rerun_commands", "training"]
+    ev, dec = data["evaluation"], data["decision"]
+    assert ev["paired_delta"]["n"] == 3
+    lo, hi = ev["paired_delta"]["ci95"]
+    assert lo <= ev["paired_delta"]["mean_delta"] <= hi
+    assert dec["verdict"] in ("improved", "worse", "inconclusive")
+    assert dec["new_policy_not_lower_than_previous_best"] == (ev["new_policy"]["mean"] >= ev["baseline_policy"]["mean"])
+    assert ev["regret"]["regret"] >= 0
+    assert data["training"]["selected_on"] == "ALE screening"
+    assert len(data["training"]["screening"]) == 3
+    assert data["training"]["shadow_vs_ale_rank_correlation"]["sample_size"] == 3
+    params = json.loads((small_run / "policy_params.json").read_text())
+    assert params["params"] == data["training"]["selected_candidate"]["params"]
+    assert "policylab breakout train" in json.loads((small_run / "manifest.json").read_text())["rerun_commands"]["train"]
+
+
+def test_selection_and_validation_never_share_seeds(small_run):
+    seeds = json.loads((small_run / "report.json").read_text())["objective"]["seeds"]
+    assert set(seeds["validate"]).isdisjoint(seeds["search"])
+    assert set(seeds["validate"]).isdisjoint(seeds["screen"])
+    rows = json.loads((small_run / "report.json").read_text())["evaluation"]["paired_by_seed"]
+    assert [r["seed"] for r in rows] == seeds["validate"]
+
+
+def test_executors_give_identical_reports(small_run):
+    reference = (small_run / "report.json").read_bytes()
+    for executor in ("processes", "ray"):
+        # The report names its --out path, so each run takes the reference's place.
+        moved = small_run.with_name("moved")
+        shutil.move(small_run, moved)
+        try:
+            res = cli("breakout", "train", *SMALL, "--out", str(small_run), "--executor", executor)
+            assert res.returncode == 0, res.stderr[-2000:]
+            assert (small_run / "report.json").read_bytes() == reference, executor
+        finally:
+            shutil.rmtree(small_run)
+            shutil.move(moved, small_run)
+
+
+def _records(store: Path) -> int:
+    try:
+        with sqlite3.connect(store / "index.sqlite") as db:
+            return db.execute("SELECT COUNT(*) FROM rollouts").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def test_kill_and_resume_is_byte_identical(small_run):
+    reference = (small_run / "report.json").read_bytes()
+    moved = small_run.with_name("moved-kill")
+    shutil.move(small_run, moved)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "policylab.cli", "breakout", "train", *SMALL,
+                                 "--out", str(small_run)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 300
+        while _records(small_run / "store") < 8 and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert proc.poll() is None, "the run finished before it could be killed"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert not (small_run / "report.json").exists()
+        partial = _records(small_run / "store")
+        assert 0 < partial
+        res = cli("breakout", "train", *SMALL, "--out", str(small_run))
+        assert res.returncode == 0, res.stderr[-2000:]
+        assert (small_run / "report.json").read_bytes() == reference
+    finally:
+        shutil.rmtree(small_run, ignore_errors=True)
+        shutil.move(moved, small_run)
+
+
+def test_bad_input_writes_nothing(tmp_path):
+    out = tmp_path / "bad"
+    cases = [
+        (["--space", "bogus"], "space"),
+        (["--select", "score_mean sideways"], "select"),
+        (["--search-seeds", "0-5", "--validate-seed", "4"], "validate_seed"),
+        (["--screen-top", "500"], "screen_top"),
+        (["--executor", "ray", "--ray-address", "127.0.0.1:9"], "ray_address"),
+        (["--space", "random", "--budget", "0"], "budget"),
+    ]
+    for args, field in cases:
+        res = cli("breakout", "train", "--out", str(out), *args)
+        assert res.returncode == 2, (args, res.stderr)
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and field in lines[0], (args, res.stderr)
+        assert not out.exists()
