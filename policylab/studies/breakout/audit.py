@@ -1,0 +1,201 @@
+"""`policylab breakout audit`: one policy on both environments, on the same seeds.
+
+Writes `audit.json` (objective, comparison, gap_audit, decision, rank_correlation, candidates,
+evidence) and `audit.html`. With `--candidates`, every candidate runs on both envs on the audit
+seeds, and on ALE once more on a disjoint seed set (S+N .. S+2N-1): the Spearman correlation of
+ALE with itself across those two sets is the ceiling that seed noise allows any simulator.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from policylab.config import claim_out_dir, load_json_file
+from policylab.errors import BadInput
+from policylab.fileio import write_json
+from policylab.progress import say
+from policylab.provenance import versions
+from policylab.rollout.store import Store
+from policylab.stats import distribution, pearson, spearman, spearman_ci
+from policylab.studies.breakout import options
+from policylab.studies.breakout.eval import seeds_for
+from policylab.studies.breakout.gaps import decision, gap_audit
+from policylab.studies.breakout.runner import EpisodeTask, ensure_episodes
+
+FEATURE_GAPS = ("ball_abs_vx_mean", "ball_abs_vy_mean", "paddle_abs_delta_mean", "steps", "reward_count")
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    policy: str
+    params_file: Path | None
+    episodes: int
+    seed: int
+    max_steps: int
+    out: Path
+    store: Path | None
+    preset: str
+    sticky: float | None
+    serve: str
+    candidates: Path | None
+    executor: str
+
+
+def load_candidates(path: Path, policy: str) -> list[dict]:
+    data = load_json_file(path, "candidates")
+    if not isinstance(data, list) or not data:
+        raise BadInput("candidates", f"{path} must hold a non-empty JSON list of {{candidate_id, params}}")
+    seen, out = set(), []
+    for i, item in enumerate(data):
+        if not isinstance(item, dict) or set(item) != {"candidate_id", "params"}:
+            raise BadInput(f"candidates[{i}]", "each entry needs exactly the keys candidate_id and params")
+        cid = item["candidate_id"]
+        if not isinstance(cid, str) or not cid or cid in seen:
+            raise BadInput(f"candidates[{i}].candidate_id", f"must be a unique non-empty string, got {cid!r}")
+        seen.add(cid)
+        params = options.validate_candidate(policy, item["params"], f"candidates[{i}].params")
+        out.append({"candidate_id": cid, "params": params})
+    if len(out) < 3:
+        raise BadInput("candidates", "a rank correlation needs at least 3 candidates")
+    return out
+
+
+def plan(req: AuditRequest):
+    options.check_counts(req.episodes, req.seed)
+    protocol = options.protocol_from(req.max_steps, req.sticky, req.serve).model_dump()
+    params = options.resolve_policy(req.policy, req.params_file)
+    options.check_preset(req.preset, req.sticky)
+    candidates = load_candidates(req.candidates, req.policy) if req.candidates else []
+    store_root = options.check_run(req.executor, req.out, req.store)
+    seeds = tuple(seeds_for(req.seed, req.episodes))
+    reference = tuple(seeds_for(req.seed, 2 * req.episodes)[req.episodes:])
+    overrides = options.shadow_overrides(req.sticky)
+
+    def task(env: str, p: dict, s: tuple[int, ...]) -> EpisodeTask:
+        return EpisodeTask(env, s, req.policy, p, protocol, req.preset if env == "shadow" else None,
+                           overrides if env == "shadow" else {})
+
+    tasks = {("main", "shadow"): task("shadow", params, seeds), ("main", "ale"): task("ale", params, seeds)}
+    for c in candidates:
+        cid = c["candidate_id"]
+        tasks[(cid, "shadow")] = task("shadow", c["params"], seeds)
+        tasks[(cid, "ale")] = task("ale", c["params"], seeds)
+        tasks[(cid, "ale_reference")] = task("ale", c["params"], reference)
+    config = {
+        "command": "breakout audit", "policy": req.policy, "params": params, "episodes": req.episodes,
+        "seed": req.seed, "protocol": protocol, "preset": req.preset, "shadow_overrides": overrides,
+        "candidates": candidates, "store": options.store_label(store_root, req.out),
+    }
+    return tasks, config, store_root, seeds, reference, candidates
+
+
+def side(rows: list[dict]) -> dict:
+    """The original's side summary: {episodes, score, rows, done_count, steps_mean}."""
+    return {
+        "episodes": len(rows),
+        "score": distribution([r["score"] for r in rows]),
+        "rows": rows,
+        "done_count": sum(1 for r in rows if r["done"]),
+        "steps_mean": sum(r["steps"] for r in rows) / len(rows),
+    }
+
+
+def paired_rows(shadow: list[dict], ale: list[dict]) -> list[dict]:
+    """§8.3's paired_by_seed rows, with go -> shadow and atari -> ale."""
+    out = []
+    for s, a in zip(shadow, ale):
+        assert s["seed"] == a["seed"]
+        out.append({
+            "seed": s["seed"], "shadow_score": s["score"], "ale_score": a["score"],
+            "score_delta_ale_minus_shadow": a["score"] - s["score"],
+            "shadow_steps": s["steps"], "ale_steps": a["steps"],
+            "shadow_first_reward_step": s["first_reward_step"], "ale_first_reward_step": a["first_reward_step"],
+            "shadow_reward_count": s["reward_count"], "ale_reward_count": a["reward_count"],
+        })
+    return out
+
+
+def _mean(rows: list[dict], field: str) -> float:
+    return sum(float(r[field]) for r in rows) / len(rows)
+
+
+def candidate_rows(candidates: list[dict], rows: dict) -> list[dict]:
+    out = []
+    for c in candidates:
+        cid = c["candidate_id"]
+        s, a, ref = rows[(cid, "shadow")], rows[(cid, "ale")], rows[(cid, "ale_reference")]
+        sm, am = _mean(s, "score"), _mean(a, "score")
+        gaps = {}
+        for f in FEATURE_GAPS:
+            sv, av = _mean(s, f), _mean(a, f)
+            gaps[f] = {"shadow": sv, "ale": av, "ratio_shadow_over_ale": sv / av if av else None}
+        out.append({
+            "candidate_id": cid, "params": c["params"],
+            "shadow_score_mean": sm, "ale_score_mean": am, "ale_reference_score_mean": _mean(ref, "score"),
+            "score_ratio_shadow_over_ale": sm / am if am else None,
+            "shadow_scores": [r["score"] for r in s], "ale_scores": [r["score"] for r in a],
+            "ale_reference_scores": [r["score"] for r in ref],
+            "feature_gaps": gaps,
+        })
+    return out
+
+
+def rank_correlation(cands: list[dict], reference_seeds: tuple[int, ...]) -> dict:
+    sx = [c["shadow_score_mean"] for c in cands]
+    ax = [c["ale_score_mean"] for c in cands]
+    rx = [c["ale_reference_score_mean"] for c in cands]
+    return {
+        "pearson": pearson(sx, ax),
+        "spearman": spearman(sx, ax),
+        "sample_size": len(cands),
+        "spearman_ci95": spearman_ci(sx, ax),
+        "reference_self_spearman": spearman(ax, rx),
+        "reference_seeds": list(reference_seeds),
+        "note": "reference_self_spearman: ALE candidate means on the audit seeds vs on a disjoint seed set; "
+                "the agreement seed noise allows (null when ALE gives every candidate the same mean)",
+    }
+
+
+def run_audit(req: AuditRequest) -> Path:
+    tasks, config, store_root, seeds, reference, candidates = plan(req)
+    claim_out_dir(req.out, config)
+    started = time.time()
+    order = list(tasks)
+    with Store(store_root) as store:
+        records = ensure_episodes(store, [tasks[k] for k in order], executor=req.executor, label="audit episodes")
+        rows = {}
+        for ti, k in enumerate(order):
+            rows[k] = [{"episode": i, "seed": s, **records[(ti, s)].outcome, "key": records[(ti, s)].key}
+                       for i, s in enumerate(tasks[k].seeds)]
+    shadow, ale = side(rows[("main", "shadow")]), side(rows[("main", "ale")])
+    paired = paired_rows(shadow["rows"], ale["rows"])
+    cands = candidate_rows(candidates, rows) if candidates else []
+    rank = rank_correlation(cands, reference) if candidates else None
+    gaps = gap_audit(shadow, ale, paired, rank)
+    data = {
+        "objective": {
+            "name": "Breakout env gap audit",
+            "policy": req.policy,
+            "params": config["params"],
+            "shadow": {"preset": req.preset, "overrides": config["shadow_overrides"]},
+            "ale": {"protocol": config["protocol"]},
+            "seeds": list(seeds),
+            "naming": "go -> shadow, atari -> ale (the original's field names, renamed)",
+        },
+        "comparison": {"shadow": shadow, "ale": ale, "paired_by_seed": paired},
+        "gap_audit": gaps,
+        "decision": decision(gaps, shadow, ale),
+        "rank_correlation": rank,
+        "candidates": cands,
+        "evidence": {"store": options.store_label(store_root, req.out), "provenance": versions()},
+    }
+    write_json(req.out / "audit.json", data)
+    from policylab.studies.breakout.report import write_audit_report
+
+    html = write_audit_report(req.out, data)
+    write_json(req.out / "wallclock.json", {"wall_seconds": time.time() - started,
+                                            "note": "wall-clock time only; every other file is deterministic"})
+    say(data["decision"]["statement"])
+    return html

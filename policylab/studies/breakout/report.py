@@ -1,0 +1,187 @@
+"""Eval and audit reports: JSON first, then an HTML page with tables, charts and video.
+
+Charts are rendered from the same rows that go into the JSON (deterministic PNGs), and every
+page links its JSON file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from policylab.envs.breakout_contract import F
+from policylab.fileio import write_json
+from policylab.provenance import versions
+from policylab.report.charts import plt, save_png
+from policylab.report.html import Page, Table, render
+from policylab.stats import distribution
+
+SHADOW_C, ALE_C = "#4c72b0", "#dd8452"
+EPISODE_COLUMNS = ["episode", "seed", "score", "steps", "done", "reward_count", "first_reward_step",
+                   "paddle_abs_delta_mean", "ball_abs_vx_mean", "ball_abs_vy_mean", "lives_start", "lives_end"]
+FEATURE_BARS = [("ball_abs_vx_mean", "ball |vx| (px/step)"), ("ball_abs_vy_mean", "ball |vy| (px/step)"),
+                ("paddle_abs_delta_mean", "paddle |dx| (px/step)"), ("steps", "episode length (steps)"),
+                ("reward_count", "bricks hit")]
+
+
+# -- eval -------------------------------------------------------------------------------------------
+def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, video: dict | None) -> Path:
+    scores = [r["score"] for r in rows]
+    dist = distribution(scores)
+    numeric = ["steps", "reward_count", "paddle_abs_delta_mean", "paddle_abs_delta_max", "ball_abs_vx_mean",
+               "ball_abs_vy_mean"]
+    data = {
+        "objective": {k: config[k] for k in ("command", "env", "policy", "params", "episodes", "seed", "protocol",
+                                             "preset", "shadow_overrides")},
+        "distribution": dist,
+        "features": {
+            "done_count": sum(1 for r in rows if r["done"]),
+            "means": {f: float(np.mean([r[f] for r in rows])) for f in numeric},
+            "definitions": "see policylab/studies/breakout/features.py (one definition for both envs)",
+        },
+        "episodes": rows,
+        "video": video,
+        "evidence": {"store": config["store"], "provenance": versions()},
+    }
+    write_json(out / "report.json", data)
+    figs = out / "figures"
+    _scores_chart(rows, figs / "scores.png", config["env"])
+    _episode_chart(replay0, figs / "episode0.png", rows[0])
+    env_name = "ALE Breakout" if config["env"] == "ale" else f"shadow Breakout ({config['preset']})"
+    page = Page(
+        title=f"{config['policy']} on {env_name}",
+        subtitle=f"{len(rows)} episodes, seeds {rows[0]['seed']}..{rows[-1]['seed']}, protocol "
+                 + ", ".join(f"{k}={v}" for k, v in config["protocol"].items()),
+        headline=[("mean score", dist["mean"]), ("95% CI of mean", dist["mean_ci95"]),
+                  ("median", dist["median"]), ("min / max", [dist["min"], dist["max"]]),
+                  (f"low scores (< {dist['low_score_threshold']:g})", dist["low_score_count"]),
+                  ("episodes done (lives out)", data["features"]["done_count"])],
+        notes=["stdev is the population stdev, as in the original reports."],
+        tables=[Table("Episodes", EPISODE_COLUMNS, rows)],
+        figures=[("Score per seed (line: mean)", "figures/scores.png"),
+                 (f"Episode 0 (seed {rows[0]['seed']}): ball and paddle over time", "figures/episode0.png")],
+        videos=[(f"Episode 0 (seed {video['seed']}), every {video['every_agent_steps']} agent steps", video["path"])]
+        if video else [],
+    )
+    html = out / "report.html"
+    render(html, page, data, "report.json")
+    return html
+
+
+def _scores_chart(rows: list[dict], path: Path, env: str) -> None:
+    fig, ax = plt.subplots(figsize=(7, 3))
+    seeds = [r["seed"] for r in rows]
+    ax.bar(range(len(rows)), [r["score"] for r in rows], color=ALE_C if env == "ale" else SHADOW_C)
+    ax.axhline(float(np.mean([r["score"] for r in rows])), color="k", lw=1)
+    ax.set_xticks(range(len(rows)), [str(s) for s in seeds], fontsize=7)
+    ax.set_xlabel("seed")
+    ax.set_ylabel("score")
+    save_png(fig, path)
+
+
+def _episode_chart(replay: dict, path: Path, row: dict) -> None:
+    obs = np.asarray(replay["obs"], dtype=float)[1:]
+    t = np.arange(1, obs.shape[0] + 1)
+    in_play = obs[:, F["ball_in_play"]] > 0
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 4.2), sharex=True)
+    a1.plot(t, np.where(in_play, obs[:, F["ball_x"]], np.nan), lw=0.8, label="ball x", color="#c44e52")
+    a1.plot(t, obs[:, F["paddle_x"]] + obs[:, F["paddle_width"]] / 2, lw=0.8, label="paddle centre", color="#4c72b0")
+    a1.set_ylabel("x (px)")
+    a1.legend(fontsize=7, loc="upper right")
+    a2.plot(t, np.where(in_play, obs[:, F["ball_y"]], np.nan), lw=0.8, color="#c44e52", label="ball y")
+    a2.invert_yaxis()
+    a2.set_ylabel("y (px, down)")
+    a2b = a2.twinx()
+    a2b.step(t, obs[:, F["score"]], where="post", color="k", lw=0.8)
+    a2b.step(t, obs[:, F["lives"]], where="post", color="#55a868", lw=0.8)
+    a2b.set_ylabel("score (black), lives (green)", fontsize=7)
+    a2.set_xlabel("agent step")
+    fig.suptitle(f"seed {row['seed']}: score {row['score']:g}, {row['steps']} steps", fontsize=9)
+    save_png(fig, path)
+
+
+# -- audit ------------------------------------------------------------------------------------------
+def write_audit_report(out: Path, data: dict) -> Path:
+    comp = data["comparison"]
+    figs = out / "figures"
+    figures = [("Score per seed: shadow vs ALE", "figures/paired_scores.png"),
+               ("Per-episode features, side by side (bars: means; dots: episodes)", "figures/features.png")]
+    _paired_chart(comp["paired_by_seed"], figs / "paired_scores.png")
+    _feature_chart(comp["shadow"]["rows"], comp["ale"]["rows"], figs / "features.png")
+    tables = [
+        Table("Gaps", ["gap", "detected", "confidence", "finding"], data["gap_audit"]),
+        Table("Paired by seed", list(comp["paired_by_seed"][0]), comp["paired_by_seed"]),
+    ]
+    if data["rank_correlation"]:
+        _rank_chart(data["candidates"], figs / "rank.png")
+        figures.append(("Candidates: shadow mean vs ALE mean (and ALE vs ALE on disjoint seeds)", "figures/rank.png"))
+        tables.append(Table("Candidates", ["candidate_id", "shadow_score_mean", "ale_score_mean",
+                                           "ale_reference_score_mean", "score_ratio_shadow_over_ale"],
+                            data["candidates"]))
+    dec = data["decision"]
+    s, a = comp["shadow"]["score"], comp["ale"]["score"]
+    headline = [("shadow mean score", s["mean"]), ("shadow 95% CI", s["mean_ci95"]),
+                ("ALE mean score", a["mean"]), ("ALE 95% CI", a["mean_ci95"]),
+                ("primary failure class", dec["primary_failure_class"]),
+                ("secondary", dec["secondary_failure_class"] or "none")]
+    rank = data["rank_correlation"]
+    if rank:
+        headline.append(("Spearman shadow vs ALE", rank["spearman"]))
+        headline.append(("ALE vs ALE ceiling", rank["reference_self_spearman"]))
+    obj = data["objective"]
+    page = Page(
+        title=f"Env gap audit: {obj['policy']}",
+        subtitle=f"shadow preset {obj['shadow']['preset']} vs ALE ("
+                 + ", ".join(f"{k}={v}" for k, v in obj["ale"]["protocol"].items())
+                 + f"), seeds {obj['seeds'][0]}..{obj['seeds'][-1]}",
+        headline=headline,
+        notes=[dec["statement"], "Next: " + dec["next_recommendation"]],
+        tables=tables,
+        figures=figures,
+    )
+    html = out / "audit.html"
+    render(html, page, data, "audit.json")
+    return html
+
+
+def _paired_chart(paired: list[dict], path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(7.5, 3))
+    x = np.arange(len(paired))
+    ax.bar(x - 0.2, [p["shadow_score"] for p in paired], 0.4, label="shadow", color=SHADOW_C)
+    ax.bar(x + 0.2, [p["ale_score"] for p in paired], 0.4, label="ALE", color=ALE_C)
+    ax.set_xticks(x, [str(p["seed"]) for p in paired], fontsize=7)
+    ax.set_xlabel("seed")
+    ax.set_ylabel("score")
+    ax.legend(fontsize=8)
+    save_png(fig, path)
+
+
+def _feature_chart(shadow: list[dict], ale: list[dict], path: Path) -> None:
+    fig, axes = plt.subplots(1, len(FEATURE_BARS), figsize=(11, 2.8))
+    for ax, (field, label) in zip(axes, FEATURE_BARS):
+        for i, (rows, colour) in enumerate(((shadow, SHADOW_C), (ale, ALE_C))):
+            vals = np.array([float(r[field]) for r in rows])
+            ax.bar(i, vals.mean(), color=colour, alpha=0.8)
+            ax.scatter(np.full(vals.size, i) + np.linspace(-0.15, 0.15, vals.size), vals, s=6, color="k", zorder=3)
+        ax.set_xticks([0, 1], ["shadow", "ALE"], fontsize=8)
+        ax.set_title(label, fontsize=8)
+        ax.tick_params(labelsize=7)
+    fig.tight_layout()
+    save_png(fig, path)
+
+
+def _rank_chart(cands: list[dict], path: Path) -> None:
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.6))
+    for c in cands:
+        a1.scatter(c["shadow_score_mean"], c["ale_score_mean"], color=ALE_C, s=14)
+        a1.annotate(c["candidate_id"], (c["shadow_score_mean"], c["ale_score_mean"]), fontsize=6)
+        a2.scatter(c["ale_reference_score_mean"], c["ale_score_mean"], color="#55a868", s=14)
+    a1.set_xlabel("shadow mean score")
+    a1.set_ylabel("ALE mean score")
+    a1.set_title("shadow vs ALE", fontsize=9)
+    a2.set_xlabel("ALE mean score (disjoint seeds)")
+    a2.set_ylabel("ALE mean score")
+    a2.set_title("ALE vs ALE (noise ceiling)", fontsize=9)
+    fig.tight_layout()
+    save_png(fig, path)

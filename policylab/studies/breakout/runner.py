@@ -1,0 +1,237 @@
+"""The episode runner: a policy played in either Breakout environment, one store record per episode.
+
+Eval, audit and training code see one interface: an `EpisodeTask` (env, seeds, policy, params,
+protocol, preset) goes in, one `Episode` (outcome row + replay arrays) per seed comes out. Tasks
+are picklable and their results depend only on the task, so any executor can run them:
+
+- ALE runs one emulator per process, one seed per task; parallelism comes from the executor;
+- the shadow simulator is vectorized, so one task carries a batch of seeds stepped together.
+
+The serve rule is applied here, identically for both envs (see `serve_actions`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from policylab.envs.breakout_ale import AleBreakout, Protocol
+from policylab.envs.breakout_contract import FIRE, F, NOOP
+from policylab.rollout.executors import run_tasks
+from policylab.rollout.store import Store, rollout_key
+from policylab.studies.breakout.features import episode_features
+
+STUDY = "breakout"
+ENVS = ("ale", "shadow")
+SHADOW_BATCH = 256  # seeds per shadow task: large enough to vectorize, small enough to spread
+
+
+@dataclass(frozen=True)
+class EpisodeTask:
+    env: str
+    seeds: tuple[int, ...]
+    policy: str
+    params: dict
+    protocol: dict  # Protocol.model_dump()
+    preset: str | None = None  # shadow only
+    shadow_overrides: dict = field(default_factory=dict)
+    capture_every: int = 0  # > 0: keep every k-th frame (for video) in the payload
+
+
+@dataclass
+class Episode:
+    seed: int
+    outcome: dict
+    payload: dict[str, np.ndarray]
+
+
+def serve_actions(actions: np.ndarray, in_play: np.ndarray, served: np.ndarray, rule: str) -> np.ndarray:
+    """Apply the serve rule to a batch of policy actions.
+
+    auto: FIRE whenever no ball is in play, so every life is played.
+    never: FIRE until the first ball is in play; afterwards FIRE becomes NOOP, so a lost ball is
+    never re-served (the original's one-ball Atari episodes, specs/breakout.md §6.4).
+    """
+    waiting = ~in_play
+    if rule == "auto":
+        return np.where(waiting, FIRE, actions)
+    first = waiting & ~served
+    out = np.where(first, FIRE, actions)
+    return np.where(~first & (out == FIRE), NOOP, out)
+
+
+# -- records --------------------------------------------------------------------------------------
+def world_of(task: EpisodeTask, seed: int) -> dict:
+    if task.env == "ale":
+        return {"env": "ale", "game": "breakout", "rom": "breakout", "seed": int(seed)}
+    params = shadow_params(task)
+    return {"env": "shadow", "preset": task.preset, "preset_params": params.model_dump(),
+            "preset_hash": params.digest(), "seed": int(seed)}
+
+
+def protocol_of(task: EpisodeTask) -> dict:
+    """The protocol fields that act on this env (ALE: all; shadow: horizon and serve rule)."""
+    p = dict(task.protocol)
+    out = p if task.env == "ale" else {"max_steps": p["max_steps"], "serve": p["serve"]}
+    if task.capture_every:
+        out = {**out, "capture_every": task.capture_every}
+    return out
+
+
+def key_of(task: EpisodeTask, seed: int) -> str:
+    return rollout_key(world_of(task, seed), policy_of(task), protocol_of(task))
+
+
+def policy_of(task: EpisodeTask) -> dict:
+    return {"name": task.policy, "params": task.params}
+
+
+# -- policies and the shadow env (built by the policies / shadow modules) ---------------------------
+def policy_fn(name: str) -> Callable[..., np.ndarray]:
+    """`fn(obs, params, serve) -> actions` from the policy registry."""
+    from policylab.policies import breakout as policies
+
+    return policies.get_policy(name)
+
+
+def shadow_params(task: EpisodeTask):
+    from policylab.envs.breakout_shadow_params import load_preset
+
+    return load_preset(task.preset or "go-v1", **task.shadow_overrides)
+
+
+# -- running -------------------------------------------------------------------------------------
+def run_task(task: EpisodeTask) -> list[Episode]:
+    """Play every seed of `task`; top-level so process pools and Ray can pickle it."""
+    if task.env == "ale":
+        return [_run_ale(task, seed) for seed in task.seeds]
+    return _run_shadow(task)
+
+
+def _run_ale(task: EpisodeTask, seed: int) -> Episode:
+    protocol = Protocol(**task.protocol)
+    policy = policy_fn(task.policy)
+    auto = protocol.serve == "auto"
+    env = AleBreakout(protocol, seed)
+    obs = [env.reset()]
+    rams = [env.ram()]
+    frames = [env.frame()] if task.capture_every else []
+    acts, pol_acts, rewards = [], [], []
+    served = np.zeros(1, dtype=bool)
+    done = False
+    for t in range(protocol.max_steps):
+        o = obs[-1][None, :]
+        a_pol = np.asarray(policy(o, task.params, auto)).reshape(1).astype(np.int64)
+        a = serve_actions(a_pol, o[:, F["ball_in_play"]] > 0, served, protocol.serve)
+        o2, r, done = env.step(int(a[0]))
+        served |= o2[F["ball_in_play"]] > 0
+        obs.append(o2)
+        rams.append(env.ram())
+        pol_acts.append(a_pol[0])
+        acts.append(a[0])
+        rewards.append(r)
+        if task.capture_every and (t + 1) % task.capture_every == 0:
+            frames.append(env.frame())
+        if done:
+            break
+    payload = {
+        "obs": np.asarray(obs, dtype=np.float32),
+        "ram": np.asarray(rams, dtype=np.uint8),
+        "action": np.asarray(acts, dtype=np.int8),
+        "policy_action": np.asarray(pol_acts, dtype=np.int8),
+        "reward": np.asarray(rewards, dtype=np.float32),
+    }
+    if task.capture_every:
+        payload["frames"] = np.asarray(frames, dtype=np.uint8)
+    return Episode(seed, episode_features(payload["obs"], payload["reward"], done), payload)
+
+
+def _run_shadow(task: EpisodeTask) -> list[Episode]:
+    from policylab.envs.breakout_shadow import ShadowBreakout
+
+    protocol = Protocol(**task.protocol)
+    policy = policy_fn(task.policy)
+    auto = protocol.serve == "auto"
+    seeds = np.asarray(task.seeds, dtype=np.int64)
+    b = seeds.size
+    env = ShadowBreakout(b, shadow_params(task), seeds=seeds)
+    o = np.asarray(env.reset(), dtype=np.float64)
+    horizon = protocol.max_steps
+    obs = np.zeros((horizon + 1, b, o.shape[1]), dtype=np.float32)
+    obs[0] = o
+    acts = np.zeros((horizon, b), dtype=np.int8)
+    pol_acts = np.zeros((horizon, b), dtype=np.int8)
+    rewards = np.zeros((horizon, b), dtype=np.float32)
+    length = np.full(b, horizon, dtype=np.int64)
+    finished = np.zeros(b, dtype=bool)
+    served = np.zeros(b, dtype=bool)
+    frames = [env.render(0)] if task.capture_every else []
+    for t in range(horizon):
+        a_pol = np.asarray(policy(o, task.params, auto)).astype(np.int64)
+        a = serve_actions(a_pol, o[:, F["ball_in_play"]] > 0, served, protocol.serve)
+        o, r, d, _, _ = env.step(a)
+        o = o.astype(np.float64)
+        live = ~finished
+        obs[t + 1, live] = o[live]
+        acts[t, live] = a[live]
+        pol_acts[t, live] = a_pol[live]
+        rewards[t, live] = r[live]
+        served |= o[:, F["ball_in_play"]] > 0
+        if task.capture_every and not finished[0] and (t + 1) % task.capture_every == 0:
+            frames.append(env.render(0))
+        newly = live & d.astype(bool)
+        length[newly] = t + 1
+        finished |= newly
+        if finished.all():
+            break
+    out = []
+    for i, seed in enumerate(task.seeds):
+        n = int(length[i])
+        payload = {
+            "obs": np.ascontiguousarray(obs[: n + 1, i]),
+            "action": np.ascontiguousarray(acts[:n, i]),
+            "policy_action": np.ascontiguousarray(pol_acts[:n, i]),
+            "reward": np.ascontiguousarray(rewards[:n, i]),
+        }
+        if task.capture_every and i == 0:
+            payload["frames"] = np.asarray(frames, dtype=np.uint8)
+        out.append(Episode(int(seed), episode_features(payload["obs"], payload["reward"], bool(finished[i])), payload))
+    return out
+
+
+def split_tasks(task: EpisodeTask) -> list[EpisodeTask]:
+    """One task per seed on ALE; batches of up to SHADOW_BATCH seeds on the shadow simulator."""
+    size = 1 if task.env == "ale" else SHADOW_BATCH
+    seeds = task.seeds
+    return [_with_seeds(task, seeds[i : i + size]) for i in range(0, len(seeds), size)]
+
+
+def _with_seeds(task: EpisodeTask, seeds: Sequence[int]) -> EpisodeTask:
+    return EpisodeTask(task.env, tuple(int(s) for s in seeds), task.policy, task.params, task.protocol,
+                       task.preset, task.shadow_overrides, task.capture_every)
+
+
+def ensure_episodes(store: Store, tasks: Iterable[EpisodeTask], *, executor: str = "local",
+                    label: str = "episodes") -> dict[tuple[int, int], Any]:
+    """Run every (task, seed) that has no record yet, writing each as it finishes.
+
+    Returns {(task index, seed): record}. A present key is never run again, so a killed run
+    resumes where it stopped and ends with the same store.
+    """
+    tasks = list(tasks)
+    todo: list[EpisodeTask] = []
+    owner: list[int] = []
+    for ti, task in enumerate(tasks):
+        missing = [s for s in task.seeds if not store.has(key_of(task, s))]
+        for sub in split_tasks(_with_seeds(task, missing)) if missing else []:
+            todo.append(sub)
+            owner.append(ti)
+    for j, episodes in run_tasks(run_task, todo, executor=executor, label=label, unit="task"):
+        task = todo[j]
+        for ep in episodes:
+            store.put(key_of(task, ep.seed), study=STUDY, world=world_of(task, ep.seed),
+                      policy=policy_of(task), protocol=protocol_of(task), outcome=ep.outcome,
+                      payload=ep.payload)
+    return {(ti, s): store.require(key_of(task, s)) for ti, task in enumerate(tasks) for s in task.seeds}
