@@ -19,6 +19,7 @@ import numpy as np
 
 from policylab.envs.breakout_ale import AleBreakout, Protocol
 from policylab.envs.breakout_contract import FIRE, F, NOOP
+from policylab.hashing import canonical_json
 from policylab.rollout.executors import run_tasks
 from policylab.rollout.store import Store, rollout_key
 from policylab.studies.breakout.features import episode_features
@@ -149,14 +150,27 @@ def _run_ale(task: EpisodeTask, seed: int) -> Episode:
 
 
 def _run_shadow(task: EpisodeTask) -> list[Episode]:
+    return run_shadow_group([task])[0]
+
+
+def run_shadow_group(tasks: Sequence[EpisodeTask]) -> list[list[Episode]]:
+    """Play several shadow tasks in ONE vectorized batch; they may differ only in seeds and params.
+
+    Every env keeps its own seed stream, so an episode is bit-identical whichever group it runs
+    in (tests check it); grouping just amortises the per-step Python cost over thousands of envs,
+    which is what makes a 216-candidate search take seconds.
+    """
     from policylab.envs.breakout_shadow import ShadowBreakout
 
-    protocol = Protocol(**task.protocol)
-    policy = policy_fn(task.policy)
+    head = tasks[0]
+    assert all(_group_key(t) == _group_key(head) for t in tasks), "tasks of one group share env settings"
+    protocol = Protocol(**head.protocol)
+    policy = policy_fn(head.policy)
     auto = protocol.serve == "auto"
-    seeds = np.asarray(task.seeds, dtype=np.int64)
+    bounds = np.cumsum([0] + [len(t.seeds) for t in tasks])
+    seeds = np.concatenate([np.asarray(t.seeds, dtype=np.int64) for t in tasks])
     b = seeds.size
-    env = ShadowBreakout(b, shadow_params(task), seeds=seeds)
+    env = ShadowBreakout(b, shadow_params(head), seeds=seeds)
     o = np.asarray(env.reset(), dtype=np.float64)
     horizon = protocol.max_steps
     obs = np.zeros((horizon + 1, b, o.shape[1]), dtype=np.float32)
@@ -167,9 +181,13 @@ def _run_shadow(task: EpisodeTask) -> list[Episode]:
     length = np.full(b, horizon, dtype=np.int64)
     finished = np.zeros(b, dtype=bool)
     served = np.zeros(b, dtype=bool)
-    frames = [env.render(0)] if task.capture_every else []
+    a_pol = np.zeros(b, dtype=np.int64)
+    capture = head.capture_every and len(tasks) == 1
+    frames = [env.render(0)] if capture else []
     for t in range(horizon):
-        a_pol = np.asarray(policy(o, task.params, auto)).astype(np.int64)
+        for k, task in enumerate(tasks):
+            lo, hi = bounds[k], bounds[k + 1]
+            a_pol[lo:hi] = policy(o[lo:hi], task.params, auto)
         a = serve_actions(a_pol, o[:, F["ball_in_play"]] > 0, served, protocol.serve)
         o, r, d, _, _ = env.step(a)
         o = o.astype(np.float64)
@@ -179,7 +197,7 @@ def _run_shadow(task: EpisodeTask) -> list[Episode]:
         pol_acts[t, live] = a_pol[live]
         rewards[t, live] = r[live]
         served |= o[:, F["ball_in_play"]] > 0
-        if task.capture_every and not finished[0] and (t + 1) % task.capture_every == 0:
+        if capture and not finished[0] and (t + 1) % head.capture_every == 0:
             frames.append(env.render(0))
         newly = live & d.astype(bool)
         length[newly] = t + 1
@@ -187,25 +205,61 @@ def _run_shadow(task: EpisodeTask) -> list[Episode]:
         if finished.all():
             break
     out = []
-    for i, seed in enumerate(task.seeds):
-        n = int(length[i])
-        payload = {
-            "obs": np.ascontiguousarray(obs[: n + 1, i]),
-            "action": np.ascontiguousarray(acts[:n, i]),
-            "policy_action": np.ascontiguousarray(pol_acts[:n, i]),
-            "reward": np.ascontiguousarray(rewards[:n, i]),
-        }
-        if task.capture_every and i == 0:
-            payload["frames"] = np.asarray(frames, dtype=np.uint8)
-        out.append(Episode(int(seed), episode_features(payload["obs"], payload["reward"], bool(finished[i])), payload))
+    for k, task in enumerate(tasks):
+        episodes = []
+        for j, seed in enumerate(task.seeds):
+            i = bounds[k] + j
+            n = int(length[i])
+            payload = {
+                "obs": np.ascontiguousarray(obs[: n + 1, i]),
+                "action": np.ascontiguousarray(acts[:n, i]),
+                "policy_action": np.ascontiguousarray(pol_acts[:n, i]),
+                "reward": np.ascontiguousarray(rewards[:n, i]),
+            }
+            if capture and i == 0:
+                payload["frames"] = np.asarray(frames, dtype=np.uint8)
+            features = episode_features(payload["obs"], payload["reward"], bool(finished[i]))
+            episodes.append(Episode(int(seed), features, payload))
+        out.append(episodes)
     return out
 
 
-def split_tasks(task: EpisodeTask) -> list[EpisodeTask]:
-    """One task per seed on ALE; batches of up to SHADOW_BATCH seeds on the shadow simulator."""
-    size = 1 if task.env == "ale" else SHADOW_BATCH
-    seeds = task.seeds
-    return [_with_seeds(task, seeds[i : i + size]) for i in range(0, len(seeds), size)]
+def _group_key(task: EpisodeTask) -> tuple:
+    return (task.env, task.policy, canonical_json(task.protocol), task.preset,
+            canonical_json(task.shadow_overrides), task.capture_every)
+
+
+def work_units(tasks: Sequence[EpisodeTask]) -> list[list[EpisodeTask]]:
+    """Split tasks into units of work for the executors.
+
+    ALE: one seed per unit (one emulator per process). Shadow: tasks that share env settings are
+    packed together, whole tasks at a time, up to SHADOW_BATCH envs per unit; a capture task
+    (video frames of one env) stays alone.
+    """
+    units: list[list[EpisodeTask]] = []
+    open_units: dict[tuple, list[EpisodeTask]] = {}
+    for task in tasks:
+        if task.env == "ale":
+            units.extend([_with_seeds(task, (s,))] for s in task.seeds)
+            continue
+        for i in range(0, len(task.seeds), SHADOW_BATCH):
+            part = _with_seeds(task, task.seeds[i : i + SHADOW_BATCH])
+            key = _group_key(part)
+            unit = open_units.get(key)
+            if task.capture_every or unit is None or sum(len(t.seeds) for t in unit) + len(part.seeds) > SHADOW_BATCH:
+                unit = [part]
+                units.append(unit)
+                open_units[key] = unit
+            else:
+                unit.append(part)
+    return units
+
+
+def run_unit(unit: list[EpisodeTask]) -> list[list[Episode]]:
+    """Run one unit of work; top-level so process pools and Ray can pickle it."""
+    if unit[0].env == "ale":
+        return [run_task(t) for t in unit]
+    return run_shadow_group(unit)
 
 
 def _with_seeds(task: EpisodeTask, seeds: Sequence[int]) -> EpisodeTask:
@@ -221,17 +275,16 @@ def ensure_episodes(store: Store, tasks: Iterable[EpisodeTask], *, executor: str
     resumes where it stopped and ends with the same store.
     """
     tasks = list(tasks)
-    todo: list[EpisodeTask] = []
-    owner: list[int] = []
-    for ti, task in enumerate(tasks):
-        missing = [s for s in task.seeds if not store.has(key_of(task, s))]
-        for sub in split_tasks(_with_seeds(task, missing)) if missing else []:
-            todo.append(sub)
-            owner.append(ti)
-    for j, episodes in run_tasks(run_task, todo, executor=executor, label=label, unit="task"):
-        task = todo[j]
-        for ep in episodes:
-            store.put(key_of(task, ep.seed), study=STUDY, world=world_of(task, ep.seed),
-                      policy=policy_of(task), protocol=protocol_of(task), outcome=ep.outcome,
-                      payload=ep.payload)
+    missing = []
+    for task in tasks:
+        seeds = [s for s in task.seeds if not store.has(key_of(task, s))]
+        if seeds:
+            missing.append(_with_seeds(task, seeds))
+    units = work_units(missing)
+    for j, results in run_tasks(run_unit, units, executor=executor, label=label, unit="batch"):
+        for task, episodes in zip(units[j], results):
+            for ep in episodes:
+                store.put(key_of(task, ep.seed), study=STUDY, world=world_of(task, ep.seed),
+                          policy=policy_of(task), protocol=protocol_of(task), outcome=ep.outcome,
+                          payload=ep.payload)
     return {(ti, s): store.require(key_of(task, s)) for ti, task in enumerate(tasks) for s in task.seeds}

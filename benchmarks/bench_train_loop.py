@@ -1,0 +1,51 @@
+"""Wall time of the default training loop (`make demo`'s job), in-process vs a process pool.
+
+Both runs use fresh output folders and stores, in the same invocation, alternating, so the ratio
+holds when the machine's speed drifts. Usage:
+
+    .venv/bin/python benchmarks/bench_train_loop.py [--repeats 1] [--out runs/bench-train]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def run(out: Path, executor: str) -> float:
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [sys.executable, "-m", "policylab.cli", "breakout", "train", "--screen-top", "8",
+           "--screen-episodes", "5", "--executor", executor, "--out", str(out)]
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=Path("runs/bench-train"))
+    args = ap.parse_args()
+    times: dict[str, list[float]] = {"local": [], "processes": []}
+    for _ in range(args.repeats):
+        for executor in times:
+            times[executor].append(run(args.out / executor, executor))
+    same = (args.out / "local" / "report.json").read_bytes() == (args.out / "processes" / "report.json").read_bytes()
+    result = {
+        "machine": {"cpus": len(__import__("os").sched_getaffinity(0)), "processor": platform.processor(),
+                    "python": platform.python_version()},
+        "wall_seconds": times,
+        "speedup_processes_over_local": [a / b for a, b in zip(times["local"], times["processes"])],
+        "reports_identical": same,
+    }
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

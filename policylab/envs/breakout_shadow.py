@@ -1,0 +1,154 @@
+"""Shadow Breakout: a vectorized, seeded, parameterised stand-in for ALE Breakout.
+
+`ShadowBreakout(n_envs, params, seeds)` steps thousands of envs per call through one numba
+kernel (`breakout_shadow_kernel`). Observations follow `breakout_contract` exactly (9 features,
+screen coordinates), actions are ALE's minimal set, so every policy runs unchanged on ALE.
+
+Each env's randomness (sticky actions, serve position/direction) comes from its own splitmix64
+stream seeded by its own seed: env i in a batch of 4096 is bit-identical to that seed alone.
+Finished envs (lives exhausted) stay frozen with reward 0; there is no auto-reset, because
+evaluations run exactly one episode per seed.
+
+Importing this module registers the Gymnasium env `policylab/ShadowBreakout-v0`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+from policylab.envs import breakout_shadow_kernel as K
+from policylab.envs.breakout_contract import N_FEATURES, SCREEN_H, SCREEN_W
+from policylab.envs.breakout_shadow_params import ShadowParams, load_preset, to_arrays
+from policylab.envs.breakout_shadow_render import render_frame
+from policylab.errors import BadInput
+
+GYM_ID = "policylab/ShadowBreakout-v0"
+
+
+def resolve_params(params: ShadowParams | str | Path) -> ShadowParams:
+    return params if isinstance(params, ShadowParams) else load_preset(params)
+
+
+class ShadowBreakout:
+    """A batch of `n_envs` shadow Breakout games sharing one `ShadowParams`.
+
+    reset() -> obs float32 (N, 9); step(actions int (N,)) -> (obs, reward float32 (N,),
+    terminated bool (N,), truncated bool (N,), info). `max_steps` (optional) truncates at that
+    many agent steps; truncated and terminated envs ignore further actions.
+    """
+
+    def __init__(self, n_envs: int, params: ShadowParams | str | Path = "atari",
+                 seeds: Sequence[int] | np.ndarray | None = None, max_steps: int | None = None):
+        if int(n_envs) <= 0:
+            raise BadInput("n_envs", "must be a positive integer")
+        if max_steps is not None and int(max_steps) <= 0:
+            raise BadInput("max_steps", "must be a positive integer")
+        self.n_envs = int(n_envs)
+        self.params = resolve_params(params)
+        self.max_steps = None if max_steps is None else int(max_steps)
+        self._p, self._tab = to_arrays(self.params)
+        n = self.n_envs
+        self._F = np.zeros((n, K.NF), dtype=np.float64)
+        self._I = np.zeros((n, K.NI), dtype=np.int64)
+        self._bricks = np.zeros((n, self.params.brick_rows * self.params.brick_cols), dtype=np.uint8)
+        self._rng = np.zeros(n, dtype=np.uint64)
+        self._obs = np.zeros((n, N_FEATURES), dtype=np.float32)
+        self._rew = np.zeros(n, dtype=np.float32)
+        self._term = np.zeros(n, dtype=np.bool_)
+        self.seeds = self._check_seeds(np.arange(n) if seeds is None else seeds)
+
+    def _check_seeds(self, seeds) -> np.ndarray:
+        arr = np.asarray(seeds, dtype=np.int64).reshape(-1)
+        if arr.shape[0] != self.n_envs:
+            raise BadInput("seeds", f"need {self.n_envs} seeds, got {arr.shape[0]}")
+        if (arr < 0).any():
+            raise BadInput("seeds", "seeds must be non-negative")
+        return arr.copy()
+
+    def reset(self, seeds: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+        if seeds is not None:
+            self.seeds = self._check_seeds(seeds)
+        K.reset_kernel(self._p, self._tab, self._F, self._I, self._bricks, self._rng, self.seeds, self._obs)
+        self._term[:] = False
+        return self._obs.copy()
+
+    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        acts = np.asarray(actions)
+        if acts.shape != (self.n_envs,):
+            raise BadInput("actions", f"need shape ({self.n_envs},), got {acts.shape}")
+        acts = acts.astype(np.int64, copy=False)
+        cap = -1 if self.max_steps is None else self.max_steps
+        K.step_kernel(self._p, self._tab, self._F, self._I, self._bricks, self._rng, acts, self._obs,
+                      self._rew, self._term, cap)
+        if self.max_steps is None:
+            truncated = np.zeros(self.n_envs, dtype=np.bool_)
+        else:
+            truncated = (self._I[:, K.STEPS] >= self.max_steps) & ~self._term
+        return self._obs.copy(), self._rew.copy(), self._term.copy(), truncated, {}
+
+    # --- read-only views of the state (for evaluators, traces and tests)
+    @property
+    def score(self) -> np.ndarray:
+        return self._I[:, K.SCORE].copy()
+
+    @property
+    def lives(self) -> np.ndarray:
+        return self._I[:, K.LIVES].copy()
+
+    @property
+    def steps(self) -> np.ndarray:
+        return self._I[:, K.STEPS].copy()
+
+    def state_bytes(self) -> bytes:
+        """Every state array's bytes, for determinism checks."""
+        return b"".join(a.tobytes() for a in (self._F, self._I, self._bricks, self._rng))
+
+    def bricks(self, i: int) -> np.ndarray:
+        """Live flags of env i, shape (brick_rows, brick_cols), top row first."""
+        return self._bricks[i].reshape(self.params.brick_rows, self.params.brick_cols).copy()
+
+    def render(self, i: int = 0) -> np.ndarray:
+        """Env i as a (210, 160, 3) uint8 frame in ALE's look."""
+        F, I = self._F[i], self._I[i]
+        ball = (F[K.BX], F[K.BY]) if I[K.IN_PLAY] else None
+        return render_frame(self.params, self._bricks[i], ball, F[K.PX], F[K.PW], int(I[K.SCORE]), int(I[K.LIVES]))
+
+
+class ShadowBreakoutEnv(gym.Env):
+    """Single-env Gymnasium wrapper: obs = the 9 contract features (float32), Discrete(4) actions."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 15}
+
+    def __init__(self, preset: ShadowParams | str = "atari", render_mode: str | None = None,
+                 max_steps: int | None = 1800):
+        self.render_mode = render_mode
+        self._batch = ShadowBreakout(1, preset, seeds=[0], max_steps=max_steps)
+        high = np.array([SCREEN_W, SCREEN_H, SCREEN_W, SCREEN_H, 1, SCREEN_W, SCREEN_W, 9, 10_000], dtype=np.float32)
+        low = np.array([0, 0, -SCREEN_W, -SCREEN_H, 0, 0, 0, 0, 0], dtype=np.float32)
+        self.observation_space = gym.spaces.Box(low, high, dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(4)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        s = int(seed) if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
+        obs = self._batch.reset([s])
+        return obs[0], {"seed": s}
+
+    def step(self, action):
+        obs, rew, term, trunc, _ = self._batch.step(np.array([int(action)]))
+        return obs[0], float(rew[0]), bool(term[0]), bool(trunc[0]), {}
+
+    def render(self):
+        return self._batch.render(0)
+
+
+def _register() -> None:
+    if GYM_ID not in gym.registry:
+        gym.register(id=GYM_ID, entry_point="policylab.envs.breakout_shadow:ShadowBreakoutEnv")
+
+
+_register()

@@ -1,0 +1,175 @@
+"""Named physics parameters of the shadow Breakout, and presets stored as JSON data.
+
+Every mechanic of the simulator is a field here, in screen pixels and emulator frames, so a
+preset is plain data: `go-v1` reconstructs the original Go simulator (specs/breakout.md §3.2),
+`atari` follows measured ALE Breakout (notes/README-shadow.md). A calibration step writes a new
+preset file; `load_preset("path/to/file.json")` loads it like a named one.
+
+Units: positions are screen pixels of the 210x160 frame (y grows downward, ball position = its
+top-left corner); speeds are pixels per frame; one agent step is `frameskip` frames.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from policylab.config import StrictModel, load_json_file, validated
+from policylab.errors import BadInput
+from policylab.hashing import hash_obj
+
+PRESET_DIR = Path(__file__).parent / "presets"
+TABLE_LEN = 32  # longest table (zones, serves) the kernel accepts
+
+
+class ShadowParams(StrictModel):
+    """Every rule of one shadow Breakout world. Presets set every field; defaults are a rough Atari start."""
+
+    name: str = Field("custom", description="preset name, recorded with every rollout")
+    # --- protocol-level mechanics
+    frameskip: int = Field(4, ge=1, le=16, description="frames simulated per agent step")
+    sticky_prob: float = Field(0.25, ge=0.0, lt=1.0, description="per-frame chance the previous action repeats (ALE)")
+    lives: int = Field(5, ge=1, le=9)
+    serve_rule: Literal["fire", "auto"] = Field(
+        "fire", description="fire: FIRE serves a waiting ball (ALE); auto: the ball is served by itself (Go)"
+    )
+    serve_delay: int = Field(0, ge=0, description="frames after a life loss (or reset) before a serve is possible")
+    # --- field geometry (ball top-left corner coordinates)
+    field_left: float = Field(8.0, description="smallest ball x (inner edge of the left wall)")
+    field_right: float = Field(152.0, description="inner edge of the right wall; ball x <= field_right - ball_w")
+    field_top: float = Field(32.0, description="smallest ball y (bottom of the top wall)")
+    lost_y: float = Field(209.0, description="a ball whose y reaches this is lost")
+    ball_w: float = Field(2.0, gt=0)
+    ball_h: float = Field(4.0, gt=0)
+    report_integer: bool = Field(True, description="observations report floor(position), as ALE's RAM does")
+    # --- bricks
+    brick_rows: int = Field(6, ge=1, le=8)
+    brick_cols: int = Field(18, ge=1, le=32)
+    brick_top: float = 57.0
+    brick_left: float = 8.0
+    brick_w: float = Field(8.0, gt=0)
+    brick_h: float = Field(6.0, gt=0)
+    row_points: list[int] = Field(default_factory=lambda: [7, 7, 4, 4, 1, 1], description="points per row, top first")
+    brick_cooldown: int = Field(0, ge=0, description="frames after a brick hit during which no brick can be hit")
+    # --- paddle
+    paddle_y: float = 189.0
+    paddle_h: float = 4.0
+    paddle_width: float = Field(16.0, gt=0)
+    paddle_width_small: float = Field(8.0, gt=0, description="width after the ball first reaches the top wall")
+    shrink_on_top: bool = True
+    paddle_min_x: float = 8.0
+    paddle_max_x: float = 144.0
+    paddle_start_x: float = 99.0
+    paddle_overshoot_left: float = Field(0.0, ge=0, description="controller travel hidden beyond the left stop")
+    paddle_overshoot_right: float = Field(0.0, ge=0, description="controller travel hidden beyond the right stop")
+    paddle_accel: float = Field(2.0, gt=0, description="speed gained per frame while LEFT/RIGHT is held")
+    paddle_decel: float = Field(2.0, gt=0, description="speed lost per frame while no direction is held")
+    paddle_max_speed: float = Field(5.6, gt=0, description="px per frame")
+    paddle_integer: bool = Field(True, description="paddle positions are whole pixels")
+    paddle_hit_inset: float = Field(
+        0.0, description="the ball bounces when its span overlaps [paddle_x + inset, paddle_x + width - inset]"
+    )
+    # --- ball speeds
+    paddle_bounce_y: float = Field(1.5, gt=0, description="upward speed (px/frame) after a paddle bounce at level 0")
+    level_scale: list[float] = Field(
+        default_factory=lambda: [1.0, 1.33, 2.28], description="vertical speed multiplier per speed level"
+    )
+    level_hits: list[int] = Field(
+        default_factory=lambda: [4, 12], description="paddle-hit counts (per ball) that raise the level by one"
+    )
+    fast_rows: int = Field(2, ge=0, description="hitting one of the top `fast_rows` rows sets the top speed level")
+    zone_vx: list[float] = Field(
+        default_factory=lambda: [-2.0, -1.5, -1.0, -0.5, 0.5, 1.0, 1.5, 2.0],
+        description="horizontal speed after a paddle bounce, by equal zones of the hit window, left to right",
+    )
+    serve_y: float = 123.0
+    serve_choices: list[tuple[float, float]] = Field(
+        default_factory=lambda: [(16.0, 1.0), (78.0, -1.0), (80.0, 1.0), (142.0, -1.0)],
+        description="(x, vx) pairs; each serve draws one uniformly from the env's RNG stream",
+    )
+    serve_vy: float = Field(1.0, description="vertical serve speed (positive = downward)")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "ShadowParams":
+        if len(self.row_points) != self.brick_rows:
+            raise ValueError(f"row_points needs {self.brick_rows} entries (one per brick row)")
+        if not self.level_scale:
+            raise ValueError("level_scale needs at least one entry")
+        if len(self.level_hits) > len(self.level_scale) - 1:
+            raise ValueError("level_hits may name at most len(level_scale) - 1 thresholds")
+        if not self.zone_vx or len(self.zone_vx) > 32:
+            raise ValueError("zone_vx needs 1 to 32 entries")
+        if self.field_right - self.ball_w <= self.field_left:
+            raise ValueError("field_right - ball_w must exceed field_left")
+        if self.paddle_max_x < self.paddle_min_x:
+            raise ValueError("paddle_max_x must be >= paddle_min_x")
+        if not 1 <= len(self.serve_choices) <= TABLE_LEN:
+            raise ValueError(f"serve_choices needs 1 to {TABLE_LEN} (x, vx) pairs")
+        return self
+
+    def digest(self) -> str:
+        """Content hash of the parameters (recorded with rollouts)."""
+        return hash_obj(self.model_dump())
+
+
+def preset_names() -> list[str]:
+    return sorted(p.stem.removeprefix("breakout_") for p in PRESET_DIR.glob("breakout_*.json"))
+
+
+def load_preset(preset: str | Path, field: str = "preset", **overrides) -> ShadowParams:
+    """A preset by name (`go-v1`, `atari`, ...) or by JSON file path, with optional overrides."""
+    text = str(preset)
+    named = PRESET_DIR / f"breakout_{text}.json"
+    if named.is_file():
+        data = json.loads(named.read_text())
+    elif text.endswith(".json") or Path(text).is_file():
+        data = load_json_file(text, field)
+        if not isinstance(data, dict):
+            raise BadInput(field, f"{text} must hold a JSON object of shadow parameters")
+    else:
+        raise BadInput(field, f"unknown preset {text!r}; expected one of {', '.join(preset_names())} or a .json file")
+    data.update(overrides)
+    try:
+        return validated(ShadowParams, data)
+    except BadInput as exc:  # name the preset field, e.g. "preset.lives"
+        where = field if exc.field == ShadowParams.__name__ else f"{field}.{exc.field}"
+        raise BadInput(where, exc.message) from None
+
+
+# --- flattening for the numba kernel: one float64 vector with fixed slots, plus small tables
+SCALARS = (
+    "frameskip", "sticky_prob", "lives", "serve_auto", "serve_delay", "field_left", "field_right",
+    "field_top", "lost_y", "ball_w", "ball_h", "report_integer", "brick_rows", "brick_cols", "brick_top",
+    "brick_left", "brick_w", "brick_h", "brick_cooldown", "paddle_y", "paddle_h", "paddle_width",
+    "paddle_width_small", "shrink_on_top", "paddle_min_x", "paddle_max_x", "paddle_start_x",
+    "paddle_overshoot_left", "paddle_overshoot_right", "paddle_accel", "paddle_decel", "paddle_max_speed",
+    "paddle_integer", "paddle_hit_inset", "paddle_bounce_y", "fast_rows", "serve_y", "serve_vy",
+    "n_levels", "n_zones", "n_serves",
+)
+P = {name: i for i, name in enumerate(SCALARS)}
+
+
+def to_arrays(p: ShadowParams) -> tuple[np.ndarray, np.ndarray]:
+    """(scalars float64[len(SCALARS)], tables float64[4, TABLE_LEN]) for the kernel.
+
+    Table rows: 0 row_points, 1 level_scale, 2 level_hits, 3 zone_vx, 4 serve x, 5 serve vx.
+    """
+    d = p.model_dump()
+    d["serve_auto"] = 1.0 if p.serve_rule == "auto" else 0.0
+    d["n_levels"] = len(p.level_scale)
+    d["n_zones"] = len(p.zone_vx)
+    d["n_serves"] = len(p.serve_choices)
+    scal = np.array([float(d[k]) for k in SCALARS], dtype=np.float64)
+    tab = np.zeros((6, TABLE_LEN), dtype=np.float64)
+    tab[0, : len(p.row_points)] = p.row_points
+    tab[1, : len(p.level_scale)] = p.level_scale
+    tab[2, :] = 1e18  # thresholds never reached
+    tab[2, : len(p.level_hits)] = p.level_hits
+    tab[3, : len(p.zone_vx)] = p.zone_vx
+    tab[4, : len(p.serve_choices)] = [x for x, _ in p.serve_choices]
+    tab[5, : len(p.serve_choices)] = [vx for _, vx in p.serve_choices]
+    return scal, tab

@@ -1,0 +1,201 @@
+"""Breakout policies on the shared observation contract, vectorized in numba.
+
+A policy is `fn(obs, params, serve=True) -> actions`: `obs` is the (N, 9) float batch of
+`policylab.envs.breakout_contract`, `params` a dict of named values, actions int64 in
+{NOOP, FIRE, RIGHT, LEFT}. Policies are pure and memoryless, so they behave the same on ALE and
+on the shadow simulator. `serve=True` presses FIRE whenever no ball is in play (the `auto`
+serve rule of the protocol); an evaluator running `--serve never` passes `serve=False`, and the
+policy then waits with NOOP.
+
+The v3 family (specs/breakout.md §4.2/§4.3) on discrete actions
+----------------------------------------------------------------
+Ball centre `x = ball_x + 1` (ALE's ball is 2 px wide), paddle centre `c = paddle_x + width/2`.
+
+- ``near_y``: the ball is *near* when `ball_y >= near_y`; near selects the near lead, deadzone and cap.
+- ``panic_y``: when `ball_y >= panic_y` the policy chases the ball itself (`target = x`), with
+  threshold `min(near_deadzone, base_deadzone)` and no cap: maximum speed.
+- ``far_lead`` / ``near_lead``: look-ahead in agent steps: `target = x + lead * ball_vx`
+  (clamped to the screen).
+- ``base_deadzone``: no-move tolerance while the ball rises (far regime, `ball_vy <= 0`).
+- ``far_deadzone``: no-move tolerance while the ball falls and is far.
+- ``near_deadzone``: no-move tolerance when near.
+- ``far_cap`` / ``near_cap``: the continuous law moves `sign(err) * min(|err|, cap)` per step.
+  A discrete controller cannot move a fraction of a step, so it rounds the requested move to
+  a whole press: it presses only when the requested move is at least half a cap, i.e. when
+  `|err| > cap / 2`. A small cap makes the paddle twitchy and precise, a large cap makes it
+  wait until the error is large (fewer presses, more overshoot-free travel).
+
+Together: with `err = target - c` and `thr = max(deadzone, cap / 2)` (panic: `thr =
+min(near_deadzone, base_deadzone)`), the action is RIGHT if `err > thr`, LEFT if `err < -thr`,
+else NOOP.
+
+Planner v1: while the ball falls and is far, it targets the landing point at the paddle line,
+`fold(x + vx * t)` with `t = (paddle_y - ball_y - 4) / vy` steps and `fold` reflecting between the
+side walls; otherwise (rising, near or panic) it is exactly v3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numba
+import numpy as np
+
+from policylab.config import load_json_file
+from policylab.envs.breakout_contract import FIRE, LEFT, NOOP, RIGHT, SCREEN_W
+from policylab.errors import BadInput
+
+V3_PARAMS = (
+    "far_cap", "near_cap", "base_deadzone", "near_y", "far_lead", "near_lead", "far_deadzone",
+    "near_deadzone", "panic_y",
+)
+V3_SPACE = {
+    "far_cap": (4.0, 24.0), "near_cap": (8.0, 32.0), "base_deadzone": (0.0, 6.0), "near_y": (140.0, 185.0),
+    "far_lead": (0.0, 6.0), "near_lead": (0.0, 6.0), "far_deadzone": (0.0, 6.0), "near_deadzone": (0.0, 4.0),
+    "panic_y": (160.0, 195.0),
+}
+# Chosen defaults (the original v3 values are unknown): moderate leads, small deadzones, the
+# near regime from y 165 (about 24 px above the paddle), panic at 180.
+V3_DEFAULTS = {
+    "far_cap": 12.0, "near_cap": 16.0, "base_deadzone": 3.0, "near_y": 165.0, "far_lead": 2.0,
+    "near_lead": 1.0, "far_deadzone": 2.0, "near_deadzone": 1.0, "panic_y": 180.0,
+}
+# Candidate c182 of the original training loop (specs/breakout.md §4.2).
+TRAINING_V1 = {
+    "far_cap": 10.0, "near_cap": 18.0, "base_deadzone": 2.0, "near_y": 165.0, "far_lead": 2.0,
+    "near_lead": 3.0, "far_deadzone": 2.0, "near_deadzone": 1.0, "panic_y": 175.0,
+}
+PLANNER_EXTRA = ("wall_left", "wall_right", "paddle_y")
+PLANNER_SPACE = {**V3_SPACE, "wall_left": (0.0, 16.0), "wall_right": (136.0, 160.0), "paddle_y": (170.0, 200.0)}
+PLANNER_DEFAULTS = {**V3_DEFAULTS, "wall_left": 8.0, "wall_right": 150.0, "paddle_y": 189.0}
+
+
+@numba.njit(cache=True)
+def _tracker(obs, prm, planner, serve, out):
+    far_cap, near_cap, base_dz, near_y, far_lead, near_lead, far_dz, near_dz, panic_y = (
+        prm[0], prm[1], prm[2], prm[3], prm[4], prm[5], prm[6], prm[7], prm[8])
+    for i in range(obs.shape[0]):
+        if obs[i, 4] < 0.5:
+            out[i] = FIRE if serve else NOOP
+            continue
+        x = obs[i, 0] + 1.0
+        y = obs[i, 1]
+        vx = obs[i, 2]
+        vy = obs[i, 3]
+        c = obs[i, 5] + 0.5 * obs[i, 6]
+        if y >= panic_y:
+            target = x
+            thr = min(near_dz, base_dz)
+        else:
+            near = y >= near_y
+            if planner and vy > 0.0 and not near:
+                lo = prm[9]
+                span = prm[10] - lo
+                t = (prm[11] - y - 4.0) / vy
+                u = (x + vx * t - lo) % (2.0 * span)
+                target = lo + (u if u <= span else 2.0 * span - u)
+                thr = max(far_dz, 0.5 * far_cap)
+            else:
+                lead = near_lead if near else far_lead
+                target = min(max(x + lead * vx, 0.0), SCREEN_W)
+                if near:
+                    thr = max(near_dz, 0.5 * near_cap)
+                elif vy > 0.0:
+                    thr = max(far_dz, 0.5 * far_cap)
+                else:
+                    thr = max(base_dz, 0.5 * far_cap)
+        err = target - c
+        if err > thr:
+            out[i] = RIGHT
+        elif err < -thr:
+            out[i] = LEFT
+        else:
+            out[i] = NOOP
+
+
+def _vector(params: Mapping[str, float], names: tuple[str, ...]) -> np.ndarray:
+    return np.array([float(params[k]) for k in names], dtype=np.float64)
+
+
+def breakout_policy_v3(obs: np.ndarray, params: Mapping[str, float] = V3_DEFAULTS, serve: bool = True) -> np.ndarray:
+    """The lead / deadzone / cap tracker (see the module docstring for each parameter)."""
+    out = np.empty(obs.shape[0], dtype=np.int64)
+    _tracker(np.asarray(obs, dtype=np.float32), _vector(params, V3_PARAMS), False, bool(serve), out)
+    return out
+
+
+def breakout_policy_planner_v1(obs: np.ndarray, params: Mapping[str, float] = PLANNER_DEFAULTS,
+                               serve: bool = True) -> np.ndarray:
+    """Landing prediction with wall reflection while the ball falls far away, else v3."""
+    out = np.empty(obs.shape[0], dtype=np.int64)
+    _tracker(np.asarray(obs, dtype=np.float32), _vector(params, V3_PARAMS + PLANNER_EXTRA), True, bool(serve), out)
+    return out
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    name: str
+    fn: Callable[..., np.ndarray]
+    defaults: dict[str, float]
+    space: dict[str, tuple[float, float]]
+
+    def __call__(self, obs: np.ndarray, params: Mapping[str, float] | None = None, serve: bool = True) -> np.ndarray:
+        return self.fn(obs, self.defaults if params is None else params, serve)
+
+
+POLICIES: dict[str, PolicySpec] = {
+    "breakout_policy_v3": PolicySpec("breakout_policy_v3", breakout_policy_v3, V3_DEFAULTS, V3_SPACE),
+    "breakout_policy_training_v1": PolicySpec("breakout_policy_training_v1", breakout_policy_v3, TRAINING_V1, V3_SPACE),
+    "breakout_policy_planner_v1": PolicySpec(
+        "breakout_policy_planner_v1", breakout_policy_planner_v1, PLANNER_DEFAULTS, PLANNER_SPACE),
+}
+
+
+def get_policy(name: str) -> PolicySpec:
+    if name not in POLICIES:
+        raise BadInput("policy", f"unknown policy {name!r}; expected one of {', '.join(sorted(POLICIES))}")
+    return POLICIES[name]
+
+
+def validate_params(name: str, data: Any, field: str = "params") -> dict[str, float]:
+    """Check a full parameter set for policy `name`: every field known, present, numeric, in range.
+
+    Field names may carry the original's `policy_` prefix (`policy_far_cap` == `far_cap`).
+    """
+    spec = get_policy(name)
+    if not isinstance(data, Mapping):
+        raise BadInput(field, "must be a JSON object of parameter names to numbers")
+    clean: dict[str, float] = {}
+    for key, value in data.items():
+        short = key[len("policy_"):] if isinstance(key, str) and key.startswith("policy_") else key
+        if short not in spec.space:
+            raise BadInput(f"{field}.{key}", f"unknown parameter; expected {', '.join(spec.space)}")
+        if short in clean:
+            raise BadInput(f"{field}.{key}", "given twice (with and without the policy_ prefix)")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            raise BadInput(f"{field}.{key}", f"must be a number, got {value!r}")
+        lo, hi = spec.space[short]
+        if not lo <= float(value) <= hi:
+            raise BadInput(f"{field}.{key}", f"{value} is out of range [{lo:g}, {hi:g}]")
+        clean[short] = float(value)
+    missing = [k for k in spec.space if k not in clean]
+    if missing:
+        raise BadInput(f"{field}.{missing[0]}", "missing")
+    return {k: clean[k] for k in spec.space}
+
+
+def load_params(name: str, path: str | Path | None, field: str = "params") -> dict[str, float]:
+    """The policy's defaults, or a validated parameter set from a JSON file.
+
+    The file holds either the parameter object itself or `{"params": {...}}` (as written by
+    search tools and the original's `*_policy_config.json`).
+    """
+    spec = get_policy(name)
+    if path is None:
+        return dict(spec.defaults)
+    data = load_json_file(path, field)
+    if isinstance(data, Mapping) and set(data) == {"params"}:
+        data = data["params"]
+    return validate_params(name, data, field)

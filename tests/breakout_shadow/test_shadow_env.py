@@ -1,0 +1,180 @@
+"""Shadow Breakout: presets, go-v1 invariants, Atari rules, determinism, batch independence, gym."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from policylab.envs.breakout_contract import F, FIRE, LEFT, NOOP, RIGHT
+from policylab.envs.breakout_shadow import GYM_ID, ShadowBreakout
+from policylab.envs.breakout_shadow_params import load_preset, preset_names
+from policylab.errors import BadInput
+from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
+
+
+def play(env: ShadowBreakout, steps: int, policy=None):
+    """Run `policy` (default v3) for `steps`; return stacked obs (T+1, N, 9) and rewards (T, N)."""
+    obs = env.reset()
+    all_obs, rewards = [obs], []
+    for _ in range(steps):
+        acts = breakout_policy_v3(obs, V3_DEFAULTS) if policy is None else policy(obs)
+        obs, rew, _term, _trunc, _ = env.step(acts)
+        all_obs.append(obs)
+        rewards.append(rew)
+    return np.array(all_obs), np.array(rewards)
+
+
+def test_presets_load_by_name_and_path(tmp_path):
+    assert {"atari", "go-v1"} <= set(preset_names())
+    atari = load_preset("atari")
+    assert (atari.brick_rows, atari.brick_cols, atari.lives, atari.serve_rule) == (6, 18, 5, "fire")
+    assert atari.row_points == [7, 7, 4, 4, 1, 1]
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({**atari.model_dump(), "name": "mine", "lives": 3}))
+    mine = load_preset(str(path))
+    assert mine.lives == 3 and mine.name == "mine"
+    assert load_preset("atari", sticky_prob=0.0).sticky_prob == 0.0
+    assert mine.digest() != atari.digest()
+
+
+@pytest.mark.parametrize(
+    "preset, override, field",
+    [("nope", {}, "preset"), ("atari", {"lives": 0}, "preset.lives"), ("atari", {"bogus": 1}, "preset.bogus"),
+     ("atari", {"row_points": [1, 2]}, "preset")],
+)
+def test_bad_presets_name_the_field(preset, override, field):
+    with pytest.raises(BadInput) as err:
+        load_preset(preset, **override)
+    assert err.value.field == field
+
+
+def test_go_v1_reproduces_the_original_invariants():
+    """specs/breakout.md §3.2: +1 per brick, first reward at step 40, lives run out near 500 steps."""
+    n = 20
+    env = ShadowBreakout(n, "go-v1", seeds=np.arange(n), max_steps=1800)
+    obs, rew = play(env, 1800)
+    assert set(np.unique(rew)) <= {0.0, 1.0}
+    first = (rew > 0).argmax(axis=0) + 1
+    assert (first == 40).all()
+    ends = np.array([np.flatnonzero(obs[1:, i, F["lives"]] == 0)[0] + 1 for i in range(n)])
+    assert (ends < 1800).all() and 400 <= ends.min() and ends.max() <= 800 and 465 <= ends.mean() <= 540
+    assert 6.0 <= env.score.mean() <= 9.0 and env.score.min() >= 5 and env.score.max() <= 12
+    np.testing.assert_array_equal(env.score, rew.sum(axis=0))
+    in_play = obs[:, :, F["ball_in_play"]] > 0
+    xs = obs[:, :, F["ball_x"]][in_play]
+    assert xs.min() == 0.0 and xs.max() == 157.0
+    dpx = np.abs(np.diff(obs[:, :, F["paddle_x"]], axis=0))
+    assert dpx.max() == 10.0 and np.all(dpx == np.round(dpx))
+    for f in ("ball_vx", "ball_vy", "ball_x", "ball_y"):
+        vals = obs[:, :, F[f]]
+        np.testing.assert_array_equal(vals * 4, np.round(vals * 4))
+
+
+def test_atari_serves_only_on_fire_and_scores_atari_points():
+    env = ShadowBreakout(8, "atari", seeds=np.arange(8))
+    obs, rew = play(env, 100, policy=lambda o: np.full(len(o), NOOP))
+    assert (obs[:, :, F["ball_in_play"]] == 0).all() and (rew == 0).all()
+    obs, rew = play(env, 1500)
+    assert (rew > 0).any() and (obs[0, :, F["lives"]] == 5).all()
+    np.testing.assert_array_equal(env.score, rew.sum(axis=0))
+    points = np.array([7, 7, 4, 4, 1, 1])[:, None]
+    for i in range(8):  # every point comes from a removed brick, worth its row's value
+        assert env.score[i] == ((1 - env.bricks(i)) * points).sum()
+
+
+def test_atari_paddle_stops_at_the_walls_and_moves_about_22px_per_step():
+    p = load_preset("atari", sticky_prob=0.0)
+    env = ShadowBreakout(1, p, seeds=[0])
+    env.reset()
+    xs = []
+    for a in [RIGHT] * 12 + [LEFT] * 14:
+        obs, *_ = env.step(np.array([a]))
+        xs.append(obs[0, F["paddle_x"]])
+    xs = np.array(xs)
+    assert xs.max() == p.paddle_max_x and xs.min() == p.paddle_min_x
+    assert 20 <= np.max(np.abs(np.diff(xs))) <= 24
+
+
+def test_lives_run_out_and_episode_freezes():
+    env = ShadowBreakout(4, load_preset("atari"), seeds=np.arange(4))
+    obs = env.reset()
+    done = np.zeros(4, dtype=bool)
+    for _ in range(3000):  # serve and never move: every ball is lost
+        obs, rew, term, trunc, _ = env.step(np.full(4, FIRE))
+        done |= term
+        if done.all():
+            break
+    assert done.all() and (env.lives == 0).all()
+    before = env.state_bytes()
+    obs2, rew2, term2, *_ = env.step(np.full(4, FIRE))
+    assert env.state_bytes() == before and (rew2 == 0).all() and term2.all()
+
+
+def test_truncation_at_max_steps():
+    env = ShadowBreakout(3, "atari", seeds=[1, 2, 3], max_steps=5)
+    env.reset()
+    for t in range(7):
+        obs, rew, term, trunc, _ = env.step(np.full(3, NOOP))
+        assert trunc.all() == (t >= 4)
+    assert (env.steps == 5).all()
+
+
+def test_same_seeds_same_bytes():
+    runs = []
+    for _ in range(2):
+        env = ShadowBreakout(64, "atari", seeds=np.arange(100, 164))
+        obs, rew = play(env, 400)
+        runs.append((obs.tobytes(), rew.tobytes(), env.state_bytes()))
+    assert runs[0] == runs[1]
+    env = ShadowBreakout(64, "atari", seeds=np.arange(200, 264))
+    obs, _ = play(env, 400)
+    assert obs.tobytes() != runs[0][0]
+
+
+def test_env_in_a_big_batch_equals_the_same_seed_alone():
+    n = 4096
+    seeds = np.arange(7, 7 + n)
+    big = ShadowBreakout(n, "atari", seeds=seeds)
+    obs_big, rew_big = play(big, 300)
+    for i in (0, 1234, n - 1):
+        alone = ShadowBreakout(1, "atari", seeds=[seeds[i]])
+        obs_one, rew_one = play(alone, 300)
+        np.testing.assert_array_equal(obs_big[:, i], obs_one[:, 0])
+        np.testing.assert_array_equal(rew_big[:, i], rew_one[:, 0])
+
+
+def test_seed_validation():
+    with pytest.raises(BadInput):
+        ShadowBreakout(2, "atari", seeds=[1])
+    with pytest.raises(BadInput):
+        ShadowBreakout(1, "atari", seeds=[-1])
+    with pytest.raises(BadInput):
+        ShadowBreakout(0, "atari")
+
+
+def test_render_looks_like_ale():
+    env = ShadowBreakout(1, "atari", seeds=[0])
+    env.reset()
+    env.step(np.array([FIRE]))
+    frame = env.render(0)
+    assert frame.shape == (210, 160, 3) and frame.dtype == np.uint8
+    assert tuple(frame[60, 50]) == (200, 72, 72)      # red top brick row
+    assert tuple(frame[90, 50]) == (66, 72, 200)      # blue bottom row
+    assert tuple(frame[25, 80]) == (142, 142, 142)    # top wall
+    assert (frame[189:193] == (200, 72, 72)).all(axis=-1).sum() == 16 * 4  # paddle
+
+
+def test_gym_env_passes_the_checker_and_is_seeded():
+    env = gym.make(GYM_ID, preset="go-v1")
+    check_env(env.unwrapped)
+    o1, _ = env.reset(seed=3)
+    traj1 = [env.step(2 if t % 3 else 1)[0] for t in range(50)]
+    o2, _ = env.reset(seed=3)
+    traj2 = [env.step(2 if t % 3 else 1)[0] for t in range(50)]
+    np.testing.assert_array_equal(np.array(traj1), np.array(traj2))
+    assert env.observation_space.contains(o1)
+    assert env.render().shape == (210, 160, 3)
