@@ -1,0 +1,57 @@
+"""The study's configuration: the post's hyperparameters, validated at the boundary.
+
+Only the training hyperparameters are options; the experiment inputs (test floors, showcase and
+walkthrough floors, Monte Carlo plays, the LR sweep) are the original's constants, because the
+narrative numbers are about those exact floors.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from policylab.config import StrictModel
+from policylab.rollout.seeds import world_seed
+
+# fixed inputs of the original script (spec §6)
+TEST_SEED, N_TEST = 2024, 200  # the test floors every policy is scored on
+SHOWCASE_SEED = 8  # E1: first seed whose floor has 6 channels, 2 of them 2-wide
+WALK_SEED, WALK_AT = 22, 20  # E3a/E4: a hard floor; GRPO (first seed) frozen after 20 updates
+BLIND_SEED, BLIND_DRAWS = 31, 40  # E3b: floors the trained PPO bot plays, 8 runs each
+SIM_SEED, SIM_PLAYS = 7, 50  # Monte Carlo cross-check: generator seed, plays per test floor
+SLOW_AT, PLATEAU = 100, (10, 140)  # slow-seed analysis: rank at update 100, plateau 10..140
+LR_SWEEP = {"reinforce": [1.0, 1.5], "ppo": [1.0, 1.5], "grpo": [1.0]}
+SHOW_PLAYS = 8  # E1 / E3b plays per floor
+
+
+class LavaLeapConfig(StrictModel):
+    """Hyperparameters of one `lava-leap run` (defaults = the post's, spec §4.1)."""
+
+    lr: float = Field(0.5, gt=0, description="policy learning rate")
+    eps: float = Field(0.2, gt=0, lt=1, description="clip: ratios outside [1-eps, 1+eps] stop pushing")
+    G: int = Field(8, ge=2, description="plays per floor per update (the group)")
+    passes: int = Field(4, ge=1, description="passes over each group (GRPO, PPO)")
+    rounds: int = Field(300, ge=PLATEAU[1], description="training updates per run")
+    eval_every: int = Field(10, ge=1, description="exact evaluation every this many updates")
+    lr_critic: float = Field(0.5, gt=0, description="PPO critic learning rate")
+    n_seeds: int = Field(5, ge=1, le=100, description="training seeds per algorithm")
+    seed_base: int = Field(0, ge=0, description="training seed i is seed_base + i")
+
+    @field_validator("eval_every")
+    @classmethod
+    def _eval_points(cls, v: int, info: ValidationInfo) -> int:
+        if 10 % v:
+            raise ValueError("must divide 10 (updates 10, 20, 50, 100 and 140 are read from the curve)")
+        rounds = info.data.get("rounds")
+        if rounds is not None and rounds % v:
+            raise ValueError(f"must divide rounds ({rounds}) so the last update is evaluated")
+        return v
+
+    @property
+    def seeds(self) -> list[int]:
+        return [world_seed("lava_leap", 0, i, base=self.seed_base) for i in range(self.n_seeds)]
+
+    def train_kwargs(self, **override) -> dict:
+        kw = dict(lr=self.lr, eps=self.eps, G=self.G, passes=self.passes, rounds=self.rounds,
+                  eval_every=self.eval_every, lr_critic=self.lr_critic)
+        kw.update(override)
+        return kw

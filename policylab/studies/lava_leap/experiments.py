@@ -1,0 +1,286 @@
+"""Every experiment of the post, as the original script ran them (spec §6), into summary.json.
+
+Order matters only for the one shared generator, the Monte Carlo `sim_rng = default_rng(7)`:
+untrained sim, ceiling sim, then the first seed's REINFORCE, PPO and GRPO sims. Everything else has
+its own explicitly seeded generator, so a re-run writes the same bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from policylab.progress import progress_bar, say
+from policylab.studies.lava_leap import config as C
+from policylab.studies.lava_leap.checks import evaluate_checks
+from policylab.studies.lava_leap.agent import leap_table, play, sensors
+from policylab.studies.lava_leap.exact import all_deterministic_policies, deterministic_tables, evaluate, exact_outcomes
+from policylab.studies.lava_leap.floor import FLOOR, channels, floor_info, new_floor, new_floors
+from policylab.studies.lava_leap.learners import ADV_EPS, ALGOS, group_advantage, train
+from policylab.studies.lava_leap.records import fall_kind, keyed_table, reached_exit, rnd, rnd_list, rounded, run_info
+from policylab.studies.lava_leap.simulate import simulate
+from policylab.studies.lava_leap.walkthrough import walkthrough
+
+NEVER = (0b101, 0b111)  # patterns impossible on a real floor (gap >= 2, width <= 2)
+OCCURRING = (0, 1, 2, 3, 4, 6)
+LEAP_IFF_LAVA_NEXT = sum(1 << b for b in range(8) if b >> 2 & 1)  # policy id: leap on 1xx
+
+
+@dataclass
+class Trained:
+    """Every training run of E2: final weights, curves, snapshots and clip logs by (algo, seed)."""
+
+    curves: dict = field(default_factory=dict)  # algo -> [[score at each eval point] per seed]
+    exits: dict = field(default_factory=dict)  # algo -> [[exit prob at each eval point] per seed]
+    weights: dict = field(default_factory=dict)  # (algo, seed) -> (W, v)
+    snaps: dict = field(default_factory=dict)  # (algo, seed) -> {update: (W, v)}
+    clip_logs: dict = field(default_factory=dict)  # (algo, seed) -> [per-update dicts]
+
+
+@dataclass
+class Study:
+    summary: dict
+    walkthrough: dict
+    checks: list  # spec §10 constraints, evaluated on this run (checks.evaluate_checks)
+    charts: dict  # chart name -> keyword arguments for charts.draw_*
+
+
+def sim_dict(table, floors, rng) -> dict:
+    score, exit_rate = simulate(table, floors, C.SIM_PLAYS, rng)
+    return dict(score=rnd(score), exit_rate=rnd(exit_rate))
+
+
+def baseline_and_ceiling(test, sim_rng):
+    """Untrained W = 0 and the best of all 256 deterministic policies, exact and Monte Carlo."""
+    W0 = np.zeros((4, 2))
+    untrained_score, untrained_exit = evaluate(W0, test)
+    scores, exits = all_deterministic_policies(test)
+    best = np.flatnonzero(np.isclose(scores, scores.max(), atol=1e-12))
+    ceiling, ceiling_exit = float(scores.max()), float(exits[best[0]])
+    best_table = deterministic_tables()[best[0]]
+    untrained = dict(score=rnd(untrained_score), exit_rate=rnd(untrained_exit),
+                     sim=sim_dict(leap_table(W0), test, sim_rng))
+    ceil = dict(score=rnd(ceiling), exit_rate=rnd(ceiling_exit), n_policies=len(scores), n_tied_best=int(len(best)),
+                best_policy_ids=[int(b) for b in best],
+                best_policies_leap_on=[[format(b, "03b") for b in range(8) if (pid >> b) & 1] for pid in best],
+                leap_iff_lava_next_is_best=bool(LEAP_IFF_LAVA_NEXT in best),
+                second_best_score=rnd(np.max(scores[scores < ceiling - 1e-9])),
+                sim=sim_dict(best_table, test, sim_rng))
+    return untrained, ceil, best_table
+
+
+def train_all(cfg: C.LavaLeapConfig, test) -> tuple[Trained, dict]:
+    """E2 (every algorithm x seed) and the LR sweep, under one progress bar."""
+    seeds = cfg.seeds
+    sweep_runs = [(algo, lr) for algo, lrs in C.LR_SWEEP.items() for lr in lrs]
+    out, sweep = Trained(), {}
+    with progress_bar("lava-leap: training", (len(ALGOS) + len(sweep_runs)) * len(seeds), "runs") as bar:
+        for algo in ALGOS:
+            out.curves[algo], out.exits[algo] = [], []
+            for seed in seeds:
+                log = [] if algo != "reinforce" else None
+                W, v, curve, saved = train(algo, seed, test, clip_log=log, snapshots=(10, C.WALK_AT),
+                                           **cfg.train_kwargs())
+                out.curves[algo].append([c[1] for c in curve])
+                out.exits[algo].append([c[2] for c in curve])
+                out.weights[algo, seed] = (W, v)
+                out.snaps[algo, seed] = saved
+                if log is not None:
+                    out.clip_logs[algo, seed] = log
+                bar.advance()
+        for algo, lr in sweep_runs:
+            finals = []
+            for seed in seeds:
+                finals.append(train(algo, seed, test, **cfg.train_kwargs(lr=lr))[2][-1][1])
+                bar.advance()
+            sweep[f"{algo}@{lr}"] = dict(algo=algo, lr=lr, score_mean=rnd(np.mean(finals)),
+                                         score_min=rnd(np.min(finals)), score_max=rnd(np.max(finals)))
+    return out, sweep
+
+
+def finals_section(cfg, tr: Trained, updates, ceiling, test, sim_rng) -> dict:
+    final = {}
+    for algo in ALGOS:
+        per_seed = [dict(seed=seed, score=rnd(c[-1]), exit_rate=rnd(e[-1]))
+                    for seed, c, e in zip(cfg.seeds, tr.curves[algo], tr.exits[algo])]
+        s = np.array([p["score"] for p in per_seed])
+        e = np.array([p["exit_rate"] for p in per_seed])
+        W_first = tr.weights[algo, cfg.seeds[0]][0]
+        final[algo] = dict(score_mean=rnd(s.mean()), score_min=rnd(s.min()), score_max=rnd(s.max()),
+                           exit_mean=rnd(e.mean()), exit_min=rnd(e.min()), exit_max=rnd(e.max()),
+                           pct_of_ceiling=rnd(100 * s.mean() / ceiling), per_seed=per_seed,
+                           seed0_sim=sim_dict(leap_table(W_first), test, sim_rng))
+    for algo in ALGOS:
+        m = np.mean(tr.curves[algo], axis=0)
+        hit = np.flatnonzero(m >= 0.9 * ceiling)
+        final[algo]["updates_to_90pct"] = int(updates[hit[0]]) if len(hit) else None
+        final[algo]["score_at_50"] = rnd(m[updates.index(50)])
+        final[algo]["score_at_100"] = rnd(m[updates.index(100)])
+    return final
+
+
+def slow_seed_section(cfg, tr: Trained, updates) -> dict:
+    """The GRPO seed with the lowest score at update 100: its plateau and when it broke out."""
+    curves = tr.curves["grpo"]
+    slow = int(np.argmin([c[updates.index(C.SLOW_AT)] for c in curves]))
+    sc = np.array(curves[slow])
+    plateau = sc[updates.index(C.PLATEAU[0]):updates.index(C.PLATEAU[1]) + 1]
+    release = next((u for u, x in zip(updates, sc) if u > C.PLATEAU[0] and x >= plateau.mean() + 0.05), None)
+    lt10 = leap_table(tr.snaps["grpo", cfg.seeds[slow]][10][0])
+    return dict(seed=cfg.seeds[slow], plateau_mean=rnd(plateau.mean()), plateau_min=rnd(plateau.min()),
+                plateau_max=rnd(plateau.max()), release_update=None if release is None else int(release),
+                leap_table_at_10=rnd_list(lt10), min_leap_at_10=rnd(lt10[list(OCCURRING)].min()))
+
+
+def clip_section(cfg, tr: Trained) -> dict:
+    """How often the clip engages during training (GRPO and PPO)."""
+    out = {}
+    for algo in ("grpo", "ppo"):
+        logs = [tr.clip_logs[algo, s] for s in cfg.seeds]
+        clipped = [np.array([u["clipped"] for u in lg]) for lg in logs]
+        steps = [np.array([u["steps"] for u in lg]) for lg in logs]
+        out[algo] = dict(
+            updates_with_clip_per_seed=[int((c.sum(1) > 0).sum()) for c in clipped],
+            share_per_seed=[rnd(c.sum() / (n.sum() * cfg.passes)) for c, n in zip(clipped, steps)],
+            share_of_step_passes_clipped=rnd(sum(c.sum() for c in clipped)
+                                             / sum(n.sum() * cfg.passes for n in steps)),
+            mean_abs_advantage=rnd(np.mean([u["mean_abs_adv"] for lg in logs for u in lg])),
+            updates=cfg.rounds)
+    return out
+
+
+def e1_section(W_grpo, best_table, rounds):
+    """The showcase floor, 8 untrained plays and 8 plays of the trained GRPO bot."""
+    show = new_floor(np.random.default_rng(C.SHOWCASE_SEED))
+    W0 = np.zeros((4, 2))
+    rng_b, rng_a = np.random.default_rng([C.SHOWCASE_SEED, 1]), np.random.default_rng([C.SHOWCASE_SEED, 2])
+    before = [play(W0, show, rng_b) for _ in range(C.SHOW_PLAYS)]
+    after = [play(W_grpo, show, rng_a) for _ in range(C.SHOW_PLAYS)]
+    exact = {}
+    for name, table in (("untrained", leap_table(W0)), ("grpo", leap_table(W_grpo)), ("best", best_table)):
+        v, p = exact_outcomes(table, [show])
+        exact[name] = dict(score=rnd(v[0]), exit=rnd(p[0]))
+    wide_tiles = {t + d for t, w in channels(show) if w == 2 for d in (0, 1)}
+    e1 = dict(floor=floor_info(show), floor_seed=C.SHOWCASE_SEED,
+              before=[run_info(r) for r in before], after=[run_info(r) for r in after],
+              before_exits=sum(reached_exit(r) for r in before), after_exits=sum(reached_exit(r) for r in after),
+              before_mean_tile=rnd(np.mean([r.path[-1] for r in before])),
+              after_mean_tile=rnd(np.mean([r.path[-1] for r in after])),
+              after_falls_all_at_wide=bool(all(reached_exit(r) or int(r.path[-1]) in wide_tiles for r in after)),
+              after_fall_kinds=[fall_kind(r, show) for r in after],
+              before_fall_kinds=[fall_kind(r, show) for r in before], exact=exact)
+    title = ("Untrained, it falls early; trained, it falls only at two-tile channels"
+             if e1["after_falls_all_at_wide"] else "Training carries the bot much further")
+    return e1, dict(lava=show, before=before, after=after, title=title, rounds=rounds)
+
+
+def e3b_section(W_ppo, v_ppo, ppo_score, source):
+    """The critic's blind spot: one forecast from the start line, very different floors."""
+    start_view = sensors(np.zeros(FLOOR, dtype=bool), 0)
+    forecast = float(start_view @ v_ppo)
+    floors = new_floors(np.random.default_rng(C.BLIND_SEED), C.BLIND_DRAWS)
+    drawn = []
+    for i, lava in enumerate(floors):
+        prng = np.random.default_rng([C.BLIND_SEED, i])
+        runs = [play(W_ppo, lava, prng) for _ in range(C.SHOW_PLAYS)]
+        drawn.append((np.mean([x.reward for x in runs]), i, lava, runs))
+    _, hard_i, hard, hard_runs = min(drawn, key=lambda d: d[0])
+    _, easy_i, easy, easy_runs = max(drawn, key=lambda d: d[0])
+    if not all((x.states[0] == start_view).all() for x in easy_runs + hard_runs):
+        raise AssertionError("a run's first view differs from the start view")
+    easy_r = np.array([x.reward for x in easy_runs])
+    hard_r = np.array([x.reward for x in hard_runs])
+    easy_adv, hard_adv = group_advantage(easy_r), group_advantage(hard_r)
+    hard_best = int(np.argmax(hard_r))
+
+    def side(i, lava, r):
+        return dict(draw=i, floor=floor_info(lava), rewards=rnd_list(r), mean=rnd(r.mean()), worst=rnd(r.min()),
+                    best=rnd(r.max()), exits=int((r == 1).sum()), critic_adv_from_start=rnd_list(r - forecast))
+
+    e3b = dict(policy=source, critic_v=rounded(v_ppo, 4), forecast_from_start=rnd(forecast),
+               draws=C.BLIND_DRAWS, floor_seed=C.BLIND_SEED, easy=side(easy_i, easy, easy_r),
+               hard=side(hard_i, hard, hard_r), separated=bool(easy_r.min() > hard_r.max()),
+               grpo_adv_easy=rnd_list(easy_adv), grpo_adv_hard=rnd_list(hard_adv),
+               hard_best_run=dict(run_info(hard_runs[hard_best]), fall=fall_kind(hard_runs[hard_best], hard),
+                                  grpo_adv=rnd(hard_adv[hard_best]), critic_adv=rnd(hard_r[hard_best] - forecast)),
+               ppo_avg_score=ppo_score)
+    title = ("The easy floor's worst run beats the hard floor's best" if e3b["separated"]
+             else "One forecast, two very different floors")
+    return e3b, dict(easy=easy, hard=hard, easy_runs=easy_runs, hard_runs=hard_runs, forecast=forecast, title=title)
+
+
+def e5_section(cfg, tr: Trained) -> dict:
+    first = cfg.seeds[0]
+    W = tr.weights["grpo", first][0]
+
+    def all_seeds(algo):
+        tables = [leap_table(tr.weights[algo, s][0]) for s in cfg.seeds]
+        return {format(b, "03b"): [rnd(t[b]) for t in tables] for b in range(8)}
+
+    return dict(W=rounded(W, 4), leap_minus_step=rounded(W[:, 1] - W[:, 0], 4), leap_table=keyed_table(leap_table(W)),
+                leap_table_all_seeds=all_seeds("grpo"),
+                reinforce_leap_table=keyed_table(leap_table(tr.weights["reinforce", first][0])),
+                reinforce_leap_table_all_seeds=all_seeds("reinforce"),
+                ppo_leap_table=keyed_table(leap_table(tr.weights["ppo", first][0])),
+                never_occurs=[format(b, "03b") for b in NEVER])
+
+
+def floor_stats(test) -> dict:
+    n_ch = [len(channels(f)) for f in test]
+    n_wide = [sum(w == 2 for _, w in channels(f)) for f in test]
+    return dict(mean_channels=rnd(np.mean(n_ch)), mean_wide=rnd(np.mean(n_wide)),
+                share_with_no_wide=rnd(np.mean(np.array(n_wide) == 0)))
+
+
+def run_study(cfg: C.LavaLeapConfig) -> Study:
+    """Run every experiment; returns the two JSON documents and what the charts draw."""
+    test = new_floors(np.random.default_rng(C.TEST_SEED), C.N_TEST)
+    summary = dict(config=dict(lr=cfg.lr, eps=cfg.eps, G=cfg.G, passes=cfg.passes, rounds=cfg.rounds,
+                               eval_every=cfg.eval_every, lr_critic=cfg.lr_critic, seeds=cfg.seeds,
+                               test_seed=C.TEST_SEED, n_test_floors=C.N_TEST, adv_eps=ADV_EPS,
+                               std="population (ddof=0)"))
+    say("lava-leap: untrained baseline and the exact ceiling over all 256 deterministic policies")
+    sim_rng = np.random.default_rng(C.SIM_SEED)
+    summary["untrained"], summary["ceiling"], best_table = baseline_and_ceiling(test, sim_rng)
+    ceiling = summary["ceiling"]["score"]
+
+    tr, sweep = train_all(cfg, test)
+    updates = list(range(0, cfg.rounds + 1, cfg.eval_every))
+    summary["curves"] = dict(updates=updates, **{
+        a: dict(per_seed=[rnd_list(c) for c in tr.curves[a]], mean=rnd_list(np.mean(tr.curves[a], axis=0)))
+        for a in ALGOS})
+    summary["final"] = finals_section(cfg, tr, updates, ceiling, test, sim_rng)
+    summary["grpo_slow_seed"] = slow_seed_section(cfg, tr, updates)
+    summary["lr_sensitivity"] = sweep
+    summary["clip_stats"] = clip_section(cfg, tr)
+
+    say("lava-leap: showcase floor, walkthrough of one GRPO update, the critic's blind spot")
+    first = cfg.seeds[0]
+    W_grpo = tr.weights["grpo", first][0]
+    summary["e1"], e1_chart = e1_section(W_grpo, best_table, cfg.rounds)
+    W_mid = tr.snaps["grpo", first][C.WALK_AT][0]
+    summary["e3a"], walk, e3a_chart, e4_chart = walkthrough(cfg, W_mid, test)
+    W_ppo, v_ppo = tr.weights["ppo", first]
+    summary["e3b"], e3b_chart = e3b_section(W_ppo, v_ppo, summary["final"]["ppo"]["per_seed"][0]["score"],
+                                            f"PPO seed {first} after {cfg.rounds} updates")
+    summary["e5"] = e5_section(cfg, tr)
+    summary["e6"] = dict(untrained=summary["untrained"]["exit_rate"],
+                         **{a: dict(mean=summary["final"][a]["exit_mean"], min=summary["final"][a]["exit_min"],
+                                    max=summary["final"][a]["exit_max"]) for a in ALGOS},
+                         ceiling=summary["ceiling"]["exit_rate"])
+    summary["test_floor_stats"] = floor_stats(test)
+
+    gr = summary["final"]["grpo"]
+    charts = dict(
+        e1=e1_chart,
+        e2=dict(updates=updates, curves=tr.curves, ceiling=ceiling, untrained=summary["untrained"]["score"],
+                n_seeds=len(cfg.seeds), G=cfg.G,
+                title=f"GRPO reaches {gr['pct_of_ceiling']:.0f}% of the best achievable score"),
+        e3a=e3a_chart, e3b=e3b_chart, e4=e4_chart,
+        e5=dict(before=leap_table(np.zeros((4, 2))), after=leap_table(W_grpo), rounds=cfg.rounds,
+                title="Trained, the bot leaps when lava is directly ahead and steps everywhere else"),
+    )
+    floors = test + new_floors(np.random.default_rng(C.BLIND_SEED), C.BLIND_DRAWS) + [e1_chart["lava"]]
+    return Study(summary=summary, walkthrough=walk, checks=evaluate_checks(summary, walk, floors), charts=charts)
+
