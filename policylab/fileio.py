@@ -30,6 +30,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; outputs are meant to be read and served
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -1,6 +1,6 @@
 """Render a readable HTML page from a report's JSON.
 
-Layout: a title, headline numbers, optional tables, figures and videos, then (as the original
+Layout: a title, headline numbers, figures and videos, tables, then (as the original
 reports did) one section per top-level JSON key with its pretty-printed JSON, and a link to the
 JSON file itself. A small script stamps ``data-render-check`` on <body> once every image has
 loaded, so a headless browser can confirm the page really renders (see `report.browser`).
@@ -45,12 +45,12 @@ pre{background:#f6f8fa;padding:.7rem;overflow:auto;max-height:420px;font-size:.7
 {% if headline %}<div class="headline">{% for k, v in headline %}<div class="card"><div class="k">{{ k }}</div>
 <div class="v">{{ v }}</div></div>{% endfor %}</div>{% endif %}
 {% for note in notes %}<p class="note">{{ note }}</p>{% endfor %}
-{% for t in tables %}<h2>{{ t.title }}</h2>{% if t.rows %}<table><tr>{% for c in t.columns %}<th>{{ c }}</th>{% endfor %}</tr>
-{% for r in t.rows %}<tr>{% for c in t.columns %}<td>{{ fmt(r.get(c)) }}</td>{% endfor %}</tr>{% endfor %}</table>
-{% else %}<p>(none)</p>{% endif %}{% endfor %}
 {% for f in figures %}<figure><img src="{{ f[1] }}" alt="{{ f[0] }}"><figcaption>{{ f[0] }}</figcaption></figure>{% endfor %}
 {% for v in videos %}<figure><video src="{{ v[1] }}" controls muted loop playsinline></video>
 <figcaption>{{ v[0] }} (<a href="{{ v[1] }}">{{ v[1] }}</a>)</figcaption></figure>{% endfor %}
+{% for t in tables %}<h2>{{ t.title }}</h2>{% if t.rows %}<table><tr>{% for c in t.columns %}<th>{{ c }}</th>{% endfor %}</tr>
+{% for r in t.rows %}<tr>{% for c in t.columns %}<td>{{ fmt(r.get(c)) }}</td>{% endfor %}</tr>{% endfor %}</table>
+{% else %}<p>(none)</p>{% endif %}{% endfor %}
 {% for key, text in sections %}<h2 id="{{ key }}">{{ key }}</h2><pre>{{ text }}</pre>{% endfor %}
 <script>
 (function(){
