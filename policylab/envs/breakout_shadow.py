@@ -107,6 +107,17 @@ class ShadowBreakout:
         """Every state array's bytes, for determinism checks."""
         return b"".join(a.tobytes() for a in (self._F, self._I, self._bricks, self._rng))
 
+    def place_ball(self, i: int, x: float, y: float, vx: float, vy: float) -> None:
+        """Put env i's ball in play at (x, y) with velocity (vx, vy) px/frame (trace replay from a given serve)."""
+        self._F[i, K.BX], self._F[i, K.BY], self._F[i, K.BVX], self._F[i, K.BVY] = x, y, vx, vy
+        self._I[i, K.IN_PLAY] = 1
+        self._I[i, K.LEVEL] = 0
+        self._I[i, K.HITS] = 0
+
+    def positions(self, i: int) -> tuple[float, float, float, bool]:
+        """(ball x, ball y, paddle x, in play) of env i right now, unrounded."""
+        return float(self._F[i, K.BX]), float(self._F[i, K.BY]), float(self._F[i, K.PX]), bool(self._I[i, K.IN_PLAY])
+
     def bricks(self, i: int) -> np.ndarray:
         """Live flags of env i, shape (brick_rows, brick_cols), top row first."""
         return self._bricks[i].reshape(self.params.brick_rows, self.params.brick_cols).copy()

@@ -46,6 +46,12 @@ _PADDLE_MAX_X = P["paddle_max_x"]
 _PADDLE_MIN_X = P["paddle_min_x"]
 _PADDLE_OVERSHOOT_LEFT = P["paddle_overshoot_left"]
 _PADDLE_OVERSHOOT_RIGHT = P["paddle_overshoot_right"]
+_PADDLE_CHASE = P["paddle_chase"]
+_PADDLE_OVERLAP = P["paddle_overlap_rule"]
+_PADDLE_CONTROL_MAX = P["paddle_control_max"]
+_PADDLE_CONTROL_RES = P["paddle_control_res"]
+_PADDLE_CONTROL_START = P["paddle_control_start"]
+_N_CONTROL = P["n_control"]
 _PADDLE_START_X = P["paddle_start_x"]
 _PADDLE_WIDTH = P["paddle_width"]
 _PADDLE_WIDTH_SMALL = P["paddle_width_small"]
@@ -59,9 +65,9 @@ _SERVE_Y = P["serve_y"]
 _SHRINK_ON_TOP = P["shrink_on_top"]
 _STICKY_PROB = P["sticky_prob"]
 
-# float state slots
-BX, BY, BVX, BVY, PQ, PV, PX, PREV_RX, PREV_RY, PW = range(10)
-NF = 10
+# float state slots (PQ: accel model hidden position / control model control value u; PT: control target)
+BX, BY, BVX, BVY, PQ, PV, PX, PREV_RX, PREV_RY, PW, PT = range(11)
+NF = 11
 # int state slots
 IN_PLAY, LIVES, SCORE, LEVEL, HITS, COOLDOWN, SERVE_WAIT, LAST_ACT, TERM, SHRUNK, STEPS, PREV_IN_PLAY, LEFT, WALLS = range(14)
 NI = 14
@@ -152,11 +158,39 @@ def reset_kernel(p, tab, F, I, bricks, rng, seeds, obs):
         _fill_bricks(bricks, i, n_bricks)
         F[i, PQ] = p[_PADDLE_START_X]
         F[i, PX] = p[_PADDLE_START_X]
+        if p[_N_CONTROL] > 0:
+            F[i, PQ] = p[_PADDLE_CONTROL_START]
+            F[i, PT] = _control_target(p, tab, F[i, PQ])
         F[i, PW] = p[_PADDLE_WIDTH]
         I[i, LIVES] = int(p[_LIVES])
         I[i, SERVE_WAIT] = int(p[_SERVE_DELAY])
         I[i, LEFT] = n_bricks
         _observe(p, F, I, obs, i)
+
+
+@numba.njit(cache=True, inline="always")
+def _control_target(p, tab, u):
+    """The game's paddle target x for controller value u: the measured table, indexed by floor(u * res)."""
+    n = int(p[_N_CONTROL])
+    k = min(max(int(np.floor(u * p[_PADDLE_CONTROL_RES] + 1e-6)), 0), n - 1)
+    return tab[6, k]
+
+
+@numba.njit(cache=True, inline="always")
+def _paddle_control_frame(p, tab, F, i, act):
+    """ALE's paddle controller: the displayed x chases last frame's target (one-frame lag), then the
+    controller value moves one step for LEFT/RIGHT (clamped to its travel) and the game reads a new target."""
+    x = F[i, PX]
+    x = x + np.floor(p[_PADDLE_CHASE] * (F[i, PT] - x))
+    F[i, PX] = min(max(x, p[_PADDLE_MIN_X]), p[_PADDLE_MAX_X])
+    u = F[i, PQ]
+    if act == _RIGHT:
+        u -= 1.0
+    elif act == _LEFT:
+        u += 1.0
+    u = min(max(u, 0.0), p[_PADDLE_CONTROL_MAX])
+    F[i, PQ] = u
+    F[i, PT] = _control_target(p, tab, u)
 
 
 @numba.njit(cache=True, inline="always")
@@ -261,7 +295,13 @@ def _paddle_bounce(p, tab, F, I, i):
     py = p[_PADDLE_Y]
     y = F[i, BY]
     vy = F[i, BVY]
-    if vy <= 0.0 or y + bh < py or y + bh - vy >= py + p[_PADDLE_H]:
+    overlap = p[_PADDLE_OVERLAP] > 0
+    if vy <= 0.0:
+        return
+    if overlap:  # ALE: any frame on which the falling ball overlaps the paddle rows
+        if y + bh <= py or y >= py + p[_PADDLE_H]:
+            return
+    elif y + bh < py or y + bh - vy >= py + p[_PADDLE_H]:
         return
     x = F[i, BX]
     bw = p[_BALL_W]
@@ -270,7 +310,8 @@ def _paddle_bounce(p, tab, F, I, i):
     hi = F[i, PX] + F[i, PW] - inset
     if x + bw <= lo or x >= hi:
         return
-    F[i, BY] = py - bh
+    if not overlap:
+        F[i, BY] = py - bh
     hits = I[i, HITS] + 1
     I[i, HITS] = hits
     nl = int(p[_N_LEVELS])
@@ -289,6 +330,7 @@ def step_kernel(p, tab, F, I, bricks, rng, actions, obs, reward, terminated, max
     frameskip = int(p[_FRAMESKIP])
     sticky = p[_STICKY_PROB]
     auto = p[_SERVE_AUTO] > 0
+    control = p[_N_CONTROL] > 0
     for i in range(F.shape[0]):
         reward[i] = 0.0
         if I[i, TERM] or (max_steps > 0 and I[i, STEPS] >= max_steps):
@@ -301,7 +343,10 @@ def step_kernel(p, tab, F, I, bricks, rng, actions, obs, reward, terminated, max
             if sticky > 0.0 and _uniform(rng, i) < sticky:
                 act = I[i, LAST_ACT]
             I[i, LAST_ACT] = act
-            _paddle_frame(p, F, i, act)
+            if control:
+                _paddle_control_frame(p, tab, F, i, act)
+            else:
+                _paddle_frame(p, F, i, act)
             if not I[i, IN_PLAY]:
                 if I[i, SERVE_WAIT] > 0:
                     I[i, SERVE_WAIT] -= 1

@@ -24,6 +24,7 @@ from policylab.hashing import hash_obj
 
 PRESET_DIR = Path(__file__).parent / "presets"
 TABLE_LEN = 32  # longest table (zones, serves) the kernel accepts
+CONTROL_LEN = 512  # longest paddle-controller table
 
 
 class ShadowParams(StrictModel):
@@ -70,6 +71,20 @@ class ShadowParams(StrictModel):
     paddle_decel: float = Field(2.0, gt=0, description="speed lost per frame while no direction is held")
     paddle_max_speed: float = Field(5.6, gt=0, description="px per frame")
     paddle_integer: bool = Field(True, description="paddle positions are whole pixels")
+    # --- ALE's paddle controller (used when paddle_control_table is non-empty; replaces accel/decel/max_speed)
+    paddle_control_table: list[float] = Field(
+        default_factory=list,
+        description="the game's paddle target x by controller value: entry k holds the target for "
+                    "u in [k/res, (k+1)/res); empty = the accel/brake paddle model",
+    )
+    paddle_control_res: float = Field(8.0, gt=0, description="table entries per controller step")
+    paddle_control_start: float = Field(0.0, ge=0, description="controller value u at reset (in steps)")
+    paddle_control_max: float = Field(0.0, ge=0, description="controller travel: u is clamped to [0, max]")
+    paddle_overlap_rule: bool = Field(
+        False, description="True (ALE): the falling ball bounces on any frame it overlaps the paddle rows and keeps "
+                           "its y; False: swept contact, the ball is put back on top of the paddle")
+    paddle_chase: float = Field(
+        0.5, gt=0, le=1, description="per frame the paddle moves floor(chase * (last frame's target - x))")
     paddle_hit_inset: float = Field(
         0.0, description="the ball bounces when its span overlaps [paddle_x + inset, paddle_x + width - inset]"
     )
@@ -107,6 +122,8 @@ class ShadowParams(StrictModel):
             raise ValueError("field_right - ball_w must exceed field_left")
         if self.paddle_max_x < self.paddle_min_x:
             raise ValueError("paddle_max_x must be >= paddle_min_x")
+        if len(self.paddle_control_table) > CONTROL_LEN:
+            raise ValueError(f"paddle_control_table holds at most {CONTROL_LEN} entries")
         if not 1 <= len(self.serve_choices) <= TABLE_LEN:
             raise ValueError(f"serve_choices needs 1 to {TABLE_LEN} (x, vx) pairs")
         return self
@@ -148,23 +165,26 @@ SCALARS = (
     "paddle_width_small", "shrink_on_top", "paddle_min_x", "paddle_max_x", "paddle_start_x",
     "paddle_overshoot_left", "paddle_overshoot_right", "paddle_accel", "paddle_decel", "paddle_max_speed",
     "paddle_integer", "paddle_hit_inset", "paddle_bounce_y", "fast_rows", "serve_y", "serve_vy",
-    "n_levels", "n_zones", "n_serves",
+    "n_levels", "n_zones", "n_serves", "paddle_chase", "paddle_control_max", "paddle_control_res",
+    "paddle_control_start", "n_control", "paddle_overlap_rule",
 )
 P = {name: i for i, name in enumerate(SCALARS)}
 
 
 def to_arrays(p: ShadowParams) -> tuple[np.ndarray, np.ndarray]:
-    """(scalars float64[len(SCALARS)], tables float64[4, TABLE_LEN]) for the kernel.
+    """(scalars float64[len(SCALARS)], tables float64[7, CONTROL_LEN]) for the kernel.
 
-    Table rows: 0 row_points, 1 level_scale, 2 level_hits, 3 zone_vx, 4 serve x, 5 serve vx.
+    Table rows: 0 row_points, 1 level_scale, 2 level_hits, 3 zone_vx, 4 serve x, 5 serve vx,
+    6 paddle_control_table.
     """
     d = p.model_dump()
     d["serve_auto"] = 1.0 if p.serve_rule == "auto" else 0.0
     d["n_levels"] = len(p.level_scale)
     d["n_zones"] = len(p.zone_vx)
     d["n_serves"] = len(p.serve_choices)
+    d["n_control"] = len(p.paddle_control_table)
     scal = np.array([float(d[k]) for k in SCALARS], dtype=np.float64)
-    tab = np.zeros((6, TABLE_LEN), dtype=np.float64)
+    tab = np.zeros((7, CONTROL_LEN), dtype=np.float64)
     tab[0, : len(p.row_points)] = p.row_points
     tab[1, : len(p.level_scale)] = p.level_scale
     tab[2, :] = 1e18  # thresholds never reached
@@ -172,4 +192,5 @@ def to_arrays(p: ShadowParams) -> tuple[np.ndarray, np.ndarray]:
     tab[3, : len(p.zone_vx)] = p.zone_vx
     tab[4, : len(p.serve_choices)] = [x for x, _ in p.serve_choices]
     tab[5, : len(p.serve_choices)] = [vx for _, vx in p.serve_choices]
+    tab[6, : len(p.paddle_control_table)] = p.paddle_control_table
     return scal, tab

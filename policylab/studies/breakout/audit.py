@@ -41,6 +41,7 @@ class AuditRequest:
     serve: str
     candidates: Path | None
     executor: str
+    compare_preset: str | None = None  # a second shadow preset shown side by side (e.g. before calibration)
 
 
 def load_candidates(path: Path, policy: str) -> list[dict]:
@@ -67,14 +68,18 @@ def plan(req: AuditRequest):
     protocol = options.protocol_from(req.max_steps, req.sticky, req.serve).model_dump()
     params = options.resolve_policy(req.policy, req.params_file)
     options.check_preset(req.preset, req.sticky)
+    if req.compare_preset is not None:
+        if not req.candidates:
+            raise BadInput("compare_preset", "needs --candidates (the comparison is over the candidates' ranking)")
+        options.check_preset(req.compare_preset, req.sticky)
     candidates = load_candidates(req.candidates, req.policy) if req.candidates else []
     store_root = options.check_run(req.executor, req.out, req.store)
     seeds = tuple(seeds_for(req.seed, req.episodes))
     reference = tuple(seeds_for(req.seed, 2 * req.episodes)[req.episodes:])
     overrides = options.shadow_overrides(req.sticky)
 
-    def task(env: str, p: dict, s: tuple[int, ...]) -> EpisodeTask:
-        return EpisodeTask(env, s, req.policy, p, protocol, req.preset if env == "shadow" else None,
+    def task(env: str, p: dict, s: tuple[int, ...], preset: str | None = None) -> EpisodeTask:
+        return EpisodeTask(env, s, req.policy, p, protocol, (preset or req.preset) if env == "shadow" else None,
                            overrides if env == "shadow" else {})
 
     tasks = {("main", "shadow"): task("shadow", params, seeds), ("main", "ale"): task("ale", params, seeds)}
@@ -83,11 +88,15 @@ def plan(req: AuditRequest):
         tasks[(cid, "shadow")] = task("shadow", c["params"], seeds)
         tasks[(cid, "ale")] = task("ale", c["params"], seeds)
         tasks[(cid, "ale_reference")] = task("ale", c["params"], reference)
+        if req.compare_preset is not None:
+            tasks[(cid, "shadow_compare")] = task("shadow", c["params"], seeds, req.compare_preset)
     config = {
         "command": "breakout audit", "policy": req.policy, "params": params, "episodes": req.episodes,
         "seed": req.seed, "protocol": protocol, "preset": req.preset, "shadow_overrides": overrides,
         "candidates": candidates, "store": options.store_label(store_root, req.out),
     }
+    if req.compare_preset is not None:
+        config["compare_preset"] = req.compare_preset
     return tasks, config, store_root, seeds, reference, candidates
 
 
@@ -121,11 +130,11 @@ def _mean(rows: list[dict], field: str) -> float:
     return sum(float(r[field]) for r in rows) / len(rows)
 
 
-def candidate_rows(candidates: list[dict], rows: dict) -> list[dict]:
+def candidate_rows(candidates: list[dict], rows: dict, shadow_key: str = "shadow") -> list[dict]:
     out = []
     for c in candidates:
         cid = c["candidate_id"]
-        s, a, ref = rows[(cid, "shadow")], rows[(cid, "ale")], rows[(cid, "ale_reference")]
+        s, a, ref = rows[(cid, shadow_key)], rows[(cid, "ale")], rows[(cid, "ale_reference")]
         sm, am = _mean(s, "score"), _mean(a, "score")
         gaps = {}
         for f in FEATURE_GAPS:
@@ -158,6 +167,43 @@ def rank_correlation(cands: list[dict], reference_seeds: tuple[int, ...]) -> dic
     }
 
 
+def feature_summary(cands: list[dict]) -> dict:
+    """Pooled candidate means per feature on both envs, with the shadow/ALE ratio."""
+    out = {}
+    for f in FEATURE_GAPS:
+        sv = sum(c["feature_gaps"][f]["shadow"] for c in cands) / len(cands)
+        av = sum(c["feature_gaps"][f]["ale"] for c in cands) / len(cands)
+        out[f] = {"shadow": sv, "ale": av, "ratio_shadow_over_ale": sv / av if av else None}
+    return out
+
+
+def _fidelity(cands: list[dict], rank: dict) -> dict:
+    ratios = sorted(abs(c["score_ratio_shadow_over_ale"] - 1) for c in cands if c["score_ratio_shadow_over_ale"] is not None)
+    mid = len(ratios) // 2
+    median = None if not ratios else (ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2)
+    return {"spearman": rank["spearman"], "pearson": rank["pearson"], "spearman_ci95": rank["spearman_ci95"],
+            "reference_self_spearman": rank["reference_self_spearman"], "median_abs_score_ratio_minus_1": median,
+            "features": feature_summary(cands)}
+
+
+def compare_section(compare_preset: str, preset: str, candidates: list[dict], rows: dict,
+                    reference: tuple[int, ...], cands: list[dict]) -> dict:
+    """The same candidates on a second shadow preset, side by side with the audited one."""
+    other = candidate_rows(candidates, rows, "shadow_compare")
+    rank_other = rank_correlation(other, reference)
+    return {
+        "presets": [preset, compare_preset],
+        "side_by_side": {preset: _fidelity(cands, rank_correlation(cands, reference)),
+                         compare_preset: _fidelity(other, rank_other)},
+        "candidates": [{"candidate_id": a["candidate_id"], "ale_score_mean": a["ale_score_mean"],
+                        f"shadow_score_mean[{preset}]": a["shadow_score_mean"],
+                        f"shadow_score_mean[{compare_preset}]": b["shadow_score_mean"],
+                        f"score_ratio[{preset}]": a["score_ratio_shadow_over_ale"],
+                        f"score_ratio[{compare_preset}]": b["score_ratio_shadow_over_ale"]}
+                       for a, b in zip(cands, other)],
+    }
+
+
 def run_audit(req: AuditRequest) -> Path:
     tasks, config, store_root, seeds, reference, candidates = plan(req)
     claim_out_dir(req.out, config)
@@ -174,6 +220,8 @@ def run_audit(req: AuditRequest) -> Path:
     cands = candidate_rows(candidates, rows) if candidates else []
     rank = rank_correlation(cands, reference) if candidates else None
     gaps = gap_audit(shadow, ale, paired, rank)
+    compare = compare_section(req.compare_preset, req.preset, candidates, rows, reference, cands) \
+        if req.compare_preset is not None else None
     data = {
         "objective": {
             "name": "Breakout env gap audit",
@@ -189,6 +237,7 @@ def run_audit(req: AuditRequest) -> Path:
         "decision": decision(gaps, shadow, ale),
         "rank_correlation": rank,
         "candidates": cands,
+        "compare": compare,
         "evidence": {"store": options.store_label(store_root, req.out), "provenance": versions()},
     }
     write_json(req.out / "audit.json", data)

@@ -87,12 +87,17 @@ def audit_cmd(
     serve: Serve = typer.Option(Serve.auto, "--serve", help=SERVE_HELP),
     store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
     executor: Executor = typer.Option(Executor.local, "--executor", help=EXECUTOR_HELP),
+    compare_preset: Optional[str] = typer.Option(
+        None, "--compare-preset",
+        help="A second shadow preset (e.g. atari, before calibration) played on the same candidates and seeds; "
+             "audit.json's `compare` section shows both presets' rank correlation, score ratios and feature "
+             "gaps side by side (needs --candidates)."),
 ) -> None:
     """Run a policy on both envs on the same seeds; write audit.json and audit.html (gaps + decision)."""
     from policylab.studies.breakout.audit import AuditRequest, run_audit
 
     report = run_audit(AuditRequest(policy, params, episodes, seed, max_steps, out, store, preset, sticky,
-                                    serve.value, candidates, executor.value))
+                                    serve.value, candidates, executor.value, compare_preset))
     typer.echo(f"report: {report}")
 
 
@@ -100,3 +105,34 @@ def audit_cmd(
 from policylab.studies.breakout.train_cli import train_cmd  # noqa: E402
 
 app.command("train")(train_cmd)
+
+
+@app.command("trace")
+def trace_cmd(
+    out: Path = typer.Option(..., "--out", help="Folder for the trace .npz files (one per scenario) and traces.json."),
+    scenario: list[str] = typer.Option(
+        ["all"], "--scenario",
+        help="Scenario name (repeatable) from the standard suite: paddle_holds, paddle_alternate, noop_serves, "
+             "random_holds_a/b, policy_* (see policylab/studies/breakout/trace.py), or 'all'."),
+) -> None:
+    """Record frame-level ALE traces (per-frame action + full RAM) for system identification."""
+    from policylab.studies.breakout.trace_cli import run_trace
+
+    typer.echo(f"traces: {run_trace(out, scenario)}")
+
+
+@app.command("calibrate")
+def calibrate_cmd(
+    out: Path = typer.Option(..., "--out", help="Output folder: preset.json, calibration.json, calibration.html."),
+    traces: Optional[Path] = typer.Option(
+        None, "--traces", help="Folder of trace .npz files (default: the committed suite in "
+                               "policylab/studies/breakout/traces)."),
+    base: str = typer.Option("atari", "--base", help="Preset the fit starts from (name or .json)."),
+    write_preset: bool = typer.Option(
+        False, "--write-preset/--no-write-preset",
+        help="Also write policylab/envs/presets/breakout_atari-cal.json (what the project ships)."),
+) -> None:
+    """Fit the shadow simulator to the ALE traces; write the calibrated preset and the calibration report."""
+    from policylab.studies.breakout.calibrate import run_calibrate
+
+    typer.echo(f"report: {run_calibrate(out, traces, base, write_preset)}")

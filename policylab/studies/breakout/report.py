@@ -119,6 +119,16 @@ def write_audit_report(out: Path, data: dict) -> Path:
         tables.append(Table("Candidates", ["candidate_id", "shadow_score_mean", "ale_score_mean",
                                            "ale_reference_score_mean", "score_ratio_shadow_over_ale"],
                             data["candidates"]))
+    if data.get("compare"):
+        side = data["compare"]["side_by_side"]
+        names = list(side)
+        metric_rows = [{"metric": m, **{n: side[n][m] for n in names}} for m in
+                       ("spearman", "pearson", "reference_self_spearman", "median_abs_score_ratio_minus_1")]
+        metric_rows += [{"metric": f"{f} shadow/ALE", **{n: side[n]["features"][f]["ratio_shadow_over_ale"]
+                                                          for n in names}} for f in side[names[0]]["features"]]
+        tables.append(Table("Presets side by side", ["metric", *names], metric_rows))
+        tables.append(Table("Candidates on both presets", list(data["compare"]["candidates"][0]),
+                            data["compare"]["candidates"]))
     dec = data["decision"]
     s, a = comp["shadow"]["score"], comp["ale"]["score"]
     headline = [("shadow mean score", s["mean"]), ("shadow 95% CI", s["mean_ci95"]),

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from policylab.studies.breakout.selection import DEFAULT_RULE
+from policylab.studies.breakout.train import DEFAULT_PRESET
 
 
 def train_cmd(
@@ -18,8 +19,8 @@ def train_cmd(
     space_seed: int = typer.Option(0, "--space-seed", help="Seed of the random / TPE proposals."),
     search_env: str = typer.Option("shadow", "--search-env", help="Where candidates are searched: shadow "
                                    "(the fast simulator) or ale."),
-    preset: str = typer.Option("atari", "--preset", help="Shadow preset for the search: go-v1, atari, or a "
-                               "preset .json file."),
+    preset: str = typer.Option(DEFAULT_PRESET, "--preset", help="Shadow preset for the search: atari-cal (the "
+                               "calibrated default), atari, go-v1, or a preset .json file."),
     search_seeds: str = typer.Option("0-5", "--search-seeds", help="Seeds every candidate is scored on in the "
                                      "search env, e.g. 0-5 or 0,3,9."),
     select: str = typer.Option(DEFAULT_RULE, "--select", help="Selection rule: 'FIELD asc|desc, ...' with FIELD "

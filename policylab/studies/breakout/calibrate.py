@@ -1,0 +1,427 @@
+"""`policylab breakout calibrate`: fit the shadow Breakout to frame-level ALE traces.
+
+The fit is a sequence of candidate changes to a base preset (default `atari`), each tied to a gap
+of the original audit and to a measurement on the committed traces (`trace.py`). A change is
+kept only if it improves the fit objective without making the per-step replay agreement worse
+(the original's rule: change the simulator only with targeted before/after evidence); every
+decision, kept or rejected, is recorded with its before/after numbers.
+
+Two metrics judge a preset against the traces:
+
+- **replay agreement** (per step): the trace's exact per-frame actions replayed in the shadow
+  (sticky 0, frame by frame) from reset; at every ALE serve the shadow ball is placed where ALE
+  served it; we count frames until ball or paddle differ by more than 1 px (paddle from reset,
+  ball from each serve), and report agent steps (= frames / 4);
+- **closed-loop statistics** (the objective): each policy trace's policy played in the shadow on
+  64 seeds under the trace's sticky rate; per agent step ball |vx|, |vy|, paddle |dx|, and per
+  life agent steps and points, pooled over traces, against the same numbers on the ALE traces.
+  Objective = mean |log(shadow / ALE)| over those five numbers.
+
+Identified mechanics (measured, not tuned):
+
+- paddle controller: ALE moves the paddle's resistance by PADDLE_DELTA per frame between
+  PADDLE_MIN and PADDLE_MAX; the game reads it into ram[70] and the paddle x chases the target
+  188 - ram[70] by halving the gap every frame, one frame late. The reading is not linear in the
+  resistance, so the target is stored as a table indexed by the controller value (measured on
+  every frame of every trace; unseen entries interpolated);
+- paddle width after the first top-wall contact: 2 * ram[108] (12 px, not 8);
+- outgoing horizontal speed by paddle hit zone: the mean over all paddle bounces in the traces.
+
+Deterministic: the same traces give the same preset bytes (no clocks, fixed seeds, sorted inputs).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from policylab.config import claim_out_dir
+from policylab.envs.breakout_ale import ram_features
+from policylab.envs.breakout_contract import FIRE, LEFT, NOOP, RIGHT
+from policylab.envs.breakout_shadow import ShadowBreakout
+from policylab.envs.breakout_shadow_params import PRESET_DIR, ShadowParams, load_preset
+from policylab.errors import BadInput
+from policylab.fileio import write_json
+from policylab.hashing import pretty_json
+from policylab.progress import say
+from policylab.studies.breakout import trace as tr
+from policylab.studies.breakout.features import episode_features
+
+# ALE's paddle constants (ale_state.hpp): the controller's travel in PADDLE_DELTA steps
+PADDLE_MIN, PADDLE_MAX, PADDLE_DELTA = 27_450, 790_196, 23_000
+U_START = ((PADDLE_MAX - PADDLE_MIN) // 2) / PADDLE_DELTA  # PADDLE_DEFAULT_VALUE above PADDLE_MIN
+U_MAX = (PADDLE_MAX - PADDLE_MIN) / PADDLE_DELTA
+CONTROL_RES = 8  # table entries per step: separates the three lattices u takes (k, k + .58, max - k)
+TARGET_OFFSET = 188  # paddle target x = 188 - ram[70] (measured: the chase rule holds on every frame)
+SHADOW_SEEDS = 64
+STAT_FIELDS = ("ball_abs_vx_mean", "ball_abs_vy_mean", "paddle_abs_delta_mean", "steps_per_life", "points_per_life")
+CAL_PRESET_NAME = "atari-cal"
+
+
+# -- identification ---------------------------------------------------------------------------------
+def control_values(actions: np.ndarray) -> np.ndarray:
+    """Controller value u after each frame's action (RIGHT lowers the resistance, LEFT raises it)."""
+    u = np.empty(actions.size, dtype=np.float64)
+    cur = U_START
+    for t, a in enumerate(actions):
+        cur = min(max(cur - 1.0 if a == RIGHT else cur + 1.0 if a == LEFT else cur, 0.0), U_MAX)
+        u[t] = cur
+    return u
+
+
+def identify_paddle(suite: dict) -> dict:
+    """The controller-to-target table and the chase rule, with how exactly each holds on the traces."""
+    votes: dict[int, Counter] = defaultdict(Counter)
+    chase_ok = chase_n = 0
+    for _, (spec, arr) in sorted(suite.items()):
+        ram = arr["ram"].astype(np.int64)
+        target = TARGET_OFFSET - ram[:, tr.RAM_PADDLE_CONTROL]
+        idx = np.floor(control_values(arr["action"]) * CONTROL_RES + 1e-6).astype(np.int64)
+        for k, t in zip(idx, target[1:]):
+            votes[int(k)][int(t)] += 1
+        px = ram[:, tr.RAM_PADDLE_X] + tr.PADDLE_X_OFFSET
+        pred = np.clip(px[:-1] + np.floor(0.5 * (target[:-1] - px[:-1])), 8, 144)
+        chase_ok += int((pred == px[1:]).sum())
+        chase_n += int(px.size - 1)
+    n = int(math.floor(U_MAX * CONTROL_RES)) + 1
+    seen = sorted(votes)
+    values = {k: min(votes[k].items(), key=lambda kv: (-kv[1], kv[0]))[0] for k in seen}
+    agree = sum(votes[k][values[k]] for k in seen) / max(sum(sum(v.values()) for v in votes.values()), 1)
+    table = np.interp(np.arange(n), seen, [values[k] for k in seen])
+    return {
+        "table": [float(round(v)) for v in table],
+        "start": U_START, "max": U_MAX, "res": float(CONTROL_RES), "chase": 0.5,
+        "evidence": {"table_entries": n, "entries_seen": len(seen), "frames": chase_n,
+                     "target_reading_consistency": agree, "chase_rule_exact_fraction": chase_ok / max(chase_n, 1)},
+    }
+
+
+ALE_WRAPPER_SMALL_WIDTH = 12.0  # 2 * ram[108] after the top wall, measured by tests/breakout_ale (README-breakout)
+
+
+def identify_shrink(suite: dict) -> dict:
+    """Paddle widths (2 * ram[108]) seen in the traces; the small width falls back to the ALE wrapper's
+    measurement when no trace reached the top wall."""
+    widths = Counter()
+    for _, (_, arr) in sorted(suite.items()):
+        widths.update(int(w) for w in 2 * arr["ram"][:, tr.RAM_PADDLE_HALF_W].astype(np.int64))
+    seen_small = min(widths) < max(widths)
+    return {"widths_seen": {str(k): v for k, v in sorted(widths.items())},
+            "small": float(min(widths)) if seen_small else ALE_WRAPPER_SMALL_WIDTH,
+            "source": "traces" if seen_small else "ALE wrapper RAM measurement (no trace reached the top wall)"}
+
+
+def bounce_events(suite: dict) -> list[dict]:
+    """Every paddle bounce: hit offset (ball x - paddle x the frame before), incoming and outgoing
+    velocity (px/frame, outgoing = mean over the next 4 frames), paddle width, per-ball hit index."""
+    out = []
+    for name, (_, arr) in sorted(suite.items()):
+        s = tr.signals(arr["ram"])
+        x, y, ip, px, pw = s["ball_x"], s["ball_y"], s["in_play"], s["paddle_x"], s["paddle_w"]
+        hits = 0
+        for t in range(2, x.size - 5):
+            if not ip[t]:
+                hits = 0
+                continue
+            if ip[t - 2] and ip[t + 4] and y[t] - y[t - 1] < 0 < y[t - 1] - y[t - 2] and y[t] > 170:
+                hits += 1
+                out.append({"trace": name, "frame": t, "offset": int(x[t - 1] - px[t - 1]), "width": int(pw[t - 1]),
+                            "in_vx": float(x[t - 1] - x[t - 2]), "in_vy": float(y[t - 1] - y[t - 2]),
+                            "out_vx": float(x[t + 4] - x[t]) / 4, "out_vy": float(y[t + 4] - y[t]) / 4, "hit": hits})
+    return out
+
+
+def identify_zone_vx(events: list[dict], zones: int = 8) -> dict:
+    """Mean outgoing vx per equal zone of the 16 px hit window (events on the full-width paddle)."""
+    by_zone: dict[int, list[float]] = defaultdict(list)
+    for e in events:
+        if e["width"] != 16:
+            continue
+        u = (e["offset"] + 1) / 16.0
+        by_zone[min(max(int(math.floor(u * zones)), 0), zones - 1)].append(e["out_vx"])
+    table, counts = [], []
+    for z in range(zones):
+        vals = by_zone.get(z, [])
+        table.append(float(np.round(np.mean(vals) * 4) / 4) if vals else 0.0)
+        counts.append(len(vals))
+    return {"zone_vx": table, "events_per_zone": counts}
+
+
+def identify_speeds(suite: dict) -> dict:
+    """Share of in-play frames at each |vy| (px/frame) level, from 8-frame windows of the policy traces."""
+    levels = Counter()
+    for _, (spec, arr) in sorted(suite.items()):
+        if spec.kind != "policy":
+            continue
+        s = tr.signals(arr["ram"])
+        y, ip = s["ball_y"], s["in_play"]
+        for t in range(8, y.size, 8):
+            if ip[t - 8 : t + 1].all():
+                v = abs(y[t] - y[t - 8]) / 8
+                levels[round(v * 8) / 8] += 1
+    total = sum(levels.values()) or 1
+    return {"vy_level_share": {f"{k:g}": v / total for k, v in sorted(levels.items())}}
+
+
+# -- metrics ------------------------------------------------------------------------------------------
+def replay_agreement(params: ShadowParams, suite: dict, tol: float = 1.0) -> dict:
+    """Frames (and agent steps) until ball or paddle differ by more than `tol` px, replaying each
+    trace's actions with sticky 0 frame by frame; the ball is re-placed at each ALE serve."""
+    p1 = params.model_copy(update={"frameskip": 1, "sticky_prob": 0.0, "serve_rule": "fire", "lives": 9})
+    per_trace, serve_runs = {}, []
+    for name, (_, arr) in sorted(suite.items()):
+        s = tr.signals(arr["ram"])
+        acts = arr["action"].astype(np.int64)
+        env = ShadowBreakout(1, p1, seeds=[0])
+        env.reset()
+        paddle_run = None
+        paddle_exact = 0
+        run_start = None
+        for t in range(acts.size):
+            a = NOOP if acts[t] == FIRE else int(acts[t])  # FIRE only serves; the serve is placed from ALE
+            env.step(np.array([a]))
+            bx, by, ppx, inp = env.positions(0)
+            f = t + 1
+            if s["in_play"][f] and not s["in_play"][f - 1] and f + 1 < s["ball_x"].size:
+                env.place_ball(0, float(s["ball_x"][f]), float(s["ball_y"][f]),
+                               float(s["ball_x"][f + 1] - s["ball_x"][f]), float(s["ball_y"][f + 1] - s["ball_y"][f]))
+                bx, by, ppx, inp = env.positions(0)
+                run_start = f
+            paddle_diff = abs(ppx - s["paddle_x"][f])
+            paddle_exact += int(paddle_diff == 0)
+            if paddle_run is None and paddle_diff > tol:
+                paddle_run = f
+            if run_start is not None:
+                ball_bad = (not inp) or abs(math.floor(bx) - s["ball_x"][f]) > tol or abs(math.floor(by) - s["ball_y"][f]) > tol
+                if not s["in_play"][f] or ball_bad or paddle_diff > tol:  # diverged, or ALE's ball is gone
+                    serve_runs.append(f - run_start)
+                    run_start = None
+        if run_start is not None:
+            serve_runs.append(acts.size - run_start)
+        per_trace[name] = {"frames": int(acts.size), "paddle_exact_fraction": paddle_exact / max(acts.size, 1),
+                           "paddle_frames_to_divergence": int(paddle_run if paddle_run is not None else acts.size)}
+    runs = np.asarray(serve_runs, dtype=np.float64)
+    return {
+        "tolerance_px": tol,
+        "serves": int(runs.size),
+        "ball_frames_to_divergence_median": float(np.median(runs)) if runs.size else 0.0,
+        "ball_frames_to_divergence_mean": float(runs.mean()) if runs.size else 0.0,
+        "ball_steps_to_divergence_median": float(np.median(runs) / 4) if runs.size else 0.0,
+        "paddle_exact_fraction": float(np.mean([v["paddle_exact_fraction"] for v in per_trace.values()])),
+        "paddle_steps_to_divergence_min": float(min(v["paddle_frames_to_divergence"] for v in per_trace.values()) / 4),
+        "per_trace": per_trace,
+    }
+
+
+def _pooled(rows: list[dict]) -> dict:
+    steps = sum(r["steps"] for r in rows)
+    lost = sum(r["lives_start"] - r["lives_end"] for r in rows)
+    w = [max(r["steps"] - 1, 0) for r in rows]
+    tw = max(sum(w), 1)
+    out = {f: sum(r[f] * wi for r, wi in zip(rows, w)) / tw for f in STAT_FIELDS[:3]}
+    out["steps_per_life"] = steps / max(lost, 1)
+    out["points_per_life"] = sum(r["score"] for r in rows) / max(lost, 1)
+    return out
+
+
+def ale_trace_stats(suite: dict) -> dict:
+    """The five objective numbers on the ALE policy traces (agent step = the trace's frameskip)."""
+    rows = []
+    for _, (spec, arr) in sorted(suite.items()):
+        if spec.kind != "policy":
+            continue
+        ram = arr["ram"][:: spec.frameskip]
+        obs, prev = [], None
+        for r in ram:
+            prev = ram_features(r, prev)
+            obs.append(prev)
+        obs = np.asarray(obs)
+        reward = np.diff(obs[:, 8])
+        rows.append(episode_features(obs, reward, True))
+    return _pooled(rows)
+
+
+def shadow_stats(params: ShadowParams, suite: dict, seeds: int = SHADOW_SEEDS, max_steps: int = 1800) -> dict:
+    """The same numbers with each policy trace's policy played in the shadow (its sticky rate, 64 seeds)."""
+    from policylab.policies.breakout import get_policy
+
+    rows = []
+    for _, (spec, _) in sorted(suite.items()):
+        if spec.kind != "policy":
+            continue
+        policy = get_policy(spec.policy)
+        prm = dict(policy.defaults, **spec.params)
+        env = ShadowBreakout(seeds, params.model_copy(update={"sticky_prob": spec.sticky}),
+                             seeds=np.arange(seeds) + 7_000_000, max_steps=max_steps)
+        o = env.reset()
+        obs = [o]
+        rew = []
+        done = np.zeros(seeds, dtype=bool)
+        length = np.full(seeds, max_steps)
+        for t in range(max_steps):
+            o, r, term, trunc, _ = env.step(policy(o, prm, True))
+            obs.append(o)
+            rew.append(r)
+            newly = (term | trunc) & ~done
+            length[newly] = t + 1
+            done |= newly
+            if done.all():
+                break
+        obs = np.asarray(obs)
+        rew = np.asarray(rew)
+        for i in range(seeds):
+            n = int(length[i])
+            rows.append(episode_features(obs[: n + 1, i], rew[:n, i], True))
+    return _pooled(rows)
+
+
+def objective(shadow: dict, ale: dict) -> float:
+    return float(np.mean([abs(math.log(max(shadow[f], 1e-9) / max(ale[f], 1e-9))) for f in STAT_FIELDS]))
+
+
+# -- the fit --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Change:
+    name: str
+    gap: str  # the original audit's gap class it addresses
+    why: str
+    update: dict
+
+
+def identified_changes(evidence: dict) -> list[Change]:
+    """Mechanics measured directly on the traces; applied with their replay evidence, not tuned."""
+    paddle, shrink = evidence["paddle"], evidence["shrink"]
+    return [
+        Change("paddle_controller", "paddle/action dynamics",
+               "ALE's paddle-controller model (measured target table + halving chase, one-frame lag) instead of "
+               "accel/brake; frame-exact on every trace frame",
+               {"paddle_control_table": paddle["table"], "paddle_control_start": paddle["start"],
+                "paddle_control_max": paddle["max"], "paddle_control_res": paddle["res"],
+                "paddle_chase": paddle["chase"], "paddle_start_x": 99.0}),
+        Change("paddle_overlap_contact", "ball speed and collision rhythm",
+               "the falling ball bounces on any frame its 4 rows overlap the paddle rows 189-192 (ball y 186-192 "
+               "at the turn in the traces) and is not put back on top of the paddle",
+               {"paddle_overlap_rule": True}),
+        Change("paddle_shrink_width", "paddle/action dynamics",
+               f"paddle width after the first top-wall contact = {shrink['small']:g} px (2 * ram[108]; "
+               f"source: {shrink['source']})",
+               {"paddle_width_small": shrink["small"]}),
+    ]
+
+
+def tuned_changes(evidence: dict) -> list[Change]:
+    """Changes whose rule the traces do not pin down frame by frame; kept only if the objective improves."""
+    zone = evidence["zone_vx"]
+    return [
+        Change("bounce_zone_vx_measured", "ball speed and collision rhythm",
+               "outgoing vx per hit zone = mean over the traces' paddle bounces", {"zone_vx": zone["zone_vx"]}),
+        Change("vy_levels_1_1.5_2_3.375", "ball speed and collision rhythm",
+               "vertical speed levels seen in the traces: 1, 1.5, 2 px/frame and 3.375 after the top rows",
+               {"paddle_bounce_y": 1.0, "level_scale": [1.0, 1.5, 2.0, 3.375], "level_hits": [4, 12]}),
+        Change("vy_levels_1_2_3.375", "ball speed and collision rhythm",
+               "two paddle levels only: 1 then 2 px/frame after 4 hits, 3.375 after the top rows",
+               {"paddle_bounce_y": 1.0, "level_scale": [1.0, 2.0, 3.375], "level_hits": [4]}),
+        Change("brick_cooldown_16", "brick and score abstraction", "halve the brick cooldown (32 -> 16 frames)",
+               {"brick_cooldown": 16}),
+        Change("brick_cooldown_48", "brick and score abstraction", "raise the brick cooldown (32 -> 48 frames)",
+               {"brick_cooldown": 48}),
+        Change("paddle_hit_inset_1", "ball speed and collision rhythm",
+               "narrow the paddle hit window by 1 px a side", {"paddle_hit_inset": 1.0}),
+        Change("lost_y_214", "termination/horizon", "balls count as lost a little earlier (y 221 -> 214)",
+               {"lost_y": 214.0}),
+    ]
+
+
+def _evaluate(params: ShadowParams, suite: dict, ale: dict) -> dict:
+    stats = shadow_stats(params, suite)
+    return {"params": params, "stats": stats, "objective": objective(stats, ale), "replay": replay_agreement(params, suite)}
+
+
+def _row(ch: Change, cur: dict, new: dict) -> dict:
+    return {"change": ch.name, "gap": ch.gap, "why": ch.why, "params": sorted(ch.update),
+            "objective_before": cur["objective"], "objective_after": new["objective"],
+            "stats_before": cur["stats"], "stats_after": new["stats"],
+            "replay_before": _replay_head(cur["replay"]), "replay_after": _replay_head(new["replay"])}
+
+
+def _replay_worse(new: dict, cur: dict) -> bool:
+    return (new["replay"]["paddle_exact_fraction"] < cur["replay"]["paddle_exact_fraction"] - 1e-9
+            or new["replay"]["ball_frames_to_divergence_median"] < cur["replay"]["ball_frames_to_divergence_median"])
+
+
+def fit(suite: dict, base: ShadowParams, progress=say) -> tuple[ShadowParams, dict]:
+    """Identified mechanics first (kept unless the replay agreement gets worse), then greedy forward
+    selection over the tuned changes on the closed-loop objective; returns the params and the record."""
+    events = bounce_events(suite)
+    evidence = {"paddle": identify_paddle(suite), "shrink": identify_shrink(suite),
+                "zone_vx": identify_zone_vx(events), "speeds": identify_speeds(suite),
+                "bounce_events": len(events)}
+    ale = ale_trace_stats(suite)
+    cur = _evaluate(base, suite, ale)
+    before = {"objective": cur["objective"], "stats": cur["stats"], "replay": _replay_head(cur["replay"])}
+    accepted, rejected = [], []
+    for kind, changes in (("identified", identified_changes(evidence)), ("tuned", tuned_changes(evidence))):
+        for ch in changes:
+            new = _evaluate(ShadowParams(**{**cur["params"].model_dump(), **ch.update}), suite, ale)
+            row = {"kind": kind, **_row(ch, cur, new)}
+            improves = new["objective"] < cur["objective"] - 1e-4
+            if _replay_worse(new, cur):
+                row["reason"] = "the per-step replay agreement got worse"
+            elif kind == "tuned" and not improves:
+                row["reason"] = "the closed-loop objective did not improve"
+            if "reason" in row:
+                rejected.append(row)
+                progress(f"calibrate: rejected {ch.name} ({row['reason']}); objective "
+                         f"{cur['objective']:.4f} -> {new['objective']:.4f}")
+            else:
+                accepted.append(row)
+                progress(f"calibrate: kept {ch.name} ({kind}); objective {cur['objective']:.4f} -> "
+                         f"{new['objective']:.4f}, ball replay median {new['replay']['ball_frames_to_divergence_median']:g} frames")
+                cur = new
+    record = {
+        "ale_trace_stats": ale, "evidence": evidence, "before": before,
+        "after": {"objective": cur["objective"], "stats": cur["stats"], "replay": _replay_head(cur["replay"])},
+        "replay_after_per_trace": cur["replay"]["per_trace"], "accepted": accepted, "rejected": rejected,
+    }
+    return cur["params"], record
+
+
+def _replay_head(rep: dict) -> dict:
+    return {k: v for k, v in rep.items() if k != "per_trace"}
+
+
+# -- command ----------------------------------------------------------------------------------------------
+def run_calibrate(out: Path, traces: Path | None, base: str, write_preset: bool) -> Path:
+    folder = Path(traces) if traces else tr.TRACE_DIR
+    if not folder.is_dir():
+        raise BadInput("traces", f"{folder} is not a folder of trace .npz files")
+    try:
+        suite = tr.load_suite(folder)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BadInput("traces", f"{folder}: unreadable trace file ({exc})") from None
+    if not any(spec.kind == "policy" for spec, _ in suite.values()):
+        raise BadInput("traces", f"{folder} holds no policy trace (record them with `policylab breakout trace`)")
+    base_params = load_preset(base, "base")
+    config = {"command": "breakout calibrate", "base": base, "base_params": base_params.model_dump(),
+              "traces": {name: spec.header() for name, (spec, _) in sorted(suite.items())},
+              "write_preset": write_preset}
+    claim_out_dir(out, config)
+    params, record = fit(suite, base_params)
+    preset = params.model_copy(update={"name": CAL_PRESET_NAME}).model_dump()
+    write_json(out / "preset.json", preset)
+    if write_preset:
+        write_json(PRESET_DIR / f"breakout_{CAL_PRESET_NAME}.json", preset)
+    data = {"base": base, "preset_name": CAL_PRESET_NAME, "preset": preset, **record,
+            "traces": config["traces"]}
+    write_json(out / "calibration.json", data)
+    from policylab.studies.breakout.calibration_report import write_calibration_report
+
+    return write_calibration_report(out, data)
+
+
+def preset_bytes(params: ShadowParams) -> bytes:
+    return pretty_json(params.model_copy(update={"name": CAL_PRESET_NAME}).model_dump()).encode()

@@ -1,0 +1,63 @@
+"""Each identified mechanic against the committed ALE traces (recorded by `policylab breakout trace`)."""
+
+import numpy as np
+import pytest
+
+from policylab.envs.breakout_shadow_params import load_preset
+from policylab.studies.breakout import calibrate as C
+from policylab.studies.breakout import trace as tr
+
+
+@pytest.fixture(scope="module")
+def suite():
+    return tr.load_suite()
+
+
+def test_committed_traces_are_small_and_complete(suite):
+    assert set(suite) == set(tr.SCENARIOS)
+    for path in tr.TRACE_DIR.glob("*.npz"):
+        assert path.stat().st_size < 1_000_000
+    for spec, arr in suite.values():
+        assert arr["ram"].shape == (arr["action"].size + 1, 128)
+
+
+def test_trace_tool_reproduces_a_committed_trace_byte_for_byte():
+    spec = tr.SCENARIOS["noop_serves"]
+    assert tr.trace_bytes(spec, tr.record(spec)) == (tr.TRACE_DIR / "noop_serves.npz").read_bytes()
+
+
+def test_paddle_target_table_and_chase_rule_hold_on_every_frame(suite):
+    paddle = C.identify_paddle(suite)
+    ev = paddle["evidence"]
+    assert ev["frames"] > 20_000
+    assert ev["target_reading_consistency"] == 1.0  # one target per controller value
+    assert ev["chase_rule_exact_fraction"] == 1.0  # x' = x + floor((target - x) / 2), one frame late
+    table = np.asarray(paddle["table"])
+    assert table[0] == 188 and np.all(np.diff(table) <= 0)  # RIGHT (lower u) = further right, monotone
+
+
+def test_calibrated_paddle_is_frame_exact_in_replay_and_the_old_one_is_not(suite):
+    cal = C.replay_agreement(load_preset("atari-cal"), suite)
+    old = C.replay_agreement(load_preset("atari"), suite)
+    assert cal["paddle_exact_fraction"] == 1.0
+    assert old["paddle_exact_fraction"] < 0.5
+
+
+def test_paddle_contact_turns_the_ball_at_y_186_to_192(suite):
+    events = C.bounce_events(suite)
+    assert len(events) > 100
+    turn_y = [int(tr.signals(suite[e["trace"]][1]["ram"])["ball_y"][e["frame"] - 1]) for e in events]
+    assert min(turn_y) == 186 and max(turn_y) <= 192  # ball rows [y, y+4) overlap paddle rows 189-192
+    assert np.mean(np.asarray(turn_y) == 186) > 0.5
+
+
+def test_ball_replay_from_each_serve_lasts_far_longer_with_the_calibrated_contact(suite):
+    cal = C.replay_agreement(load_preset("atari-cal"), suite)
+    old = C.replay_agreement(load_preset("atari"), suite)
+    assert cal["serves"] == old["serves"] > 30
+    assert cal["ball_frames_to_divergence_median"] >= 60 > 10 > old["ball_frames_to_divergence_median"]
+
+
+def test_serve_and_outgoing_direction_follow_the_paddle_half(suite):
+    zone = C.identify_zone_vx(C.bounce_events(suite))["zone_vx"]
+    assert all(v < 0 for v in zone[:4]) and all(v > 0 for v in zone[4:])
