@@ -114,6 +114,12 @@ class ShadowBreakout:
         self._I[i, K.LEVEL] = 0
         self._I[i, K.HITS] = 0
 
+    def set_bricks(self, i: int, live: np.ndarray) -> None:
+        """Overwrite env i's wall with `live` flags (brick_rows, brick_cols), top row first (trace replay)."""
+        flat = np.asarray(live, dtype=np.uint8).reshape(-1)
+        self._bricks[i, : flat.size] = flat
+        self._I[i, K.LEFT] = int(flat.sum())
+
     def positions(self, i: int) -> tuple[float, float, float, bool]:
         """(ball x, ball y, paddle x, in play) of env i right now, unrounded."""
         return float(self._F[i, K.BX]), float(self._F[i, K.BY]), float(self._F[i, K.PX]), bool(self._I[i, K.IN_PLAY])

@@ -6,7 +6,9 @@ splitmix64 state per env). Each env only touches its own row and its own RNG str
 env's trajectory depends on its seed alone, never on the batch size or its position in it.
 
 Frame order inside an agent step (per frame): sticky action, paddle, serve, ball move, walls,
-bricks, paddle bounce, loss. Physics constants come from `breakout_shadow_params.to_arrays`.
+bricks, paddle bounce, loss. With `ball_rule == "ale"` the ball part follows the 2600 game instead
+(`_ale_ball_frame`): contacts with paddle, bricks and walls are judged on the positions drawn last
+frame, then the paddle and the ball move. Physics constants come from `breakout_shadow_params.to_arrays`.
 """
 
 from __future__ import annotations
@@ -64,6 +66,17 @@ _N_SERVES = P["n_serves"]
 _SERVE_Y = P["serve_y"]
 _SHRINK_ON_TOP = P["shrink_on_top"]
 _STICKY_PROB = P["sticky_prob"]
+_ALE_BALL = P["ale_ball"]
+_N_HIT_SPEEDS = P["n_hit_speeds"]
+_N_SECTIONS = P["n_sections"]
+_BOUNCE_OFFSET_MIN = P["bounce_offset_min"]
+_TOP_VX = P["top_vx"]
+_TOP_VY = P["top_vy"]
+_BRICK_CONTACT_DY = P["brick_contact_dy"]
+_BOUNCE_NUDGE_OFFSET = P["bounce_nudge_offset"]
+_BOUNCE_NUDGE_PX = P["bounce_nudge_px"]
+_BRICK_CONTACT_DX = P["brick_contact_dx"]
+_BRICK_CONTACT_W = P["brick_contact_w"]
 
 # float state slots (PQ: accel model hidden position / control model control value u; PT: control target)
 BX, BY, BVX, BVY, PQ, PV, PX, PREV_RX, PREV_RY, PW, PT = range(11)
@@ -325,12 +338,138 @@ def _paddle_bounce(p, tab, F, I, i):
     F[i, BVX] = tab[3, z]
 
 
+@numba.njit(cache=True, inline="always")
+def _ale_speed(p, tab, I, i, steep):
+    """(|vx|, |vy|) for the ball's paddle-hit count (or the top speed after a fast-row brick)."""
+    if I[i, LEVEL] > 0:
+        return p[_TOP_VX], p[_TOP_VY]
+    k = min(max(I[i, HITS], 1), int(p[_N_HIT_SPEEDS])) - 1
+    o = 4 * k + (2 if steep else 0)
+    return tab[7, o], tab[7, o + 1]
+
+
+@numba.njit(cache=True, inline="always")
+def _ale_paddle_contact(p, tab, F, I, i):
+    """A falling ball drawn over the paddle rows and columns turns up; the section of the paddle it met
+    (offset floor(x) - paddle x, scaled to 16 px) picks direction and shallow/steep angle."""
+    y = F[i, BY]
+    py = p[_PADDLE_Y]
+    if F[i, BVY] <= 0.0 or y + p[_BALL_H] <= py or y >= py + p[_PADDLE_H]:
+        return
+    x = np.floor(F[i, BX])
+    px = F[i, PX]
+    pw = F[i, PW]
+    if x + p[_BALL_W] <= px or x >= px + pw:
+        return
+    off = int(np.floor((x - px) * 16.0 / pw))
+    sec = tab[8, min(max(off - int(p[_BOUNCE_OFFSET_MIN]), 0), int(p[_N_SECTIONS]) - 1)]
+    if off == int(p[_BOUNCE_NUDGE_OFFSET]):
+        F[i, BX] -= p[_BOUNCE_NUDGE_PX] if F[i, BVX] > 0.0 else -p[_BOUNCE_NUDGE_PX]
+    I[i, HITS] += 1
+    vx, vy = _ale_speed(p, tab, I, i, abs(sec) < 1.5)
+    F[i, BVX] = vx if sec > 0 else -vx
+    F[i, BVY] = -vy
+
+
+@numba.njit(cache=True, inline="always")
+def _ale_brick_contact(p, tab, F, I, bricks, i):
+    """The first live brick under the drawn ball (nearest row along its travel) goes; vy reverses.
+    A brick of the top `fast_rows` rows sets the top speed for the rest of this ball. Returns points."""
+    if I[i, COOLDOWN] > 0:
+        I[i, COOLDOWN] -= 1
+        return 0
+    rows = int(p[_BRICK_ROWS])
+    cols = int(p[_BRICK_COLS])
+    x = np.floor(F[i, BX]) + p[_BRICK_CONTACT_DX]
+    y = np.floor(F[i, BY]) - p[_BRICK_CONTACT_DY]
+    r0 = int(np.floor((y - p[_BRICK_TOP]) / p[_BRICK_H]))
+    r1 = int(np.floor((y + p[_BALL_H] - 1.0 - p[_BRICK_TOP]) / p[_BRICK_H]))
+    if r1 < 0 or r0 >= rows:
+        return 0
+    c0 = max(int(np.floor((x - p[_BRICK_LEFT]) / p[_BRICK_W])), 0)
+    c1 = min(int(np.floor((x + p[_BRICK_CONTACT_W] - 1.0 - p[_BRICK_LEFT]) / p[_BRICK_W])), cols - 1)
+    r0 = max(r0, 0)
+    r1 = min(r1, rows - 1)
+    up = F[i, BVY] < 0.0
+    for k in range(r1 - r0 + 1):
+        r = r1 - k if up else r0 + k
+        for c in range(c0, c1 + 1):
+            if bricks[i, r * cols + c]:
+                bricks[i, r * cols + c] = 0
+                F[i, BVY] = -F[i, BVY]
+                if r < p[_FAST_ROWS] and I[i, LEVEL] == 0:
+                    I[i, LEVEL] = 1
+                    F[i, BVX] = p[_TOP_VX] if F[i, BVX] > 0.0 else -p[_TOP_VX]
+                    F[i, BVY] = p[_TOP_VY] if F[i, BVY] > 0.0 else -p[_TOP_VY]
+                I[i, COOLDOWN] = int(p[_BRICK_COOLDOWN])
+                I[i, LEFT] -= 1
+                if I[i, LEFT] == 0 and I[i, WALLS] == 0:
+                    I[i, WALLS] = 1
+                    _fill_bricks(bricks, i, rows * cols)
+                    I[i, LEFT] = rows * cols
+                return int(tab[0, r])
+    return 0
+
+
+@numba.njit(cache=True, inline="always")
+def _ale_walls(p, F, I, i):
+    """Walls flip the velocity once the drawn ball is past them (no mirroring of the position)."""
+    x = np.floor(F[i, BX])
+    if x < p[_FIELD_LEFT]:
+        F[i, BVX] = abs(F[i, BVX])
+    elif x > p[_FIELD_RIGHT] - p[_BALL_W]:
+        F[i, BVX] = -abs(F[i, BVX])
+    if np.floor(F[i, BY]) < p[_FIELD_TOP] and F[i, BVY] < 0.0:
+        F[i, BVY] = -F[i, BVY]
+        if p[_SHRINK_ON_TOP] > 0 and not I[i, SHRUNK]:
+            I[i, SHRUNK] = 1
+            F[i, PW] = p[_PADDLE_WIDTH_SMALL]
+
+
+@numba.njit(cache=True, inline="always")
+def _lose_ball(p, I, i):
+    I[i, IN_PLAY] = 0
+    I[i, LIVES] -= 1
+    I[i, SERVE_WAIT] = int(p[_SERVE_DELAY])
+    if I[i, LIVES] <= 0:
+        I[i, TERM] = 1
+
+
+@numba.njit(cache=True, inline="always")
+def _legacy_ball_frame(p, tab, F, I, bricks, i):
+    """Move, mirror at the walls, hit a brick, bounce on the paddle (the `legacy` ball rule); returns points."""
+    y_old = F[i, BY]
+    x = F[i, BX] + F[i, BVX]
+    y = y_old + F[i, BVY]
+    lo = p[_FIELD_LEFT]
+    hi = p[_FIELD_RIGHT] - p[_BALL_W]
+    if x < lo:
+        x = 2.0 * lo - x
+        F[i, BVX] = -F[i, BVX]
+    elif x > hi:
+        x = 2.0 * hi - x
+        F[i, BVX] = -F[i, BVX]
+    top = p[_FIELD_TOP]
+    if y < top:
+        y = 2.0 * top - y
+        F[i, BVY] = -F[i, BVY]
+        if p[_SHRINK_ON_TOP] > 0 and not I[i, SHRUNK]:
+            I[i, SHRUNK] = 1
+            F[i, PW] = p[_PADDLE_WIDTH_SMALL]
+    F[i, BX] = x
+    F[i, BY] = y
+    r = _hit_brick(p, tab, F, I, bricks, i, y_old)
+    _paddle_bounce(p, tab, F, I, i)
+    return r
+
+
 @numba.njit(cache=True)
 def step_kernel(p, tab, F, I, bricks, rng, actions, obs, reward, terminated, max_steps):
     frameskip = int(p[_FRAMESKIP])
     sticky = p[_STICKY_PROB]
     auto = p[_SERVE_AUTO] > 0
     control = p[_N_CONTROL] > 0
+    ale = p[_ALE_BALL] > 0
     for i in range(F.shape[0]):
         reward[i] = 0.0
         if I[i, TERM] or (max_steps > 0 and I[i, STEPS] >= max_steps):
@@ -343,6 +482,14 @@ def step_kernel(p, tab, F, I, bricks, rng, actions, obs, reward, terminated, max
             if sticky > 0.0 and _uniform(rng, i) < sticky:
                 act = I[i, LAST_ACT]
             I[i, LAST_ACT] = act
+            if ale and I[i, IN_PLAY] and np.floor(F[i, BY]) >= p[_LOST_Y]:  # drawn below the loss line: gone
+                _lose_ball(p, I, i)
+                if I[i, TERM]:
+                    break
+            if ale and I[i, IN_PLAY]:  # contacts on last frame's drawn positions, before anything moves
+                _ale_paddle_contact(p, tab, F, I, i)
+                r += _ale_brick_contact(p, tab, F, I, bricks, i)
+                _ale_walls(p, F, I, i)
             if control:
                 _paddle_control_frame(p, tab, F, i, act)
             else:
@@ -353,37 +500,18 @@ def step_kernel(p, tab, F, I, bricks, rng, actions, obs, reward, terminated, max
                 elif auto or act == _FIRE:
                     _serve(p, tab, F, I, rng, i)
                 continue
-            y_old = F[i, BY]
-            x = F[i, BX] + F[i, BVX]
-            y = y_old + F[i, BVY]
-            lo = p[_FIELD_LEFT]
-            hi = p[_FIELD_RIGHT] - p[_BALL_W]
-            if x < lo:
-                x = 2.0 * lo - x
-                F[i, BVX] = -F[i, BVX]
-            elif x > hi:
-                x = 2.0 * hi - x
-                F[i, BVX] = -F[i, BVX]
-            top = p[_FIELD_TOP]
-            if y < top:
-                y = 2.0 * top - y
-                F[i, BVY] = -F[i, BVY]
-                if p[_SHRINK_ON_TOP] > 0 and not I[i, SHRUNK]:
-                    I[i, SHRUNK] = 1
-                    F[i, PW] = p[_PADDLE_WIDTH_SMALL]
-            F[i, BX] = x
-            F[i, BY] = y
-            r += _hit_brick(p, tab, F, I, bricks, i, y_old)
-            _paddle_bounce(p, tab, F, I, i)
+            if ale:
+                F[i, BX] += F[i, BVX]
+                F[i, BY] += F[i, BVY]
+                continue
+            r += _legacy_ball_frame(p, tab, F, I, bricks, i)
             if F[i, BY] >= p[_LOST_Y]:
-                I[i, IN_PLAY] = 0
-                I[i, LIVES] -= 1
-                I[i, SERVE_WAIT] = int(p[_SERVE_DELAY])
-                if I[i, LIVES] <= 0:
-                    I[i, TERM] = 1
+                _lose_ball(p, I, i)
+                if I[i, TERM]:
                     break
         I[i, SCORE] += r
         I[i, STEPS] += 1
         reward[i] = r
         terminated[i] = I[i, TERM] == 1
         _observe(p, F, I, obs, i)
+

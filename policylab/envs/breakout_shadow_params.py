@@ -107,6 +107,34 @@ class ShadowParams(StrictModel):
         description="(x, vx) pairs; each serve draws one uniformly from the env's RNG stream",
     )
     serve_vy: float = Field(1.0, description="vertical serve speed (positive = downward)")
+    # --- ALE's ball logic (decoded from RAM traces, notes/README-calibration.md); used when ball_rule == "ale"
+    ball_rule: Literal["legacy", "ale"] = Field(
+        "legacy", description="legacy: mirror at walls, bounce on the moved position, level/zone speeds; ale: the "
+                              "2600 game's order - contacts are judged on last frame's drawn positions at the start "
+                              "of a frame (paddle, brick, walls flip the velocity, no mirroring), then the ball moves "
+                              "by a fixed-point velocity chosen from hit_speed_table")
+    hit_speed_table: list[list[float]] = Field(
+        default_factory=list,
+        description="ale rule: [shallow |vx|, shallow |vy|, steep |vx|, steep |vy|] px/frame after the k-th paddle hit "
+                    "of a ball (entry k-1; the last entry repeats)")
+    top_speed: list[float] = Field(
+        default_factory=lambda: [2.0, 3.375],
+        description="ale rule: [|vx|, |vy|] after a brick of the top `fast_rows` rows; kept until the next serve")
+    bounce_sections: list[int] = Field(
+        default_factory=list,
+        description="ale rule: outgoing section per hit offset floor(ball x) - paddle x (scaled to a 16 px paddle), "
+                    "from offset bounce_offset_min: -2 shallow left, -1 steep left, 1 steep right, 2 shallow right")
+    bounce_offset_min: int = Field(-1, description="hit offset of bounce_sections[0]")
+    bounce_nudge_offset: int = Field(
+        -99, description="ale rule: a paddle hit at this offset also shifts the ball bounce_nudge_px against its "
+                         "incoming horizontal direction (measured: offset 6, 4 px)")
+    bounce_nudge_px: float = Field(0.0, description="see bounce_nudge_offset")
+    brick_contact_dx: float = Field(0.0, description="ale rule: bricks are judged against the ball's columns "
+                                                     "[x + dx, x + dx + brick_contact_w)")
+    brick_contact_w: float = Field(2.0, gt=0, description="see brick_contact_dx")
+    brick_contact_dy: float = Field(
+        0.0, description="ale rule: bricks are judged against the ball's rows [y - dy, y - dy + ball_h) (the game's "
+                         "brick collision sits this many lines above the screen position of the ball)")
 
     @model_validator(mode="after")
     def _consistent(self) -> "ShadowParams":
@@ -124,6 +152,14 @@ class ShadowParams(StrictModel):
             raise ValueError("paddle_max_x must be >= paddle_min_x")
         if len(self.paddle_control_table) > CONTROL_LEN:
             raise ValueError(f"paddle_control_table holds at most {CONTROL_LEN} entries")
+        if len(self.hit_speed_table) > TABLE_LEN or any(len(r) != 4 for r in self.hit_speed_table):
+            raise ValueError(f"hit_speed_table holds at most {TABLE_LEN} rows of 4 speeds")
+        if len(self.top_speed) != 2:
+            raise ValueError("top_speed needs [|vx|, |vy|]")
+        if len(self.bounce_sections) > TABLE_LEN or any(v not in (-2, -1, 1, 2) for v in self.bounce_sections):
+            raise ValueError(f"bounce_sections holds at most {TABLE_LEN} entries from -2, -1, 1, 2")
+        if self.ball_rule == "ale" and not (self.hit_speed_table and self.bounce_sections):
+            raise ValueError("ball_rule 'ale' needs hit_speed_table and bounce_sections")
         if not 1 <= len(self.serve_choices) <= TABLE_LEN:
             raise ValueError(f"serve_choices needs 1 to {TABLE_LEN} (x, vx) pairs")
         return self
@@ -166,16 +202,18 @@ SCALARS = (
     "paddle_overshoot_left", "paddle_overshoot_right", "paddle_accel", "paddle_decel", "paddle_max_speed",
     "paddle_integer", "paddle_hit_inset", "paddle_bounce_y", "fast_rows", "serve_y", "serve_vy",
     "n_levels", "n_zones", "n_serves", "paddle_chase", "paddle_control_max", "paddle_control_res",
-    "paddle_control_start", "n_control", "paddle_overlap_rule",
+    "paddle_control_start", "n_control", "paddle_overlap_rule", "ale_ball", "n_hit_speeds", "n_sections",
+    "bounce_offset_min", "top_vx", "top_vy", "brick_contact_dy",
+    "bounce_nudge_offset", "bounce_nudge_px", "brick_contact_dx", "brick_contact_w",
 )
 P = {name: i for i, name in enumerate(SCALARS)}
 
 
 def to_arrays(p: ShadowParams) -> tuple[np.ndarray, np.ndarray]:
-    """(scalars float64[len(SCALARS)], tables float64[7, CONTROL_LEN]) for the kernel.
+    """(scalars float64[len(SCALARS)], tables float64[9, CONTROL_LEN]) for the kernel.
 
     Table rows: 0 row_points, 1 level_scale, 2 level_hits, 3 zone_vx, 4 serve x, 5 serve vx,
-    6 paddle_control_table.
+    6 paddle_control_table, 7 hit_speed_table (4 per row, flattened), 8 bounce_sections.
     """
     d = p.model_dump()
     d["serve_auto"] = 1.0 if p.serve_rule == "auto" else 0.0
@@ -183,8 +221,12 @@ def to_arrays(p: ShadowParams) -> tuple[np.ndarray, np.ndarray]:
     d["n_zones"] = len(p.zone_vx)
     d["n_serves"] = len(p.serve_choices)
     d["n_control"] = len(p.paddle_control_table)
+    d["ale_ball"] = 1.0 if p.ball_rule == "ale" else 0.0
+    d["n_hit_speeds"] = len(p.hit_speed_table)
+    d["n_sections"] = len(p.bounce_sections)
+    d["top_vx"], d["top_vy"] = p.top_speed
     scal = np.array([float(d[k]) for k in SCALARS], dtype=np.float64)
-    tab = np.zeros((7, CONTROL_LEN), dtype=np.float64)
+    tab = np.zeros((9, CONTROL_LEN), dtype=np.float64)
     tab[0, : len(p.row_points)] = p.row_points
     tab[1, : len(p.level_scale)] = p.level_scale
     tab[2, :] = 1e18  # thresholds never reached
@@ -193,4 +235,6 @@ def to_arrays(p: ShadowParams) -> tuple[np.ndarray, np.ndarray]:
     tab[4, : len(p.serve_choices)] = [x for x, _ in p.serve_choices]
     tab[5, : len(p.serve_choices)] = [vx for _, vx in p.serve_choices]
     tab[6, : len(p.paddle_control_table)] = p.paddle_control_table
+    tab[7, : 4 * len(p.hit_speed_table)] = [v for row in p.hit_speed_table for v in row]
+    tab[8, : len(p.bounce_sections)] = p.bounce_sections
     return scal, tab

@@ -25,7 +25,16 @@ Identified mechanics (measured, not tuned):
   resistance, so the target is stored as a table indexed by the controller value (measured on
   every frame of every trace; unseen entries interpolated);
 - paddle width after the first top-wall contact: 2 * ram[108] (12 px, not 8);
-- outgoing horizontal speed by paddle hit zone: the mean over all paddle bounces in the traces.
+- outgoing horizontal speed by paddle hit zone: the mean over all paddle bounces in the traces;
+- the 2600 game's ball (`identify_ball`, from the RAM velocity bytes ram[103..107], ram[109]): fixed-point
+  motion (position and velocity are byte + fraction/256); the speed after the k-th paddle hit of a ball from
+  a 12-row table by angle (shallow/steep), a fixed top speed after a top-row brick; the paddle section of the
+  hit (offset on the frame drawn before the hit) picks direction and angle; a hit at offset 6 also shifts the
+  ball 4 px against its incoming direction; contacts are judged on the drawn positions before anything moves;
+  walls flip the velocity without mirroring; the ball is gone once drawn at y >= 217. The brick-contact extent
+  of the ball (`identify_brick_contact`) is the candidate with the longest replay agreement.
+
+Replays sync the shadow's wall to ALE's at each serve (`trace.brick_flags`, the decoded ram[0:30] bitmap).
 
 Deterministic: the same traces give the same preset bytes (no clocks, fixed seeds, sorted inputs).
 """
@@ -167,6 +176,85 @@ def identify_speeds(suite: dict) -> dict:
     return {"vy_level_share": {f"{k:g}": v / total for k, v in sorted(levels.items())}}
 
 
+def _paddle_hits(suite: dict):
+    """Every paddle hit as (drawn frame RAM, hit frame RAM): vy turns from down to up near the paddle."""
+    for _, (_, arr) in sorted(suite.items()):
+        ram = arr["ram"].astype(np.int64)
+        _, vy = tr.ball_velocity(ram)
+        for t in range(1, ram.shape[0]):
+            a, b = ram[t - 1], ram[t]
+            if a[tr.RAM_BALL_Y] and b[tr.RAM_BALL_Y] and vy[t - 1] > 0 > vy[t] and b[tr.RAM_BALL_Y] + tr.BALL_Y_OFFSET > 150:
+                yield a, b
+
+
+def identify_ball(suite: dict) -> dict:
+    """ALE's ball logic from the RAM velocity bytes: the speed after the k-th paddle hit of a ball for each
+    angle (ram[109]: 0 shallow, 2 steep), the top speed (class 16), the paddle section (direction and angle)
+    by hit offset on the drawn frame, the centre nudge, and the loss line."""
+    speeds: dict[tuple[int, int], Counter] = defaultdict(Counter)
+    sections: dict[int, Counter] = defaultdict(Counter)
+    jumps: dict[int, Counter] = defaultdict(Counter)
+    for a, b in _paddle_hits(suite):
+        cls, ang = int(b[tr.RAM_BALL_CLASS] & 63), int(b[tr.RAM_BALL_ANGLE])
+        vx, vy = tr.ball_velocity(b)
+        speeds[(cls, ang)][(abs(float(vx)), abs(float(vy)))] += 1
+        if 2 * a[tr.RAM_PADDLE_HALF_W] != 16:
+            continue
+        off = int(a[tr.RAM_BALL_X] + tr.BALL_X_OFFSET - (a[tr.RAM_PADDLE_X] + tr.PADDLE_X_OFFSET))
+        x_a = a[tr.RAM_BALL_X] + a[tr.RAM_BALL_X_FRAC] / 256.0
+        x_b = b[tr.RAM_BALL_X] + b[tr.RAM_BALL_X_FRAC] / 256.0
+        jump = (x_b - x_a) - float(vx)
+        vx_in, _ = tr.ball_velocity(a)
+        jumps[off][float(jump * np.sign(vx_in)) + 0.0] += 1  # + = along the incoming direction
+        if 1 <= cls <= 7:  # angle matters there (same speeds for both angles from 8 hits on)
+            sections[off][int(np.sign(vx)) * (2 if ang == 0 else 1)] += 1
+    table = []
+    for k in range(1, 13):
+        row = []
+        for ang in (0, 2):
+            seen = speeds.get((k, ang)) or speeds.get((k, 2 - ang))
+            row += list(seen.most_common(1)[0][0]) if seen else (table[-1][len(row):len(row) + 2] if table else [1.0, 1.0])
+        table.append([float(v) for v in row])
+    top = speeds.get((16, 0), Counter()) + speeds.get((16, 2), Counter())
+    offs = sorted(sections)
+    sec = {o: sections[o].most_common(1)[0][0] for o in offs}
+    lo, hi = min(offs), max(offs)
+    filled = [sec.get(o, sec[min(offs, key=lambda q: (abs(q - o), q))]) for o in range(lo, hi + 1)]
+    nudges = {o: c.most_common(1)[0][0] for o, c in jumps.items() if c.most_common(1)[0][0] != 0.0}
+    nudge_off = max(nudges, key=lambda o: (sum(v for j, v in jumps[o].items() if j != 0.0), -o)) if nudges else -99
+    lost = Counter()
+    for _, (_, arr) in sorted(suite.items()):
+        y = arr["ram"][:, tr.RAM_BALL_Y].astype(np.int64)
+        gone = np.flatnonzero((y[:-1] != 0) & (y[1:] == 0))
+        lost.update(int(v) + tr.BALL_Y_OFFSET for v in y[gone])
+    return {
+        "hit_speed_table": table, "top_speed": list(top.most_common(1)[0][0]) if top else [2.0, 3.375],
+        "bounce_sections": filled, "bounce_offset_min": lo,
+        "bounce_nudge_offset": int(nudge_off), "bounce_nudge_px": float(-nudges.get(nudge_off, 0.0)),
+        "lost_y": float(min(lost)) if lost else 217.0,
+        "evidence": {"speeds_by_class_angle": {f"{k}/{a}": {f"{vx:g},{vy:g}": n for (vx, vy), n in c.items()}
+                                               for (k, a), c in sorted(speeds.items())},
+                     "section_votes": {str(o): dict(sections[o]) for o in offs},
+                     "nudge_votes": {str(o): {f"{j:g}": n for j, n in sorted(jumps[o].items())} for o in sorted(jumps)},
+                     "last_y_before_loss": {str(k): v for k, v in sorted(lost.items())}},
+    }
+
+
+BRICK_CONTACTS = ((2.0, 0.0, 0.0), (2.0, 0.0, 1.0), (1.0, 0.0, 0.0), (1.0, 0.0, 1.0), (1.0, 1.0, 1.0))
+
+
+def identify_brick_contact(params: ShadowParams, suite: dict) -> dict:
+    """The ball's extent the game's brick collision uses, (width, dx, dy): the candidate with the longest
+    median replay agreement (the wall synced from ALE's RAM at each serve)."""
+    scores = {}
+    for w, dx, dy in BRICK_CONTACTS:
+        p = params.model_copy(update={"brick_contact_w": w, "brick_contact_dx": dx, "brick_contact_dy": dy})
+        scores[(w, dx, dy)] = replay_agreement(p, suite)["ball_frames_to_divergence_median"]
+    best = max(BRICK_CONTACTS, key=lambda k: scores[k])  # ties: the first listed
+    return {"brick_contact_w": best[0], "brick_contact_dx": best[1], "brick_contact_dy": best[2],
+            "replay_median_by_candidate": {f"w{w:g}_dx{dx:g}_dy{dy:g}": v for (w, dx, dy), v in scores.items()}}
+
+
 # -- metrics ------------------------------------------------------------------------------------------
 def replay_agreement(params: ShadowParams, suite: dict, tol: float = 1.0) -> dict:
     """Frames (and agent steps) until ball or paddle differ by more than `tol` px, replaying each
@@ -189,6 +277,7 @@ def replay_agreement(params: ShadowParams, suite: dict, tol: float = 1.0) -> dic
             if s["in_play"][f] and not s["in_play"][f - 1] and f + 1 < s["ball_x"].size:
                 env.place_ball(0, float(s["ball_x"][f]), float(s["ball_y"][f]),
                                float(s["ball_x"][f + 1] - s["ball_x"][f]), float(s["ball_y"][f + 1] - s["ball_y"][f]))
+                env.set_bricks(0, tr.brick_flags(arr["ram"][f]))  # same wall as ALE at the serve
                 bx, by, ppx, inp = env.positions(0)
                 run_start = f
             paddle_diff = abs(ppx - s["paddle_x"][f])
@@ -306,6 +395,15 @@ def identified_changes(evidence: dict) -> list[Change]:
                "the falling ball bounces on any frame its 4 rows overlap the paddle rows 189-192 (ball y 186-192 "
                "at the turn in the traces) and is not put back on top of the paddle",
                {"paddle_overlap_rule": True}),
+        Change("ale_ball_logic", "ball speed and collision rhythm",
+               "the 2600 game's ball: contacts judged on last frame's drawn positions before anything moves; "
+               "fixed-point velocity from the paddle-hit count (ram[107]) and the paddle section (ram[109]: "
+               "shallow/steep, direction by half) - table measured from the RAM velocity bytes; top speed after a "
+               "top-row brick; walls flip the velocity without mirroring; centre-section nudge; loss on the drawn "
+               f"y >= {evidence['ball']['lost_y']:g}",
+               {"ball_rule": "ale", **{k: evidence["ball"][k] for k in (
+                   "hit_speed_table", "top_speed", "bounce_sections", "bounce_offset_min", "bounce_nudge_offset",
+                   "bounce_nudge_px", "lost_y")}}),
         Change("paddle_shrink_width", "paddle/action dynamics",
                f"paddle width after the first top-wall contact = {shrink['small']:g} px (2 * ram[108]; "
                f"source: {shrink['source']})",
@@ -348,6 +446,10 @@ def _row(ch: Change, cur: dict, new: dict) -> dict:
             "replay_before": _replay_head(cur["replay"]), "replay_after": _replay_head(new["replay"])}
 
 
+def _replay_better(new: dict, cur: dict) -> bool:
+    return new["replay"]["ball_frames_to_divergence_median"] > cur["replay"]["ball_frames_to_divergence_median"]
+
+
 def _replay_worse(new: dict, cur: dict) -> bool:
     return (new["replay"]["paddle_exact_fraction"] < cur["replay"]["paddle_exact_fraction"] - 1e-9
             or new["replay"]["ball_frames_to_divergence_median"] < cur["replay"]["ball_frames_to_divergence_median"])
@@ -357,21 +459,33 @@ def fit(suite: dict, base: ShadowParams, progress=say) -> tuple[ShadowParams, di
     """Identified mechanics first (kept unless the replay agreement gets worse), then greedy forward
     selection over the tuned changes on the closed-loop objective; returns the params and the record."""
     events = bounce_events(suite)
-    evidence = {"paddle": identify_paddle(suite), "shrink": identify_shrink(suite),
+    evidence = {"paddle": identify_paddle(suite), "shrink": identify_shrink(suite), "ball": identify_ball(suite),
                 "zone_vx": identify_zone_vx(events), "speeds": identify_speeds(suite),
                 "bounce_events": len(events)}
     ale = ale_trace_stats(suite)
     cur = _evaluate(base, suite, ale)
     before = {"objective": cur["objective"], "stats": cur["stats"], "replay": _replay_head(cur["replay"])}
     accepted, rejected = [], []
-    for kind, changes in (("identified", identified_changes(evidence)), ("tuned", tuned_changes(evidence))):
+    for kind in ("identified", "contact", "tuned"):
+        if kind == "contact":  # the brick-contact extent is read off the replay, so it needs the ALE ball first
+            if cur["params"].ball_rule != "ale":
+                continue
+            evidence["brick_contact"] = identify_brick_contact(cur["params"], suite)
+            bc = evidence["brick_contact"]
+            changes = [Change("ale_brick_contact_extent", "brick and score abstraction",
+                              f"bricks are judged against ball columns [x + {bc['brick_contact_dx']:g}, +"
+                              f"{bc['brick_contact_w']:g}) and rows shifted up {bc['brick_contact_dy']:g} line(s): the "
+                              "extent with the longest replay agreement", {k: bc[k] for k in (
+                                  "brick_contact_w", "brick_contact_dx", "brick_contact_dy")})]
+        else:
+            changes = identified_changes(evidence) if kind == "identified" else tuned_changes(evidence)
         for ch in changes:
             new = _evaluate(ShadowParams(**{**cur["params"].model_dump(), **ch.update}), suite, ale)
             row = {"kind": kind, **_row(ch, cur, new)}
             improves = new["objective"] < cur["objective"] - 1e-4
             if _replay_worse(new, cur):
                 row["reason"] = "the per-step replay agreement got worse"
-            elif kind == "tuned" and not improves:
+            elif (kind == "tuned" and not improves) or (kind == "contact" and not (improves or _replay_better(new, cur))):
                 row["reason"] = "the closed-loop objective did not improve"
             if "reason" in row:
                 rejected.append(row)

@@ -38,6 +38,12 @@ from policylab.fileio import arrays_to_bytes, atomic_write_bytes
 
 # RAM bytes found by correlation with the observed motion (see notes/README-calibration.md)
 RAM_PADDLE_CONTROL = 70  # the game's paddle reading (pot scanline count); the paddle x chases it
+# the ball's fixed-point state (decoded from the traces, notes/README-calibration.md): position = integer byte +
+# fraction/256; velocity = signed integer byte + fraction/256, x stored negated (x_ram -= vx_ram every frame)
+RAM_BALL_X_FRAC, RAM_BALL_Y_FRAC = 100, 102
+RAM_BALL_VY, RAM_BALL_VY_FRAC, RAM_BALL_VX, RAM_BALL_VX_FRAC = 103, 104, 105, 106
+RAM_BALL_CLASS = 107  # 0x40 up / 0x80 down + paddle hits of this ball (0 at the serve, capped at 12), 16 after a top row
+RAM_BALL_ANGLE = 109  # 0 shallow, 2 steep: the paddle section of the last hit
 TRACE_DIR = Path(__file__).parent / "traces"
 ACTION_CODES = {"NOOP": NOOP, "FIRE": FIRE, "RIGHT": RIGHT, "LEFT": LEFT}
 
@@ -190,6 +196,37 @@ def load_suite(folder: Path = TRACE_DIR) -> dict[str, tuple[TraceSpec, dict[str,
         spec, arrays = load(path)
         out[spec.name] = (spec, arrays)
     return out
+
+
+def brick_flags(ram_row: np.ndarray) -> np.ndarray:
+    """Live bricks (6, 18), top row first, decoded from ram[0:30] (checked on every brick removal of the
+    committed traces: the cleared bit is the brick under the ball).
+
+    The wall is kept as the 2600 playfield registers of each brick row: five groups of 6 bytes (byte
+    5 - row of a group holds that row); 2 bits per 8 px brick. Group 4 = left PF1 (cols 1-4, MSB first),
+    group 3 = left PF2 (cols 5-8, LSB first), group 2 = both PF0 halves (bits 2-3 col 0, bits 4-5 col 9,
+    bits 6-7 col 10), group 1 = right PF1 (cols 11-14, MSB first), group 0 = right PF2 (cols 15-17)."""
+    r = np.asarray(ram_row).astype(np.int64)
+    out = np.zeros((6, 18), dtype=np.uint8)
+    for row in range(6):
+        g = [int(r[grp * 6 + 5 - row]) for grp in range(5)]
+        bits = ([(g[2], 2)] + [(g[4], 7 - 2 * j) for j in range(4)] + [(g[3], 2 * j) for j in range(4)]
+                + [(g[2], 4), (g[2], 6)] + [(g[1], 7 - 2 * j) for j in range(4)] + [(g[0], 2 * j) for j in range(3)])
+        out[row] = [(v >> b) & 1 for v, b in bits]
+    return out
+
+
+def _signed(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v).astype(np.int64)
+    return np.where(v > 127, v - 256, v)
+
+
+def ball_velocity(ram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(vx, vy) in screen px/frame from the RAM velocity bytes (exact fixed point)."""
+    r = np.asarray(ram).astype(np.int64)
+    vx = -(_signed(r[..., RAM_BALL_VX]) * 256 + r[..., RAM_BALL_VX_FRAC]) / 256.0
+    vy = (_signed(r[..., RAM_BALL_VY]) * 256 + r[..., RAM_BALL_VY_FRAC]) / 256.0
+    return vx, vy
 
 
 def signals(ram: np.ndarray) -> dict[str, np.ndarray]:
