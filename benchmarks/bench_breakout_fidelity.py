@@ -8,6 +8,9 @@ reference seeds E..2E-1 (the ALE-vs-ALE Spearman = noise ceiling), and in the sh
 `--shadow-episodes` seeds for every preset in `--presets`. ALE results are cached in `--cache`
 (JSON), so presets can be compared without re-running ALE.
 
+`--with-v3-defaults` adds the v3 default parameters as one more candidate (the old probe's pool shape).
+This is the one fidelity benchmark (the earlier `breakout_shadow_fidelity.py` probe was folded into it).
+
 Prints and writes (`--json`) per preset: Spearman/Pearson of candidate means vs ALE, the reference
 self-Spearman, the median |score ratio - 1|, and pooled feature means (ball |vx|, |vy|, paddle
 |dx|, episode steps, reward count) with shadow/ALE ratios.
@@ -27,7 +30,7 @@ import numpy as np
 
 from policylab.envs.breakout_ale import AleBreakout, Protocol
 from policylab.envs.breakout_shadow import ShadowBreakout
-from policylab.policies.breakout import breakout_policy_v3
+from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
 from policylab.stats import pearson, spearman
 from policylab.studies.breakout.features import episode_features
 from policylab.studies.breakout.runner import serve_actions
@@ -93,9 +96,12 @@ def main() -> None:
     ap.add_argument("--presets", default="atari,atari-cal", help="comma-separated shadow presets (names or .json)")
     ap.add_argument("--workers", type=int, default=2, help="ALE processes")
     ap.add_argument("--cache", default="runs/fidelity_ale_cache.json", help="ALE results cache (JSON)")
+    ap.add_argument("--with-v3-defaults", action="store_true", help="add the v3 defaults as one more candidate")
     ap.add_argument("--json", default=None, help="write the results here")
     args = ap.parse_args()
     cands = random_candidates(args.candidates, args.pool_seed)
+    if args.with_v3_defaults:
+        cands = [{"candidate_id": "v3_defaults", "params": dict(V3_DEFAULTS)}, *cands]
     cache_path = Path(args.cache)
     cache = json.loads(cache_path.read_text()) if cache_path.is_file() else {}
     tasks, keys = [], []
@@ -121,7 +127,7 @@ def main() -> None:
         ale_main.append(mean_rows(rows[: args.episodes]))
         ale_ref.append(mean_rows(rows[args.episodes:]))
     a = [m["score"] for m in ale_main]
-    out = {"pool_seed": args.pool_seed, "candidates": args.candidates, "ale_episodes": args.episodes,
+    out = {"pool_seed": args.pool_seed, "candidates": len(cands), "ale_episodes": args.episodes,
            "shadow_episodes": args.shadow_episodes, "ale_wall_s": ale_wall,
            "reference_self_spearman": spearman(a, [m["score"] for m in ale_ref]), "presets": {}}
     # the ceiling for the full 2E-episode means is higher; report the E-vs-E one (what the audit reports)

@@ -93,3 +93,19 @@ def test_closed_loop_life_length_matches_ale(suite):
 def test_other_presets_keep_the_legacy_ball():
     assert load_preset("atari").ball_rule == "legacy" and load_preset("go-v1").ball_rule == "legacy"
     assert load_preset("atari").hit_speed_table == []
+
+
+def test_the_top_three_brick_rows_set_the_top_speed(suite):
+    """Every brick removal of rows 1-2 (from the top; row 0 is never reached in the traces) by a ball below top
+    speed sets ram[107] to class 16 and none of rows 3-5 does: fast_rows = 3, and the shipped preset uses it."""
+    fr = C.identify_fast_rows(suite)
+    assert fr["fast_rows"] == 3 and fr["consistent"]
+    assert sum(fr["triggered_by_row"].values()) >= 5 and set(fr["not_triggered_by_row"]) == {"3", "4", "5"}
+    assert load_preset("atari-cal").fast_rows == 3
+
+
+def test_no_brick_turns_the_ball_sideways(suite):
+    """All vx sign flips above the paddle happen with the drawn ball past a side wall (so the shadow's bricks
+    only reverse vy)."""
+    side = C.identify_brick_side_bounce(suite)
+    assert side["vx_flips_above_paddle"] > 100 and side["away_from_walls"] == 0

@@ -58,6 +58,7 @@ def write_calibration_report(out: Path, data: dict) -> Path:
                "frames until ball or paddle differ by more than 1 px."],
         tables=[Table("Kept changes", cols, _change_rows(data["accepted"])),
                 Table("Rejected changes", cols + ["reason"], _change_rows(data["rejected"])),
+                Table("Checked, not modelled", ["mechanic", "gap", "evidence", "decision"], data["not_modelled"]),
                 Table("Closed-loop statistics", ["statistic", "ALE traces", "shadow before", "shadow after"], stats_rows)],
         figures=[("Closed-loop statistics, shadow / ALE traces", "figures/stats.png")],
     )
