@@ -1,0 +1,66 @@
+"""The failure rule: frozen thresholds, decided once per rollout when it is recorded.
+
+A rollout *fails* at the first control step whose state has torso height below `TORSO_Z_FAIL_M`
+or torso uprightness (z of the torso's up axis) below `UPRIGHTNESS_FAIL`, whichever comes first;
+`t_fail` is that state's time. Surviving the 5 s horizon is right-censored (status ``survived``,
+``t_fail`` null, never 5). A rollout is *diverged* (a separate class, excluded from survival
+statistics) at the first state that is not finite or whose clock is not k * dt (MuJoCo resets a
+simulation whose accelerations blow up, which rewinds its time); the earliest event wins.
+
+Thresholds (frozen 2026-11-29 from `policylab boundary calibrate` on ant_v0; data in
+notes/README-boundary-sweep.md, "Failure rule"): over 256 nominal runs (friction 1.0, no push)
+the surviving runs never went below uprightness 0.734 or torso height 0.371 m, while a robot
+lying on its back rests at torso height 0.264 m with uprightness near -1. Uprightness < 0.5 is a
+tilt beyond 60 deg, the original study's tilt threshold; torso height < 0.30 m sits between the
+lowest nominal state and the resting height of a toppled robot.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from policylab.envs import ant
+
+TORSO_Z_FAIL_M = 0.30
+UPRIGHTNESS_FAIL = 0.50  # tilt > 60 deg, the original's tilt threshold
+RULE_VERSION = 1
+
+
+def thresholds() -> dict:
+    return {"torso_z_fail_m": TORSO_Z_FAIL_M, "uprightness_fail": UPRIGHTNESS_FAIL, "rule_version": RULE_VERSION}
+
+
+def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float) -> dict:
+    """Outcome of one rollout from its states (T+1 rows at control rate, row 0 the reset state)."""
+    n = len(time)
+    expected = np.arange(n) * dt
+    finite = np.isfinite(qpos).all(axis=1) & np.isfinite(qvel).all(axis=1) & np.isfinite(time)
+    bad = ~finite | (np.abs(time - expected) > 1e-6)
+    z = qpos[:, 2]
+    up = ant.uprightness(qpos)
+    with np.errstate(invalid="ignore"):
+        low = z < TORSO_Z_FAIL_M
+        tilted = up < UPRIGHTNESS_FAIL
+    fell = low | tilted
+    fell[0] = False  # the reset state is never a failure
+    k_div = int(np.argmax(bad)) if bad.any() else None
+    k_fail = int(np.argmax(fell)) if fell.any() else None
+    ok = finite & ~bad
+    outcome = {
+        "min_uprightness": float(up[ok].min()),
+        "min_torso_z": float(z[ok].min()),
+        "forward_speed_mps": float((qpos[-1, 0] - qpos[0, 0]) / (dt * (n - 1))) if ok.all() else None,
+        "t_fail": None,
+        "fail_reason": None,
+        "diverged_at": None,
+    }
+    if k_div is not None and (k_fail is None or k_div <= k_fail):
+        outcome.update(status="diverged", diverged_at=round(k_div * dt, 6))
+    elif k_fail is not None:
+        reason = "torso_z" if low[k_fail] else "uprightness"
+        if low[k_fail] and tilted[k_fail]:
+            reason = "torso_z+uprightness"
+        outcome.update(status="failed", t_fail=round(k_fail * dt, 6), fail_reason=reason)
+    else:
+        outcome.update(status="survived")
+    return outcome

@@ -1,0 +1,301 @@
+"""Reduce a boundary sweep to failure statistics: per-cell Kaplan-Meier survival, the danger
+heatmap and the per-friction-row boundary with a bootstrap interval.
+
+Why it is built this way:
+- The store is the canonical record. A rollout's outcome was decided once, by the sweep, under the
+  frozen failure rule (`failure.classify`); reduce reads it. It also re-applies that rule to every
+  stored trajectory and reports how many records agree (a rule that silently drifted from the
+  records would make every chart a lie).
+- Survival to the horizon is right-censored (never "TTF = 5 s"); diverged rollouts (NaN/inf) are a
+  separate class and are left out of the risk set, as in the original.
+- The boundary of a friction row is the push where S first falls through 0.5, interpolated
+  linearly between neighbouring cells. Its uncertainty comes from resampling seeds within each
+  cell (2000 resamples, seeded); a row that crosses in fewer than half the resamples is reported
+  as "no boundary in range", never extrapolated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from policylab.envs import ant
+from policylab.errors import BadInput
+from policylab.rollout.seeds import world_seed
+from policylab.rollout.store import Store
+from policylab.stats import kaplan_meier
+from policylab.studies.boundary import failure
+from policylab.studies.boundary import sweep as boundary_sweep
+from policylab.studies.boundary.verify import grid_from_meta
+
+STUDY = "boundary"
+SURVIVED, FAILED, DIVERGED = "survived", "failed", "diverged"
+STATUSES = (SURVIVED, FAILED, DIVERGED)
+CROSSING_LEVEL = 0.5
+NO_BOUNDARY = "no boundary in range"
+
+
+# -- the sweep as reduce sees it -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rollout:
+    key: str
+    cache_key: str
+    seed: int
+    seed_idx: int
+    status: str
+    t_fail: float | None
+    min_uprightness: float | None
+    min_torso_z: float | None
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One complete sweep of one checkpoint: grid axes plus every cell's rollouts in seed order."""
+
+    checkpoint: str
+    checkpoint_sha256: str
+    env: str
+    mus: list[float]
+    pushes: list[float]
+    seeds_per_cell: int
+    push_dir: float
+    push_t0: float
+    protocol: dict
+    cells: dict[tuple[int, int], list[Rollout]]
+
+    @property
+    def horizon_s(self) -> float:
+        return float(self.protocol["horizon_s"])
+
+    def cell_index(self, mu_idx: int, push_idx: int) -> int:
+        return mu_idx * len(self.pushes) + push_idx
+
+    @property
+    def grid(self) -> dict:
+        return {"mus": self.mus, "pushes_pct_bw": self.pushes, "seeds_per_cell": self.seeds_per_cell,
+                "push_dir_deg": self.push_dir, "push_t0_s": self.push_t0,
+                "seed_scheme": "1_000_000 + (mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx"}
+
+
+def load_sweep(store: Store, checkpoint: str) -> Sweep:
+    """The complete sweep of `checkpoint` in `store`: the grid from the sweep's store meta, every
+    world's record found under the sweep's own key derivation (`sweep.sweep_keys`), so reduce
+    reads exactly the worlds the sweep simulated. A missing record is bad input (nothing is reduced)."""
+    meta = store.get_meta(boundary_sweep.meta_name(boundary_sweep.Checkpoint(checkpoint, Path(checkpoint), "")))
+    if meta is None:
+        known = sorted({str(r.data["world"]["checkpoint"]["name"]) for r in store.records(STUDY)})
+        raise BadInput("checkpoint", f"no sweep of checkpoint {checkpoint!r} in {store.root}; "
+                       f"stored: {', '.join(known) or 'none'}")
+    current = boundary_sweep.protocol()
+    changed = sorted(k for k in set(meta["protocol"]) | set(current) if meta["protocol"].get(k) != current.get(k))
+    if changed:
+        raise BadInput("store", f"the sweep of {checkpoint!r} was recorded under another protocol than this code's "
+                       f"(differs in: {', '.join(changed)}); sweep again into a new store")
+    grid = grid_from_meta(meta)
+    ckpt = boundary_sweep.Checkpoint(checkpoint, Path(checkpoint), meta["checkpoint"]["sha256"])
+    cells: dict[tuple[int, int], list[Rollout]] = {}
+    missing = 0
+    for key, gw in boundary_sweep.sweep_keys(grid, ckpt):
+        rec = store.get(key)
+        if rec is None:
+            missing += 1
+            continue
+        w, o = rec.data["world"], rec.outcome
+        if w["seed"] != world_seed(STUDY, gw.mu_idx * len(grid.pushes) + gw.push_idx, gw.seed_idx,
+                                   seeds_per_cell=grid.seeds_per_cell):
+            raise BadInput("store", f"record {key} breaks the seed scheme")
+        if o.get("status") not in STATUSES:
+            raise BadInput("store", f"record {key} has outcome status {o.get('status')!r}")
+        cells.setdefault((gw.mu_idx, gw.push_idx), []).append(Rollout(
+            key, w["cache_key"], int(w["seed"]), gw.seed_idx, o["status"], o.get("t_fail"),
+            o.get("min_uprightness"), o.get("min_torso_z")))
+    if missing:
+        raise BadInput("store", f"the sweep of {checkpoint!r} is incomplete: {missing} of {grid.n_rollouts} "
+                       "worlds have no record (resume `policylab boundary sweep` first)")
+    return Sweep(checkpoint, meta["checkpoint"]["sha256"], meta["env"], list(grid.mus), list(grid.pushes),
+                 grid.seeds_per_cell, grid.push_dir, grid.push_t0, meta["protocol"], cells)
+
+
+# -- cell statistics -----------------------------------------------------------------------------
+
+def survival_codes(rollouts: Sequence[Rollout]) -> np.ndarray:
+    """1 = survived (censored at the horizon), 0 = failed, -1 = diverged (not at risk)."""
+    return np.array([{SURVIVED: 1, FAILED: 0, DIVERGED: -1}[r.status] for r in rollouts], dtype=np.int8)
+
+
+def cell_stats(rollouts: Sequence[Rollout], horizon_s: float) -> dict:
+    """Kaplan-Meier survival of one cell and its failure-time summary."""
+    at_risk = [r for r in rollouts if r.status != DIVERGED]
+    failed = [r.status == FAILED for r in at_risk]
+    times = [float(r.t_fail) if r.status == FAILED else horizon_s for r in at_risk]
+    ttf = np.array([t for t, f in zip(times, failed) if f], dtype=float)
+    out = {
+        "n": len(rollouts),
+        "n_failed": int(sum(failed)),
+        "n_censored": int(len(at_risk) - sum(failed)),
+        "n_diverged": len(rollouts) - len(at_risk),
+        "survival": None,
+        "danger": None,
+        "km_median_s": None,
+        "ttf_p25_s": float(np.percentile(ttf, 25)) if ttf.size else None,
+        "ttf_p75_s": float(np.percentile(ttf, 75)) if ttf.size else None,
+        "km_curve": None,
+    }
+    if at_risk:
+        km = kaplan_meier(times, failed, horizon_s)
+        s = float(km["survival_at_horizon"])
+        out.update(survival=s, danger=1.0 - s, km_curve={"t_s": km["times"], "survival": km["survival"]})
+        below = [t for t, v in zip(km["times"], km["survival"]) if v <= 0.5]
+        out["km_median_s"] = below[0] if below else None
+    return out
+
+
+# -- boundary ------------------------------------------------------------------------------------
+
+def first_crossing(pushes: Sequence[float], survival: np.ndarray) -> np.ndarray:
+    """Push where S first falls through 0.5, per row of `survival` (shape (B, P)); NaN = none.
+
+    Cells with undefined S (NaN: all diverged) are skipped. A row whose first defined cell is
+    already below 0.5 has no crossing in range (the boundary lies below the grid): no extrapolation.
+    """
+    s = np.atleast_2d(np.asarray(survival, dtype=float))
+    b = s.shape[0]
+    result = np.full(b, np.nan)
+    done = np.zeros(b, dtype=bool)
+    prev_s = np.full(b, np.nan)
+    prev_p = np.full(b, np.nan)
+    for j, p in enumerate(pushes):
+        sj = s[:, j]
+        defined = ~np.isnan(sj)
+        below = defined & (sj < CROSSING_LEVEL) & ~done
+        cross = below & ~np.isnan(prev_s)
+        frac = (prev_s[cross] - CROSSING_LEVEL) / (prev_s[cross] - sj[cross])
+        result[cross] = prev_p[cross] + frac * (p - prev_p[cross])
+        done |= below
+        keep = defined & ~done
+        prev_s[keep] = sj[keep]
+        prev_p[keep] = p
+    return result
+
+
+def _survival_fraction(codes: np.ndarray) -> np.ndarray:
+    """Kaplan-Meier S at the horizon when the only censoring is at the horizon: survivors over
+    rollouts at risk (diverged excluded). Works on any leading shape; NaN where none is at risk."""
+    at_risk = (codes >= 0).sum(axis=-1)
+    surv = (codes == 1).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(at_risk > 0, surv / np.maximum(at_risk, 1), np.nan)
+
+
+def _no_boundary_note(observed: np.ndarray) -> str:
+    """Which side of the grid a row without a boundary lies on, from its observed survival."""
+    defined = observed[~np.isnan(observed)]
+    if defined.size and defined[0] < CROSSING_LEVEL:
+        return "S < 0.5 already at the smallest push (boundary below the grid)"
+    if defined.size and (defined >= CROSSING_LEVEL).all():
+        return "S >= 0.5 up to the largest push (boundary above the grid)"
+    return "the observed row crosses, but fewer than half the resamples do"
+
+
+def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, seed: int, row: int) -> dict:
+    """Boundary of one friction row: point estimate, and a bootstrap over seeds within each cell.
+
+    `codes` has shape (P, n) (cells of the row x seeds). The generator is PCG64 seeded with
+    (seed, row), so each row's resamples are fixed and independent of the other rows.
+    """
+    codes = np.asarray(codes)
+    observed = _survival_fraction(codes)
+    point = first_crossing(pushes, observed[None, :])[0]
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, row])))
+    n_cells, n = codes.shape
+    idx = rng.integers(0, n, size=(resamples, n_cells, n))
+    boot = first_crossing(pushes, _survival_fraction(np.take_along_axis(codes[None], idx, axis=2)))
+    crossed = boot[~np.isnan(boot)]
+    frac = crossed.size / resamples
+    out = {"crossed_fraction": frac, "resamples": resamples, "point_pct_bw": None, "median_pct_bw": None,
+           "ci95_pct_bw": None, "status": NO_BOUNDARY, "note": _no_boundary_note(observed)}
+    if frac >= 0.5:
+        lo, med, hi = np.quantile(crossed, [0.025, 0.5, 0.975])
+        out.update(status="boundary", median_pct_bw=float(med), ci95_pct_bw=[float(lo), float(hi)],
+                   point_pct_bw=None if np.isnan(point) else float(point))
+        if np.isnan(point):
+            out["note"] = "the observed row does not fall through 0.5; the interval comes from the resamples that do"
+    return out
+
+
+def boundaries(sweep: Sweep, *, resamples: int = 2000, seed: int = 0) -> list[dict]:
+    rows = []
+    for mi, mu in enumerate(sweep.mus):
+        codes = np.stack([survival_codes(sweep.cells[(mi, pi)]) for pi in range(len(sweep.pushes))])
+        rows.append({"mu": mu, "mu_idx": mi,
+                     **row_boundary(sweep.pushes, codes, resamples=resamples, seed=seed, row=mi)})
+    return rows
+
+
+# -- the reduction -------------------------------------------------------------------------------
+
+def rule_check(store: Store, sweep: Sweep) -> dict:
+    """Re-apply the frozen rule to every stored trajectory and count agreement with the records."""
+    dt = ant.control_dt()
+    disagree = []
+    total = 0
+    for rollouts in sweep.cells.values():
+        for r in rollouts:
+            p = store.payload(r.key)
+            rule = failure.classify(p["qpos"], p["qvel"], p["time"], dt)
+            total += 1
+            same_t = (rule["t_fail"] is None and r.t_fail is None) or (
+                rule["t_fail"] is not None and r.t_fail is not None and abs(rule["t_fail"] - r.t_fail) < 1e-9)
+            if rule["status"] != r.status or not same_t:
+                disagree.append({"key": r.key, "cache_key": r.cache_key, "record": [r.status, r.t_fail],
+                                 "rule": [rule["status"], rule["t_fail"]]})
+    return {"checked": total, "agree": total - len(disagree), "disagree": len(disagree),
+            "examples": disagree[:10]}
+
+
+def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int = 2000, seed: int = 0,
+                 check_rule: bool = True) -> dict:
+    """The reduce.json document: grid, thresholds, totals, cells (with their rollouts), boundaries."""
+    cells = []
+    totals = {s: 0 for s in STATUSES}
+    for (mi, pi), rollouts in sweep.cells.items():
+        for r in rollouts:
+            totals[r.status] += 1
+        cells.append({
+            "mu": sweep.mus[mi], "push_pct_bw": sweep.pushes[pi], "mu_idx": mi, "push_idx": pi,
+            "cell": sweep.cell_index(mi, pi),
+            **cell_stats(rollouts, sweep.horizon_s),
+            "rollouts": [{"seed_idx": r.seed_idx, "seed": r.seed, "key": r.key, "cache_key": r.cache_key,
+                          "status": r.status, "t_fail": r.t_fail, "min_uprightness": r.min_uprightness,
+                          "min_torso_z": r.min_torso_z} for r in rollouts],
+        })
+    return {
+        "sweep": {"checkpoint": sweep.checkpoint, "checkpoint_sha256": sweep.checkpoint_sha256, "env": sweep.env,
+                  "grid": sweep.grid,
+                  "n_rollouts": sum(totals.values()), "store_root": str(store.root)},
+        "thresholds": {**failure.thresholds(), "horizon_s": sweep.horizon_s},
+        "totals": {"failed": totals[FAILED], "censored": totals[SURVIVED], "diverged": totals[DIVERGED]},
+        "rule_check": rule_check(store, sweep) if check_rule else {"checked": 0, "skipped": True},
+        "cells": cells,
+        "danger": danger_matrix(cells, len(sweep.mus), len(sweep.pushes)),
+        "boundary": boundaries(sweep, resamples=resamples, seed=seed),
+        "method": {
+            "survival": "Kaplan-Meier per cell, right-censored at the horizon; diverged rollouts leave the risk set",
+            "danger": "1 - S(horizon)",
+            "boundary": "push where S first falls through 0.5, linear interpolation between neighbouring cells",
+            "bootstrap": f"{resamples} resamples of seeds within each cell, PCG64 seeded with (seed={seed}, row)",
+            "no_boundary": f"'{NO_BOUNDARY}' when fewer than half of the resamples cross",
+        },
+    }
+
+
+def danger_matrix(cells: Iterable[Mapping], n_mu: int, n_push: int) -> list[list[float | None]]:
+    """Rows = friction (ascending), columns = push (ascending); None where S is undefined."""
+    grid: list[list[float | None]] = [[None] * n_push for _ in range(n_mu)]
+    for c in cells:
+        grid[c["mu_idx"]][c["push_idx"]] = c["danger"]
+    return grid

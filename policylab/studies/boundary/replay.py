@@ -1,0 +1,100 @@
+"""The replay batch: the selected worlds, read from the store, with the recovery search recorded.
+
+Replays read the canonical record; they never decide an outcome by simulating again. A recovery
+cell's search walks its sweep seeds (recorded survivor first, then the others in index order) and
+takes the first whose record survived. With an equivalence check (`resimulate` given), every
+world the batch might use is simulated once more, all together in one batch, and compared bitwise
+with its stored trajectory; a survivor counts only when its record is reproduced, and every
+attempt says what it found. That is the original's "a surviving rollout of this world", made
+checkable: on CPU MuJoCo the re-run must match, and when it does not, the batch says so instead
+of quietly showing another world.
+
+Why one batch: the worlds are re-simulated the way the sweep simulated them (a batch of several).
+A batch of one is not always the same arithmetic: with the linear policy, numpy's (1, n) matrix
+product takes another BLAS path than a (B, n) one, and the trajectories drift apart by ~1e-14 m
+within 5 s (measured). The check reports such drift; it does not hide it by choosing batch shapes
+per world.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from policylab.rollout.store import Store
+
+# records -> payloads, simulated together as one batch
+Resimulate = Callable[[Sequence[Mapping]], Sequence[Mapping[str, np.ndarray]]]
+NOT_CHECKED = {"checked": False}
+
+
+def compare(stored: Mapping[str, np.ndarray], fresh: Mapping[str, np.ndarray]) -> dict:
+    """Bitwise comparison of a fresh simulation with the stored trajectory (qpos and qvel)."""
+    out: dict = {"checked": True}
+    for name in ("qpos", "qvel"):
+        a, b = np.asarray(stored[name]), np.asarray(fresh[name])
+        same_shape = a.shape == b.shape
+        out[f"{name}_bitwise_equal"] = bool(same_shape and a.tobytes() == b.tobytes())
+        out[f"{name}_max_abs_diff"] = float(np.max(np.abs(a - b))) if same_shape else None
+    out["equal"] = out["qpos_bitwise_equal"] and out["qvel_bitwise_equal"]
+    return out
+
+
+def keys_to_check(store: Store, selection: Mapping) -> list[str]:
+    """Every record the batch may show: boundary and divergence picks, and each recovery cell's
+    recorded survivors (only a survivor can be chosen)."""
+    keys = [w["key"] for w in selection["boundary_cells"]] + [w["key"] for w in selection["divergences"]]
+    for rec in selection["recoveries"]:
+        keys += [c["key"] for c in rec["search_order"] if store.require(c["key"]).outcome["status"] == "survived"]
+    return list(dict.fromkeys(keys))
+
+
+def equivalences(store: Store, keys: Sequence[str], resimulate: Resimulate | None) -> dict[str, dict]:
+    if resimulate is None or not keys:
+        return {}
+    fresh = resimulate([store.require(k).data for k in keys])
+    return {k: compare(store.payload(k), f) for k, f in zip(keys, fresh)}
+
+
+def _entry(store: Store, kind: str, world: Mapping, eq: Mapping[str, dict]) -> dict:
+    rec = store.require(world["key"])
+    o = rec.outcome
+    return {"kind": kind, "mu": world["mu"], "push_pct_bw": world["push_pct_bw"], "cell": world["cell"],
+            "seed_idx": world["seed_idx"], "seed": world["seed"], "key": rec.key,
+            "cache_key": rec.data["world"].get("cache_key"), "outcome": o["status"], "t_fail": o.get("t_fail"),
+            "payload_sha256": rec.payload_sha256, "equivalence": eq.get(rec.key, NOT_CHECKED)}
+
+
+def search_recovery(store: Store, recovery: Mapping, eq: Mapping[str, dict], checking: bool) -> dict:
+    """Walk the cell's search order; take the first survivor (reproduced, when checking)."""
+    attempts = []
+    for cand in recovery["search_order"]:
+        status = store.require(cand["key"]).outcome["status"]
+        check = eq.get(cand["key"], NOT_CHECKED)
+        usable = status == "survived" and (not checking or check["equal"])
+        attempts.append({"seed_idx": cand["seed_idx"], "seed": cand["seed"], "record_status": status,
+                         "equivalence": check, "usable": usable})
+        if usable:
+            entry = _entry(store, "recovery", {**recovery, **cand}, eq)
+            entry.update(recovery_attempts=len(attempts),
+                         matched_recorded_survivor=cand["seed_idx"] == recovery["seed_idx"], search=attempts)
+            return entry
+    return {"kind": "recovery", "mu": recovery["mu"], "push_pct_bw": recovery["push_pct_bw"],
+            "cell": recovery["cell"], "recovery_search": "no survivor in re-simulation"
+            if checking else "no survivor in the record", "recovery_attempts": len(attempts), "search": attempts}
+
+
+def replay_batch(store: Store, selection: Mapping, resimulate: Resimulate | None = None) -> dict:
+    """The replays.json document: one entry per selected world, in selection order."""
+    eq = equivalences(store, keys_to_check(store, selection), resimulate)
+    entries = [_entry(store, "boundary", w, eq) for w in selection["boundary_cells"]]
+    entries += [search_recovery(store, w, eq, resimulate is not None) for w in selection["recoveries"]]
+    entries += [_entry(store, "divergence", w, eq) for w in selection["divergences"]]
+    return {
+        "checkpoint": selection["checkpoint"],
+        "replays": entries,
+        "equivalence_summary": {"checked": len(eq), "bitwise_equal": sum(1 for c in eq.values() if c["equal"]),
+                                "batch": "all checked worlds re-simulated together in one batch"},
+        "rule": "outcomes come from the store records; re-simulation (when asked) only compares with them",
+    }

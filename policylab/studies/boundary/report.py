@@ -1,0 +1,202 @@
+"""HTML reports for a sweep (reduce + selection + replays + clips) and for a diff of two sweeps.
+
+JSON first: `report.json` is written from the stage files, then `report.html` is rendered from it
+(policylab.report.html), with the charts as deterministic PNGs and the clips embedded as videos.
+Every number on the page is in report.json.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from policylab.fileio import write_json
+from policylab.report.charts import plt, save_png
+from policylab.report.html import Page, Table, render
+
+
+def _edges(values: Sequence[float]) -> np.ndarray:
+    v = np.asarray(values, dtype=float)
+    if v.size == 1:
+        return np.array([v[0] - 0.5, v[0] + 0.5])
+    mid = (v[1:] + v[:-1]) / 2
+    return np.concatenate([[2 * v[0] - mid[0]], mid, [2 * v[-1] - mid[-1]]])
+
+
+def _matrix(rows: Sequence[Sequence[float | None]]) -> np.ndarray:
+    return np.array([[np.nan if x is None else x for x in r] for r in rows], dtype=float)
+
+
+def heatmap(ax, mus, pushes, values, *, cmap="YlOrRd", vmin=0.0, vmax=1.0, label="danger = 1 - S"):
+    mesh = ax.pcolormesh(_edges(pushes), _edges(mus), np.ma.masked_invalid(_matrix(values)), cmap=cmap,
+                         vmin=vmin, vmax=vmax, shading="flat")
+    ax.set_xlabel("lateral push (% bodyweight)")
+    ax.set_ylabel("friction mu")
+    ax.figure.colorbar(mesh, ax=ax, label=label)
+
+
+def _overlay_boundary(ax, boundary: Sequence[Mapping], color: str, label: str) -> None:
+    rows = [b for b in boundary if b["status"] == "boundary"]
+    if not rows:
+        return
+    mu = [b["mu"] for b in rows]
+    med = np.array([b["median_pct_bw"] for b in rows])
+    lo = med - np.array([b["ci95_pct_bw"][0] for b in rows])
+    hi = np.array([b["ci95_pct_bw"][1] for b in rows]) - med
+    ax.errorbar(med, mu, xerr=[lo, hi], fmt="o-", color=color, ms=4, capsize=3, label=label)
+
+
+def sweep_figures(out: Path, reduction: Mapping, selection: Mapping | None) -> list[tuple[str, str]]:
+    grid = reduction["sweep"]["grid"]
+    mus, pushes = grid["mus"], grid["pushes_pct_bw"]
+    fig, ax = plt.subplots(figsize=(8, 6))
+    heatmap(ax, mus, pushes, reduction["danger"])
+    _overlay_boundary(ax, reduction["boundary"], "#1f4e99", "boundary: bootstrap median, 95% CI")
+    if selection:
+        for w in selection["boundary_cells"]:
+            ax.plot(w["push_pct_bw"], w["mu"], "s", mfc="none", mec="black", ms=12)
+        for w in selection["recoveries"]:
+            ax.plot(w["push_pct_bw"], w["mu"], "D", color="#2ca02c", ms=9)
+    ax.set_title(f"{reduction['sweep']['checkpoint']}: danger per cell ({grid['seeds_per_cell']} seeds); "
+                 "squares = replayed boundary cells, diamonds = recoveries", fontsize=9)
+    ax.legend(loc="lower right", fontsize=8)
+    save_png(fig, out / "heatmap.png")
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    _overlay_boundary(ax, reduction["boundary"], "#1f4e99", "S = 0.5 crossing")
+    for b in reduction["boundary"]:
+        if b["status"] != "boundary":
+            ax.annotate("no boundary in range", (pushes[0], b["mu"]), fontsize=7, color="gray", va="center")
+    ax.set_xlim(pushes[0], pushes[-1])
+    ax.set_ylim(_edges(mus)[0], _edges(mus)[-1])
+    ax.set_xlabel("lateral push (% bodyweight)")
+    ax.set_ylabel("friction mu")
+    ax.set_title("Boundary per friction row (bootstrap median and 95% interval)", fontsize=10)
+    save_png(fig, out / "boundary.png")
+    return [("Danger (1 - Kaplan-Meier survival at 5 s) with the boundary", "heatmap.png"),
+            ("Boundary curve with bootstrap intervals", "boundary.png")]
+
+
+def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, replays: Mapping | None,
+                 clips: Sequence[Mapping] | None, rrds: Sequence[Mapping] | None) -> Path:
+    """Write report.json, the figures and report.html for one sweep's analysis folder `out`."""
+    figures = sweep_figures(out, reduction, selection)
+    boundary_rows = [{"mu": b["mu"], "status": b["status"], "point": b["point_pct_bw"], "median": b["median_pct_bw"],
+                      "ci95": b["ci95_pct_bw"], "crossed": b["crossed_fraction"], "note": b["note"]}
+                     for b in reduction["boundary"]]
+    replay_rows = [{"kind": r["kind"], "mu": r["mu"], "push": r["push_pct_bw"], "seed": r.get("seed"),
+                    "outcome": r.get("outcome", r.get("recovery_search")), "t_fail": r.get("t_fail"),
+                    "attempts": r.get("recovery_attempts"), "matched recorded": r.get("matched_recorded_survivor"),
+                    "bitwise equal": (r.get("equivalence") or {}).get("equal"), "cache_key": r.get("cache_key")}
+                   for r in (replays or {}).get("replays", [])]
+    clip_rows = [{"kind": c["kind"], "file": c["file"], "outcome": c["outcome"], "t_fail": c["t_fail"],
+                  "frames": c["frames"], "frames show": c["frames_show"],
+                  "consistent": c["consistent"]} for c in clips or []]
+    data = {
+        "sweep": reduction["sweep"],
+        "thresholds": reduction["thresholds"],
+        "totals": reduction["totals"],
+        "rule_check": {k: v for k, v in reduction["rule_check"].items() if k != "examples"},
+        "boundary": boundary_rows,
+        "cells": [{k: c[k] for k in ("mu", "push_pct_bw", "n", "n_failed", "n_censored", "n_diverged", "survival",
+                                      "km_median_s")} for c in reduction["cells"]],
+        "selection_rule": (selection or {}).get("rule"),
+        "replays": replay_rows,
+        "equivalence": (replays or {}).get("equivalence_summary"),
+        "clips": clip_rows,
+        "rrd": [{k: r[k] for k in ("cache_key", "rrd_file", "qpos_file", "outcome")} for r in rrds or []],
+        "method": reduction["method"],
+    }
+    write_json(out / "report.json", data)
+    t = reduction["totals"]
+    n_bound = sum(1 for b in reduction["boundary"] if b["status"] == "boundary")
+    page = Page(
+        title=f"Failure boundary: {reduction['sweep']['checkpoint']} on {reduction['sweep']['env']}",
+        subtitle=f"{reduction['sweep']['n_rollouts']} rollouts, {len(reduction['sweep']['grid']['mus'])} frictions x "
+                 f"{len(reduction['sweep']['grid']['pushes_pct_bw'])} pushes x "
+                 f"{reduction['sweep']['grid']['seeds_per_cell']} seeds; outcomes read from the store",
+        headline=[("failed", t["failed"]), ("censored (survived 5 s)", t["censored"]), ("diverged", t["diverged"]),
+                  ("rows with a boundary", f"{n_bound} / {len(reduction['boundary'])}"),
+                  ("rule agrees with records", f"{reduction['rule_check'].get('agree', 0)} / "
+                                               f"{reduction['rule_check'].get('checked', 0)}")],
+        notes=["Clips and .rrd files render the saved qpos of each record; their outcome labels are the records'."],
+        tables=[Table("Boundary per friction row (%BW)", ["mu", "status", "point", "median", "ci95", "crossed", "note"],
+                      boundary_rows),
+                Table("Replays (from the store)", ["kind", "mu", "push", "seed", "outcome", "t_fail", "attempts",
+                                                   "matched recorded", "bitwise equal"], replay_rows),
+                Table("Clips", ["kind", "file", "outcome", "t_fail", "frames", "frames show", "consistent"],
+                      clip_rows)],
+        figures=figures,
+        videos=[(f"{c['kind']}: {c['cache_key']} - {c['outcome']}", f"../clips/{c['file']}") for c in clips or []],
+    )
+    render(out / "report.html", page, data)
+    return out / "report.html"
+
+
+def diff_figures(out: Path, diff: Mapping) -> list[tuple[str, str]]:
+    mus, pushes = diff["grid"]["mus"], diff["grid"]["pushes_pct_bw"]
+    a, b = diff["a"]["checkpoint"], diff["b"]["checkpoint"]
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
+    for ax, surface, name in ((axes[0], diff["surface_a"], a), (axes[1], diff["surface_b"], b)):
+        heatmap(ax, mus, pushes, surface)
+        ax.set_title(f"{name}: danger = 1 - S", fontsize=10)
+    save_png(fig, out / "surfaces.png")
+
+    fig, ax = plt.subplots(figsize=(8, 6))
+    delta = [[None] * len(pushes) for _ in mus]
+    for c in diff["cells"]:
+        delta[c["mu_idx"]][c["push_idx"]] = c["delta_survival"]
+    heatmap(ax, mus, pushes, delta, cmap="RdBu", vmin=-1.0, vmax=1.0, label=f"S({b}) - S({a})")
+    for c in diff["cells"]:
+        if c["change"] != "unchanged":
+            ax.plot(c["push_pct_bw"], c["mu"], "+" if c["change"] == "safer" else "x", color="black", ms=9, mew=2)
+    ax.set_title("Survival change; + = significantly safer, x = significantly worse "
+                 f"(BH q < {diff['summary']['fdr_q']})",
+                 fontsize=9)
+    save_png(fig, out / "delta.png")
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for side, color, name in (("a", "#d62728", a), ("b", "#1f4e99", b)):
+        rows = [r for r in diff["boundary_displacement"] if r[f"{side}_median_pct_bw"] is not None]
+        if rows:
+            med = np.array([r[f"{side}_median_pct_bw"] for r in rows])
+            lo = med - np.array([r[f"{side}_ci95_pct_bw"][0] for r in rows])
+            hi = np.array([r[f"{side}_ci95_pct_bw"][1] for r in rows]) - med
+            ax.errorbar(med, [r["mu"] for r in rows], xerr=[lo, hi], fmt="o-", color=color, capsize=3, label=name)
+    ax.set_xlim(pushes[0], pushes[-1])
+    ax.set_ylim(_edges(mus)[0], _edges(mus)[-1])
+    ax.set_xlabel("lateral push (% bodyweight)")
+    ax.set_ylabel("friction mu")
+    ax.legend(fontsize=8)
+    ax.set_title("Boundary per row, both checkpoints (bootstrap median, 95% interval)", fontsize=10)
+    save_png(fig, out / "boundary_shift.png")
+    return [("Both surfaces", "surfaces.png"), ("Cell-by-cell change", "delta.png"),
+            ("Boundary displacement", "boundary_shift.png")]
+
+
+def diff_report(out: Path, diff: Mapping) -> Path:
+    figures = diff_figures(out, diff)
+    data = {k: diff[k] for k in ("a", "b", "grid", "thresholds", "summary", "shrinkage_census", "safer_cells",
+                                 "boundary_displacement", "method")}
+    write_json(out / "report.json", data)
+    s = diff["summary"]
+    census = diff["shrinkage_census"]
+    page = Page(
+        title=f"Failure boundary diff: {diff['a']['checkpoint']} -> {diff['b']['checkpoint']}",
+        subtitle=f"{s['cells']} cells x {diff['grid']['seeds_per_cell']} seeds per sweep; Fisher exact per cell, "
+                 f"Benjamini-Hochberg q < {s['fdr_q']}",
+        headline=[("cells safer", s["safer"]), ("cells worse (shrinkage)", s["worse"]), ("unchanged", s["unchanged"])],
+        notes=[f"Shrinkage census: {census['cells_significantly_worse']} cell(s) significantly worse."
+               + ("" if not census["cells"] else " Listed below.")],
+        tables=[Table("Shrinkage census: cells significantly worse", ["mu", "push_pct_bw", "survival_a", "survival_b",
+                                                                       "p_fisher"], census["cells"]),
+                Table("Cells made safer", ["mu", "push_pct_bw", "survival_a", "survival_b", "p_fisher"],
+                      diff["safer_cells"]),
+                Table("Boundary displacement per row (%BW)", ["mu", "a", "b", "displacement_pct_bw", "note"],
+                      diff["boundary_displacement"])],
+        figures=figures,
+    )
+    render(out / "report.html", page, data)
+    return out / "report.html"

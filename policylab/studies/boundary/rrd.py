@@ -1,0 +1,118 @@
+"""`.rrd` export (rerun-sdk) of replays, rendered from the stored qpos like the clips.
+
+`.rrd` files are disposable views: rerun's format changes between releases (only the previous
+version is guaranteed to load), so the record stays in the store and each `.rrd` gets a
+`<name>.qpos.npz` beside it (qpos, ttf_s = -1 when none, outcome) that any later tool can read.
+The .rrd bytes are not deterministic (rerun stamps ids into them); their sizes are listed
+in a separately named file.
+
+Contents: static geometry per geom (plane as a thin box, sphere/ellipsoid as Ellipsoids3D,
+capsule/cylinder as Capsules3D, box as Boxes3D, mesh as Mesh3D), then per stored state one
+Transform3D per geom from forward kinematics of the saved qpos, the tracks torso_z and
+uprightness as scalars, text events (world key, push start and end, failure at ERROR level) and a
+red arrow on the torso during the push window.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import rerun as rr
+
+from policylab.envs import ant
+from policylab.fileio import arrays_to_bytes, atomic_write_bytes
+from policylab.rollout.store import Store
+
+APP_ID = "policylab-boundary"
+PUSH_LEN_S = 0.5
+
+
+def _geom_archetype(model: mujoco.MjModel, g: int):
+    size = model.geom_size[g]
+    color = (np.clip(model.geom_rgba[g], 0, 1) * 255).astype(np.uint8)
+    gt = mujoco.mjtGeom(int(model.geom_type[g]))
+    if gt == mujoco.mjtGeom.mjGEOM_PLANE:
+        return rr.Boxes3D(half_sizes=[[5.0, 5.0, 0.005]], centers=[[0.0, 0.0, -0.005]], colors=[color])
+    if gt == mujoco.mjtGeom.mjGEOM_SPHERE:
+        return rr.Ellipsoids3D(half_sizes=[[size[0]] * 3], colors=[color])
+    if gt == mujoco.mjtGeom.mjGEOM_ELLIPSOID:
+        return rr.Ellipsoids3D(half_sizes=[size], colors=[color])
+    if gt in (mujoco.mjtGeom.mjGEOM_CAPSULE, mujoco.mjtGeom.mjGEOM_CYLINDER):
+        return rr.Capsules3D(lengths=[2 * size[1]], radii=[size[0]], translations=[[0.0, 0.0, -size[1]]],
+                             colors=[color])
+    if gt == mujoco.mjtGeom.mjGEOM_BOX:
+        return rr.Boxes3D(half_sizes=[size], colors=[color])
+    if gt == mujoco.mjtGeom.mjGEOM_MESH:
+        mid = model.geom_dataid[g]
+        v0, nv = model.mesh_vertadr[mid], model.mesh_vertnum[mid]
+        f0, nf = model.mesh_faceadr[mid], model.mesh_facenum[mid]
+        return rr.Mesh3D(vertex_positions=model.mesh_vert[v0:v0 + nv], triangle_indices=model.mesh_face[f0:f0 + nf],
+                         albedo_factor=color)
+    return None
+
+
+def _push_vector(qpos_at_onset: np.ndarray, push_dir_deg: float, push_pct: float) -> list[float]:
+    """Arrow along the push: `push_dir_deg` from the heading at onset, length 0.9*sqrt(pct/100) m."""
+    ang = float(ant.heading(qpos_at_onset)) + math.radians(push_dir_deg)
+    length = 0.9 * math.sqrt(push_pct / 100.0)
+    return [length * math.cos(ang), length * math.sin(ang), 0.0]
+
+
+def export_rrd(store: Store, model: mujoco.MjModel, key: str, path: Path) -> dict:
+    """Write `path` (.rrd) and `<stem>.qpos.npz` beside it for record `key`; return the file facts."""
+    rec = store.require(key)
+    payload = store.payload(key)
+    world, outcome = rec.data["world"], rec.outcome
+    qpos, time = payload["qpos"], payload["time"]
+    t0, t_fail = float(world["push_t0"]), outcome.get("t_fail")
+    data = mujoco.MjData(model)
+    torso = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "torso")
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    rec_stream = rr.RecordingStream(APP_ID, recording_id=str(world.get("cache_key", key)))
+    rec_stream.save(str(path))
+    names = []
+    for g in range(model.ngeom):
+        name = f"world/geoms/{mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g) or f'geom_{g}'}"
+        arche = _geom_archetype(model, g)
+        if arche is not None:
+            rec_stream.log(name, arche, static=True)
+            names.append((g, name))
+    pushing = False
+    for k in range(len(time)):
+        if not np.isfinite(qpos[k]).all():
+            break
+        rec_stream.set_time("step", sequence=k)
+        rec_stream.set_time("sim_time", duration=float(time[k]))
+        data.qpos[:] = qpos[k]
+        mujoco.mj_kinematics(model, data)
+        for g, name in names:
+            rec_stream.log(name, rr.Transform3D(translation=data.geom_xpos[g], mat3x3=data.geom_xmat[g].reshape(3, 3)))
+        rec_stream.log("tracks/torso_z", rr.Scalars(float(payload["torso_z"][k])))
+        rec_stream.log("tracks/uprightness", rr.Scalars(float(payload["uprightness"][k])))
+        if k == 0:
+            rec_stream.log("events", rr.TextLog(f"world {world.get('cache_key')}", level="INFO"))
+        in_push = t0 - 1e-9 <= time[k] < t0 + PUSH_LEN_S - 1e-9
+        if in_push and not pushing:
+            rec_stream.log("events", rr.TextLog(f"push start: {world['push_pct']:g} %BW", level="WARN"))
+            vec = _push_vector(qpos[k], float(world["push_dir"]), float(world["push_pct"]))
+        if in_push:
+            rec_stream.log("world/push", rr.Arrows3D(vectors=[vec], origins=[data.xpos[torso]], colors=[[220, 30, 30]]))
+        if pushing and not in_push:
+            rec_stream.log("events", rr.TextLog("push end", level="INFO"))
+            rec_stream.log("world/push", rr.Clear(recursive=False))
+        pushing = in_push
+        if t_fail is not None and abs(time[k] - t_fail) < 1e-9:
+            rec_stream.log("events", rr.TextLog(f"FAILURE ({outcome['status']}) - TTF {t_fail:.2f} s", level="ERROR"))
+    rec_stream.flush()
+    rec_stream.disconnect()
+
+    qpos_path = path.with_name(path.name[: -len(".rrd")] + ".qpos.npz")
+    atomic_write_bytes(qpos_path, arrays_to_bytes({
+        "qpos": qpos, "ttf_s": np.array([-1.0 if t_fail is None else float(t_fail)]),
+        "outcome": np.array([outcome["status"]])}))
+    return {"key": key, "cache_key": world.get("cache_key"), "rrd_file": path.name, "qpos_file": qpos_path.name,
+            "outcome": outcome["status"], "rrd_bytes": path.stat().st_size}

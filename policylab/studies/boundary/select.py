@@ -1,0 +1,80 @@
+"""Which worlds to replay: boundary cells and recoveries, chosen from a reduction (reduce.json).
+
+- Boundary cells: cells with 0 < S < 1, ranked by |S - 0.5|, then friction, then push, taken
+  round-robin one per friction row per round, so the picks spread along the whole boundary.
+  Each is replayed at its seed index 0.
+- Recoveries: surviving seeds in cells with 3/16 <= S <= 0.5, one per cell, rarest cells first
+  (then larger push, friction, seed). Rarer cells are excluded on purpose: the original's
+  survivors at S = 1/16 could not be found again ((15/16)^16 = 0.36 chance of an empty re-run).
+  Each recovery carries its search order: the recorded survivor first, then the cell's other
+  sweep seeds in index order.
+- Divergence: one diverged rollout when the sweep has any; none otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+RECOVERY_MIN_S = 3 / 16
+RECOVERY_MAX_S = 0.5
+
+
+def _world(cell: Mapping, rollout: Mapping) -> dict:
+    return {"mu": cell["mu"], "push_pct_bw": cell["push_pct_bw"], "cell": cell["cell"], "survival": cell["survival"],
+            "seed_idx": rollout["seed_idx"], "seed": rollout["seed"], "key": rollout["key"],
+            "cache_key": rollout["cache_key"], "recorded_status": rollout["status"]}
+
+
+def boundary_cells(cells: Sequence[Mapping], n: int) -> list[dict]:
+    ranked = sorted((c for c in cells if c["survival"] is not None and 0.0 < c["survival"] < 1.0),
+                    key=lambda c: (abs(c["survival"] - 0.5), c["mu"], c["push_pct_bw"]))
+    queues: dict[float, list[Mapping]] = {}
+    for c in ranked:
+        queues.setdefault(c["mu"], []).append(c)
+    picks: list[dict] = []
+    while len(picks) < n and any(queues.values()):
+        heads = sorted((q.pop(0) for q in queues.values() if q),
+                       key=lambda c: (abs(c["survival"] - 0.5), c["mu"], c["push_pct_bw"]))
+        picks.extend(_world(c, c["rollouts"][0]) for c in heads[: n - len(picks)])
+    return picks
+
+
+def recoveries(cells: Sequence[Mapping], n: int) -> list[dict]:
+    eligible = sorted((c for c in cells
+                       if c["survival"] is not None and RECOVERY_MIN_S <= c["survival"] <= RECOVERY_MAX_S),
+                      key=lambda c: (c["survival"], -c["push_pct_bw"], c["mu"]))
+    picks = []
+    for c in eligible[:n]:
+        survivors = [r for r in c["rollouts"] if r["status"] == "survived"]
+        recorded = survivors[0]
+        order = [recorded] + [r for r in c["rollouts"] if r["seed_idx"] != recorded["seed_idx"]]
+        picks.append({**_world(c, recorded),
+                      "search_order": [{"seed_idx": r["seed_idx"], "seed": r["seed"], "key": r["key"],
+                                        "cache_key": r["cache_key"]} for r in order]})
+    return picks
+
+
+def divergences(cells: Sequence[Mapping]) -> list[dict]:
+    for c in sorted(cells, key=lambda c: (c["mu"], c["push_pct_bw"])):
+        for r in c["rollouts"]:
+            if r["status"] == "diverged":
+                return [_world(c, r)]
+    return []
+
+
+def select(reduction: Mapping, *, n_boundary: int = 15, n_recoveries: int = 3) -> dict:
+    """The selection.json document."""
+    cells = reduction["cells"]
+    return {
+        "checkpoint": reduction["sweep"]["checkpoint"],
+        "boundary_cells": boundary_cells(cells, n_boundary),
+        "recoveries": recoveries(cells, n_recoveries),
+        "divergences": divergences(cells),
+        "rule": {
+            "boundary_cells": "0 < S < 1, by |S - 0.5| then mu then push, round-robin one per mu row; seed_idx 0",
+            "recoveries": f"{RECOVERY_MIN_S:.4f} <= S <= {RECOVERY_MAX_S}, one per cell, by S ascending, push "
+                          "descending, mu, seed; search order: recorded survivor first, then the other sweep seeds",
+            "n_boundary": n_boundary,
+            "n_recoveries": n_recoveries,
+        },
+    }

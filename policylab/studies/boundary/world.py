@@ -1,0 +1,173 @@
+"""The world of the failure-boundary study, its grid, and the cache key: one definition for every stage.
+
+World = (floor friction mu, push magnitude in % bodyweight, push direction, push start, seed).
+Values are checked against the spec's clamp ranges (out of range is bad input, never silently
+clamped) and rounded to its resolutions:
+
+    mu        0.05 - 2.0     0.01
+    push      0 - 300 %BW    1 %BW
+    direction mod 360 deg    5 deg   (90 = to the robot's left, relative to the heading at onset)
+    start     0.5 - 4.0 s    0.1 s
+
+The cache key, ``v1|mu=0.5000|push=80.00|dir=90.00|t0=2.00|seed=N``, names a world; its leading
+version is bumped whenever what a world means changes.
+
+Seeds: the grid's rollout index is ``(mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx``
+and the world's seed is ``policylab.rollout.seeds.world_seed("boundary", cell, seed_idx,
+seeds_per_cell=S)`` = 1_000_000 + rollout index. The seed drives only the initial state, drawn
+exactly as Gymnasium's Ant-v5 ``reset(seed=seed)`` does (qpos + U(-0.1, 0.1), qvel 0.1 * N(0, 1),
+from ``np.random.default_rng(seed)``); the policy is deterministic and there is no observation
+or action noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+
+from policylab.errors import BadInput
+from policylab.rollout.seeds import world_seed
+
+KEY_VERSION = "v1"
+MU_RANGE = (0.05, 2.0)
+PUSH_RANGE = (0.0, 300.0)
+T0_RANGE = (0.5, 4.0)
+MU_RES, PUSH_RES, DIR_RES, T0_RES = 0.01, 1.0, 5.0, 0.1
+
+DEFAULT_MU = (0.05, 1.00, 20)
+DEFAULT_PUSH = (10.0, 200.0, 20)
+DEFAULT_SEEDS_PER_CELL = 16
+DEFAULT_DIR = 90.0
+DEFAULT_T0 = 2.0
+
+
+def _round_to(value: float, res: float) -> float:
+    return round(round(value / res) * res, 6)
+
+
+def check_mu(mu: float, field: str = "mu") -> float:
+    if not (MU_RANGE[0] <= mu <= MU_RANGE[1]):
+        raise BadInput(field, f"friction {mu} outside the clamp range {MU_RANGE[0]}-{MU_RANGE[1]}")
+    return _round_to(mu, MU_RES)
+
+
+def check_push(push: float, field: str = "push") -> float:
+    if not (PUSH_RANGE[0] <= push <= PUSH_RANGE[1]):
+        raise BadInput(field, f"push {push} %BW outside the clamp range {PUSH_RANGE[0]:g}-{PUSH_RANGE[1]:g}")
+    return _round_to(push, PUSH_RES)
+
+
+def check_dir(direction: float) -> float:
+    return _round_to(direction % 360.0, DIR_RES) % 360.0
+
+
+def check_t0(t0: float, field: str = "push_t0") -> float:
+    if not (T0_RANGE[0] <= t0 <= T0_RANGE[1]):
+        raise BadInput(field, f"push start {t0} s outside the clamp range {T0_RANGE[0]}-{T0_RANGE[1]}")
+    return _round_to(t0, T0_RES)
+
+
+def cache_key(mu: float | None, push_pct: float, push_dir: float, push_t0: float, seed: int) -> str:
+    mu_s = "default" if mu is None else f"{mu:.4f}"
+    return f"{KEY_VERSION}|mu={mu_s}|push={push_pct:.2f}|dir={push_dir:.2f}|t0={push_t0:.2f}|seed={seed}"
+
+
+@dataclass(frozen=True)
+class World:
+    mu: float
+    push_pct: float
+    push_dir: float
+    push_t0: float
+    seed: int
+
+    @property
+    def key(self) -> str:
+        return cache_key(self.mu, self.push_pct, self.push_dir, self.push_t0, self.seed)
+
+
+@dataclass(frozen=True)
+class GridWorld:
+    """A world plus where it sits in its sweep grid."""
+
+    world: World
+    mu_idx: int
+    push_idx: int
+    seed_idx: int
+    rollout_index: int
+
+
+def _axis(lo: float, hi: float, n: int, check, res: float, field: str) -> tuple[float, ...]:
+    if n < 1:
+        raise BadInput(field, "needs at least 1 value")
+    if n > 1 and not lo < hi:
+        raise BadInput(field, f"range {lo}-{hi} must be increasing")
+    check(lo, field)
+    check(hi, field)
+    values = tuple(check(float(v), field) for v in (np.linspace(lo, hi, n) if n > 1 else [lo]))
+    if len(set(values)) != n:
+        raise BadInput(field, f"{n} values in {lo}-{hi} collide at the resolution {res}")
+    return values
+
+
+@dataclass(frozen=True)
+class Grid:
+    """mu x push x seeds, with the push direction and start fixed for the whole sweep."""
+
+    mus: tuple[float, ...]
+    pushes: tuple[float, ...]
+    seeds_per_cell: int
+    push_dir: float = DEFAULT_DIR
+    push_t0: float = DEFAULT_T0
+
+    @classmethod
+    def build(
+        cls,
+        mu_range: tuple[float, float] = DEFAULT_MU[:2],
+        n_mu: int = DEFAULT_MU[2],
+        push_range: tuple[float, float] = DEFAULT_PUSH[:2],
+        n_push: int = DEFAULT_PUSH[2],
+        seeds_per_cell: int = DEFAULT_SEEDS_PER_CELL,
+        push_dir: float = DEFAULT_DIR,
+        push_t0: float = DEFAULT_T0,
+    ) -> "Grid":
+        if seeds_per_cell < 1:
+            raise BadInput("seeds_per_cell", "must be at least 1")
+        return cls(
+            _axis(*mu_range, n_mu, check_mu, MU_RES, "mu_range"),
+            _axis(*push_range, n_push, check_push, PUSH_RES, "push_range"),
+            seeds_per_cell,
+            check_dir(push_dir),
+            check_t0(push_t0),
+        )
+
+    @property
+    def n_rollouts(self) -> int:
+        return len(self.mus) * len(self.pushes) * self.seeds_per_cell
+
+    def rollout_index(self, mu_idx: int, push_idx: int, seed_idx: int) -> int:
+        return (mu_idx * len(self.pushes) + push_idx) * self.seeds_per_cell + seed_idx
+
+    def seed(self, mu_idx: int, push_idx: int, seed_idx: int) -> int:
+        cell = mu_idx * len(self.pushes) + push_idx
+        return world_seed("boundary", cell, seed_idx, seeds_per_cell=self.seeds_per_cell)
+
+    def worlds(self) -> Iterator[GridWorld]:
+        """Every world of the grid in rollout-index order."""
+        for i, mu in enumerate(self.mus):
+            for j, push in enumerate(self.pushes):
+                for s in range(self.seeds_per_cell):
+                    world = World(mu, push, self.push_dir, self.push_t0, self.seed(i, j, s))
+                    yield GridWorld(world, i, j, s, self.rollout_index(i, j, s))
+
+    def as_dict(self) -> dict:
+        return {
+            "mus": list(self.mus),
+            "pushes_pct_bw": list(self.pushes),
+            "seeds_per_cell": self.seeds_per_cell,
+            "push_dir_deg": self.push_dir,
+            "push_t0_s": self.push_t0,
+            "seed_scheme": "1_000_000 + (mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx",
+            "total_rollouts": self.n_rollouts,
+        }

@@ -1,0 +1,83 @@
+"""Small real boundary sweeps for the analysis tests, made by `policylab boundary sweep` itself.
+
+The policies are checkpoints of the project's linear Ant policy class (`policylab.policies.ant_linear`)
+whose weights are a hand-set PD hold of the rest pose (a = -kp (q - q0) - kd qdot on the 8 joints),
+written to a temporary folder: a trivial controller that stands in for the trained walker only. The
+physics (gymnasium's ant.xml on mujoco 4.0.0), the push protocol, the seed scheme, the frozen
+failure rule, the record schema and the store are the study's own. The limp hold (kp 0.1) falls
+far more often than the soft one (kp 0.3) at small pushes, so a diff between them has something
+to find.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from policylab.envs import ant
+from policylab.policies import ant_linear
+from policylab.rollout.store import Store, rollout_key
+
+ANT_XML = ant.xml_path()
+GAINS = {"pd_soft": 0.3, "pd_limp": 0.1}
+
+
+def cli(*args) -> subprocess.CompletedProcess:
+    """`policylab boundary ARGS...` in a fresh process (the real entry point, exit codes and stderr)."""
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "policylab.cli", "boundary", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+def pd_checkpoint(folder: Path, name: str) -> Path:
+    """A linear-policy checkpoint that holds the rest pose with proportional gain GAINS[name]."""
+    obs_mean, obs_std, weights = np.zeros(ant.OBS_DIM), np.ones(ant.OBS_DIM), np.zeros((8, ant.OBS_DIM))
+    obs_mean[5:13] = ant.model().qpos0[7:]  # observation = qpos[2:] (13) + qvel (14): joints at 5..12, 19..26
+    for j in range(8):
+        weights[j, 5 + j] = -GAINS[name]
+        weights[j, 19 + j] = -0.1
+    path = Path(folder) / f"{name}.npz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ant_linear.save(path, ant_linear.LinearPolicy(weights, obs_mean, obs_std))
+    return path
+
+
+def make_sweep(base: Path, name: str, mu_range: str, n_mu: int, push_range: str, n_push: int, seeds: int,
+               store: Path | None = None) -> Path:
+    """Run `policylab boundary sweep` for checkpoint `name` into `store` (default base/store)."""
+    store = store or base / "store"
+    ckpt = pd_checkpoint(base / "checkpoints", name)
+    res = cli("sweep", "--checkpoint", ckpt, "--mu-range", mu_range, "--n-mu", n_mu, "--push-range", push_range,
+              "--n-push", n_push, "--seeds-per-cell", seeds, "--store", store,
+              "--out", base / f"sweep-{name}-{store.name}")
+    assert res.returncode == 0, res.stderr
+    return store
+
+
+def relabelled_copy(store: Store, checkpoint: str, wrong: dict[str, str]) -> dict[str, str]:
+    """Copy the sweep of `checkpoint` as checkpoint 'relabelled' (records and sweep meta), giving the
+    records in `wrong` (key -> status) a wrong outcome label on their real trajectory. Returns
+    old key -> new key. Checks that compare a record's label with its trajectory must notice."""
+    from policylab.studies.boundary import sweep
+
+    meta = store.get_meta(f"boundary/sweep/{checkpoint}")
+    ckpt = {**meta["checkpoint"], "name": "relabelled"}
+    store.set_meta("boundary/sweep/relabelled", {**meta, "checkpoint": ckpt})
+    grid = {"name": "relabelled", "sha256": ckpt["sha256"]}
+    new_keys = {}
+    for rec in list(store.records("boundary")):
+        if rec.data["world"]["checkpoint"]["name"] != checkpoint:
+            continue
+        world = {**rec.data["world"], "checkpoint": grid}
+        policy = sweep.policy_record(sweep.Checkpoint("relabelled", Path("relabelled"), ckpt["sha256"]))
+        outcome = dict(rec.outcome)
+        if rec.key in wrong:
+            outcome.update(status=wrong[rec.key], t_fail=None, fail_reason=None)
+        new_keys[rec.key] = rollout_key(world, policy, rec.data["protocol"])
+        store.put(new_keys[rec.key], study="boundary", world=world, policy=policy, protocol=rec.data["protocol"],
+                  outcome=outcome, payload=store.payload(rec.key))
+    return new_keys
