@@ -3,6 +3,10 @@
 A reader never sees a half-written file (temp file + rename), and the same content always gives
 the same bytes: array payloads are zip archives with fixed timestamps, so their sha256 is a
 stable fingerprint of the data.
+
+Atomic, not durable: there is no fsync. A killed run (the case resumption is built for) never
+leaves a partial file, since the rename happens only after the write; surviving a power cut is
+left to the file system. An fsync per record cost ~9 ms, a minute per 6,400-rollout sweep.
 """
 
 from __future__ import annotations
@@ -28,8 +32,6 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; outputs are meant to be read and served
         os.replace(tmp, path)
     except BaseException:
@@ -52,7 +54,11 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]]) -> N
 
 
 def arrays_to_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
-    """Serialize named arrays as an .npz-compatible zip with fixed timestamps (byte-deterministic)."""
+    """Serialize named arrays as an .npz-compatible zip with fixed timestamps (byte-deterministic).
+
+    Deflate level 1: trajectories of floats barely compress, so a higher level only costs CPU
+    (measured on boundary sweeps: level 6 spent ~35 s per 6,400 records for a 3% smaller file).
+    """
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name in sorted(arrays):
@@ -61,7 +67,7 @@ def arrays_to_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
             info = zipfile.ZipInfo(f"{name}.npy", date_time=_FIXED_ZIP_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            zf.writestr(info, body.getvalue())
+            zf.writestr(info, body.getvalue(), compresslevel=1)
     return buf.getvalue()
 
 
