@@ -77,6 +77,10 @@ _BOUNCE_NUDGE_OFFSET = P["bounce_nudge_offset"]
 _BOUNCE_NUDGE_PX = P["bounce_nudge_px"]
 _BRICK_CONTACT_DX = P["brick_contact_dx"]
 _BRICK_CONTACT_W = P["brick_contact_w"]
+_BRICK_CONTACT_H = P["brick_contact_h"]
+_BRICK_SOLID_H = P["brick_solid_h"]
+_BRICK_REARM = P["brick_rearm_on_bounce"]
+_DISARMED = 1 << 30  # COOLDOWN while bricks wait for a paddle or ceiling bounce (brick_rearm_on_bounce)
 
 # float state slots (PQ: accel model hidden position / control model control value u; PT: control target)
 BX, BY, BVX, BVY, PQ, PV, PX, PREV_RX, PREV_RY, PW, PT = range(11)
@@ -251,6 +255,8 @@ def _serve(p, tab, F, I, rng, i):
     I[i, IN_PLAY] = 1
     I[i, LEVEL] = 0
     I[i, HITS] = 0
+    if p[_BRICK_REARM] > 0:
+        I[i, COOLDOWN] = 0
 
 
 @numba.njit(cache=True, inline="always")
@@ -366,6 +372,8 @@ def _ale_paddle_contact(p, tab, F, I, i):
     if off == int(p[_BOUNCE_NUDGE_OFFSET]):
         F[i, BX] -= p[_BOUNCE_NUDGE_PX] if F[i, BVX] > 0.0 else -p[_BOUNCE_NUDGE_PX]
     I[i, HITS] += 1
+    if p[_BRICK_REARM] > 0:
+        I[i, COOLDOWN] = 0
     vx, vy = _ale_speed(p, tab, I, i, abs(sec) < 1.5)
     F[i, BVX] = vx if sec > 0 else -vx
     F[i, BVY] = -vy
@@ -382,17 +390,19 @@ def _ale_brick_contact(p, tab, F, I, bricks, i):
     cols = int(p[_BRICK_COLS])
     x = np.floor(F[i, BX]) + p[_BRICK_CONTACT_DX]
     y = np.floor(F[i, BY]) - p[_BRICK_CONTACT_DY]
-    r0 = int(np.floor((y - p[_BRICK_TOP]) / p[_BRICK_H]))
-    r1 = int(np.floor((y + p[_BALL_H] - 1.0 - p[_BRICK_TOP]) / p[_BRICK_H]))
-    if r1 < 0 or r0 >= rows:
+    h = int(p[_BRICK_CONTACT_H]) if p[_BRICK_CONTACT_H] > 0 else int(p[_BALL_H])
+    bh = p[_BRICK_H]
+    solid = p[_BRICK_SOLID_H] if p[_BRICK_SOLID_H] > 0 else bh
+    if y + h <= p[_BRICK_TOP] or y >= p[_BRICK_TOP] + rows * bh:
         return 0
     c0 = max(int(np.floor((x - p[_BRICK_LEFT]) / p[_BRICK_W])), 0)
     c1 = min(int(np.floor((x + p[_BRICK_CONTACT_W] - 1.0 - p[_BRICK_LEFT]) / p[_BRICK_W])), cols - 1)
-    r0 = max(r0, 0)
-    r1 = min(r1, rows - 1)
     up = F[i, BVY] < 0.0
-    for k in range(r1 - r0 + 1):
-        r = r1 - k if up else r0 + k
+    for k in range(h):  # judged lines, the lowest first going up (the row it came from), the highest going down
+        d = y + (h - 1 - k if up else k) - p[_BRICK_TOP]
+        r = int(np.floor(d / bh))
+        if r < 0 or r >= rows or d - r * bh >= solid:
+            continue
         for c in range(c0, c1 + 1):
             if bricks[i, r * cols + c]:
                 bricks[i, r * cols + c] = 0
@@ -401,7 +411,7 @@ def _ale_brick_contact(p, tab, F, I, bricks, i):
                     I[i, LEVEL] = 1
                     F[i, BVX] = p[_TOP_VX] if F[i, BVX] > 0.0 else -p[_TOP_VX]
                     F[i, BVY] = p[_TOP_VY] if F[i, BVY] > 0.0 else -p[_TOP_VY]
-                I[i, COOLDOWN] = int(p[_BRICK_COOLDOWN])
+                I[i, COOLDOWN] = _DISARMED if p[_BRICK_REARM] > 0 else int(p[_BRICK_COOLDOWN])
                 I[i, LEFT] -= 1
                 if I[i, LEFT] == 0 and I[i, WALLS] == 0:
                     I[i, WALLS] = 1
@@ -421,6 +431,8 @@ def _ale_walls(p, F, I, i):
         F[i, BVX] = -abs(F[i, BVX])
     if np.floor(F[i, BY]) < p[_FIELD_TOP] and F[i, BVY] < 0.0:
         F[i, BVY] = -F[i, BVY]
+        if p[_BRICK_REARM] > 0:
+            I[i, COOLDOWN] = 0
         if p[_SHRINK_ON_TOP] > 0 and not I[i, SHRUNK]:
             I[i, SHRUNK] = 1
             F[i, PW] = p[_PADDLE_WIDTH_SMALL]

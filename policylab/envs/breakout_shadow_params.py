@@ -135,6 +135,16 @@ class ShadowParams(StrictModel):
     brick_contact_dy: float = Field(
         0.0, description="ale rule: bricks are judged against the ball's rows [y - dy, y - dy + ball_h) (the game's "
                          "brick collision sits this many lines above the screen position of the ball)")
+    brick_contact_h: float = Field(
+        0.0, ge=0, description="ale rule: lines of the ball judged against bricks, from y - brick_contact_dy (0 = ball_h; "
+                               "the traces select the removed brick by the single line y - 2: 264 of 266 rising removals)")
+    brick_solid_h: float = Field(
+        0.0, ge=0, description="ale rule: lines of each brick band (from its top) that collide (0 = brick_h; the traces "
+                               "show the bottom line of each 6-line band passed without a hit)")
+    brick_rearm_on_bounce: bool = Field(
+        False, description="ale rule: after a brick, no brick collides until the ball turns on the paddle or the "
+                           "ceiling (replaces brick_cooldown; ALE traces: every one of 306 consecutive removals had one "
+                           "of the two in between)")
 
     @model_validator(mode="after")
     def _consistent(self) -> "ShadowParams":
@@ -205,6 +215,7 @@ SCALARS = (
     "paddle_control_start", "n_control", "paddle_overlap_rule", "ale_ball", "n_hit_speeds", "n_sections",
     "bounce_offset_min", "top_vx", "top_vy", "brick_contact_dy",
     "bounce_nudge_offset", "bounce_nudge_px", "brick_contact_dx", "brick_contact_w",
+    "brick_contact_h", "brick_solid_h", "brick_rearm_on_bounce",
 )
 P = {name: i for i, name in enumerate(SCALARS)}
 

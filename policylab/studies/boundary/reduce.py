@@ -221,9 +221,9 @@ def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, 
     if frac >= 0.5:
         lo, med, hi = np.quantile(crossed, [0.025, 0.5, 0.975])
         out.update(status="boundary", median_pct_bw=float(med), ci95_pct_bw=[float(lo), float(hi)],
-                   point_pct_bw=None if np.isnan(point) else float(point))
-        if np.isnan(point):
-            out["note"] = "the observed row does not fall through 0.5; the interval comes from the resamples that do"
+                   point_pct_bw=None if np.isnan(point) else float(point),
+                   note="the observed row falls through 0.5 here" if not np.isnan(point) else
+                   "the observed row does not fall through 0.5; the interval comes from the resamples that do")
     return out
 
 

@@ -33,7 +33,11 @@ Identified mechanics (measured, not tuned):
   hit (offset on the frame drawn before the hit) picks direction and angle; a hit at offset 6 also shifts the
   ball 4 px against its incoming direction; contacts are judged on the drawn positions before anything moves;
   walls flip the velocity without mirroring; the ball is gone once drawn at y >= 217. The brick-contact extent
-  of the ball (`identify_brick_contact`) is the candidate with the longest replay agreement.
+  of the ball (`identify_brick_contact`) is the candidate with the longest replay agreement;
+- the brick collision (`identify_brick_rearm`, `identify_brick_probe`): after a brick, bricks wait for a
+  paddle or ceiling bounce; a rising ball removes the brick under column x and line y - 2; only the top 5
+  lines of a 6-line band collide. Traces in `trace.PICKED_GAMES` (seeds picked for their game) serve
+  identification and replay only, not the closed-loop statistics.
 
 Replays sync the shadow's wall to ALE's at each serve (`trace.brick_flags`, the decoded ram[0:30] bitmap).
 
@@ -168,7 +172,7 @@ def identify_speeds(suite: dict) -> dict:
     """Share of in-play frames at each |vy| (px/frame) level, from 8-frame windows of the policy traces."""
     levels = Counter()
     for _, (spec, arr) in sorted(suite.items()):
-        if spec.kind != "policy":
+        if not tr.sampled_policy_trace(spec):
             continue
         s = tr.signals(arr["ram"])
         y, ip = s["ball_y"], s["in_play"]
@@ -301,6 +305,67 @@ def identify_brick_contact(params: ShadowParams, suite: dict) -> dict:
             "replay_median_by_candidate": {f"w{w:g}_dx{dx:g}_dy{dy:g}": v for (w, dx, dy), v in scores.items()}}
 
 
+def identify_brick_probe(suite: dict, probe_dy: int = 2) -> dict:
+    """Which ball line selects the removed brick, and which lines of a brick band collide, for a rising ball:
+    on every in-play frame with the ball moving up, the brick (if live) under column x and line y - probe_dy
+    of last frame's drawn ball, counted by the line's offset in its 6-line band, split into frames with a
+    removal of exactly that brick (hits) and frames with no removal (misses). Hits from above (a ball over
+    the wall) are counted apart: they are not all selected by this line."""
+    hits, misses, up, down = [0] * 6, [0] * 6, 0, 0
+    for _spec, arr in suite.values():
+        s = tr.signals(arr["ram"])
+        _vx, vy = tr.ball_velocity(arr["ram"])
+        walls = np.array([tr.brick_flags(r) for r in arr["ram"]])
+        for t in range(1, len(walls)):
+            gone = walls[t - 1].astype(int) - walls[t].astype(int)
+            if not (s["in_play"][t - 1] and s["in_play"][t]) or (gone < 0).any():
+                continue
+            if vy[t - 1] > 0:
+                down += int(gone.sum())
+                continue
+            up += int(gone.sum())
+            line = int(s["ball_y"][t - 1]) - probe_dy - 57
+            r, c = line // 6, (int(s["ball_x"][t - 1]) - 8) // 8
+            if 0 <= r < 6 and 0 <= c < 18 and walls[t - 1][r, c]:
+                (hits if gone[r, c] > 0 else misses)[line % 6] += 1
+    solid = next(k for k in range(6, 0, -1) if hits[k - 1] >= misses[k - 1] or k == 1)
+    return {"probe_dy": probe_dy, "removals": up, "removals_from_above": down, "selected_by_probe": sum(hits),
+            "hits_by_band_line": hits, "misses_by_band_line": misses, "brick_solid_h": solid}
+
+
+def identify_brick_rearm(suite: dict) -> dict:
+    """What turns the ball between two consecutive brick removals of one ball: a paddle bounce (vy turns up)
+    or a ceiling bounce (vy turns down above the wall). A removal with neither in between would refute
+    'after a brick, bricks wait for a paddle or ceiling bounce'. Also counts the frames where a live brick
+    (column >= 1, not a band's bottom line) sat under the probe line y - 2 without a removal, by whether the
+    ball had hit a brick since its last paddle/ceiling bounce (disarmed) or not (armed)."""
+    between, misses = Counter(), Counter()
+    for _spec, arr in suite.values():
+        s = tr.signals(arr["ram"])
+        vx, vy = tr.ball_velocity(arr["ram"])
+        walls = np.array([tr.brick_flags(r) for r in arr["ram"]])
+        state = "serve"
+        for t in range(1, len(walls)):
+            if not (s["in_play"][t - 1] and s["in_play"][t]):
+                state = "serve"
+                continue
+            gone = walls[t - 1].astype(int) - walls[t].astype(int)
+            if (gone > 0).any() and not (gone < 0).any():
+                between[state] += 1
+                state = "brick"
+                continue
+            if vy[t - 1] > 0 > vy[t]:
+                state = "paddle"
+            elif vy[t - 1] < 0 < vy[t] and s["ball_y"][t - 1] < 57 and state == "brick":
+                state = "ceiling"
+            line = int(s["ball_y"][t - 1]) - 2 - 57
+            r, c = line // 6, (int(s["ball_x"][t - 1]) - 8) // 8
+            if 0 <= r < 6 and 1 <= c < 18 and walls[t - 1][r, c] and line % 6 != 5:
+                misses["disarmed" if state == "brick" else "armed"] += 1
+    return {"removal_after": dict(sorted(between.items())), "missed_live_brick_frames": dict(sorted(misses.items())),
+            "holds": between.get("brick", 0) == 0}
+
+
 # -- metrics ------------------------------------------------------------------------------------------
 def replay_agreement(params: ShadowParams, suite: dict, tol: float = 1.0) -> dict:
     """Frames (and agent steps) until ball or paddle differ by more than `tol` px, replaying each
@@ -367,7 +432,7 @@ def ale_trace_stats(suite: dict) -> dict:
     """The five objective numbers on the ALE policy traces (agent step = the trace's frameskip)."""
     rows = []
     for _, (spec, arr) in sorted(suite.items()):
-        if spec.kind != "policy":
+        if not tr.sampled_policy_trace(spec):
             continue
         ram = arr["ram"][:: spec.frameskip]
         obs, prev = [], None
@@ -386,7 +451,7 @@ def shadow_stats(params: ShadowParams, suite: dict, seeds: int = SHADOW_SEEDS, m
 
     rows = []
     for _, (spec, _) in sorted(suite.items()):
-        if spec.kind != "policy":
+        if not tr.sampled_policy_trace(spec):
             continue
         policy = get_policy(spec.policy)
         prm = dict(policy.defaults, **spec.params)
@@ -546,6 +611,23 @@ def fit(suite: dict, base: ShadowParams, progress=say) -> tuple[ShadowParams, di
                               f"{bc['brick_contact_w']:g}) and rows shifted up {bc['brick_contact_dy']:g} line(s): the "
                               "extent with the longest replay agreement", {k: bc[k] for k in (
                                   "brick_contact_w", "brick_contact_dx", "brick_contact_dy")})]
+            evidence["brick_probe"] = bp = identify_brick_probe(suite)
+            evidence["brick_rearm"] = rearm = identify_brick_rearm(suite)
+            if rearm["holds"]:
+                after = rearm["removal_after"]
+                changes.append(Change(
+                    "brick_rearm_on_bounce", "brick and score abstraction",
+                    f"after a brick no brick collides until a paddle or ceiling bounce (between consecutive removals: "
+                    f"paddle {after.get('paddle', 0)}, ceiling {after.get('ceiling', 0)}, neither 0); replaces the "
+                    "frame cooldown", {"brick_rearm_on_bounce": True}))
+            evidence["brick_probe"] = bp = identify_brick_probe(suite)
+            changes.append(Change(
+                "ale_brick_probe_line", "brick and score abstraction",
+                f"the removed brick is the one under column x and the single line y - {bp['probe_dy']} of the drawn ball "
+                f"({bp['selected_by_probe']} of {bp['removals']} removals by a rising ball); only the top {bp['brick_solid_h']} lines of "
+                "each 6-line band collide (the band lines where misses outnumber hits pass)",
+                {"brick_contact_w": 1.0, "brick_contact_dx": 0.0, "brick_contact_dy": float(bp["probe_dy"]),
+                 "brick_contact_h": 1.0, "brick_solid_h": float(bp["brick_solid_h"])}))
         else:
             changes = identified_changes(evidence) if kind == "identified" else tuned_changes(evidence)
         for ch in changes:
