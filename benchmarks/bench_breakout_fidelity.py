@@ -28,58 +28,28 @@ from pathlib import Path
 
 import numpy as np
 
-from policylab.envs.breakout_ale import AleBreakout, Protocol
-from policylab.envs.breakout_shadow import ShadowBreakout
-from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
+from policylab.envs.breakout_ale import Protocol
+from policylab.policies.breakout import V3_DEFAULTS
 from policylab.stats import pearson, spearman
-from policylab.studies.breakout.features import episode_features
-from policylab.studies.breakout.runner import serve_actions
+from policylab.studies.breakout.runner import EpisodeTask, run_shadow_group, run_task
 from policylab.studies.breakout.search_space import random_candidates
 
 FIELDS = ("score", "ball_abs_vx_mean", "ball_abs_vy_mean", "paddle_abs_delta_mean", "steps", "reward_count")
 
 
 def ale_episode(task: tuple[dict, int, int]) -> dict:
+    """One ALE episode of a candidate through the project's episode runner (default protocol)."""
     params, seed, max_steps = task
-    env = AleBreakout(Protocol(max_steps=max_steps), seed)
-    obs = [env.reset()]
-    rew = []
-    done = False
-    for _ in range(max_steps):
-        o = obs[-1][None, :]
-        a = serve_actions(breakout_policy_v3(o, params), o[:, 4] > 0, np.ones(1, bool), "auto")
-        o2, r, done = env.step(int(a[0]))
-        obs.append(o2)
-        rew.append(r)
-        if done:
-            break
-    f = episode_features(np.asarray(obs), np.asarray(rew), done)
-    return {k: float(f[k]) for k in FIELDS}
+    episode = run_task(EpisodeTask("ale", (seed,), "breakout_policy_v3", params,
+                                   Protocol(max_steps=max_steps).model_dump()))[0]
+    return {k: float(episode.outcome[k]) for k in FIELDS}
 
 
 def shadow_rows(params: dict, preset: str, seeds: int, max_steps: int) -> list[dict]:
-    env = ShadowBreakout(seeds, preset, seeds=np.arange(seeds) + 5_000_000, max_steps=max_steps)
-    o = env.reset()
-    obs, rew = [o], []
-    length = np.full(seeds, max_steps)
-    done = np.zeros(seeds, bool)
-    for t in range(max_steps):
-        a = serve_actions(breakout_policy_v3(o, params), o[:, 4] > 0, np.ones(seeds, bool), "auto")
-        o, r, term, trunc, _ = env.step(a)
-        obs.append(o)
-        rew.append(r)
-        newly = (term | trunc) & ~done
-        length[newly] = t + 1
-        done |= newly
-        if done.all():
-            break
-    obs, rew = np.asarray(obs), np.asarray(rew)
-    out = []
-    for i in range(seeds):
-        n = int(length[i])
-        f = episode_features(obs[: n + 1, i], rew[:n, i], True)
-        out.append({k: float(f[k]) for k in FIELDS})
-    return out
+    """`seeds` shadow episodes of a candidate in one vectorized batch (seeds 5,000,000 + i)."""
+    task = EpisodeTask("shadow", tuple(range(5_000_000, 5_000_000 + seeds)), "breakout_policy_v3", params,
+                       Protocol(max_steps=max_steps).model_dump(), preset=preset)
+    return [{k: float(ep.outcome[k]) for k in FIELDS} for ep in run_shadow_group([task])[0]]
 
 
 def mean_rows(rows: list[dict]) -> dict:
