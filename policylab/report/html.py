@@ -8,8 +8,7 @@ loaded, so a headless browser can confirm the page really renders (see `report.b
 
 from __future__ import annotations
 
-import html as _html
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -85,7 +84,6 @@ class Page:
     tables: Sequence[Table] = ()
     figures: Sequence[tuple[str, str]] = ()  # (caption, path relative to the page)
     videos: Sequence[tuple[str, str]] = ()
-    extra: dict = field(default_factory=dict)
 
 
 def fmt(value: Any) -> str:
@@ -117,7 +115,3 @@ def render(path: str | Path, page: Page, data: Mapping[str, Any], json_name: str
         fmt=fmt,
     )
     atomic_write_text(path, text)
-
-
-def escape(text: str) -> str:
-    return _html.escape(text)

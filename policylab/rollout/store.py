@@ -87,11 +87,6 @@ class Store:
     def has(self, key: str) -> bool:
         return self._db.execute("SELECT 1 FROM rollouts WHERE key=?", (key,)).fetchone() is not None
 
-    def missing(self, keys: list[str]) -> list[str]:
-        """The keys (in the given order) that have no record yet."""
-        present = set(self.keys())
-        return [k for k in keys if k not in present]
-
     def put(
         self,
         key: str,
