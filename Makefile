@@ -7,7 +7,7 @@ export RAY_AUTH_MODE := disabled
 export MUJOCO_GL ?= egl
 export PYTHONHASHSEED := 0
 
-.PHONY: demo test setup system-deps bench clean
+.PHONY: demo test setup system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -26,9 +26,6 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
-
-bench: setup
-	$(BIN)/python benchmarks/run_all.py
 
 clean:
 	rm -rf $(VENV) runs
