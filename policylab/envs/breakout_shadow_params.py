@@ -2,7 +2,7 @@
 
 Every mechanic of the simulator is a field here, in screen pixels and emulator frames, so a
 preset is plain data: `go-v1` reconstructs the original Go simulator (specs/breakout.md §3.2),
-`atari` follows measured ALE Breakout (notes/README-shadow.md). A calibration step writes a new
+`atari` follows measured ALE Breakout (README.md). A calibration step writes a new
 preset file; `load_preset("path/to/file.json")` loads it like a named one.
 
 Units: positions are screen pixels of the 210x160 frame (y grows downward, ball position = its
@@ -107,7 +107,7 @@ class ShadowParams(StrictModel):
         description="(x, vx) pairs; each serve draws one uniformly from the env's RNG stream",
     )
     serve_vy: float = Field(1.0, description="vertical serve speed (positive = downward)")
-    # --- ALE's ball logic (decoded from RAM traces, notes/README-calibration.md); used when ball_rule == "ale"
+    # --- ALE's ball logic (decoded from RAM traces, README.md); used when ball_rule == "ale"
     ball_rule: Literal["legacy", "ale"] = Field(
         "legacy", description="legacy: mirror at walls, bounce on the moved position, level/zone speeds; ale: the "
                               "2600 game's order - contacts are judged on last frame's drawn positions at the start "

@@ -2,7 +2,7 @@
 
 ant_v0 (the study's policy) must survive >= 95% of nominal seeds (measured 255/256 on the
 calibration seeds). ant_v1 (the push / low-friction fine-tune) is held to >= 90% (measured
-242/256 = 94.5% on the calibration seeds; see notes/README-boundary-sweep.md).
+242/256 = 94.5% on the calibration seeds; see README.md).
 """
 
 import numpy as np

@@ -3,7 +3,7 @@
 `policylab boundary calibrate` plays a checkpoint (a) in nominal worlds (friction 1.0, no push)
 and (b) in hard-push worlds at the grid's corners, and writes the distributions of minimum torso
 height and minimum uprightness, plus the final pose of the pushed runs. The thresholds were frozen
-from this output for ant_v0 (numbers in notes/README-boundary-sweep.md): below everything a
+from this output for ant_v0 (numbers in README.md): below everything a
 nominal run ever reaches, above the poses of robots lying on their side or back. Seeds here
 (3_000_000 +) are outside every sweep's seed range.
 """

@@ -8,7 +8,7 @@ statistics) at the first state that is not finite or whose clock is not k * dt (
 simulation whose accelerations blow up, which rewinds its time); the earliest event wins.
 
 Thresholds (frozen 2026-11-29 from `policylab boundary calibrate` on ant_v0; data in
-notes/README-boundary-sweep.md, "Failure rule"): over 256 nominal runs (friction 1.0, no push)
+README.md, "Failure rule"): over 256 nominal runs (friction 1.0, no push)
 the surviving runs never went below uprightness 0.734 or torso height 0.371 m, while a robot
 lying on its back rests at torso height 0.264 m with uprightness near -1. Uprightness < 0.5 is a
 tilt beyond 60 deg, the original study's tilt threshold; torso height < 0.30 m sits between the

@@ -36,9 +36,9 @@ from policylab.envs.breakout_contract import FIRE, LEFT, NOOP, RIGHT
 from policylab.errors import BadInput
 from policylab.fileio import arrays_to_bytes, atomic_write_bytes
 
-# RAM bytes found by correlation with the observed motion (see notes/README-calibration.md)
+# RAM bytes found by correlation with the observed motion (see README.md)
 RAM_PADDLE_CONTROL = 70  # the game's paddle reading (pot scanline count); the paddle x chases it
-# the ball's fixed-point state (decoded from the traces, notes/README-calibration.md): position = integer byte +
+# the ball's fixed-point state (decoded from the traces, README.md): position = integer byte +
 # fraction/256; velocity = signed integer byte + fraction/256, x stored negated (x_ram -= vx_ram every frame)
 RAM_BALL_X_FRAC, RAM_BALL_Y_FRAC = 100, 102
 RAM_BALL_VY, RAM_BALL_VY_FRAC, RAM_BALL_VX, RAM_BALL_VX_FRAC = 103, 104, 105, 106

@@ -41,7 +41,7 @@ from policylab.studies.breakout.search_space import check_space, grid216, random
 from policylab.studies.breakout.selection import DEFAULT_RULE, parse_rule, rank_candidates, verdict
 
 SEARCH_POLICY = "breakout_policy_v3"  # the family every candidate belongs to
-DEFAULT_PRESET = "atari-cal"  # the calibrated preset (notes/README-calibration.md)
+DEFAULT_PRESET = "atari-cal"  # the calibrated preset (README.md)
 
 
 @dataclass(frozen=True)

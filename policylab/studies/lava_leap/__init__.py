@@ -9,7 +9,7 @@ and `walkthrough` (the post's experiments), `charts`, `report`, `checks`, `cli`,
 
 The choices the spec leaves open - floor generator, REINFORCE baseline, PPO critic, order of
 random draws, one shared training generator - are documented in `floor`, `agent` and `learners`
-and in notes/README-lava-leap.md.
+and in README.md.
 
 Importing this package registers the Gymnasium env ``policylab/LavaLeap-v0``.
 """

@@ -15,7 +15,7 @@ otherwise it moves to t + 1. Why this shape:
   training run, one numba kernel), and floors can be drawn in bulk (`new_floors`);
 - its parameters (two probabilities, first tile, last start) are the whole family. The values
   below come from a scan of that family (benchmarks/lava_leap_generator_search.py; results in
-  notes/README-lava-leap.md): among the settings meeting every constraint of spec §10, the one
+  README.md): among the settings meeting every constraint of spec §10, the one
   with the smallest first tile that works (5) and wide and narrow channels equally likely. With them floor seed 8 is the first seed with
   6 channels, 2 of them 2-wide; untrained 0.268 and ceiling 0.581 sit inside the E2 chart's
   0.24..0.6; and the training-dependent constraints (E3a, E4, E5, the slow seed) hold. FIRST = 5

@@ -54,7 +54,7 @@ def write_report(out: Path, study: Study) -> Path:
     failed = [c["constraint"] for c in study.checks if not c["holds"]]
     notes = [f"Floor generator: tiles {FIRST}..{LAST_START} each start a channel with probability {P_CHANNEL}, "
              f"2 wide with probability {P_WIDE}; channels are separated by at least 2 safe tiles "
-             "(see notes/README-lava-leap.md for why)."]
+             "(see README.md for why)."]
     if failed:
         notes.append("This configuration breaks: " + "; ".join(failed) + ".")
     figures = [(f"{CAPTIONS[k]} ({study.charts[k]['title']})", f"assets/{FILES[k]}") for k in FILES]
