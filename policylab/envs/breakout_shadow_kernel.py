@@ -260,6 +260,18 @@ def _serve(p, tab, F, I, rng, i):
 
 
 @numba.njit(cache=True, inline="always")
+def _take_brick(tab, I, bricks, i, r, c, rows, cols):
+    """Remove brick (r, c) of env i, refill the wall once when it is cleared; return its points."""
+    bricks[i, r * cols + c] = 0
+    I[i, LEFT] -= 1
+    if I[i, LEFT] == 0 and I[i, WALLS] == 0:
+        I[i, WALLS] = 1
+        _fill_bricks(bricks, i, rows * cols)
+        I[i, LEFT] = rows * cols
+    return int(tab[0, r])
+
+
+@numba.njit(cache=True, inline="always")
 def _hit_brick(p, tab, F, I, bricks, i, y_old):
     """Remove the first live brick the ball overlaps (nearest row along its travel); return points.
 
@@ -292,19 +304,13 @@ def _hit_brick(p, tab, F, I, bricks, i, y_old):
         r = r1 - k if up else r0 + k
         for c in range(c0, c1 + 1):
             if bricks[i, r * cols + c]:
-                bricks[i, r * cols + c] = 0
                 F[i, BY] = y_old
                 F[i, BVY] = -F[i, BVY]
                 I[i, COOLDOWN] = int(p[_BRICK_COOLDOWN])
                 if r < p[_FAST_ROWS]:
                     I[i, LEVEL] = int(p[_N_LEVELS]) - 1
                     F[i, BVY] = np.sign(F[i, BVY]) * p[_PADDLE_BOUNCE_Y] * tab[1, I[i, LEVEL]]
-                I[i, LEFT] -= 1
-                if I[i, LEFT] == 0 and I[i, WALLS] == 0:
-                    I[i, WALLS] = 1
-                    _fill_bricks(bricks, i, rows * cols)
-                    I[i, LEFT] = rows * cols
-                return int(tab[0, r])
+                return _take_brick(tab, I, bricks, i, r, c, rows, cols)
     return 0
 
 
@@ -405,19 +411,13 @@ def _ale_brick_contact(p, tab, F, I, bricks, i):
             continue
         for c in range(c0, c1 + 1):
             if bricks[i, r * cols + c]:
-                bricks[i, r * cols + c] = 0
                 F[i, BVY] = -F[i, BVY]
                 if r < p[_FAST_ROWS] and I[i, LEVEL] == 0:
                     I[i, LEVEL] = 1
                     F[i, BVX] = p[_TOP_VX] if F[i, BVX] > 0.0 else -p[_TOP_VX]
                     F[i, BVY] = p[_TOP_VY] if F[i, BVY] > 0.0 else -p[_TOP_VY]
                 I[i, COOLDOWN] = _DISARMED if p[_BRICK_REARM] > 0 else int(p[_BRICK_COOLDOWN])
-                I[i, LEFT] -= 1
-                if I[i, LEFT] == 0 and I[i, WALLS] == 0:
-                    I[i, WALLS] = 1
-                    _fill_bricks(bricks, i, rows * cols)
-                    I[i, LEFT] = rows * cols
-                return int(tab[0, r])
+                return _take_brick(tab, I, bricks, i, r, c, rows, cols)
     return 0
 
 
