@@ -446,36 +446,21 @@ def ale_trace_stats(suite: dict) -> dict:
 
 
 def shadow_stats(params: ShadowParams, suite: dict, seeds: int = SHADOW_SEEDS, max_steps: int = 1800) -> dict:
-    """The same numbers with each policy trace's policy played in the shadow (its sticky rate, 64 seeds)."""
+    """The same numbers with each policy trace's policy played in the shadow (its sticky rate, 64 seeds),
+    through the project's episode runner (one vectorized batch per trace)."""
+    from policylab.envs.breakout_ale import Protocol
     from policylab.policies.breakout import get_policy
+    from policylab.studies.breakout.runner import EpisodeTask, run_shadow_group
 
+    protocol = Protocol(max_steps=max_steps).model_dump()
     rows = []
     for _, (spec, _) in sorted(suite.items()):
         if not tr.sampled_policy_trace(spec):
             continue
-        policy = get_policy(spec.policy)
-        prm = dict(policy.defaults, **spec.params)
-        env = ShadowBreakout(seeds, params.model_copy(update={"sticky_prob": spec.sticky}),
-                             seeds=np.arange(seeds) + 7_000_000, max_steps=max_steps)
-        o = env.reset()
-        obs = [o]
-        rew = []
-        done = np.zeros(seeds, dtype=bool)
-        length = np.full(seeds, max_steps)
-        for t in range(max_steps):
-            o, r, term, trunc, _ = env.step(policy(o, prm, True))
-            obs.append(o)
-            rew.append(r)
-            newly = (term | trunc) & ~done
-            length[newly] = t + 1
-            done |= newly
-            if done.all():
-                break
-        obs = np.asarray(obs)
-        rew = np.asarray(rew)
-        for i in range(seeds):
-            n = int(length[i])
-            rows.append(episode_features(obs[: n + 1, i], rew[:n, i], True))
+        prm = dict(get_policy(spec.policy).defaults, **spec.params)
+        task = EpisodeTask("shadow", tuple(range(7_000_000, 7_000_000 + seeds)), spec.policy, prm, protocol,
+                           preset="atari", shadow_overrides={**params.model_dump(), "sticky_prob": spec.sticky})
+        rows.extend(episode.outcome for episode in run_shadow_group([task])[0])
     return _pooled(rows)
 
 
