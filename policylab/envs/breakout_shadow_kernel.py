@@ -80,6 +80,7 @@ _BRICK_CONTACT_W = P["brick_contact_w"]
 _BRICK_CONTACT_H = P["brick_contact_h"]
 _BRICK_SOLID_H = P["brick_solid_h"]
 _BRICK_REARM = P["brick_rearm_on_bounce"]
+_SERVE_BY_FRAME = P["serve_by_frame"]
 _DISARMED = 1 << 30  # COOLDOWN while bricks wait for a paddle or ceiling bounce (brick_rearm_on_bounce)
 
 # float state slots (PQ: accel model hidden position / control model control value u; PT: control target)
@@ -245,9 +246,13 @@ def _paddle_frame(p, F, i, act):
 
 
 @numba.njit(cache=True, inline="always")
-def _serve(p, tab, F, I, rng, i):
+def _serve(p, tab, F, I, rng, i, frame):
+    """Put a ball in play from serve pair k: drawn from the RNG, or `frame` (frames since reset) mod n."""
     n = int(p[_N_SERVES])
-    k = min(int(_uniform(rng, i) * n), n - 1)
+    if p[_SERVE_BY_FRAME] > 0:
+        k = frame % n
+    else:
+        k = min(int(_uniform(rng, i) * n), n - 1)
     F[i, BX] = tab[4, k]
     F[i, BY] = p[_SERVE_Y]
     F[i, BVX] = tab[5, k]
@@ -510,7 +515,7 @@ def step_kernel(p, tab, F, I, bricks, rng, actions, obs, reward, terminated, max
                 if I[i, SERVE_WAIT] > 0:
                     I[i, SERVE_WAIT] -= 1
                 elif auto or act == _FIRE:
-                    _serve(p, tab, F, I, rng, i)
+                    _serve(p, tab, F, I, rng, i, I[i, STEPS] * frameskip + _f)
                 continue
             if ale:
                 F[i, BX] += F[i, BVX]

@@ -104,8 +104,12 @@ class ShadowParams(StrictModel):
     serve_y: float = 123.0
     serve_choices: list[tuple[float, float]] = Field(
         default_factory=lambda: [(16.0, 1.0), (78.0, -1.0), (80.0, 1.0), (142.0, -1.0)],
-        description="(x, vx) pairs; each serve draws one uniformly from the env's RNG stream",
+        description="(x, vx) pairs; `serve_pick` says which one a serve takes",
     )
+    serve_pick: Literal["random", "frame"] = Field(
+        "random", description="random: each serve draws a pair uniformly from the env's RNG stream; frame: pair "
+                              "k = (frames since reset) mod len(serve_choices), as ALE's game reads its frame counter "
+                              "ram[90] & 3 on the frame FIRE serves")
     serve_vy: float = Field(1.0, description="vertical serve speed (positive = downward)")
     # --- ALE's ball logic (decoded from RAM traces, README.md); used when ball_rule == "ale"
     ball_rule: Literal["legacy", "ale"] = Field(
@@ -215,7 +219,7 @@ SCALARS = (
     "paddle_control_start", "n_control", "paddle_overlap_rule", "ale_ball", "n_hit_speeds", "n_sections",
     "bounce_offset_min", "top_vx", "top_vy", "brick_contact_dy",
     "bounce_nudge_offset", "bounce_nudge_px", "brick_contact_dx", "brick_contact_w",
-    "brick_contact_h", "brick_solid_h", "brick_rearm_on_bounce",
+    "brick_contact_h", "brick_solid_h", "brick_rearm_on_bounce", "serve_by_frame",
 )
 P = {name: i for i, name in enumerate(SCALARS)}
 
@@ -231,6 +235,7 @@ def to_arrays(p: ShadowParams) -> tuple[np.ndarray, np.ndarray]:
     d["n_levels"] = len(p.level_scale)
     d["n_zones"] = len(p.zone_vx)
     d["n_serves"] = len(p.serve_choices)
+    d["serve_by_frame"] = 1.0 if p.serve_pick == "frame" else 0.0
     d["n_control"] = len(p.paddle_control_table)
     d["ale_ball"] = 1.0 if p.ball_rule == "ale" else 0.0
     d["n_hit_speeds"] = len(p.hit_speed_table)

@@ -61,3 +61,33 @@ def test_ball_replay_from_each_serve_lasts_far_longer_with_the_calibrated_contac
 def test_serve_and_outgoing_direction_follow_the_paddle_half(suite):
     zone = C.identify_zone_vx(C.bounce_events(suite))["zone_vx"]
     assert all(v < 0 for v in zone[:4]) and all(v > 0 for v in zone[4:])
+
+
+def test_serve_is_picked_by_the_game_frame_counter(suite):
+    serve = C.identify_serve(suite)
+    assert serve["counter_is_frame_fraction"] == 1.0  # ram[90] = frame index mod 256 while the game runs
+    assert serve["unanimous"]  # each counter phase always served the same way
+    assert serve["serve_choices"] == [[78.0, -1.0], [80.0, 1.0], [142.0, -1.0], [16.0, 1.0]]
+    assert sum(sum(v.values()) for v in serve["serves_by_phase"].values()) > 50
+
+
+def test_calibrated_shadow_serves_where_ale_served_on_every_trace_serve(suite):
+    """FIRE on the frame ALE served: the shadow's ball appears where ALE's did and moves the same way."""
+    from policylab.envs.breakout_contract import FIRE, NOOP
+    from policylab.envs.breakout_shadow import ShadowBreakout
+
+    cal = load_preset("atari-cal").model_copy(update={"frameskip": 1, "sticky_prob": 0.0})
+    checked = 0
+    for _, (_, arr) in sorted(suite.items()):
+        s = tr.signals(arr["ram"])
+        for f in np.flatnonzero(s["in_play"][1:-1] & ~s["in_play"][:-2]) + 1:
+            env = ShadowBreakout(1, cal, seeds=[0])
+            env.reset()
+            for _ in range(f - 1):
+                env.step(np.array([NOOP]))
+            for g in (f, f + 1):
+                env.step(np.array([FIRE if g == f else NOOP]))
+                bx, by, _, live = env.positions(0)
+                assert live and (bx, by) == (s["ball_x"][g], s["ball_y"][g]), (f, g)
+            checked += 1
+    assert checked > 50

@@ -86,6 +86,32 @@ def test_atari_serves_only_on_fire_and_scores_atari_points():
         assert env.score[i] == ((1 - env.bricks(i)) * points).sum()
 
 
+def test_serve_pick_by_frame_follows_the_frame_within_the_agent_step():
+    """serve_pick "frame": FIRE on an agent step's first frame is phase 0 for every seed (sticky 0); with
+    sticky actions some serves slip to later frames (phases 1-3), each seed's own way; "random" ignores the frame."""
+    choices = [(78.0, -1.0), (80.0, 1.0), (142.0, -1.0), (16.0, 1.0)]
+    n = 256
+
+    def first_serve_x(pick, sticky):
+        p = load_preset("atari-cal", sticky_prob=sticky).model_copy(
+            update={"serve_pick": pick, "serve_choices": choices})
+        env = ShadowBreakout(n, p, seeds=np.arange(n))
+        env.reset()
+        env.step(np.full(n, NOOP))  # the sticky rule repeats NOOP, not FIRE
+        obs, *_ = env.step(np.full(n, FIRE))
+        return obs[:, F["ball_x"]], obs[:, F["ball_in_play"]]
+
+    x, live = first_serve_x("frame", 0.0)
+    assert live.all() and set(x) == {78.0 - 3.0}  # served on the step's first frame, then 3 frames left at 1 px
+    x, live = first_serve_x("frame", 0.25)
+    phases = {78.0 - 3.0: 0, 80.0 + 2.0: 1, 142.0 - 1.0: 2, 16.0: 3}  # served on frame k, moved 3 - k frames
+    seen = [phases[v] for v, ok in zip(x, live) if ok]
+    counts = np.bincount(seen, minlength=4)
+    assert counts[0] / len(seen) == pytest.approx(0.75, abs=0.08) and counts[1] > counts[2] > 0
+    x, live = first_serve_x("random", 0.0)
+    assert len(set(x[live > 0])) > 1
+
+
 def test_atari_paddle_stops_at_the_walls_and_moves_about_22px_per_step():
     p = load_preset("atari", sticky_prob=0.0)
     env = ShadowBreakout(1, p, seeds=[0])

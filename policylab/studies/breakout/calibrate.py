@@ -39,7 +39,11 @@ Identified mechanics (measured, not tuned):
   lines of a 6-line band collide. Traces in `trace.PICKED_GAMES` (seeds picked for their game) serve
   identification and replay only, not the closed-loop statistics.
 
-Replays sync the shadow's wall to ALE's at each serve (`trace.brick_flags`, the decoded ram[0:30] bitmap).
+- the serve (`identify_serve`): the served ball's position and direction are picked by the game's frame counter
+  ram[90] & 3 on the FIRE frame (phase 0: x 78 going left, 1: x 80 right, 2: x 142 left, 3: x 16 right), not
+  at random; with a policy deciding every 4 frames a serve is phase 0 unless sticky actions delay FIRE.
+
+Replays sync the shadow's wall to ALE's at each serve (`trace.brick_flags`, the decoded ram[0:36] bitmap).
 
 Deterministic: the same traces give the same preset bytes (no clocks, fixed seeds, sorted inputs).
 """
@@ -275,6 +279,36 @@ def identify_fast_rows(suite: dict) -> dict:
             "not_triggered_by_row": {str(r): v for r, v in sorted(none.items())}}
 
 
+SERVE_PHASES = 4  # the game reads its frame counter & 3 when FIRE serves
+
+
+def identify_serve(suite: dict) -> dict:
+    """Where a serve puts the ball: for every serve of the traces, the game's frame counter ram[90] (checked
+    to equal the frame index mod 256 while the game runs) & 3 on the frame before the ball appears, against
+    the served (x, vx). `serve_choices` lists the (x, vx) of phases 0..3; `unanimous` says each phase always
+    gave the same serve. None when a phase was never seen."""
+    votes: dict[int, Counter] = defaultdict(Counter)
+    same = frames = 0
+    for _, (_, arr) in sorted(suite.items()):
+        ram = arr["ram"].astype(np.int64)
+        s = tr.signals(arr["ram"])
+        vx, _ = tr.ball_velocity(arr["ram"])
+        running = ram.shape[0] - 1  # the game-over frame zeroes the counter
+        same += int((ram[:running, tr.RAM_FRAME_COUNTER] == np.arange(running) % 256).sum())
+        frames += running
+        for f in np.flatnonzero(s["in_play"][1:] & ~s["in_play"][:-1]) + 1:
+            phase = int(ram[f - 1, tr.RAM_FRAME_COUNTER]) % SERVE_PHASES
+            votes[phase][(float(s["ball_x"][f]), float(vx[f]))] += 1
+    seen = all(votes.get(k) for k in range(SERVE_PHASES))
+    return {
+        "serve_choices": [list(votes[k].most_common(1)[0][0]) for k in range(SERVE_PHASES)] if seen else None,
+        "unanimous": seen and all(len(votes[k]) == 1 for k in range(SERVE_PHASES)),
+        "counter_is_frame_fraction": same / max(frames, 1),
+        "serves_by_phase": {str(k): {f"{x:g},{v:g}": n for (x, v), n in sorted(c.items())}
+                            for k, c in sorted(votes.items())},
+    }
+
+
 def identify_brick_side_bounce(suite: dict) -> dict:
     """Does a brick ever turn the ball sideways? Every in-play vx sign flip above the paddle (drawn y < 170),
     split by whether the drawn ball was past a side wall (x < 8 or x > 150) on the frame before."""
@@ -337,7 +371,7 @@ def identify_brick_rearm(suite: dict) -> dict:
     """What turns the ball between two consecutive brick removals of one ball: a paddle bounce (vy turns up)
     or a ceiling bounce (vy turns down above the wall). A removal with neither in between would refute
     'after a brick, bricks wait for a paddle or ceiling bounce'. Also counts the frames where a live brick
-    (column >= 1, not a band's bottom line) sat under the probe line y - 2 without a removal, by whether the
+    (not a band's bottom line) sat under the probe line y - 2 without a removal, by whether the
     ball had hit a brick since its last paddle/ceiling bounce (disarmed) or not (armed)."""
     between, misses = Counter(), Counter()
     for _spec, arr in suite.values():
@@ -360,7 +394,7 @@ def identify_brick_rearm(suite: dict) -> dict:
                 state = "ceiling"
             line = int(s["ball_y"][t - 1]) - 2 - 57
             r, c = line // 6, (int(s["ball_x"][t - 1]) - 8) // 8
-            if 0 <= r < 6 and 1 <= c < 18 and walls[t - 1][r, c] and line % 6 != 5:
+            if 0 <= r < 6 and 0 <= c < 18 and walls[t - 1][r, c] and line % 6 != 5:
                 misses["disarmed" if state == "brick" else "armed"] += 1
     return {"removal_after": dict(sorted(between.items())), "missed_live_brick_frames": dict(sorted(misses.items())),
             "holds": between.get("brick", 0) == 0}
@@ -479,7 +513,7 @@ class Change:
 
 def identified_changes(evidence: dict) -> list[Change]:
     """Mechanics measured directly on the traces; applied with their replay evidence, not tuned."""
-    paddle, shrink = evidence["paddle"], evidence["shrink"]
+    paddle, shrink, serve = evidence["paddle"], evidence["shrink"], evidence["serve"]
     return [
         Change("paddle_controller", "paddle/action dynamics",
                "ALE's paddle-controller model (measured target table + halving chase, one-frame lag) instead of "
@@ -505,6 +539,12 @@ def identified_changes(evidence: dict) -> list[Change]:
                f"ram[107] to class 16, by row from the top: {evidence['fast_rows']['triggered_by_row']}; that did not: "
                f"{evidence['fast_rows']['not_triggered_by_row']}; consistent: {evidence['fast_rows']['consistent']})",
                {"fast_rows": evidence["fast_rows"]["fast_rows"]}),
+        *([Change("serve_by_frame_counter", "seed variance",
+                  f"a serve's position and direction come from the game's frame counter & 3 on the FIRE frame "
+                  f"(serves by phase: {serve['serves_by_phase']}; counter = frame index mod 256 on "
+                  f"{serve['counter_is_frame_fraction']:.4f} of frames), not a draw: at frameskip 4 with sticky "
+                  "actions a serve is (78, left) unless a repeated action delays FIRE",
+                  {"serve_choices": serve["serve_choices"], "serve_pick": "frame"})] if serve["unanimous"] else []),
         Change("paddle_shrink_width", "paddle/action dynamics",
                f"paddle width after the first top-wall contact = {shrink['small']:g} px (2 * ram[108]; "
                f"source: {shrink['source']})",
@@ -579,8 +619,8 @@ def fit(suite: dict, base: ShadowParams, progress=say) -> tuple[ShadowParams, di
     events = bounce_events(suite)
     evidence = {"paddle": identify_paddle(suite), "shrink": identify_shrink(suite), "ball": identify_ball(suite),
                 "zone_vx": identify_zone_vx(events), "speeds": identify_speeds(suite),
-                "fast_rows": identify_fast_rows(suite), "brick_side_bounce": identify_brick_side_bounce(suite),
-                "bounce_events": len(events)}
+                "fast_rows": identify_fast_rows(suite), "serve": identify_serve(suite),
+                "brick_side_bounce": identify_brick_side_bounce(suite), "bounce_events": len(events)}
     ale = ale_trace_stats(suite)
     cur = _evaluate(base, suite, ale)
     before = {"objective": cur["objective"], "stats": cur["stats"], "replay": _replay_head(cur["replay"])}

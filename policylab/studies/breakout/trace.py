@@ -43,6 +43,7 @@ RAM_PADDLE_CONTROL = 70  # the game's paddle reading (pot scanline count); the p
 RAM_BALL_X_FRAC, RAM_BALL_Y_FRAC = 100, 102
 RAM_BALL_VY, RAM_BALL_VY_FRAC, RAM_BALL_VX, RAM_BALL_VX_FRAC = 103, 104, 105, 106
 RAM_BALL_CLASS = 107  # 0x40 up / 0x80 down + paddle hits of this ball (0 at the serve, capped at 12), 16 after a top row
+RAM_FRAME_COUNTER = 90  # frames since reset mod 256 (zeroed at game over); its low 2 bits pick the serve
 RAM_BALL_ANGLE = 109  # 0 shallow, 2 steep: the paddle section of the last hit
 TRACE_DIR = Path(__file__).parent / "traces"
 ACTION_CODES = {"NOOP": NOOP, "FIRE": FIRE, "RIGHT": RIGHT, "LEFT": LEFT}
@@ -214,18 +215,19 @@ def load_suite(folder: Path = TRACE_DIR) -> dict[str, tuple[TraceSpec, dict[str,
 
 
 def brick_flags(ram_row: np.ndarray) -> np.ndarray:
-    """Live bricks (6, 18), top row first, decoded from ram[0:30] (checked on every brick removal of the
-    committed traces: the cleared bit is the brick under the ball).
+    """Live bricks (6, 18), top row first, decoded from ram[0:36] (checked on every brick removal of the
+    committed traces: each score increase clears exactly one bit, the brick under the ball, worth its row's points).
 
-    The wall is kept as the 2600 playfield registers of each brick row: five groups of 6 bytes (byte
-    5 - row of a group holds that row); 2 bits per 8 px brick. Group 4 = left PF1 (cols 1-4, MSB first),
-    group 3 = left PF2 (cols 5-8, LSB first), group 2 = both PF0 halves (bits 2-3 col 0, bits 4-5 col 9,
-    bits 6-7 col 10), group 1 = right PF1 (cols 11-14, MSB first), group 0 = right PF2 (cols 15-17)."""
+    The wall is kept as the 2600 playfield registers of each brick row: six groups of 6 bytes (byte
+    5 - row of a group holds that row); 2 bits per 8 px brick. Group 5 = left PF0 (bits 6-7: col 0),
+    group 4 = left PF1 (cols 1-4, MSB first), group 3 = left PF2 (cols 5-8, LSB first),
+    group 2 = right PF0 (bits 4-5 col 9, bits 6-7 col 10), group 1 = right PF1 (cols 11-14, MSB first),
+    group 0 = right PF2 (cols 15-17)."""
     r = np.asarray(ram_row).astype(np.int64)
     out = np.zeros((6, 18), dtype=np.uint8)
     for row in range(6):
-        g = [int(r[grp * 6 + 5 - row]) for grp in range(5)]
-        bits = ([(g[2], 2)] + [(g[4], 7 - 2 * j) for j in range(4)] + [(g[3], 2 * j) for j in range(4)]
+        g = [int(r[grp * 6 + 5 - row]) for grp in range(6)]
+        bits = ([(g[5], 6)] + [(g[4], 7 - 2 * j) for j in range(4)] + [(g[3], 2 * j) for j in range(4)]
                 + [(g[2], 4), (g[2], 6)] + [(g[1], 7 - 2 * j) for j in range(4)] + [(g[0], 2 * j) for j in range(3)])
         out[row] = [(v >> b) & 1 for v, b in bits]
     return out
