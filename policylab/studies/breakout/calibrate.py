@@ -309,6 +309,12 @@ def identify_serve(suite: dict) -> dict:
     }
 
 
+def _phase_text(serve: dict) -> str:
+    """'0: x 78 vx -1 (49x), 1: ...' from identify_serve's evidence."""
+    return ", ".join(f"{k}: " + " / ".join(f"x {xv.split(',')[0]} vx {xv.split(',')[1]} ({n}x)" for xv, n in c.items())
+                     for k, c in serve["serves_by_phase"].items())
+
+
 def identify_brick_side_bounce(suite: dict) -> dict:
     """Does a brick ever turn the ball sideways? Every in-play vx sign flip above the paddle (drawn y < 170),
     split by whether the drawn ball was past a side wall (x < 8 or x > 150) on the frame before."""
@@ -541,7 +547,7 @@ def identified_changes(evidence: dict) -> list[Change]:
                {"fast_rows": evidence["fast_rows"]["fast_rows"]}),
         *([Change("serve_by_frame_counter", "seed variance",
                   f"a serve's position and direction come from the game's frame counter & 3 on the FIRE frame "
-                  f"(serves by phase: {serve['serves_by_phase']}; counter = frame index mod 256 on "
+                  f"(serves by phase: {_phase_text(serve)}; counter = frame index mod 256 on "
                   f"{serve['counter_is_frame_fraction']:.4f} of frames), not a draw: at frameskip 4 with sticky "
                   "actions a serve is (78, left) unless a repeated action delays FIRE",
                   {"serve_choices": serve["serve_choices"], "serve_pick": "frame"})] if serve["unanimous"] else []),
