@@ -35,6 +35,7 @@ from policylab.envs.breakout_ale import (
 from policylab.envs.breakout_contract import FIRE, LEFT, NOOP, RIGHT
 from policylab.errors import BadInput
 from policylab.fileio import arrays_to_bytes, atomic_write_bytes
+from policylab.studies.breakout.search_space import random_candidates
 
 # RAM bytes found by correlation with the observed motion (see README.md)
 RAM_PADDLE_CONTROL = 70  # the game's paddle reading (pot scanline count); the paddle x chases it
@@ -110,23 +111,12 @@ SCENARIOS: dict[str, TraceSpec] = {s.name: s for s in (
                       "near_lead": 2.0, "far_deadzone": 1.0, "near_deadzone": 0.5, "panic_y": 175.0}),
     TraceSpec("policy_v3_nosticky", "policy", 7200, seed=5, sticky=0.0),
     # random_candidates(4, seed=909): calibration-only candidates (audits use other pool seeds)
-    TraceSpec("policy_k0_sticky", "policy", 7200, seed=6, sticky=0.25, params={
-        "far_cap": 17.42, "near_cap": 15.38, "base_deadzone": 2.45, "near_y": 167.4, "far_lead": 1.21,
-        "near_lead": 5.41, "far_deadzone": 1.85, "near_deadzone": 1.44, "panic_y": 183.65}),
-    TraceSpec("policy_k1_sticky", "policy", 7200, seed=7, sticky=0.25, params={
-        "far_cap": 7.19, "near_cap": 30.23, "base_deadzone": 5.39, "near_y": 142.33, "far_lead": 1.03,
-        "near_lead": 0.6, "far_deadzone": 2.76, "near_deadzone": 2.53, "panic_y": 193.01}),
-    TraceSpec("policy_k2_sticky", "policy", 7200, seed=8, sticky=0.25, params={
-        "far_cap": 21.45, "near_cap": 17.73, "base_deadzone": 3.06, "near_y": 152.54, "far_lead": 3.38,
-        "near_lead": 1.87, "far_deadzone": 5.06, "near_deadzone": 3.31, "panic_y": 186.77}),
-    TraceSpec("policy_k3_sticky", "policy", 7200, seed=9, sticky=0.25, params={
-        "far_cap": 6.3, "near_cap": 15.84, "base_deadzone": 5.0, "near_y": 163.91, "far_lead": 5.22,
-        "near_lead": 0.2, "far_deadzone": 1.92, "near_deadzone": 2.42, "panic_y": 189.4}),
+    *(TraceSpec(f"policy_k{k}_sticky", "policy", 7200, seed=6 + k, sticky=0.25, params=c["params"])
+      for k, c in enumerate(random_candidates(4, seed=909))),
     # random_candidates(12, seed=777)[0] (calibration pool): seeds whose game tunnels through the wall, so the
     # ball plays between the ceiling and the top rows (brick rearm, hits from above)
-    *(TraceSpec(f"policy_p777c0_ceiling_s{seed}", "policy", 7200, seed=seed, sticky=0.25, params={
-        "far_cap": 16.22, "near_cap": 17.19, "base_deadzone": 3.6, "near_y": 183.36, "far_lead": 1.18,
-        "near_lead": 2.02, "far_deadzone": 3.41, "near_deadzone": 2.16, "panic_y": 185.76}) for seed in (13, 16)),
+    *(TraceSpec(f"policy_p777c0_ceiling_s{seed}", "policy", 7200, seed=seed, sticky=0.25,
+                params=random_candidates(12, seed=777)[0]["params"]) for seed in (13, 16)),
 )}
 
 
