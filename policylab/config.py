@@ -1,16 +1,28 @@
-"""Validated configs at the boundary, and output folders that refuse to mix runs.
+"""Validated requests at the boundary, and output folders that refuse to mix runs.
 
-Commands build a pydantic model from their options; a validation error becomes a `BadInput` that
-names the field, so the CLI prints one line and exits 2 before anything is written.
+Every command is one `Request` model: the only place its options, defaults, bounds and help
+live (the CLI builds its options from the model, see `policylab.cli.command`). A validation error
+becomes a `BadInput` that names the field, so the CLI prints one line and exits 2 before anything
+is written. Numbers are finite by construction (`allow_inf_nan=False`); paths are checked for what
+the command will do with them (`InputFile` readable, `OutDir` creatable) before the first write.
+
+An out folder is claimed (its config.json written) once the run's inputs are all checked. If the
+run then turns out to be bad input after all (a learning rate that makes the numbers non-finite,
+say), `release_claims` puts the folder back as it was, so the same --out works on the next try.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, TypeVar
+from typing import Annotated, Any, Mapping, TypeVar
 
 import pydantic
+from pydantic import AfterValidator
 
 from policylab.errors import BadInput
 from policylab.fileio import write_json
@@ -20,9 +32,18 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 
 
 class StrictModel(pydantic.BaseModel):
-    """Base for configs: unknown fields are errors, values are validated on assignment."""
+    """Base for configs: unknown fields are errors, values are frozen, numbers finite."""
 
-    model_config = pydantic.ConfigDict(extra="forbid", validate_assignment=True, frozen=True)
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, validate_by_name=True,
+                                      validate_by_alias=True)
+
+
+class Request(StrictModel):
+    """Base of every command's request. `needs()` estimates the run's peak memory and disk bytes
+    so that a run the machine cannot hold is refused up front (see `check_resources`)."""
+
+    def needs(self) -> tuple[int, int]:
+        return 0, 0
 
 
 def validated(model: type[M], data: Mapping[str, Any]) -> M:
@@ -32,7 +53,51 @@ def validated(model: type[M], data: Mapping[str, Any]) -> M:
     except pydantic.ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err.get("loc", ())) or model.__name__
-        raise BadInput(field, err.get("msg", "invalid value")) from None
+        msg = err.get("msg", "invalid value")
+        if err.get("type") == "missing":
+            msg = "is required"
+        elif "input" in err and err.get("type") not in ("value_error", "assertion_error"):
+            msg = f"{msg}, got {str(err['input'])[:60]!r}"
+        raise BadInput(field, msg.removeprefix("Value error, ")) from None
+
+
+# -- paths --------------------------------------------------------------------------------------
+def _nearest_existing(path: Path) -> Path:
+    p = path.absolute()
+    while not p.exists():
+        p = p.parent
+    return p
+
+
+def check_out_dir(path: Path) -> Path:
+    """An output folder this process can create or write into; probed with a temporary folder that
+    is removed at once (root ignores permission bits, so asking `os.access` is not enough)."""
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{path} exists and is not a folder")
+    base = _nearest_existing(path)
+    if not base.is_dir():
+        raise ValueError(f"{base} is not a folder, so {path} cannot be created")
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=base, prefix=".policylab-probe-"))
+    except OSError as exc:
+        raise ValueError(f"cannot write under {base} ({exc.strerror or exc})") from None
+    return path
+
+
+def check_input_file(path: Path) -> Path:
+    """A file that exists and can be read (its content is checked by whoever parses it)."""
+    if not path.is_file():
+        raise ValueError(f"file not found: {path}" if not path.exists() else f"{path} is not a file")
+    try:
+        with open(path, "rb") as fh:
+            fh.read(1)
+    except OSError as exc:
+        raise ValueError(f"cannot read {path} ({exc.strerror or exc})") from None
+    return path
+
+
+OutDir = Annotated[Path, AfterValidator(check_out_dir)]
+InputFile = Annotated[Path, AfterValidator(check_input_file)]
 
 
 def load_json_file(path: str | Path, field: str) -> Any:
@@ -41,8 +106,47 @@ def load_json_file(path: str | Path, field: str) -> Any:
         raise BadInput(field, f"file not found: {p}")
     try:
         return json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
-        raise BadInput(field, f"{p} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f" ({exc.msg} at line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise BadInput(field, f"{p} is not valid JSON{where}") from None
+    except OSError as exc:
+        raise BadInput(field, f"cannot read {p} ({exc.strerror or exc})") from None
+
+
+# -- resources ----------------------------------------------------------------------------------
+def available_memory() -> int:
+    """Bytes the kernel says a new allocation can get without swapping (MemAvailable)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+
+
+def check_resources(memory: int, disk: int, where: Path, field: str) -> None:
+    """Refuse a run whose estimated peak memory or disk use exceeds what this machine has now."""
+    gib = 2**30
+    have = available_memory()
+    if memory > have:
+        raise BadInput(field, f"this run needs about {memory / gib:.1f} GiB of memory; {have / gib:.1f} GiB "
+                              "is available (make the run smaller)")
+    free = shutil.disk_usage(_nearest_existing(where)).free
+    if disk > free:
+        raise BadInput(field, f"this run writes about {disk / gib:.1f} GiB; {free / gib:.1f} GiB is free "
+                              f"under {_nearest_existing(where)}")
+
+
+# -- out folders --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Claim:
+    out: Path
+    created: bool  # the folder did not exist before the claim
+    fresh: bool  # the claim wrote config.json (not a resume of the same config)
+
+
+_claims: list[_Claim] = []
 
 
 def claim_out_dir(out: str | Path, config: Mapping[str, Any], name: str = "config.json") -> Path:
@@ -52,17 +156,45 @@ def claim_out_dir(out: str | Path, config: Mapping[str, Any], name: str = "confi
     """
     out = Path(out)
     cfg_path = out / name
+    created, fresh = not out.exists(), True
     if out.exists():
         if not out.is_dir():
             raise BadInput("out", f"{out} exists and is not a folder")
         if cfg_path.exists():
             try:
                 previous = json.loads(cfg_path.read_text())
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, UnicodeDecodeError):
                 previous = None
             if previous is None or canonical_json(previous) != canonical_json(config):
                 raise BadInput("out", f"{out} holds a run made with a different config; choose a new --out")
+            fresh = False
         elif any(out.iterdir()):
             raise BadInput("out", f"{out} is not empty and holds no {name}; choose a new --out")
-    write_json(cfg_path, config)
+    try:
+        write_json(cfg_path, config)
+    except OSError as exc:
+        raise BadInput("out", f"cannot write {cfg_path} ({exc.strerror or exc})") from None
+    _claims.append(_Claim(out, created, fresh))
     return out
+
+
+def claimed_dirs() -> list[Path]:
+    """Folders claimed by this process, newest last (where an internal error's log goes)."""
+    return [c.out for c in _claims]
+
+
+def release_claims() -> None:
+    """Undo this process's fresh claims: a run rejected as bad input leaves its folder as it was."""
+    while _claims:
+        c = _claims.pop()
+        if not c.fresh:
+            continue
+        if c.created:
+            shutil.rmtree(c.out, ignore_errors=True)
+        elif c.out.is_dir():
+            for child in c.out.iterdir():
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
+
+
+def forget_claims() -> None:
+    _claims.clear()

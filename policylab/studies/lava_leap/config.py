@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from policylab.config import StrictModel
+from policylab.config import OutDir, Request
 from policylab.rollout.seeds import world_seed
 
 # fixed inputs of the original script (spec §6)
@@ -23,18 +23,23 @@ LR_SWEEP = {"reinforce": [1.0, 1.5], "ppo": [1.0, 1.5], "grpo": [1.0]}
 SHOW_PLAYS = 8  # E1 / E3b plays per floor
 
 
-class LavaLeapConfig(StrictModel):
+class LavaLeapConfig(Request):
     """Hyperparameters of one `lava-leap run` (defaults = the post's, spec §4.1)."""
 
-    lr: float = Field(0.5, gt=0, description="policy learning rate")
-    eps: float = Field(0.2, gt=0, lt=1, description="clip: ratios outside [1-eps, 1+eps] stop pushing")
-    G: int = Field(8, ge=2, description="plays per floor per update (the group)")
-    passes: int = Field(4, ge=1, description="passes over each group (GRPO, PPO)")
-    rounds: int = Field(300, ge=PLATEAU[1], description="training updates per run")
-    eval_every: int = Field(10, ge=1, description="exact evaluation every this many updates")
-    lr_critic: float = Field(0.5, gt=0, description="PPO critic learning rate")
-    n_seeds: int = Field(5, ge=1, le=100, description="training seeds per algorithm")
-    seed_base: int = Field(0, ge=0, description="training seed i is seed_base + i")
+    lr: float = Field(0.5, gt=0, le=100, description="Policy learning rate.")
+    eps: float = Field(0.2, gt=0, lt=1, description="Clip width: a step stops pushing once its ratio leaves "
+                       "[1-eps, 1+eps] in its advantage's direction.")
+    G: int = Field(8, ge=2, le=256, alias="group_size", json_schema_extra={"short": ["-G"]},
+                   description="G: plays of each training floor per update (GRPO's advantage of a single play "
+                               "is zero).")
+    passes: int = Field(4, ge=1, le=64, description="Passes over each group for GRPO and PPO.")
+    rounds: int = Field(300, ge=PLATEAU[1], le=20_000, description="Training updates per run (the slow-seed "
+                        "analysis reads the curve up to update 140).")
+    eval_every: int = Field(10, ge=1, le=10, description="Exact evaluation every this many updates; must divide "
+                            "10 and rounds.")
+    lr_critic: float = Field(0.5, gt=0, le=100, description="PPO critic learning rate.")
+    n_seeds: int = Field(5, ge=1, le=100, alias="seeds", description="Training seeds per algorithm.")
+    seed_base: int = Field(0, ge=0, le=1_000_000, description="Training seed i is seed_base + i.")
 
     @field_validator("eval_every")
     @classmethod
@@ -55,3 +60,15 @@ class LavaLeapConfig(StrictModel):
                   eval_every=self.eval_every, lr_critic=self.lr_critic)
         kw.update(override)
         return kw
+
+
+class LavaLeapRun(LavaLeapConfig):
+    """Run baseline and ceiling, E1-E6, the LR sweep, clip statistics, the slow-seed analysis and the
+    test-floor statistics; write the JSON, the six charts and index.html into OUT."""
+
+    out: OutDir = Field(description="Output folder: results/*.json, assets/*.png and index.html. Must be new, "
+                        "empty, or hold a run of this same configuration.")
+
+    def config(self) -> dict:
+        """What config.json records: the hyperparameters, not where they were written."""
+        return dict(study="lava_leap", **self.model_dump(exclude={"out"}))

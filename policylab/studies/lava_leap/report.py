@@ -8,13 +8,16 @@ two runs of one configuration write identical bytes.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
+from policylab.cli.command import Result
+from policylab.config import claim_out_dir
 from policylab.fileio import atomic_write_text
 from policylab.progress import say
 from policylab.report.html import Page, Table, render
 from policylab.studies.lava_leap.charts import FILES, NAME, draw_all
-from policylab.studies.lava_leap.config import LavaLeapConfig
+from policylab.studies.lava_leap.config import LavaLeapConfig, LavaLeapRun
 from policylab.studies.lava_leap.experiments import Study, run_study
 from policylab.studies.lava_leap.floor import FIRST, LAST_START, P_CHANNEL, P_WIDE
 from policylab.studies.lava_leap.learners import ALGOS
@@ -82,3 +85,12 @@ def write_outputs(cfg: LavaLeapConfig, out: Path) -> Path:
     say("lava-leap: drawing the six charts")
     draw_all(study.charts, out / "assets")
     return write_report(out, study)
+
+
+def run(req: LavaLeapRun) -> Result:
+    """`policylab lava-leap run`: claim the out folder, run every experiment, write the page."""
+    start = time.perf_counter()
+    claim_out_dir(req.out, req.config())
+    index = write_outputs(req, req.out)
+    say(f"lava-leap: done in {time.perf_counter() - start:.1f} s")
+    return Result(index)

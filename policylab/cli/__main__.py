@@ -1,0 +1,5 @@
+"""`python -m policylab.cli`: the same command as `policylab`."""
+
+from policylab.cli import main
+
+main()

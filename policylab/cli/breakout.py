@@ -1,0 +1,3 @@
+"""`policylab breakout ...` (transition: mounts the study's own typer app until its commands move here)."""
+
+from policylab.studies.breakout.cli import app  # noqa: F401

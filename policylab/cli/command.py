@@ -1,0 +1,122 @@
+"""Commands generated from their request models, and the one way a command ends.
+
+A command is declared as `command(group, "eval", EvalRequest, "policylab.studies.breakout.eval:run_eval")`:
+its options are the model's fields (`--field-name`, help from the field's description, default and
+bounds from the field), so defaults and bounds live in exactly one place. Every option reaches
+the model as text and pydantic alone parses it, which is why a wrong type, an out-of-range value,
+nan or inf all end the same way: one line naming the field, exit status 2.
+
+The run function is imported only when the command runs, so `--help` never loads numpy, numba or
+MuJoCo. It returns the report's path, or a `Result` with headline lines too; the command prints
+the headlines and then `report: PATH` as the last line on stdout.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+import typer
+
+from policylab.config import Request, check_resources, validated
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a run hands back to the CLI: the report, headline lines, and the exit status (a failed
+    equivalence gate is a result, not an error, and exits 1)."""
+
+    report: Path
+    headlines: tuple[str, ...] = field(default_factory=tuple)
+    exit_code: int = 0
+
+
+def flag_of(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _metavar(annotation: Any) -> str:
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) is Literal:
+        return "[" + "|".join(str(a) for a in args) + "]"
+    if args and typing.get_origin(annotation) is not list:
+        return _metavar(args[0])
+    if isinstance(annotation, type) and issubclass(annotation, Path):
+        return "PATH"
+    base = typing.get_origin(annotation) or annotation
+    return {int: "INT", float: "FLOAT", str: "TEXT"}.get(base, "VALUE")
+
+
+def _bounds(info) -> str:
+    parts = []
+    for m in info.metadata:
+        for attr, sym in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+            v = getattr(m, attr, None)
+            if v is not None:
+                parts.append(f"{sym} {v:,}" if isinstance(v, int) else f"{sym} {v}")
+    return f" [{', '.join(parts)}]" if parts else ""
+
+
+def _is_bool(annotation: Any) -> bool:
+    return annotation is bool or set(typing.get_args(annotation)) == {bool, type(None)}
+
+
+def _is_list(annotation: Any) -> bool:
+    return typing.get_origin(annotation) is list
+
+
+def _parameter(name: str, info) -> inspect.Parameter:
+    name = info.alias or name  # the name the user sees: flag, error messages, validation key
+    flags = [flag_of(name), *(info.json_schema_extra or {}).get("short", [])]
+    help_text = (info.description or "") + _bounds(info)
+    required = info.is_required()
+    default = None if required else info.get_default(call_default_factory=True)
+    if _is_bool(info.annotation):
+        opt = typer.Option(bool(default), f"{flags[0]}/--no-{name.replace('_', '-')}", help=help_text)
+        return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=bool)
+    if isinstance(default, list):
+        default = [str(v) for v in default]
+    elif default is not None:
+        default = str(default)
+    opt = typer.Option(... if required else default, *flags, help=help_text, metavar=_metavar(info.annotation),
+                       show_default=default is not None)
+    kind = list[str] if _is_list(info.annotation) else str
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt,
+                             annotation=kind if required else Optional[kind])
+
+
+def _load(target: str):
+    module, func = target.split(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def run_request(model: type[Request], target: str, data: dict[str, Any]) -> int:
+    """Validate `data` into `model`, check the machine can hold the run, run it, print its end."""
+    req = validated(model, data)
+    memory, disk = req.needs()
+    check_resources(memory, disk, Path(getattr(req, "out", None) or "."), "out")
+    result = _load(target)(req)
+    if not isinstance(result, Result):
+        result = Result(Path(result))
+    for line in result.headlines:
+        typer.echo(line)
+    typer.echo(f"report: {result.report}")
+    return result.exit_code
+
+
+def command(group: typer.Typer, name: str, model: type[Request], target: str) -> None:
+    """Mount `name` on `group`: options from `model`, behaviour from `target` ("module:function")."""
+
+    def fn(**kwargs: Any) -> None:
+        code = run_request(model, target, {k: v for k, v in kwargs.items() if v is not None})
+        if code:
+            raise typer.Exit(code)
+
+    fn.__signature__ = inspect.Signature([_parameter(n, f) for n, f in model.model_fields.items()])
+    fn.__doc__ = inspect.cleandoc(model.__doc__ or "")
+    fn.__name__ = name.replace("-", "_")
+    group.command(name)(fn)

@@ -1,0 +1,22 @@
+"""`policylab lava-leap ...`: the Lava Leap study's commands (options from their request models)."""
+
+from __future__ import annotations
+
+import typer
+
+from policylab.cli.command import command
+from policylab.studies.lava_leap.config import LavaLeapRun
+
+app = typer.Typer(
+    help="Lava Leap: REINFORCE vs PPO vs GRPO on a 40-tile floor, every score an exact expectation "
+    "(dynamic programming over 200 fixed test floors), with charts and a walkthrough of one GRPO update.",
+    no_args_is_help=True,
+)
+
+
+@app.callback()
+def _group() -> None:
+    """Lava Leap study commands."""
+
+
+command(app, "run", LavaLeapRun, "policylab.studies.lava_leap.report:run")
