@@ -1,0 +1,158 @@
+"""The runs index over real runs: small breakout eval/audit/train, a Lava Leap run, a boundary sweep,
+an analysis folder (with its nested stage folders) and a diff, plus a corrupt and an unfinished
+folder; rows, order, and the page opened in headless Chromium with every link resolving."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+from policylab.errors import BadInput
+from policylab.report.browser import render_check
+from policylab.report.runs_index import write_runs_index
+
+
+def _breakout(root: Path) -> None:
+    from policylab.studies.breakout.audit import AuditRequest, run_audit
+    from policylab.studies.breakout.eval import EvalRequest, run_eval
+    from policylab.studies.breakout.train import TrainRequest, run_train
+
+    run_eval(EvalRequest(env="shadow", policy="breakout_policy_v3", params_file=None, episodes=2, seed=0,
+                         max_steps=50, out=root / "breakout" / "eval", store=None, preset="go-v1", sticky=None,
+                         serve="auto", video=False, executor="local"))
+    run_audit(AuditRequest(policy="breakout_policy_v3", params_file=None, episodes=2, seed=0, max_steps=50,
+                           out=root / "breakout" / "audit", store=None, preset="go-v1", sticky=None, serve="auto",
+                           candidates=None, executor="local"))
+    run_train(TrainRequest(out=root / "breakout" / "train", space="random", budget=2, search_seeds="0-1",
+                           validate_episodes=2, max_steps=50, video=False))
+
+
+def _lava(root: Path) -> None:
+    from policylab.config import claim_out_dir
+    from policylab.studies.lava_leap.config import LavaLeapConfig
+    from policylab.studies.lava_leap.report import write_outputs
+
+    cfg = LavaLeapConfig(rounds=140, n_seeds=1)  # the smallest run the config allows
+    claim_out_dir(root / "lava", dict(study="lava_leap", **cfg.model_dump()))
+    write_outputs(cfg, root / "lava")
+
+
+def _boundary(root: Path) -> None:
+    from policylab.studies.boundary import commands_analysis as stage
+    from policylab.studies.boundary import sweep
+    from policylab.studies.boundary.world import Grid
+
+    grid = Grid.build((0.5, 1.0), 2, (10, 200), 2, 1)
+    store = root / "boundary" / "store"  # a store outside any run: searched by no one
+    for name in ("ant_v0", "ant_v1"):
+        sweep.run_sweep(grid, sweep.resolve_checkpoint(name), store, root / "boundary" / f"sweep-{name}", chunk=16)
+    ana = root / "boundary" / "ana"
+    stage.reduce(store=store, checkpoint="ant_v0", out=ana, resamples=100, seed=0, rule_check=True)
+    stage.select(out=ana, n_boundary=1, n_recoveries=0)
+    stage.report(out=ana)
+    stage.diff(store=store, a="ant_v0", b="ant_v1", out=root / "boundary" / "diff", store_b=None, resamples=100,
+               seed=0, q=0.05)
+
+
+EXPECTED = {  # run folder -> (study, command, page, a headline label)
+    "breakout/eval": ("breakout", "breakout eval", "report.html", "mean score"),
+    "breakout/audit": ("breakout", "breakout audit", "audit.html", "ALE mean"),
+    "breakout/train": ("breakout", "breakout train", "report.html", "pick ALE mean"),
+    "lava": ("lava_leap", "lava-leap run", "index.html", "GRPO final"),
+    "boundary/sweep-ant_v0": ("boundary", "boundary sweep", "sweep.json", "failed"),
+    "boundary/sweep-ant_v1": ("boundary", "boundary sweep", "sweep.json", "failed"),
+    "boundary/ana": ("boundary", "boundary reduce", "report/report.html", "failed"),
+    "boundary/diff": ("boundary", "boundary diff", "diff.json", "cells safer"),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("runs")
+    _breakout(root)
+    _lava(root)
+    _boundary(root)
+    (root / "broken").mkdir()
+    (root / "broken" / "config.json").write_text('{"command": "breakout eval", ')  # cut short
+    (root / "unfinished").mkdir()
+    (root / "unfinished" / "config.json").write_text(json.dumps({"command": "breakout eval"}))
+    # newest first: give every config.json its own mtime, two of them equal (ties go by path)
+    names = sorted([*EXPECTED, "broken", "unfinished"])
+    for i, name in enumerate(names):
+        t = 1_700_000_000 + 100 * i
+        os.utime(root / name / "config.json", (t, t))
+    tie = 1_700_000_000 + 100 * len(names)
+    for name in ("lava", "boundary/diff"):
+        os.utime(root / name / "config.json", (tie, tie))
+    return root
+
+
+def test_rows(runs):
+    html = write_runs_index(runs)
+    assert html == runs / "index.html"
+    rows = json.loads((runs / "index.json").read_text())["rows"]
+    by_path = {r["path"]: r for r in rows}
+    # nested stage folders (ana/select, ana/report) and stores (breakout/eval/store) are not runs of their own
+    assert sorted(by_path) == sorted([*EXPECTED, "broken", "unfinished"])
+    for path, (study, command, page, label) in EXPECTED.items():
+        row = by_path[path]
+        assert (row["study"], row["command"], row["error"]) == (study, command, None), row
+        assert row["report"] == f"{path}/{page}" and (runs / row["report"]).is_file()
+        headline = dict(row["headline"])
+        assert isinstance(headline[label], (int, float)), row
+        assert row["config_summary"]
+    assert by_path["breakout/train"]["verdict"] in ("improved", "worse", "inconclusive")
+    assert by_path["breakout/audit"]["verdict"].startswith("primary gap: ")
+    assert re.fullmatch(r"all \d+ checks hold|\d+ of \d+ checks fail", by_path["lava"]["verdict"])
+    assert by_path["breakout/eval"]["verdict"] is None
+    assert "max_steps=50" in by_path["breakout/eval"]["config_summary"]
+    assert by_path["boundary/ana"]["headline"] and dict(by_path["boundary/ana"]["headline"])["rule agrees"] == 4
+    broken, unfinished = by_path["broken"], by_path["unfinished"]
+    assert broken["study"] is None and "config.json is not valid JSON" in broken["error"]
+    assert unfinished["command"] == "breakout eval" and "report.json is missing" in unfinished["error"]
+    assert broken["report"] is None and unfinished["report"] is None
+
+
+def test_newest_first_ties_by_path(runs):
+    write_runs_index(runs)
+    paths = [r["path"] for r in json.loads((runs / "index.json").read_text())["rows"]]
+    assert paths[:2] == ["boundary/diff", "lava"]  # the tie, in path order
+    rest = sorted((set(EXPECTED) | {"broken", "unfinished"}) - {"boundary/diff", "lava"}, reverse=True)
+    assert paths[2:] == rest  # mtimes were given in path order
+
+
+def test_page_in_browser_links_resolve(runs, tmp_path):
+    out = tmp_path / "elsewhere"  # index written outside root: links still relative, still resolve
+    html = write_runs_index(runs, out)
+    assert html == out / "index.html" and (out / "index.json").is_file()
+    rows = json.loads((out / "index.json").read_text())["rows"]
+    text = html.read_text()
+    links = re.findall(r'<a href="([^"]+)"', text)
+    assert links[0] == "index.json"
+    assert sorted(links[1:]) == sorted(r["report"] for r in rows if r["report"])
+    assert len(links) - 1 == len(EXPECTED)
+    for link in links:
+        assert (out / unquote(link)).is_file(), link
+    assert "&lt;a" not in text  # the links are links, not escaped text
+    seen = render_check(html)
+    assert seen["title"] == f"Runs under {runs.name}"
+    assert seen["images"] == 0 and seen["loaded"] == 0  # the page's script ran
+
+
+def test_bad_input(runs, tmp_path):
+    with pytest.raises(BadInput) as exc:
+        write_runs_index(tmp_path / "missing")
+    assert exc.value.field == "root"
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(BadInput) as exc:
+        write_runs_index(tmp_path / "file")
+    assert exc.value.field == "root"
+    with pytest.raises(BadInput) as exc:  # the lava run's own index.html must not be overwritten
+        write_runs_index(runs / "lava")
+    assert exc.value.field == "out"
+    assert "<title>Lava Leap" in (runs / "lava" / "index.html").read_text()
