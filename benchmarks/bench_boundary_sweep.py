@@ -15,8 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
+import shlex
+import sys
 import tempfile
 import time
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +31,19 @@ from policylab.policies import ant_linear
 from policylab.rollout.store import Store
 from policylab.studies.boundary import sweep
 from policylab.studies.boundary.world import Grid
+
+
+RESULTS = Path(__file__).resolve().parent / "results" / "boundary_sweep.json"
+
+
+def record(result: dict) -> None:
+    """Update benchmarks/results/boundary_sweep.json: README.md, BENCHMARKS.md and docs/ quote their figures
+    from it (tests/core/test_quoted_numbers.py checks every quote), so a re-run keeps them sourced."""
+    data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    data.update(result)
+    data.update(measured_on=date.today().isoformat(), command=shlex.join(["python", *sys.argv]),
+                machine=f"{platform.machine()}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}")
+    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
 
 
 def gymnasium_loop(ckpt: sweep.Checkpoint, worlds, store_root: Path, keys) -> dict:
@@ -114,6 +132,7 @@ def main() -> None:
         "goal_s": 126,
     }
     print(json.dumps(report, indent=2))
+    record(report)
 
 
 if __name__ == "__main__":

@@ -15,14 +15,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import date
 from pathlib import Path
 
 CLI = [sys.executable, "-m", "policylab.cli", "lava-leap", "run", "--out"]
+
+
+RESULTS = Path(__file__).resolve().parent / "results" / "lava_leap.json"
+
+
+def record(result: dict) -> None:
+    """Update benchmarks/results/lava_leap.json: README.md, BENCHMARKS.md and docs/ quote their figures
+    from it (tests/core/test_quoted_numbers.py checks every quote), so a re-run keeps them sourced."""
+    data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    data.update(result)
+    data.update(measured_on=date.today().isoformat(), command=shlex.join(["python", *sys.argv]),
+                machine=f"{platform.machine()}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}")
+    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
 
 
 def timed_run(out: Path, env: dict | None = None) -> float:
@@ -65,6 +81,7 @@ def main() -> None:
         "stages_median_s": {k: round(statistics.median(s[k] for s in inproc), 3) for k in inproc[0]},
     }
     print(json.dumps(result, indent=2))
+    record({"timed_command": result.pop("command"), **result})
 
 
 if __name__ == "__main__":
