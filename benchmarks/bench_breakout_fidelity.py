@@ -30,6 +30,7 @@ import numpy as np
 
 from policylab.envs.breakout_ale import Protocol
 from policylab.policies.breakout import V3_DEFAULTS
+from policylab.rollout.seeds import named_range
 from policylab.stats import pearson, spearman
 from policylab.studies.breakout.runner import EpisodeTask, run_shadow_group, run_task
 from policylab.studies.breakout.search_space import random_candidates
@@ -46,8 +47,9 @@ def ale_episode(task: tuple[dict, int, int]) -> dict:
 
 
 def shadow_rows(params: dict, preset: str, seeds: int, max_steps: int) -> list[dict]:
-    """`seeds` shadow episodes of a candidate in one vectorized batch (seeds 5,000,000 + i)."""
-    task = EpisodeTask("shadow", tuple(range(5_000_000, 5_000_000 + seeds)), "breakout_policy_v3", params,
+    """`seeds` shadow episodes of a candidate in one vectorized batch (seeds 5,000,000 + i: the named
+    range breakout.fidelity)."""
+    task = EpisodeTask("shadow", named_range("breakout", "fidelity").first(seeds), "breakout_policy_v3", params,
                        Protocol(max_steps=max_steps).model_dump(), preset=preset)
     return [{k: float(ep.outcome[k]) for k in FIELDS} for ep in run_shadow_group([task])[0]]
 

@@ -1,8 +1,10 @@
-"""The seed scheme: one pure function from (study, cell, seed index) to the seed a world uses.
+"""The seed scheme: one pure function from (study, cell, seed index) to the seed a world uses, and
+the named seed ranges every producer draws its seeds from.
 
 Every producer (sweeps, evals, training loops) and every consumer (replays, clips, audits) calls
-`world_seed`; nothing else derives seeds. Tests check it against stored records, so a change here
-that would silently simulate different worlds fails loudly.
+`world_seed` or takes its base from a named range here; nothing else derives seeds or holds a seed
+base (tests/core/test_seed_ranges.py scans the package for seed literals). Tests check the scheme
+against stored records, so a change here that would silently simulate different worlds fails loudly.
 
 Schemes
 - ``breakout``: episode ``i`` of a run started at seed ``S`` uses ``S + i`` (the original's rule);
@@ -11,14 +13,117 @@ Schemes
 - ``boundary``: ``1_000_000 + rollout_index`` with
   ``rollout_index = cell * seeds_per_cell + seed_index`` and ``cell = mu_idx * n_push + push_idx``
   (the failure-boundary spec; the offset keeps sweep seeds away from training seeds).
-"""
 
+Named seed ranges (``RANGES``; half-open ``[base, base + size)``). Within a study the ranges are
+disjoint unless one names the other in ``shares`` (the overlaps below are the original's and are
+kept so stored records, traces and checkpoints replay bit for bit):
+
+==========  ===========  =========  =========  =====================================================
+study       purpose      base       size       why
+==========  ===========  =========  =========  =====================================================
+breakout    search       0          1_000      ``train --search-seeds`` (default 0-5): the original's
+                                               seeds, on the search env (shadow by default)
+breakout    eval         0          1_000      ``eval`` / ``audit --seed`` (default 0); the audit's
+                                               noise-ceiling reference set is the next N seeds
+                                               (S+N..S+2N-1). Shares search: standalone commands,
+                                               never part of a training run's selection
+breakout    screening    1_000      9_000      ``train --screen-seed``: ALE screening of the top K
+breakout    validation   10_000     990_000    ``train --validate-seed``: fresh ALE seeds, disjoint
+                                               from every seed used for selection
+breakout    fidelity     5_000_000  1_000_000  benchmarks/bench_breakout_fidelity.py shadow episodes
+breakout    calibration  7_000_000  1_000_000  ``calibrate``: the traces' policies played closed-loop
+                                               in the shadow (64 seeds each)
+lava_leap   training     0          100        ``lava-leap run --seed-base`` (default 0); at most
+                                               100 seeds per algorithm
+lava_leap   test_floors  2024       1          the generator seed of the 200 test floors (spec §6)
+boundary    training     0          1_000_000  ARS reset seeds, drawn uniformly below the sweep
+boundary    evaluation   900_000    100_000    nominal evaluation during training (900_000 + i).
+                                               Shares training: a drawn reset seed can coincide
+                                               with one by chance (the committed checkpoints')
+boundary    sweep        1_000_000  2_000_000  ``world_seed("boundary")``: holds the largest grid
+                                               the clamp ranges allow (196 mu x 301 push) at up to
+                                               33 seeds per cell
+boundary    verify       1_000_000  2          ``verify``'s harness check: the first two sweep
+                                               seeds in the nominal world (shares sweep on purpose)
+boundary    calibration  3_000_000  1_000_000  ``calibrate``: nominal and hard-push worlds, outside
+                                               every sweep's seeds
+==========  ===========  =========  =========  =====================================================
+
+Not ranges, and kept where they are: single seeds picked for what they show (the Breakout trace
+specs' ALE seeds 1..9, 13 and 16; Lava Leap's showcase, walkthrough, blind and Monte Carlo
+generator seeds 8, 22, 31 and 7), the seeds of `search_space.random_candidates` pools (777 and 909
+for calibration, 4242 held out in the fidelity benchmark) and bootstrap generator seeds (0).
+"""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from policylab.errors import BadInput
 
-BOUNDARY_SEED_OFFSET = 1_000_000
 STUDIES = ("breakout", "lava_leap", "boundary")
+
+
+@dataclass(frozen=True)
+class SeedRange:
+    """Seeds ``[base, base + size)`` of one `study` reserved for one `purpose`; `shares` names the
+    purposes of the same study it may overlap on purpose (see the module docstring)."""
+
+    study: str
+    purpose: str
+    base: int
+    size: int
+    shares: tuple[str, ...] = ()
+
+    @property
+    def stop(self) -> int:
+        return self.base + self.size
+
+    def __contains__(self, seed: object) -> bool:
+        return isinstance(seed, int) and self.base <= seed < self.stop
+
+    def overlaps(self, other: "SeedRange") -> bool:
+        return self.base < other.stop and other.base < self.stop
+
+    def first(self, n: int) -> tuple[int, ...]:
+        """The range's first `n` seeds (``base + i``)."""
+        if not 0 <= n <= self.size:
+            raise BadInput(f"{self.study}.{self.purpose}", f"the range holds 0..{self.size} seeds, not {n}")
+        return tuple(range(self.base, self.base + n))
+
+
+RANGES: dict[tuple[str, str], SeedRange] = {(r.study, r.purpose): r for r in (
+    SeedRange("breakout", "search", 0, 1_000),
+    SeedRange("breakout", "eval", 0, 1_000, shares=("search",)),
+    SeedRange("breakout", "screening", 1_000, 9_000),
+    SeedRange("breakout", "validation", 10_000, 990_000),
+    SeedRange("breakout", "fidelity", 5_000_000, 1_000_000),
+    SeedRange("breakout", "calibration", 7_000_000, 1_000_000),
+    SeedRange("lava_leap", "training", 0, 100),
+    SeedRange("lava_leap", "test_floors", 2024, 1),
+    SeedRange("boundary", "training", 0, 1_000_000),
+    SeedRange("boundary", "evaluation", 900_000, 100_000, shares=("training",)),
+    SeedRange("boundary", "sweep", 1_000_000, 2_000_000),
+    SeedRange("boundary", "verify", 1_000_000, 2, shares=("sweep",)),
+    SeedRange("boundary", "calibration", 3_000_000, 1_000_000),
+)}
+
+
+def named_range(study: str, purpose: str) -> SeedRange:
+    """The declared seed range of (`study`, `purpose`)."""
+    try:
+        return RANGES[(study, purpose)]
+    except KeyError:
+        known = ", ".join(p for s, p in RANGES if s == study) or "none"
+        raise BadInput("seed_range", f"no seed range {purpose!r} for study {study!r}; known: {known}") from None
+
+
+def seed_range_base(study: str, purpose: str) -> int:
+    """First seed of (`study`, `purpose`): the default of the option that starts that range."""
+    return named_range(study, purpose).base
+
+
+BOUNDARY_SEED_OFFSET = seed_range_base("boundary", "sweep")
+BOUNDARY_SEED_SCHEME = f"{BOUNDARY_SEED_OFFSET:_} + (mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx"
 
 
 def world_seed(study: str, cell: int, seed_index: int, *, seeds_per_cell: int = 1, base: int = 0) -> int:

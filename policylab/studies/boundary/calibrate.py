@@ -5,7 +5,8 @@ and (b) in hard-push worlds at the grid's corners, and writes the distributions 
 height and minimum uprightness, plus the final pose of the pushed runs. The thresholds were frozen
 from this output for ant_v0 (numbers in README.md): below everything a
 nominal run ever reaches, above the poses of robots lying on their side or back. Seeds here
-(3_000_000 +) are outside every sweep's seed range.
+(3_000_000 +, the range ``boundary.calibration`` in `policylab.rollout.seeds`) are outside every
+sweep's seed range.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ import numpy as np
 from policylab.config import claim_out_dir
 from policylab.envs import ant
 from policylab.fileio import write_json
+from policylab.rollout.seeds import seed_range_base
 from policylab.studies.boundary import failure, sweep
 from policylab.studies.boundary.world import World
 
-CAL_SEED0 = 3_000_000
+CAL_SEED0 = seed_range_base("boundary", "calibration")
 PUSH_CORNERS = [(mu, push) for mu in (0.05, 0.5, 1.0) for push in (50.0, 100.0, 150.0, 200.0)]
 
 

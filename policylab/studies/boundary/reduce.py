@@ -24,7 +24,7 @@ import numpy as np
 
 from policylab.envs import ant
 from policylab.errors import BadInput
-from policylab.rollout.seeds import world_seed
+from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, world_seed
 from policylab.rollout.store import Store
 from policylab.stats import kaplan_meier
 from policylab.studies.boundary import failure
@@ -78,7 +78,7 @@ class Sweep:
     def grid(self) -> dict:
         return {"mus": self.mus, "pushes_pct_bw": self.pushes, "seeds_per_cell": self.seeds_per_cell,
                 "push_dir_deg": self.push_dir, "push_t0_s": self.push_t0,
-                "seed_scheme": "1_000_000 + (mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx"}
+                "seed_scheme": BOUNDARY_SEED_SCHEME}
 
 
 def load_sweep(store: Store, checkpoint: str) -> Sweep:

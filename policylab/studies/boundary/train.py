@@ -39,10 +39,12 @@ from policylab.envs import ant
 from policylab.hashing import canonical_json
 from policylab.policies import ant_linear
 from policylab.progress import progress_bar
+from policylab.rollout.seeds import named_range
 from policylab.studies.boundary.simulate import run_closed_loop
 
 CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
-TRAIN_SEED_LIMIT = 1_000_000  # episode seeds are drawn below the sweep's seed offset
+TRAIN_SEEDS = named_range("boundary", "training")  # episode seeds are drawn below the sweep's seed offset
+EVAL_SEEDS = named_range("boundary", "evaluation")
 UP_TERMINATE = 0.3
 Z_HEALTHY = (0.2, 1.0)
 PUSH_STEPS = 10  # 0.5 s at 0.05 s per control step
@@ -75,7 +77,7 @@ CONFIGS = {
 def _episode_worlds(cfg: TrainConfig, rng: np.random.Generator) -> dict:
     """Worlds of one iteration (one per direction, shared by its + and - rollouts)."""
     n = cfg.directions
-    seeds = rng.integers(0, TRAIN_SEED_LIMIT, size=n)
+    seeds = rng.integers(TRAIN_SEEDS.base, TRAIN_SEEDS.stop, size=n)
     if cfg.friction_range is None:
         mus: list[float | None] = [None] * n
     else:
@@ -128,7 +130,7 @@ def evaluate_nominal(policy: ant_linear.LinearPolicy, n_seeds: int, n_steps: int
     Evaluation seeds are 900_000 + i; a training episode's reset seed (drawn from [0, 1_000_000))
     can coincide with one by chance. The sweep's seeds (>= 1_000_000) are never used here.
     """
-    seeds = list(range(900_000, 900_000 + n_seeds))
+    seeds = list(EVAL_SEEDS.first(n_seeds))
     traj = run_closed_loop(policy.act, [None] * n_seeds, seeds, n_steps=n_steps, nthread=nthread)
     _, alive = episode_returns(traj, 0.0)
     duration = traj["time"][:, -1] - traj["time"][:, 0]

@@ -24,13 +24,14 @@ from policylab.errors import BadInput
 from policylab.fileio import arrays_to_bytes, write_json
 from policylab.hashing import sha256_hex
 from policylab.policies import ant_linear
+from policylab.rollout.seeds import named_range
 from policylab.rollout.store import Store
 from policylab.studies.boundary import sweep
 from policylab.studies.boundary.simulate import run_closed_loop
 from policylab.studies.boundary.world import Grid
 
 PAD_BATCH = 64
-HARNESS_SEEDS = (1_000_000, 1_000_001)
+HARNESS_SEEDS = named_range("boundary", "verify").first(2)  # the first two sweep seeds
 
 
 def grid_from_meta(meta: dict) -> Grid:

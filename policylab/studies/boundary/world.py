@@ -28,7 +28,7 @@ from typing import Iterator
 import numpy as np
 
 from policylab.errors import BadInput
-from policylab.rollout.seeds import world_seed
+from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, world_seed
 
 KEY_VERSION = "v1"
 MU_RANGE = (0.05, 2.0)
@@ -168,6 +168,6 @@ class Grid:
             "seeds_per_cell": self.seeds_per_cell,
             "push_dir_deg": self.push_dir,
             "push_t0_s": self.push_t0,
-            "seed_scheme": "1_000_000 + (mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx",
+            "seed_scheme": BOUNDARY_SEED_SCHEME,
             "total_rollouts": self.n_rollouts,
         }

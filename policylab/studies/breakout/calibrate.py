@@ -66,6 +66,7 @@ from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.hashing import pretty_json
 from policylab.progress import say
+from policylab.rollout.seeds import named_range
 from policylab.studies.breakout import trace as tr
 from policylab.studies.breakout.features import episode_features
 
@@ -498,7 +499,7 @@ def shadow_stats(params: ShadowParams, suite: dict, seeds: int = SHADOW_SEEDS, m
         if not tr.sampled_policy_trace(spec):
             continue
         prm = dict(get_policy(spec.policy).defaults, **spec.params)
-        task = EpisodeTask("shadow", tuple(range(7_000_000, 7_000_000 + seeds)), spec.policy, prm, protocol,
+        task = EpisodeTask("shadow", named_range("breakout", "calibration").first(seeds), spec.policy, prm, protocol,
                            preset="atari", shadow_overrides={**params.model_dump(), "sticky_prob": spec.sticky})
         rows.extend(episode.outcome for episode in run_shadow_group([task])[0])
     return _pooled(rows)

@@ -32,7 +32,7 @@ from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.progress import say
 from policylab.rollout.executors import check_executor
-from policylab.rollout.seeds import seed_range, world_seed
+from policylab.rollout.seeds import seed_range, seed_range_base, world_seed
 from policylab.rollout.store import Store
 from policylab.stats import distribution, paired_delta, pearson, spearman, spearman_ci
 from policylab.studies.breakout import options
@@ -56,9 +56,9 @@ class TrainRequest:
     select: str = DEFAULT_RULE
     screen_top: int | None = None
     screen_episodes: int = 5
-    screen_seed: int = 1000
+    screen_seed: int = seed_range_base("breakout", "screening")
     validate_episodes: int = 20
-    validate_seed: int = 10_000
+    validate_seed: int = seed_range_base("breakout", "validation")
     baseline: str = "breakout_policy_v3"
     max_steps: int = 1800
     sticky: float | None = None

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pydantic import Field, ValidationInfo, field_validator
 
 from policylab.config import OutDir, Request
-from policylab.rollout.seeds import world_seed
+from policylab.rollout.seeds import seed_range_base, world_seed
 
 # fixed inputs of the original script (spec §6)
-TEST_SEED, N_TEST = 2024, 200  # the test floors every policy is scored on
+TEST_SEED, N_TEST = seed_range_base("lava_leap", "test_floors"), 200  # the test floors every policy is scored on
 SHOWCASE_SEED = 8  # E1: first seed whose floor has 6 channels, 2 of them 2-wide
 WALK_SEED, WALK_AT = 22, 20  # E3a/E4: a hard floor; GRPO (first seed) frozen after 20 updates
 BLIND_SEED, BLIND_DRAWS = 31, 40  # E3b: floors the trained PPO bot plays, 8 runs each
@@ -39,7 +39,8 @@ class LavaLeapConfig(Request):
                             "10 and rounds.")
     lr_critic: float = Field(0.5, gt=0, le=100, description="PPO critic learning rate.")
     n_seeds: int = Field(5, ge=1, le=100, alias="seeds", description="Training seeds per algorithm.")
-    seed_base: int = Field(0, ge=0, le=1_000_000, description="Training seed i is seed_base + i.")
+    seed_base: int = Field(seed_range_base("lava_leap", "training"), ge=0, le=1_000_000,
+                           description="Training seed i is seed_base + i.")
 
     @field_validator("eval_every")
     @classmethod
