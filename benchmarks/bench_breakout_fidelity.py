@@ -22,7 +22,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
+import shlex
+import sys
 import time
+from datetime import date
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -36,6 +41,21 @@ from policylab.studies.breakout.runner import EpisodeTask, run_shadow_group, run
 from policylab.studies.breakout.search_space import random_candidates
 
 FIELDS = ("score", "ball_abs_vx_mean", "ball_abs_vy_mean", "paddle_abs_delta_mean", "steps", "reward_count")
+RESULTS = Path(__file__).resolve().parent / "results" / "breakout_fidelity.json"
+
+
+def record(out: dict) -> None:
+    """Update this pool's entry in benchmarks/results/breakout_fidelity.json: README.md, BENCHMARKS.md and
+    docs/ quote their figures from it (tests/core/test_quoted_numbers.py checks every quote). Presets run now
+    replace their entries; other pools and presets keep theirs, each with its own date and command."""
+    data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    run = {"measured_on": date.today().isoformat(), "command": shlex.join(["python", *sys.argv])}
+    data.update(run, machine=f"{platform.machine()}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}")
+    pool = data.setdefault("pools", {}).setdefault(str(out["pool_seed"]), {})
+    pool.update({k: v for k, v in out.items() if k != "presets"}, **run)
+    for name, p in out["presets"].items():
+        pool.setdefault("presets", {})[name] = {k: v for k, v in p.items() if k != "per_candidate"}
+    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
 
 
 def ale_episode(task: tuple[dict, int, int]) -> dict:
@@ -117,6 +137,9 @@ def main() -> None:
             "spearman_vs_ale_main": spearman(s, a), "spearman_vs_ale_all": spearman(s, a_all),
             "pearson_vs_ale_all": pearson(s, a_all), "median_abs_ratio_minus_1": float(np.median(ratio)),
             "features": feats,
+            # points per brick: mean score over mean reward count (a reward is one brick)
+            "points_per_brick": {side: feats["score"][side] / feats["reward_count"][side]
+                                 for side in ("ale", "shadow") if feats["reward_count"][side]},
             "per_candidate": [{"candidate_id": c["candidate_id"], "ale": x, "shadow": y}
                               for c, x, y in zip(cands, a_all, s)],
         }
@@ -128,6 +151,7 @@ def main() -> None:
     print(f"reference_self_spearman ({args.episodes} vs {args.episodes} ALE eps): {out['reference_self_spearman']:.3f}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2, sort_keys=True))
+    record(out)
 
 
 if __name__ == "__main__":
