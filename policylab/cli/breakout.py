@@ -1,3 +1,20 @@
-"""`policylab breakout ...` (transition: mounts the study's own typer app until its commands move here)."""
+"""`policylab breakout ...`: the Breakout sim-to-real study's commands (options from their request models
+in `policylab.studies.breakout.requests`)."""
 
-from policylab.studies.breakout.cli import app  # noqa: F401
+from __future__ import annotations
+
+import typer
+
+from policylab.cli.command import command
+from policylab.studies.breakout import requests as r
+
+app = typer.Typer(
+    help="Breakout sim-to-real: the shadow simulator vs real Atari Breakout (ALE).",
+    no_args_is_help=True,
+)
+
+command(app, "eval", r.EvalRequest, "policylab.studies.breakout.eval:run_eval")
+command(app, "audit", r.AuditRequest, "policylab.studies.breakout.audit:run_audit")
+command(app, "train", r.TrainRequest, "policylab.studies.breakout.train:run_train")
+command(app, "trace", r.TraceRequest, "policylab.studies.breakout.trace:run_trace")
+command(app, "calibrate", r.CalibrateRequest, "policylab.studies.breakout.calibrate:run_calibrate")

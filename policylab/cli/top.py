@@ -22,7 +22,8 @@ class RunsRequest(Request):
     """Write one index.html for every run under a folder: study, command, config summary, headline
     numbers, verdict and a link to each run's report, newest first."""
 
-    root: Annotated[Path, AfterValidator(_existing_dir)] = Field(description="Folder to scan for runs (e.g. runs).")
+    root: Annotated[Path, AfterValidator(_existing_dir)] = Field(
+        description="Folder to scan for runs (e.g. runs).", json_schema_extra={"argument": True})
     out: OutDir | None = Field(None, description="Where index.html and index.json go (default: ROOT).")
 
 
@@ -33,7 +34,7 @@ def runs(req: RunsRequest) -> Path:
 
 
 def register(app: typer.Typer) -> None:
-    from policylab.studies import demo
+    from policylab.studies.breakout.requests import DemoRequest
 
-    app.command("demo")(demo.demo)
+    command(app, "demo", DemoRequest, "policylab.studies.demo:run_demo")
     command(app, "runs", RunsRequest, "policylab.cli.top:runs")

@@ -1,22 +1,17 @@
-"""`policylab breakout eval` through the real CLI: outputs, determinism, resume, bad input."""
+"""`policylab breakout eval` through the CLI (in-process): outputs, determinism, resume, bad input."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from policylab.cli import invoke
 from policylab.rollout.store import Store
 
-CLI = [sys.executable, "-m", "policylab.cli", "breakout"]
 SMALL = ["--policy", "breakout_policy_v3", "--episodes", "2", "--seed", "3", "--max-steps", "400"]
 
 
-def cli(*args, check=True):
-    proc = subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, timeout=300)
-    if check:
-        assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc
+def cli(*args) -> None:
+    assert invoke(["breakout", *map(str, args)]) == 0
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +42,11 @@ def test_eval_writes_rows_replays_and_report(ale_run):
                                         "sticky": 0.25}
 
 
+def test_the_last_stdout_line_names_the_report(ale_run, capsys):
+    cli("eval", "--env", "ale", *SMALL, "--out", ale_run)
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"report: {ale_run / 'report.html'}"
+
+
 def test_same_command_twice_gives_identical_files(ale_run, tmp_path):
     other = tmp_path / "again"
     cli("eval", "--env", "ale", *SMALL, "--out", other, "--executor", "processes")
@@ -54,10 +54,10 @@ def test_same_command_twice_gives_identical_files(ale_run, tmp_path):
         assert (other / name).read_bytes() == (ale_run / name).read_bytes(), name
 
 
-def test_rerun_into_the_same_folder_runs_nothing_new(ale_run):
+def test_rerun_into_the_same_folder_runs_nothing_new(ale_run, capsys):
     before = Store(ale_run / "store").fingerprint()
-    proc = cli("eval", "--env", "ale", *SMALL, "--out", ale_run)
-    assert "ale episodes" not in proc.stderr  # no episode had to run
+    cli("eval", "--env", "ale", *SMALL, "--out", ale_run)
+    assert "ale episodes" not in capsys.readouterr().err  # no episode had to run
     assert Store(ale_run / "store").fingerprint() == before
 
 
@@ -77,56 +77,17 @@ def test_shadow_eval_uses_the_same_runner(tmp_path):
     assert {**row, "episode": 1} == rows[1]
 
 
-def _params(tmp_path, **change):
-    from policylab.policies.breakout import V3_DEFAULTS
-
-    data = {**V3_DEFAULTS, **change}
-    data = {k: v for k, v in data.items() if v is not None}
-    path = tmp_path / "params.json"
-    path.write_text(json.dumps(data))
-    return path
+def test_shadow_eval_defaults_to_the_calibrated_preset(tmp_path):
+    out = tmp_path / "cal"
+    cli("eval", "--env", "shadow", *SMALL[:2], "--episodes", "1", "--max-steps", "50", "--out", out)
+    assert json.loads((out / "report.json").read_text())["objective"]["preset"] == "atari-cal"
 
 
-@pytest.mark.parametrize("case,field", [
-    ("unknown_policy", "policy"),
-    ("unknown_param", "params.bogus"),
-    ("missing_param", "params.panic_y"),
-    ("out_of_range", "params.far_cap"),
-    ("zero_episodes", "episodes"),
-    ("negative_seed", "seed"),
-    ("unknown_preset", "preset"),
-])
-def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, case, field):
-    args = {"policy": "breakout_policy_v3", "episodes": "2", "seed": "0"}
-    extra = []
-    if case == "unknown_policy":
-        args["policy"] = "breakout_policy_v9"
-    elif case == "unknown_param":
-        extra = ["--params", _params(tmp_path, bogus=1.0)]
-    elif case == "missing_param":
-        extra = ["--params", _params(tmp_path, panic_y=None)]
-    elif case == "out_of_range":
-        extra = ["--params", _params(tmp_path, far_cap=99.0)]
-    elif case == "zero_episodes":
-        args["episodes"] = "0"
-    elif case == "negative_seed":
-        args["seed"] = "-1"
-    elif case == "unknown_preset":
-        extra = ["--env", "shadow", "--preset", "nope"]
-    env = [] if "--env" in extra else ["--env", "ale"]
-    out = tmp_path / "out"
-    proc = cli("eval", *env, *[x for k, v in args.items() for x in (f"--{k}", v)], *extra, "--out", out,
-               check=False)
-    assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"policylab: error: {field}:"), proc.stderr
-    assert not out.exists()
-
-
-def test_existing_out_with_a_different_config_is_refused(ale_run):
+def test_existing_out_with_a_different_config_is_refused(ale_run, capsys):
     before = Store(ale_run / "store").fingerprint()
-    proc = cli("eval", "--env", "ale", *SMALL[:-2], "--max-steps", "500", "--out", ale_run, check=False)
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
-    assert proc.stderr.startswith("policylab: error: out:")
+    code = invoke(["breakout", "eval", "--env", "ale", *SMALL[:-2], "--max-steps", "500", "--out", str(ale_run)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip().splitlines() == [err.strip()]
+    assert err.startswith("policylab: error: out:")
     assert Store(ale_run / "store").fingerprint() == before

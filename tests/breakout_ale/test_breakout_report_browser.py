@@ -1,22 +1,18 @@
 """Reports open in headless Chromium with every image loaded; the eval video is real and linked."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from policylab.cli import invoke
 from policylab.report.browser import chromium_path, render_check
 from policylab.report.video import read_mp4
 
-CLI = [sys.executable, "-m", "policylab.cli", "breakout"]
 needs_chromium = pytest.mark.skipif(chromium_path() is None, reason="Chromium not installed (make setup installs it)")
 
 
-def cli(*args):
-    proc = subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc
+def cli(*args) -> None:
+    assert invoke(["breakout", *map(str, args)]) == 0
 
 
 @needs_chromium

@@ -1,22 +1,16 @@
-"""`policylab breakout calibrate` / `trace` through the real CLI: outputs, HTML in Chromium, bad input."""
+"""`policylab breakout calibrate` / `trace` through the CLI (in-process): outputs and the report in
+Chromium (bad input: tests/breakout_cli/test_breakout_requests.py)."""
 
 import json
-import subprocess
-import sys
 
+from policylab.cli import invoke
 from policylab.report.browser import render_check
 
-CLI = [sys.executable, "-m", "policylab.cli", "breakout"]
 
-
-def cli(*args):
-    return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, timeout=300)
-
-
-def test_calibrate_writes_preset_json_and_a_report_that_renders(tmp_path):
+def test_calibrate_writes_preset_json_and_a_report_that_renders(tmp_path, capsys):
     out = tmp_path / "cal"
-    proc = cli("calibrate", "--out", out)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert invoke(["breakout", "calibrate", "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"report: {out / 'calibration.html'}"
     data = json.loads((out / "calibration.json").read_text())
     assert data["accepted"] and data["rejected"]
     assert json.loads((out / "preset.json").read_text())["name"] == "atari-cal"
@@ -24,21 +18,14 @@ def test_calibrate_writes_preset_json_and_a_report_that_renders(tmp_path):
     assert check["images"] >= 1 and check["loaded"] == check["images"]
 
 
-def _bad(tmp_path, *args, field):
-    out = tmp_path / "bad"
-    proc = cli(*args, "--out", out)
-    assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"policylab: error: {field}")
-    assert not out.exists()
+def test_trace_records_a_scenario(tmp_path, capsys):
+    out = tmp_path / "traces"
+    assert invoke(["breakout", "trace", "--scenario", "noop_serves", "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"report: {out / 'traces.json'}"
+    from policylab.studies.breakout import trace as tr
 
-
-def test_calibrate_bad_input(tmp_path):
-    _bad(tmp_path, "calibrate", "--traces", tmp_path / "missing", field="traces")
-    (tmp_path / "empty").mkdir()
-    _bad(tmp_path, "calibrate", "--traces", tmp_path / "empty", field="traces")
-    _bad(tmp_path, "calibrate", "--base", "no-such-preset", field="base")
-
-
-def test_trace_unknown_scenario(tmp_path):
-    _bad(tmp_path, "trace", "--scenario", "nope", field="scenario")
+    spec, arrays = tr.load(out / "noop_serves.npz")
+    committed = tr.load(tr.TRACE_DIR / "noop_serves.npz")[1]
+    assert spec == tr.SCENARIOS["noop_serves"]
+    assert all((arrays[k] == committed[k]).all() for k in ("action", "ram"))
+    assert json.loads((out / "traces.json").read_text())["noop_serves"]["frames"] == arrays["action"].size

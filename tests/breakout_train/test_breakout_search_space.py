@@ -1,10 +1,7 @@
 """Search spaces: the documented 216-point grid, seeded random and TPE proposals."""
 
-import pytest
-
-from policylab.errors import BadInput
 from policylab.policies.breakout import V3_SPACE, validate_params
-from policylab.studies.breakout.search_space import check_space, grid216, random_candidates, tpe_candidates
+from policylab.studies.breakout.search_space import grid216, random_candidates, tpe_candidates
 
 
 def test_grid216_is_216_distinct_valid_candidates():
@@ -38,9 +35,7 @@ def test_tpe_is_seeded_and_climbs_a_simple_objective():
     assert last < first
 
 
-def test_space_validation():
-    with pytest.raises(BadInput, match="space"):
-        check_space("bayes", 10)
-    with pytest.raises(BadInput, match="budget"):
-        check_space("random", 0)
-    check_space("grid216", None)
+def test_the_grid_has_the_size_the_train_request_counts_with():
+    from policylab.studies.breakout.requests import GRID_SIZE
+
+    assert len(grid216()) == GRID_SIZE

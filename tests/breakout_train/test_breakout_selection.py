@@ -3,7 +3,8 @@
 import pytest
 
 from policylab.errors import BadInput
-from policylab.studies.breakout.selection import DEFAULT_RULE, parse_rule, rank_candidates, verdict
+from policylab.studies.breakout.requests import DEFAULT_RULE
+from policylab.studies.breakout.selection import parse_rule, rank_candidates, verdict
 
 
 def row(cid, low, smin, mean):

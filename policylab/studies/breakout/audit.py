@@ -9,7 +9,6 @@ ALE with itself across those two sets is the ceiling that seed noise allows any 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from policylab.config import claim_out_dir, load_json_file
@@ -19,35 +18,22 @@ from policylab.progress import say
 from policylab.provenance import versions
 from policylab.rollout.store import Store
 from policylab.stats import distribution, pearson, spearman, spearman_ci
+from policylab.policies.breakout import load_params, validate_params
 from policylab.studies.breakout import options
 from policylab.studies.breakout.eval import seeds_for
 from policylab.studies.breakout.gaps import decision, gap_audit
+from policylab.studies.breakout.requests import MAX_CANDIDATES, AuditRequest
 from policylab.studies.breakout.runner import EpisodeTask, ensure_episodes
 
 FEATURE_GAPS = ("ball_abs_vx_mean", "ball_abs_vy_mean", "paddle_abs_delta_mean", "steps", "reward_count")
-
-
-@dataclass(frozen=True)
-class AuditRequest:
-    policy: str
-    params_file: Path | None
-    episodes: int
-    seed: int
-    max_steps: int
-    out: Path
-    store: Path | None
-    preset: str
-    sticky: float | None
-    serve: str
-    candidates: Path | None
-    executor: str
-    compare_preset: str | None = None  # a second shadow preset shown side by side (e.g. before calibration)
 
 
 def load_candidates(path: Path, policy: str) -> list[dict]:
     data = load_json_file(path, "candidates")
     if not isinstance(data, list) or not data:
         raise BadInput("candidates", f"{path} must hold a non-empty JSON list of {{candidate_id, params}}")
+    if len(data) > MAX_CANDIDATES:
+        raise BadInput("candidates", f"{path} holds {len(data):,} candidates; at most {MAX_CANDIDATES:,}")
     seen, out = set(), []
     for i, item in enumerate(data):
         if not isinstance(item, dict) or set(item) != {"candidate_id", "params"}:
@@ -56,7 +42,7 @@ def load_candidates(path: Path, policy: str) -> list[dict]:
         if not isinstance(cid, str) or not cid or cid in seen:
             raise BadInput(f"candidates[{i}].candidate_id", f"must be a unique non-empty string, got {cid!r}")
         seen.add(cid)
-        params = options.validate_candidate(policy, item["params"], f"candidates[{i}].params")
+        params = validate_params(policy, item["params"], f"candidates[{i}].params")
         out.append({"candidate_id": cid, "params": params})
     if len(out) < 3:
         raise BadInput("candidates", "a rank correlation needs at least 3 candidates")
@@ -64,16 +50,14 @@ def load_candidates(path: Path, policy: str) -> list[dict]:
 
 
 def plan(req: AuditRequest):
-    options.check_counts(req.episodes, req.seed)
-    protocol = options.protocol_from(req.max_steps, req.sticky, req.serve).model_dump()
-    params = options.resolve_policy(req.policy, req.params_file)
+    """Check everything the request model could not (nothing is written here)."""
+    protocol = options.protocol_from(req)
+    params = load_params(req.policy, req.params)
     options.check_preset(req.preset, req.sticky)
     if req.compare_preset is not None:
-        if not req.candidates:
-            raise BadInput("compare_preset", "needs --candidates (the comparison is over the candidates' ranking)")
-        options.check_preset(req.compare_preset, req.sticky)
+        options.check_preset(req.compare_preset, req.sticky, "compare_preset")
     candidates = load_candidates(req.candidates, req.policy) if req.candidates else []
-    store_root = options.check_run(req.executor, req.out, req.store)
+    store_root = options.check_run(req)
     seeds = tuple(seeds_for(req.seed, req.episodes))
     reference = tuple(seeds_for(req.seed, 2 * req.episodes)[req.episodes:])
     overrides = options.shadow_overrides(req.sticky)
@@ -205,12 +189,14 @@ def compare_section(compare_preset: str, preset: str, candidates: list[dict], ro
 
 
 def run_audit(req: AuditRequest) -> Path:
+    """`policylab breakout audit`: run (or resume) the audit; returns audit.html."""
     tasks, config, store_root, seeds, reference, candidates = plan(req)
     claim_out_dir(req.out, config)
     started = time.time()
     order = list(tasks)
     with Store(store_root) as store:
-        records = ensure_episodes(store, [tasks[k] for k in order], executor=req.executor, label="audit episodes")
+        records = ensure_episodes(store, [tasks[k] for k in order], executor=req.executor,
+                                  ray_address=req.ray_address, label="audit episodes")
         rows = {}
         for ti, k in enumerate(order):
             rows[k] = [{"episode": i, "seed": s, **records[(ti, s)].outcome, "key": records[(ti, s)].key}

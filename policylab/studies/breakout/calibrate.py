@@ -51,6 +51,7 @@ Deterministic: the same traces give the same preset bytes (no clocks, fixed seed
 from __future__ import annotations
 
 import math
+import zipfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +70,7 @@ from policylab.progress import say
 from policylab.rollout.seeds import named_range
 from policylab.studies.breakout import trace as tr
 from policylab.studies.breakout.features import episode_features
+from policylab.studies.breakout.requests import CalibrateRequest
 
 # ALE's paddle constants (ale_state.hpp): the controller's travel in PADDLE_DELTA steps
 PADDLE_MIN, PADDLE_MAX, PADDLE_DELTA = 27_450, 790_196, 23_000
@@ -698,14 +700,17 @@ def _replay_head(rep: dict) -> dict:
 
 
 # -- command ----------------------------------------------------------------------------------------------
-def run_calibrate(out: Path, traces: Path | None, base: str, write_preset: bool) -> Path:
-    folder = Path(traces) if traces else tr.TRACE_DIR
-    if not folder.is_dir():
-        raise BadInput("traces", f"{folder} is not a folder of trace .npz files")
+def run_calibrate(req: CalibrateRequest) -> Path:
+    """`policylab breakout calibrate`: fit, write preset.json and the report; returns calibration.html."""
+    out, base, write_preset = req.out, req.base, req.write_preset
+    folder = req.traces or tr.TRACE_DIR
     try:
         suite = tr.load_suite(folder)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
         raise BadInput("traces", f"{folder}: unreadable trace file ({exc})") from None
+    for name, (_, arrays) in sorted(suite.items()):
+        if not {"action", "ram"} <= set(arrays):
+            raise BadInput("traces", f"{folder}: trace {name} lacks its action or ram array")
     if not any(spec.kind == "policy" for spec, _ in suite.values()):
         raise BadInput("traces", f"{folder} holds no policy trace (record them with `policylab breakout trace`)")
     base_params = load_preset(base, "base")

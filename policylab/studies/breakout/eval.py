@@ -8,7 +8,6 @@ record; the report files are derived from the store only, so a re-run with the s
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,27 +17,12 @@ from policylab.envs.breakout_contract import FEATURES
 from policylab.fileio import write_json, write_jsonl
 from policylab.progress import say
 from policylab.rollout.seeds import world_seed
+from policylab.policies.breakout import load_params
 from policylab.rollout.store import Store
 from policylab.studies.breakout import options
+from policylab.studies.breakout.requests import EvalRequest
 from policylab.studies.breakout.runner import EpisodeTask, ensure_episodes
 from policylab.studies.breakout.video import episode_video
-
-
-@dataclass(frozen=True)
-class EvalRequest:
-    env: str
-    policy: str
-    params_file: Path | None
-    episodes: int
-    seed: int
-    max_steps: int
-    out: Path
-    store: Path | None
-    preset: str
-    sticky: float | None
-    serve: str
-    video: bool
-    executor: str
 
 
 def seeds_for(base: int, episodes: int) -> list[int]:
@@ -46,21 +30,19 @@ def seeds_for(base: int, episodes: int) -> list[int]:
 
 
 def plan(req: EvalRequest) -> tuple[EpisodeTask, dict, Path]:
-    """Validate everything; return the task, the config recorded in the out folder, the store root."""
-    if req.env not in ("ale", "shadow"):
-        raise ValueError(req.env)  # typer's choice type already refused it
-    options.check_counts(req.episodes, req.seed)
-    protocol = options.protocol_from(req.max_steps, req.sticky, req.serve)
-    params = options.resolve_policy(req.policy, req.params_file)
+    """Check everything the request model could not; return the task, the config recorded in the out
+    folder and the store root (nothing is written here)."""
+    protocol = options.protocol_from(req)
+    params = load_params(req.policy, req.params)
     if req.env == "shadow":
         options.check_preset(req.preset, req.sticky)
-    store_root = options.check_run(req.executor, req.out, req.store)
+    store_root = options.check_run(req)
     task = EpisodeTask(
         env=req.env,
         seeds=tuple(seeds_for(req.seed, req.episodes)),
         policy=req.policy,
         params=params,
-        protocol=protocol.model_dump(),
+        protocol=protocol,
         preset=req.preset if req.env == "shadow" else None,
         shadow_overrides=options.shadow_overrides(req.sticky) if req.env == "shadow" else {},
     )
@@ -71,7 +53,7 @@ def plan(req: EvalRequest) -> tuple[EpisodeTask, dict, Path]:
         "params": params,
         "episodes": req.episodes,
         "seed": req.seed,
-        "protocol": protocol.model_dump(),
+        "protocol": protocol,
         "preset": task.preset,
         "shadow_overrides": task.shadow_overrides,
         "video": req.video,
@@ -81,24 +63,26 @@ def plan(req: EvalRequest) -> tuple[EpisodeTask, dict, Path]:
 
 
 def run_eval(req: EvalRequest) -> Path:
-    """Run (or resume) an eval and write its files; returns the report.html path."""
+    """`policylab breakout eval`: run (or resume) an eval and write its files; returns report.html."""
     task, config, store_root = plan(req)
     claim_out_dir(req.out, config)
     started = time.time()
     with Store(store_root) as store:
-        records = ensure_episodes(store, [task], executor=req.executor, label=f"{req.env} episodes")
-        rows, replays = [], {}
-        for i, seed in enumerate(task.seeds):
+        records = ensure_episodes(store, [task], executor=req.executor, ray_address=req.ray_address,
+                                  label=f"{req.env} episodes")
+        rows = []
+        for i, seed in enumerate(task.seeds):  # one replay in memory at a time: an eval may be long
             rec = records[(0, seed)]
             rows.append({"episode": i, "seed": seed, **rec.outcome, "key": rec.key})
-            replays[(i, seed)] = store.payload(rec.key)
+            arrays = store.payload(rec.key)
+            write_jsonl(req.out / "replays" / f"ep{i:03d}_seed{seed}.jsonl", replay_rows(arrays))
+            if i == 0:
+                replay0 = arrays
         video = _video(store, task, req.out) if req.video else None
     write_jsonl(req.out / "episodes.jsonl", [{k: v for k, v in r.items() if k != "key"} for r in rows])
-    for (i, seed), arrays in replays.items():
-        write_jsonl(req.out / "replays" / f"ep{i:03d}_seed{seed}.jsonl", replay_rows(arrays))
     from policylab.studies.breakout.report import write_eval_report
 
-    report = write_eval_report(req.out, config, rows, replays[(0, task.seeds[0])], video)
+    report = write_eval_report(req.out, config, rows, replay0, video)
     write_json(req.out / "wallclock.json", {"wall_seconds": time.time() - started,
                                             "note": "wall-clock time only; every other file is deterministic"})
     say(f"episodes: {req.out / 'episodes.jsonl'}")

@@ -1,5 +1,5 @@
-"""Validation shared by `breakout eval` and `breakout audit`: everything is checked before the
-first write (the out folder's config.json), so bad input leaves nothing behind."""
+"""Checks shared by the plans of `breakout eval`, `audit` and `train`: each runs before the first
+write (the out folder's config.json), so bad input leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -9,34 +9,15 @@ from policylab.config import validated
 from policylab.envs.breakout_ale import Protocol
 from policylab.errors import BadInput
 from policylab.rollout.executors import check_executor
+from policylab.studies.breakout.requests import BreakoutRun
 
 
-def protocol_from(max_steps: int, sticky: float | None, serve: str) -> Protocol:
-    data = {"max_steps": max_steps, "serve": serve}
-    if sticky is not None:
-        data["sticky"] = sticky
-    return validated(Protocol, data)
-
-
-def check_counts(episodes: int, seed: int) -> None:
-    if episodes <= 0:
-        raise BadInput("episodes", f"must be a positive integer, got {episodes}")
-    if seed < 0:
-        raise BadInput("seed", f"must be a non-negative integer, got {seed}")
-
-
-def resolve_policy(name: str, params_file: Path | None, field: str = "params") -> dict:
-    """The policy's full parameter dict: its defaults, or a validated params JSON file."""
-    from policylab.policies import breakout as policies
-
-    return policies.load_params(name, params_file, field)
-
-
-def validate_candidate(policy: str, params: object, field: str) -> dict:
-    """A candidate's parameter set, checked against `policy`'s parameter space."""
-    from policylab.policies import breakout as policies
-
-    return policies.validate_params(policy, params, field)
+def protocol_from(req: BreakoutRun) -> dict:
+    """The ALE protocol of a request (`--sticky` absent: ALE's default 0.25)."""
+    data = {"max_steps": req.max_steps, "serve": req.serve}
+    if req.sticky is not None:
+        data["sticky"] = req.sticky
+    return validated(Protocol, data).model_dump()
 
 
 def shadow_overrides(sticky: float | None) -> dict:
@@ -44,17 +25,18 @@ def shadow_overrides(sticky: float | None) -> dict:
     return {} if sticky is None else {"sticky_prob": sticky}
 
 
-def check_preset(preset: str, sticky: float | None):
+def check_preset(preset: str, sticky: float | None, field: str = "preset"):
     from policylab.envs.breakout_shadow_params import load_preset
 
-    return load_preset(preset, "preset", **shadow_overrides(sticky))
+    if sticky is not None and sticky >= 1:
+        raise BadInput("sticky", "must be below 1 on the shadow simulator (at 1 the policy never acts)")
+    return load_preset(preset, field, **shadow_overrides(sticky))
 
 
-def check_run(executor: str, out: Path, store: Path | None) -> Path:
-    check_executor(executor)
-    if out.exists() and not out.is_dir():
-        raise BadInput("out", f"{out} exists and is not a folder")
-    store_root = store if store is not None else out / "store"
+def check_run(req: BreakoutRun) -> Path:
+    """Executor, Ray address and store checked; returns the store root (default OUT/store)."""
+    check_executor(req.executor, req.ray_address)
+    store_root = req.store if req.store is not None else req.out / "store"
     if store_root.exists() and not (store_root / "index.sqlite").is_file() and any(store_root.iterdir()):
         raise BadInput("store", f"{store_root} is neither empty nor a policylab store")
     return store_root

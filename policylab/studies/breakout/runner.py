@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from policylab.envs.breakout_ale import AleBreakout, Protocol
-from policylab.envs.breakout_contract import FIRE, F, NOOP
+from policylab.envs.breakout_contract import FIRE, F, N_FEATURES, NOOP
 from policylab.hashing import canonical_json
 from policylab.rollout.executors import run_tasks
 from policylab.rollout.store import Store, rollout_key
@@ -27,6 +27,7 @@ from policylab.studies.breakout.features import episode_features
 STUDY = "breakout"
 ENVS = ("ale", "shadow")
 SHADOW_BATCH = 256  # seeds per shadow task: large enough to vectorize, small enough to spread
+RAM_BYTES = 128  # the Atari 2600's RAM, stored with every ALE step
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,12 @@ def serve_actions(actions: np.ndarray, in_play: np.ndarray, served: np.ndarray, 
     first = waiting & ~served
     out = np.where(first, FIRE, actions)
     return np.where(~first & (out == FIRE), NOOP, out)
+
+
+def step_bytes(env: str) -> int:
+    """Payload bytes an agent step adds to an episode record: obs float32, action and policy action
+    int8, reward float32, and on ALE the RAM (what `Request.needs()` sizes runs by)."""
+    return N_FEATURES * 4 + 1 + 1 + 4 + (RAM_BYTES if env == "ale" else 0)
 
 
 # -- records --------------------------------------------------------------------------------------
@@ -268,7 +275,7 @@ def _with_seeds(task: EpisodeTask, seeds: Sequence[int]) -> EpisodeTask:
 
 
 def ensure_episodes(store: Store, tasks: Iterable[EpisodeTask], *, executor: str = "local",
-                    label: str = "episodes") -> dict[tuple[int, int], Any]:
+                    ray_address: str | None = None, label: str = "episodes") -> dict[tuple[int, int], Any]:
     """Run every (task, seed) that has no record yet, writing each as it finishes.
 
     Returns {(task index, seed): record}. A present key is never run again, so a killed run
@@ -281,7 +288,8 @@ def ensure_episodes(store: Store, tasks: Iterable[EpisodeTask], *, executor: str
         if seeds:
             missing.append(_with_seeds(task, seeds))
     units = work_units(missing)
-    for j, results in run_tasks(run_unit, units, executor=executor, label=label, unit="batch"):
+    for j, results in run_tasks(run_unit, units, executor=executor, ray_address=ray_address, label=label,
+                                unit="batch"):
         for task, episodes in zip(units[j], results):
             for ep in episodes:
                 store.put(key_of(task, ep.seed), study=STUDY, world=world_of(task, ep.seed),

@@ -31,10 +31,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from policylab.errors import BadInput
 from policylab.policies.breakout import V3_DEFAULTS, V3_PARAMS, V3_SPACE
-
-SPACES = ("grid216", "random", "tpe")
 
 GRID216_AXES: dict[str, tuple[float, ...]] = {
     "far_cap": (8.0, 12.0, 16.0),
@@ -92,9 +89,3 @@ def tpe_candidates(budget: int, seed: int, score: Callable[[Sequence[dict]], Seq
         out.extend({"candidate_id": candidate_id(len(out) + j), "params": p} for j, p in enumerate(params))
     return out
 
-
-def check_space(space: str, budget: int | None) -> None:
-    if space not in SPACES:
-        raise BadInput("space", f"unknown space {space!r}; expected one of {', '.join(SPACES)}")
-    if space != "grid216" and (budget is None or budget <= 0):
-        raise BadInput("budget", f"space {space!r} needs a positive --budget")

@@ -1,8 +1,8 @@
 """Selection rules and verdicts of the Breakout training loop.
 
 A selection rule is the original's sort key written as text, e.g.
-``"low_score_count asc, score_min desc, score_mean desc"`` (the default, verbatim from the original
-report). Candidates are sorted stably by it, so ties keep input (candidate id) order, and the first
+``"low_score_count asc, score_min desc, score_mean desc"`` (the default, `requests.DEFAULT_RULE`,
+verbatim from the original report). Candidates are sorted stably by it, so ties keep input (candidate id) order, and the first
 one is the pick.
 
 The verdict compares the pick with the baseline on fresh validation seeds, paired by seed:
@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from policylab.errors import BadInput
+from policylab.studies.breakout.requests import DEFAULT_RULE
 
-DEFAULT_RULE = "low_score_count asc, score_min desc, score_mean desc"
 SORTABLE = ("low_score_count", "score_min", "score_max", "score_mean", "score_median", "score_stdev")
 
 

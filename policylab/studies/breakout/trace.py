@@ -34,7 +34,8 @@ from policylab.envs.breakout_ale import (
 )
 from policylab.envs.breakout_contract import FIRE, LEFT, NOOP, RIGHT
 from policylab.errors import BadInput
-from policylab.fileio import arrays_to_bytes, atomic_write_bytes
+from policylab.fileio import arrays_to_bytes, atomic_write_bytes, write_json
+from policylab.studies.breakout.requests import TraceRequest
 from policylab.studies.breakout.search_space import random_candidates
 
 # RAM bytes found by correlation with the observed motion (see README.md)
@@ -186,6 +187,30 @@ def trace_bytes(spec: TraceSpec, arrays: dict[str, np.ndarray]) -> bytes:
 
 def save(path: Path, spec: TraceSpec, arrays: dict[str, np.ndarray]) -> None:
     atomic_write_bytes(path, trace_bytes(spec, arrays))
+
+
+def run_trace(req: TraceRequest) -> Path:
+    """`policylab breakout trace`: record the chosen scenarios into OUT; returns traces.json."""
+    from policylab.config import claim_out_dir
+    from policylab.progress import progress_bar
+
+    names = sorted(SCENARIOS) if "all" in req.scenario else sorted(set(req.scenario))
+    for n in names:
+        if n not in SCENARIOS:
+            raise BadInput("scenario", f"unknown scenario {n!r}; expected 'all' or one of {', '.join(sorted(SCENARIOS))}")
+    claim_out_dir(req.out, {"command": "breakout trace", "scenarios": {n: SCENARIOS[n].header() for n in names}})
+    summary = {}
+    with progress_bar("ALE traces", len(names), "trace") as bar:
+        for n in names:
+            spec = SCENARIOS[n]
+            arrays = record(spec)
+            save(req.out / f"{n}.npz", spec, arrays)
+            s = signals(arrays["ram"])
+            summary[n] = {"frames": int(arrays["action"].size), "score": int(s["score"][-1]),
+                          "lives_end": int(s["lives"][-1]), "spec": spec.header()}
+            bar.advance(1)
+    write_json(req.out / "traces.json", summary)
+    return req.out / "traces.json"
 
 
 def load(path: Path) -> tuple[TraceSpec, dict[str, np.ndarray]]:

@@ -24,49 +24,27 @@ from __future__ import annotations
 
 import shlex
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from policylab.config import claim_out_dir
 from policylab.errors import BadInput
 from policylab.fileio import write_json
+from policylab.policies.breakout import load_params
 from policylab.progress import say
-from policylab.rollout.executors import check_executor
-from policylab.rollout.seeds import seed_range, seed_range_base, world_seed
+from policylab.rollout.seeds import seed_range, world_seed
 from policylab.rollout.store import Store
 from policylab.stats import distribution, paired_delta, pearson, spearman, spearman_ci
 from policylab.studies.breakout import options
 from policylab.studies.breakout.runner import EpisodeTask, ensure_episodes
-from policylab.studies.breakout.search_space import check_space, grid216, random_candidates, tpe_candidates
-from policylab.studies.breakout.selection import DEFAULT_RULE, parse_rule, rank_candidates, verdict
+from policylab.studies.breakout.requests import TrainRequest
+from policylab.studies.breakout.search_space import grid216, random_candidates, tpe_candidates
+from policylab.studies.breakout.selection import parse_rule, rank_candidates, verdict
 
 SEARCH_POLICY = "breakout_policy_v3"  # the family every candidate belongs to
-DEFAULT_PRESET = "atari-cal"  # the calibrated preset (README.md)
 
 
-@dataclass(frozen=True)
-class TrainRequest:
-    out: Path
-    space: str = "grid216"
-    budget: int | None = None
-    space_seed: int = 0
-    search_env: str = "shadow"
-    preset: str = DEFAULT_PRESET
-    search_seeds: str = "0-5"
-    select: str = DEFAULT_RULE
-    screen_top: int | None = None
-    screen_episodes: int = 5
-    screen_seed: int = seed_range_base("breakout", "screening")
-    validate_episodes: int = 20
-    validate_seed: int = seed_range_base("breakout", "validation")
-    baseline: str = "breakout_policy_v3"
-    max_steps: int = 1800
-    sticky: float | None = None
-    serve: str = "auto"
-    video: bool = True
-    store: Path | None = None
-    executor: str = "local"
-    ray_address: str | None = None
+RUN_ONLY = ("out", "store", "executor", "ray_address")  # where and how a run goes, never what it finds
 
 
 @dataclass(frozen=True)
@@ -86,33 +64,13 @@ def _seeds(base: int, n: int) -> tuple[int, ...]:
 
 
 def plan(req: TrainRequest) -> Plan:
-    """Validate every option (nothing is written here)."""
-    check_space(req.space, req.budget)
-    if req.space == "grid216" and req.budget is not None:
-        raise BadInput("budget", "grid216 has a fixed size of 216; --budget is for random and tpe")
-    if req.space_seed < 0:
-        raise BadInput("space_seed", "must be >= 0")
-    if req.search_env not in ("shadow", "ale"):
-        raise BadInput("search_env", f"unknown env {req.search_env!r}; expected shadow or ale")
+    """Check everything the request model could not (nothing is written here)."""
     parse_rule(req.select)
-    protocol = options.protocol_from(req.max_steps, req.sticky, req.serve)
+    protocol = options.protocol_from(req)
     if req.search_env == "shadow":
         options.check_preset(req.preset, req.sticky)
-    baseline_params = options.resolve_policy(req.baseline, None, "baseline")
+    baseline_params = load_params(req.baseline, None, "baseline")
     search = tuple(seed_range(req.search_seeds))
-    pool = req.budget if req.budget is not None else 216
-    if req.screen_top is not None:
-        if req.screen_top <= 0:
-            raise BadInput("screen_top", "must be a positive integer")
-        if req.screen_top > pool:
-            raise BadInput("screen_top", f"{req.screen_top} is larger than the candidate pool ({pool})")
-        if req.screen_episodes <= 0:
-            raise BadInput("screen_episodes", "must be a positive integer")
-    if req.validate_episodes <= 0:
-        raise BadInput("validate_episodes", "must be a positive integer")
-    for name in ("screen_seed", "validate_seed"):
-        if getattr(req, name) < 0:
-            raise BadInput(name, "must be >= 0")
     screen = _seeds(req.screen_seed, req.screen_episodes) if req.screen_top else ()
     validate = _seeds(req.validate_seed, req.validate_episodes)
     if set(validate) & set(search):
@@ -122,13 +80,11 @@ def plan(req: TrainRequest) -> Plan:
         raise BadInput("validate_seed", "validation seeds overlap the screening seeds")
     if req.search_env == "ale" and set(screen) & set(search):
         raise BadInput("screen_seed", "screening seeds overlap the ALE search seeds")
-    check_executor(req.executor, req.ray_address)
-    store_root = options.check_run(req.executor, req.out, req.store)
-    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(req).items()
-              if k not in ("out", "executor", "ray_address", "store")}
-    config.update({"command": "breakout train", "protocol": protocol.model_dump(),
+    store_root = options.check_run(req)
+    config = req.model_dump(mode="json", exclude=set(RUN_ONLY))
+    config.update({"command": "breakout train", "protocol": protocol,
                    "seeds": {"search": list(search), "screen": list(screen), "validate": list(validate)}})
-    return Plan(req, protocol.model_dump(), baseline_params, search, screen, validate, store_root, config)
+    return Plan(req, protocol, baseline_params, search, screen, validate, store_root, config)
 
 
 # -- stages -----------------------------------------------------------------------------------------
@@ -143,7 +99,7 @@ def score_rows(store: Store, p: Plan, env: str, candidates: list[dict], seeds: t
                label: str) -> list[dict]:
     """Play every candidate on `env` x `seeds` (skipping stored keys) and summarise each one."""
     tasks = [_task(p, env, c["params"], seeds) for c in candidates]
-    records = ensure_episodes(store, tasks, executor=p.req.executor, label=label)
+    records = ensure_episodes(store, tasks, executor=p.req.executor, ray_address=p.req.ray_address, label=label)
     rows = []
     for ti, cand in enumerate(candidates):
         scores = [records[(ti, s)].outcome["score"] for s in seeds]
@@ -169,7 +125,7 @@ def candidates_for(store: Store, p: Plan) -> list[dict]:
 
 
 def run_train(req: TrainRequest) -> Path:
-    """Run (or resume) the loop; returns the report.html path."""
+    """`policylab breakout train`: run (or resume) the loop; returns the report.html path."""
     p = plan(req)
     claim_out_dir(req.out, p.config)
     started = time.time()
@@ -202,7 +158,8 @@ def run_train(req: TrainRequest) -> Path:
 def _validate(store: Store, p: Plan, pick: dict) -> dict:
     tasks = [_task(p, "ale", pick["params"], p.validate_seeds),
              _task(p, "ale", p.baseline_params, p.validate_seeds, policy=p.req.baseline)]
-    records = ensure_episodes(store, tasks, executor=p.req.executor, label="validation on ALE")
+    records = ensure_episodes(store, tasks, executor=p.req.executor, ray_address=p.req.ray_address,
+                              label="validation on ALE")
     pick_scores = [records[(0, s)].outcome["score"] for s in p.validate_seeds]
     base_scores = [records[(1, s)].outcome["score"] for s in p.validate_seeds]
     return {"pick": pick_scores, "baseline": base_scores}
@@ -306,16 +263,18 @@ def _next_step(label: str, fidelity: dict | None) -> str:
 
 
 def rerun_command(req: TrainRequest) -> str:
-    """The command that reproduces this report (the executor is left out: results never depend on it)."""
-    defaults = TrainRequest(out=req.out)
+    """The command that reproduces this report (executor and Ray address are left out: results never
+    depend on them)."""
+    from policylab.cli.command import flag_of
+
     parts = ["policylab breakout train"]
-    for name, value in asdict(req).items():
-        if name in ("out", "executor", "ray_address") or value == getattr(defaults, name) or value is None:
+    for name, info in TrainRequest.model_fields.items():
+        value = getattr(req, name)
+        if name in ("out", "executor", "ray_address") or value == info.default or value is None:
             continue
-        flag = "--" + name.replace("_", "-")
         if isinstance(value, bool):
-            parts.append(flag if value else "--no-" + name.replace("_", "-"))
+            parts.append(flag_of(name) if value else flag_of("no_" + name))
         else:
-            parts.append(f"{flag} {shlex.quote(str(value))}")
+            parts.append(f"{flag_of(name)} {shlex.quote(str(value))}")
     parts.append(f"--out {shlex.quote(str(req.out))}")
     return " ".join(parts)

@@ -1,0 +1,306 @@
+"""Requests of the Breakout commands and of `policylab demo`: the only place their options,
+defaults, bounds and help live (the CLI builds its options from these models, see
+`policylab.cli.command`).
+
+This module stays light (stdlib, pydantic, `policylab.config`, `policylab.errors` and the seed
+ranges of `policylab.rollout.seeds`, itself stdlib only), so `policylab breakout --help` loads no
+numpy or numba. What needs the heavy modules is checked in each command's plan, still before the
+out folder is claimed (the first write): policy parameter files, presets, candidate files, trace
+folders, selection rules, seed overlaps, the executor. Bad input anywhere is one line and exit 2.
+
+Bounds every count and seed shares:
+
+- episodes <= 100,000 per command (and per ALE stage of `train`);
+- max_steps <= 27,000 agent steps: the 108,000-frame episode cap of ALE's v5 environments at
+  frameskip 4;
+- seeds <= 2**30: ALE's `random_seed` is a C int, so even an audit's second seed set
+  (S + N .. S + 2N - 1) stays below 2**31;
+- sticky in [0, 1] (ALE's repeat_action_probability; the shadow simulator needs it below 1).
+
+`needs()` estimates a run's peak memory and disk from these numbers (payload bytes per agent
+step, see `runner.step_bytes`), so a run the machine cannot hold is refused before it starts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Literal, Optional
+
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator
+
+from policylab.config import InputFile, OutDir, Request
+from policylab.errors import BadInput
+from policylab.rollout.seeds import seed_range, seed_range_base
+
+MAX_EPISODES = 100_000
+MAX_STEPS = 27_000  # 108_000 frames / frameskip 4
+MAX_SEED = 2**30  # ALE's random_seed is a C int; S + 2 x MAX_EPISODES stays below 2**31
+MAX_CANDIDATES = 10_000  # random / tpe budget
+MAX_SEARCH_SEEDS = 1_000  # seeds each candidate is scored on (the breakout.search range's size)
+DEFAULT_PRESET = "atari-cal"
+DEFAULT_RULE = "low_score_count asc, score_min desc, score_mean desc"  # the original's sort key, verbatim
+GRID_SIZE = 216  # candidates of the grid216 space (search_space.GRID216_AXES)
+DEMO_SCREEN_TOP, DEMO_SCREEN_EPISODES = 8, 5  # `policylab demo`: the multi-fidelity loop of README.md
+ALE_STEP_PYTHON_BYTES = 1024  # an ALE step while its episode runs: obs and RAM kept as small arrays in lists
+REPLAY_ROW_BYTES = 256  # one line of an eval's replays/*.jsonl
+
+PolicyName = Literal["breakout_policy_v3", "breakout_policy_planner_v1", "breakout_policy_training_v1"]
+Executor = Literal["local", "processes", "ray"]
+
+PRESET_HELP = ("Shadow-simulator preset: atari-cal (calibrated to ALE, default), atari, go-v1 (the original's Go "
+               "simulator, for reproducing it), or a preset .json file.")
+PARAMS_HELP = ("JSON file with the policy's full parameter set (every field, in range; a 'policy_' prefix is "
+               "accepted); default: the policy's own defaults.")
+STICKY_HELP = ("Sticky-action probability. ALE's default is 0.25 (repeat_action_probability); given explicitly it "
+               "also overrides the shadow preset's own value (which must stay below 1).")
+
+
+def _folder(path: Path) -> Path:
+    if not path.is_dir():
+        raise ValueError(f"{path} is not a folder" if path.exists() else f"folder not found: {path}")
+    return path
+
+
+# -- options several commands share (each request lists them in the order its help shows them) -----------
+Out = Annotated[OutDir, Field(description="Output folder: new, empty, or holding a run of this same config.")]
+Policy = Annotated[PolicyName, Field(description="Policy to play.")]
+Params = Annotated[Optional[InputFile], Field(description=PARAMS_HELP)]
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED, description="First seed S; episode i runs on seed S + i.")]
+MaxSteps = Annotated[int, Field(ge=1, le=MAX_STEPS, description="Horizon in agent steps (the original used 1800; "
+                                "27,000 = ALE's 108,000-frame cap at frameskip 4).")]
+Sticky = Annotated[Optional[float], Field(ge=0.0, le=1.0, description=STICKY_HELP)]
+Serve = Annotated[Literal["auto", "never"], Field(
+    description="auto: FIRE whenever no ball is in play (every life is played); never: only the first ball is "
+                "served (the original's one-ball Atari episodes).")]
+Preset = Annotated[str, Field(min_length=1, max_length=4096, description=PRESET_HELP)]
+Store = Annotated[Optional[OutDir], Field(description="Rollout store folder (default OUT/store); episodes whose key "
+                                          "is present are not run again, so a killed run resumes.")]
+ExecutorOption = Annotated[Executor, Field(description="Where episodes run: local (this process), processes (a "
+                                           "process pool) or ray; results are identical.")]
+RayAddress = Annotated[Optional[str], Field(min_length=1, max_length=200, description="Address of an existing Ray "
+                                            "cluster (with --executor ray); default: a local Ray.")]
+
+
+class BreakoutRun(Request):
+    """A Breakout run that plays episodes. Each request declares out, max_steps, sticky, serve, store,
+    executor and ray_address itself (with the shared options above, in the order its help shows them;
+    fields declared here would come first); this base sizes the run from them."""
+
+    def _memory(self, shadow_envs: int, ale: bool) -> int:
+        """Peak memory: every worker holds one unit of work (a shadow batch of up to SHADOW_BATCH envs
+        over the horizon, or one ALE episode kept as per-step arrays), and the driver one result."""
+        from policylab.rollout.executors import default_workers
+        from policylab.studies.breakout.runner import SHADOW_BATCH, step_bytes
+
+        workers = 1 if self.executor == "local" else default_workers()
+        steps = self.max_steps + 1
+        unit = 2 * min(shadow_envs, SHADOW_BATCH) * steps * step_bytes("shadow")  # arrays + per-episode copies
+        if ale:
+            unit = max(unit, steps * ALE_STEP_PYTHON_BYTES)
+        return (workers + 1) * unit
+
+    def _disk(self, shadow_episodes: int, ale_episodes: int) -> int:
+        """Disk: every stored episode's payload at the horizon, uncompressed (an upper bound)."""
+        from policylab.studies.breakout.runner import step_bytes
+
+        steps = self.max_steps + 1
+        return steps * (shadow_episodes * step_bytes("shadow") + ale_episodes * step_bytes("ale"))
+
+
+class EvalRequest(BreakoutRun):
+    """Run a policy for N seeded episodes; write episodes.jsonl, replays/, report.json and report.html."""
+
+    env: Literal["ale", "shadow"] = Field(description="Environment: ale (real Atari Breakout) or shadow (the fast "
+                                          "simulator, with --preset).")
+    policy: Policy
+    params: Params = None
+    episodes: int = Field(ge=1, le=MAX_EPISODES, description="Number of episodes; episode i runs on seed S + i.")
+    seed: Seed = seed_range_base("breakout", "eval")
+    max_steps: MaxSteps = 1800
+    sticky: Sticky = None
+    serve: Serve = "auto"
+    preset: Preset = DEFAULT_PRESET
+    video: bool = Field(False, description="Also write an mp4 of episode 0 (every 2nd agent step).")
+    out: Out
+    store: Store = None
+    executor: ExecutorOption = "local"
+    ray_address: RayAddress = None
+
+    def needs(self) -> tuple[int, int]:
+        from policylab.studies.breakout.runner import step_bytes
+
+        shadow = self.env == "shadow"
+        memory = self._memory(self.episodes if shadow else 0, not shadow)
+        disk = self._disk(self.episodes if shadow else 0, 0 if shadow else self.episodes)
+        return memory + (self.max_steps + 1) * step_bytes(self.env), \
+            disk + self.episodes * self.max_steps * REPLAY_ROW_BYTES
+
+
+class AuditRequest(BreakoutRun):
+    """Run a policy on both envs on the same seeds; write audit.json and audit.html (gaps + decision)."""
+
+    policy: Policy
+    params: Params = None
+    episodes: int = Field(6, ge=1, le=MAX_EPISODES, description="Episodes per env; episode i runs on seed S + i "
+                          "(with --candidates, ALE also plays the reference seeds S + N .. S + 2N - 1).")
+    seed: Seed = seed_range_base("breakout", "eval")
+    max_steps: MaxSteps = 1800
+    sticky: Sticky = None
+    serve: Serve = "auto"
+    preset: Preset = DEFAULT_PRESET
+    candidates: Optional[InputFile] = Field(
+        None, description=f"JSON list of {{candidate_id, params}} (3 to {MAX_CANDIDATES:,} entries): each candidate "
+                          "runs on both envs, plus ALE on a disjoint seed set, for the shadow-vs-ALE rank correlation "
+                          "and its noise ceiling.")
+    compare_preset: Optional[str] = Field(
+        None, min_length=1, max_length=4096, description="A second shadow preset (e.g. atari, before calibration) "
+        "played on the same candidates and seeds; audit.json's `compare` section shows both presets' rank "
+        "correlation, score ratios and feature gaps side by side (needs --candidates).")
+    out: Out
+    store: Store = None
+    executor: ExecutorOption = "local"
+    ray_address: RayAddress = None
+
+    @field_validator("compare_preset")
+    @classmethod
+    def _compare_needs_candidates(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is not None and info.data.get("candidates") is None:
+            raise ValueError("needs --candidates (the comparison is over the candidates' ranking)")
+        return v
+
+    def candidate_count(self) -> int:
+        """Entries in the candidates file (0 without one; its content is checked by the plan)."""
+        if self.candidates is None:
+            return 0
+        try:
+            data = json.loads(self.candidates.read_text())
+        except (OSError, ValueError):
+            return 0
+        return len(data) if isinstance(data, list) else 0
+
+    def needs(self) -> tuple[int, int]:
+        n = self.candidate_count()
+        shadow = self.episodes * (1 + n * (2 if self.compare_preset else 1))
+        ale = self.episodes * (1 + 2 * n)
+        return self._memory(shadow, True), self._disk(shadow, ale)
+
+
+class TrainRequest(BreakoutRun):
+    """Search v3-family parameters in the search env, validate the pick on ALE, give a verdict."""
+
+    out: Out
+    space: Literal["grid216", "random", "tpe"] = Field(
+        "grid216", description="Search space: grid216 (216 documented grid points c000-c215), random (uniform over "
+                               "the v3 ranges) or tpe (Optuna TPE).")
+    budget: Optional[int] = Field(None, ge=1, le=MAX_CANDIDATES, validate_default=True,
+                                  description="Number of candidates for random and tpe (grid216 has a fixed size).")
+    space_seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the random / TPE proposals.")
+    search_env: Literal["shadow", "ale"] = Field("shadow", description="Where candidates are searched: shadow (the "
+                                                 "fast simulator) or ale.")
+    preset: Preset = Field(DEFAULT_PRESET, description=PRESET_HELP + " Used with --search-env shadow.")
+    search_seeds: str = Field("0-5", min_length=1, max_length=1000, description="Seeds every candidate is scored "
+                              f"on in the search env, e.g. 0-5 or 0,3,9 (at most {MAX_SEARCH_SEEDS:,}).")
+    select: str = Field(DEFAULT_RULE, min_length=1, max_length=1000, description="Selection rule: 'FIELD asc|desc, "
+                        "...' with FIELD among low_score_count, score_min, score_max, score_mean, score_median, "
+                        "score_stdev.")
+    screen_top: Optional[int] = Field(None, ge=1, le=MAX_CANDIDATES, description="Multi-fidelity: re-play the top "
+                                      "K search candidates on ALE and pick among them on ALE.")
+    screen_episodes: int = Field(5, ge=1, le=MAX_EPISODES, description="ALE episodes per screened candidate.")
+    screen_seed: Seed = Field(seed_range_base("breakout", "screening"), description="First ALE screening seed.")
+    validate_episodes: int = Field(20, ge=1, le=MAX_EPISODES, description="Fresh ALE seeds for validating the pick "
+                                   "against the baseline (paired by seed).")
+    validate_seed: Seed = Field(seed_range_base("breakout", "validation"),
+                                description="First validation seed; must not overlap the search or screening seeds.")
+    baseline: PolicyName = Field("breakout_policy_v3", description="Baseline policy (with its defaults).")
+    max_steps: MaxSteps = Field(1800, description="Horizon in agent steps, on both envs (27,000 = ALE's "
+                                "108,000-frame cap at frameskip 4).")
+    sticky: Sticky = None
+    serve: Serve = "auto"
+    video: bool = Field(True, description="mp4 of the pick on ALE (validation seed 0).")
+    store: Store = None
+    executor: ExecutorOption = "local"
+    ray_address: RayAddress = None
+
+    @field_validator("search_seeds")
+    @classmethod
+    def _search_seeds(cls, v: str) -> str:
+        for part in v.split(","):  # bound the count before a range like 0-999999999 is expanded
+            lo, dash, hi = part.strip().partition("-")
+            if dash and lo.isdigit() and hi.isdigit() and int(hi) - int(lo) >= MAX_SEARCH_SEEDS:
+                raise ValueError(f"{part.strip()!r} holds more than {MAX_SEARCH_SEEDS:,} seeds")
+        try:
+            seeds = seed_range(v)
+        except BadInput as exc:
+            raise ValueError(exc.message) from None
+        if len(seeds) > MAX_SEARCH_SEEDS or seeds[-1] > MAX_SEED:
+            raise ValueError(f"at most {MAX_SEARCH_SEEDS:,} seeds, each <= {MAX_SEED:,}")
+        return v
+
+    @field_validator("budget")
+    @classmethod
+    def _budget_fits_space(cls, v: int | None, info: ValidationInfo) -> int | None:
+        space = info.data.get("space")
+        if space == "grid216" and v is not None:
+            raise ValueError(f"grid216 has a fixed size of {GRID_SIZE}; --budget is for random and tpe")
+        if space in ("random", "tpe") and v is None:
+            raise ValueError(f"space {space!r} needs --budget")
+        return v
+
+    @field_validator("screen_top")
+    @classmethod
+    def _screen_top_fits_pool(cls, v: int | None, info: ValidationInfo) -> int | None:
+        pool = info.data.get("budget") or GRID_SIZE
+        if v is not None and v > pool:
+            raise ValueError(f"{v} is larger than the candidate pool ({pool})")
+        return v
+
+    def pool_size(self) -> int:
+        return GRID_SIZE if self.budget is None else self.budget
+
+    def needs(self) -> tuple[int, int]:
+        search = self.pool_size() * len(seed_range(self.search_seeds))
+        screen = (self.screen_top or 0) * self.screen_episodes
+        ale = 2 * self.validate_episodes + screen + (search if self.search_env == "ale" else 0) + (2 if self.video else 0)
+        shadow = search if self.search_env == "shadow" else 0
+        return self._memory(shadow, True), self._disk(shadow, ale)
+
+
+class DemoRequest(Request):
+    """Run the Breakout training loop on its defaults (216 grid candidates x 6 seeds in the shadow
+    simulator on atari-cal, the top 8 screened on real ALE for 5 episodes each, the pick validated
+    against breakout_policy_v3 on 20 fresh ALE seeds) and print where its report is."""
+
+    out: Out = Field(Path("runs/demo"), description="Output folder for the demo's reports.")
+    executor: ExecutorOption = "processes"
+    ray_address: RayAddress = None
+
+    def train_request(self) -> TrainRequest:
+        return TrainRequest(out=self.out, screen_top=DEMO_SCREEN_TOP, screen_episodes=DEMO_SCREEN_EPISODES,
+                            executor=self.executor, ray_address=self.ray_address)
+
+    def needs(self) -> tuple[int, int]:
+        return self.train_request().needs()
+
+
+class TraceRequest(Request):
+    """Record frame-level ALE traces (per-frame action + full RAM) for system identification."""
+
+    out: OutDir = Field(description="Folder for the trace .npz files (one per scenario) and traces.json.")
+    scenario: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        ["all"], min_length=1, max_length=100, description="Scenario name (repeatable) from the standard suite: "
+        "paddle_holds, paddle_alternate, noop_serves, random_holds_a/b, policy_* (see "
+        "policylab/studies/breakout/trace.py), or 'all'.")
+
+
+class CalibrateRequest(Request):
+    """Fit the shadow simulator to the ALE traces; write the calibrated preset and the calibration report."""
+
+    out: OutDir = Field(description="Output folder: preset.json, calibration.json, calibration.html.")
+    traces: Optional[Annotated[Path, AfterValidator(_folder)]] = Field(
+        None, description="Folder of trace .npz files (default: the committed suite in "
+                          "policylab/studies/breakout/traces).")
+    base: str = Field("atari", min_length=1, max_length=4096, description="Preset the fit starts from: atari-cal, "
+                      "atari, go-v1 or a preset .json file.")
+    write_preset: bool = Field(False, description="Also write policylab/envs/presets/breakout_atari-cal.json (what "
+                               "the project ships).")
