@@ -71,13 +71,17 @@ def _is_list(annotation: Any) -> bool:
 
 def _parameter(name: str, info) -> inspect.Parameter:
     name = info.alias or name  # the name the user sees: flag, error messages, validation key
-    flags = [flag_of(name), *(info.json_schema_extra or {}).get("short", [])]
+    extra = info.json_schema_extra or {}
+    flags = [flag_of(name), *extra.get("short", [])]
     help_text = (info.description or "") + _bounds(info)
     required = info.is_required()
     default = None if required else info.get_default(call_default_factory=True)
     if _is_bool(info.annotation):
         opt = typer.Option(bool(default), f"{flags[0]}/--no-{name.replace('_', '-')}", help=help_text)
         return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=bool)
+    if extra.get("argument"):  # a positional argument: `policylab runs DIR`
+        arg = typer.Argument(..., help=help_text, metavar=name.upper(), show_default=False)
+        return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=arg, annotation=str)
     if isinstance(default, list):
         default = [str(v) for v in default]
     elif default is not None:
@@ -116,6 +120,7 @@ def command(group: typer.Typer, name: str, model: type[Request], target: str) ->
         if code:
             raise typer.Exit(code)
 
+    fn.request_model = model  # type: ignore[attr-defined]  # what the CLI tests enumerate
     fn.__signature__ = inspect.Signature([_parameter(n, f) for n, f in model.model_fields.items()])
     fn.__doc__ = inspect.cleandoc(model.__doc__ or "")
     fn.__name__ = name.replace("-", "_")

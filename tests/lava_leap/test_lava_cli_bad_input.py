@@ -11,7 +11,7 @@ from lava_run_cache import cli
 @pytest.mark.parametrize("args, field", [
     (["--rounds", "0"], "rounds"),
     (["--rounds", "-5"], "rounds"),
-    (["-G", "0"], "G"),
+    (["-G", "0"], "group_size"),
     (["--eps", "0"], "eps"),
     (["--eps", "1"], "eps"),
     (["--eps", "1.5"], "eps"),

@@ -70,6 +70,15 @@ class LavaLeapRun(LavaLeapConfig):
     out: OutDir = Field(description="Output folder: results/*.json, assets/*.png and index.html. Must be new, "
                         "empty, or hold a run of this same configuration.")
 
+    def needs(self) -> tuple[int, int]:
+        """Peak memory: one run's pre-drawn uniforms plus its weight history (float64), twice over for
+        the copies the kernel makes; disk: the JSON and six charts, a few MB."""
+        from policylab.studies.lava_leap.agent import PLAY_DRAWS
+        from policylab.studies.lava_leap.floor import FLOOR_DRAWS
+
+        per_round = FLOOR_DRAWS + self.G * PLAY_DRAWS + 12
+        return 2 * 8 * self.rounds * per_round, 20 * 2**20
+
     def config(self) -> dict:
         """What config.json records: the hyperparameters, not where they were written."""
         return dict(study="lava_leap", **self.model_dump(exclude={"out"}))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from policylab.errors import BadInput
 from policylab.progress import progress_bar, say
 from policylab.studies.lava_leap import config as C
 from policylab.studies.lava_leap.checks import evaluate_checks
@@ -82,6 +83,7 @@ def train_all(cfg: C.LavaLeapConfig, test) -> tuple[Trained, dict]:
                 log = [] if algo != "reinforce" else None
                 W, v, curve, saved = train(algo, seed, test, clip_log=log, snapshots=(10, C.WALK_AT),
                                            **cfg.train_kwargs())
+                _require_finite(algo, seed, W, v, curve)
                 out.curves[algo].append([c[1] for c in curve])
                 out.exits[algo].append([c[2] for c in curve])
                 out.weights[algo, seed] = (W, v)
@@ -97,6 +99,16 @@ def train_all(cfg: C.LavaLeapConfig, test) -> tuple[Trained, dict]:
             sweep[f"{algo}@{lr}"] = dict(algo=algo, lr=lr, score_mean=rnd(np.mean(finals)),
                                          score_min=rnd(np.min(finals)), score_max=rnd(np.max(finals)))
     return out, sweep
+
+
+def _require_finite(algo: str, seed: int, W, v, curve) -> None:
+    """A learning rate that blows the weights up is bad input, not a result: refuse it by name."""
+    if not np.isfinite(W).all() or not np.isfinite([c[1] for c in curve]).all():
+        raise BadInput("lr", f"{algo} (training seed {seed}) diverged: the policy weights became non-finite; "
+                             "use a smaller --lr")
+    if v is not None and not np.isfinite(v).all():
+        raise BadInput("lr_critic", f"{algo} (training seed {seed}) diverged: the critic's weights became "
+                                    "non-finite; use a smaller --lr-critic")
 
 
 def finals_section(cfg, tr: Trained, updates, ceiling, test, sim_rng) -> dict:
