@@ -1,3 +1,29 @@
-"""`policylab boundary ...` (transition: mounts the study's own typer app until its commands move here)."""
+"""`policylab boundary ...`: the Failure-boundary study's commands (options from their request models in
+policylab/studies/boundary/requests.py; each stage module's `run` does the work)."""
 
-from policylab.studies.boundary.cli import app  # noqa: F401
+from __future__ import annotations
+
+import typer
+
+from policylab.cli.command import command
+from policylab.studies.boundary import requests as r
+
+app = typer.Typer(
+    help="Failure boundary of a legged MuJoCo policy (Gymnasium's Ant): train, sweep a friction x push grid into "
+    "the store, verify it by re-simulation, then reduce, select, replay, render clips and .rrd files, diff two "
+    "checkpoints and write the reports.",
+    no_args_is_help=True,
+)
+
+S = "policylab.studies.boundary"
+command(app, "train", r.TrainRun, f"{S}.train:run")
+command(app, "calibrate", r.CalibrateRun, f"{S}.calibrate:run")
+command(app, "sweep", r.SweepRun, f"{S}.sweep:run")
+command(app, "verify", r.VerifyRun, f"{S}.verify:run")
+command(app, "reduce", r.ReduceRun, f"{S}.reduce:run")
+command(app, "select", r.SelectRun, f"{S}.select:run")
+command(app, "replay", r.ReplayRun, f"{S}.replay:run")
+command(app, "clips", r.ClipsRun, f"{S}.clips:run")
+command(app, "rrd", r.RrdRun, f"{S}.rrd:run")
+command(app, "diff", r.DiffRun, f"{S}.diff:run")
+command(app, "report", r.ReportRun, f"{S}.report:run")

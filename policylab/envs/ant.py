@@ -29,6 +29,7 @@ import numpy as np
 FRAME_SKIP = 5
 RESET_NOISE_SCALE = 0.1  # Ant-v5 default
 OBS_DIM = 27  # qpos[2:] (13) + qvel (14): Ant-v5's default observation (no contact forces)
+ACT_DIM = 8  # nu: one torque per hip and ankle joint
 TORSO = "torso"
 
 

@@ -8,14 +8,19 @@ The policy is deterministic and a pure function of the observation batch.
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from policylab.envs.ant import ACT_DIM, OBS_DIM
 from policylab.errors import BadInput
 from policylab.fileio import arrays_to_bytes, atomic_write_bytes, read_arrays
 from policylab.hashing import sha256_hex
+
+EXPECTED_SHAPES = {"weights": (ACT_DIM, OBS_DIM), "obs_mean": (OBS_DIM,), "obs_std": (OBS_DIM,)}
 
 
 @dataclass(frozen=True)
@@ -59,11 +64,27 @@ def save(path: str | Path, policy: LinearPolicy, extra: dict[str, np.ndarray] | 
 
 
 def load(path: str | Path) -> LinearPolicy:
+    """The policy in checkpoint `path`; a file that is not an .npz, a corrupt one, or one whose arrays do
+    not fit the Ant (weights (8, 27), finite, obs_std > 0) is bad input naming the checkpoint."""
     p = Path(path)
     if not p.is_file():
         raise BadInput("checkpoint", f"file not found: {p}")
-    arrays = read_arrays(p)
+    if not zipfile.is_zipfile(p):
+        raise BadInput("checkpoint", f"{p} is not an .npz file")
     try:
-        return LinearPolicy(arrays["weights"], arrays["obs_mean"], arrays["obs_std"])
-    except KeyError as exc:
-        raise BadInput("checkpoint", f"{p} is not a linear Ant policy (missing {exc.args[0]})") from None
+        arrays = read_arrays(p)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise BadInput("checkpoint", f"{p} is a corrupt .npz ({type(exc).__name__}: {exc})") from None
+    missing = [k for k in EXPECTED_SHAPES if k not in arrays]
+    if missing:
+        raise BadInput("checkpoint", f"{p} is not a linear Ant policy (missing {', '.join(missing)})")
+    for name, shape in EXPECTED_SHAPES.items():
+        a = arrays[name]
+        if a.shape != shape or a.dtype.kind != "f":
+            raise BadInput("checkpoint", f"{p}: {name} is {a.dtype} {a.shape}; the Ant's linear policy needs "
+                           f"float {shape}")
+        if not np.isfinite(a).all():
+            raise BadInput("checkpoint", f"{p}: {name} holds non-finite values")
+    if not (arrays["obs_std"] > 0).all():
+        raise BadInput("checkpoint", f"{p}: obs_std must be positive")
+    return LinearPolicy(arrays["weights"], arrays["obs_mean"], arrays["obs_std"])

@@ -11,13 +11,14 @@ to find.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+import contextlib
+import io
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from policylab.cli import invoke
 from policylab.envs import ant
 from policylab.policies import ant_linear
 from policylab.rollout.store import Store, rollout_key
@@ -26,11 +27,27 @@ ANT_XML = ant.xml_path()
 GAINS = {"pd_soft": 0.3, "pd_limp": 0.1}
 
 
-def cli(*args) -> subprocess.CompletedProcess:
-    """`policylab boundary ARGS...` in a fresh process (the real entry point, exit codes and stderr)."""
-    env = {**os.environ, "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "policylab.cli", "boundary", *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=600)
+@dataclass(frozen=True)
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def report(self) -> Path:
+        """The path of the `report: PATH` line, which must be the last line on stdout."""
+        last = self.stdout.strip().splitlines()[-1]
+        assert last.startswith("report: "), self.stdout
+        return Path(last.removeprefix("report: "))
+
+
+def cli(*args) -> Ran:
+    """`policylab boundary ARGS...` in this process (`policylab.cli.invoke`: the CLI's own parsing, exit
+    codes and one-line errors), stdout and stderr captured."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = invoke(["boundary", *map(str, args)])
+    return Ran(code, out.getvalue(), err.getvalue())
 
 
 def pd_checkpoint(folder: Path, name: str) -> Path:
@@ -46,15 +63,17 @@ def pd_checkpoint(folder: Path, name: str) -> Path:
     return path
 
 
-def make_sweep(base: Path, name: str, mu_range: str, n_mu: int, push_range: str, n_push: int, seeds: int,
-               store: Path | None = None) -> Path:
+def make_sweep(base: Path, name: str, mu: tuple[float, float], n_mu: int, push: tuple[float, float], n_push: int,
+               seeds: int, store: Path | None = None) -> Path:
     """Run `policylab boundary sweep` for checkpoint `name` into `store` (default base/store)."""
     store = store or base / "store"
     ckpt = pd_checkpoint(base / "checkpoints", name)
-    res = cli("sweep", "--checkpoint", ckpt, "--mu-range", mu_range, "--n-mu", n_mu, "--push-range", push_range,
-              "--n-push", n_push, "--seeds-per-cell", seeds, "--store", store,
-              "--out", base / f"sweep-{name}-{store.name}")
+    out = base / f"sweep-{name}-{store.name}"
+    res = cli("sweep", "--checkpoint", ckpt, "--mu-min", mu[0], "--mu-max", mu[1], "--n-mu", n_mu,
+              "--push-min", push[0], "--push-max", push[1], "--n-push", n_push, "--seeds-per-cell", seeds,
+              "--store", store, "--out", out)
     assert res.returncode == 0, res.stderr
+    assert res.report == out / "sweep.json"
     return store
 
 

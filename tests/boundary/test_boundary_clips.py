@@ -4,7 +4,6 @@ clip's outcome equal to its record's, and the equivalence check of the replay ba
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -13,38 +12,28 @@ import pytest
 from boundary_analysis_fixtures import ANT_XML, cli, make_sweep, pd_checkpoint, relabelled_copy
 from policylab.report.video import read_mp4
 from policylab.rollout.store import Store
-from policylab.studies.boundary import sweep
 from policylab.studies.boundary.clips import render_clips
 from policylab.studies.boundary.reduce import load_sweep, reduce_sweep
-from policylab.studies.boundary.replay import replay_batch
+from policylab.studies.boundary.replay import replay_batch, resimulate_with
 from policylab.studies.boundary.select import select
-from policylab.studies.boundary.world import World
-
 
 
 @pytest.fixture(scope="module")
 def analysed(tmp_path_factory):
     """A real sweep, analysed through the CLI: reduce, select, replay, clips, rrd."""
     base = tmp_path_factory.mktemp("clips")
-    make_sweep(base, "pd_soft", "0.65,1.0", 2, "50,300", 3, 4)
+    make_sweep(base, "pd_soft", (0.65, 1.0), 2, (50, 300), 3, 4)
     out = base / "ana"
-    for args in (("reduce", "--store", base / "store", "--checkpoint", "pd_soft", "--out", out),
-                 ("select", "--out", out, "--n-boundary", "4"),
-                 ("replay", "--out", out, "--checkpoint", base / "checkpoints" / "pd_soft.npz"),
-                 ("clips", "--out", out, "--width", "96", "--height", "72"),
-                 ("rrd", "--out", out)):
+    for args, report in (
+            (("reduce", "--store", base / "store", "--checkpoint", "pd_soft", "--out", out), "reduce.json"),
+            (("select", "--out", out, "--n-boundary", "4"), "select/selection.json"),
+            (("replay", "--out", out, "--checkpoint", base / "checkpoints" / "pd_soft.npz"), "replay/replays.json"),
+            (("clips", "--out", out, "--width", "96", "--height", "72"), "clips/clips.json"),
+            (("rrd", "--out", out), "rrd/rrd.json")):
         res = cli(*args)
         assert res.returncode == 0, (args[0], res.stderr)
+        assert res.report == out / report
     return base
-
-
-def _resim(checkpoint: Path):
-    """Re-simulate records' worlds with `checkpoint` through the study's one simulator, as one batch."""
-    def run(records):
-        worlds = [World(r["world"]["mu"], r["world"]["push_pct"], r["world"]["push_dir"], r["world"]["push_t0"],
-                        r["world"]["seed"]) for r in records]
-        return [payload for _, payload in sweep.simulate_worlds(str(checkpoint), worlds, nthread=2)]
-    return run
 
 
 def test_every_clip_outcome_equals_its_record(analysed):
@@ -66,7 +55,7 @@ def test_every_clip_outcome_equals_its_record(analysed):
 def test_clip_check_catches_a_wrong_label(tmp_path):
     """Clips of a failed and a survived record are consistent; the same failed trajectory under a
     wrong 'survived' label is rendered but flagged: its frames show the fall."""
-    with Store(make_sweep(tmp_path, "pd_soft", "1.0,1.0", 1, "20,300", 2, 2)) as store:
+    with Store(make_sweep(tmp_path, "pd_soft", (1.0, 1.0), 1, (20, 300), 2, 2)) as store:
         recs = {r.outcome["status"]: r for r in store.records("boundary")}
         assert set(recs) >= {"failed", "survived"}
         model = mujoco.MjModel.from_xml_path(ANT_XML)
@@ -83,9 +72,9 @@ def test_clip_check_catches_a_wrong_label(tmp_path):
 
 def test_replay_reads_the_store_and_checks_equivalence(analysed):
     with Store(analysed / "store") as store:
-        reduction = reduce_sweep(store, load_sweep(store, "pd_soft"), resamples=200)
+        reduction = reduce_sweep(store, load_sweep(store, "pd_soft"), resamples=200, seed=0, check_rule=False)
         sel = select(reduction, n_boundary=3, n_recoveries=2)
-        same = replay_batch(store, sel, _resim(analysed / "checkpoints" / "pd_soft.npz"))
+        same = replay_batch(store, sel, resimulate_with(analysed / "checkpoints" / "pd_soft.npz"))
         assert same["equivalence_summary"]["checked"] > 0
         assert same["equivalence_summary"]["bitwise_equal"] == same["equivalence_summary"]["checked"]
         for e in same["replays"]:
@@ -95,7 +84,7 @@ def test_replay_reads_the_store_and_checks_equivalence(analysed):
             assert e["recovery_attempts"] == 1 and e["matched_recorded_survivor"]
         # re-simulating with another controller is a different world: the check reports it and a
         # recovery is accepted only where a record is reproduced
-        other = replay_batch(store, sel, _resim(pd_checkpoint(analysed / "other", "pd_limp")))
+        other = replay_batch(store, sel, resimulate_with(pd_checkpoint(analysed / "other", "pd_limp")))
         assert other["equivalence_summary"]["bitwise_equal"] < other["equivalence_summary"]["checked"]
         for e in (e for e in other["replays"] if e["kind"] == "recovery"):
             assert all(not a["usable"] for a in e["search"][:-1])
@@ -138,10 +127,19 @@ def test_replay_cli_verifies_against_the_record(analysed, tmp_path):
 
 def test_clips_bad_input_writes_nothing(analysed, tmp_path):
     res = cli("clips", "--out", analysed / "ana", "--width", "5")
-    assert res.returncode == 2 and res.stderr.strip() == "policylab: error: width: 5 is outside [32, 1920]"
+    assert res.returncode == 2
+    assert res.stderr.strip() == "policylab: error: width: Input should be greater than or equal to 32, got '5'"
     res = cli("clips", "--out", tmp_path / "none")
-    assert res.returncode == 2 and res.stderr.startswith("policylab: error: out:")
+    assert res.returncode == 2 and res.stderr.strip() == (f"policylab: error: out: {tmp_path / 'none' / 'reduce.json'} "
+                                                          "not found; run `policylab boundary reduce` first")
     assert not (tmp_path / "none").exists()
+    # an analysis folder without replays: the line names the stage to run first
+    (tmp_path / "ana").mkdir()
+    for name in ("config.json", "reduce.json"):
+        (tmp_path / "ana" / name).write_bytes((analysed / "ana" / name).read_bytes())
+    res = cli("rrd", "--out", tmp_path / "ana")
+    assert res.returncode == 2 and res.stderr.strip().endswith("run `policylab boundary replay` first")
+    assert sorted(p.name for p in (tmp_path / "ana").iterdir()) == ["config.json", "reduce.json"]
     # a re-run with another config is refused, and the clips stay as they were
     before = (analysed / "ana" / "clips" / "clips.json").read_bytes()
     res = cli("clips", "--out", analysed / "ana", "--width", "64", "--height", "48")

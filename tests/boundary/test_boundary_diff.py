@@ -43,7 +43,7 @@ def test_benjamini_hochberg_by_hand_and_scipy():
 def store_path(tmp_path_factory):
     base = tmp_path_factory.mktemp("diff")
     for ckpt in ("pd_soft", "pd_limp"):
-        make_sweep(base, ckpt, "0.65,1.0", 2, "20,50", 2, SPC)
+        make_sweep(base, ckpt, (0.65, 1.0), 2, (20, 50), 2, SPC)
     return base / "store"
 
 
@@ -64,6 +64,8 @@ def test_diff_cli_on_two_real_sweeps(store_path, tmp_path):
     out = tmp_path / "ab"
     res = cli("diff", "--store", store_path, "--a", "pd_soft", "--b", "pd_limp", "--out", out)
     assert res.returncode == 0, res.stderr
+    assert res.report == out / "diff.json"
+    assert res.stdout.splitlines()[0].startswith("diff pd_soft -> pd_limp: ")
     d = json.loads((out / "diff.json").read_text())
     ca, cb = _counts(store_path, "pd_soft"), _counts(store_path, "pd_limp")
     pvals = []
@@ -101,11 +103,12 @@ def test_diff_cli_on_two_real_sweeps(store_path, tmp_path):
 
 
 def test_diff_refuses_incomparable_sweeps(store_path, tmp_path):
-    other = make_sweep(tmp_path, "pd_limp", "0.65,0.65", 1, "20,20", 1, 4)  # another grid, another store
+    other = make_sweep(tmp_path, "pd_limp", (0.65, 0.65), 1, (20, 20), 1, 4)  # another grid, another store
     cases = [
         (["--store", store_path, "--a", "pd_soft", "--b", "pd_soft"], "b"),
         (["--store", store_path, "--a", "pd_soft", "--b", "pd_limp", "--store-b", other], "b"),
-        (["--store", store_path, "--a", "pd_soft", "--b", "v9"], "checkpoint"),
+        (["--store", store_path, "--a", "pd_soft", "--b", "v9"], "b"),
+        (["--store", store_path, "--a", "v9", "--b", "pd_limp"], "a"),
         (["--store", store_path, "--a", "pd_soft", "--b", "pd_limp", "--q", "2"], "q"),
     ]
     for args, field in cases:

@@ -133,7 +133,7 @@ def test_selection_rules():
 
 @pytest.fixture(scope="module")
 def store_path(tmp_path_factory):
-    return make_sweep(tmp_path_factory.mktemp("reduce"), "pd_soft", "0.3,1.0", 3, "20,300", 3, SPC)
+    return make_sweep(tmp_path_factory.mktemp("reduce"), "pd_soft", (0.3, 1.0), 3, (20, 300), 3, SPC)
 
 
 def test_records_follow_the_seed_scheme(store_path):
@@ -150,6 +150,12 @@ def test_reduce_cli_real_sweep(store_path, tmp_path):
     out = tmp_path / "ana"
     res = cli("reduce", "--store", store_path, "--checkpoint", "pd_soft", "--out", out)
     assert res.returncode == 0, res.stderr
+    assert res.report == out / "reduce.json"
+    n, t = len(MUS) * len(PUSHES) * SPC, json.loads((out / "reduce.json").read_text())["totals"]
+    assert res.stdout.splitlines()[:-1] == [  # the headlines, then the report line
+        f"reduce pd_soft: 3 x 3 cells x {SPC} seeds; {t['failed']} failed, {t['censored']} survived, "
+        f"{t['diverged']} diverged",
+        f"rule check: {n}/{n} records agree with the frozen rule"]
     red = json.loads((out / "reduce.json").read_text())
     assert red["rule_check"]["agree"] == red["rule_check"]["checked"] == len(MUS) * len(PUSHES) * SPC
     assert sum(red["totals"].values()) == len(MUS) * len(PUSHES) * SPC
@@ -165,12 +171,13 @@ def test_reduce_cli_real_sweep(store_path, tmp_path):
     assert (out / "reduce.json").read_bytes() == first  # same input, same bytes
     res = cli("select", "--out", out)
     assert res.returncode == 0, res.stderr
+    assert res.report == out / "select" / "selection.json"
     sel = json.loads((out / "select" / "selection.json").read_text())
     assert sel["boundary_cells"] and all(0 < w["survival"] < 1 for w in sel["boundary_cells"])
 
 
 def test_rule_check_finds_a_mislabelled_record(tmp_path):
-    with Store(make_sweep(tmp_path, "pd_soft", "1.0,1.0", 1, "300,300", 1, 4)) as store:
+    with Store(make_sweep(tmp_path, "pd_soft", (1.0, 1.0), 1, (300, 300), 1, 4)) as store:
         honest = rule_check(store, load_sweep(store, "pd_soft"))
         assert honest["checked"] == 4 and honest["disagree"] == 0
         failed = next(r for r in store.records("boundary") if r.outcome["status"] == "failed")
@@ -188,6 +195,10 @@ def test_rule_check_finds_a_mislabelled_record(tmp_path):
 @pytest.mark.parametrize("args, field", [
     (["--checkpoint", "nope"], "checkpoint"),
     (["--checkpoint", "pd_soft", "--resamples", "10"], "resamples"),
+    (["--checkpoint", "pd_soft", "--resamples", "1e9"], "resamples"),
+    (["--checkpoint", "pd_soft", "--seed", "-1"], "seed"),
+    (["--checkpoint", "pd_soft", "--seed", "nan"], "seed"),
+    (["--checkpoint", ""], "checkpoint"),
 ])
 def test_reduce_bad_input(store_path, tmp_path, args, field):
     out = tmp_path / "bad"

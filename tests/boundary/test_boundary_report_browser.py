@@ -16,7 +16,7 @@ from policylab.report.browser import render_check
 def base(tmp_path_factory):
     base = tmp_path_factory.mktemp("report")
     for name in ("pd_soft", "pd_limp"):
-        make_sweep(base, name, "0.65,1.0", 2, "50,300", 3, 4)
+        make_sweep(base, name, (0.65, 1.0), 2, (50, 300), 3, 4)
     return base
 
 
@@ -34,7 +34,7 @@ def test_sweep_report_in_browser(base):
     _run("clips", "--out", out, "--width", "64", "--height", "48")
     res = _run("report", "--out", out)
     html = out / "report" / "report.html"
-    assert res.stdout.strip() == str(html)
+    assert res.report == html and res.stdout.strip() == f"report: {html}"
     data = json.loads((out / "report" / "report.json").read_text())
     clips = json.loads((out / "clips" / "clips.json").read_text())
     assert [c["outcome"] for c in data["clips"]] == [c["outcome"] for c in clips]

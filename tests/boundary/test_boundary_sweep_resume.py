@@ -73,7 +73,10 @@ def test_killed_process_resumes_to_identical_store(tmp_path, small_sweep):
     proc.wait()
     killed_at = _count(store / "index.sqlite")
     assert 0 < killed_at < 64, killed_at  # really interrupted part way
-    subprocess.run(args + ["--out", str(tmp_path / "o2")], check=True, capture_output=True)
+    done = subprocess.run(args + ["--out", str(tmp_path / "o2")], check=True, capture_output=True, text=True)
+    headline, last = done.stdout.strip().splitlines()
+    assert headline.startswith("ant_v0: survived ") and f"{64 - killed_at} run in" in headline
+    assert last == f"report: {tmp_path / 'o2' / 'sweep.json'}"
     with Store(store_root) as a, Store(store) as b:
         assert a.fingerprint() == b.fingerprint()
         for key in a.keys():

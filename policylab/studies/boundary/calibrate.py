@@ -15,11 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
+from policylab.cli.command import Result
 from policylab.config import claim_out_dir
 from policylab.envs import ant
 from policylab.fileio import write_json
 from policylab.rollout.seeds import seed_range_base
 from policylab.studies.boundary import failure, sweep
+from policylab.studies.boundary.requests import CalibrateRun
 from policylab.studies.boundary.world import World
 
 CAL_SEED0 = seed_range_base("boundary", "calibration")
@@ -32,7 +34,6 @@ def _quantiles(x: np.ndarray) -> dict:
 
 
 def calibrate(ckpt: sweep.Checkpoint, n_nominal: int, n_pushed: int, out: Path) -> dict:
-    claim_out_dir(out, {"checkpoint": ckpt.as_dict(), "n_nominal": n_nominal, "n_pushed": n_pushed})
     nominal = [World(1.0, 0.0, 90.0, 2.0, CAL_SEED0 + i) for i in range(n_nominal)]
     res = sweep.simulate_worlds(str(ckpt.path), nominal, nthread=2)
     z = np.array([p["torso_z"] for _, p in res])
@@ -76,3 +77,15 @@ def calibrate(ckpt: sweep.Checkpoint, n_nominal: int, n_pushed: int, out: Path) 
     report["dt"] = ant.control_dt()
     write_json(out / "calibration.json", report)
     return report
+
+
+def run(req: CalibrateRun) -> Result:
+    """`policylab boundary calibrate`: claim OUT, play the nominal and hard-push worlds, write calibration.json."""
+    ckpt = sweep.resolve_checkpoint(req.checkpoint)
+    claim_out_dir(req.out, req.config(ckpt.as_dict()))
+    report = calibrate(ckpt, req.n_nominal, req.n_pushed, req.out)
+    nominal = report["nominal"]
+    z, up = nominal["per_rollout_min_torso_z"]["min"], nominal["per_rollout_min_uprightness"]["min"]
+    return Result(req.out / "calibration.json", headlines=(
+        f"{ckpt.name}: nominal {nominal['status']['survived']}/{nominal['n']} survived; lowest torso {z} m, lowest "
+        f"uprightness {up} (thresholds {failure.TORSO_Z_FAIL_M} m, {failure.UPRIGHTNESS_FAIL})",))

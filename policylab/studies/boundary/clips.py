@@ -27,16 +27,22 @@ from typing import Callable, Mapping, Sequence
 import mujoco
 import numpy as np
 
+from policylab.cli.command import Result
+from policylab.config import claim_out_dir
 from policylab.envs import ant
+from policylab.fileio import write_json
+from policylab.progress import progress_bar
 from policylab.report.video import write_mp4
 from policylab.rollout.store import Store
+from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, stage_path
+from policylab.studies.boundary.constants import PUSH_DURATION_S
+from policylab.studies.boundary.requests import ClipsRun
 from policylab.studies.boundary import failure
 
 AZIMUTHS = (90.0, 135.0, 180.0)
 PRE_PUSH_S = 0.5
 POST_FAIL_S = 0.5
 POST_PUSH_S = 1.5
-PUSH_LEN_S = 0.5
 SLOWMO_HALF_S = 0.3
 SLOWMO_FACTOR = 4
 
@@ -47,7 +53,7 @@ def clip_frames(time: np.ndarray, push_t0: float, status: str, t_fail: float | N
     A failure before the push (walking itself failed) moves the start back so the fall is shown."""
     fell = status == "failed" and t_fail is not None
     start = min(push_t0, t_fail if fell else push_t0) - PRE_PUSH_S
-    end = t_fail + POST_FAIL_S if fell else push_t0 + PUSH_LEN_S + POST_PUSH_S
+    end = t_fail + POST_FAIL_S if fell else push_t0 + PUSH_DURATION_S + POST_PUSH_S
     idx = [int(i) for i in np.flatnonzero((time >= start - 1e-9) & (time <= end + 1e-9))]
     if fell:
         return [i for i in idx for _ in range(SLOWMO_FACTOR if abs(time[i] - t_fail) <= SLOWMO_HALF_S + 1e-9 else 1)]
@@ -165,3 +171,23 @@ def render_clips(store: Store, model: mujoco.MjModel, replays: Sequence[Mapping]
         return entries
     finally:
         renderer.close()
+
+
+def render_model() -> mujoco.MjModel:
+    """A private copy of the Ant model for rendering (the renderer sizes its buffer on it)."""
+    return mujoco.MjModel.from_xml_path(ant.xml_path())
+
+
+def run(req: ClipsRun) -> Result:
+    """`policylab boundary clips`: OUT/clips/*.mp4 and clips.json from the replays' stored trajectories."""
+    todo = [r for r in read_stage(req.out, "replay")["replays"] if "key" in r]
+    with recorded_store(req.out) as store:
+        claim_out_dir(req.out / "clips", req.config())
+        with progress_bar("clips", len(todo), "clips") as bar:
+            entries = render_clips(store, render_model(), todo, req.out / "clips", width=req.width, height=req.height,
+                                   fps=req.fps, on_done=bar.advance)
+    path = stage_path(req.out, "clips")
+    write_json(path, entries)
+    consistent = sum(1 for e in entries if e["consistent"])
+    return Result(path, headlines=(f"clips: {len(entries)} written; frames agree with the record's outcome in "
+                                   f"{consistent}",))

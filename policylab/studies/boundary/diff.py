@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from policylab.cli.command import Result
+from policylab.config import claim_out_dir
 from policylab.errors import BadInput
+from policylab.fileio import write_json
 from policylab.stats import benjamini_hochberg, fisher_exact
-
-FDR_Q = 0.05
+from policylab.studies.boundary.analysis_folder import stage_path
+from policylab.studies.boundary.requests import DiffRun
 
 
 def check_comparable(a: Mapping, b: Mapping) -> None:
@@ -52,7 +55,7 @@ def _boundary_text(row: Mapping) -> str:
     return f"{row['median_pct_bw']:.1f} [{lo:.1f}, {hi:.1f}]"
 
 
-def diff_reductions(a: Mapping, b: Mapping, *, q: float = FDR_Q) -> dict:
+def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
     """The diff.json document from two reduce.json documents."""
     check_comparable(a, b)
     cells = []
@@ -99,3 +102,22 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float = FDR_Q) -> dict:
                    "boundary": "bootstrap medians and 95% intervals of each sweep's reduction; "
                                "displacement = B median - A median"},
     }
+
+
+def run(req: DiffRun) -> Result:
+    """`policylab boundary diff`: reduce both sweeps (no rule check), diff them, write OUT/diff.json."""
+    from policylab.rollout.store import Store
+    from policylab.studies.boundary.reduce import load_sweep, reduce_sweep
+
+    reductions = []
+    for root, name, field in ((req.store, req.a, "a"), (req.store_of_b, req.b, "b")):
+        with Store(root.resolve()) as store:
+            reductions.append(reduce_sweep(store, load_sweep(store, name, field), resamples=req.resamples,
+                                           seed=req.seed, check_rule=False))
+    result = diff_reductions(*reductions, q=req.q)
+    claim_out_dir(req.out, req.config())
+    path = stage_path(req.out, "diff")
+    write_json(path, result)
+    s = result["summary"]
+    return Result(path, headlines=(f"diff {req.a} -> {req.b}: {s['safer']} cells safer, {s['worse']} worse "
+                                   f"(shrinkage), {s['unchanged']} unchanged",))

@@ -22,13 +22,18 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from policylab.cli.command import Result
+from policylab.config import claim_out_dir
 from policylab.envs import ant
 from policylab.errors import BadInput
+from policylab.fileio import write_json
 from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, world_seed
 from policylab.rollout.store import Store
 from policylab.stats import kaplan_meier
 from policylab.studies.boundary import failure
 from policylab.studies.boundary import sweep as boundary_sweep
+from policylab.studies.boundary.analysis_folder import stage_path
+from policylab.studies.boundary.requests import ReduceRun
 from policylab.studies.boundary.verify import grid_from_meta
 
 STUDY = "boundary"
@@ -81,14 +86,15 @@ class Sweep:
                 "seed_scheme": BOUNDARY_SEED_SCHEME}
 
 
-def load_sweep(store: Store, checkpoint: str) -> Sweep:
+def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint") -> Sweep:
     """The complete sweep of `checkpoint` in `store`: the grid from the sweep's store meta, every
     world's record found under the sweep's own key derivation (`sweep.sweep_keys`), so reduce
-    reads exactly the worlds the sweep simulated. A missing record is bad input (nothing is reduced)."""
+    reads exactly the worlds the sweep simulated. A missing record is bad input (nothing is reduced);
+    an unknown checkpoint is bad input in `field` (the option that named it)."""
     meta = store.get_meta(boundary_sweep.meta_name(boundary_sweep.Checkpoint(checkpoint, Path(checkpoint), "")))
     if meta is None:
         known = sorted({str(r.data["world"]["checkpoint"]["name"]) for r in store.records(STUDY)})
-        raise BadInput("checkpoint", f"no sweep of checkpoint {checkpoint!r} in {store.root}; "
+        raise BadInput(field, f"no sweep of checkpoint {checkpoint!r} in {store.root}; "
                        f"stored: {', '.join(known) or 'none'}")
     current = boundary_sweep.protocol()
     changed = sorted(k for k in set(meta["protocol"]) | set(current) if meta["protocol"].get(k) != current.get(k))
@@ -227,7 +233,7 @@ def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, 
     return out
 
 
-def boundaries(sweep: Sweep, *, resamples: int = 2000, seed: int = 0) -> list[dict]:
+def boundaries(sweep: Sweep, *, resamples: int, seed: int) -> list[dict]:
     rows = []
     for mi, mu in enumerate(sweep.mus):
         codes = np.stack([survival_codes(sweep.cells[(mi, pi)]) for pi in range(len(sweep.pushes))])
@@ -257,8 +263,7 @@ def rule_check(store: Store, sweep: Sweep) -> dict:
             "examples": disagree[:10]}
 
 
-def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int = 2000, seed: int = 0,
-                 check_rule: bool = True) -> dict:
+def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check_rule: bool) -> dict:
     """The reduce.json document: grid, thresholds, totals, cells (with their rollouts), boundaries."""
     cells = []
     totals = {s: 0 for s in STATUSES}
@@ -299,3 +304,19 @@ def danger_matrix(cells: Iterable[Mapping], n_mu: int, n_push: int) -> list[list
     for c in cells:
         grid[c["mu_idx"]][c["push_idx"]] = c["danger"]
     return grid
+
+
+def run(req: ReduceRun) -> Result:
+    """`policylab boundary reduce`: find the sweep, claim the analysis folder, write reduce.json."""
+    with Store(req.store.resolve()) as store:
+        sweep = load_sweep(store, req.checkpoint)
+        claim_out_dir(req.out, req.config())
+        result = reduce_sweep(store, sweep, resamples=req.resamples, seed=req.seed, check_rule=req.rule_check)
+    path = stage_path(req.out, "reduce")
+    write_json(path, result)
+    g, rc, t = result["sweep"]["grid"], result["rule_check"], result["totals"]
+    lines = [f"reduce {req.checkpoint}: {len(g['mus'])} x {len(g['pushes_pct_bw'])} cells x {g['seeds_per_cell']} "
+             f"seeds; {t['failed']} failed, {t['censored']} survived, {t['diverged']} diverged"]
+    if req.rule_check:
+        lines.append(f"rule check: {rc['agree']}/{rc['checked']} records agree with the frozen rule")
+    return Result(path, headlines=tuple(lines))

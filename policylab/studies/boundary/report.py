@@ -12,9 +12,13 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from policylab.cli.command import Result
+from policylab.config import claim_out_dir
 from policylab.fileio import write_json
 from policylab.report.charts import plt, save_png
 from policylab.report.html import Page, Table, render
+from policylab.studies.boundary.analysis_folder import read_stage, stage_path
+from policylab.studies.boundary.requests import ReportRun
 
 
 def _edges(values: Sequence[float]) -> np.ndarray:
@@ -200,3 +204,18 @@ def diff_report(out: Path, diff: Mapping) -> Path:
     )
     render(out / "report.html", page, data)
     return out / "report.html"
+
+
+def run(req: ReportRun) -> Result:
+    """`policylab boundary report`: OUT/report/report.json and report.html, for an analysis folder (with
+    whichever later stages it has) or a diff folder."""
+    if stage_path(req.out, "diff").is_file():
+        diff = read_stage(req.out, "diff")
+        claim_out_dir(req.out / "report", {"kind": "diff"})
+        return Result(diff_report(req.out / "report", diff))
+    reduction = read_stage(req.out, "reduce")
+    later = {stage: read_stage(req.out, stage) if stage_path(req.out, stage).is_file() else None
+             for stage in ("select", "replay", "clips", "rrd")}
+    claim_out_dir(req.out / "report", {"kind": "sweep"})
+    return Result(sweep_report(req.out / "report", reduction, later["select"], later["replay"], later["clips"],
+                               later["rrd"]))

@@ -22,12 +22,18 @@ import mujoco
 import numpy as np
 import rerun as rr
 
+from policylab.cli.command import Result
+from policylab.config import claim_out_dir
 from policylab.envs import ant
-from policylab.fileio import arrays_to_bytes, atomic_write_bytes
+from policylab.fileio import arrays_to_bytes, atomic_write_bytes, write_json
+from policylab.progress import progress_bar
 from policylab.rollout.store import Store
+from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, stage_path
+from policylab.studies.boundary.clips import render_model, slug
+from policylab.studies.boundary.constants import PUSH_DURATION_S
+from policylab.studies.boundary.requests import RrdRun
 
 APP_ID = "policylab-boundary"
-PUSH_LEN_S = 0.5
 
 
 def _geom_archetype(model: mujoco.MjModel, g: int):
@@ -95,7 +101,7 @@ def export_rrd(store: Store, model: mujoco.MjModel, key: str, path: Path) -> dic
         rec_stream.log("tracks/uprightness", rr.Scalars(float(payload["uprightness"][k])))
         if k == 0:
             rec_stream.log("events", rr.TextLog(f"world {world.get('cache_key')}", level="INFO"))
-        in_push = t0 - 1e-9 <= time[k] < t0 + PUSH_LEN_S - 1e-9
+        in_push = t0 - 1e-9 <= time[k] < t0 + PUSH_DURATION_S - 1e-9
         if in_push and not pushing:
             rec_stream.log("events", rr.TextLog(f"push start: {world['push_pct']:g} %BW", level="WARN"))
             vec = _push_vector(qpos[k], float(world["push_dir"]), float(world["push_pct"]))
@@ -116,3 +122,20 @@ def export_rrd(store: Store, model: mujoco.MjModel, key: str, path: Path) -> dic
         "outcome": np.array([outcome["status"]])}))
     return {"key": key, "cache_key": world.get("cache_key"), "rrd_file": path.name, "qpos_file": qpos_path.name,
             "outcome": outcome["status"], "rrd_bytes": path.stat().st_size}
+
+
+def run(req: RrdRun) -> Result:
+    """`policylab boundary rrd`: OUT/rrd/*.rrd (+ qpos.npz) and rrd.json from the replays' stored trajectories."""
+    todo = [r for r in read_stage(req.out, "replay")["replays"] if "key" in r]
+    with recorded_store(req.out) as store:
+        claim_out_dir(req.out / "rrd", {"format": "rerun-sdk .rrd"})
+        model, files = render_model(), []
+        with progress_bar("rrd", len(todo), "files") as bar:
+            for r in todo:
+                files.append(export_rrd(store, model, r["key"], req.out / "rrd" / f"{slug(r['cache_key'])}.rrd"))
+                bar.advance()
+    path = stage_path(req.out, "rrd")
+    write_json(path, [{k: v for k, v in f.items() if k != "rrd_bytes"} for f in files])
+    write_json(req.out / "rrd" / "rrd-files.json", {"note": "rerun writes ids into .rrd files: sizes vary run to run",
+                                                    "files": {f["rrd_file"]: f["rrd_bytes"] for f in files}})
+    return Result(path, headlines=(f"rrd: {len(files)} recordings written",))

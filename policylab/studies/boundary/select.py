@@ -15,6 +15,12 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from policylab.cli.command import Result
+from policylab.config import claim_out_dir
+from policylab.fileio import write_json
+from policylab.studies.boundary.analysis_folder import read_stage, stage_path
+from policylab.studies.boundary.requests import SelectRun
+
 RECOVERY_MIN_S = 3 / 16
 RECOVERY_MAX_S = 0.5
 
@@ -62,7 +68,7 @@ def divergences(cells: Sequence[Mapping]) -> list[dict]:
     return []
 
 
-def select(reduction: Mapping, *, n_boundary: int = 15, n_recoveries: int = 3) -> dict:
+def select(reduction: Mapping, *, n_boundary: int, n_recoveries: int) -> dict:
     """The selection.json document."""
     cells = reduction["cells"]
     return {
@@ -78,3 +84,14 @@ def select(reduction: Mapping, *, n_boundary: int = 15, n_recoveries: int = 3) -
             "n_recoveries": n_recoveries,
         },
     }
+
+
+def run(req: SelectRun) -> Result:
+    """`policylab boundary select`: OUT/select/selection.json from OUT/reduce.json."""
+    selection = select(read_stage(req.out, "reduce"), n_boundary=req.n_boundary, n_recoveries=req.n_recoveries)
+    claim_out_dir(req.out / "select", req.config())
+    path = stage_path(req.out, "select")
+    write_json(path, selection)
+    return Result(path, headlines=(
+        f"selected {len(selection['boundary_cells'])} boundary cells, {len(selection['recoveries'])} recoveries, "
+        f"{len(selection['divergences'])} divergences",))

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from policylab.cli.command import Result
 from policylab.config import claim_out_dir
 from policylab.envs import ant
 from policylab.errors import BadInput
@@ -37,14 +38,16 @@ from policylab.progress import say
 from policylab.rollout.executors import check_executor, run_tasks
 from policylab.rollout.store import Store, rollout_key
 from policylab.studies.boundary import failure
+from policylab.studies.boundary.constants import CHECKPOINT_DIR, HORIZON_S, PUSH_DURATION_S
+from policylab.studies.boundary.requests import SweepRun
 from policylab.studies.boundary.simulate import run_closed_loop
-from policylab.studies.boundary.train import CHECKPOINT_DIR
 from policylab.studies.boundary.world import Grid, GridWorld, World
 
 STUDY = "boundary"
 ENV = "gymnasium-mujoco/Ant-v5"
-HORIZON_S = 5.0
-PUSH_DURATION_S = 0.5
+RECORD_BYTES = 4096  # a record's JSON row in index.sqlite, with its index entries (upper estimate)
+WORLD_SIM_BYTES = 512 * 1024  # resident memory of one world's MjData while it steps (measured ~470 kB)
+WORKER_BYTES = 128 * 2**20  # a worker process with the study imported (measured ~80 MB)
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,8 @@ def available_checkpoints() -> list[str]:
 
 
 def resolve_checkpoint(spec: str) -> Checkpoint:
-    """A committed checkpoint by name (e.g. ``ant_v0``) or a path to a .npz; unknown is bad input."""
+    """A committed checkpoint by name (e.g. ``ant_v0``) or a path to a .npz; unknown is bad input, and
+    so is a file that `ant_linear.load` refuses (not an .npz, corrupt, or arrays that do not fit the Ant)."""
     path = CHECKPOINT_DIR / f"{spec}.npz"
     if not path.is_file():
         path = Path(spec)
@@ -70,7 +74,7 @@ def resolve_checkpoint(spec: str) -> Checkpoint:
         raise BadInput(
             "checkpoint", f"unknown checkpoint {spec!r}; expected one of {', '.join(available_checkpoints())} or a .npz path"
         )
-    ant_linear.load(path)  # a bad file is bad input too
+    ant_linear.load(path)
     return Checkpoint(path.stem, path, sha256_hex(path.read_bytes()))
 
 
@@ -97,6 +101,13 @@ def protocol() -> dict:
 
 def push_steps() -> int:
     return int(round(PUSH_DURATION_S / ant.control_dt()))
+
+
+def payload_bytes() -> int:
+    """Bytes of one rollout's payload arrays before compression (the record schema above): float64
+    qpos, qvel, time, torso_z and uprightness per state (T + 1), ctrl and push per step (T)."""
+    m, t = ant.model(), n_steps()
+    return 8 * ((t + 1) * (m.nq + m.nv + 3) + t * (m.nu + 2))
 
 
 def world_record(gw: GridWorld, ckpt: Checkpoint) -> dict:
@@ -251,8 +262,8 @@ def run_sweep(
     store_root: Path,
     out: Path,
     *,
+    chunk: int,
     executor: str = "local",
-    chunk: int = 400,
     threads: int | None = None,
     workers: int | None = None,
     ray_address: str | None = None,
@@ -262,8 +273,6 @@ def run_sweep(
 
     `max_chunks` stops after that many chunks (a deliberate interruption, used by resume tests).
     """
-    if chunk < 1:
-        raise BadInput("chunk", "must be at least 1")
     check_executor(executor, ray_address)
     check_resume(store_root, grid, ckpt)
     config = {"checkpoint": ckpt.as_dict(), "grid": grid.as_dict(), "store": str(store_root)}
@@ -329,3 +338,15 @@ def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ck
         "store_fingerprint": hash_obj([[k, fp.get(k)] for k, _ in planned], length=32),
     }
 
+
+def run(req: SweepRun) -> Result:
+    """`policylab boundary sweep`: run the grid's missing worlds into the store, summarise into OUT."""
+    ckpt = resolve_checkpoint(req.checkpoint)
+    grid = Grid.build((req.mu_min, req.mu_max), req.n_mu, (req.push_min, req.push_max), req.n_push,
+                      req.seeds_per_cell, req.push_dir, req.push_t0)
+    result = run_sweep(grid, ckpt, req.store, req.out, executor=req.executor, chunk=req.chunk, threads=req.threads,
+                       workers=req.workers, ray_address=req.ray_address)
+    c, t = result["counts"], result["timing"]
+    return Result(req.out / "sweep.json", headlines=(
+        f"{ckpt.name}: survived {c['survived']}, failed {c['failed']}, diverged {c['diverged']}, missing "
+        f"{c['missing']}; {t['rollouts_run']} run in {t['wall_s']:.1f} s",))

@@ -34,15 +34,17 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
+from policylab.cli.command import Result
 from policylab.config import StrictModel
 from policylab.envs import ant
 from policylab.hashing import canonical_json
 from policylab.policies import ant_linear
 from policylab.progress import progress_bar
 from policylab.rollout.seeds import named_range
+from policylab.studies.boundary.constants import CHECKPOINT_DIR
+from policylab.studies.boundary.requests import TrainRun
 from policylab.studies.boundary.simulate import run_closed_loop
 
-CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
 TRAIN_SEEDS = named_range("boundary", "training")  # episode seeds are drawn below the sweep's seed offset
 EVAL_SEEDS = named_range("boundary", "evaluation")
 UP_TERMINATE = 0.3
@@ -140,7 +142,7 @@ def evaluate_nominal(policy: ant_linear.LinearPolicy, n_seeds: int, n_steps: int
 
 def train(cfg: TrainConfig, nthread: int = 2) -> tuple[ant_linear.LinearPolicy, list[dict]]:
     rng = np.random.default_rng(cfg.seed)
-    weights = np.zeros((8, ant.OBS_DIM))
+    weights = np.zeros((ant.ACT_DIM, ant.OBS_DIM))
     whiten = _Whitener(ant.OBS_DIM)
     frozen: tuple[np.ndarray, np.ndarray] | None = None
     if cfg.init_from is not None:
@@ -183,15 +185,30 @@ def train(cfg: TrainConfig, nthread: int = 2) -> tuple[ant_linear.LinearPolicy, 
     return ant_linear.LinearPolicy(weights, mean, std), log
 
 
-def train_and_save(cfg: TrainConfig, out_dir: Path = CHECKPOINT_DIR, nthread: int = 2) -> Path:
-    """Train and write `<name>.npz` plus `<name>.json` (config, learning curve, wall time apart)."""
+def train_and_save(cfg: TrainConfig, out_dir: Path, nthread: int) -> dict:
+    """Train and write `<name>.npz` plus `<name>.json` (config, learning curve) and `<name>.timing.json`
+    (wall time, apart because it is not deterministic); returns what `<name>.json` holds."""
     t0 = time.perf_counter()
     policy, log = train(cfg, nthread=nthread)
     wall = time.perf_counter() - t0
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{cfg.name}.npz"
-    sha = ant_linear.save(path, policy)
+    sha = ant_linear.save(out_dir / f"{cfg.name}.npz", policy)
     info = {"config": json.loads(canonical_json(cfg.model_dump())), "checkpoint_sha256": sha, "curve": log}
     (out_dir / f"{cfg.name}.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
     (out_dir / f"{cfg.name}.timing.json").write_text(json.dumps({"train_wall_s": round(wall, 1)}) + "\n")
-    return path
+    return info
+
+
+def run(req: TrainRun) -> Result:
+    """`policylab boundary train`: train the chosen config and write its checkpoint files."""
+    cfg = CONFIGS[req.config]
+    if req.iterations is not None:
+        cfg = cfg.model_copy(update={"iterations": req.iterations})
+    info = train_and_save(cfg, req.out, nthread=req.threads)
+    npz = req.out / f"{cfg.name}.npz"
+    lines = [f"checkpoint: {npz} (sha256 {info['checkpoint_sha256'][:12]})"]
+    last = next((row["eval"] for row in reversed(info["curve"]) if "eval" in row), None)
+    if last is not None:
+        lines.append(f"{cfg.name}: nominal survival {last['survival']:.0%}, forward speed {last['speed_mps']:.2f} m/s "
+                     f"after {cfg.iterations} iterations")
+    return Result(req.out / f"{cfg.name}.json", headlines=tuple(lines))

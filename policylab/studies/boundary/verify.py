@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from policylab.cli.command import Result
 from policylab.config import claim_out_dir
 from policylab.envs import ant
 from policylab.errors import BadInput
@@ -27,6 +28,7 @@ from policylab.policies import ant_linear
 from policylab.rollout.seeds import named_range
 from policylab.rollout.store import Store
 from policylab.studies.boundary import sweep
+from policylab.studies.boundary.requests import VerifyRun
 from policylab.studies.boundary.simulate import run_closed_loop
 from policylab.studies.boundary.world import Grid
 
@@ -92,14 +94,11 @@ def harness_check(ckpt: sweep.Checkpoint, seeds=HARNESS_SEEDS) -> dict:
 
 
 def run_verify(ckpt: sweep.Checkpoint, store_root: Path, sample: int, out: Path) -> dict:
-    if sample < 1:
-        raise BadInput("sample", "must be at least 1")
-    if not (store_root / "index.sqlite").exists():
-        raise BadInput("store", f"{store_root} is not a store")
     with Store(store_root) as store:
         meta = store.get_meta(sweep.meta_name(ckpt))
         if meta is None:
-            raise BadInput("store", f"{store_root} holds no sweep of {ckpt.name}")
+            raise BadInput("store", f"{store_root} holds no sweep of {ckpt.name}; run `policylab boundary sweep "
+                           f"--checkpoint {ckpt.name}` first")
         if meta["checkpoint"] != ckpt.as_dict():
             raise BadInput("checkpoint", f"the stored sweep of {ckpt.name} used another file (sha256 differs)")
         grid = grid_from_meta(meta)
@@ -137,3 +136,13 @@ def run_verify(ckpt: sweep.Checkpoint, store_root: Path, sample: int, out: Path)
     }
     write_json(out / "equivalence.json", report)
     return report
+
+
+def run(req: VerifyRun) -> Result:
+    """`policylab boundary verify`: the gate's report; exit status 1 when it fails."""
+    ckpt = sweep.resolve_checkpoint(req.checkpoint)
+    report = run_verify(ckpt, req.store, req.sample, req.out)
+    a, h = report["agreement"], report["harness_vs_gymnasium_ant_v5"]
+    return Result(req.out / "equivalence.json", exit_code=0 if report["passed"] else 1, headlines=(
+        f"equivalence {ckpt.name}: {a['identical']}/{a['n']} identical ({a['rate']:.0%}); Gymnasium Ant-v5 loop "
+        f"{h['identical']}/{len(h['seeds'])} identical; gate {'PASS' if report['passed'] else 'FAIL'}",))

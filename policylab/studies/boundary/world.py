@@ -29,18 +29,11 @@ import numpy as np
 
 from policylab.errors import BadInput
 from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, world_seed
+from policylab.studies.boundary.constants import (DEFAULT_DIR, DEFAULT_MU, DEFAULT_PUSH, DEFAULT_SEEDS_PER_CELL,
+                                                  DEFAULT_T0, DIR_RES, MU_RANGE, MU_RES, PUSH_RANGE, PUSH_RES,
+                                                  T0_RANGE, T0_RES)
 
 KEY_VERSION = "v1"
-MU_RANGE = (0.05, 2.0)
-PUSH_RANGE = (0.0, 300.0)
-T0_RANGE = (0.5, 4.0)
-MU_RES, PUSH_RES, DIR_RES, T0_RES = 0.01, 1.0, 5.0, 0.1
-
-DEFAULT_MU = (0.05, 1.00, 20)
-DEFAULT_PUSH = (10.0, 200.0, 20)
-DEFAULT_SEEDS_PER_CELL = 16
-DEFAULT_DIR = 90.0
-DEFAULT_T0 = 2.0
 
 
 def _round_to(value: float, res: float) -> float:
@@ -98,7 +91,10 @@ class GridWorld:
     rollout_index: int
 
 
-def _axis(lo: float, hi: float, n: int, check, res: float, field: str) -> tuple[float, ...]:
+def axis(kind: str, lo: float, hi: float, n: int, field: str) -> tuple[float, ...]:
+    """The `n` values of a grid axis (`kind` mu or push) evenly spaced in [lo, hi], checked against the
+    clamp range and rounded to the resolution; values that collide at the resolution are bad input."""
+    check, res = {"mu": (check_mu, MU_RES), "push": (check_push, PUSH_RES)}[kind]
     if n < 1:
         raise BadInput(field, "needs at least 1 value")
     if n > 1 and not lo < hi:
@@ -135,8 +131,8 @@ class Grid:
         if seeds_per_cell < 1:
             raise BadInput("seeds_per_cell", "must be at least 1")
         return cls(
-            _axis(*mu_range, n_mu, check_mu, MU_RES, "mu_range"),
-            _axis(*push_range, n_push, check_push, PUSH_RES, "push_range"),
+            axis("mu", *mu_range, n_mu, "mu_range"),
+            axis("push", *push_range, n_push, "push_range"),
             seeds_per_cell,
             check_dir(push_dir),
             check_t0(push_t0),

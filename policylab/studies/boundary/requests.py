@@ -1,0 +1,361 @@
+"""What each `policylab boundary` command accepts: one request model per command.
+
+These models are the only place the commands' options, defaults, bounds and help live; the CLI is
+generated from them (`policylab.cli.command`). The module is light (stdlib, pydantic and the
+study's constants), so `policylab boundary --help` loads no numpy or MuJoCo. Checks that need the
+study's code (a checkpoint's arrays, a grid axis at its resolution) import it inside the validator,
+which runs only when a command runs, and always before it writes anything: a bad checkpoint,
+store, analysis folder or grid is one line naming the field, exit status 2.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
+
+from policylab.config import OutDir, Request, check_out_dir
+from policylab.errors import BadInput
+from policylab.rollout.seeds import named_range
+from policylab.studies.boundary.analysis_folder import missing_stage
+from policylab.studies.boundary.constants import (CHECKPOINT_DIR, DEFAULT_DIR, DEFAULT_MU, DEFAULT_PUSH,
+                                                  DEFAULT_SEEDS_PER_CELL, DEFAULT_T0, MU_RANGE, MU_RES, PUSH_DURATION_S,
+                                                  PUSH_RANGE, PUSH_RES, T0_RANGE, axis_size)
+
+RUNS = Path("runs/boundary")
+STORE = RUNS / "store"
+SWEEP_SEEDS = named_range("boundary", "sweep")
+MAX_SEED = 2**32 - 1  # bootstrap generator seeds (numpy SeedSequence entropy)
+EXECUTORS = Literal["local", "processes", "ray"]  # policylab.rollout.executors.EXECUTORS
+TRAIN_CONFIGS = Literal["v0", "v1"]  # the keys of train.CONFIGS
+
+CHECKPOINT_HELP = ("Committed checkpoint name (ant_v0, ant_v1) or the path of a .npz written by `policylab boundary "
+                   "train`; its arrays must fit the Ant.")
+STORE_HELP = "Store folder of the sweep (holds index.sqlite), as written by `policylab boundary sweep`."
+OUT_HELP = "Analysis folder of one sweep (reduce writes it; later stages add sub-folders)."
+
+
+# -- field checks -------------------------------------------------------------------------------
+def _checkpoint(spec: str) -> str:
+    """A committed name or .npz path that loads as the Ant's linear policy (read now, written never)."""
+    from policylab.studies.boundary.sweep import resolve_checkpoint
+
+    try:
+        resolve_checkpoint(spec)
+    except BadInput as exc:
+        raise ValueError(exc.message) from None
+    return spec
+
+
+def _is_store(path: Path) -> Path:
+    """A folder whose index.sqlite opens (read-only) as a store index."""
+    index = path / "index.sqlite"
+    if not index.is_file():
+        raise ValueError(f"no store at {path} (expected {index}, written by `policylab boundary sweep`)")
+    try:
+        with closing(sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error as exc:
+        raise ValueError(f"{index} is not a store index ({exc})") from None
+    if not {"rollouts", "meta"} <= tables:
+        raise ValueError(f"{index} is not a store index (no rollouts and meta tables)")
+    return path
+
+
+def _new_or_store(path: Path) -> Path:
+    """Where a sweep writes: a new or empty folder, or a store (resumed)."""
+    if path.is_dir() and (path / "index.sqlite").exists():
+        return _is_store(path)
+    if path.is_dir() and any(path.iterdir()):
+        raise ValueError(f"{path} is neither a store (no index.sqlite) nor empty; choose another --store")
+    return check_out_dir(path)
+
+
+def _has_stages(*stages: str):
+    def check(out: Path) -> Path:
+        for stage in stages:
+            why = missing_stage(out, stage)
+            if why:
+                raise ValueError(why)
+        return out
+
+    return AfterValidator(check)
+
+
+def _reduced_or_diff(out: Path) -> Path:
+    if missing_stage(out, "diff") and missing_stage(out, "reduce"):
+        raise ValueError(missing_stage(out, "reduce"))
+    return out
+
+
+CheckpointSpec = Annotated[str, AfterValidator(_checkpoint)]
+SweepName = Annotated[str, Field(min_length=1, max_length=200)]
+StoreDir = Annotated[Path, AfterValidator(_is_store)]
+SweepStore = Annotated[Path, AfterValidator(_new_or_store)]
+
+
+def _default_out(data: Any, cls: type[Request], prefix: str) -> Any:
+    """Fill `out` with runs/boundary/<prefix>-<checkpoint name> when it is not given."""
+    if isinstance(data, dict) and data.get("out") is None:
+        spec = str(data.get("checkpoint") or cls.model_fields["checkpoint"].default)
+        data = {**data, "out": RUNS / f"{prefix}-{Path(spec).stem}"}
+    return data
+
+
+# -- train, calibrate, sweep, verify ------------------------------------------------------------
+class TrainRun(Request):
+    """Train the linear Ant policy with seeded ARS; write <name>.npz, <name>.json (config and learning
+    curve) and <name>.timing.json into OUT."""
+
+    config: TRAIN_CONFIGS = Field("v0", description="Training config: v0 (nominal worlds, from zero weights) or v1 "
+                                  "(fine-tune of ant_v0 with low friction and lateral pushes).")
+    out: OutDir = Field(CHECKPOINT_DIR, description="Folder for the checkpoint files (default: the committed "
+                        "checkpoints, which the same config rewrites byte for byte).")
+    iterations: Optional[int] = Field(None, ge=1, le=100_000, description="ARS iterations instead of the config's "
+                                      "(for quick trials).")
+    threads: int = Field(2, ge=1, le=256, description="Simulation threads.")
+
+
+class CalibrateRun(Request):
+    """The data behind the frozen failure thresholds: nominal minima and the poses of toppled robots."""
+
+    checkpoint: CheckpointSpec = Field("ant_v0", description=CHECKPOINT_HELP)
+    n_nominal: int = Field(256, ge=1, le=10_000, description="Nominal worlds (friction 1.0, no push).")
+    n_pushed: int = Field(16, ge=1, le=1_000, description="Worlds per hard-push corner (mu 0.05/0.5/1.0 x push "
+                          "50-200 %BW).")
+    out: OutDir = Field(RUNS / "calibration", description="Folder for calibration.json.")
+
+    def config(self, checkpoint: dict) -> dict:
+        return {"checkpoint": checkpoint, "n_nominal": self.n_nominal, "n_pushed": self.n_pushed}
+
+
+class SweepRun(Request):
+    """Play the checkpoint in every world of the friction x push grid; each rollout becomes a store
+    record. Resumable: worlds already in the store are skipped."""
+
+    checkpoint: CheckpointSpec = Field("ant_v0", description=CHECKPOINT_HELP)
+    mu_min: float = Field(DEFAULT_MU[0], ge=MU_RANGE[0], le=MU_RANGE[1],
+                          description=f"Lowest friction (resolution {MU_RES}).")
+    mu_max: float = Field(DEFAULT_MU[1], ge=MU_RANGE[0], le=MU_RANGE[1], description="Highest friction.")
+    n_mu: int = Field(DEFAULT_MU[2], ge=1, le=axis_size(MU_RANGE, MU_RES),
+                      description="Friction values, evenly spaced from --mu-min to --mu-max.")
+    push_min: float = Field(DEFAULT_PUSH[0], ge=PUSH_RANGE[0], le=PUSH_RANGE[1],
+                            description=f"Smallest push, % bodyweight (resolution {PUSH_RES:g}).")
+    push_max: float = Field(DEFAULT_PUSH[1], ge=PUSH_RANGE[0], le=PUSH_RANGE[1],
+                            description="Largest push, % bodyweight.")
+    n_push: int = Field(DEFAULT_PUSH[2], ge=1, le=axis_size(PUSH_RANGE, PUSH_RES),
+                        description="Push magnitudes, evenly spaced from --push-min to --push-max.")
+    seeds_per_cell: int = Field(DEFAULT_SEEDS_PER_CELL, ge=1, le=SWEEP_SEEDS.size,
+                                description="Seeds per (friction, push) cell; the whole grid must fit the sweep's "
+                                            f"seed range ({SWEEP_SEEDS.size:,} worlds).")
+    push_dir: float = Field(DEFAULT_DIR, ge=-360.0, le=360.0, description="Push direction in degrees from the "
+                            "heading at onset (90 = left, -90 = right; resolution 5).")
+    push_t0: float = Field(DEFAULT_T0, ge=T0_RANGE[0], le=T0_RANGE[1],
+                           description=f"Push start in seconds (resolution 0.1); it lasts {PUSH_DURATION_S:g} s.")
+    store: SweepStore = Field(STORE, description="Store folder (the canonical record): new, empty, or a store to "
+                              "resume or add to.")
+    out: OutDir = Field(None, description="Folder for sweep.json and timing.json "
+                        "(default runs/boundary/sweep-<checkpoint name>).")
+    executor: EXECUTORS = Field("local", description="local (threads in this process), processes, or ray.")
+    ray_address: Optional[str] = Field(None, min_length=1, max_length=500, description="Address of a running Ray "
+                                       "cluster (host:port, ray://host:port or auto); only with --executor ray.")
+    chunk: int = Field(400, ge=1, le=100_000, description="Worlds per task; the store is written after each chunk.")
+    threads: Optional[int] = Field(None, ge=1, le=256, description="Simulation threads per task (default 2 with "
+                                   "the local executor, 1 otherwise).")
+    workers: Optional[int] = Field(None, ge=1, le=1024, description="Parallel tasks for processes/ray (default: "
+                                   "the CPU count).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _out_default(cls, data: Any) -> Any:
+        return _default_out(data, cls, "sweep")
+
+    @field_validator("mu_max", "push_max")
+    @classmethod
+    def _above_min(cls, v: float, info: ValidationInfo) -> float:
+        lo_name = info.field_name.replace("_max", "_min")
+        lo = info.data.get(lo_name)
+        if lo is not None and v < lo:
+            raise ValueError(f"must be at least --{lo_name.replace('_', '-')} ({lo:g})")
+        return v
+
+    @field_validator("n_mu", "n_push")
+    @classmethod
+    def _axis_values(cls, n: int, info: ValidationInfo) -> int:
+        kind = info.field_name.removeprefix("n_")
+        lo, hi = info.data.get(f"{kind}_min"), info.data.get(f"{kind}_max")
+        if lo is None or hi is None:
+            return n
+        if n > 1 and lo == hi:
+            raise ValueError(f"{n} values need --{kind}-min below --{kind}-max (give 1 for a single value)")
+        from policylab.studies.boundary.world import axis
+
+        try:
+            axis(kind, lo, hi, n, info.field_name)
+        except BadInput as exc:
+            raise ValueError(exc.message) from None
+        return n
+
+    @field_validator("seeds_per_cell")
+    @classmethod
+    def _grid_fits_seed_range(cls, v: int, info: ValidationInfo) -> int:
+        worlds = info.data.get("n_mu", 1) * info.data.get("n_push", 1) * v
+        if worlds > SWEEP_SEEDS.size:
+            raise ValueError(f"the grid would hold {worlds:,} worlds; the sweep's seed range holds "
+                             f"{SWEEP_SEEDS.size:,}")
+        return v
+
+    @field_validator("ray_address")
+    @classmethod
+    def _ray_only(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is not None and info.data.get("executor") != "ray":
+            raise ValueError("only valid with --executor ray")
+        return v
+
+    @property
+    def n_worlds(self) -> int:
+        return self.n_mu * self.n_push * self.seeds_per_cell
+
+    def needs(self) -> tuple[int, int]:
+        """Memory: the chunks simulating at once (one in this process, or one per worker process), each
+        world with its MjData, trajectory and payload copy, plus the finished chunk waiting for the store
+        writer and the worker processes themselves. Disk: every world's payload (uncompressed, an upper
+        bound) and record."""
+        from policylab.rollout.executors import default_workers
+        from policylab.studies.boundary import sweep
+
+        per = sweep.payload_bytes()
+        workers = 0 if self.executor == "local" else self.workers or default_workers()
+        simulating = max(workers, 1) * self.chunk * (sweep.WORLD_SIM_BYTES + 2 * per)
+        memory = simulating + self.chunk * 2 * per + workers * sweep.WORKER_BYTES
+        return memory, self.n_worlds * (per + sweep.RECORD_BYTES)
+
+
+class VerifyRun(Request):
+    """Equivalence gate: re-simulate stored worlds and compare them bitwise with their records, and play
+    the checkpoint in Gymnasium's own Ant-v5 loop against the study's simulator. Exit 1 when it fails."""
+
+    checkpoint: CheckpointSpec = Field("ant_v0", description="Checkpoint whose stored sweep is re-simulated. "
+                                   + CHECKPOINT_HELP)
+    store: StoreDir = Field(STORE, description="Store folder holding the sweep.")
+    sample: int = Field(32, ge=1, le=10_000, description="Stored worlds to re-simulate (evenly spread, "
+                        "deterministic).")
+    out: OutDir = Field(None, description="Folder for equivalence.json (default "
+                        "runs/boundary/verify-<checkpoint name>).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _out_default(cls, data: Any) -> Any:
+        return _default_out(data, cls, "verify")
+
+
+# -- analysis -----------------------------------------------------------------------------------
+class ReduceRun(Request):
+    """Kaplan-Meier survival per cell, danger heatmap data and the per-row boundary with a bootstrap
+    interval, from the sweep's records in the store."""
+
+    store: StoreDir = Field(description=STORE_HELP)
+    checkpoint: SweepName = Field(description="Name of the checkpoint whose sweep to reduce (e.g. ant_v0); the grid "
+                                  "comes from the sweep's record in the store.")
+    out: OutDir = Field(description=OUT_HELP)
+    resamples: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples for each row's boundary "
+                           "interval.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the bootstrap generator (with the row index).")
+    rule_check: bool = Field(True, description="Re-apply the frozen failure rule to every stored track and count "
+                             "agreement with the records.")
+
+    def config(self) -> dict:
+        return {"store": str(self.store.resolve()), "checkpoint": self.checkpoint, "resamples": self.resamples,
+                "seed": self.seed, "rule_check": self.rule_check}
+
+
+class SelectRun(Request):
+    """Choose the boundary cells and recoveries to replay from the reduction."""
+
+    out: Annotated[OutDir, _has_stages("reduce")] = Field(description=OUT_HELP)
+    n_boundary: int = Field(15, ge=0, le=1000, description="Boundary cells to replay (round-robin over friction "
+                            "rows).")
+    n_recoveries: int = Field(3, ge=0, le=1000, description="Recovery cells (3/16 <= S <= 0.5, one per cell).")
+
+    def config(self) -> dict:
+        return {"n_boundary": self.n_boundary, "n_recoveries": self.n_recoveries}
+
+
+class ReplayRun(Request):
+    """The replay batch: selected worlds read from the store; recovery cells searched for a survivor."""
+
+    out: Annotated[OutDir, _has_stages("reduce", "select")] = Field(description=OUT_HELP)
+    verify: bool = Field(True, description="Equivalence check: simulate each replayed world again and compare it "
+                         "bitwise with its record (outcomes still come from the record).")
+    checkpoint: Optional[CheckpointSpec] = Field(None, description="For --verify: the checkpoint (committed name or "
+                                                 ".npz path) the sweep was made with; default: the sweep's checkpoint "
+                                                 "name.")
+
+    @field_validator("checkpoint")
+    @classmethod
+    def _only_when_verifying(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is not None and info.data.get("verify") is False:
+            raise ValueError("only used with --verify")
+        return v
+
+    def config(self, checkpoint_sha256: str) -> dict:
+        return {"verify": self.verify, "checkpoint_sha256": checkpoint_sha256 if self.verify else None}
+
+
+class ClipsRun(Request):
+    """Render an mp4 of every replay from its stored qpos (never a new simulation)."""
+
+    out: Annotated[OutDir, _has_stages("reduce", "replay")] = Field(description=OUT_HELP)
+    width: int = Field(320, ge=32, le=1920, description="Width of each of the three camera views, pixels.")
+    height: int = Field(240, ge=32, le=1080, description="Height of each view, pixels.")
+    fps: int = Field(20, ge=1, le=120, description="Frames per second of the mp4 (20 = real time at the 0.05 s "
+                     "control rate).")
+
+    def config(self) -> dict:
+        return {"width": self.width, "height": self.height, "fps": self.fps}
+
+
+class RrdRun(Request):
+    """Export every replay as a rerun .rrd (plus its qpos.npz) from the stored trajectory."""
+
+    out: Annotated[OutDir, _has_stages("reduce", "replay")] = Field(description=OUT_HELP)
+
+
+class DiffRun(Request):
+    """Cell-by-cell diff of two checkpoints' sweeps: Fisher exact + Benjamini-Hochberg, boundary shift,
+    shrinkage census."""
+
+    store: StoreDir = Field(description=STORE_HELP + " Holds sweep A (and B unless --store-b is given).")
+    a: SweepName = Field(description="Checkpoint A (before), e.g. the original policy.")
+    b: SweepName = Field(description="Checkpoint B (after the retrain).")
+    out: OutDir = Field(description="Folder for diff.json (then `policylab boundary report --out` it).")
+    store_b: Optional[StoreDir] = Field(None, description="Store holding sweep B, when it is not --store.")
+    resamples: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples for each row's boundary "
+                           "interval.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the bootstrap generator.")
+    q: float = Field(0.05, ge=1e-6, le=0.5, description="Benjamini-Hochberg false-discovery rate.")
+
+    @field_validator("b")
+    @classmethod
+    def _not_a(cls, v: str, info: ValidationInfo) -> str:
+        if v == info.data.get("a"):
+            raise ValueError("checkpoints A and B are the same")
+        return v
+
+    @property
+    def store_of_b(self) -> Path:
+        return self.store_b or self.store
+
+    def config(self) -> dict:
+        return {"store": str(self.store.resolve()), "store_b": str(self.store_of_b.resolve()), "a": self.a,
+                "b": self.b, "resamples": self.resamples, "seed": self.seed, "q": self.q}
+
+
+class ReportRun(Request):
+    """Write report.json and report.html (heatmaps, boundary curves, replays and clips) into OUT/report."""
+
+    out: Annotated[OutDir, AfterValidator(_reduced_or_diff)] = Field(description="An analysis folder (after "
+                                                                     "reduce) or a diff folder.")
