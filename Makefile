@@ -7,6 +7,10 @@ export RAY_AUTH_MODE := disabled
 export MUJOCO_GL ?= egl
 export PYTHONHASHSEED := 0
 
+# Debian packages the project needs beyond Python: headless Chromium (every HTML page is checked in
+# it) and Mesa's EGL (MuJoCo renders clips off-screen).
+SYSTEM_PACKAGES := chromium libegl1 libegl-mesa0 libgl1-mesa-dri
+
 .PHONY: demo test setup system-deps clean
 
 $(STAMP): pyproject.toml
@@ -14,10 +18,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e ".[test]"
 	touch $(STAMP)
 
-# Debian packages the tests need: headless Chromium (HTML reports), Mesa EGL (MuJoCo offscreen clips).
+# Installs only the packages that are missing, and says which.
 system-deps:
-	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
-	@ldconfig -p | grep -q libEGL_mesa || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libegl-mesa0 libgl1-mesa-dri libegl1; }
+	@missing=""; for p in $(SYSTEM_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "system-deps: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "system-deps: all present ($(SYSTEM_PACKAGES))"; fi
 
 setup: $(STAMP) system-deps
 

@@ -204,9 +204,10 @@ def write_runs_index(root: Path, out: Path | None = None) -> Path:
     html = out if out.suffix == ".html" else out / "index.html"
     out_dir = html.parent.resolve()
     runs = find_runs(root)
-    for run in runs:
-        if out_dir == run.resolve() or run.resolve() in out_dir.parents:
-            raise BadInput("out", f"{html} would be written inside the run folder {run}; choose a folder outside it")
+    for folder in (out_dir, *out_dir.parents):
+        if (folder / "config.json").is_file():
+            raise BadInput("out", f"{html} would be written inside the run folder {folder}; choose a folder "
+                                  "outside it")
     rows = sorted((_row(run, root, out_dir) for run in runs), key=lambda r: r["path"])
     rows.sort(key=lambda r: r["mtime"], reverse=True)  # stable: ties stay in path order
     studies = sorted({r["study"] for r in rows if r["study"]})

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from annotated_types import Ge, Gt, Le, Lt
 
 from policylab.cli import build_app, invoke
 from policylab.cli.command import flag_of
@@ -27,6 +26,12 @@ CORRUPT = b"\x00\xff\xfenot json, not an npz, not a store\n"
 # name files the fixture writes there. Only the fuzzed option is ever wrong.
 BASELINES: dict[str, list[str]] = {
     "lava-leap run": ["--out", "{tmp}/out"],
+    "breakout eval": ["--env", "shadow", "--policy", "breakout_policy_v3", "--episodes", "2", "--out", "{tmp}/out"],
+    "breakout audit": ["--policy", "breakout_policy_v3", "--episodes", "2", "--out", "{tmp}/out"],
+    "breakout train": ["--out", "{tmp}/out"],
+    "breakout trace": ["--out", "{tmp}/out"],
+    "breakout calibrate": ["--out", "{tmp}/out"],
+    "demo": ["--out", "{tmp}/out"],
     "runs": ["{tmp}/runs"],
 }
 
@@ -64,8 +69,8 @@ def _kind(annotation: Any) -> Any:
 def _bounds(info) -> dict[str, float]:
     out = {}
     for m in info.metadata:
-        for cls, key in ((Ge, "ge"), (Gt, "gt"), (Le, "le"), (Lt, "lt")):
-            if isinstance(m, cls):
+        for key in ("ge", "gt", "le", "lt"):
+            if getattr(m, key, None) is not None:
                 out[key] = getattr(m, key)
     return out
 

@@ -12,34 +12,29 @@ from urllib.parse import unquote
 
 import pytest
 
+from policylab.cli import invoke
 from policylab.errors import BadInput
 from policylab.report.browser import render_check
 from policylab.report.runs_index import write_runs_index
 
 
-def _breakout(root: Path) -> None:
-    from policylab.studies.breakout.audit import AuditRequest, run_audit
-    from policylab.studies.breakout.eval import EvalRequest, run_eval
-    from policylab.studies.breakout.train import TrainRequest, run_train
+def _cli(*argv) -> None:
+    """Each run is made the way a user makes it: the real command, in this process."""
+    assert invoke([str(a) for a in argv]) == 0, argv
 
-    run_eval(EvalRequest(env="shadow", policy="breakout_policy_v3", params_file=None, episodes=2, seed=0,
-                         max_steps=50, out=root / "breakout" / "eval", store=None, preset="go-v1", sticky=None,
-                         serve="auto", video=False, executor="local"))
-    run_audit(AuditRequest(policy="breakout_policy_v3", params_file=None, episodes=2, seed=0, max_steps=50,
-                           out=root / "breakout" / "audit", store=None, preset="go-v1", sticky=None, serve="auto",
-                           candidates=None, executor="local"))
-    run_train(TrainRequest(out=root / "breakout" / "train", space="random", budget=2, search_seeds="0-1",
-                           validate_episodes=2, max_steps=50, video=False))
+
+def _breakout(root: Path) -> None:
+    b = root / "breakout"
+    _cli("breakout", "eval", "--env", "shadow", "--policy", "breakout_policy_v3", "--episodes", 2,
+         "--max-steps", 50, "--preset", "go-v1", "--out", b / "eval")
+    _cli("breakout", "audit", "--policy", "breakout_policy_v3", "--episodes", 2, "--max-steps", 50,
+         "--preset", "go-v1", "--out", b / "audit")
+    _cli("breakout", "train", "--space", "random", "--budget", 2, "--search-seeds", "0-1",
+         "--validate-episodes", 2, "--max-steps", 50, "--no-video", "--out", b / "train")
 
 
 def _lava(root: Path) -> None:
-    from policylab.config import claim_out_dir
-    from policylab.studies.lava_leap.config import LavaLeapConfig
-    from policylab.studies.lava_leap.report import write_outputs
-
-    cfg = LavaLeapConfig(rounds=140, n_seeds=1)  # the smallest run the config allows
-    claim_out_dir(root / "lava", dict(study="lava_leap", **cfg.model_dump()))
-    write_outputs(cfg, root / "lava")
+    _cli("lava-leap", "run", "--rounds", 140, "--seeds", 1, "--out", root / "lava")  # smallest allowed run
 
 
 def _boundary(root: Path) -> None:
