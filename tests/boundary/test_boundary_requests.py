@@ -168,6 +168,13 @@ def test_a_folder_that_is_not_a_store(tmp_path):
     _bad(["sweep", "--store", tmp_path / "file", "--out", tmp_path / "o"], "store", tmp_path)
 
 
+def test_checking_a_store_leaves_it_as_it_was(tmp_path, small_sweep):
+    store_root, _ = small_sweep
+    before = sorted(p.name for p in store_root.iterdir())
+    _bad(["diff", "--store", store_root, "--a", "ant_v0", "--b", "x", "--out", "/proc/policylab/x"], "out", tmp_path)
+    assert sorted(p.name for p in store_root.iterdir()) == before  # no -wal/-shm left behind
+
+
 @pytest.mark.parametrize("command, present, first", [
     ("select", [], "reduce"),
     ("replay", [], "reduce"),
@@ -274,6 +281,13 @@ def test_default_out_follows_the_checkpoint_name(tmp_path, monkeypatch):
                                          (["--threads", "0"], "threads"), (["--threads", "2.5"], "threads")])
 def test_bad_train_options(tmp_path, args, field):
     _bad(["train", "--out", tmp_path / "ck", *args], field, tmp_path)
+
+
+def test_train_refuses_another_commands_run_folder(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    _bad(["train", "--iterations", "1", "--out", run], "out", tmp_path, "holds a run")
 
 
 def test_train_one_iteration(tmp_path):

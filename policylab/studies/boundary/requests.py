@@ -1,8 +1,8 @@
 """What each `policylab boundary` command accepts: one request model per command.
 
 These models are the only place the commands' options, defaults, bounds and help live; the CLI is
-generated from them (`policylab.cli.command`). The module is light (stdlib, pydantic and the
-study's constants), so `policylab boundary --help` loads no numpy or MuJoCo. Checks that need the
+generated from them (`policylab.cli.command`). The module is light (stdlib, pydantic, policylab.config
+and the study's constants), so `policylab boundary --help` loads no MuJoCo, Gymnasium or SciPy. Checks that need the
 study's code (a checkpoint's arrays, a grid axis at its resolution) import it inside the validator,
 which runs only when a command runs, and always before it writes anything: a bad checkpoint,
 store, analysis folder or grid is one line naming the field, exit status 2.
@@ -51,12 +51,14 @@ def _checkpoint(spec: str) -> str:
 
 
 def _is_store(path: Path) -> Path:
-    """A folder whose index.sqlite opens (read-only) as a store index."""
+    """A folder whose index.sqlite opens as a store index. Opened read-write (never created) and only
+    read: closing the last connection removes the -wal/-shm files SQLite makes, which a read-only
+    connection would leave behind."""
     index = path / "index.sqlite"
     if not index.is_file():
         raise ValueError(f"no store at {path} (expected {index}, written by `policylab boundary sweep`)")
     try:
-        with closing(sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True)) as db:
+        with closing(sqlite3.connect(f"{index.resolve().as_uri()}?mode=rw", uri=True)) as db:
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     except sqlite3.Error as exc:
         raise ValueError(f"{index} is not a store index ({exc})") from None
@@ -83,6 +85,13 @@ def _has_stages(*stages: str):
         return out
 
     return AfterValidator(check)
+
+
+def _not_a_run(out: Path) -> Path:
+    """A folder for checkpoint files, never another command's run folder (those hold config.json)."""
+    if (out / "config.json").exists():
+        raise ValueError(f"{out} holds a run (config.json); write checkpoints to a folder of their own")
+    return out
 
 
 def _reduced_or_diff(out: Path) -> Path:
@@ -112,8 +121,9 @@ class TrainRun(Request):
 
     config: TRAIN_CONFIGS = Field("v0", description="Training config: v0 (nominal worlds, from zero weights) or v1 "
                                   "(fine-tune of ant_v0 with low friction and lateral pushes).")
-    out: OutDir = Field(CHECKPOINT_DIR, description="Folder for the checkpoint files (default: the committed "
-                        "checkpoints, which the same config rewrites byte for byte).")
+    out: Annotated[OutDir, AfterValidator(_not_a_run)] = Field(
+        CHECKPOINT_DIR, description="Folder for the checkpoint files (default: the committed checkpoints, which the "
+        "same config rewrites byte for byte).")
     iterations: Optional[int] = Field(None, ge=1, le=100_000, description="ARS iterations instead of the config's "
                                       "(for quick trials).")
     threads: int = Field(2, ge=1, le=256, description="Simulation threads.")
