@@ -65,7 +65,8 @@ def sweep_figures(out: Path, reduction: Mapping, selection: Mapping | None) -> l
             ax.plot(w["push_pct_bw"], w["mu"], "D", color="#2ca02c", ms=9)
     ax.set_title(f"{reduction['sweep']['checkpoint']}: danger per cell ({grid['seeds_per_cell']} seeds); "
                  "squares = replayed boundary cells, diamonds = recoveries", fontsize=9)
-    ax.legend(loc="lower right", fontsize=8)
+    if ax.get_legend_handles_labels()[0]:  # no row crosses: nothing to label
+        ax.legend(loc="lower right", fontsize=8)
     save_png(fig, out / "heatmap.png")
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
