@@ -30,10 +30,13 @@ def test_two_runs_write_identical_bytes():
 def test_rerun_into_same_folder_is_accepted_and_identical():
     out = full_run("b")
     before = (out / "results" / "summary.json").read_bytes()
+    payloads = {p: p.stat().st_mtime_ns for p in (out / "store" / "payloads").rglob("*.npz")}
     proc = cli("--out", out)
     assert proc.returncode == 0, proc.stderr
     assert (out / "results" / "summary.json").read_bytes() == before
-    assert "lava-leap: training" in proc.stderr  # progress output
+    # every training run is a stored record: the rerun trains nothing and rewrites no payload
+    assert "lava-leap: training: 40 planned, 40 in the store, 0 to run" in " ".join(proc.stderr.split())
+    assert len(payloads) == 40 and {p: p.stat().st_mtime_ns for p in payloads} == payloads
 
 
 def test_fields_of_the_spec():

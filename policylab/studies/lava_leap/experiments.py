@@ -12,13 +12,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from policylab.errors import BadInput
-from policylab.progress import progress_bar, say
+from policylab.progress import say
+from policylab.rollout.ensure import ensure
+from policylab.rollout.store import Store
 from policylab.studies.lava_leap import config as C
+from policylab.studies.lava_leap import runs
 from policylab.studies.lava_leap.checks import evaluate_checks
 from policylab.studies.lava_leap.agent import leap_table, play, sensors
 from policylab.studies.lava_leap.exact import all_deterministic_policies, deterministic_tables, evaluate, exact_outcomes
 from policylab.studies.lava_leap.floor import FLOOR, channels, floor_info, new_floor, new_floors
-from policylab.studies.lava_leap.learners import ADV_EPS, ALGOS, group_advantage, train
+from policylab.studies.lava_leap.learners import ADV_EPS, ALGOS, group_advantage
 from policylab.studies.lava_leap.records import fall_kind, keyed_table, reached_exit, rnd, rnd_list, rounded, run_info
 from policylab.studies.lava_leap.simulate import simulate
 from policylab.studies.lava_leap.walkthrough import walkthrough
@@ -71,33 +74,28 @@ def baseline_and_ceiling(test, sim_rng):
     return untrained, ceil, best_table
 
 
-def train_all(cfg: C.LavaLeapConfig, test) -> tuple[Trained, dict]:
-    """E2 (every algorithm x seed) and the LR sweep, under one progress bar."""
+def train_all(cfg: C.LavaLeapConfig, store: Store) -> tuple[Trained, dict]:
+    """E2 (every algorithm x seed) and the LR sweep: training runs as store records (one ensure call)."""
     seeds = cfg.seeds
+    main = [(algo, seed, runs.planned(cfg, algo, seed)) for algo in ALGOS for seed in seeds]
     sweep_runs = [(algo, lr) for algo, lrs in C.LR_SWEEP.items() for lr in lrs]
+    swept = [(algo, lr, seed, runs.planned(cfg, algo, seed, lr=lr)) for algo, lr in sweep_runs for seed in seeds]
+    records = ensure(store, [p for *_, p in main] + [p for *_, p in swept], runs.Runner(),
+                     label="lava-leap: training", unit="runs")
     out, sweep = Trained(), {}
-    with progress_bar("lava-leap: training", (len(ALGOS) + len(sweep_runs)) * len(seeds), "runs") as bar:
-        for algo in ALGOS:
-            out.curves[algo], out.exits[algo] = [], []
-            for seed in seeds:
-                log = [] if algo != "reinforce" else None
-                W, v, curve, saved = train(algo, seed, test, clip_log=log, snapshots=(10, C.WALK_AT),
-                                           **cfg.train_kwargs())
-                _require_finite(algo, seed, W, v, curve)
-                out.curves[algo].append([c[1] for c in curve])
-                out.exits[algo].append([c[2] for c in curve])
-                out.weights[algo, seed] = (W, v)
-                out.snaps[algo, seed] = saved
-                if log is not None:
-                    out.clip_logs[algo, seed] = log
-                bar.advance()
-        for algo, lr in sweep_runs:
-            finals = []
-            for seed in seeds:
-                finals.append(train(algo, seed, test, **cfg.train_kwargs(lr=lr))[2][-1][1])
-                bar.advance()
-            sweep[f"{algo}@{lr}"] = dict(algo=algo, lr=lr, score_mean=rnd(np.mean(finals)),
-                                         score_min=rnd(np.min(finals)), score_max=rnd(np.max(finals)))
+    for algo, seed, p in main:
+        W, v, curve, saved, log = runs.unpack(store.payload(records[p.key].key))
+        _require_finite(algo, seed, W, v, curve)
+        out.curves.setdefault(algo, []).append([c[1] for c in curve])
+        out.exits.setdefault(algo, []).append([c[2] for c in curve])
+        out.weights[algo, seed] = (W, v)
+        out.snaps[algo, seed] = saved
+        if algo != "reinforce":
+            out.clip_logs[algo, seed] = log
+    for algo, lr in sweep_runs:
+        finals = [records[p.key].outcome["final_score"] for a, r, _, p in swept if (a, r) == (algo, lr)]
+        sweep[f"{algo}@{lr}"] = dict(algo=algo, lr=lr, score_mean=rnd(np.mean(finals)),
+                                     score_min=rnd(np.min(finals)), score_max=rnd(np.max(finals)))
     return out, sweep
 
 
@@ -245,7 +243,7 @@ def floor_stats(test) -> dict:
                 share_with_no_wide=rnd(np.mean(np.array(n_wide) == 0)))
 
 
-def run_study(cfg: C.LavaLeapConfig) -> Study:
+def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
     """Run every experiment; returns the two JSON documents and what the charts draw."""
     test = new_floors(np.random.default_rng(C.TEST_SEED), C.N_TEST)
     summary = dict(config=dict(lr=cfg.lr, eps=cfg.eps, G=cfg.G, passes=cfg.passes, rounds=cfg.rounds,
@@ -257,7 +255,7 @@ def run_study(cfg: C.LavaLeapConfig) -> Study:
     summary["untrained"], summary["ceiling"], best_table = baseline_and_ceiling(test, sim_rng)
     ceiling = summary["ceiling"]["score"]
 
-    tr, sweep = train_all(cfg, test)
+    tr, sweep = train_all(cfg, store)
     updates = list(range(0, cfg.rounds + 1, cfg.eval_every))
     summary["curves"] = dict(updates=updates, **{
         a: dict(per_seed=[rnd_list(c) for c in tr.curves[a]], mean=rnd_list(np.mean(tr.curves[a], axis=0)))

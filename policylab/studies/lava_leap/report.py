@@ -15,6 +15,7 @@ from policylab.cli.command import Result
 from policylab.config import claim_out_dir
 from policylab.fileio import atomic_write_text
 from policylab.progress import say
+from policylab.rollout.store import Store
 from policylab.report.html import Page, Table, render
 from policylab.studies.lava_leap.charts import FILES, NAME, draw_all
 from policylab.studies.lava_leap.config import LavaLeapConfig, LavaLeapRun
@@ -77,8 +78,9 @@ def write_json_ordered(path: Path, obj) -> None:
 
 def write_outputs(cfg: LavaLeapConfig, out: Path) -> Path:
     """Run the study and write everything into `out`; returns the path of index.html."""
-    study = run_study(cfg)
     out = Path(out)
+    with Store(out / "store") as store:
+        study = run_study(cfg, store)
     write_json_ordered(out / "results" / "summary.json", study.summary)
     write_json_ordered(out / "results" / "walkthrough.json", study.walkthrough)
     write_json_ordered(out / "results" / "checks.json", study.checks)

@@ -1,0 +1,163 @@
+"""The one loop that turns planned rollouts into store records: run only what is missing.
+
+Every study plans its rollouts as `Planned` values (key + the record's world, policy and protocol)
+and hands them, with a `BatchRunner` for its environment family, to `ensure`. `ensure` skips keys
+the store already holds, packs the rest into units of work (the runner decides how: one emulator
+per ALE seed, thousands of shadow Breakout seeds per vectorized batch, a chunk of MuJoCo worlds,
+one Lava Leap training run), runs them on any executor with a progress bar, and writes each
+result as one record from the driver process as it arrives. A key that is present is never run
+again, so a killed run resumes where it stopped and ends with the same store.
+
+Writes overlap simulation: a payload's compression and rename release the GIL, so one writer
+thread stores unit k while unit k+1 simulates (about 1 minute of a 6,400-rollout boundary sweep).
+At most one unit waits for the writer, so a kill loses at most the units not yet written, never
+a partial record (payloads are renamed into place before their index row is inserted).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+import numpy as np
+
+from policylab.progress import say
+from policylab.rollout.executors import run_tasks
+from policylab.rollout.store import Record, Store, rollout_key
+
+Outcome = Mapping[str, Any]
+Payload = Mapping[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A rollout before it runs: what its record will say it is. `detail` carries whatever the
+    runner needs to simulate it (a task, a world) and is not part of the record."""
+
+    study: str
+    world: Mapping[str, Any]
+    policy: Mapping[str, Any]
+    protocol: Mapping[str, Any]
+    detail: Any = None
+
+    @property
+    def key(self) -> str:
+        return rollout_key(self.world, self.policy, self.protocol)
+
+
+class BatchRunner(Protocol):
+    """How one environment family runs planned rollouts.
+
+    `pack` groups the missing rollouts into units and returns, per unit, the picklable work that
+    `run` (a module-level function, so process pools and Ray can ship it) turns into one
+    (outcome, payload) per rollout of the unit, in the unit's order.
+    """
+
+    run: Callable[[Any], Sequence[tuple[Outcome, Payload | None]]]
+
+    def pack(self, todo: Sequence[Planned]) -> list[tuple[list[Planned], Any]]: ...
+
+
+@dataclass
+class EnsureStats:
+    """What one `ensure` call did (wall times live only in timing files, never in reports)."""
+
+    planned: int = 0
+    present: int = 0
+    ran: int = 0
+    units: int = 0
+    write_s: float = 0.0
+
+
+class _Writer:
+    """One background thread that owns its own store connection and writes finished units."""
+
+    def __init__(self, root: Path):
+        self._root = root
+        self._pool = ThreadPoolExecutor(1)
+        self._pending: Future | None = None
+        self._local = threading.local()
+        self.busy_s = 0.0
+
+    def _write(self, unit: list[Planned], results: Sequence[tuple[Outcome, Payload | None]]) -> None:
+        t0 = time.perf_counter()
+        if not hasattr(self._local, "store"):
+            self._local.store = Store(self._root)
+        if len(results) != len(unit):
+            raise RuntimeError(f"a unit of {len(unit)} rollouts returned {len(results)} results")
+        for p, (outcome, payload) in zip(unit, results):
+            self._local.store.put(p.key, study=p.study, world=p.world, policy=p.policy, protocol=p.protocol,
+                                  outcome=outcome, payload=payload)
+        self.busy_s += time.perf_counter() - t0
+
+    def submit(self, unit: list[Planned], results) -> None:
+        self.wait()
+        self._pending = self._pool.submit(self._write, unit, results)
+
+    def wait(self) -> None:
+        if self._pending is not None:
+            self._pending.result()
+            self._pending = None
+
+    def close(self) -> None:
+        try:
+            self.wait()
+        finally:
+            self._pool.submit(self._close_store).result()
+            self._pool.shutdown()
+
+    def _close_store(self) -> None:
+        if hasattr(self._local, "store"):
+            self._local.store.close()
+
+
+def ensure(
+    store: Store,
+    planned: Sequence[Planned],
+    runner: BatchRunner,
+    *,
+    executor: str = "local",
+    workers: int | None = None,
+    ray_address: str | None = None,
+    label: str = "rollouts",
+    unit: str = "batch",
+    max_units: int | None = None,
+    stats: EnsureStats | None = None,
+) -> dict[str, Record]:
+    """Run every planned rollout the store lacks; return {key: record} for all of them.
+
+    `max_units` stops after that many units (a deliberate interruption, for resume tests); the
+    records of rollouts not run are then missing from the result.
+    """
+    stats = stats if stats is not None else EnsureStats()
+    keys = [p.key for p in planned]
+    present = set(store.keys())
+    todo, seen = [], set()
+    for k, p in zip(keys, planned):
+        if k not in present and k not in seen:
+            todo.append(p)
+            seen.add(k)
+    units = runner.pack(todo) if todo else []
+    if max_units is not None:
+        units = units[:max_units]
+    stats.planned, stats.present, stats.units = len(planned), len(planned) - len(todo), len(units)
+    say(f"{label}: {len(planned)} planned, {stats.present} in the store, {sum(len(u) for u, _ in units)} to run")
+    writer = _Writer(store.root)
+    try:
+        for i, results in run_tasks(runner.run, [work for _, work in units], executor=executor, workers=workers,
+                                    ray_address=ray_address, label=label, unit=unit):
+            writer.submit(units[i][0], results)
+            stats.ran += len(results)
+    finally:
+        writer.close()
+    stats.write_s = writer.busy_s
+    out = {}
+    for k in keys:
+        rec = store.get(k)
+        if rec is not None:
+            out[k] = rec
+    return out
