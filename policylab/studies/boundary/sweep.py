@@ -19,9 +19,7 @@ Record schema (study ``boundary``):
 
 from __future__ import annotations
 
-import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,8 +33,9 @@ from policylab.fileio import write_json
 from policylab.hashing import canonical_json, hash_obj, sha256_hex
 from policylab.policies import ant_linear
 from policylab.progress import say
-from policylab.rollout.executors import check_executor, run_tasks
-from policylab.rollout.store import Store, rollout_key
+from policylab.rollout.ensure import EnsureStats, Planned, ensure
+from policylab.rollout.executors import check_executor
+from policylab.rollout.store import Store
 from policylab.studies.boundary import failure
 from policylab.studies.boundary.constants import CHECKPOINT_DIR, HORIZON_S, PUSH_DURATION_S
 from policylab.studies.boundary.requests import SweepRun
@@ -132,10 +131,6 @@ def policy_record(ckpt: Checkpoint) -> dict:
     return {"name": "ant_linear", "params": {"checkpoint": ckpt.name, "sha256": ckpt.sha256}}
 
 
-def store_key(gw: GridWorld, ckpt: Checkpoint) -> str:
-    return rollout_key(world_record(gw, ckpt), policy_record(ckpt), protocol())
-
-
 def simulate_worlds(checkpoint_path: str, worlds: list[World], nthread: int = 1) -> list[tuple[dict, dict]]:
     """(outcome, payload) for each world, simulated as one batch. Pure in its inputs."""
     policy = ant_linear.load(checkpoint_path)
@@ -168,60 +163,30 @@ def simulate_worlds(checkpoint_path: str, worlds: list[World], nthread: int = 1)
     return out
 
 
-def _chunk_task(task: dict) -> list[tuple[dict, dict]]:
-    """Executor task: one chunk of worlds (top-level so processes and Ray can pickle it)."""
-    worlds = [World(**w) for w in task["worlds"]]
-    return simulate_worlds(task["checkpoint_path"], worlds, task["nthread"])
+def run_chunk(work: dict) -> list[tuple[dict, dict]]:
+    """Executor work: one chunk of worlds (module-level so processes and Ray can pickle it)."""
+    worlds = [World(**w) for w in work["worlds"]]
+    return simulate_worlds(work["checkpoint_path"], worlds, work["nthread"])
 
 
-class _StoreWriter:
-    """Writes finished chunks on one background thread while the next chunk simulates.
+@dataclass(frozen=True)
+class SweepRunner:
+    """The boundary study's batch runner: chunks of `chunk` worlds, each simulated as one batch on
+    `nthread` threads (worlds never interact, so the chunking does not change a single bit)."""
 
-    Serialising and fsync-ing a payload costs ~14 ms (more than its simulation share), and both
-    release the GIL, so overlapping them with simulation shortens a sweep. The thread owns its own
-    `Store` connection (SQLite connections stay in their thread); at most one chunk waits, so a
-    killed sweep loses at most the chunks not yet written, never a partial record.
-    """
+    ckpt: Checkpoint
+    chunk: int
+    nthread: int
+    run = staticmethod(run_chunk)
 
-    def __init__(self, store_root: Path, ckpt: Checkpoint):
-        self._root, self._ckpt = store_root, ckpt
-        self._pool = ThreadPoolExecutor(1)
-        self._pending: Future | None = None
-        self._local = threading.local()
-        self.busy_s = 0.0
+    def pack(self, todo: list[Planned]) -> list[tuple[list[Planned], dict]]:
+        units = [todo[i : i + self.chunk] for i in range(0, len(todo), self.chunk)]
+        return [(u, {"checkpoint_path": str(self.ckpt.path), "worlds": [vars(p.detail.world) for p in u],
+                     "nthread": self.nthread}) for u in units]
 
-    def _write(self, chunk: list[tuple[str, GridWorld]], results: list[tuple[dict, dict]]) -> None:
-        t0 = time.perf_counter()
-        if not hasattr(self._local, "store"):
-            self._local.store = Store(self._root)
-        proto, pol = protocol(), policy_record(self._ckpt)
-        for (key, gw), (outcome, payload) in zip(chunk, results):
-            self._local.store.put(key, study=STUDY, world=world_record(gw, self._ckpt), policy=pol,
-                                  protocol=proto, outcome=outcome, payload=payload)
-        self.busy_s += time.perf_counter() - t0
 
-    def submit(self, chunk, results) -> None:
-        self.wait()
-        self._pending = self._pool.submit(self._write, chunk, results)
-
-    def wait(self) -> None:
-        if self._pending is not None:
-            self._pending.result()
-            self._pending = None
-
-    def __enter__(self) -> "_StoreWriter":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            self.wait()
-        finally:
-            self._pool.submit(self._close).result()
-            self._pool.shutdown()
-
-    def _close(self) -> None:
-        if hasattr(self._local, "store"):
-            self._local.store.close()
+def planned_world(gw: GridWorld, ckpt: Checkpoint) -> Planned:
+    return Planned(STUDY, world_record(gw, ckpt), policy_record(ckpt), protocol(), detail=gw)
 
 
 def meta_name(ckpt: Checkpoint) -> str:
@@ -253,7 +218,7 @@ def check_resume(store_root: Path, grid: Grid, ckpt: Checkpoint) -> None:
 
 
 def sweep_keys(grid: Grid, ckpt: Checkpoint) -> list[tuple[str, GridWorld]]:
-    return [(store_key(gw, ckpt), gw) for gw in grid.worlds()]
+    return [(planned_world(gw, ckpt).key, gw) for gw in grid.worlds()]
 
 
 def run_sweep(
@@ -279,32 +244,14 @@ def run_sweep(
     claim_out_dir(out, config)
     nthread = threads or (2 if executor == "local" else 1)
     t_start = time.perf_counter()
-    planned = sweep_keys(grid, ckpt)
+    planned = [planned_world(gw, ckpt) for gw in grid.worlds()]
+    stats = EnsureStats()
     with Store(store_root) as store:
         store.set_meta(meta_name(ckpt), sweep_meta(grid, ckpt))
-        present = set(store.keys(STUDY))
-        todo = [(k, gw) for k, gw in planned if k not in present]
-        chunks = [todo[i : i + chunk] for i in range(0, len(todo), chunk)]
-        if max_chunks is not None:
-            chunks = chunks[:max_chunks]
-        say(f"sweep {ckpt.name}: {len(planned)} worlds, {len(planned) - len(todo)} in the store, "
-            f"{sum(map(len, chunks))} to run in {len(chunks)} chunks")
-        tasks = [
-            {
-                "checkpoint_path": str(ckpt.path),
-                "worlds": [vars(gw.world) for _, gw in c],
-                "nthread": nthread,
-            }
-            for c in chunks
-        ]
-        ran = 0
-        with _StoreWriter(store_root, ckpt) as writer:
-            for i, results in run_tasks(_chunk_task, tasks, executor=executor, workers=workers,
-                                        ray_address=ray_address, label=f"sweep {ckpt.name}", unit="chunk"):
-                writer.submit(chunks[i], results)
-                ran += len(results)
-        write_s = writer.busy_s
-        summary = summarize(store, planned, grid, ckpt)
+        ensure(store, planned, SweepRunner(ckpt, chunk, nthread), executor=executor, workers=workers,
+               ray_address=ray_address, label=f"sweep {ckpt.name}", unit="chunk", max_units=max_chunks, stats=stats)
+        summary = summarize(store, [(p.key, p.detail) for p in planned], grid, ckpt)
+    ran, write_s = stats.ran, stats.write_s
     wall = time.perf_counter() - t_start
     write_json(out / "sweep.json", summary)
     timing = {
