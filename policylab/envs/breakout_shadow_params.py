@@ -30,7 +30,7 @@ CONTROL_LEN = 512  # longest paddle-controller table
 class ShadowParams(StrictModel):
     """Every rule of one shadow Breakout world. Presets set every field; defaults are a rough Atari start."""
 
-    name: str = Field("custom", description="preset name, recorded with every rollout")
+    name: str = Field("custom", description="preset name: a label, not part of the physics (`physics`, `digest`)")
     # --- protocol-level mechanics
     frameskip: int = Field(4, ge=1, le=16, description="frames simulated per agent step")
     sticky_prob: float = Field(0.25, ge=0.0, lt=1.0, description="per-frame chance the previous action repeats (ALE)")
@@ -178,9 +178,13 @@ class ShadowParams(StrictModel):
             raise ValueError(f"serve_choices needs 1 to {TABLE_LEN} (x, vx) pairs")
         return self
 
+    def physics(self) -> dict:
+        """Every rule of the world, without its name: two presets with equal physics are one world."""
+        return self.model_dump(exclude={"name"})
+
     def digest(self) -> str:
-        """Content hash of the parameters (recorded with rollouts)."""
-        return hash_obj(self.model_dump())
+        """Content hash of the physics (the name left out), part of every shadow rollout's key."""
+        return hash_obj(self.physics())
 
 
 def preset_names() -> list[str]:

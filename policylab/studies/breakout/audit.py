@@ -53,18 +53,20 @@ def plan(req: AuditRequest):
     """Check everything the request model could not (nothing is written here)."""
     protocol = options.protocol_from(req)
     params = load_params(req.policy, req.params)
-    options.check_preset(req.preset, req.sticky)
-    if req.compare_preset is not None:
-        options.check_preset(req.compare_preset, req.sticky, "compare_preset")
+    shadow = options.resolve_preset(req.preset, req.sticky)
+    compare = None if req.compare_preset is None else \
+        options.resolve_preset(req.compare_preset, req.sticky, "compare_preset")
     candidates = load_candidates(req.candidates, req.policy) if req.candidates else []
     store_root = options.check_run(req)
     seeds = tuple(seeds_for(req.seed, req.episodes))
     reference = tuple(seeds_for(req.seed, 2 * req.episodes)[req.episodes:])
     overrides = options.shadow_overrides(req.sticky)
 
-    def task(env: str, p: dict, s: tuple[int, ...], preset: str | None = None) -> EpisodeTask:
-        return EpisodeTask(env, s, req.policy, p, protocol, (preset or req.preset) if env == "shadow" else None,
-                           overrides if env == "shadow" else {})
+    def task(env: str, p: dict, s: tuple[int, ...], compared: bool = False) -> EpisodeTask:
+        if env == "ale":
+            return EpisodeTask(env, s, req.policy, p, protocol)
+        return EpisodeTask(env, s, req.policy, p, protocol, compare if compared else shadow,
+                           req.compare_preset if compared else req.preset)
 
     tasks = {("main", "shadow"): task("shadow", params, seeds), ("main", "ale"): task("ale", params, seeds)}
     for c in candidates:
@@ -73,7 +75,7 @@ def plan(req: AuditRequest):
         tasks[(cid, "ale")] = task("ale", c["params"], seeds)
         tasks[(cid, "ale_reference")] = task("ale", c["params"], reference)
         if req.compare_preset is not None:
-            tasks[(cid, "shadow_compare")] = task("shadow", c["params"], seeds, req.compare_preset)
+            tasks[(cid, "shadow_compare")] = task("shadow", c["params"], seeds, compared=True)
     config = {
         "command": "breakout audit", "policy": req.policy, "params": params, "episodes": req.episodes,
         "seed": req.seed, "protocol": protocol, "preset": req.preset, "shadow_overrides": overrides,

@@ -502,7 +502,8 @@ def shadow_stats(params: ShadowParams, suite: dict, seeds: int = SHADOW_SEEDS, m
             continue
         prm = dict(get_policy(spec.policy).defaults, **spec.params)
         task = EpisodeTask("shadow", named_range("breakout", "calibration").first(seeds), spec.policy, prm, protocol,
-                           preset="atari", shadow_overrides={**params.model_dump(), "sticky_prob": spec.sticky})
+                           shadow=params.model_copy(update={"sticky_prob": spec.sticky}),
+                           preset="calibration candidate")
         rows.extend(episode.outcome for episode in run_shadow_group([task])[0])
     return _pooled(rows)
 

@@ -34,8 +34,7 @@ def plan(req: EvalRequest) -> tuple[EpisodeTask, dict, Path]:
     folder and the store root (nothing is written here)."""
     protocol = options.protocol_from(req)
     params = load_params(req.policy, req.params)
-    if req.env == "shadow":
-        options.check_preset(req.preset, req.sticky)
+    shadow = options.resolve_preset(req.preset, req.sticky) if req.env == "shadow" else None
     store_root = options.check_run(req)
     task = EpisodeTask(
         env=req.env,
@@ -43,8 +42,8 @@ def plan(req: EvalRequest) -> tuple[EpisodeTask, dict, Path]:
         policy=req.policy,
         params=params,
         protocol=protocol,
-        preset=req.preset if req.env == "shadow" else None,
-        shadow_overrides=options.shadow_overrides(req.sticky) if req.env == "shadow" else {},
+        shadow=shadow,
+        preset=req.preset if shadow is not None else None,
     )
     config = {
         "command": "breakout eval",
@@ -55,7 +54,7 @@ def plan(req: EvalRequest) -> tuple[EpisodeTask, dict, Path]:
         "seed": req.seed,
         "protocol": protocol,
         "preset": task.preset,
-        "shadow_overrides": task.shadow_overrides,
+        "shadow_overrides": options.shadow_overrides(req.sticky) if shadow is not None else {},
         "video": req.video,
         "store": options.store_label(store_root, req.out),
     }

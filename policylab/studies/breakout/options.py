@@ -7,6 +7,7 @@ from pathlib import Path
 
 from policylab.config import validated
 from policylab.envs.breakout_ale import Protocol
+from policylab.envs.breakout_shadow_params import ShadowParams, load_preset
 from policylab.errors import BadInput
 from policylab.rollout.executors import check_executor
 from policylab.studies.breakout.requests import BreakoutRun
@@ -25,9 +26,9 @@ def shadow_overrides(sticky: float | None) -> dict:
     return {} if sticky is None else {"sticky_prob": sticky}
 
 
-def check_preset(preset: str, sticky: float | None, field: str = "preset"):
-    from policylab.envs.breakout_shadow_params import load_preset
-
+def resolve_preset(preset: str, sticky: float | None, field: str = "preset") -> ShadowParams:
+    """The shadow world a command plays: its preset (name or .json file) with `--sticky` applied,
+    resolved once in the command's plan; its tasks carry the result."""
     if sticky is not None and sticky >= 1:
         raise BadInput("sticky", "must be below 1 on the shadow simulator (at 1 the policy never acts)")
     return load_preset(preset, field, **shadow_overrides(sticky))

@@ -1,24 +1,41 @@
 """The episode runner: a policy played in either Breakout environment, one store record per episode.
 
 Eval, audit and training code see one interface: an `EpisodeTask` (env, seeds, policy, params,
-protocol, preset) goes in, one `Episode` (outcome row + replay arrays) per seed comes out. Tasks
-are picklable and their results depend only on the task, so any executor can run them:
+protocol, and for the shadow its resolved physics) goes in, one `Episode` (outcome row + replay
+arrays) per seed comes out. Tasks are picklable and their results depend only on the task, so any
+executor can run them:
 
 - ALE runs one emulator per process, one seed per task; parallelism comes from the executor;
 - the shadow simulator is vectorized, so one task carries a batch of seeds stepped together.
 
 The serve rule is applied here, identically for both envs (see `serve_actions`).
+
+Keys: a world is its resolved parameters
+----------------------------------------
+A rollout's store key hashes its world, policy and protocol (`store.rollout_key`). The world of an
+ALE episode is ``{env: "ale", game, rom, seed}``. The world of a shadow episode is its physics:
+``{env: "shadow", physics, physics_hash, seed}`` with ``physics`` = every `ShadowParams` field but
+``name`` and ``physics_hash`` = `ShadowParams.digest()`. The preset a command named (``atari-cal``, a
+.json file, "calibration candidate") is a label: the record's world keeps it as ``preset``, the key
+does not, so equal physics under two names give equal keys and are played once. A command
+resolves its preset once, in its plan, and hands the `ShadowParams` to its tasks.
+
+Earlier stores keyed a shadow world by ``{env, preset (the name), preset_params (with the name),
+preset_hash, seed}``; their shadow records are not found under the new keys and are played again
+(seconds). ALE keys did not change, so stored ALE episodes are reused.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from policylab.envs.breakout_ale import AleBreakout, Protocol
 from policylab.envs.breakout_contract import FIRE, F, N_FEATURES, NOOP
+from policylab.envs.breakout_shadow_params import ShadowParams, load_preset
 from policylab.hashing import canonical_json
 from policylab.rollout.executors import run_tasks
 from policylab.rollout.store import Store, rollout_key
@@ -32,14 +49,36 @@ RAM_BYTES = 128  # the Atari 2600's RAM, stored with every ALE step
 
 @dataclass(frozen=True)
 class EpisodeTask:
+    """`seeds` of `policy` (with `params`) on `env` under `protocol`.
+
+    Shadow only: `shadow` is the world's resolved physics and `preset` the name it was resolved
+    under (a label, recorded but not keyed). Given a `preset` name or .json path alone, the task
+    resolves it here, once (for scripts; commands resolve theirs in their plan).
+    """
+
     env: str
     seeds: tuple[int, ...]
     policy: str
     params: dict
     protocol: dict  # Protocol.model_dump()
-    preset: str | None = None  # shadow only
-    shadow_overrides: dict = field(default_factory=dict)
+    shadow: ShadowParams | None = None
+    preset: str | None = None
     capture_every: int = 0  # > 0: keep every k-th frame (for video) in the payload
+
+    def __post_init__(self) -> None:
+        if self.env == "shadow" and self.shadow is None:
+            if self.preset is None:
+                raise ValueError("a shadow task needs its physics (shadow) or a preset to resolve")
+            object.__setattr__(self, "shadow", load_preset(self.preset))
+        if self.env == "ale" and (self.shadow is not None or self.preset is not None):
+            raise ValueError("an ALE task has no shadow physics")
+
+    @cached_property
+    def world(self) -> dict:
+        """The seed-free part of the key's world: the ALE game, or the shadow's physics."""
+        if self.env == "ale":
+            return {"env": "ale", "game": "breakout", "rom": "breakout"}
+        return {"env": "shadow", "physics": self.shadow.physics(), "physics_hash": self.shadow.digest()}
 
 
 @dataclass
@@ -71,12 +110,15 @@ def step_bytes(env: str) -> int:
 
 
 # -- records --------------------------------------------------------------------------------------
+def world_key(task: EpisodeTask, seed: int) -> dict:
+    """The world as its key hashes it (see the module docstring)."""
+    return {**task.world, "seed": int(seed)}
+
+
 def world_of(task: EpisodeTask, seed: int) -> dict:
-    if task.env == "ale":
-        return {"env": "ale", "game": "breakout", "rom": "breakout", "seed": int(seed)}
-    params = shadow_params(task)
-    return {"env": "shadow", "preset": task.preset, "preset_params": params.model_dump(),
-            "preset_hash": params.digest(), "seed": int(seed)}
+    """The world as its record keeps it: the keyed world plus the preset's name as a label."""
+    world = world_key(task, seed)
+    return world if task.env == "ale" else {**world, "preset": task.preset}
 
 
 def protocol_of(task: EpisodeTask) -> dict:
@@ -89,7 +131,7 @@ def protocol_of(task: EpisodeTask) -> dict:
 
 
 def key_of(task: EpisodeTask, seed: int) -> str:
-    return rollout_key(world_of(task, seed), policy_of(task), protocol_of(task))
+    return rollout_key(world_key(task, seed), policy_of(task), protocol_of(task))
 
 
 def policy_of(task: EpisodeTask) -> dict:
@@ -102,12 +144,6 @@ def policy_fn(name: str) -> Callable[..., np.ndarray]:
     from policylab.policies import breakout as policies
 
     return policies.get_policy(name)
-
-
-def shadow_params(task: EpisodeTask):
-    from policylab.envs.breakout_shadow_params import load_preset
-
-    return load_preset(task.preset or "go-v1", **task.shadow_overrides)
 
 
 # -- running -------------------------------------------------------------------------------------
@@ -177,7 +213,7 @@ def run_shadow_group(tasks: Sequence[EpisodeTask]) -> list[list[Episode]]:
     bounds = np.cumsum([0] + [len(t.seeds) for t in tasks])
     seeds = np.concatenate([np.asarray(t.seeds, dtype=np.int64) for t in tasks])
     b = seeds.size
-    env = ShadowBreakout(b, shadow_params(head), seeds=seeds)
+    env = ShadowBreakout(b, head.shadow, seeds=seeds)
     o = np.asarray(env.reset(), dtype=np.float64)
     horizon = protocol.max_steps
     obs = np.zeros((horizon + 1, b, o.shape[1]), dtype=np.float32)
@@ -232,8 +268,9 @@ def run_shadow_group(tasks: Sequence[EpisodeTask]) -> list[list[Episode]]:
 
 
 def _group_key(task: EpisodeTask) -> tuple:
-    return (task.env, task.policy, canonical_json(task.protocol), task.preset,
-            canonical_json(task.shadow_overrides), task.capture_every)
+    """Tasks with equal keys can share one vectorized batch (labels may differ: records keep each task's)."""
+    return (task.env, task.policy, canonical_json(task.protocol), task.world.get("physics_hash"),
+            task.capture_every)
 
 
 def work_units(tasks: Sequence[EpisodeTask]) -> list[list[EpisodeTask]]:
@@ -270,8 +307,7 @@ def run_unit(unit: list[EpisodeTask]) -> list[list[Episode]]:
 
 
 def _with_seeds(task: EpisodeTask, seeds: Sequence[int]) -> EpisodeTask:
-    return EpisodeTask(task.env, tuple(int(s) for s in seeds), task.policy, task.params, task.protocol,
-                       task.preset, task.shadow_overrides, task.capture_every)
+    return replace(task, seeds=tuple(int(s) for s in seeds))
 
 
 def ensure_episodes(store: Store, tasks: Iterable[EpisodeTask], *, executor: str = "local",
@@ -279,12 +315,19 @@ def ensure_episodes(store: Store, tasks: Iterable[EpisodeTask], *, executor: str
     """Run every (task, seed) that has no record yet, writing each as it finishes.
 
     Returns {(task index, seed): record}. A present key is never run again, so a killed run
-    resumes where it stopped and ends with the same store.
+    resumes where it stopped and ends with the same store. A key that several tasks share (the same
+    physics under two preset names, a candidate equal to the audited policy) is played once, by the
+    first task that has it, whose label its record keeps.
     """
     tasks = list(tasks)
-    missing = []
+    missing, planned = [], set()
     for task in tasks:
-        seeds = [s for s in task.seeds if not store.has(key_of(task, s))]
+        seeds = []
+        for s in task.seeds:
+            key = key_of(task, s)
+            if key not in planned and not store.has(key):
+                planned.add(key)
+                seeds.append(s)
         if seeds:
             missing.append(_with_seeds(task, seeds))
     units = work_units(missing)

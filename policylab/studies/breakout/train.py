@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from policylab.config import claim_out_dir
+from policylab.envs.breakout_shadow_params import ShadowParams
 from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.policies.breakout import load_params
@@ -51,6 +52,7 @@ RUN_ONLY = ("out", "store", "executor", "ray_address")  # where and how a run go
 class Plan:
     req: TrainRequest
     protocol: dict
+    shadow: ShadowParams | None  # the search env's physics, resolved once (shadow search only)
     baseline_params: dict
     search_seeds: tuple[int, ...]
     screen_seeds: tuple[int, ...]
@@ -67,8 +69,7 @@ def plan(req: TrainRequest) -> Plan:
     """Check everything the request model could not (nothing is written here)."""
     parse_rule(req.select)
     protocol = options.protocol_from(req)
-    if req.search_env == "shadow":
-        options.check_preset(req.preset, req.sticky)
+    shadow = options.resolve_preset(req.preset, req.sticky) if req.search_env == "shadow" else None
     baseline_params = load_params(req.baseline, None, "baseline")
     search = tuple(seed_range(req.search_seeds))
     screen = _seeds(req.screen_seed, req.screen_episodes) if req.screen_top else ()
@@ -84,15 +85,15 @@ def plan(req: TrainRequest) -> Plan:
     config = req.model_dump(mode="json", exclude=set(RUN_ONLY))
     config.update({"command": "breakout train", "protocol": protocol,
                    "seeds": {"search": list(search), "screen": list(screen), "validate": list(validate)}})
-    return Plan(req, protocol, baseline_params, search, screen, validate, store_root, config)
+    return Plan(req, protocol, shadow, baseline_params, search, screen, validate, store_root, config)
 
 
 # -- stages -----------------------------------------------------------------------------------------
 def _task(p: Plan, env: str, params: dict, seeds: tuple[int, ...], policy: str = SEARCH_POLICY) -> EpisodeTask:
-    shadow = env == "shadow"
-    return EpisodeTask(env=env, seeds=seeds, policy=policy, params=params, protocol=p.protocol,
-                       preset=p.req.preset if shadow else None,
-                       shadow_overrides=options.shadow_overrides(p.req.sticky) if shadow else {})
+    if env == "ale":
+        return EpisodeTask(env=env, seeds=seeds, policy=policy, params=params, protocol=p.protocol)
+    return EpisodeTask(env=env, seeds=seeds, policy=policy, params=params, protocol=p.protocol, shadow=p.shadow,
+                       preset=p.req.preset)
 
 
 def score_rows(store: Store, p: Plan, env: str, candidates: list[dict], seeds: tuple[int, ...],

@@ -7,6 +7,7 @@ equivalence check against the record).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from policylab.hashing import canonical_json
@@ -21,11 +22,9 @@ VIDEO_FPS = 15
 def episode_video(store: Store, task: EpisodeTask, out_dir: Path, name: str) -> dict:
     """Write `out_dir/name` (mp4) of the first seed of `task`; return what the report shows."""
     seed = task.seeds[0]
-    plain = ensure_episodes(store, [EpisodeTask(task.env, (seed,), task.policy, task.params, task.protocol,
-                                                task.preset, task.shadow_overrides)],
-                            executor="local", label="episode")[(0, seed)]
-    capture = EpisodeTask(task.env, (seed,), task.policy, task.params, task.protocol, task.preset,
-                          task.shadow_overrides, capture_every=VIDEO_EVERY)
+    plain = ensure_episodes(store, [replace(task, seeds=(seed,), capture_every=0)], executor="local",
+                            label="episode")[(0, seed)]
+    capture = replace(task, seeds=(seed,), capture_every=VIDEO_EVERY)
     rec = ensure_episodes(store, [capture], executor="local", label="video episode")[(0, seed)]
     frames = store.payload(rec.key)["frames"]
     write_mp4(out_dir / name, frames, fps=VIDEO_FPS)
