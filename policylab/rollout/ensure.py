@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -35,13 +35,19 @@ Payload = Mapping[str, np.ndarray]
 
 @dataclass(frozen=True)
 class Planned:
-    """A rollout before it runs: what its record will say it is. `detail` carries whatever the
-    runner needs to simulate it (a task, a world) and is not part of the record."""
+    """A rollout before it runs: what its record will say it is.
+
+    The key hashes `world`, `policy` and `protocol` only. `labels` are names a person gave the world
+    (a preset's name): the record's world keeps them, the key does not, so equal physics under two
+    names are one rollout. `detail` carries whatever the runner needs to simulate it (a task, a
+    world) and is not part of the record.
+    """
 
     study: str
     world: Mapping[str, Any]
     policy: Mapping[str, Any]
     protocol: Mapping[str, Any]
+    labels: Mapping[str, Any] = field(default_factory=dict)
     detail: Any = None
 
     @property
@@ -90,8 +96,8 @@ class _Writer:
         if len(results) != len(unit):
             raise RuntimeError(f"a unit of {len(unit)} rollouts returned {len(results)} results")
         for p, (outcome, payload) in zip(unit, results):
-            self._local.store.put(p.key, study=p.study, world=p.world, policy=p.policy, protocol=p.protocol,
-                                  outcome=outcome, payload=payload)
+            self._local.store.put(p.key, study=p.study, world={**p.world, **p.labels}, policy=p.policy,
+                                  protocol=p.protocol, outcome=outcome, payload=payload)
         self.busy_s += time.perf_counter() - t0
 
     def submit(self, unit: list[Planned], results) -> None:

@@ -9,7 +9,7 @@ from policylab.envs.breakout_shadow_params import load_preset
 from policylab.policies.breakout import V3_DEFAULTS
 from policylab.rollout.store import Store
 from policylab.studies.breakout import options, runner
-from policylab.studies.breakout.runner import EpisodeTask, key_of, world_of
+from policylab.studies.breakout.runner import EpisodeTask, key_of, planned
 
 PROTOCOL = Protocol(max_steps=60).model_dump()
 SMALL = ["--env", "shadow", "--policy", "breakout_policy_v3", "--episodes", "3", "--seed", "5", "--max-steps", "60"]
@@ -31,7 +31,7 @@ def test_equal_physics_under_two_names_give_equal_keys_and_keep_their_labels(tmp
     b = _task(load_preset(copy), str(copy))
     assert a.shadow.name != b.shadow.name and a.shadow.digest() == b.shadow.digest()
     assert [key_of(a, s) for s in a.seeds] == [key_of(b, s) for s in b.seeds]
-    assert world_of(a, 5)["preset"] == "atari-cal" and world_of(b, 5)["preset"] == str(copy)
+    assert planned(a, 5).labels["preset"] == "atari-cal" and planned(b, 5).labels["preset"] == str(copy)
     assert "atari-cal" not in json.dumps(runner.world_key(a, 5))  # the name is a label only
     # other physics, other key: sticky given explicitly is part of the world
     c = _task(load_preset("atari-cal", sticky_prob=0.0), "atari-cal")
@@ -49,7 +49,7 @@ def test_the_store_does_not_replay_the_same_physics_under_another_name(tmp_path,
     before = Store(store).fingerprint()
     copy = _copy_of_atari_cal(tmp_path)
     assert invoke(["breakout", "eval", *SMALL, "--preset", str(copy), "--store", str(store), "--out", str(second)]) == 0
-    assert "shadow episodes" not in capsys.readouterr().err  # nothing had to run
+    assert "3 in the store, 0 to run" in capsys.readouterr().err  # nothing had to run
     assert Store(store).fingerprint() == before
     assert (first / "episodes.jsonl").read_bytes() == (second / "episodes.jsonl").read_bytes()
     with Store(store) as s:

@@ -33,6 +33,19 @@ BASELINES: dict[str, list[str]] = {
     "breakout calibrate": ["--out", "{tmp}/out"],
     "demo": ["--out", "{tmp}/out"],
     "runs": ["{tmp}/runs"],
+    "boundary train": ["--config", "v0", "--iterations", "1", "--out", "{tmp}/out"],
+    "boundary calibrate": ["--checkpoint", "ant_v0", "--n-nominal", "1", "--n-pushed", "1", "--out", "{tmp}/out"],
+    "boundary sweep": ["--checkpoint", "ant_v0", "--n-mu", "2", "--n-push", "2", "--seeds-per-cell", "1",
+                       "--store", "{tmp}/store", "--out", "{tmp}/out"],
+    "boundary verify": ["--checkpoint", "ant_v0", "--store", "{store}", "--sample", "1", "--out", "{tmp}/out"],
+    "boundary reduce": ["--store", "{store}", "--checkpoint", "ant_v0", "--resamples", "100", "--out", "{tmp}/out"],
+    "boundary select": ["--out", "{ana}"],
+    "boundary replay": ["--out", "{ana}"],
+    "boundary clips": ["--out", "{ana}", "--width", "32", "--height", "32"],
+    "boundary rrd": ["--out", "{ana}"],
+    "boundary report": ["--out", "{ana}"],
+    "boundary diff": ["--store", "{store}", "--a", "ant_v0", "--b", "ant_v1", "--resamples", "100",
+                      "--out", "{tmp}/out"],
 }
 
 # str options whose text is free (any value is valid): only type-level cases apply to them.
@@ -133,8 +146,24 @@ def _cases():
                 yield pytest.param(cmd, opt, value, id=f"{cmd.replace(' ', '-')}:{opt}:{label}")
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory) -> dict[str, Path]:
+    """Runs that later stages need as valid input: two tiny boundary sweeps in one store and an
+    analysis folder taken through replay (made once, through the real CLI)."""
+    root = tmp_path_factory.mktemp("fuzz-shared")
+    store, ana = root / "store", root / "ana"
+    for name in ("ant_v0", "ant_v1"):
+        assert invoke(["boundary", "sweep", "--checkpoint", name, "--n-mu", "2", "--n-push", "2", "--seeds-per-cell",
+                       "1", "--store", str(store), "--out", str(root / f"sweep-{name}")]) == 0
+    assert invoke(["boundary", "reduce", "--store", str(store), "--checkpoint", "ant_v0", "--resamples", "100",
+                   "--out", str(ana)]) == 0
+    assert invoke(["boundary", "select", "--out", str(ana), "--n-boundary", "1", "--n-recoveries", "0"]) == 0
+    assert invoke(["boundary", "replay", "--out", str(ana)]) == 0
+    return {"root": root, "store": store, "ana": ana}
+
+
 @pytest.fixture
-def scratch(tmp_path, monkeypatch):
+def scratch(tmp_path, monkeypatch, shared):
     """A scratch folder with the files baselines and cases name; cwd moves there so a default
     output location (runs/...) would be caught as a write too."""
     (tmp_path / "runs").mkdir()
@@ -145,11 +174,16 @@ def scratch(tmp_path, monkeypatch):
     other.mkdir()
     (other / "config.json").write_text(json.dumps({"command": "someone else's run"}))
     monkeypatch.chdir(tmp_path)
+    _SHARED.update(shared)
     return tmp_path
 
 
+_SHARED: dict[str, Path] = {}
+
+
 def _fill(text: str, tmp: Path) -> str:
-    return text.format(tmp=tmp, corrupt=tmp / "corrupt.bin", other_run=tmp / "other_run", junk_dir=tmp / "junk")
+    return text.format(tmp=tmp, corrupt=tmp / "corrupt.bin", other_run=tmp / "other_run", junk_dir=tmp / "junk",
+                       store=_SHARED.get("store"), ana=_SHARED.get("ana"))
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -197,7 +231,7 @@ def test_every_number_is_bounded_on_both_sides():
 
 @pytest.mark.parametrize("cmd, opt, value", list(_cases()))
 def test_bad_value_is_one_line_exit_2_nothing_written(cmd, opt, value, scratch, capsys):
-    before = _snapshot(scratch)
+    before = _snapshot(scratch), _snapshot(_SHARED["root"])
     rc = invoke(_argv(cmd, opt, value, scratch))
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
@@ -205,4 +239,4 @@ def test_bad_value_is_one_line_exit_2_nothing_written(cmd, opt, value, scratch, 
     assert len(lines) == 1 and lines[0].startswith("policylab: error: "), captured.err
     assert opt in lines[0] or flag_of(opt) in lines[0], lines[0]
     assert captured.out == ""
-    assert _snapshot(scratch) == before
+    assert (_snapshot(scratch), _snapshot(_SHARED["root"])) == before

@@ -38,20 +38,17 @@ def _lava(root: Path) -> None:
 
 
 def _boundary(root: Path) -> None:
-    from policylab.studies.boundary import commands_analysis as stage
-    from policylab.studies.boundary import sweep
-    from policylab.studies.boundary.world import Grid
-
-    grid = Grid.build((0.5, 1.0), 2, (10, 200), 2, 1)
     store = root / "boundary" / "store"  # a store outside any run: searched by no one
     for name in ("ant_v0", "ant_v1"):
-        sweep.run_sweep(grid, sweep.resolve_checkpoint(name), store, root / "boundary" / f"sweep-{name}", chunk=16)
+        _cli("boundary", "sweep", "--checkpoint", name, "--mu-min", 0.5, "--mu-max", 1.0, "--n-mu", 2,
+             "--push-min", 10, "--push-max", 200, "--n-push", 2, "--seeds-per-cell", 1, "--chunk", 16,
+             "--store", store, "--out", root / "boundary" / f"sweep-{name}")
     ana = root / "boundary" / "ana"
-    stage.reduce(store=store, checkpoint="ant_v0", out=ana, resamples=100, seed=0, rule_check=True)
-    stage.select(out=ana, n_boundary=1, n_recoveries=0)
-    stage.report(out=ana)
-    stage.diff(store=store, a="ant_v0", b="ant_v1", out=root / "boundary" / "diff", store_b=None, resamples=100,
-               seed=0, q=0.05)
+    _cli("boundary", "reduce", "--store", store, "--checkpoint", "ant_v0", "--resamples", 100, "--out", ana)
+    _cli("boundary", "select", "--out", ana, "--n-boundary", 1, "--n-recoveries", 0)
+    _cli("boundary", "report", "--out", ana)
+    _cli("boundary", "diff", "--store", store, "--a", "ant_v0", "--b", "ant_v1", "--resamples", 100,
+         "--out", root / "boundary" / "diff")
 
 
 EXPECTED = {  # run folder -> (study, command, page, a headline label)

@@ -37,7 +37,7 @@ from policylab.envs.breakout_ale import AleBreakout, Protocol
 from policylab.envs.breakout_contract import FIRE, F, N_FEATURES, NOOP
 from policylab.envs.breakout_shadow_params import ShadowParams, load_preset
 from policylab.hashing import canonical_json
-from policylab.rollout.executors import run_tasks
+from policylab.rollout.ensure import Planned, ensure
 from policylab.rollout.store import Store, rollout_key
 from policylab.studies.breakout.features import episode_features
 
@@ -113,12 +113,6 @@ def step_bytes(env: str) -> int:
 def world_key(task: EpisodeTask, seed: int) -> dict:
     """The world as its key hashes it (see the module docstring)."""
     return {**task.world, "seed": int(seed)}
-
-
-def world_of(task: EpisodeTask, seed: int) -> dict:
-    """The world as its record keeps it: the keyed world plus the preset's name as a label."""
-    world = world_key(task, seed)
-    return world if task.env == "ale" else {**world, "preset": task.preset}
 
 
 def protocol_of(task: EpisodeTask) -> dict:
@@ -299,11 +293,33 @@ def work_units(tasks: Sequence[EpisodeTask]) -> list[list[EpisodeTask]]:
     return units
 
 
-def run_unit(unit: list[EpisodeTask]) -> list[list[Episode]]:
-    """Run one unit of work; top-level so process pools and Ray can pickle it."""
-    if unit[0].env == "ale":
-        return [run_task(t) for t in unit]
-    return run_shadow_group(unit)
+def run_unit(unit: list[EpisodeTask]) -> list[tuple[dict, dict]]:
+    """Run one unit of work: (outcome, payload) per seed, task by task; top-level so process pools
+    and Ray can pickle it."""
+    groups = [run_task(t) for t in unit] if unit[0].env == "ale" else run_shadow_group(unit)
+    return [(ep.outcome, ep.payload) for episodes in groups for ep in episodes]
+
+
+class EpisodeRunner:
+    """Breakout's batch runner for `rollout.ensure`: the missing (task, seed) pairs are regrouped
+    into their tasks and packed by `work_units` (one ALE seed, or up to SHADOW_BATCH shadow seeds)."""
+
+    run = staticmethod(run_unit)
+
+    def pack(self, todo: Sequence[Planned]) -> list[tuple[list[Planned], list[EpisodeTask]]]:
+        by_task: dict[int, tuple[EpisodeTask, list[int]]] = {}
+        by_key = {}
+        for p in todo:
+            task, seed = p.detail
+            by_task.setdefault(id(task), (task, []))[1].append(seed)
+            by_key[p.key] = p
+        units = work_units([_with_seeds(task, seeds) for task, seeds in by_task.values()])
+        return [([by_key[key_of(t, s)] for t in unit for s in t.seeds], unit) for unit in units]
+
+
+def planned(task: EpisodeTask, seed: int) -> Planned:
+    labels = {} if task.env == "ale" else {"preset": task.preset}
+    return Planned(STUDY, world_key(task, seed), policy_of(task), protocol_of(task), labels, detail=(task, seed))
 
 
 def _with_seeds(task: EpisodeTask, seeds: Sequence[int]) -> EpisodeTask:
@@ -312,30 +328,13 @@ def _with_seeds(task: EpisodeTask, seeds: Sequence[int]) -> EpisodeTask:
 
 def ensure_episodes(store: Store, tasks: Iterable[EpisodeTask], *, executor: str = "local",
                     ray_address: str | None = None, label: str = "episodes") -> dict[tuple[int, int], Any]:
-    """Run every (task, seed) that has no record yet, writing each as it finishes.
+    """Every (task, seed) as a store record, running only those the store lacks (`rollout.ensure`).
 
-    Returns {(task index, seed): record}. A present key is never run again, so a killed run
-    resumes where it stopped and ends with the same store. A key that several tasks share (the same
-    physics under two preset names, a candidate equal to the audited policy) is played once, by the
-    first task that has it, whose label its record keeps.
+    Returns {(task index, seed): record}. A key that several tasks share (the same physics under two
+    preset names, a candidate equal to the audited policy) is played once, by the first task that
+    has it, whose label its record keeps.
     """
     tasks = list(tasks)
-    missing, planned = [], set()
-    for task in tasks:
-        seeds = []
-        for s in task.seeds:
-            key = key_of(task, s)
-            if key not in planned and not store.has(key):
-                planned.add(key)
-                seeds.append(s)
-        if seeds:
-            missing.append(_with_seeds(task, seeds))
-    units = work_units(missing)
-    for j, results in run_tasks(run_unit, units, executor=executor, ray_address=ray_address, label=label,
-                                unit="batch"):
-        for task, episodes in zip(units[j], results):
-            for ep in episodes:
-                store.put(key_of(task, ep.seed), study=STUDY, world=world_of(task, ep.seed),
-                          policy=policy_of(task), protocol=protocol_of(task), outcome=ep.outcome,
-                          payload=ep.payload)
-    return {(ti, s): store.require(key_of(task, s)) for ti, task in enumerate(tasks) for s in task.seeds}
+    plan = [planned(task, s) for task in tasks for s in task.seeds]
+    records = ensure(store, plan, EpisodeRunner(), executor=executor, ray_address=ray_address, label=label)
+    return {(ti, s): records[key_of(task, s)] for ti, task in enumerate(tasks) for s in task.seeds}
