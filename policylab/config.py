@@ -25,8 +25,6 @@ import pydantic
 from pydantic import AfterValidator
 
 from policylab.errors import BadInput
-from policylab.fileio import write_json
-from policylab.hashing import canonical_json
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 
@@ -154,6 +152,9 @@ def claim_out_dir(out: str | Path, config: Mapping[str, Any], name: str = "confi
 
     Call it after every other check passed: it is the first write a command makes.
     """
+    from policylab.fileio import write_json  # numpy: not at import time, so `--help` stays light
+    from policylab.hashing import canonical_json
+
     out = Path(out)
     cfg_path = out / name
     created, fresh = not out.exists(), True

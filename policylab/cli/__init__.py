@@ -40,6 +40,7 @@ def build_app() -> typer.Typer:
         help="Measure control policies honestly: search or train in a fast simulator, then check with "
         "paired seeds and confidence intervals whether the result holds on the reference environment.",
         no_args_is_help=True,
+    rich_markup_mode=None,  # plain help: long option names wrap instead of being cut at 80 columns
         add_completion=False,
         pretty_exceptions_enable=False,
     )

@@ -13,6 +13,7 @@ app = typer.Typer(
     "the store, verify it by re-simulation, then reduce, select, replay, render clips and .rrd files, diff two "
     "checkpoints and write the reports.",
     no_args_is_help=True,
+    rich_markup_mode=None,  # plain help: long option names wrap instead of being cut at 80 columns
 )
 
 S = "policylab.studies.boundary"

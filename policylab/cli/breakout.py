@@ -11,6 +11,7 @@ from policylab.studies.breakout import requests as r
 app = typer.Typer(
     help="Breakout sim-to-real: the shadow simulator vs real Atari Breakout (ALE).",
     no_args_is_help=True,
+    rich_markup_mode=None,  # plain help: long option names wrap instead of being cut at 80 columns
 )
 
 command(app, "eval", r.EvalRequest, "policylab.studies.breakout.eval:run_eval")

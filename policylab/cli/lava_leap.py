@@ -11,6 +11,7 @@ app = typer.Typer(
     help="Lava Leap: REINFORCE vs PPO vs GRPO on a 40-tile floor, every score an exact expectation "
     "(dynamic programming over 200 fixed test floors), with charts and a walkthrough of one GRPO update.",
     no_args_is_help=True,
+    rich_markup_mode=None,  # plain help: long option names wrap instead of being cut at 80 columns
 )
 
 

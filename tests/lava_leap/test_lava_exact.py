@@ -6,7 +6,8 @@ import functools
 
 import numpy as np
 
-from policylab.studies.lava_leap import EXIT, all_deterministic_policies, evaluate, exact_outcomes, simulate
+from policylab.studies.lava_leap import EXIT, all_deterministic_policies, evaluate, exact_outcomes
+from policylab.studies.lava_leap.simulate import simulate
 from policylab.studies.lava_leap.exact import deterministic_tables
 from policylab.studies.lava_leap.floor import new_floors
 

@@ -11,20 +11,29 @@ The choices the spec leaves open - floor generator, REINFORCE baseline, PPO crit
 random draws, one shared training generator - are documented in `floor`, `agent` and `learners`
 and in README.md.
 
-Importing this package registers the Gymnasium env ``policylab/LavaLeap-v0``.
+Using any of the package's names (or importing `gym_env`) registers the Gymnasium env
+``policylab/LavaLeap-v0``.
 """
 
-from policylab.studies.lava_leap.agent import Run, leap_table, play, policy, sensors
-from policylab.studies.lava_leap.exact import all_deterministic_policies, evaluate, exact_outcomes
-from policylab.studies.lava_leap.floor import EXIT, FLOOR, LEAP, STEP, new_floor
-from policylab.studies.lava_leap.gym_env import ENV_ID, register
-from policylab.studies.lava_leap.learners import batch, grpo_update, ppo_update, reinforce_update, train
-from policylab.studies.lava_leap.simulate import simulate
+import importlib
 
-register()
+# name -> submodule; resolved on first use (PEP 562), so importing the package (as the CLI does for
+# its request model in `config`) loads neither numba nor gymnasium.
+_EXPORTS = {
+    "Run": "agent", "leap_table": "agent", "play": "agent", "policy": "agent", "sensors": "agent",
+    "all_deterministic_policies": "exact", "evaluate": "exact", "exact_outcomes": "exact",
+    "EXIT": "floor", "FLOOR": "floor", "LEAP": "floor", "STEP": "floor", "new_floor": "floor",
+    "ENV_ID": "gym_env", "register": "gym_env",
+    "batch": "learners", "grpo_update": "learners", "ppo_update": "learners", "reinforce_update": "learners",
+    "train": "learners",
+}  # `simulate` is both a module and its function: import it from `lava_leap.simulate`
+__all__ = sorted(_EXPORTS)
 
-__all__ = [
-    "ENV_ID", "EXIT", "FLOOR", "LEAP", "STEP", "Run", "all_deterministic_policies", "batch", "evaluate",
-    "exact_outcomes", "grpo_update", "leap_table", "new_floor", "play", "policy", "ppo_update",
-    "reinforce_update", "sensors", "simulate", "train",
-]
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    importlib.import_module(f"{__name__}.gym_env")  # registers the env
+    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value

@@ -67,3 +67,6 @@ def register() -> None:
     """Register ENV_ID with Gymnasium (once per process)."""
     if ENV_ID not in gym.registry:
         gym.register(id=ENV_ID, entry_point="policylab.studies.lava_leap.gym_env:LavaLeapEnv", max_episode_steps=EXIT)
+
+
+register()
