@@ -19,7 +19,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Mapping, TypeVar
+from typing import Annotated, Any, ClassVar, Mapping, TypeVar
 
 import pydantic
 from pydantic import AfterValidator
@@ -38,10 +38,19 @@ class StrictModel(pydantic.BaseModel):
 
 class Request(StrictModel):
     """Base of every command's request. `needs()` estimates the run's peak memory and disk bytes
-    so that a run the machine cannot hold is refused up front (see `check_resources`)."""
+    so that a run the machine cannot hold is refused up front (see `check_resources`), naming the
+    options that size it (`SIZE_FIELDS`); the disk is checked where the bytes go (the store if the
+    command has one, else the out folder)."""
+
+    SIZE_FIELDS: ClassVar[tuple[str, ...]] = ("out",)
 
     def needs(self) -> tuple[int, int]:
         return 0, 0
+
+    def check_resources(self) -> None:
+        memory, disk = self.needs()
+        where = getattr(self, "store", None) or getattr(self, "out", None) or Path(".")
+        check_resources(memory, disk, Path(where), "/".join(self.SIZE_FIELDS))
 
 
 def validated(model: type[M], data: Mapping[str, Any]) -> M:

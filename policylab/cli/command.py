@@ -22,7 +22,7 @@ from typing import Any, Literal, Optional
 
 import typer
 
-from policylab.config import Request, check_resources, validated
+from policylab.config import Request, validated
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,7 @@ def _load(target: str):
 def run_request(model: type[Request], target: str, data: dict[str, Any]) -> int:
     """Validate `data` into `model`, check the machine can hold the run, run it, print its end."""
     req = validated(model, data)
-    memory, disk = req.needs()
-    check_resources(memory, disk, Path(getattr(req, "out", None) or "."), "out")
+    req.check_resources()
     result = _load(target)(req)
     if not isinstance(result, Result):
         result = Result(Path(result))

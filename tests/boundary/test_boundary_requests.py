@@ -247,7 +247,7 @@ def test_sweep_needs_are_checked_before_anything_is_written(tmp_path, monkeypatc
     import policylab.config
 
     monkeypatch.setattr(policylab.config, "available_memory", lambda: 10 * 2**20)
-    _bad(["sweep", "--store", tmp_path / "s", "--out", tmp_path / "o"], "out", tmp_path, "this run needs about")
+    _bad(["sweep", "--store", tmp_path / "s", "--out", tmp_path / "o"], "n_mu/n_push/seeds_per_cell", tmp_path, "this run needs about")
 
 
 def test_sweep_needs_scale_with_chunk_and_grid(tmp_path, monkeypatch):

@@ -174,7 +174,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, case
 def test_a_run_the_machine_cannot_hold_is_refused_up_front(tmp_path, capsys):
     out = tmp_path / "out"
     code, _, stderr = run(capsys, *EVAL[:-1], "100000", "--max-steps", "27000", "--out", out)
-    assert code == 2 and stderr.startswith("policylab: error: out: this run writes about")
+    assert code == 2 and stderr.startswith("policylab: error: episodes/max_steps: this run writes about")
     assert not out.exists()
     memory, disk = R.EvalRequest(env="ale", policy="breakout_policy_v3", episodes=100_000, max_steps=27_000,
                                  out=out).needs()

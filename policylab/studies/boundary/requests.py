@@ -146,6 +146,8 @@ class SweepRun(Request):
     """Play the checkpoint in every world of the friction x push grid; each rollout becomes a store
     record. Resumable: worlds already in the store are skipped."""
 
+    SIZE_FIELDS = ("n_mu", "n_push", "seeds_per_cell")
+
     checkpoint: CheckpointSpec = Field("ant_v0", description=CHECKPOINT_HELP)
     mu_min: float = Field(DEFAULT_MU[0], ge=MU_RANGE[0], le=MU_RANGE[1],
                           description=f"Lowest friction (resolution {MU_RES}).")

@@ -111,6 +111,8 @@ class BreakoutRun(Request):
 class EvalRequest(BreakoutRun):
     """Run a policy for N seeded episodes; write episodes.jsonl, replays/, report.json and report.html."""
 
+    SIZE_FIELDS = ("episodes", "max_steps")
+
     env: Literal["ale", "shadow"] = Field(description="Environment: ale (real Atari Breakout) or shadow (the fast "
                                           "simulator, with --preset).")
     policy: Policy
@@ -139,6 +141,8 @@ class EvalRequest(BreakoutRun):
 
 class AuditRequest(BreakoutRun):
     """Run a policy on both envs on the same seeds; write audit.json and audit.html (gaps + decision)."""
+
+    SIZE_FIELDS = ("episodes", "max_steps", "candidates")
 
     policy: Policy
     params: Params = None
@@ -188,6 +192,8 @@ class AuditRequest(BreakoutRun):
 
 class TrainRequest(BreakoutRun):
     """Search v3-family parameters in the search env, validate the pick on ALE, give a verdict."""
+
+    SIZE_FIELDS = ("budget", "search_seeds", "screen_episodes", "validate_episodes", "max_steps")
 
     out: Out
     space: Literal["grid216", "random", "tpe"] = Field(

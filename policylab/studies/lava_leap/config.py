@@ -40,7 +40,21 @@ class LavaLeapConfig(Request):
     lr_critic: float = Field(0.5, gt=0, le=100, description="PPO critic learning rate.")
     n_seeds: int = Field(5, ge=1, le=100, alias="seeds", description="Training seeds per algorithm.")
     seed_base: int = Field(seed_range_base("lava_leap", "training"), ge=0, le=1_000_000,
-                           description="Training seed i is seed_base + i.")
+                           description="Training seed i is seed_base + i. The learning rates are chosen on "
+                                       "these seeds.")
+    validation_seed_base: int = Field(seed_range_base("lava_leap", "validation"), ge=0, le=1_000_000,
+                                      description="Validation seed i is validation_seed_base + i: each "
+                                                  "algorithm's chosen learning rate is compared on these fresh "
+                                                  "seeds; they must not overlap the training seeds.")
+
+    @field_validator("validation_seed_base")
+    @classmethod
+    def _fresh_validation_seeds(cls, v: int, info: ValidationInfo) -> int:
+        n, base = info.data.get("n_seeds"), info.data.get("seed_base")
+        if n is not None and base is not None and v < base + n and base < v + n:
+            raise ValueError(f"validation seeds {v}..{v + n - 1} overlap the training seeds {base}..{base + n - 1}; "
+                             "selection and validation must not share seeds")
+        return v
 
     @field_validator("eval_every")
     @classmethod
@@ -56,6 +70,10 @@ class LavaLeapConfig(Request):
     def seeds(self) -> list[int]:
         return [world_seed("lava_leap", 0, i, base=self.seed_base) for i in range(self.n_seeds)]
 
+    @property
+    def validation_seeds(self) -> list[int]:
+        return [world_seed("lava_leap", 0, i, base=self.validation_seed_base) for i in range(self.n_seeds)]
+
     def train_kwargs(self, **override) -> dict:
         kw = dict(lr=self.lr, eps=self.eps, G=self.G, passes=self.passes, rounds=self.rounds,
                   eval_every=self.eval_every, lr_critic=self.lr_critic)
@@ -64,8 +82,12 @@ class LavaLeapConfig(Request):
 
 
 class LavaLeapRun(LavaLeapConfig):
-    """Run baseline and ceiling, E1-E6, the LR sweep, clip statistics, the slow-seed analysis and the
-    test-floor statistics; write the JSON, the six charts and index.html into OUT."""
+    """Run baseline and ceiling, E1-E6, the LR sweep (chosen on the training seeds, compared on fresh
+    validation seeds), clip statistics, the slow-seed analysis and the test-floor statistics, with t
+    intervals over training seeds and paired verdicts; write the JSON, the charts and index.html
+    into OUT."""
+
+    SIZE_FIELDS = ("rounds", "group_size")
 
     out: OutDir = Field(description="Output folder: results/*.json, assets/*.png and index.html. Must be new, "
                         "empty, or hold a run of this same configuration.")
