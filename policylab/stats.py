@@ -169,3 +169,111 @@ def kaplan_meier(times: Sequence[float], failed: Sequence[bool], horizon: float)
         curve_s.append(s)
     return {"n": int(n), "failures": int(f.sum()), "times": curve_t, "survival": curve_s,
             "survival_at_horizon": s}
+
+
+# -- t intervals over a handful of independent units (training seeds) -----------------------------
+def t_interval(values: Sequence[float], *, level: float = 0.95) -> dict:
+    """Student-t interval of the mean of `values`, each one independent unit (a training seed).
+
+    With n = 5 units a percentile bootstrap under-covers (it resamples only 5 values, and its
+    intervals are too narrow); the t interval mean +- t_{(1+level)/2, n-1} * sd / sqrt(n), with the
+    sample standard deviation (ddof = 1), has its stated coverage when the units' values are roughly
+    normal. With one unit there is no interval: `ci` is None.
+    """
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        raise ValueError("t_interval of no values")
+    mean = float(x.mean())
+    if x.size < 2:
+        return {"n": 1, "mean": mean, "sd": None, "se": None, "df": 0, "t": None, "ci": None, "level": level}
+    sd = float(x.std(ddof=1))
+    se = sd / float(np.sqrt(x.size))
+    t = float(sps.t.ppf(0.5 + level / 2.0, x.size - 1))
+    return {"n": int(x.size), "mean": mean, "sd": sd, "se": se, "df": int(x.size - 1), "t": t,
+            "ci": [mean - t * se, mean + t * se], "level": level}
+
+
+def paired_t_power(n: int, delta: float, sd: float, *, level: float = 0.95) -> float:
+    """Power of a two-sided paired t-test at 1 - `level` with `n` pairs, when the true mean
+    difference is `delta` and the differences' standard deviation is `sd` (noncentral t)."""
+    if n < 2:
+        return 0.0
+    if sd <= 0:
+        return 1.0 if delta != 0 else 0.0
+    df = n - 1
+    crit = float(sps.t.ppf(0.5 + level / 2.0, df))
+    ncp = float(np.sqrt(n) * abs(delta) / sd)
+    power = float(sps.nct.sf(crit, df, ncp) + sps.nct.cdf(-crit, df, ncp))
+    if not np.isfinite(power):  # scipy's noncentral t fails far in its tail; the normal limit holds there
+        power = float(sps.norm.sf(crit - ncp) + sps.norm.cdf(-crit - ncp))
+    return power
+
+
+def seeds_for_power(delta: float, sd: float | None, *, level: float = 0.95, power: float = 0.8,
+                    max_n: int = 100_000) -> int | None:
+    """Fewest paired units (n >= 2) at which a two-sided paired t-test at 1 - `level` detects a true
+    difference `delta` with probability `power`, if the differences spread with standard deviation
+    `sd`. None when `delta` is 0, `sd` is unknown, or more than `max_n` units would be needed."""
+    if sd is None or delta == 0 or not np.isfinite(delta) or not np.isfinite(sd):
+        return None
+    hi = 2  # power grows with n: double until it is reached, then bisect
+    while paired_t_power(hi, delta, sd, level=level) < power:
+        if hi >= max_n:
+            return None
+        hi = min(2 * hi, max_n)
+    lo = max(2, hi // 2)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if paired_t_power(mid, delta, sd, level=level) >= power:
+            hi = mid
+        else:
+            lo = mid + 1
+    return int(lo)
+
+
+VERDICT_BETTER, VERDICT_WORSE, VERDICT_NONE = "better", "worse", "no detectable difference"
+VERDICT_TOO_FEW = "too few seeds for an interval"
+
+
+def paired_t(a: Sequence[float], b: Sequence[float], *, level: float = 0.95, power: float = 0.8) -> dict:
+    """Paired comparison of `a` vs `b`, unit by unit (same seeds, same order), by the t interval of
+    the per-unit differences a_i - b_i.
+
+    `verdict` is "better" (a above b) when the whole interval is above 0, "worse" when it is below
+    0, else "no detectable difference" (or "too few seeds for an interval" with one pair).
+    `seeds_needed` is how many paired units a test at the same level needs to detect the observed
+    mean difference with probability `power`, given the observed spread of the differences (an
+    estimate: the spread itself comes from these few units).
+    """
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.shape != y.shape or x.size == 0:
+        raise ValueError("paired_t needs two equally long, non-empty lists")
+    d = x - y
+    iv = t_interval(d, level=level)
+    if iv["ci"] is None:
+        verdict, p_value = VERDICT_TOO_FEW, None
+    else:
+        lo, hi = iv["ci"]
+        verdict = VERDICT_BETTER if lo > 0 else VERDICT_WORSE if hi < 0 else VERDICT_NONE
+        if iv["se"] > 0:
+            p_value = float(2.0 * sps.t.sf(abs(iv["mean"]) / iv["se"], iv["df"]))
+        else:
+            p_value = 0.0 if iv["mean"] != 0 else 1.0
+    return {
+        "n": int(d.size),
+        "mean_a": float(x.mean()),
+        "mean_b": float(y.mean()),
+        "mean_delta": iv["mean"],
+        "sd_delta": iv["sd"],
+        "ci": iv["ci"],
+        "level": level,
+        "t": iv["t"],
+        "p_value": p_value,
+        "verdict": verdict,
+        "wins": int((d > 0).sum()),
+        "ties": int((d == 0).sum()),
+        "losses": int((d < 0).sum()),
+        "power": power,
+        "seeds_needed": seeds_for_power(iv["mean"], iv["sd"], level=level, power=power),
+    }

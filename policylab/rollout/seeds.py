@@ -9,7 +9,8 @@ against stored records, so a change here that would silently simulate different 
 Schemes
 - ``breakout``: episode ``i`` of a run started at seed ``S`` uses ``S + i`` (the original's rule);
   the cell is unused (0).
-- ``lava_leap``: ``base + seed_index`` (training seeds 0..4 in the original).
+- ``lava_leap``: ``base + seed_index`` (training seeds 0..4 in the original; validation seeds
+  1000.. for the learning-rate check).
 - ``boundary``: ``1_000_000 + rollout_index`` with
   ``rollout_index = cell * seeds_per_cell + seed_index`` and ``cell = mu_idx * n_push + push_idx``
   (the failure-boundary spec; the offset keeps sweep seeds away from training seeds).
@@ -36,6 +37,10 @@ breakout    calibration  7_000_000  1_000_000  ``calibrate``: the traces' polici
 lava_leap   training     0          100        ``lava-leap run --seed-base`` (default 0); at most
                                                100 seeds per algorithm
 lava_leap   test_floors  2024       1          the generator seed of the 200 test floors (spec §6)
+lava_leap   validation   1_000      100        ``lava-leap run --validation-seed-base`` (default
+                                               1000): fresh seeds on which each algorithm's
+                                               learning rate, chosen on the training seeds, is
+                                               compared; disjoint from training
 boundary    training     0          1_000_000  ARS reset seeds, drawn uniformly below the sweep
 boundary    evaluation   900_000    100_000    nominal evaluation during training (900_000 + i).
                                                Shares training: a drawn reset seed can coincide
@@ -100,6 +105,7 @@ RANGES: dict[tuple[str, str], SeedRange] = {(r.study, r.purpose): r for r in (
     SeedRange("breakout", "calibration", 7_000_000, 1_000_000),
     SeedRange("lava_leap", "training", 0, 100),
     SeedRange("lava_leap", "test_floors", 2024, 1),
+    SeedRange("lava_leap", "validation", 1_000, 100),
     SeedRange("boundary", "training", 0, 1_000_000),
     SeedRange("boundary", "evaluation", 900_000, 100_000, shares=("training",)),
     SeedRange("boundary", "sweep", 1_000_000, 2_000_000),

@@ -1,4 +1,5 @@
-"""One full `policylab lava-leap run` per test session, shared by the tests that read its outputs."""
+"""One full `policylab lava-leap run` per test session (per name and arguments), shared by the tests
+that read its outputs."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 CLI = [sys.executable, "-m", "policylab.cli", "lava-leap", "run"]
 _ROOT = Path(tempfile.mkdtemp(prefix="lava-leap-tests-"))
 atexit.register(shutil.rmtree, _ROOT, True)
+STDOUT: dict[str, str] = {}  # run name -> what the command printed on stdout
 
 
 def cli(*args, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -21,11 +23,13 @@ def cli(*args, timeout: float = 300) -> subprocess.CompletedProcess:
 
 
 @functools.lru_cache(maxsize=None)
-def full_run(name: str = "a") -> Path:
-    """Run the study on its defaults into a fresh folder (once per name) and return the folder."""
+def full_run(name: str = "a", args: tuple[str, ...] = ()) -> Path:
+    """Run the study (on its defaults, or with `args`) into a fresh folder, once per name; returns
+    the folder."""
     out = _ROOT / name
-    proc = cli("--out", out)
+    proc = cli(*args, "--out", out)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    STDOUT[name] = proc.stdout
     return out
 
 

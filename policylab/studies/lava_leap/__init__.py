@@ -4,8 +4,11 @@ A bot walks a 40-tile floor with lava channels, seeing three tiles ahead; it can
 (+2 or +3, a coin flip). Every policy is a leap table over 8 sensor patterns, so its expected
 score on a floor is computed exactly by dynamic programming, and the best of all 256 deterministic
 policies is the ceiling. Modules: `floor` (rules and the generator), `agent` (sensors, policy,
-play), `exact` (DP), `simulate` (Monte Carlo), `learners` (REINFORCE, PPO, GRPO), `experiments`
-and `walkthrough` (the post's experiments), `charts`, `report`, `checks`, `cli`, `gym_env`.
+play), `exact` (DP), `simulate` (Monte Carlo), `learners` (REINFORCE, PPO, GRPO), `runs` (training
+runs as store records), `experiments` and `walkthrough` (the post's experiments), `uncertainty`
+(t intervals over training seeds, paired verdicts, the learning-rate selection and validation),
+`claims` (the narrative's claims checked over every seed, and the titles they pick), `checks`,
+`charts`, `page` and `report` (the page), `cli`, `gym_env`.
 
 The choices the spec leaves open - floor generator, REINFORCE baseline, PPO critic, order of
 random draws, one shared training generator - are documented in `floor`, `agent` and `learners`

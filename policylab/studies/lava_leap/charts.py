@@ -1,4 +1,5 @@
-"""The six charts of the post, in its house style (spec §9).
+"""The six charts of the post, plus the slow seed and the walkthrough's weight change, in its house
+style (spec §9).
 
 200 dpi on a fixed canvas (no tight cropping, so the figure-coordinate header sits where the
 original put it), white background, Noto Sans falling back to DejaVu Sans, a left-aligned bold
@@ -33,7 +34,10 @@ PATTERN_NAME = {
 }
 NEVER = (0b101, 0b111)
 FILES = {"e1": "e1-before-after.png", "e2": "e2-training-curves.png", "e3a": "e3a-group-advantage.png",
-         "e3b": "e3b-critic-blindspot.png", "e4": "e4-ratio-spread.png", "e5": "e5-policy-learned.png"}
+         "e3b": "e3b-critic-blindspot.png", "e4": "e4-ratio-spread.png", "e5": "e5-policy-learned.png",
+         "slow": "e2b-slow-seed.png", "walk": "e4b-update-weights.png"}
+OCCURRING = (0b100, 0b110, 0b000, 0b001, 0b010, 0b011)
+ROW_NAMES = ("lava +1", "lava +2", "lava +3", "bias")
 TILE_TICKS = [0, 5, 10, 15, 20, 25, 30, 35, 39]
 
 
@@ -267,7 +271,10 @@ def draw_e4(path, trace, A, labels, eps, title) -> None:
 
 
 def draw_e5(path, before, after, rounds, title) -> None:
+    """`after`: one leap table per GRPO seed; bars are their mean, dots each seed."""
     order = [0b100, 0b110, 0b000, 0b001, 0b010, 0b011, 0b101, 0b111]
+    tables = np.atleast_2d(np.asarray(after, dtype=float))
+    mean = tables.mean(axis=0)
     fig, ax = plt.subplots(figsize=(9.5, 4.6))
     fig.subplots_adjust(left=0.40, right=0.93, top=0.78, bottom=0.12)
     ys = np.arange(len(order))[::-1].astype(float)
@@ -275,8 +282,11 @@ def draw_e5(path, before, after, rounds, title) -> None:
     for y, b in zip(ys, order):
         never = b in NEVER
         ax.barh(y + 0.17, before[b], height=0.3, color=SAFE, zorder=2)
-        ax.barh(y - 0.17, after[b], height=0.3, color=GRAY if never else TEAL, zorder=2)
-        ax.text(after[b] + 0.012, y - 0.17, f"{after[b]:.3f}", va="center", fontsize=10.5,
+        ax.barh(y - 0.17, mean[b], height=0.3, color=GRAY if never else TEAL, zorder=2)
+        if len(tables) > 1:
+            ax.scatter(tables[:, b], np.full(len(tables), y - 0.17), s=14, color=INK, lw=0, alpha=0.8, zorder=3)
+        right = max(mean[b], tables[:, b].max())
+        ax.text(right + 0.012, y - 0.17, f"{mean[b]:.3f}", va="center", fontsize=10.5,
                 color=MUTED if never else INK, fontweight="normal" if never else "bold")
         for j in range(3):  # the three sensor tiles, drawn as tiles
             ax.scatter([-0.15 + 0.04 * j], [y], marker="s", s=110, clip_on=False, zorder=4,
@@ -288,19 +298,92 @@ def draw_e5(path, before, after, rounds, title) -> None:
     ax.text(-0.19, (ys[-3] + ys[-2]) / 2, "never occur on a real floor:", ha="right", va="center", fontsize=10,
             color=MUTED, style="italic", transform=ax.get_yaxis_transform())
     ax.set_yticks([])
-    ax.set_xlim(0, 1.0)
+    ax.set_xlim(0, 1.08)
     ax.set_ylim(ys[-1] - 0.55, ys[0] + 0.85)
     ax.set_xlabel("P(LEAP): probability the bot leaps on this pattern", fontsize=11)
     ax.grid(axis="y", visible=False)
     ax.spines["left"].set_visible(False)
     ax.text(-0.11, ys[0] + 0.62, "+1 +2 +3", ha="center", va="center", fontsize=9.5, color=MUTED,
             transform=ax.get_yaxis_transform())
-    header(fig, title, "Leap probability for each of the 8 sensor patterns: before training "
-                       f"(light bars) and after {rounds} GRPO updates (teal).", x=0.035)
+    seeds_note = f"teal: mean of {len(tables)} GRPO seeds, dots: each seed" if len(tables) > 1 else "teal"
+    header(fig, title, f"Leap probability for each of the 8 sensor patterns: before training (light bars) and after "
+                       f"{rounds} GRPO updates ({seeds_note}).", x=0.035)
     save(fig, path)
 
 
-DRAW = {"e1": draw_e1, "e2": draw_e2, "e3a": draw_e3a, "e3b": draw_e3b, "e4": draw_e4, "e5": draw_e5}
+def draw_slow(path, updates, curves, seeds, slow, window, plateau, title) -> None:
+    """Every GRPO seed's curve, the slow one thick, the window a plateau would have to sit in shaded,
+    and the slow seed's plateau (updates (start, end), or None where it has none) marked."""
+    fig, ax = plt.subplots(figsize=(9.5, 4.4))
+    fig.subplots_adjust(left=0.09, right=0.82, top=0.79, bottom=0.14)
+    ax.axvspan(window[0], window[1], color=SOFT, lw=0, zorder=0)
+    for i, c in enumerate(curves):
+        if i != slow:
+            ax.plot(updates, c, color=GRAY, lw=1.0, alpha=0.7, zorder=2)
+    ax.plot(updates, curves[slow], color=TEAL, lw=2.6, zorder=3)
+    if plateau is not None:  # the slow seed's plateau, where there is one
+        ax.axvspan(plateau[0], plateau[1], color=TEAL, alpha=0.18, lw=0, zorder=1)
+        ax.text((plateau[0] + plateau[1]) / 2, 0.97, "plateau", ha="center", va="top", fontsize=9.5, color=TEAL,
+                transform=ax.get_xaxis_transform())
+    dx = updates[-1] * 0.015
+    ax.text(updates[-1] + dx, curves[slow][-1], f"seed {seeds[slow]} {curves[slow][-1]:.3f}", va="center",
+            fontsize=10.5, color=INK, fontweight="bold", clip_on=False)
+    if len(curves) > 1:
+        others = [c[-1] for i, c in enumerate(curves) if i != slow]
+        ax.text(updates[-1] + dx, ax.get_ylim()[0] + 0.1 * (ax.get_ylim()[1] - ax.get_ylim()[0]),
+                f"grey: the other\n{len(others)} seeds, final\n{min(others):.3f} to {max(others):.3f}", va="bottom",
+                fontsize=9.5, color=MUTED, clip_on=False)
+    ax.text(window[0] + 2, 0.03, f"updates {window[0]}-{window[1]}", fontsize=9.5, color=TEAL, va="bottom",
+            transform=ax.get_xaxis_transform())
+    ax.set_xlim(0, updates[-1])
+    ax.set_xlabel("Training updates")
+    ax.set_ylabel("Mean score, 200 test floors")
+    header(fig, title, f"GRPO, every training seed; thick: seed {seeds[slow]}, the lowest at update 100. "
+                       "Shaded: where a plateau would have to sit.", x=0.09)
+    save(fig, path)
+
+
+def draw_walk(path, walk, title) -> None:
+    """The walkthrough's update in two panels: P(LEAP) per occurring pattern before each pass and
+    after the last, and the change of every weight (W after - W before) as a small annotated grid."""
+    passes = walk["passes"]
+    stages = [p["leap_table"] for p in passes] + [walk["leap_table_final"]]
+    labels = ["start"] + [f"after {p['k']}" for p in passes]
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.5, 4.4), gridspec_kw=dict(width_ratios=[1.6, 1]))
+    fig.subplots_adjust(left=0.08, right=0.97, top=0.79, bottom=0.14, wspace=0.55)
+    x = np.arange(len(stages))
+    moved = sorted(OCCURRING, key=lambda b: -abs(stages[-1][b] - stages[0][b]))[:3]
+    ends = [stages[-1][b] for b in OCCURRING]
+    for b, y_label in zip(OCCURRING, spread(ends, 0.045)):
+        y = [st[b] for st in stages]
+        strong = b in moved
+        ax.plot(x, y, color=TEAL if strong else GRAY, lw=2.0 if strong else 1.0, marker="o", ms=3.5, zorder=3)
+        ax.text(x[-1] + 0.12, y_label, f"{b:03b}", va="center", fontsize=9.5, color=INK if strong else MUTED)
+    ax.set_xticks(x, labels, fontsize=9.5)
+    ax.set_xlim(-0.2, x[-1] + 0.6)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("GRPO pass")
+    ax.set_ylabel("P(LEAP) on the pattern")
+    W0 = np.asarray(walk["policy"]["W"], dtype=float)
+    W1 = np.asarray(walk["W_final"], dtype=float)
+    dW = W1 - W0
+    lim = max(float(np.abs(dW).max()), 1e-9)
+    ax2.imshow(dW, cmap="BrBG", vmin=-lim, vmax=lim, aspect="auto")
+    for i in range(dW.shape[0]):
+        for j in range(dW.shape[1]):
+            dark = abs(dW[i, j]) > 0.55 * lim
+            ax2.text(j, i, f"{dW[i, j]:+.3f}", ha="center", va="center", fontsize=10, color="white" if dark else INK)
+    ax2.set_xticks([0, 1], ["STEP", "LEAP"])
+    ax2.set_yticks(range(4), ROW_NAMES)
+    ax2.grid(False)
+    ax2.set_title("change of each weight", fontsize=10.5, color=INK, loc="left", pad=6)
+    header(fig, title, f"Left: the six patterns that occur; the three that moved most in teal. Right: W after "
+                       f"minus W before, {len(passes)} passes at lr {walk['hyper']['lr']}.", x=0.08)
+    save(fig, path)
+
+
+DRAW = {"e1": draw_e1, "e2": draw_e2, "e3a": draw_e3a, "e3b": draw_e3b, "e4": draw_e4, "e5": draw_e5,
+        "slow": draw_slow, "walk": draw_walk}
 
 
 def draw_all(charts: dict, assets: Path) -> list[Path]:

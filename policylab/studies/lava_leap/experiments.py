@@ -17,14 +17,18 @@ from policylab.rollout.ensure import ensure
 from policylab.rollout.store import Store
 from policylab.studies.lava_leap import config as C
 from policylab.studies.lava_leap import runs
+from policylab.studies.lava_leap import claims as K
+from policylab.studies.lava_leap import uncertainty as U
 from policylab.studies.lava_leap.checks import evaluate_checks
 from policylab.studies.lava_leap.agent import leap_table, play, sensors
-from policylab.studies.lava_leap.exact import all_deterministic_policies, deterministic_tables, evaluate, exact_outcomes
+from policylab.studies.lava_leap.charts import NAME
+from policylab.studies.lava_leap.exact import (all_deterministic_policies, deterministic_tables, evaluate, exact_outcomes,
+                                               outcomes_many)
 from policylab.studies.lava_leap.floor import FLOOR, channels, floor_info, new_floor, new_floors
 from policylab.studies.lava_leap.learners import ADV_EPS, ALGOS, group_advantage
 from policylab.studies.lava_leap.records import fall_kind, keyed_table, reached_exit, rnd, rnd_list, rounded, run_info
 from policylab.studies.lava_leap.simulate import simulate
-from policylab.studies.lava_leap.walkthrough import walkthrough
+from policylab.studies.lava_leap.walkthrough import replay_group, walkthrough
 
 NEVER = (0b101, 0b111)  # patterns impossible on a real floor (gap >= 2, width <= 2)
 OCCURRING = (0, 1, 2, 3, 4, 6)
@@ -40,6 +44,7 @@ class Trained:
     weights: dict = field(default_factory=dict)  # (algo, seed) -> (W, v)
     snaps: dict = field(default_factory=dict)  # (algo, seed) -> {update: (W, v)}
     clip_logs: dict = field(default_factory=dict)  # (algo, seed) -> [per-update dicts]
+    by_lr: dict = field(default_factory=dict)  # (algo, lr) -> [final score per training seed], LR sweep + default
 
 
 @dataclass
@@ -74,15 +79,16 @@ def baseline_and_ceiling(test, sim_rng):
     return untrained, ceil, best_table
 
 
-def train_all(cfg: C.LavaLeapConfig, store: Store) -> tuple[Trained, dict]:
-    """E2 (every algorithm x seed) and the LR sweep: training runs as store records (one ensure call)."""
+def train_all(cfg: C.LavaLeapConfig, store: Store) -> Trained:
+    """E2 (every algorithm x training seed) and the LR sweep: training runs as store records (one
+    ensure call). `by_lr` holds every (algo, lr)'s final scores, the run's own lr included."""
     seeds = cfg.seeds
     main = [(algo, seed, runs.planned(cfg, algo, seed)) for algo in ALGOS for seed in seeds]
     sweep_runs = [(algo, lr) for algo, lrs in C.LR_SWEEP.items() for lr in lrs]
     swept = [(algo, lr, seed, runs.planned(cfg, algo, seed, lr=lr)) for algo, lr in sweep_runs for seed in seeds]
     records = ensure(store, [p for *_, p in main] + [p for *_, p in swept], runs.Runner(),
                      label="lava-leap: training", unit="runs")
-    out, sweep = Trained(), {}
+    out = Trained()
     for algo, seed, p in main:
         W, v, curve, saved, log = runs.unpack(store.payload(records[p.key].key))
         _require_finite(algo, seed, W, v, curve)
@@ -92,11 +98,35 @@ def train_all(cfg: C.LavaLeapConfig, store: Store) -> tuple[Trained, dict]:
         out.snaps[algo, seed] = saved
         if algo != "reinforce":
             out.clip_logs[algo, seed] = log
+    for algo in ALGOS:
+        out.by_lr[algo, float(cfg.lr)] = [rnd(c[-1]) for c in out.curves[algo]]
     for algo, lr in sweep_runs:
-        finals = [records[p.key].outcome["final_score"] for a, r, _, p in swept if (a, r) == (algo, lr)]
-        sweep[f"{algo}@{lr}"] = dict(algo=algo, lr=lr, score_mean=rnd(np.mean(finals)),
-                                     score_min=rnd(np.min(finals)), score_max=rnd(np.max(finals)))
-    return out, sweep
+        out.by_lr[algo, float(lr)] = [rnd(_final(records[p.key], a, r, s)) for a, r, s, p in swept
+                                      if (a, r) == (algo, lr)]
+    return out
+
+
+def _final(record, algo: str, lr: float, seed: int) -> float:
+    """A sweep or validation run's final score; a run that diverged is refused by name, as in E2."""
+    score = record.outcome["final_score"]
+    if not record.outcome.get("finite", True) or not np.isfinite(score):
+        raise BadInput("lr", f"{algo} at lr {lr} (seed {seed}) diverged: its weights became non-finite; the "
+                             "learning-rate sweep trains at its own fixed rates, so these hyperparameters cannot "
+                             "be swept")
+    return score
+
+
+def validate_lrs(cfg: C.LavaLeapConfig, store: Store, chosen: dict[str, float]) -> dict:
+    """The chosen learning rates (and the defaults where they differ) trained again on the validation
+    seeds, as store records (a second ensure call: what runs depends on the choice). Returns
+    {(algo, lr): [final score per validation seed]}."""
+    plan = [(algo, lr, seed, runs.planned(cfg, algo, seed, lr=lr))
+            for algo, lr in U.validation_plan(cfg, chosen) for seed in cfg.validation_seeds]
+    records = ensure(store, [p for *_, p in plan], runs.Runner(), label="lava-leap: validation", unit="runs")
+    out: dict = {}
+    for algo, lr, seed, p in plan:
+        out.setdefault((algo, lr), []).append(rnd(_final(records[p.key], algo, lr, seed)))
+    return out
 
 
 def _require_finite(algo: str, seed: int, W, v, curve) -> None:
@@ -127,6 +157,13 @@ def finals_section(cfg, tr: Trained, updates, ceiling, test, sim_rng) -> dict:
         final[algo]["updates_to_90pct"] = int(updates[hit[0]]) if len(hit) else None
         final[algo]["score_at_50"] = rnd(m[updates.index(50)])
         final[algo]["score_at_100"] = rnd(m[updates.index(100)])
+        # the unit is the training seed: t intervals over the per-seed exact scores
+        s_iv = U.interval([p["score"] for p in final[algo]["per_seed"]])
+        e_iv = U.interval([p["exit_rate"] for p in final[algo]["per_seed"]])
+        final[algo].update(n_seeds=s_iv["n"], score_sd=s_iv["sd"], score_ci95=s_iv["ci95"],
+                           pct_of_ceiling_ci95=None if s_iv["ci95"] is None
+                           else rnd_list(100 * x / ceiling for x in s_iv["ci95"]),
+                           exit_sd=e_iv["sd"], exit_ci95=e_iv["ci95"])
     return final
 
 
@@ -140,7 +177,8 @@ def slow_seed_section(cfg, tr: Trained, updates) -> dict:
     lt10 = leap_table(tr.snaps["grpo", cfg.seeds[slow]][10][0])
     return dict(seed=cfg.seeds[slow], plateau_mean=rnd(plateau.mean()), plateau_min=rnd(plateau.min()),
                 plateau_max=rnd(plateau.max()), release_update=None if release is None else int(release),
-                leap_table_at_10=rnd_list(lt10), min_leap_at_10=rnd(lt10[list(OCCURRING)].min()))
+                leap_table_at_10=rnd_list(lt10), min_leap_at_10=rnd(lt10[list(OCCURRING)].min()),
+                score_at_100_per_seed=[rnd(c[updates.index(C.SLOW_AT)]) for c in curves])
 
 
 def clip_section(cfg, tr: Trained) -> dict:
@@ -180,23 +218,14 @@ def e1_section(W_grpo, best_table, rounds):
               after_falls_all_at_wide=bool(all(reached_exit(r) or int(r.path[-1]) in wide_tiles for r in after)),
               after_fall_kinds=[fall_kind(r, show) for r in after],
               before_fall_kinds=[fall_kind(r, show) for r in before], exact=exact)
-    title = ("Untrained, it falls early; trained, it falls only at two-tile channels"
-             if e1["after_falls_all_at_wide"] else "Training carries the bot much further")
-    return e1, dict(lava=show, before=before, after=after, title=title, rounds=rounds)
+    return e1, dict(lava=show, before=before, after=after, rounds=rounds)  # the title comes from claims.e1_claim
 
 
 def e3b_section(W_ppo, v_ppo, ppo_score, source):
     """The critic's blind spot: one forecast from the start line, very different floors."""
     start_view = sensors(np.zeros(FLOOR, dtype=bool), 0)
     forecast = float(start_view @ v_ppo)
-    floors = new_floors(np.random.default_rng(C.BLIND_SEED), C.BLIND_DRAWS)
-    drawn = []
-    for i, lava in enumerate(floors):
-        prng = np.random.default_rng([C.BLIND_SEED, i])
-        runs = [play(W_ppo, lava, prng) for _ in range(C.SHOW_PLAYS)]
-        drawn.append((np.mean([x.reward for x in runs]), i, lava, runs))
-    _, hard_i, hard, hard_runs = min(drawn, key=lambda d: d[0])
-    _, easy_i, easy, easy_runs = max(drawn, key=lambda d: d[0])
+    (easy_i, easy, easy_runs), (hard_i, hard, hard_runs) = blind_spot_floors(W_ppo)
     if not all((x.states[0] == start_view).all() for x in easy_runs + hard_runs):
         raise AssertionError("a run's first view differs from the start view")
     easy_r = np.array([x.reward for x in easy_runs])
@@ -215,9 +244,20 @@ def e3b_section(W_ppo, v_ppo, ppo_score, source):
                hard_best_run=dict(run_info(hard_runs[hard_best]), fall=fall_kind(hard_runs[hard_best], hard),
                                   grpo_adv=rnd(hard_adv[hard_best]), critic_adv=rnd(hard_r[hard_best] - forecast)),
                ppo_avg_score=ppo_score)
-    title = ("The easy floor's worst run beats the hard floor's best" if e3b["separated"]
-             else "One forecast, two very different floors")
-    return e3b, dict(easy=easy, hard=hard, easy_runs=easy_runs, hard_runs=hard_runs, forecast=forecast, title=title)
+    return e3b, dict(easy=easy, hard=hard, easy_runs=easy_runs, hard_runs=hard_runs, forecast=forecast)
+
+
+def blind_spot_floors(W_ppo):
+    """E3b's draws: the same BLIND_DRAWS floors, each played SHOW_PLAYS times with its own generator;
+    returns ((index, floor, runs) of the easiest, of the hardest) by group mean score."""
+    drawn = []
+    for i, lava in enumerate(new_floors(np.random.default_rng(C.BLIND_SEED), C.BLIND_DRAWS)):
+        prng = np.random.default_rng([C.BLIND_SEED, i])
+        runs = [play(W_ppo, lava, prng) for _ in range(C.SHOW_PLAYS)]
+        drawn.append((np.mean([x.reward for x in runs]), i, lava, runs))
+    hard = min(drawn, key=lambda d: d[0])
+    easy = max(drawn, key=lambda d: d[0])
+    return easy[1:], hard[1:]
 
 
 def e5_section(cfg, tr: Trained) -> dict:
@@ -243,8 +283,49 @@ def floor_stats(test) -> dict:
                 share_with_no_wide=rnd(np.mean(np.array(n_wide) == 0)))
 
 
+def narrative_claims(cfg, tr: Trained, summary: dict, walk: dict, e1_chart: dict, test) -> tuple[list, dict]:
+    """Every narrative claim checked over every seed (claims.py): the check rows and the titles they pick."""
+    seeds, updates = cfg.seeds, summary["curves"]["updates"]
+    rows, titles = [], {}
+    grpo_tables = [leap_table(tr.weights["grpo", s][0]) for s in seeds]
+    e1 = summary["e1"]
+    row, titles["e1"] = K.e1_claim(seeds, grpo_tables, e1_chart["lava"], e1["after_falls_all_at_wide"],
+                                   e1["before_mean_tile"], e1["after_mean_tile"])
+    rows.append(row)
+    rows.append(K.ordering_claim(summary["comparisons"]))
+    slow = seeds.index(summary["grpo_slow_seed"]["seed"])
+    row, titles["slow"] = K.plateau_claim(seeds, updates, tr.curves["grpo"], slow, C.PLATEAU)
+    titles["slow_plateau"] = row["values"]["plateau_span"][slow] if row["holds"] else None
+    rows.append(row)
+    replays = [replay_group(cfg, tr.snaps["grpo", s][C.WALK_AT][0]) for s in seeds]
+    rows.append(K.e3a_claim(seeds, [r[0] for r in replays], [r[1] for r in replays], cfg.G))
+    easy_worst, hard_best, forecasts = [], [], []
+    start_view = sensors(np.zeros(FLOOR, dtype=bool), 0)
+    for s in seeds:
+        W_ppo, v_ppo = tr.weights["ppo", s]
+        (_, _, easy_runs), (_, _, hard_runs) = blind_spot_floors(W_ppo)
+        easy_worst.append(min(x.reward for x in easy_runs))
+        hard_best.append(max(x.reward for x in hard_runs))
+        forecasts.append(float(start_view @ v_ppo))
+    row, titles["e3b"] = K.e3b_claim(seeds, easy_worst, hard_best, forecasts, C.BLIND_DRAWS)
+    rows.append(row)
+    keyed = [{format(b, "03b"): float(t[b]) for b in range(8)} for t in grpo_tables]
+    stacked = []
+    for t in grpo_tables:
+        for q in (0.0, 1.0):
+            alt = t.copy()
+            alt[0b000] = q
+            stacked.append(alt)
+    scores = outcomes_many(np.array([*grpo_tables, *stacked]), test)[0].mean(axis=1)
+    n = len(seeds)
+    score_if_000 = [dict(own=scores[i], step=scores[n + 2 * i], leap=scores[n + 2 * i + 1]) for i in range(n)]
+    e5_rows, titles["e5"] = K.e5_claims(seeds, keyed, score_if_000)
+    rows += e5_rows
+    return rows, titles
+
+
 def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
-    """Run every experiment; returns the two JSON documents and what the charts draw."""
+    """Run every experiment; returns the two JSON documents, the checks and what the charts draw."""
     test = new_floors(np.random.default_rng(C.TEST_SEED), C.N_TEST)
     summary = dict(config=dict(lr=cfg.lr, eps=cfg.eps, G=cfg.G, passes=cfg.passes, rounds=cfg.rounds,
                                eval_every=cfg.eval_every, lr_critic=cfg.lr_critic, seeds=cfg.seeds,
@@ -255,14 +336,14 @@ def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
     summary["untrained"], summary["ceiling"], best_table = baseline_and_ceiling(test, sim_rng)
     ceiling = summary["ceiling"]["score"]
 
-    tr, sweep = train_all(cfg, store)
+    tr = train_all(cfg, store)
     updates = list(range(0, cfg.rounds + 1, cfg.eval_every))
     summary["curves"] = dict(updates=updates, **{
         a: dict(per_seed=[rnd_list(c) for c in tr.curves[a]], mean=rnd_list(np.mean(tr.curves[a], axis=0)))
         for a in ALGOS})
     summary["final"] = finals_section(cfg, tr, updates, ceiling, test, sim_rng)
     summary["grpo_slow_seed"] = slow_seed_section(cfg, tr, updates)
-    summary["lr_sensitivity"] = sweep
+    summary["lr_sensitivity"] = U.lr_sensitivity(cfg, tr.by_lr, C.LR_SWEEP)
     summary["clip_stats"] = clip_section(cfg, tr)
 
     say("lava-leap: showcase floor, walkthrough of one GRPO update, the critic's blind spot")
@@ -277,20 +358,46 @@ def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
     summary["e5"] = e5_section(cfg, tr)
     summary["e6"] = dict(untrained=summary["untrained"]["exit_rate"],
                          **{a: dict(mean=summary["final"][a]["exit_mean"], min=summary["final"][a]["exit_min"],
-                                    max=summary["final"][a]["exit_max"]) for a in ALGOS},
+                                    max=summary["final"][a]["exit_max"], ci95=summary["final"][a]["exit_ci95"])
+                            for a in ALGOS},
                          ceiling=summary["ceiling"]["exit_rate"])
     summary["test_floor_stats"] = floor_stats(test)
 
-    gr = summary["final"]["grpo"]
-    charts = dict(
-        e1=e1_chart,
-        e2=dict(updates=updates, curves=tr.curves, ceiling=ceiling, untrained=summary["untrained"]["score"],
-                n_seeds=len(cfg.seeds), G=cfg.G,
-                title=f"GRPO reaches {gr['pct_of_ceiling']:.0f}% of the best achievable score"),
-        e3a=e3a_chart, e3b=e3b_chart, e4=e4_chart,
-        e5=dict(before=leap_table(np.zeros((4, 2))), after=leap_table(W_grpo), rounds=cfg.rounds,
-                title="Trained, the bot leaps when lava is directly ahead and steps everywhere else"),
-    )
-    floors = test + new_floors(np.random.default_rng(C.BLIND_SEED), C.BLIND_DRAWS) + [e1_chart["lava"]]
-    return Study(summary=summary, walkthrough=walk, checks=evaluate_checks(summary, walk, floors), charts=charts)
+    finals = {a: [p["score"] for p in summary["final"][a]["per_seed"]] for a in ALGOS}
+    summary["comparisons"] = U.pairwise(finals, cfg.seeds, name=NAME.get)
+    say("lava-leap: the learning rates, chosen on the training seeds, compared on fresh validation seeds")
+    cands = U.candidates(cfg, C.LR_SWEEP)
+    chosen = U.choose(tr.by_lr, cands)
+    summary["lr_selection"] = U.lr_selection(cfg, tr.by_lr, cands, chosen, validate_lrs(cfg, store, chosen))
 
+    say("lava-leap: the narrative's claims, checked over every seed")
+    claim_rows, titles = narrative_claims(cfg, tr, summary, walk, e1_chart, test)
+    gr = summary["final"]["grpo"]
+    e2_title = f"GRPO reaches {gr['pct_of_ceiling']:.0f}% of the best achievable score"
+    if gr["pct_of_ceiling_ci95"] is not None:
+        lo, hi = gr["pct_of_ceiling_ci95"]
+        e2_title += f" (95% CI {lo:.0f}-{hi:.0f}%)"
+    slow = summary["grpo_slow_seed"]
+    charts = dict(
+        e1=dict(e1_chart, title=titles["e1"]),
+        e2=dict(updates=updates, curves=tr.curves, ceiling=ceiling, untrained=summary["untrained"]["score"],
+                n_seeds=len(cfg.seeds), G=cfg.G, title=e2_title),
+        e3a=e3a_chart, e3b=dict(e3b_chart, title=titles["e3b"]), e4=e4_chart,
+        e5=dict(before=leap_table(np.zeros((4, 2))), after=[leap_table(tr.weights["grpo", s][0]) for s in cfg.seeds],
+                rounds=cfg.rounds, title=titles["e5"]),
+        slow=dict(updates=updates, curves=tr.curves["grpo"], seeds=cfg.seeds, slow=cfg.seeds.index(slow["seed"]),
+                  window=C.PLATEAU, plateau=titles["slow_plateau"], title=titles["slow"]),
+        walk=dict(walk=walk, title=walk_title(walk)),
+    )
+    summary["chart_titles"] = {k: v["title"] for k, v in charts.items()}
+    floors = test + new_floors(np.random.default_rng(C.BLIND_SEED), C.BLIND_DRAWS) + [e1_chart["lava"]]
+    checks = evaluate_checks(summary, walk, floors, claim_rows)
+    return Study(summary=summary, walkthrough=walk, checks=checks, charts=charts)
+
+
+def walk_title(walk: dict) -> str:
+    """The walkthrough chart's title: which occurring pattern's P(LEAP) the update moved most."""
+    before, after = walk["policy"]["leap_table"], walk["leap_table_final"]
+    b = max(OCCURRING, key=lambda i: (abs(after[i] - before[i]), -i))
+    return (f"One update moves P(LEAP | {b:03b}) from {before[b]:.2f} to {after[b]:.2f}; "
+            f"the test score goes from {walk['policy']['test_score']:.3f} to {walk['test_score_after']:.3f}")

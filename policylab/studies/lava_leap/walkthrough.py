@@ -110,6 +110,17 @@ def walkthrough(cfg, W_mid, test):
     return e3a, walk, e3a_chart, e4_chart
 
 
+def replay_group(cfg, W_mid) -> tuple[bool, int]:
+    """The walkthrough's setup for any policy: G plays of the walkthrough floor with its generator and
+    one traced GRPO update; returns (every run fell, clipped step-passes over all passes)."""
+    lava = new_floor(np.random.default_rng(C.WALK_SEED))
+    rng = np.random.default_rng([C.WALK_SEED, 0])
+    group = [play(W_mid, lava, rng) for _ in range(cfg.G)]
+    trace: list[dict] = []
+    grpo_update(W_mid, group, trace=trace, lr=cfg.lr, eps=cfg.eps, passes=cfg.passes)
+    return bool(all(x.reward < 1 for x in group)), int(sum(int(p["clipped"].sum()) for p in trace))
+
+
 def e4_labels(trace, run_of, step_of, rep):
     """Named points on the ratio chart: steps clipped in the first pass that clips, the largest
     clipped ratio of the last pass, and the representative step if the last pass clipped it."""
