@@ -22,7 +22,7 @@ import numpy as np
 
 from policylab.envs import breakout_shadow_kernel as K
 from policylab.envs.breakout_contract import N_FEATURES, SCREEN_H, SCREEN_W
-from policylab.envs.breakout_shadow_params import ShadowParams, load_preset, to_arrays
+from policylab.envs.breakout_shadow_params import ShadowParams, kernel_params, load_preset
 from policylab.envs.breakout_shadow_render import render_frame
 from policylab.errors import BadInput
 
@@ -50,7 +50,7 @@ class ShadowBreakout:
         self.n_envs = int(n_envs)
         self.params = resolve_params(params)
         self.max_steps = None if max_steps is None else int(max_steps)
-        self._p, self._tab = to_arrays(self.params)
+        self._p = kernel_params(self.params)
         n = self.n_envs
         self._F = np.zeros((n, K.NF), dtype=np.float64)
         self._I = np.zeros((n, K.NI), dtype=np.int64)
@@ -72,7 +72,7 @@ class ShadowBreakout:
     def reset(self, seeds: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         if seeds is not None:
             self.seeds = self._check_seeds(seeds)
-        K.reset_kernel(self._p, self._tab, self._F, self._I, self._bricks, self._rng, self.seeds, self._obs)
+        K.reset_kernel(self._p, self._F, self._I, self._bricks, self._rng, self.seeds, self._obs)
         self._term[:] = False
         return self._obs.copy()
 
@@ -82,7 +82,7 @@ class ShadowBreakout:
             raise BadInput("actions", f"need shape ({self.n_envs},), got {acts.shape}")
         acts = acts.astype(np.int64, copy=False)
         cap = -1 if self.max_steps is None else self.max_steps
-        K.step_kernel(self._p, self._tab, self._F, self._I, self._bricks, self._rng, acts, self._obs,
+        K.step_kernel(self._p, self._F, self._I, self._bricks, self._rng, acts, self._obs,
                       self._rew, self._term, cap)
         if self.max_steps is None:
             truncated = np.zeros(self.n_envs, dtype=np.bool_)

@@ -12,6 +12,7 @@ top-left corner); speeds are pixels per frame; one agent step is `frameskip` fra
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 from typing import Literal
 
@@ -23,7 +24,8 @@ from policylab.errors import BadInput
 from policylab.hashing import hash_obj
 
 PRESET_DIR = Path(__file__).parent / "presets"
-TABLE_LEN = 32  # longest table (zones, serves) the kernel accepts
+MAX_BRICK_ROWS = 8
+TABLE_LEN = 32  # longest table (zones, serves, speeds) the kernel accepts
 CONTROL_LEN = 512  # longest paddle-controller table
 
 
@@ -48,13 +50,14 @@ class ShadowParams(StrictModel):
     ball_h: float = Field(4.0, gt=0)
     report_integer: bool = Field(True, description="observations report floor(position), as ALE's RAM does")
     # --- bricks
-    brick_rows: int = Field(6, ge=1, le=8)
+    brick_rows: int = Field(6, ge=1, le=MAX_BRICK_ROWS)
     brick_cols: int = Field(18, ge=1, le=32)
     brick_top: float = 57.0
     brick_left: float = 8.0
     brick_w: float = Field(8.0, gt=0)
     brick_h: float = Field(6.0, gt=0)
-    row_points: list[int] = Field(default_factory=lambda: [7, 7, 4, 4, 1, 1], description="points per row, top first")
+    row_points: list[int] = Field(default_factory=lambda: [7, 7, 4, 4, 1, 1], max_length=MAX_BRICK_ROWS,
+                                  description="points per row, top first")
     brick_cooldown: int = Field(0, ge=0, description="frames after a brick hit during which no brick can be hit")
     # --- paddle
     paddle_y: float = 189.0
@@ -73,7 +76,7 @@ class ShadowParams(StrictModel):
     paddle_integer: bool = Field(True, description="paddle positions are whole pixels")
     # --- ALE's paddle controller (used when paddle_control_table is non-empty; replaces accel/decel/max_speed)
     paddle_control_table: list[float] = Field(
-        default_factory=list,
+        default_factory=list, max_length=CONTROL_LEN,
         description="the game's paddle target x by controller value: entry k holds the target for "
                     "u in [k/res, (k+1)/res); empty = the accel/brake paddle model",
     )
@@ -91,19 +94,22 @@ class ShadowParams(StrictModel):
     # --- ball speeds
     paddle_bounce_y: float = Field(1.5, gt=0, description="upward speed (px/frame) after a paddle bounce at level 0")
     level_scale: list[float] = Field(
-        default_factory=lambda: [1.0, 1.33, 2.28], description="vertical speed multiplier per speed level"
+        default_factory=lambda: [1.0, 1.33, 2.28], min_length=1, max_length=TABLE_LEN,
+        description="vertical speed multiplier per speed level"
     )
     level_hits: list[int] = Field(
-        default_factory=lambda: [4, 12], description="paddle-hit counts (per ball) that raise the level by one"
+        default_factory=lambda: [4, 12], max_length=TABLE_LEN,
+        description="paddle-hit counts (per ball) that raise the level by one"
     )
     fast_rows: int = Field(2, ge=0, description="hitting one of the top `fast_rows` rows sets the top speed level")
     zone_vx: list[float] = Field(
-        default_factory=lambda: [-2.0, -1.5, -1.0, -0.5, 0.5, 1.0, 1.5, 2.0],
+        default_factory=lambda: [-2.0, -1.5, -1.0, -0.5, 0.5, 1.0, 1.5, 2.0], min_length=1, max_length=TABLE_LEN,
         description="horizontal speed after a paddle bounce, by equal zones of the hit window, left to right",
     )
     serve_y: float = 123.0
     serve_choices: list[tuple[float, float]] = Field(
-        default_factory=lambda: [(16.0, 1.0), (78.0, -1.0), (80.0, 1.0), (142.0, -1.0)],
+        default_factory=lambda: [(16.0, 1.0), (78.0, -1.0), (80.0, 1.0), (142.0, -1.0)], min_length=1,
+        max_length=TABLE_LEN,
         description="(x, vx) pairs; `serve_pick` says which one a serve takes",
     )
     serve_pick: Literal["random", "frame"] = Field(
@@ -117,15 +123,15 @@ class ShadowParams(StrictModel):
                               "2600 game's order - contacts are judged on last frame's drawn positions at the start "
                               "of a frame (paddle, brick, walls flip the velocity, no mirroring), then the ball moves "
                               "by a fixed-point velocity chosen from hit_speed_table")
-    hit_speed_table: list[list[float]] = Field(
-        default_factory=list,
+    hit_speed_table: list[tuple[float, float, float, float]] = Field(
+        default_factory=list, max_length=TABLE_LEN,
         description="ale rule: [shallow |vx|, shallow |vy|, steep |vx|, steep |vy|] px/frame after the k-th paddle hit "
                     "of a ball (entry k-1; the last entry repeats)")
-    top_speed: list[float] = Field(
-        default_factory=lambda: [2.0, 3.375],
+    top_speed: tuple[float, float] = Field(
+        (2.0, 3.375),
         description="ale rule: [|vx|, |vy|] after a brick of the top `fast_rows` rows; kept until the next serve")
     bounce_sections: list[int] = Field(
-        default_factory=list,
+        default_factory=list, max_length=TABLE_LEN,
         description="ale rule: outgoing section per hit offset floor(ball x) - paddle x (scaled to a 16 px paddle), "
                     "from offset bounce_offset_min: -2 shallow left, -1 steep left, 1 steep right, 2 shallow right")
     bounce_offset_min: int = Field(-1, description="hit offset of bounce_sections[0]")
@@ -154,28 +160,16 @@ class ShadowParams(StrictModel):
     def _consistent(self) -> "ShadowParams":
         if len(self.row_points) != self.brick_rows:
             raise ValueError(f"row_points needs {self.brick_rows} entries (one per brick row)")
-        if not self.level_scale:
-            raise ValueError("level_scale needs at least one entry")
         if len(self.level_hits) > len(self.level_scale) - 1:
             raise ValueError("level_hits may name at most len(level_scale) - 1 thresholds")
-        if not self.zone_vx or len(self.zone_vx) > 32:
-            raise ValueError("zone_vx needs 1 to 32 entries")
         if self.field_right - self.ball_w <= self.field_left:
             raise ValueError("field_right - ball_w must exceed field_left")
         if self.paddle_max_x < self.paddle_min_x:
             raise ValueError("paddle_max_x must be >= paddle_min_x")
-        if len(self.paddle_control_table) > CONTROL_LEN:
-            raise ValueError(f"paddle_control_table holds at most {CONTROL_LEN} entries")
-        if len(self.hit_speed_table) > TABLE_LEN or any(len(r) != 4 for r in self.hit_speed_table):
-            raise ValueError(f"hit_speed_table holds at most {TABLE_LEN} rows of 4 speeds")
-        if len(self.top_speed) != 2:
-            raise ValueError("top_speed needs [|vx|, |vy|]")
-        if len(self.bounce_sections) > TABLE_LEN or any(v not in (-2, -1, 1, 2) for v in self.bounce_sections):
-            raise ValueError(f"bounce_sections holds at most {TABLE_LEN} entries from -2, -1, 1, 2")
+        if any(v not in (-2, -1, 1, 2) for v in self.bounce_sections):
+            raise ValueError("bounce_sections holds entries from -2, -1, 1, 2")
         if self.ball_rule == "ale" and not (self.hit_speed_table and self.bounce_sections):
             raise ValueError("ball_rule 'ale' needs hit_speed_table and bounce_sections")
-        if not 1 <= len(self.serve_choices) <= TABLE_LEN:
-            raise ValueError(f"serve_choices needs 1 to {TABLE_LEN} (x, vx) pairs")
         return self
 
     def physics(self) -> dict:
@@ -211,50 +205,49 @@ def load_preset(preset: str | Path, field: str = "preset", **overrides) -> Shado
         raise BadInput(where, exc.message) from None
 
 
-# --- flattening for the numba kernel: one float64 vector with fixed slots, plus small tables
-SCALARS = (
-    "frameskip", "sticky_prob", "lives", "serve_auto", "serve_delay", "field_left", "field_right",
-    "field_top", "lost_y", "ball_w", "ball_h", "report_integer", "brick_rows", "brick_cols", "brick_top",
-    "brick_left", "brick_w", "brick_h", "brick_cooldown", "paddle_y", "paddle_h", "paddle_width",
-    "paddle_width_small", "shrink_on_top", "paddle_min_x", "paddle_max_x", "paddle_start_x",
-    "paddle_overshoot_left", "paddle_overshoot_right", "paddle_accel", "paddle_decel", "paddle_max_speed",
-    "paddle_integer", "paddle_hit_inset", "paddle_bounce_y", "fast_rows", "serve_y", "serve_vy",
-    "n_levels", "n_zones", "n_serves", "paddle_chase", "paddle_control_max", "paddle_control_res",
-    "paddle_control_start", "n_control", "paddle_overlap_rule", "ale_ball", "n_hit_speeds", "n_sections",
-    "bounce_offset_min", "top_vx", "top_vy", "brick_contact_dy",
-    "bounce_nudge_offset", "bounce_nudge_px", "brick_contact_dx", "brick_contact_w",
-    "brick_contact_h", "brick_solid_h", "brick_rearm_on_bounce", "serve_by_frame",
-)
-P = {name: i for i, name in enumerate(SCALARS)}
+# --- the kernel's view: one numpy record, its layout derived from the fields above. A scalar keeps its type
+# (bool, int64, float64); a Literal is one bool per choice, `<field>_<choice>`; a tuple is a fixed-size array;
+# a list is an array of its declared max_length, zero-padded, its length in `n_<field>`. The layout is part of
+# the record's numba type, so a changed declaration compiles the kernels afresh rather than reusing a cache.
+_NUMPY = {bool: np.bool_, int: np.int64, float: np.float64}
+KERNEL_FIELDS = {k: v for k, v in ShadowParams.model_fields.items() if k != "name"}  # the physics
 
 
-def to_arrays(p: ShadowParams) -> tuple[np.ndarray, np.ndarray]:
-    """(scalars float64[len(SCALARS)], tables float64[9, CONTROL_LEN]) for the kernel.
+def _kernel_columns(name: str, info) -> list[tuple]:
+    """The record columns of one field: (name, dtype) or (name, dtype, shape)."""
+    ann = info.annotation
+    origin, args = typing.get_origin(ann), typing.get_args(ann)
+    if origin is Literal:
+        return [(f"{name}_{choice}", np.bool_) for choice in args]
+    if origin is tuple:
+        return [(name, _NUMPY[args[0]], (len(args),))]
+    if origin is list:
+        cap = next(m.max_length for m in info.metadata if getattr(m, "max_length", None) is not None)
+        item = args[0]  # a scalar or a fixed tuple of them
+        inner = typing.get_args(item) if typing.get_origin(item) is tuple else ()
+        base, shape = (inner[0], (cap, len(inner))) if inner else (item, (cap,))
+        return [(name, _NUMPY[base], shape), (f"n_{name}", np.int64)]
+    if ann not in _NUMPY:
+        raise TypeError(f"ShadowParams.{name}: no kernel column for {ann} (bool, int, float, Literal, tuple, list)")
+    return [(name, _NUMPY[ann])]
 
-    Table rows: 0 row_points, 1 level_scale, 2 level_hits, 3 zone_vx, 4 serve x, 5 serve vx,
-    6 paddle_control_table, 7 hit_speed_table (4 per row, flattened), 8 bounce_sections.
-    """
-    d = p.model_dump()
-    d["serve_auto"] = 1.0 if p.serve_rule == "auto" else 0.0
-    d["n_levels"] = len(p.level_scale)
-    d["n_zones"] = len(p.zone_vx)
-    d["n_serves"] = len(p.serve_choices)
-    d["serve_by_frame"] = 1.0 if p.serve_pick == "frame" else 0.0
-    d["n_control"] = len(p.paddle_control_table)
-    d["ale_ball"] = 1.0 if p.ball_rule == "ale" else 0.0
-    d["n_hit_speeds"] = len(p.hit_speed_table)
-    d["n_sections"] = len(p.bounce_sections)
-    d["top_vx"], d["top_vy"] = p.top_speed
-    scal = np.array([float(d[k]) for k in SCALARS], dtype=np.float64)
-    tab = np.zeros((9, CONTROL_LEN), dtype=np.float64)
-    tab[0, : len(p.row_points)] = p.row_points
-    tab[1, : len(p.level_scale)] = p.level_scale
-    tab[2, :] = 1e18  # thresholds never reached
-    tab[2, : len(p.level_hits)] = p.level_hits
-    tab[3, : len(p.zone_vx)] = p.zone_vx
-    tab[4, : len(p.serve_choices)] = [x for x, _ in p.serve_choices]
-    tab[5, : len(p.serve_choices)] = [vx for _, vx in p.serve_choices]
-    tab[6, : len(p.paddle_control_table)] = p.paddle_control_table
-    tab[7, : 4 * len(p.hit_speed_table)] = [v for row in p.hit_speed_table for v in row]
-    tab[8, : len(p.bounce_sections)] = p.bounce_sections
-    return scal, tab
+
+KERNEL_DTYPE = np.dtype([col for name, info in KERNEL_FIELDS.items() for col in _kernel_columns(name, info)], align=True)
+
+
+def kernel_params(p: ShadowParams) -> np.void:
+    """`p` packed into one KERNEL_DTYPE record, the kernels' first argument (read as `p.<field>`)."""
+    rec = np.zeros((), dtype=KERNEL_DTYPE)
+    for name, info in KERNEL_FIELDS.items():
+        value = getattr(p, name)
+        origin = typing.get_origin(info.annotation)
+        if origin is Literal:
+            for choice in typing.get_args(info.annotation):
+                rec[f"{name}_{choice}"] = value == choice
+        elif origin is list:
+            rec[f"n_{name}"] = len(value)
+            if value:
+                rec[name][: len(value)] = value
+        else:
+            rec[name] = value
+    return rec[()]

@@ -7,7 +7,7 @@ import pytest
 
 from policylab.envs.breakout_shadow_params import load_preset
 from policylab.stats import bootstrap_ci
-from policylab.studies.breakout import calibrate as C
+from policylab.studies.breakout.calibration import identify, metrics
 from policylab.studies.breakout import trace as tr
 
 @pytest.fixture(scope="module")
@@ -16,7 +16,7 @@ def suite():
 
 @pytest.fixture(scope="module")
 def ball(suite):
-    return C.identify_ball(suite)
+    return identify.identify_ball(suite)
 
 def test_ball_moves_by_its_fixed_point_velocity_every_frame(suite):
     """x_fixed(t) - x_fixed(t-1) == vx(t) and likewise y, on every in-play frame without a contact."""
@@ -88,8 +88,8 @@ def test_loss_line(ball):
 def test_ale_ball_rule_replays_far_longer_than_the_legacy_rule(suite):
     cal = load_preset("atari-cal")
     assert cal.ball_rule == "ale"
-    new = C.replay_agreement(cal, suite)
-    old = C.replay_agreement(cal.model_copy(update={"ball_rule": "legacy"}), suite)
+    new = metrics.replay_agreement(cal, suite)
+    old = metrics.replay_agreement(cal.model_copy(update={"ball_rule": "legacy"}), suite)
     assert new["paddle_exact_fraction"] == 1.0
     assert new["ball_frames_to_divergence_median"] >= 150
     assert new["ball_frames_to_divergence_median"] > 1.5 * old["ball_frames_to_divergence_median"]
@@ -112,8 +112,8 @@ def test_closed_loop_play_matches_ale(suite):
     """Ball speeds and paddle travel within 5% of the ALE traces; life length inside the 95% bootstrap
     interval of the traces' own (they hold only ~30 lost lives, so that interval is wide; the pool benchmark
     in BENCHMARKS.md measures it on ~3,000)."""
-    ale = C.ale_trace_stats(suite)
-    sh = C.shadow_stats(load_preset("atari-cal"), suite, seeds=32)
+    ale = metrics.ale_trace_stats(suite)
+    sh = metrics.shadow_stats(load_preset("atari-cal"), suite, seeds=32)
     for f in ("ball_abs_vx_mean", "ball_abs_vy_mean", "paddle_abs_delta_mean"):
         assert abs(sh[f] / ale[f] - 1) < 0.05, f
     steps, lost = _ale_life_segments(suite)
@@ -133,7 +133,7 @@ def test_other_presets_keep_the_legacy_ball():
 def test_the_top_three_brick_rows_set_the_top_speed(suite):
     """Every brick removal of rows 1-2 (from the top; row 0 is never reached in the traces) by a ball below top
     speed sets ram[107] to class 16 and none of rows 3-5 does: fast_rows = 3, and the shipped preset uses it."""
-    fr = C.identify_fast_rows(suite)
+    fr = identify.identify_fast_rows(suite)
     assert fr["fast_rows"] == 3 and fr["consistent"]
     assert sum(fr["triggered_by_row"].values()) >= 5 and set(fr["not_triggered_by_row"]) == {"3", "4", "5"}
     assert load_preset("atari-cal").fast_rows == 3
@@ -142,5 +142,5 @@ def test_the_top_three_brick_rows_set_the_top_speed(suite):
 def test_no_brick_turns_the_ball_sideways(suite):
     """All vx sign flips above the paddle happen with the drawn ball past a side wall (so the shadow's bricks
     only reverse vy)."""
-    side = C.identify_brick_side_bounce(suite)
+    side = identify.identify_brick_side_bounce(suite)
     assert side["vx_flips_above_paddle"] > 100 and side["away_from_walls"] == 0

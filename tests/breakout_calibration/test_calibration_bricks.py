@@ -8,7 +8,7 @@ import pytest
 from policylab.envs.breakout_contract import NOOP
 from policylab.envs.breakout_shadow import ShadowBreakout
 from policylab.envs.breakout_shadow_params import load_preset
-from policylab.studies.breakout import calibrate as C
+from policylab.studies.breakout.calibration import identify
 from policylab.studies.breakout import trace as tr
 
 
@@ -20,7 +20,7 @@ def suite():
 def test_a_rising_ball_removes_the_brick_under_line_y_minus_2(suite):
     """Column x and the single line y - 2 of last frame's drawn ball select the removed brick (all but 2 of the
     rising removals); the bottom line of each 6-line band mostly lets the ball pass (solid 5 lines)."""
-    bp = C.identify_brick_probe(suite)
+    bp = identify.identify_brick_probe(suite)
     assert bp["removals"] >= 250 and bp["selected_by_probe"] >= bp["removals"] - 2
     assert bp["removals_from_above"] > 0  # the ceiling traces also hit bricks from above (not selected this way)
     assert bp["brick_solid_h"] == 5 and bp["hits_by_band_line"][5] * 5 < bp["misses_by_band_line"][5]
@@ -31,7 +31,7 @@ def test_a_rising_ball_removes_the_brick_under_line_y_minus_2(suite):
 def test_bricks_rearm_only_on_a_paddle_or_a_ceiling_bounce(suite):
     """Between two removals of one ball there is always a paddle or a ceiling bounce, and the live bricks the
     ball crosses without a removal are crossed while disarmed (after a brick, before such a bounce)."""
-    rearm = C.identify_brick_rearm(suite)
+    rearm = identify.identify_brick_rearm(suite)
     assert rearm["holds"] and set(rearm["removal_after"]) == {"paddle", "ceiling"}
     assert rearm["removal_after"]["ceiling"] >= 20 and rearm["removal_after"]["paddle"] >= 200
     missed = rearm["missed_live_brick_frames"]

@@ -1,9 +1,10 @@
-"""`policylab breakout calibrate` / `trace` through the CLI (in-process): outputs and the report in
-Chromium (bad input: tests/breakout_cli/test_breakout_requests.py)."""
+"""`policylab breakout calibrate` / `trace` through the CLI (in-process): outputs (the shipped preset's bytes)
+and the report in Chromium (bad input: tests/breakout_cli/test_breakout_requests.py)."""
 
 import json
 
 from policylab.cli import invoke
+from policylab.envs.breakout_shadow_params import PRESET_DIR
 from policylab.report.browser import render_check
 
 
@@ -13,7 +14,7 @@ def test_calibrate_writes_preset_json_and_a_report_that_renders(tmp_path, capsys
     assert capsys.readouterr().out.strip().splitlines()[-1] == f"report: {out / 'calibration.html'}"
     data = json.loads((out / "calibration.json").read_text())
     assert data["accepted"] and data["rejected"]
-    assert json.loads((out / "preset.json").read_text())["name"] == "atari-cal"
+    assert (out / "preset.json").read_bytes() == (PRESET_DIR / "breakout_atari-cal.json").read_bytes()
     check = render_check(out / "calibration.html")
     assert check["images"] >= 1 and check["loaded"] == check["images"]
 

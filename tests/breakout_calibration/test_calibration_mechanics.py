@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from policylab.envs.breakout_shadow_params import load_preset
-from policylab.studies.breakout import calibrate as C
+from policylab.studies.breakout.calibration import identify, metrics
 from policylab.studies.breakout import trace as tr
 
 
@@ -27,7 +27,7 @@ def test_trace_tool_reproduces_a_committed_trace_byte_for_byte():
 
 
 def test_paddle_target_table_and_chase_rule_hold_on_every_frame(suite):
-    paddle = C.identify_paddle(suite)
+    paddle = identify.identify_paddle(suite)
     ev = paddle["evidence"]
     assert ev["frames"] > 20_000
     assert ev["target_reading_consistency"] == 1.0  # one target per controller value
@@ -37,14 +37,14 @@ def test_paddle_target_table_and_chase_rule_hold_on_every_frame(suite):
 
 
 def test_calibrated_paddle_is_frame_exact_in_replay_and_the_old_one_is_not(suite):
-    cal = C.replay_agreement(load_preset("atari-cal"), suite)
-    old = C.replay_agreement(load_preset("atari"), suite)
+    cal = metrics.replay_agreement(load_preset("atari-cal"), suite)
+    old = metrics.replay_agreement(load_preset("atari"), suite)
     assert cal["paddle_exact_fraction"] == 1.0
     assert old["paddle_exact_fraction"] < 0.5
 
 
 def test_paddle_contact_turns_the_ball_at_y_186_to_192(suite):
-    events = C.bounce_events(suite)
+    events = identify.bounce_events(suite)
     assert len(events) > 100
     turn_y = [int(tr.signals(suite[e["trace"]][1]["ram"])["ball_y"][e["frame"] - 1]) for e in events]
     assert min(turn_y) == 186 and max(turn_y) <= 192  # ball rows [y, y+4) overlap paddle rows 189-192
@@ -52,19 +52,19 @@ def test_paddle_contact_turns_the_ball_at_y_186_to_192(suite):
 
 
 def test_ball_replay_from_each_serve_lasts_far_longer_with_the_calibrated_contact(suite):
-    cal = C.replay_agreement(load_preset("atari-cal"), suite)
-    old = C.replay_agreement(load_preset("atari"), suite)
+    cal = metrics.replay_agreement(load_preset("atari-cal"), suite)
+    old = metrics.replay_agreement(load_preset("atari"), suite)
     assert cal["serves"] == old["serves"] > 30
     assert cal["ball_frames_to_divergence_median"] >= 60 > 10 > old["ball_frames_to_divergence_median"]
 
 
 def test_serve_and_outgoing_direction_follow_the_paddle_half(suite):
-    zone = C.identify_zone_vx(C.bounce_events(suite))["zone_vx"]
+    zone = identify.identify_zone_vx(identify.bounce_events(suite))["zone_vx"]
     assert all(v < 0 for v in zone[:4]) and all(v > 0 for v in zone[4:])
 
 
 def test_serve_is_picked_by_the_game_frame_counter(suite):
-    serve = C.identify_serve(suite)
+    serve = identify.identify_serve(suite)
     assert serve["counter_is_frame_fraction"] == 1.0  # ram[90] = frame index mod 256 while the game runs
     assert serve["unanimous"]  # each counter phase always served the same way
     assert serve["serve_choices"] == [[78.0, -1.0], [80.0, 1.0], [142.0, -1.0], [16.0, 1.0]]

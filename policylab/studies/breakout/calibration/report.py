@@ -9,7 +9,7 @@ import numpy as np
 
 from policylab.report.charts import plt, save_png
 from policylab.report.html import Page, Table, render
-from policylab.studies.breakout.calibrate import STAT_FIELDS
+from policylab.studies.breakout.calibration.metrics import STAT_FIELDS
 
 
 def _stats_chart(data: dict, path: Path) -> None:
