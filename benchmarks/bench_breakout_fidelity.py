@@ -22,12 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import shlex
-import sys
 import time
-from datetime import date
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -40,22 +35,19 @@ from policylab.stats import pearson, spearman
 from policylab.studies.breakout.runner import EpisodeTask, run_shadow_group, run_task
 from policylab.studies.breakout.search_space import random_candidates
 
+from results_file import provenance, record
+
 FIELDS = ("score", "ball_abs_vx_mean", "ball_abs_vy_mean", "paddle_abs_delta_mean", "steps", "reward_count")
-RESULTS = Path(__file__).resolve().parent / "results" / "breakout_fidelity.json"
 
 
-def record(out: dict) -> None:
-    """Update this pool's entry in benchmarks/results/breakout_fidelity.json: README.md, BENCHMARKS.md and
-    docs/ quote their figures from it (tests/core/test_quoted_numbers.py checks every quote). Presets run now
-    replace their entries; other pools and presets keep theirs, each with its own date and command."""
-    data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    run = {"measured_on": date.today().isoformat(), "command": shlex.join(["python", *sys.argv])}
-    data.update(run, machine=f"{platform.machine()}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}")
+def _merge_pool(data: dict, out: dict) -> None:
+    """This pool's entry replaces its old one; presets run now replace theirs; other pools and presets
+    keep theirs, each with its own date and command."""
     pool = data.setdefault("pools", {}).setdefault(str(out["pool_seed"]), {})
+    run = {k: v for k, v in provenance().items() if k != "machine"}
     pool.update({k: v for k, v in out.items() if k != "presets"}, **run)
     for name, p in out["presets"].items():
         pool.setdefault("presets", {})[name] = {k: v for k, v in p.items() if k != "per_candidate"}
-    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
 
 
 def ale_episode(task: tuple[dict, int, int]) -> dict:
@@ -151,7 +143,7 @@ def main() -> None:
     print(f"reference_self_spearman ({args.episodes} vs {args.episodes} ALE eps): {out['reference_self_spearman']:.3f}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2, sort_keys=True))
-    record(out)
+    record("breakout_fidelity", out, merge=_merge_pool)
 
 
 if __name__ == "__main__":

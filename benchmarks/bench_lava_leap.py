@@ -15,30 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import date
 from pathlib import Path
 
+from results_file import record
+
 CLI = [sys.executable, "-m", "policylab.cli", "lava-leap", "run", "--out"]
-
-
-RESULTS = Path(__file__).resolve().parent / "results" / "lava_leap.json"
-
-
-def record(result: dict) -> None:
-    """Update benchmarks/results/lava_leap.json: README.md, BENCHMARKS.md and docs/ quote their figures
-    from it (tests/core/test_quoted_numbers.py checks every quote), so a re-run keeps them sourced."""
-    data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    data.update(result)
-    data.update(measured_on=date.today().isoformat(), command=shlex.join(["python", *sys.argv]),
-                machine=f"{platform.machine()}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}")
-    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
 
 
 def timed_run(out: Path, env: dict | None = None) -> float:
@@ -50,11 +36,13 @@ def timed_run(out: Path, env: dict | None = None) -> float:
 def stages(out: Path) -> dict:
     from policylab.studies.lava_leap.charts import draw_all
     from policylab.studies.lava_leap.config import LavaLeapConfig
+    from policylab.rollout.store import Store
     from policylab.studies.lava_leap.experiments import run_study
     from policylab.studies.lava_leap.report import write_report
 
     t0 = time.perf_counter()
-    study = run_study(LavaLeapConfig())
+    with Store(out / "store") as store:  # a fresh store: every training run is simulated
+        study = run_study(LavaLeapConfig(), store)
     t1 = time.perf_counter()
     draw_all(study.charts, out / "assets")
     t2 = time.perf_counter()
@@ -81,7 +69,7 @@ def main() -> None:
         "stages_median_s": {k: round(statistics.median(s[k] for s in inproc), 3) for k in inproc[0]},
     }
     print(json.dumps(result, indent=2))
-    record({"timed_command": result.pop("command"), **result})
+    record("lava_leap", {"timed_command": result.pop("command"), **result})
 
 
 if __name__ == "__main__":

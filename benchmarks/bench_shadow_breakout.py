@@ -16,10 +16,7 @@ import argparse
 import json
 import os
 import platform
-import shlex
-import sys
 import time
-from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -28,17 +25,7 @@ from ale_py import ALEInterface, LoggerMode, roms
 from policylab.envs.breakout_shadow import ShadowBreakout
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
 
-
-RESULTS = Path(__file__).resolve().parent / "results" / "shadow_throughput.json"
-
-
-def record(result: dict) -> None:
-    """Update benchmarks/results/shadow_throughput.json: README.md, BENCHMARKS.md and docs/ quote their figures
-    from it (tests/core/test_quoted_numbers.py checks every quote), so a re-run keeps them sourced."""
-    data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    data.update(result)
-    data.update(measured_on=date.today().isoformat(), command=shlex.join(["python", *sys.argv]))
-    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
+from results_file import record
 
 
 def ale_steps_per_s(seconds: float) -> float:
@@ -103,7 +90,7 @@ def main() -> None:
         "median_speedup_per_core": round(float(np.median(ratios)), 1),
     }
     print(json.dumps(result, indent=2))
-    record(result)
+    record("shadow_throughput", result)
 
 
 if __name__ == "__main__":

@@ -19,17 +19,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-
-RESULTS = Path(__file__).resolve().parent / "results" / "train_loop.json"
-
-
-def record(result: dict) -> None:
-    """Update benchmarks/results/train_loop.json: README.md, BENCHMARKS.md and docs/ quote their figures
-    from it (tests/core/test_quoted_numbers.py checks every quote), so a re-run keeps them sourced."""
-    data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    data.update(result)
-    data.update(measured_on=date.today().isoformat(), command=shlex.join(["python", *sys.argv]))
-    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
+from results_file import record
 
 
 def pick_summary(report: dict) -> dict:
@@ -76,7 +66,7 @@ def main() -> None:
         "results_identical": same,
     }
     print(json.dumps(result, indent=2))
-    record({**result, "demo_pick": pick_summary(reports[1])})
+    record("train_loop", {**result, "demo_pick": pick_summary(reports[1])})
 
 
 if __name__ == "__main__":
