@@ -69,11 +69,15 @@ def make_sweep(base: Path, name: str, mu: tuple[float, float], n_mu: int, push: 
     store = store or base / "store"
     ckpt = pd_checkpoint(base / "checkpoints", name)
     out = base / f"sweep-{name}-{store.name}"
-    res = cli("sweep", "--checkpoint", ckpt, "--mu-min", mu[0], "--mu-max", mu[1], "--n-mu", n_mu,
+    res = cli("sweep", "--robot", "ant", "--checkpoint", ckpt, "--mu-min", mu[0], "--mu-max", mu[1], "--n-mu", n_mu,
               "--push-min", push[0], "--push-max", push[1], "--n-push", n_push, "--seeds-per-cell", seeds,
               "--store", store, "--out", out)
     assert res.returncode == 0, res.stderr
     assert res.report == out / "sweep.json"
+    # the equivalence gate, which diff and report require (a small sample keeps the tests quick)
+    res = cli("verify", "--robot", "ant", "--checkpoint", ckpt, "--store", store, "--sample", 4,
+              "--out", base / f"verify-{name}-{store.name}")
+    assert res.returncode == 0, res.stderr
     return store
 
 

@@ -17,10 +17,9 @@ import numpy as np
 
 from policylab.cli.command import Result
 from policylab.config import claim_out_dir
-from policylab.envs import ant
 from policylab.fileio import write_json
 from policylab.rollout.seeds import seed_range_base
-from policylab.studies.boundary import failure, sweep
+from policylab.studies.boundary import sweep
 from policylab.studies.boundary.requests import CalibrateRun
 from policylab.studies.boundary.world import World
 
@@ -35,22 +34,25 @@ def _quantiles(x: np.ndarray) -> dict:
 
 def calibrate(ckpt: sweep.Checkpoint, n_nominal: int, n_pushed: int, out: Path) -> dict:
     nominal = [World(1.0, 0.0, 90.0, 2.0, CAL_SEED0 + i) for i in range(n_nominal)]
-    res = sweep.simulate_worlds(str(ckpt.path), nominal, nthread=2)
-    z = np.array([p["torso_z"] for _, p in res])
-    up = np.array([p["uprightness"] for _, p in res])
+    rob = sweep.load_robot(ckpt.robot)
+    res = sweep.simulate_worlds(str(ckpt.path), nominal, nthread=2, robot=rob)
+    z = np.concatenate([p["torso_z"] for _, p in res])[None]  # records may end at a failure: pooled states
+    up = np.concatenate([p["uprightness"] for _, p in res])[None]
     report: dict = {
         "checkpoint": ckpt.as_dict(),
-        "thresholds": failure.thresholds(),
+        "robot": ckpt.robot,
+        "thresholds": rob.thresholds(),
         "nominal": {
             "n": n_nominal,
-            "per_rollout_min_torso_z": _quantiles(z.min(axis=1)),
-            "per_rollout_min_uprightness": _quantiles(up.min(axis=1)),
+            "per_rollout_min_torso_z": _quantiles(np.array([p["torso_z"].min() for _, p in res])),
+            "per_rollout_min_uprightness": _quantiles(np.array([p["uprightness"].min() for _, p in res])),
             "all_states_torso_z": _quantiles(z.ravel()),
             "forward_speed_mps": _quantiles(np.array([o["forward_speed_mps"] for o, _ in res])),
             "status": {s: sum(o["status"] == s for o, _ in res) for s in ("survived", "failed", "diverged")},
-            "survivors_min_torso_z": round(float(min(o["min_torso_z"] for o, _ in res if o["status"] == "survived")), 4),
-            "survivors_min_uprightness": round(
-                float(min(o["min_uprightness"] for o, _ in res if o["status"] == "survived")), 4),
+            "survivors_min_torso_z": round(float(min((o["min_torso_z"] for o, _ in res if o["status"] == "survived"),
+                                                     default=float("nan"))), 4),
+            "survivors_min_uprightness": round(float(min(
+                (o["min_uprightness"] for o, _ in res if o["status"] == "survived"), default=float("nan"))), 4),
         },
         "pushed": [],
     }
@@ -58,7 +60,7 @@ def calibrate(ckpt: sweep.Checkpoint, n_nominal: int, n_pushed: int, out: Path) 
     for mu, push in PUSH_CORNERS:
         worlds = [World(mu, push, 90.0, 2.0, seed + i) for i in range(n_pushed)]
         seed += n_pushed
-        res = sweep.simulate_worlds(str(ckpt.path), worlds, nthread=2)
+        res = sweep.simulate_worlds(str(ckpt.path), worlds, nthread=2, robot=rob)
         final_up = np.array([p["uprightness"][-1] for _, p in res])
         final_z = np.array([p["torso_z"][-1] for _, p in res])
         report["pushed"].append({
@@ -74,18 +76,19 @@ def calibrate(ckpt: sweep.Checkpoint, n_nominal: int, n_pushed: int, out: Path) 
             "survived_but_on_back_at_end": sum(o["status"] == "survived" and u < 0 for (o, _), u in zip(res, final_up)),
             "final_torso_z_of_those_on_back": _quantiles(final_z[final_up < 0]) if (final_up < 0).any() else None,
         })
-    report["dt"] = ant.control_dt()
+    report["dt"] = rob.control_dt
     write_json(out / "calibration.json", report)
     return report
 
 
 def run(req: CalibrateRun) -> Result:
     """`policylab boundary calibrate`: claim OUT, play the nominal and hard-push worlds, write calibration.json."""
-    ckpt = sweep.resolve_checkpoint(req.checkpoint)
+    ckpt = sweep.resolve_checkpoint(req.checkpoint, req.robot)
     claim_out_dir(req.out, req.config(ckpt.as_dict()))
     report = calibrate(ckpt, req.n_nominal, req.n_pushed, req.out)
     nominal = report["nominal"]
     z, up = nominal["per_rollout_min_torso_z"]["min"], nominal["per_rollout_min_uprightness"]["min"]
     return Result(req.out / "calibration.json", headlines=(
         f"{ckpt.name}: nominal {nominal['status']['survived']}/{nominal['n']} survived; lowest torso {z} m, lowest "
-        f"uprightness {up} (thresholds {failure.TORSO_Z_FAIL_M} m, {failure.UPRIGHTNESS_FAIL})",))
+        f"uprightness {up} (thresholds {report['thresholds']['torso_z_fail_m']} m, "
+        f"{report['thresholds']['uprightness_fail']})",))

@@ -21,6 +21,7 @@ floor and the clip need not freeze at failure.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -29,7 +30,7 @@ import numpy as np
 
 from policylab.cli.command import Result
 from policylab.config import claim_out_dir
-from policylab.envs import ant
+from policylab.envs.robots.batch import Robot, robot as load_robot
 from policylab.fileio import write_json
 from policylab.progress import progress_bar
 from policylab.report.video import write_mp4
@@ -45,27 +46,34 @@ POST_FAIL_S = 0.5
 POST_PUSH_S = 1.5
 SLOWMO_HALF_S = 0.3
 SLOWMO_FACTOR = 4
+ARROW_RGBA = np.array([0.86, 0.12, 0.12, 1.0], dtype=np.float32)
 
 
-def clip_frames(time: np.ndarray, push_t0: float, status: str, t_fail: float | None) -> list[int]:
-    """Indices of the stored states a clip shows, in order (slow-motion frames repeated).
-
-    A failure before the push (walking itself failed) moves the start back so the fall is shown."""
+def clip_frames(time: np.ndarray, push_t0: float, status: str, t_fail: float | None, fps: int = 20) -> list[int]:
+    """Indices of the stored states a clip shows, in order: one frame per 1/fps s of record time (the
+    nearest stored state; at the Ant's 20 Hz record rate and 20 fps, every state once), and 4x slow
+    motion within 0.3 s of a failure (frames every 1/(4 fps) s; states repeat where the record is
+    coarser). A failure before the push (walking itself failed) moves the start back so the fall is
+    shown. A record that ends at its failure (a robot spec that stops there) ends the clip there."""
     fell = status == "failed" and t_fail is not None
     start = min(push_t0, t_fail if fell else push_t0) - PRE_PUSH_S
     end = t_fail + POST_FAIL_S if fell else push_t0 + PUSH_DURATION_S + POST_PUSH_S
-    idx = [int(i) for i in np.flatnonzero((time >= start - 1e-9) & (time <= end + 1e-9))]
-    if fell:
-        return [i for i in idx for _ in range(SLOWMO_FACTOR if abs(time[i] - t_fail) <= SLOWMO_HALF_S + 1e-9 else 1)]
-    return idx
+    start, end = max(start, float(time[0])), min(end, float(time[-1]))
+    frames, t = [], start
+    while t <= end + 1e-9:
+        slow = fell and abs(t - t_fail) <= SLOWMO_HALF_S + 1e-9
+        frames.append(int(np.argmin(np.abs(time - t))))
+        t = round(t + (1.0 / (fps * SLOWMO_FACTOR) if slow else 1.0 / fps), 9)
+    return frames
 
 
-def frames_show(payload: Mapping[str, np.ndarray], shown: Sequence[int], dt: float) -> str:
+def frames_show(payload: Mapping[str, np.ndarray], shown: Sequence[int], dt: float, rob: Robot | None = None) -> str:
     """What the shown states say under the frozen rule: 'failed' when the rule's first failure
     lies among them, 'diverged' when the state after the last shown one is not finite, else
     'survived'."""
     last = shown[-1]
-    rule = failure.classify(payload["qpos"][: last + 1], payload["qvel"][: last + 1], payload["time"][: last + 1], dt)
+    rule = failure.classify(payload["qpos"][: last + 1], payload["qvel"][: last + 1], payload["time"][: last + 1], dt,
+                            rule=None if rob is None else rob.thresholds(), root_qpos=0 if rob is None else rob.root_qpos)
     if rule["status"] == "failed" and any(abs(payload["time"][i] - rule["t_fail"]) < 1e-9 for i in shown):
         return "failed"
     qpos = payload["qpos"]
@@ -75,51 +83,83 @@ def frames_show(payload: Mapping[str, np.ndarray], shown: Sequence[int], dt: flo
 
 
 class OffscreenRenderer:
-    """One EGL context and MuJoCo render context for a model; renders qpos states side by side."""
+    """One EGL context and MuJoCo render context for a model; renders a state from three cameras side by
+    side into one buffer (three viewports, one pixel read), with an optional push arrow.
 
-    def __init__(self, model: mujoco.MjModel, width: int, height: int):
+    Speed settings (software rendering on CPU): no multisampling, shadows, reflections or skybox, and
+    coarser tessellation of round primitives; `groups` picks the geom groups drawn (the Go1 spec draws
+    its collision primitives: its visual meshes have 200k triangles and cost 0.16 s a frame)."""
+
+    def __init__(self, model: mujoco.MjModel, width: int, height: int, torso: int = 1, distance: float = 3.5,
+                 elevation: float = -20.0, groups: Sequence[int] = (0, 1, 2)):
         from mujoco.egl import GLContext
 
         self.model = model
         self.data = mujoco.MjData(model)
-        self.width, self.height = width, height
-        model.vis.global_.offwidth = max(model.vis.global_.offwidth, width)
+        self.width, self.height, self.torso = width, height, torso
+        model.vis.global_.offwidth = max(model.vis.global_.offwidth, len(AZIMUTHS) * width)
         model.vis.global_.offheight = max(model.vis.global_.offheight, height)
-        self._gl = GLContext(width, height)
+        model.vis.quality.offsamples = 0
+        model.vis.quality.numslices = 10
+        model.vis.quality.numstacks = 4
+        model.vis.quality.numquads = 1
+        self._gl = GLContext(len(AZIMUTHS) * width, height)
         self._gl.make_current()
         self._scene = mujoco.MjvScene(model, maxgeom=2000)
-        for flag in (mujoco.mjtRndFlag.mjRND_SHADOW, mujoco.mjtRndFlag.mjRND_REFLECTION):
-            self._scene.flags[flag] = 0  # about 3x faster in software rendering; the motion reads the same
+        for flag in (mujoco.mjtRndFlag.mjRND_SHADOW, mujoco.mjtRndFlag.mjRND_REFLECTION, mujoco.mjtRndFlag.mjRND_SKYBOX):
+            self._scene.flags[flag] = 0
         self._opt = mujoco.MjvOption()
+        for g in range(len(self._opt.geomgroup)):
+            self._opt.geomgroup[g] = 1 if g in groups else 0
         self._pert = mujoco.MjvPerturb()
         self._con = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self._con)
-        self._rect = mujoco.MjrRect(0, 0, width, height)
+        self._rects = [mujoco.MjrRect(k * width, 0, width, height) for k in range(len(AZIMUTHS))]
+        self._full = mujoco.MjrRect(0, 0, len(AZIMUTHS) * width, height)
+        self._rgb = np.empty((height, len(AZIMUTHS) * width, 3), dtype=np.uint8)
         self._cams = []
         for az in AZIMUTHS:
             cam = mujoco.MjvCamera()
             cam.type = mujoco.mjtCamera.mjCAMERA_FREE
-            cam.distance, cam.elevation, cam.azimuth = 3.5, -20.0, az
+            cam.distance, cam.elevation, cam.azimuth = distance, elevation, az
             self._cams.append(cam)
+        self.arrow_scale = 0.25 * distance
 
-    def render(self, qpos: np.ndarray, label: tuple[str, str]) -> np.ndarray:
-        """An (H, 3W, 3) frame of the state `qpos`; the label (two text columns) drawn on the first view."""
+    def _arrow(self, start: np.ndarray, vec: np.ndarray) -> None:
+        scn = self._scene
+        if scn.ngeom >= scn.maxgeom:
+            return
+        g = scn.geoms[scn.ngeom]
+        mujoco.mjv_initGeom(g, mujoco.mjtGeom.mjGEOM_ARROW, np.zeros(3), np.zeros(3), np.zeros(9), ARROW_RGBA)
+        mujoco.mjv_connector(g, mujoco.mjtGeom.mjGEOM_ARROW, 0.02 * self.arrow_scale / 0.875 + 0.01,
+                             np.asarray(start, dtype=float), np.asarray(start + vec, dtype=float))
+        scn.ngeom += 1
+
+    def render(self, qpos: np.ndarray, label: tuple[str, str], push: np.ndarray | None = None,
+               push_pct: float = 0.0) -> np.ndarray:
+        """An (H, 3W, 3) frame of the state `qpos`; the label (two text columns) on the first view; a red
+        arrow at the torso along the world-frame push `push` (x, y) while it acts, its length
+        0.25 * camera distance * sqrt(pct / 100)."""
         self.data.qpos[:] = qpos
         mujoco.mj_kinematics(self.model, self.data)
-        torso = self.data.xpos[1]
-        views = []
+        torso = self.data.xpos[self.torso]
+        arrow = None
+        if push is not None and np.any(push):
+            d = np.array([push[0], push[1], 0.0]) / float(np.hypot(push[0], push[1]))
+            arrow = (torso - d * self.arrow_scale * np.sqrt(max(push_pct, 1.0) / 100.0),
+                     d * self.arrow_scale * np.sqrt(max(push_pct, 1.0) / 100.0))
         for k, cam in enumerate(self._cams):
             cam.lookat[:] = torso
             mujoco.mjv_updateScene(self.model, self.data, self._opt, self._pert, cam,
                                    mujoco.mjtCatBit.mjCAT_ALL.value, self._scene)
-            mujoco.mjr_render(self._rect, self._scene, self._con)
+            if arrow is not None:
+                self._arrow(*arrow)
+            mujoco.mjr_render(self._rects[k], self._scene, self._con)
             if k == 0:
                 mujoco.mjr_overlay(mujoco.mjtFont.mjFONT_NORMAL.value, mujoco.mjtGridPos.mjGRID_TOPLEFT.value,
-                                   self._rect, label[0], label[1], self._con)
-            rgb = np.empty((self.height, self.width, 3), dtype=np.uint8)
-            mujoco.mjr_readPixels(rgb, None, self._rect, self._con)
-            views.append(np.flipud(rgb))
-        return np.concatenate(views, axis=1)
+                                   self._rects[0], label[0], label[1], self._con)
+        mujoco.mjr_readPixels(self._rgb, None, self._full, self._con)
+        return np.flipud(self._rgb).copy()
 
     def close(self) -> None:
         self._con.free()
@@ -131,40 +171,61 @@ def slug(cache_key: str) -> str:
     return cache_key.replace("|", "_").replace("=", "-")
 
 
-def render_clip(renderer: OffscreenRenderer, store: Store, key: str, path: Path, fps: int) -> dict:
+def render_clip(renderer: OffscreenRenderer, store: Store, key: str, path: Path, fps: int,
+                rob: Robot | None = None) -> dict:
     """Write one clip of record `key` and return its manifest entry."""
     rec = store.require(key)
     payload = store.payload(key)  # sha256-verified against the record
     world, outcome = rec.data["world"], rec.outcome
     time, qpos = payload["time"], payload["qpos"]
     finite = np.isfinite(qpos).all(axis=1)
-    idx = [i for i in clip_frames(time, float(world["push_t0"]), outcome["status"], outcome.get("t_fail"))
+    idx = [i for i in clip_frames(time, float(world["push_t0"]), outcome["status"], outcome.get("t_fail"), fps)
            if finite[i]]  # a diverged record's clip ends at its last finite state
     shown = sorted(set(idx))
-    seen = frames_show(payload, shown, ant.control_dt())
+    dt = float(time[1] - time[0]) if len(time) > 1 else 0.05
+    dt = rob.control_dt if rob is not None else dt
+    seen = frames_show(payload, shown, dt, rob)
     t_text = f" at {outcome['t_fail']:.2f} s" if outcome.get("t_fail") is not None else ""
     head = f"{outcome['status'].upper()}{t_text}"
     names = f"{head}\nmu\npush\nseed\nt"
-    frames = np.stack([renderer.render(qpos[i], (names, f"\n{world['mu']:g}\n{world['push_pct']:g} %BW\n{world['seed']}"
-                                                        f"\n{time[i]:.2f} s")) for i in idx])
-    write_mp4(path, frames, fps=fps)
+    push = payload["push"]
+    frames = []
+    for i in idx:
+        force = push[i] if i < len(push) else None
+        on = force is not None and bool(np.any(force))
+        frames.append(renderer.render(qpos[i], (names + ("\nPUSH" if on else ""),
+                                                f"\n{world['mu']:g}\n{world['push_pct']:g} %BW\n{world['seed']}"
+                                                f"\n{time[i]:.2f} s" + ("\n-->" if on else "")),
+                                      force if on else None, float(world["push_pct"])))
+    write_mp4(path, np.stack(frames), fps=fps)
     return {"key": key, "cache_key": world.get("cache_key"), "file": path.name, "outcome": outcome["status"],
             "t_fail": outcome.get("t_fail"), "payload_sha256": rec.payload_sha256, "frames": len(idx),
             "state_indices": idx, "window_s": [float(time[shown[0]]), float(time[shown[-1]])],
+            "push_frames": sum(1 for i in idx if i < len(push) and np.any(push[i])),
             "frames_show": seen, "consistent": seen == outcome["status"]}
 
 
-def render_clips(store: Store, model: mujoco.MjModel, replays: Sequence[Mapping], out_dir: Path,
+def renderer_for(rob: Robot | mujoco.MjModel, width: int, height: int) -> tuple[OffscreenRenderer, Robot | None]:
+    if isinstance(rob, mujoco.MjModel):  # a bare model: the Ant's camera
+        return OffscreenRenderer(rob, width, height), None
+    r = rob.spec.render
+    return OffscreenRenderer(rob.render_model(), width, height, rob.torso, r.camera_distance, r.camera_elevation,
+                             r.geom_groups), rob
+
+
+def render_clips(store: Store, rob: Robot | mujoco.MjModel, replays: Sequence[Mapping], out_dir: Path,
                  *, width: int, height: int, fps: int, on_done: Callable[[], None] | None = None) -> list[dict]:
-    """Clips for every replay that has a record (a recovery search that found none has no clip)."""
-    renderer = OffscreenRenderer(model, width, height)
+    """Clips for every replay that has a record (a recovery search that found none has no clip), all in
+    one batch: one render context for the whole set."""
+    renderer, robot = renderer_for(rob, width, height)
     try:
         entries, done = [], {}
         for r in replays:
             if "key" not in r:
                 continue
             if r["key"] not in done:  # a world selected twice (boundary and recovery) is one clip
-                done[r["key"]] = render_clip(renderer, store, r["key"], out_dir / f"{slug(r['cache_key'])}.mp4", fps)
+                done[r["key"]] = render_clip(renderer, store, r["key"], out_dir / f"{slug(r['cache_key'])}.mp4", fps,
+                                             robot)
             entries.append({"kind": r["kind"], **done[r["key"]]})
             if on_done:
                 on_done()
@@ -173,9 +234,14 @@ def render_clips(store: Store, model: mujoco.MjModel, replays: Sequence[Mapping]
         renderer.close()
 
 
+def analysis_robot(out: Path) -> Robot:
+    """The robot of an analysis folder's sweep (reduce.json names it; older folders: the Ant)."""
+    return load_robot(read_stage(out, "reduce")["sweep"].get("robot", "ant"))
+
+
 def render_model() -> mujoco.MjModel:
     """A private copy of the Ant model for rendering (the renderer sizes its buffer on it)."""
-    return mujoco.MjModel.from_xml_path(ant.xml_path())
+    return load_robot("ant").render_model()
 
 
 def run(req: ClipsRun) -> Result:
@@ -184,10 +250,15 @@ def run(req: ClipsRun) -> Result:
     with recorded_store(req.out) as store:
         claim_out_dir(req.out / "clips", req.config())
         with progress_bar("clips", len(todo), "clips") as bar:
-            entries = render_clips(store, render_model(), todo, req.out / "clips", width=req.width, height=req.height,
-                                   fps=req.fps, on_done=bar.advance)
+            t0 = time.perf_counter()
+            entries = render_clips(store, analysis_robot(req.out), todo, req.out / "clips", width=req.width,
+                                   height=req.height, fps=req.fps, on_done=bar.advance)
+            wall = time.perf_counter() - t0
     path = stage_path(req.out, "clips")
     write_json(path, entries)
+    unique = len({e["key"] for e in entries})
+    write_json(req.out / "clips" / "timing.json", {"clips": unique, "wall_s": round(wall, 3),
+                                                  "s_per_clip": round(wall / unique, 3) if unique else None})
     consistent = sum(1 for e in entries if e["consistent"])
     return Result(path, headlines=(f"clips: {len(entries)} written; frames agree with the record's outcome in "
                                    f"{consistent}",))

@@ -107,9 +107,14 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
 def run(req: DiffRun) -> Result:
     """`policylab boundary diff`: reduce both sweeps (no rule check), diff them, write OUT/diff.json."""
     from policylab.rollout.store import Store
+    from policylab.studies.boundary import gate
     from policylab.studies.boundary.reduce import load_sweep, reduce_sweep
 
     reductions = []
+    for root, name, field in ((req.store, req.a, "a"), (req.store_of_b, req.b, "b")):
+        with Store(root.resolve()) as store:
+            load_sweep(store, name, field)  # a missing or incomplete sweep is named first
+            gate.require(store, name, field)
     for root, name, field in ((req.store, req.a, "a"), (req.store_of_b, req.b, "b")):
         with Store(root.resolve()) as store:
             reductions.append(reduce_sweep(store, load_sweep(store, name, field), resamples=req.resamples,

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from policylab.envs import ant
-
 TORSO_Z_FAIL_M = 0.30
 UPRIGHTNESS_FAIL = 0.50  # tilt > 60 deg, the original's tilt threshold
 RULE_VERSION = 1
@@ -30,17 +28,26 @@ def thresholds() -> dict:
     return {"torso_z_fail_m": TORSO_Z_FAIL_M, "uprightness_fail": UPRIGHTNESS_FAIL, "rule_version": RULE_VERSION}
 
 
-def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float) -> dict:
-    """Outcome of one rollout from its states (T+1 rows at control rate, row 0 the reset state)."""
+def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float, rule: dict | None = None,
+             root_qpos: int = 0) -> dict:
+    """Outcome of one rollout from its states (T+1 rows at control rate, row 0 the reset state).
+
+    `rule` is a robot's frozen thresholds ({torso_z_fail_m, uprightness_fail, ...}; None: the Ant's,
+    above) and `root_qpos` where the torso's free joint starts in qpos. A record that stopped at its
+    failure (a robot spec with ``stop_at_failure``) has fewer rows; its last row is the failure.
+    """
+    z_fail = TORSO_Z_FAIL_M if rule is None else rule["torso_z_fail_m"]
+    up_fail = UPRIGHTNESS_FAIL if rule is None else rule["uprightness_fail"]
     n = len(time)
     expected = np.arange(n) * dt
     finite = np.isfinite(qpos).all(axis=1) & np.isfinite(qvel).all(axis=1) & np.isfinite(time)
     bad = ~finite | (np.abs(time - expected) > 1e-6)
-    z = qpos[:, 2]
-    up = ant.uprightness(qpos)
+    z = qpos[:, root_qpos + 2]
+    qx, qy = qpos[:, root_qpos + 4], qpos[:, root_qpos + 5]
+    up = 1.0 - 2.0 * (qx * qx + qy * qy)
     with np.errstate(invalid="ignore"):
-        low = z < TORSO_Z_FAIL_M
-        tilted = up < UPRIGHTNESS_FAIL
+        low = z < z_fail
+        tilted = up < up_fail
     fell = low | tilted
     fell[0] = False  # the reset state is never a failure
     k_div = int(np.argmax(bad)) if bad.any() else None
@@ -49,7 +56,7 @@ def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float) ->
     outcome = {
         "min_uprightness": float(up[ok].min()),
         "min_torso_z": float(z[ok].min()),
-        "forward_speed_mps": float((qpos[-1, 0] - qpos[0, 0]) / (dt * (n - 1))) if ok.all() else None,
+        "forward_speed_mps": float((qpos[-1, root_qpos] - qpos[0, root_qpos]) / (dt * (n - 1))) if ok.all() else None,
         "t_fail": None,
         "fail_reason": None,
         "diverged_at": None,

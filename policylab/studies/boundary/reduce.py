@@ -24,13 +24,11 @@ import numpy as np
 
 from policylab.cli.command import Result
 from policylab.config import claim_out_dir
-from policylab.envs import ant
 from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, world_seed
 from policylab.rollout.store import Store
 from policylab.stats import kaplan_meier
-from policylab.studies.boundary import failure
 from policylab.studies.boundary import sweep as boundary_sweep
 from policylab.studies.boundary.analysis_folder import stage_path
 from policylab.studies.boundary.requests import ReduceRun
@@ -71,6 +69,8 @@ class Sweep:
     push_t0: float
     protocol: dict
     cells: dict[tuple[int, int], list[Rollout]]
+    robot_ref: str = "ant"
+    policy_kind: str = "linear"
 
     @property
     def horizon_s(self) -> float:
@@ -96,13 +96,16 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint") -> Swee
         known = sorted({str(r.data["world"]["checkpoint"]["name"]) for r in store.records(STUDY)})
         raise BadInput(field, f"no sweep of checkpoint {checkpoint!r} in {store.root}; "
                        f"stored: {', '.join(known) or 'none'}")
-    current = boundary_sweep.protocol()
+    rob = boundary_sweep.robot_from_meta(meta)
+    current = boundary_sweep.protocol(rob)
     changed = sorted(k for k in set(meta["protocol"]) | set(current) if meta["protocol"].get(k) != current.get(k))
     if changed:
         raise BadInput("store", f"the sweep of {checkpoint!r} was recorded under another protocol than this code's "
                        f"(differs in: {', '.join(changed)}); sweep again into a new store")
     grid = grid_from_meta(meta)
-    ckpt = boundary_sweep.Checkpoint(checkpoint, Path(checkpoint), meta["checkpoint"]["sha256"])
+    ckpt = boundary_sweep.Checkpoint(checkpoint, Path(checkpoint) if meta.get("policy_kind") != "onnx"
+                                     else Path(f"{checkpoint}.onnx"), meta["checkpoint"]["sha256"],
+                                     (meta.get("robot") or {"ref": "ant"})["ref"])
     cells: dict[tuple[int, int], list[Rollout]] = {}
     missing = 0
     for key, gw in boundary_sweep.sweep_keys(grid, ckpt):
@@ -123,7 +126,8 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint") -> Swee
         raise BadInput("store", f"the sweep of {checkpoint!r} is incomplete: {missing} of {grid.n_rollouts} "
                        "worlds have no record (resume `policylab boundary sweep` first)")
     return Sweep(checkpoint, meta["checkpoint"]["sha256"], meta["env"], list(grid.mus), list(grid.pushes),
-                 grid.seeds_per_cell, grid.push_dir, grid.push_t0, meta["protocol"], cells)
+                 grid.seeds_per_cell, grid.push_dir, grid.push_t0, meta["protocol"], cells, ckpt.robot,
+                 meta.get("policy_kind", "linear"))
 
 
 # -- cell statistics -----------------------------------------------------------------------------
@@ -246,13 +250,13 @@ def boundaries(sweep: Sweep, *, resamples: int, seed: int) -> list[dict]:
 
 def rule_check(store: Store, sweep: Sweep) -> dict:
     """Re-apply the frozen rule to every stored trajectory and count agreement with the records."""
-    dt = ant.control_dt()
+    rob = boundary_sweep.load_robot(sweep.robot_ref)
     disagree = []
     total = 0
     for rollouts in sweep.cells.values():
         for r in rollouts:
             p = store.payload(r.key)
-            rule = failure.classify(p["qpos"], p["qvel"], p["time"], dt)
+            rule = boundary_sweep.classify(rob, p["qpos"], p["qvel"], p["time"])
             total += 1
             same_t = (rule["t_fail"] is None and r.t_fail is None) or (
                 rule["t_fail"] is not None and r.t_fail is not None and abs(rule["t_fail"] - r.t_fail) < 1e-9)
@@ -280,9 +284,10 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
         })
     return {
         "sweep": {"checkpoint": sweep.checkpoint, "checkpoint_sha256": sweep.checkpoint_sha256, "env": sweep.env,
-                  "grid": sweep.grid,
+                  "grid": sweep.grid, "robot": sweep.robot_ref, "robot_identity": sweep.protocol.get("robot"),
+                  "policy_kind": sweep.policy_kind,
                   "n_rollouts": sum(totals.values()), "store_root": str(store.root)},
-        "thresholds": {**failure.thresholds(), "horizon_s": sweep.horizon_s},
+        "thresholds": {**sweep.protocol["failure"], "horizon_s": sweep.horizon_s},
         "totals": {"failed": totals[FAILED], "censored": totals[SURVIVED], "diverged": totals[DIVERGED]},
         "rule_check": rule_check(store, sweep) if check_rule else {"checked": 0, "skipped": True},
         "cells": cells,

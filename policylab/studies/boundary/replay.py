@@ -107,7 +107,7 @@ def replay_batch(store: Store, selection: Mapping, resimulate: Resimulate | None
     }
 
 
-def resimulate_with(checkpoint_path: Path) -> Resimulate:
+def resimulate_with(checkpoint_path: Path, robot: str | None = None) -> Resimulate:
     """Re-simulation of records' worlds with the checkpoint at `checkpoint_path`, through the study's one
     simulator (`sweep.simulate_worlds`), all worlds in one batch."""
     from policylab.studies.boundary import sweep
@@ -116,7 +116,8 @@ def resimulate_with(checkpoint_path: Path) -> Resimulate:
     def resimulate(records: Sequence[Mapping]) -> list[Mapping[str, np.ndarray]]:
         worlds = [World(r["world"]["mu"], r["world"]["push_pct"], r["world"]["push_dir"], r["world"]["push_t0"],
                         r["world"]["seed"]) for r in records]
-        return [payload for _, payload in sweep.simulate_worlds(str(checkpoint_path), worlds, nthread=2)]
+        return [payload for _, payload in sweep.simulate_worlds(str(checkpoint_path), worlds, nthread=2,
+                                                                 robot=robot or "ant")]
 
     return resimulate
 
@@ -131,11 +132,11 @@ def run(req: ReplayRun) -> Result:
     resimulate = None
     if req.verify:
         spec = req.checkpoint or reduced_config(req.out)["checkpoint"]
-        ckpt = sweep.resolve_checkpoint(spec)
+        ckpt = sweep.resolve_checkpoint(spec, reduction["sweep"].get("robot", "ant"))
         if ckpt.sha256 != sha:
             raise BadInput("checkpoint", f"{spec} (sha256 {ckpt.sha256[:12]}) is not the checkpoint of this sweep "
                            f"(sha256 {sha[:12]})")
-        resimulate = resimulate_with(ckpt.path)
+        resimulate = resimulate_with(ckpt.path, ckpt.robot)
     with recorded_store(req.out) as store:
         claim_out_dir(req.out / "replay", req.config(sha))
         result = replay_batch(store, selection, resimulate)

@@ -14,6 +14,7 @@ import numpy as np
 
 from policylab.cli.command import Result
 from policylab.config import claim_out_dir
+from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.report.charts import plt, save_png
 from policylab.report.html import Page, Table, render
@@ -210,6 +211,18 @@ def diff_report(out: Path, diff: Mapping) -> Path:
 def run(req: ReportRun) -> Result:
     """`policylab boundary report`: OUT/report/report.json and report.html, for an analysis folder (with
     whichever later stages it has) or a diff folder."""
+    from policylab.config import load_json_file
+    from policylab.rollout.store import Store
+    from policylab.studies.boundary import gate
+
+    config = load_json_file(req.out / "config.json", "out")
+    sweeps = [(config["store"], config["a"]), (config["store_b"], config["b"])] if "a" in config else \
+        [(config["store"], config["checkpoint"])]
+    for root, name in sweeps:
+        if not (Path(root) / "index.sqlite").is_file():
+            raise BadInput("out", f"the store {root} that {req.out} was made from is gone (no index.sqlite)")
+        with Store(root) as store:
+            gate.require(store, name, "out")
     if stage_path(req.out, "diff").is_file():
         diff = read_stage(req.out, "diff")
         claim_out_dir(req.out / "report", {"kind": "diff"})

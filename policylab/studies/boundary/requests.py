@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from policylab.config import OutDir, Request, check_out_dir
+from policylab.envs.robots.spec import DEFAULT_ROBOT
 from policylab.errors import BadInput
 from policylab.rollout.seeds import named_range
 from policylab.studies.boundary.analysis_folder import missing_stage
@@ -30,21 +31,26 @@ STORE = RUNS / "store"
 SWEEP_SEEDS = named_range("boundary", "sweep")
 MAX_SEED = 2**32 - 1  # bootstrap generator seeds (numpy SeedSequence entropy)
 EXECUTORS = Literal["local", "processes", "ray"]  # policylab.rollout.executors.EXECUTORS
-TRAIN_CONFIGS = Literal["v0", "v1"]  # the keys of train.CONFIGS
+TRAIN_CONFIGS = Literal["v0", "v1", "go1_v0", "go1_v1"]  # train.CONFIGS (the Ant's) and ars.CONFIGS
 
-CHECKPOINT_HELP = ("Committed checkpoint name (ant_v0, ant_v1) or the path of a .npz written by `policylab boundary "
-                   "train`; its arrays must fit the Ant.")
+CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v0, go1_v1, ant_v0, ant_v1) or the path of a linear "
+                   ".npz or an .onnx network; its observation and action sizes must fit the robot (default: "
+                   "<robot>_v0).")
+ROBOT_HELP = (f"Robot: a shipped spec (go1, ant) or the path of a robot spec .json (MJCF, bodies, control, "
+              f"observation, failure rule); default {DEFAULT_ROBOT}, or a committed checkpoint's own robot.")
 STORE_HELP = "Store folder of the sweep (holds index.sqlite), as written by `policylab boundary sweep`."
 OUT_HELP = "Analysis folder of one sweep (reduce writes it; later stages add sub-folders)."
 
 
 # -- field checks -------------------------------------------------------------------------------
-def _checkpoint(spec: str) -> str:
-    """A committed name or .npz path that loads as the Ant's linear policy (read now, written never)."""
-    from policylab.studies.boundary.sweep import resolve_checkpoint
+def _robot(spec: str | None) -> str | None:
+    """A shipped robot name or a robot spec file that loads and fits its model."""
+    if spec is None:
+        return spec
+    from policylab.envs.robots.batch import robot
 
     try:
-        resolve_checkpoint(spec)
+        robot(spec)
     except BadInput as exc:
         raise ValueError(exc.message) from None
     return spec
@@ -100,7 +106,8 @@ def _reduced_or_diff(out: Path) -> Path:
     return out
 
 
-CheckpointSpec = Annotated[str, AfterValidator(_checkpoint)]
+CheckpointSpec = Optional[str]
+RobotSpec = Annotated[Optional[str], AfterValidator(_robot)]
 SweepName = Annotated[str, Field(min_length=1, max_length=200)]
 StoreDir = Annotated[Path, AfterValidator(_is_store)]
 SweepStore = Annotated[Path, AfterValidator(_new_or_store)]
@@ -109,9 +116,24 @@ SweepStore = Annotated[Path, AfterValidator(_new_or_store)]
 def _default_out(data: Any, cls: type[Request], prefix: str) -> Any:
     """Fill `out` with runs/boundary/<prefix>-<checkpoint name> when it is not given."""
     if isinstance(data, dict) and data.get("out") is None:
-        spec = str(data.get("checkpoint") or cls.model_fields["checkpoint"].default)
-        data = {**data, "out": RUNS / f"{prefix}-{Path(spec).stem}"}
+        spec = data.get("checkpoint") or cls.model_fields["checkpoint"].default
+        if spec is None:
+            robot = data.get("robot")
+            spec = f"{Path(str(robot)).stem if robot else DEFAULT_ROBOT}_v0"
+        data = {**data, "out": RUNS / f"{prefix}-{Path(str(spec)).stem}"}
     return data
+
+
+def _check_checkpoint(cls, v: str | None, info: ValidationInfo) -> str | None:
+    if info.data.get("robot", ...) is ... and "robot" in cls.model_fields:
+        return v  # the robot was refused; that error is the one reported
+    from policylab.studies.boundary.sweep import resolve_checkpoint
+
+    try:
+        resolve_checkpoint(v, info.data.get("robot"))
+    except BadInput as exc:
+        raise ValueError(exc.message) from None
+    return v
 
 
 # -- train, calibrate, sweep, verify ------------------------------------------------------------
@@ -132,14 +154,18 @@ class TrainRun(Request):
 class CalibrateRun(Request):
     """The data behind the frozen failure thresholds: nominal minima and the poses of toppled robots."""
 
-    checkpoint: CheckpointSpec = Field("ant_v0", description=CHECKPOINT_HELP)
+    robot: RobotSpec = Field(None, description=ROBOT_HELP)
+    checkpoint: CheckpointSpec = Field(None, description=CHECKPOINT_HELP)
     n_nominal: int = Field(256, ge=1, le=10_000, description="Nominal worlds (friction 1.0, no push).")
     n_pushed: int = Field(16, ge=1, le=1_000, description="Worlds per hard-push corner (mu 0.05/0.5/1.0 x push "
                           "50-200 %BW).")
     out: OutDir = Field(RUNS / "calibration", description="Folder for calibration.json.")
 
+    _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
+
     def config(self, checkpoint: dict) -> dict:
-        return {"checkpoint": checkpoint, "n_nominal": self.n_nominal, "n_pushed": self.n_pushed}
+        return {"checkpoint": checkpoint, "n_nominal": self.n_nominal, "n_pushed": self.n_pushed,
+                **({"robot": self.robot} if self.robot else {})}
 
 
 class SweepRun(Request):
@@ -148,7 +174,8 @@ class SweepRun(Request):
 
     SIZE_FIELDS = ("n_mu", "n_push", "seeds_per_cell")
 
-    checkpoint: CheckpointSpec = Field("ant_v0", description=CHECKPOINT_HELP)
+    robot: RobotSpec = Field(None, description=ROBOT_HELP)
+    checkpoint: CheckpointSpec = Field(None, description=CHECKPOINT_HELP)
     mu_min: float = Field(DEFAULT_MU[0], ge=MU_RANGE[0], le=MU_RANGE[1],
                           description=f"Lowest friction (resolution {MU_RES}).")
     mu_max: float = Field(DEFAULT_MU[1], ge=MU_RANGE[0], le=MU_RANGE[1], description="Highest friction.")
@@ -184,6 +211,8 @@ class SweepRun(Request):
     @classmethod
     def _out_default(cls, data: Any) -> Any:
         return _default_out(data, cls, "sweep")
+
+    _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
 
     @field_validator("mu_max", "push_max")
     @classmethod
@@ -239,7 +268,7 @@ class SweepRun(Request):
         from policylab.rollout.executors import default_workers
         from policylab.studies.boundary import sweep
 
-        per = sweep.payload_bytes()
+        per = sweep.payload_bytes(sweep.resolve_checkpoint(self.checkpoint, self.robot).robot)
         workers = 0 if self.executor == "local" else self.workers or default_workers()
         simulating = max(workers, 1) * self.chunk * (sweep.WORLD_SIM_BYTES + 2 * per)
         memory = simulating + self.chunk * 2 * per + workers * sweep.WORKER_BYTES
@@ -250,8 +279,9 @@ class VerifyRun(Request):
     """Equivalence gate: re-simulate stored worlds and compare them bitwise with their records, and play
     the checkpoint in Gymnasium's own Ant-v5 loop against the study's simulator. Exit 1 when it fails."""
 
-    checkpoint: CheckpointSpec = Field("ant_v0", description="Checkpoint whose stored sweep is re-simulated. "
-                                   + CHECKPOINT_HELP)
+    robot: RobotSpec = Field(None, description=ROBOT_HELP)
+    checkpoint: CheckpointSpec = Field(None, description="Checkpoint whose stored sweep is re-simulated. "
+                                       + CHECKPOINT_HELP)
     store: StoreDir = Field(STORE, description="Store folder holding the sweep.")
     sample: int = Field(32, ge=1, le=10_000, description="Stored worlds to re-simulate (evenly spread, "
                         "deterministic).")
@@ -262,6 +292,8 @@ class VerifyRun(Request):
     @classmethod
     def _out_default(cls, data: Any) -> Any:
         return _default_out(data, cls, "verify")
+
+    _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
 
 
 # -- analysis -----------------------------------------------------------------------------------
@@ -302,9 +334,9 @@ class ReplayRun(Request):
     out: Annotated[OutDir, _has_stages("reduce", "select")] = Field(description=OUT_HELP)
     verify: bool = Field(True, description="Equivalence check: simulate each replayed world again and compare it "
                          "bitwise with its record (outcomes still come from the record).")
-    checkpoint: Optional[CheckpointSpec] = Field(None, description="For --verify: the checkpoint (committed name or "
-                                                 ".npz path) the sweep was made with; default: the sweep's checkpoint "
-                                                 "name.")
+    checkpoint: Optional[str] = Field(None, min_length=1, description="For --verify: the checkpoint (committed name "
+                                      "or policy file path) the sweep was made with; default: the sweep's checkpoint "
+                                      "name.")
 
     @field_validator("checkpoint")
     @classmethod

@@ -24,12 +24,12 @@ import rerun as rr
 
 from policylab.cli.command import Result
 from policylab.config import claim_out_dir
-from policylab.envs import ant
+from policylab.envs.robots.batch import Robot
 from policylab.fileio import arrays_to_bytes, atomic_write_bytes, write_json
 from policylab.progress import progress_bar
 from policylab.rollout.store import Store
 from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, stage_path
-from policylab.studies.boundary.clips import render_model, slug
+from policylab.studies.boundary.clips import analysis_robot, slug
 from policylab.studies.boundary.constants import PUSH_DURATION_S
 from policylab.studies.boundary.requests import RrdRun
 
@@ -60,14 +60,14 @@ def _geom_archetype(model: mujoco.MjModel, g: int):
     return None
 
 
-def _push_vector(qpos_at_onset: np.ndarray, push_dir_deg: float, push_pct: float) -> list[float]:
+def _push_vector(rob: Robot, qpos_at_onset: np.ndarray, push_dir_deg: float, push_pct: float) -> list[float]:
     """Arrow along the push: `push_dir_deg` from the heading at onset, length 0.9*sqrt(pct/100) m."""
-    ang = float(ant.heading(qpos_at_onset)) + math.radians(push_dir_deg)
+    ang = float(rob.heading(qpos_at_onset)) + math.radians(push_dir_deg)
     length = 0.9 * math.sqrt(push_pct / 100.0)
     return [length * math.cos(ang), length * math.sin(ang), 0.0]
 
 
-def export_rrd(store: Store, model: mujoco.MjModel, key: str, path: Path) -> dict:
+def export_rrd(store: Store, rob: Robot, model: mujoco.MjModel, key: str, path: Path) -> dict:
     """Write `path` (.rrd) and `<stem>.qpos.npz` beside it for record `key`; return the file facts."""
     rec = store.require(key)
     payload = store.payload(key)
@@ -75,7 +75,7 @@ def export_rrd(store: Store, model: mujoco.MjModel, key: str, path: Path) -> dic
     qpos, time = payload["qpos"], payload["time"]
     t0, t_fail = float(world["push_t0"]), outcome.get("t_fail")
     data = mujoco.MjData(model)
-    torso = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "torso")
+    torso = rob.push_body
     path.parent.mkdir(parents=True, exist_ok=True)
 
     rec_stream = rr.RecordingStream(APP_ID, recording_id=str(world.get("cache_key", key)))
@@ -104,7 +104,7 @@ def export_rrd(store: Store, model: mujoco.MjModel, key: str, path: Path) -> dic
         in_push = t0 - 1e-9 <= time[k] < t0 + PUSH_DURATION_S - 1e-9
         if in_push and not pushing:
             rec_stream.log("events", rr.TextLog(f"push start: {world['push_pct']:g} %BW", level="WARN"))
-            vec = _push_vector(qpos[k], float(world["push_dir"]), float(world["push_pct"]))
+            vec = _push_vector(rob, qpos[k], float(world["push_dir"]), float(world["push_pct"]))
         if in_push:
             rec_stream.log("world/push", rr.Arrows3D(vectors=[vec], origins=[data.xpos[torso]], colors=[[220, 30, 30]]))
         if pushing and not in_push:
@@ -129,10 +129,11 @@ def run(req: RrdRun) -> Result:
     todo = [r for r in read_stage(req.out, "replay")["replays"] if "key" in r]
     with recorded_store(req.out) as store:
         claim_out_dir(req.out / "rrd", {"format": "rerun-sdk .rrd"})
-        model, files = render_model(), []
+        rob = analysis_robot(req.out)
+        model, files = rob.render_model(), []
         with progress_bar("rrd", len(todo), "files") as bar:
             for r in todo:
-                files.append(export_rrd(store, model, r["key"], req.out / "rrd" / f"{slug(r['cache_key'])}.rrd"))
+                files.append(export_rrd(store, rob, model, r["key"], req.out / "rrd" / f"{slug(r['cache_key'])}.rrd"))
                 bar.advance()
     path = stage_path(req.out, "rrd")
     write_json(path, [{k: v for k, v in f.items() if k != "rrd_bytes"} for f in files])

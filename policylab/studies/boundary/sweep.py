@@ -7,14 +7,18 @@ independently of which chunk, batch position or thread it lands in (tested bitwi
 
 Record schema (study ``boundary``):
 
-- world: env, mu, push_pct, push_dir, push_t0, seed, cache_key (``v1|mu=...|seed=N``),
-  checkpoint {name, sha256}, mu_idx, push_idx, seed_idx, rollout_index
-- policy: {name: "ant_linear", params: {checkpoint, sha256}}
-- protocol: see `protocol()`
+- world: env (the robot spec's), mu, push_pct, push_dir, push_t0, seed, cache_key
+  (``v1|mu=...|seed=N``), checkpoint {name, sha256}, mu_idx, push_idx, seed_idx, rollout_index
+- policy: {name: "linear" | "onnx" (the policy file's kind), params: {checkpoint, sha256}}
+- protocol: see `protocol()`; it names the robot (spec and MJCF sha256) and its physics settings
 - outcome: status (survived | failed | diverged), t_fail, fail_reason, diverged_at,
   min_uprightness, min_torso_z, forward_speed_mps
-- payload: qpos (T+1, 15), qvel (T+1, 14), time (T+1,), torso_z (T+1,), uprightness (T+1,),
-  ctrl (T, 8), push (T, 2) [world-frame newtons applied during step k]; T = 100, control rate
+- payload: qpos (n, nq), qvel (n, nv), time (n,), torso_z (n,), uprightness (n,), ctrl (n-1, nu),
+  push (n-1, 2) [world-frame newtons applied during step k]; control rate, n = T+1 (Ant: T = 100),
+  or fewer when the robot spec stops a rollout at its failure (the Go1: the record ends at the fall)
+
+The robot is a spec file (`policylab.envs.robots`): ``--robot go1|ant|PATH``; its reference (a shipped
+name or the spec's path) and identity are in the sweep's store meta, so later stages rebuild it.
 """
 
 from __future__ import annotations
@@ -27,11 +31,12 @@ import numpy as np
 
 from policylab.cli.command import Result
 from policylab.config import claim_out_dir
-from policylab.envs import ant
+from policylab.envs.robots.batch import Robot, robot as load_robot, run_closed_loop as run_robot_loop
+from policylab.envs.robots.spec import DEFAULT_ROBOT, available as available_robots
 from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.hashing import canonical_json, hash_obj, sha256_hex
-from policylab.policies import ant_linear
+from policylab.policies.files import SUFFIXES, load_policy, policy_kind
 from policylab.progress import say
 from policylab.rollout.ensure import EnsureStats, Planned, ensure
 from policylab.rollout.executors import check_executor
@@ -39,11 +44,10 @@ from policylab.rollout.store import Store
 from policylab.studies.boundary import failure
 from policylab.studies.boundary.constants import CHECKPOINT_DIR, HORIZON_S, PUSH_DURATION_S
 from policylab.studies.boundary.requests import SweepRun
-from policylab.studies.boundary.simulate import run_closed_loop
 from policylab.studies.boundary.world import Grid, GridWorld, World
 
 STUDY = "boundary"
-ENV = "gymnasium-mujoco/Ant-v5"
+ENV = "gymnasium-mujoco/Ant-v5"  # the Ant's (robot spec `ant`)
 RECORD_BYTES = 4096  # a record's JSON row in index.sqlite, with its index entries (upper estimate)
 WORLD_SIM_BYTES = 512 * 1024  # resident memory of one world's MjData while it steps (measured ~470 kB)
 WORKER_BYTES = 128 * 2**20  # a worker process with the study imported (measured ~80 MB)
@@ -54,65 +58,116 @@ class Checkpoint:
     name: str
     path: Path
     sha256: str
+    robot: str = "ant"  # the robot reference: a shipped robot's name or a spec file's path
 
     def as_dict(self) -> dict:
         return {"name": self.name, "sha256": self.sha256}
 
 
 def available_checkpoints() -> list[str]:
-    return sorted(p.stem for p in CHECKPOINT_DIR.glob("*.npz"))
+    return sorted(p.stem for suffix in SUFFIXES for p in CHECKPOINT_DIR.glob(f"*{suffix}"))
 
 
-def resolve_checkpoint(spec: str) -> Checkpoint:
-    """A committed checkpoint by name (e.g. ``ant_v0``) or a path to a .npz; unknown is bad input, and
-    so is a file that `ant_linear.load` refuses (not an .npz, corrupt, or arrays that do not fit the Ant)."""
-    path = CHECKPOINT_DIR / f"{spec}.npz"
-    if not path.is_file():
+def default_checkpoint(robot_ref: str | None) -> str:
+    """The committed checkpoint a robot uses when none is named: ``<robot>_v0``."""
+    return f"{load_robot(robot_ref).spec.name}_v0"
+
+
+def robot_of_checkpoint_name(name: str) -> str | None:
+    """A committed checkpoint's robot, from its name (``go1_v0`` -> ``go1``)."""
+    for r in available_robots():
+        if name.startswith(f"{r}_"):
+            return r
+    return None
+
+
+def robot_ref(spec: str | None) -> str:
+    """What records and metas keep to rebuild a robot: a shipped name, or the resolved spec path."""
+    from policylab.envs.robots.spec import spec_path
+
+    if spec is None:
+        return DEFAULT_ROBOT
+    p = spec_path(spec)
+    return spec if "/" not in str(spec) and not str(spec).endswith(".json") else str(p.resolve())
+
+
+def resolve_checkpoint(spec: str | None, robot: str | None = None) -> Checkpoint:
+    """A committed checkpoint by name (e.g. ``go1_v0``, ``ant_v0``) or the path of a policy file (.npz
+    linear, .onnx network), checked against the robot (`robot`: a shipped name or spec path; None: the
+    committed checkpoint's own robot, else the default robot). Unknown is bad input, and so is a file its
+    loader refuses (not a policy file, corrupt, or sizes that do not fit the robot)."""
+    if spec is None:
+        spec = default_checkpoint(robot)
+    path = next((CHECKPOINT_DIR / f"{spec}{sfx}" for sfx in SUFFIXES if (CHECKPOINT_DIR / f"{spec}{sfx}").is_file()),
+                None)
+    if robot is None and path is not None:
+        robot = robot_of_checkpoint_name(spec)
+    if path is None:
         path = Path(spec)
-    if not path.is_file() or path.suffix != ".npz":
+    if not path.is_file() or path.suffix.lower() not in SUFFIXES:
         raise BadInput(
-            "checkpoint", f"unknown checkpoint {spec!r}; expected one of {', '.join(available_checkpoints())} or a .npz path"
+            "checkpoint", f"unknown checkpoint {spec!r}; expected one of {', '.join(available_checkpoints())} or the "
+            "path of a .npz or .onnx policy file"
         )
-    ant_linear.load(path)
-    return Checkpoint(path.stem, path, sha256_hex(path.read_bytes()))
+    ref = robot_ref(robot)
+    rob = load_robot(ref)
+    load_policy(path, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot")
+    return Checkpoint(path.stem, path, sha256_hex(path.read_bytes()), ref)
 
 
-def n_steps() -> int:
-    return int(round(HORIZON_S / ant.control_dt()))
+def _robot(rob: Robot | str | None) -> Robot:
+    """A Robot from a Robot, a reference, or None (the Ant: what callers written before robot specs mean)."""
+    if isinstance(rob, Robot):
+        return rob
+    return load_robot("ant" if rob is None else rob)
 
 
-def protocol() -> dict:
+def n_steps(rob: Robot | str | None = None) -> int:
+    return int(round(HORIZON_S / _robot(rob).control_dt))
+
+
+def protocol(rob: Robot | str | None = None) -> dict:
+    r = _robot(rob)
+    m = r.base
+    friction = "sliding friction of every geom set to mu" if r.spec.friction_geoms == "all" else \
+        f"sliding friction of geoms {', '.join(r.spec.friction_geoms)} set to mu"
     return {
         "horizon_s": HORIZON_S,
-        "n_steps": n_steps(),
-        "control_dt_s": ant.control_dt(),
-        "physics_dt_s": float(ant.model().opt.timestep),
-        "frame_skip": ant.FRAME_SKIP,
+        "n_steps": n_steps(r),
+        "control_dt_s": r.control_dt,
+        "physics_dt_s": float(m.opt.timestep),
+        "frame_skip": r.frame_skip,
         "push_duration_s": PUSH_DURATION_S,
-        "push": "constant horizontal force on the torso centre of mass (xfrc_applied), direction relative "
-        "to the heading at onset, fixed in the world frame for the window",
-        "friction": "sliding friction of every geom set to mu",
-        "bodyweight_n": round(ant.body_weight_n(), 9),
+        "push": f"constant horizontal force on the {r.spec.push_body} centre of mass (xfrc_applied), direction "
+        "relative to the heading at onset, fixed in the world frame for the window",
+        "friction": friction,
+        "bodyweight_n": round(r.body_weight_n(), 9),
         "policy_mode": "deterministic",
-        "failure": failure.thresholds(),
+        "failure": r.thresholds(),
+        "stop_at_failure": r.spec.stop_at_failure,
+        "robot": r.identity,
+        "solver": {"iterations": int(m.opt.iterations), "ls_iterations": int(m.opt.ls_iterations),
+                   "integrator": int(m.opt.integrator), "cone": int(m.opt.cone), "impratio": float(m.opt.impratio)},
+        "control": r.spec.control.model_dump(exclude_none=True),
     }
 
 
-def push_steps() -> int:
-    return int(round(PUSH_DURATION_S / ant.control_dt()))
+def push_steps(rob: Robot | str | None = None) -> int:
+    return int(round(PUSH_DURATION_S / _robot(rob).control_dt))
 
 
-def payload_bytes() -> int:
-    """Bytes of one rollout's payload arrays before compression (the record schema above): float64
+def payload_bytes(rob: Robot | str | None = None) -> int:
+    """Bytes of one rollout's payload arrays before compression (the record schema above, at most): float64
     qpos, qvel, time, torso_z and uprightness per state (T + 1), ctrl and push per step (T)."""
-    m, t = ant.model(), n_steps()
-    return 8 * ((t + 1) * (m.nq + m.nv + 3) + t * (m.nu + 2))
+    r = _robot(rob)
+    t = n_steps(r)
+    return 8 * ((t + 1) * (r.nq + r.nv + 3) + t * (r.nu + 2))
 
 
 def world_record(gw: GridWorld, ckpt: Checkpoint) -> dict:
     w = gw.world
     return {
-        "env": ENV,
+        "env": load_robot(ckpt.robot).spec.env,
         "mu": w.mu,
         "push_pct": w.push_pct,
         "push_dir": w.push_dir,
@@ -128,45 +183,58 @@ def world_record(gw: GridWorld, ckpt: Checkpoint) -> dict:
 
 
 def policy_record(ckpt: Checkpoint) -> dict:
-    return {"name": "ant_linear", "params": {"checkpoint": ckpt.name, "sha256": ckpt.sha256}}
+    kind = SUFFIXES.get(ckpt.path.suffix.lower(), "linear")
+    return {"name": kind, "params": {"checkpoint": ckpt.name, "sha256": ckpt.sha256}}
 
 
-def simulate_worlds(checkpoint_path: str, worlds: list[World], nthread: int = 1) -> list[tuple[dict, dict]]:
-    """(outcome, payload) for each world, simulated as one batch. Pure in its inputs."""
-    policy = ant_linear.load(checkpoint_path)
-    dt = ant.control_dt()
+def classify(rob: Robot, qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray) -> dict:
+    """The frozen failure rule of `rob` on one stored track."""
+    return failure.classify(qpos, qvel, time, rob.control_dt, rule=rob.thresholds(), root_qpos=rob.root_qpos)
+
+
+def simulate_worlds(checkpoint_path: str, worlds: list[World], nthread: int = 1,
+                    robot: Robot | str | None = None) -> list[tuple[dict, dict]]:
+    """(outcome, payload) for each world, simulated as one batch. Pure in its inputs. `robot`: the robot
+    (None: the committed checkpoint's own robot by name, else the Ant)."""
+    if robot is None:
+        robot = robot_of_checkpoint_name(Path(checkpoint_path).stem)
+    rob = _robot(robot)
+    policy = load_policy(checkpoint_path, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot")
+    dt = rob.control_dt
     k0 = np.array([int(round(w.push_t0 / dt)) for w in worlds])
-    traj = run_closed_loop(
+    traj = run_robot_loop(
+        rob,
         policy.act,
         [w.mu for w in worlds],
         [w.seed for w in worlds],
-        n_steps=n_steps(),
-        force_n=np.array([w.push_pct / 100.0 * ant.body_weight_n() for w in worlds]),
+        n_steps=n_steps(rob),
+        force_n=np.array([w.push_pct / 100.0 * rob.body_weight_n() for w in worlds]),
         dir_deg=np.array([w.push_dir for w in worlds]),
         push_k0=k0,
-        n_push=push_steps(),
+        n_push=push_steps(rob),
         nthread=nthread,
     )
     out = []
     for i in range(len(worlds)):
-        qpos, qvel, t = traj["qpos"][i], traj["qvel"][i], traj["time"][i]
+        n = int(traj["n_states"][i])
+        qpos, qvel, t = traj["qpos"][i, :n], traj["qvel"][i, :n], traj["time"][i, :n]
         payload = {
             "qpos": qpos,
             "qvel": qvel,
             "time": t,
-            "torso_z": qpos[:, 2].copy(),
-            "uprightness": ant.uprightness(qpos),
-            "ctrl": traj["ctrl"][i],
-            "push": traj["push"][i],
+            "torso_z": rob.torso_z(qpos).copy(),
+            "uprightness": rob.uprightness(qpos),
+            "ctrl": traj["ctrl"][i, : n - 1],
+            "push": traj["push"][i, : n - 1],
         }
-        out.append((failure.classify(qpos, qvel, t, dt), payload))
+        out.append((classify(rob, qpos, qvel, t), payload))
     return out
 
 
 def run_chunk(work: dict) -> list[tuple[dict, dict]]:
     """Executor work: one chunk of worlds (module-level so processes and Ray can pickle it)."""
     worlds = [World(**w) for w in work["worlds"]]
-    return simulate_worlds(work["checkpoint_path"], worlds, work["nthread"])
+    return simulate_worlds(work["checkpoint_path"], worlds, work["nthread"], robot=work.get("robot"))
 
 
 @dataclass(frozen=True)
@@ -182,11 +250,11 @@ class SweepRunner:
     def pack(self, todo: list[Planned]) -> list[tuple[list[Planned], dict]]:
         units = [todo[i : i + self.chunk] for i in range(0, len(todo), self.chunk)]
         return [(u, {"checkpoint_path": str(self.ckpt.path), "worlds": [vars(p.detail.world) for p in u],
-                     "nthread": self.nthread}) for u in units]
+                     "nthread": self.nthread, "robot": self.ckpt.robot}) for u in units]
 
 
 def planned_world(gw: GridWorld, ckpt: Checkpoint) -> Planned:
-    return Planned(STUDY, world_record(gw, ckpt), policy_record(ckpt), protocol(), detail=gw)
+    return Planned(STUDY, world_record(gw, ckpt), policy_record(ckpt), protocol(ckpt.robot), detail=gw)
 
 
 def meta_name(ckpt: Checkpoint) -> str:
@@ -194,7 +262,22 @@ def meta_name(ckpt: Checkpoint) -> str:
 
 
 def sweep_meta(grid: Grid, ckpt: Checkpoint) -> dict:
-    return {"checkpoint": ckpt.as_dict(), "grid": grid.as_dict(), "protocol": protocol(), "env": ENV}
+    rob = load_robot(ckpt.robot)
+    return {"checkpoint": ckpt.as_dict(), "grid": grid.as_dict(), "protocol": protocol(rob), "env": rob.spec.env,
+            "robot": {"ref": ckpt.robot, **rob.identity}, "policy_kind": policy_kind(ckpt.path)}
+
+
+def robot_from_meta(meta: dict, field: str = "store") -> Robot:
+    """The robot a stored sweep was made with (its spec must still be the one recorded)."""
+    info = meta.get("robot") or {"ref": "ant"}
+    try:
+        rob = load_robot(info["ref"])
+    except BadInput as exc:
+        raise BadInput(field, f"the sweep's robot {info['ref']!r} does not load now ({exc.message})") from None
+    for k in ("spec_sha256", "mjcf_sha256"):
+        if k in info and rob.identity[k] != info[k]:
+            raise BadInput(field, f"the robot {info['ref']!r} changed since the sweep ({k} differs); sweep again")
+    return rob
 
 
 def check_resume(store_root: Path, grid: Grid, ckpt: Checkpoint) -> None:
@@ -240,7 +323,7 @@ def run_sweep(
     """
     check_executor(executor, ray_address)
     check_resume(store_root, grid, ckpt)
-    config = {"checkpoint": ckpt.as_dict(), "grid": grid.as_dict(), "store": str(store_root)}
+    config = {"checkpoint": ckpt.as_dict(), "grid": grid.as_dict(), "store": str(store_root), "robot": ckpt.robot}
     claim_out_dir(out, config)
     nthread = threads or (2 if executor == "local" else 1)
     t_start = time.perf_counter()
@@ -258,8 +341,10 @@ def run_sweep(
         "wall_s": round(wall, 3),
         "store_write_s": round(write_s, 3),
         "rollouts_run": ran,
-        "physics_steps": ran * n_steps() * ant.FRAME_SKIP,
-        "physics_steps_per_s": round(ran * n_steps() * ant.FRAME_SKIP / wall, 1) if ran else None,
+        # full-horizon physics steps (an upper bound when the robot stops rollouts at their failure)
+        "physics_steps": ran * n_steps(ckpt.robot) * load_robot(ckpt.robot).frame_skip,
+        "physics_steps_per_s": round(ran * n_steps(ckpt.robot) * load_robot(ckpt.robot).frame_skip / wall, 1)
+        if ran else None,
         "executor": executor,
         "threads_per_task": nthread,
         "chunk": chunk,
@@ -279,7 +364,8 @@ def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ck
         "study": STUDY,
         "checkpoint": ckpt.as_dict(),
         "grid": grid.as_dict(),
-        "protocol": protocol(),
+        "protocol": protocol(ckpt.robot),
+        "robot": ckpt.robot,
         "counts": counts,
         "complete": counts["missing"] == 0,
         "store_fingerprint": hash_obj([[k, fp.get(k)] for k, _ in planned], length=32),
@@ -288,7 +374,7 @@ def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ck
 
 def run(req: SweepRun) -> Result:
     """`policylab boundary sweep`: run the grid's missing worlds into the store, summarise into OUT."""
-    ckpt = resolve_checkpoint(req.checkpoint)
+    ckpt = resolve_checkpoint(req.checkpoint, req.robot)
     grid = Grid.build((req.mu_min, req.mu_max), req.n_mu, (req.push_min, req.push_max), req.n_push,
                       req.seeds_per_cell, req.push_dir, req.push_t0)
     result = run_sweep(grid, ckpt, req.store, req.out, executor=req.executor, chunk=req.chunk, threads=req.threads,

@@ -200,7 +200,10 @@ def train_and_save(cfg: TrainConfig, out_dir: Path, nthread: int) -> dict:
 
 
 def run(req: TrainRun) -> Result:
-    """`policylab boundary train`: train the chosen config and write its checkpoint files."""
+    """`policylab boundary train`: train the chosen config and write its checkpoint files (the Ant's configs
+    here; the Go1's, resumable, in `ars`)."""
+    if req.config not in CONFIGS:
+        return _run_robot_config(req)
     cfg = CONFIGS[req.config]
     if req.iterations is not None:
         cfg = cfg.model_copy(update={"iterations": req.iterations})
@@ -211,4 +214,20 @@ def run(req: TrainRun) -> Result:
     if last is not None:
         lines.append(f"{cfg.name}: nominal survival {last['survival']:.0%}, forward speed {last['speed_mps']:.2f} m/s "
                      f"after {cfg.iterations} iterations")
+    return Result(req.out / f"{cfg.name}.json", headlines=tuple(lines))
+
+
+def _run_robot_config(req: TrainRun) -> Result:
+    from policylab.studies.boundary import ars
+
+    cfg = ars.CONFIGS[req.config]
+    if req.iterations is not None:
+        cfg = cfg.model_copy(update={"iterations": req.iterations})
+    info = ars.train_and_save(cfg, req.out, nthread=req.threads)
+    npz = req.out / f"{cfg.name}.npz"
+    lines = [f"checkpoint: {npz} (sha256 {info['checkpoint_sha256'][:12]})"]
+    last = next((row["eval"] for row in reversed(info["curve"]) if "eval" in row), None)
+    if last is not None:
+        lines.append(f"{cfg.name}: nominal survival {last['survival']:.0%}, forward speed "
+                     f"{last['speed_mps'] or 0:.2f} m/s after {cfg.iterations} iterations")
     return Result(req.out / f"{cfg.name}.json", headlines=tuple(lines))

@@ -7,9 +7,13 @@ re-simulated payload has the recorded sha256 and the same outcome. On CPU MuJoCo
 requires 100%: batch shape and thread count cannot matter because each world steps its own
 `MjData` (see policylab.envs.ant).
 
-A harness check also plays the checkpoint in Gymnasium's own ``Ant-v5`` (``env.reset(seed)``,
-``env.step``) at the model's friction without a push and compares every state with
-`run_closed_loop` bitwise: the study's simulator is Gymnasium's Ant, not a look-alike.
+A harness check plays the checkpoint in a reference loop at the model's friction without a push and
+compares every state bitwise: for the Ant, Gymnasium's own ``Ant-v5`` (``env.reset(seed)``,
+``env.step``), so the study's simulator is Gymnasium's Ant, not a look-alike; for any other robot
+spec, a plain per-world MuJoCo loop (one `MjData`, ``mj_step``, the policy on a batch of one).
+
+The verdict is also written into the store (meta ``boundary/gate/<checkpoint>``, `gate.py`): diff and
+report refuse a sweep without a passing record for its checkpoint, robot and physics settings.
 """
 
 from __future__ import annotations
@@ -20,16 +24,15 @@ import numpy as np
 
 from policylab.cli.command import Result
 from policylab.config import claim_out_dir
-from policylab.envs import ant
+from policylab.envs.robots.batch import plain_loop, run_closed_loop as run_robot_loop
 from policylab.errors import BadInput
 from policylab.fileio import arrays_to_bytes, write_json
 from policylab.hashing import sha256_hex
-from policylab.policies import ant_linear
+from policylab.policies.files import load_policy
 from policylab.rollout.seeds import named_range
 from policylab.rollout.store import Store
-from policylab.studies.boundary import sweep
+from policylab.studies.boundary import gate, sweep
 from policylab.studies.boundary.requests import VerifyRun
-from policylab.studies.boundary.simulate import run_closed_loop
 from policylab.studies.boundary.world import Grid
 
 PAD_BATCH = 64
@@ -67,12 +70,25 @@ class _Sampled:
 
 
 def harness_check(ckpt: sweep.Checkpoint, seeds=HARNESS_SEEDS) -> dict:
-    """Our batched simulator vs Gymnasium's Ant-v5 env.step loop, nominal world, bitwise per state."""
+    """Our batched simulator vs Gymnasium's Ant-v5 env.step loop (the Ant) or a plain per-world MuJoCo
+    loop (any other robot), nominal world, bitwise per state."""
+    rob = sweep.load_robot(ckpt.robot)
+    policy = load_policy(ckpt.path, rob.obs_dim, rob.act_dim)
+    steps = sweep.n_steps(rob)
+    ours = run_robot_loop(rob, policy.act, [None] * len(seeds), list(seeds), n_steps=steps, nthread=2)
+    if rob.spec.env != sweep.ENV:
+        identical, max_abs = 0, 0.0
+        for i, seed in enumerate(seeds):
+            ref = plain_loop(rob, policy.act, None, seed, n_steps=steps)
+            mine = ours["qpos"][i, : int(ours["n_states"][i])]
+            same = ref["qpos"].shape == mine.shape
+            identical += bool(same and np.array_equal(ref["qpos"], mine))
+            max_abs = max(max_abs, float(np.abs(ref["qpos"] - mine).max()) if same else float("inf"))
+        return {"reference": "plain per-world MuJoCo loop", "seeds": list(seeds), "steps": steps,
+                "identical": identical, "max_abs_qpos_diff": max_abs}
     import gymnasium
 
-    policy = ant_linear.load(ckpt.path)
-    steps = sweep.n_steps()
-    ours = run_closed_loop(policy.act, [None] * len(seeds), list(seeds), n_steps=steps, nthread=2)
+    ant = rob
     env = gymnasium.make("Ant-v5")
     identical = 0
     max_abs = 0.0
@@ -81,15 +97,16 @@ def harness_check(ckpt: sweep.Checkpoint, seeds=HARNESS_SEEDS) -> dict:
         u = env.unwrapped
         qpos = [u.data.qpos.copy()]
         for _ in range(steps):
-            obs = ant.observe(u.data.qpos[None], u.data.qvel[None])
-            env.step(policy.act(obs)[0])
+            obs = ant.observe(u.data.qpos[None], u.data.qvel[None], np.array([u.data.time]))
+            env.step(ant.ctrl(policy.act(obs))[0])
             qpos.append(u.data.qpos.copy())
         qpos = np.array(qpos)
         identical += bool(np.array_equal(qpos, ours["qpos"][i]))
         max_abs = max(max_abs, float(np.abs(qpos - ours["qpos"][i]).max()))
     env.close()
     friction_same = bool(np.array_equal(ant.model(1.0).geom_friction, ant.model(None).geom_friction))
-    return {"seeds": list(seeds), "steps": steps, "identical": identical, "max_abs_qpos_diff": max_abs,
+    return {"reference": "gymnasium Ant-v5", "seeds": list(seeds), "steps": steps, "identical": identical,
+            "max_abs_qpos_diff": max_abs,
             "mu_1_model_equals_xml": friction_same}
 
 
@@ -102,6 +119,10 @@ def run_verify(ckpt: sweep.Checkpoint, store_root: Path, sample: int, out: Path)
         if meta["checkpoint"] != ckpt.as_dict():
             raise BadInput("checkpoint", f"the stored sweep of {ckpt.name} used another file (sha256 differs)")
         grid = grid_from_meta(meta)
+        rob = sweep.robot_from_meta(meta)
+        if (meta.get("robot") or {"ref": "ant"})["ref"] != ckpt.robot:
+            raise BadInput("robot", f"the stored sweep of {ckpt.name} was made with robot "
+                           f"{(meta.get('robot') or {'ref': 'ant'})['ref']!r}; give --robot accordingly")
         planned = [(k, gw) for k, gw in sweep.sweep_keys(grid, ckpt) if store.has(k)]
         if not planned:
             raise BadInput("store", f"{store_root} holds no records of the {ckpt.name} sweep")
@@ -113,36 +134,43 @@ def run_verify(ckpt: sweep.Checkpoint, store_root: Path, sample: int, out: Path)
     worlds = [gw.world for _, gw in chosen]
     n_sample = len(worlds)
     modes = {}
-    modes["batch_all_samples_2_threads"] = _compare(records, sweep.simulate_worlds(str(ckpt.path), worlds, nthread=2))
+    modes["batch_all_samples_2_threads"] = _compare(records, sweep.simulate_worlds(str(ckpt.path), worlds, nthread=2,
+                                                                                   robot=rob))
     modes["alone_batch_1_thread_1"] = _compare(
-        records, [sweep.simulate_worlds(str(ckpt.path), [w], nthread=1)[0] for w in worlds]
+        records, [sweep.simulate_worlds(str(ckpt.path), [w], nthread=1, robot=rob)[0] for w in worlds]
     )
     # the samples again, in reverse order at the end of one batch padded with other grid worlds
     chosen_keys = {w.key for w in worlds}
     pad = [w for w in all_worlds if w.key not in chosen_keys][: max(0, PAD_BATCH - n_sample)]
-    padded = sweep.simulate_worlds(str(ckpt.path), pad + worlds[::-1], nthread=2)[len(pad):][::-1]
+    padded = sweep.simulate_worlds(str(ckpt.path), pad + worlds[::-1], nthread=2, robot=rob)[len(pad):][::-1]
     modes[f"reversed_in_batch_of_{len(pad) + n_sample}_2_threads"] = _compare(records, padded)
     harness = harness_check(ckpt)
     n = len(records)
     identical = min(m["identical"] for m in modes.values())
     report = {
         "checkpoint": ckpt.as_dict(),
+        "robot": meta.get("robot") or {"ref": "ant"},
         "store": str(store_root),
         "sampled_keys": [w.key for w in worlds],
         "modes": modes,
         "agreement": {"n": n, "identical": identical, "rate": identical / n},
-        "harness_vs_gymnasium_ant_v5": harness,
+        "harness_vs_gymnasium_ant_v5" if harness["reference"] == "gymnasium Ant-v5" else "harness_vs_plain_loop": harness,
         "passed": identical == n and harness["identical"] == len(harness["seeds"]),
     }
+    report["gate_record"] = gate.record(meta, report)
     write_json(out / "equivalence.json", report)
+    with Store(store_root) as store:
+        store.set_meta(gate.gate_name(ckpt.name), report["gate_record"])
     return report
 
 
 def run(req: VerifyRun) -> Result:
     """`policylab boundary verify`: the gate's report; exit status 1 when it fails."""
-    ckpt = sweep.resolve_checkpoint(req.checkpoint)
+    ckpt = sweep.resolve_checkpoint(req.checkpoint, req.robot)
     report = run_verify(ckpt, req.store, req.sample, req.out)
-    a, h = report["agreement"], report["harness_vs_gymnasium_ant_v5"]
+    a = report["agreement"]
+    h = report.get("harness_vs_gymnasium_ant_v5") or report["harness_vs_plain_loop"]
+    ref = "Gymnasium Ant-v5 loop" if h["reference"] == "gymnasium Ant-v5" else "plain MuJoCo loop"
     return Result(req.out / "equivalence.json", exit_code=0 if report["passed"] else 1, headlines=(
-        f"equivalence {ckpt.name}: {a['identical']}/{a['n']} identical ({a['rate']:.0%}); Gymnasium Ant-v5 loop "
+        f"equivalence {ckpt.name}: {a['identical']}/{a['n']} identical ({a['rate']:.0%}); {ref} "
         f"{h['identical']}/{len(h['seeds'])} identical; gate {'PASS' if report['passed'] else 'FAIL'}",))

@@ -1,0 +1,234 @@
+"""A robot is a spec file, not code: a JSON document that tells the study everything it needs.
+
+`policylab boundary ... --robot NAME|PATH` takes a shipped spec (`go1`, `ant`: the folders beside this
+module) or the path of a user's spec. A spec names:
+
+- ``mjcf``: the model, a path relative to the spec file (``gymnasium:`` + a path inside the installed
+  gymnasium package is allowed, which is how the Ant ships); it must contain a floor, a torso body
+  with a free joint, and the bodies and geoms named below;
+- ``torso_body`` (height, tilt, heading and the failure rule read its free joint) and ``push_body``
+  (where the lateral push acts, through ``xfrc_applied``);
+- ``friction_geoms``: the geoms whose sliding friction a world's mu sets ("all", or names);
+- ``keyframe``: the nominal pose (a keyframe name; null = the model's qpos0);
+- ``model``: physics overrides applied when the model is compiled (time step comes from
+  ``physics_dt``; solver iterations, integrator, cone, contact geoms, joint damping);
+- ``control``: ``torque`` (the policy's action, clipped, is the actuators' ctrl) or ``pd`` (the
+  actuators become MuJoCo position servos with gains kp, kd and force limits; ctrl = nominal joint
+  pose + action_scale * action, so the PD law runs at every physics step inside MuJoCo);
+- ``physics_dt`` and ``control_dt`` (their ratio is the number of substeps);
+- ``reset``: how a world's seed draws its initial state (uniform qpos noise, Gaussian qvel noise);
+- ``observation``: the policy's input, a list of terms (see `OBS_TERMS`);
+- ``failure``: the frozen rule (torso height, uprightness thresholds, version) and the calibration
+  data it was frozen from; ``stop_at_failure``: whether a rollout stops at its failure (the record
+  then ends there).
+
+Loading checks the file (schema, finite numbers, names that exist in the model, sizes) and any
+problem is `BadInput` naming the `robot` field, before anything is created.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from policylab.errors import BadInput
+
+SPECS_DIR = Path(__file__).parent / "specs"
+DEFAULT_ROBOT = "ant"  # go1 once its policy survives >= 95% of nominal seeds
+FIELD = "robot"
+
+# observation terms: name -> width (None: depends on the model)
+OBS_TERMS = {
+    "qpos": None,  # qpos[start:stop]
+    "qvel": None,  # qvel[start:stop]
+    "height": 1,  # torso height (free joint z)
+    "gravity_body": 3,  # gravity direction in the torso frame (unit vector)
+    "linvel_body": 3,  # torso linear velocity in the torso frame
+    "angvel_body": 3,  # torso angular velocity in the torso frame (free joint qvel[3:6])
+    "joint_pos_rel": None,  # actuated joint angles minus the nominal pose
+    "joint_vel": None,  # actuated joint velocities
+    "phase": 2,  # sin, cos of 2 pi hz t (a gait clock; t = simulation time)
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class ObsTerm(_Strict):
+    term: Literal["qpos", "qvel", "height", "gravity_body", "linvel_body", "angvel_body", "joint_pos_rel",
+                  "joint_vel", "phase"]
+    start: Optional[int] = Field(None, ge=0)
+    stop: Optional[int] = Field(None, ge=0)
+    hz: Optional[float] = Field(None, gt=0, le=100)
+    scale: float = Field(1.0, gt=0)
+
+    @model_validator(mode="after")
+    def _fields_fit_term(self) -> "ObsTerm":
+        if (self.start is not None or self.stop is not None) and self.term not in ("qpos", "qvel"):
+            raise ValueError(f"start/stop only apply to qpos and qvel, not {self.term}")
+        if (self.hz is None) != (self.term != "phase"):
+            raise ValueError("phase needs hz (and only phase takes it)")
+        return self
+
+
+class Control(_Strict):
+    mode: Literal["torque", "pd"]
+    action_clip: float = Field(1.0, gt=0)
+    action_scale: Optional[float] = Field(None, gt=0)  # pd: radians per unit action
+    kp: Optional[float] = Field(None, gt=0)
+    kd: Optional[float] = Field(None, ge=0)
+    force_limits: Optional[list[float]] = None  # pd: |torque| per actuator, N m
+
+    @model_validator(mode="after")
+    def _pd_has_gains(self) -> "Control":
+        if self.mode == "pd" and (self.kp is None or self.kd is None or self.action_scale is None):
+            raise ValueError("pd control needs kp, kd and action_scale")
+        if self.mode == "torque" and (self.kp is not None or self.kd is not None):
+            raise ValueError("torque control takes no kp/kd")
+        if self.force_limits is not None and any(f <= 0 for f in self.force_limits):
+            raise ValueError("force_limits must be positive")
+        return self
+
+
+class ModelOverrides(_Strict):
+    iterations: Optional[int] = Field(None, ge=1, le=1000)
+    ls_iterations: Optional[int] = Field(None, ge=1, le=1000)
+    integrator: Optional[Literal["euler", "rk4", "implicit", "implicitfast"]] = None
+    cone: Optional[Literal["pyramidal", "elliptic"]] = None
+    impratio: Optional[float] = Field(None, gt=0)
+    eulerdamp: Optional[bool] = None
+    contact_geoms: Optional[list[str]] = None  # only these geoms (and the floor) collide
+    floor_geom: Optional[str] = None
+    contact_condim: Optional[Literal[1, 3, 4, 6]] = None
+    joint_damping: Optional[float] = Field(None, ge=0)
+
+
+class Reset(_Strict):
+    qpos_uniform: float = Field(0.0, ge=0, le=1.0)
+    qpos_noise_on: Literal["all", "joints"] = "all"
+    qvel_normal: float = Field(0.0, ge=0, le=10.0)
+
+
+class Failure(_Strict):
+    torso_z_fail_m: float = Field(gt=0)
+    uprightness_fail: float = Field(ge=-1, le=1)
+    rule_version: int = Field(ge=1)
+    frozen: str = ""
+    calibration: dict = Field(default_factory=dict)
+
+
+class Render(_Strict):
+    camera_distance: float = Field(3.5, gt=0)
+    camera_elevation: float = -20.0
+    geom_groups: list[int] = [0, 1, 2]  # the geom groups clips draw
+
+
+class RobotSpec(_Strict):
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str = ""
+    mjcf: str = Field(min_length=1)
+    env: str = Field(min_length=1)  # the name records carry (e.g. gymnasium-mujoco/Ant-v5)
+    torso_body: str
+    push_body: str
+    friction_geoms: Union[Literal["all"], list[str]]
+    keyframe: Optional[str] = None
+    model: ModelOverrides = ModelOverrides()
+    control: Control
+    physics_dt: float = Field(gt=0, le=0.1)
+    control_dt: float = Field(gt=0, le=1.0)
+    reset: Reset = Reset()
+    observation: list[ObsTerm] = Field(min_length=1)
+    failure: Failure
+    stop_at_failure: bool = False
+    render: Render = Render()
+    license: str = ""
+
+    @field_validator("friction_geoms")
+    @classmethod
+    def _some_geoms(cls, v):
+        if isinstance(v, list) and not v:
+            raise ValueError("name at least one geom, or 'all'")
+        return v
+
+    @model_validator(mode="after")
+    def _steps_divide(self) -> "RobotSpec":
+        ratio = self.control_dt / self.physics_dt
+        if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 1:
+            raise ValueError(f"control_dt {self.control_dt} must be a whole multiple of physics_dt {self.physics_dt}")
+        return self
+
+    @property
+    def frame_skip(self) -> int:
+        return int(round(self.control_dt / self.physics_dt))
+
+
+
+def available() -> list[str]:
+    """The shipped robots: each folder under specs/ with a <name>.json."""
+    return sorted(p.name for p in SPECS_DIR.iterdir() if (p / f"{p.name}.json").is_file())
+
+
+def spec_path(name_or_path: str | os.PathLike | None) -> Path:
+    """The spec file of a shipped robot name (None: the default robot) or a path to a .json spec."""
+    if name_or_path is None:
+        name_or_path = DEFAULT_ROBOT
+    s = str(name_or_path)
+    shipped = SPECS_DIR / s / f"{s}.json"
+    if "/" not in s and not s.endswith(".json") and shipped.is_file():
+        return shipped
+    p = Path(s)
+    if not p.is_file():
+        raise BadInput(FIELD, f"unknown robot {s!r}; expected one of {', '.join(available())} or the path of a "
+                       ".json robot spec")
+    return p
+
+
+def _first_error(exc: ValidationError) -> str:
+    e = exc.errors()[0]
+    where = ".".join(str(x) for x in e["loc"]) or "(top level)"
+    return f"{where}: {e['msg']}"
+
+
+@lru_cache(maxsize=None)
+def _load_cached(path: str, mtime_ns: int, size: int) -> RobotSpec:
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(FIELD, f"cannot read robot spec {p} ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise BadInput(FIELD, f"robot spec {p} is not JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(data, dict):
+        raise BadInput(FIELD, f"robot spec {p} must be a JSON object")
+    try:
+        return RobotSpec.model_validate(data)
+    except ValidationError as exc:
+        raise BadInput(FIELD, f"robot spec {p}: {_first_error(exc)}") from None
+
+
+def load_spec(path: str | os.PathLike) -> RobotSpec:
+    """The validated spec in `path` (schema only; `batch.Robot` checks it against the model)."""
+    p = Path(path).resolve()
+    st = p.stat()
+    return _load_cached(str(p), st.st_mtime_ns, st.st_size)
+
+
+def mjcf_path(spec: RobotSpec, path: Path) -> Path:
+    """Where the spec's MJCF lies: relative to the spec file, or inside the gymnasium package."""
+    if spec.mjcf.startswith("gymnasium:"):
+        import gymnasium
+
+        return Path(gymnasium.__file__).parent / spec.mjcf.removeprefix("gymnasium:")
+    p = Path(spec.mjcf)
+    return p if p.is_absolute() else (Path(path).resolve().parent / p)
+
+
+def finite(x: float) -> bool:
+    return math.isfinite(x)

@@ -1,0 +1,112 @@
+"""ONNX policy files, run with onnxruntime on the CPU: the one ONNX loader of the project.
+
+A policy network is an ``.onnx`` file with one float input of shape (batch, obs_dim) and one float
+output of shape (batch, act_dim) (the batch dimension may be symbolic). `load(path, obs_dim,
+act_dim)` checks the file before anything runs: that it parses and passes ``onnx.checker``, that the
+declared input and output shapes fit the caller's sizes, and that onnxruntime opens it and maps a
+probe batch of zeros to finite actions of the right shape. Anything wrong is `BadInput` naming the
+field (one line, exit 2).
+
+Arithmetic: observations are cast to float32 (the network's precision) and actions back to float64.
+The session runs on one intra-op thread in sequential mode, so a row's result does not depend on how
+the work is split over threads; measured on onnxruntime 1.32.0 (MLAS kernels, x86-64), a Gemm/Tanh
+MLP gives bit-identical rows for every batch size from 1 to 1000, in any order, on 1 or 2 threads.
+Other operators or machines may not: the boundary study's equivalence gate (`policylab boundary
+verify`) checks each sweep's worlds alone, in batches and reversed, and reports any difference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime
+
+from policylab.errors import BadInput
+
+_FLOAT_TYPES = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64}
+
+
+def _dims(value_info) -> list:
+    shape = value_info.type.tensor_type.shape
+    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in shape.dim]
+
+
+@dataclass
+class OnnxPolicy:
+    path: Path
+    session: onnxruntime.InferenceSession
+    input_name: str
+    input_dtype: type
+    obs_dim: int
+    act_dim: int
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """(B, obs_dim) float -> (B, act_dim) float64 actions (the network's output, unclipped)."""
+        x = np.ascontiguousarray(obs, dtype=self.input_dtype)
+        if len(x) == 0:
+            return np.zeros((0, self.act_dim))
+        return np.asarray(self.session.run(None, {self.input_name: x})[0], dtype=np.float64)
+
+    def __getstate__(self):  # sessions do not pickle; a worker process re-opens the file
+        return {"path": self.path, "obs_dim": self.obs_dim, "act_dim": self.act_dim}
+
+    def __setstate__(self, state):
+        self.__dict__.update(load(state["path"], state["obs_dim"], state["act_dim"]).__dict__)
+
+
+def session(model_bytes: bytes) -> onnxruntime.InferenceSession:
+    opts = onnxruntime.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    opts.log_severity_level = 3
+    return onnxruntime.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
+
+
+def load(path: str | Path, obs_dim: int | None = None, act_dim: int | None = None, *, what: str = "the robot",
+         field: str = "checkpoint") -> OnnxPolicy:
+    """The ONNX policy in `path`, checked against `obs_dim` and `act_dim` (when given)."""
+    p = Path(path)
+    if not p.is_file():
+        raise BadInput(field, f"file not found: {p}")
+    raw = p.read_bytes()
+    try:
+        model = onnx.load_from_string(raw)
+        onnx.checker.check_model(model)
+    except Exception as exc:  # onnx raises DecodeError, ValidationError, ... for a bad file
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BadInput(field, f"{p} is not a valid ONNX model ({msg[:200]})") from None
+    inits = {i.name for i in model.graph.initializer}
+    inputs = [i for i in model.graph.input if i.name not in inits]
+    if len(inputs) != 1 or len(model.graph.output) != 1:
+        raise BadInput(field, f"{p}: a policy network needs exactly one input and one output (it has "
+                       f"{len(inputs)} and {len(model.graph.output)})")
+    inp, out = inputs[0], model.graph.output[0]
+    elem = inp.type.tensor_type.elem_type
+    if elem not in _FLOAT_TYPES:
+        raise BadInput(field, f"{p}: input {inp.name!r} must be float32 or float64")
+    in_dims, out_dims = _dims(inp), _dims(out)
+    if len(in_dims) != 2 or len(out_dims) != 2:
+        raise BadInput(field, f"{p}: input and output must be (batch, n) matrices (they are {in_dims} and {out_dims})")
+    if obs_dim is not None and in_dims[1] != obs_dim:
+        raise BadInput(field, f"{p}: input {inp.name!r} takes {in_dims[1]} observation values; {what} gives {obs_dim}")
+    if act_dim is not None and out_dims[1] != act_dim:
+        raise BadInput(field, f"{p}: output {out.name!r} gives {out_dims[1]} actions; {what} takes {act_dim}")
+    o_dim = obs_dim if obs_dim is not None else in_dims[1]
+    a_dim = act_dim if act_dim is not None else out_dims[1]
+    if not isinstance(o_dim, int) or not isinstance(a_dim, int):
+        raise BadInput(field, f"{p}: the observation and action sizes must be fixed numbers")
+    try:
+        sess = session(raw)
+        probe = sess.run(None, {inp.name: np.zeros((2, o_dim), dtype=_FLOAT_TYPES[elem])})[0]
+    except Exception as exc:  # onnxruntime's errors have no common base class
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BadInput(field, f"{p}: onnxruntime cannot run it ({msg[:200]})") from None
+    if np.shape(probe) != (2, a_dim):
+        raise BadInput(field, f"{p}: a batch of 2 observations gave output shape {np.shape(probe)}, not (2, {a_dim})")
+    if not np.isfinite(probe).all():
+        raise BadInput(field, f"{p}: the network gives non-finite actions for a zero observation")
+    return OnnxPolicy(p, sess, inp.name, _FLOAT_TYPES[elem], o_dim, a_dim)

@@ -1,0 +1,269 @@
+"""Train a walking policy for any robot spec with Augmented Random Search (ARS V2-t), resumably.
+
+The recipe (seeded, CPU only, documented in docs/boundary.md): a linear policy on the robot's
+observation (for the Go1 that includes a 2 Hz gait clock, so a linear map can express a periodic
+trot and feedback around it), whitened with running statistics of every visited state, trained by
+ARS (Mania et al. 2018): each iteration draws `directions` Gaussian perturbations of the weights,
+plays W + nu d and W - nu d in the same world (same seed, friction and push), keeps the best `top`
+directions by max(r+, r-) and steps W += alpha / (top * sigma_R) sum (r+ - r-) d. Every episode runs
+in the sweep's simulator (`envs.robots.batch.run_closed_loop`, stopping at the frozen failure rule).
+
+Reward per control step: min(v_x, target_speed) - lateral_cost |v_y| - yaw_cost |w_z| + alive_bonus
+- ctrl_cost |a|^2 (world-frame torso velocities; the robot starts facing +x); an episode pays nothing
+after its failure.
+
+Seeds: the search directions and every episode's world (reset seed below 1,000,000: never a sweep
+seed; friction, push) come from one generator seeded with `seed`. Training checkpoints itself every
+`save_every` iterations (`<name>.train-state.npz` + `.json`: weights, whitening sums, the generator's
+state, the learning curve) and a restarted run continues from there, so a killed training ends with
+the bytes an uninterrupted one writes. The finished checkpoint is `<name>.npz` (the linear policy
+file) and `<name>.json` (config, learning curve; wall times apart in `<name>.timing.json`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+from pydantic import Field
+
+from policylab.config import StrictModel
+from policylab.envs.robots.batch import Robot, robot, run_closed_loop
+from policylab.fileio import arrays_to_bytes, atomic_write_bytes, read_arrays
+from policylab.hashing import canonical_json, hash_obj
+from policylab.policies import linear
+from policylab.progress import progress_bar
+from policylab.rollout.seeds import named_range
+
+TRAIN_SEEDS = named_range("boundary", "training")
+EVAL_SEEDS = named_range("boundary", "evaluation")
+
+
+class RobotTrainConfig(StrictModel):
+    name: str
+    robot: str = "go1"
+    seed: int = 0
+    iterations: int = Field(150, ge=1)
+    directions: int = Field(16, ge=1)
+    top: int = Field(8, ge=1)
+    step_size: float = 0.02
+    noise: float = 0.03
+    horizon_steps: int = Field(200, ge=1)
+    target_speed: float = 1.0
+    lateral_cost: float = 0.5
+    yaw_cost: float = 0.3
+    alive_bonus: float = 0.5
+    ctrl_cost: float = 0.02
+    friction_range: Optional[tuple[float, float]] = (0.4, 1.0)  # None: the model's friction
+    push_pct_max: float = 0.0  # 0: no pushes
+    push_window_s: tuple[float, float] = (1.0, 4.0)
+    push_duration_s: float = 0.5
+    eval_every: int = 25
+    eval_seeds: int = 32
+    save_every: int = 5
+    # gait prior: the starting weights map the gait clock (phase sin, cos) to a trot: thigh action
+    # prior_thigh * sin(psi), knee action prior_knee * cos(psi), psi = clock phase + leg offset
+    prior_thigh: float = 0.0
+    prior_knee: float = 0.0
+    prior_thigh_idx: tuple[int, ...] = (1, 4, 7, 10)  # actuator order FL, FR, RL, RR (hip, thigh, calf)
+    prior_knee_idx: tuple[int, ...] = (2, 5, 8, 11)
+    prior_leg_offset: tuple[float, ...] = (0.0, 3.141592653589793, 3.141592653589793, 0.0)  # FL+RR vs FR+RL
+    prior_worlds: int = 16
+
+
+CONFIGS = {
+    "go1_v0": RobotTrainConfig(name="go1_v0", prior_thigh=0.6, prior_knee=0.4),
+    # the one deliberate change of the retrain: random lateral pushes of U(0, 100) %BW for 0.5 s, left or
+    # right, starting in [1, 4) s, in every training episode
+    "go1_v1": RobotTrainConfig(name="go1_v1", seed=1, prior_thigh=0.6, prior_knee=0.4, push_pct_max=100.0),
+}
+
+
+def episode_worlds(cfg: RobotTrainConfig, rob: Robot, rng: np.random.Generator) -> dict:
+    n = cfg.directions
+    seeds = rng.integers(TRAIN_SEEDS.base, TRAIN_SEEDS.stop, size=n)
+    mus = [None] * n if cfg.friction_range is None else \
+        [round(float(x), 2) for x in rng.uniform(*cfg.friction_range, size=n)]
+    if cfg.push_pct_max > 0:
+        force = rng.uniform(0.0, cfg.push_pct_max, size=n) / 100.0 * rob.body_weight_n()
+        direction = np.where(rng.random(n) < 0.5, 90.0, -90.0)
+        lo, hi = (int(round(t / rob.control_dt)) for t in cfg.push_window_s)
+        k0 = rng.integers(lo, hi, size=n)
+    else:
+        force, direction, k0 = np.zeros(n), np.zeros(n), np.full(n, -1)
+    return {"seeds": seeds, "mus": mus, "force": force, "dir": direction, "k0": k0}
+
+
+def returns(cfg: RobotTrainConfig, rob: Robot, traj: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Per-episode return and the alive mask (B, T) (True while the world has not failed)."""
+    qpos, qvel = traj["qpos"], traj["qvel"]
+    t = qpos.shape[1] - 1
+    alive = np.arange(1, t + 1)[None, :] < (traj["n_states"][:, None] - 1)
+    # a world that stopped at step k has states 0..k; its last step (the fall) pays nothing
+    full = traj["n_states"] == t + 1
+    alive[full, -1] = True
+    v = qvel[:, 1:, rob.root_dof: rob.root_dof + 3]
+    wz = qvel[:, 1:, rob.root_dof + 5]
+    r = (np.minimum(v[..., 0], cfg.target_speed) - cfg.lateral_cost * np.abs(v[..., 1]) - cfg.yaw_cost * np.abs(wz)
+         + cfg.alive_bonus - cfg.ctrl_cost * np.sum(traj["action"] ** 2, axis=2))
+    return np.where(alive, np.nan_to_num(r), 0.0).sum(axis=1), alive
+
+
+class Whitener:
+    def __init__(self, dim: int):
+        self.n, self.s, self.ss = 0, np.zeros(dim), np.zeros(dim)
+
+    def update(self, obs: np.ndarray) -> None:
+        self.n += len(obs)
+        self.s += obs.sum(axis=0)
+        self.ss += (obs * obs).sum(axis=0)
+
+    def stats(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.n < 2:
+            return np.zeros_like(self.s), np.ones_like(self.s)
+        mean = self.s / self.n
+        var = np.maximum(self.ss / self.n - mean * mean, 0.0)
+        return mean, np.maximum(np.sqrt(var), 1e-2)
+
+
+def evaluate_nominal(rob: Robot, policy: linear.LinearPolicy, n_seeds: int, n_steps: int, nthread: int) -> dict:
+    """Survival under the frozen rule and mean forward speed over nominal worlds (model friction, no
+    push) on the evaluation seeds 900,000 + i (never a sweep seed)."""
+    seeds = list(EVAL_SEEDS.first(n_seeds))
+    traj = run_closed_loop(rob, policy.act, [None] * n_seeds, seeds, n_steps=n_steps, nthread=nthread)
+    survived = traj["n_states"] == n_steps + 1
+    x = traj["qpos"][:, :, rob.root_qpos]
+    speed = (x[:, -1] - x[:, 0]) / (n_steps * rob.control_dt)
+    return {"survival": float(survived.mean()),
+            "speed_mps": float(speed[survived].mean()) if survived.any() else None}
+
+
+def prior_weights(cfg: RobotTrainConfig, rob: Robot) -> np.ndarray:
+    """Raw-observation weights of the gait prior (zeros when it is off): a trot on the clock features."""
+    w = np.zeros((rob.act_dim, rob.obs_dim))
+    if not (cfg.prior_thigh or cfg.prior_knee):
+        return w
+    col, clock = 0, None
+    for t in rob.spec.observation:
+        width = rob._term_width(t)
+        if t.term == "phase":
+            clock = col
+        col += width
+    if clock is None:
+        raise ValueError(f"a gait prior needs a phase term in {rob.spec.name}'s observation")
+    for th, kn, off in zip(cfg.prior_thigh_idx, cfg.prior_knee_idx, cfg.prior_leg_offset):
+        # sin(phi + off) = cos(off) sin(phi) + sin(off) cos(phi); cos(phi + off) = cos(off) cos(phi) - sin(off) sin(phi)
+        w[th, clock], w[th, clock + 1] = cfg.prior_thigh * np.cos(off), cfg.prior_thigh * np.sin(off)
+        w[kn, clock], w[kn, clock + 1] = -cfg.prior_knee * np.sin(off), cfg.prior_knee * np.cos(off)
+    return w
+
+
+def _start(cfg: RobotTrainConfig, rob: Robot, rng: np.random.Generator, whiten: Whitener, nthread: int) -> np.ndarray:
+    """Initial weights: the gait prior, played once in `prior_worlds` nominal training worlds to seed the
+    whitening statistics, then expressed on whitened observations (so the first policy is the prior)."""
+    raw = prior_weights(cfg, rob)
+    if not raw.any():
+        return raw
+    seeds = [int(s) for s in rng.integers(TRAIN_SEEDS.base, TRAIN_SEEDS.stop, size=cfg.prior_worlds)]
+    traj = run_closed_loop(rob, lambda obs: linear.act(raw, np.zeros(rob.obs_dim), np.ones(rob.obs_dim), obs),
+                           [None] * len(seeds), seeds, n_steps=cfg.horizon_steps, nthread=nthread)
+    ok = np.isfinite(traj["time"])
+    whiten.update(rob.observe(traj["qpos"][ok], traj["qvel"][ok], traj["time"][ok]))
+    mean, std = whiten.stats()
+    return raw * std[None, :]  # W z = W_raw (obs - mean) ... plus W_raw mean, which is ~0 for the clock
+
+
+def _state_paths(out_dir: Path, name: str) -> tuple[Path, Path]:
+    return out_dir / f"{name}.train-state.npz", out_dir / f"{name}.train-state.json"
+
+
+def _save_state(out_dir: Path, cfg: RobotTrainConfig, it: int, weights, whiten: Whitener, rng, log) -> None:
+    npz, js = _state_paths(out_dir, cfg.name)
+    atomic_write_bytes(npz, arrays_to_bytes({"weights": weights, "s": whiten.s, "ss": whiten.ss}))
+    state = {"config_hash": hash_obj(cfg.model_dump()), "iteration": it, "whiten_n": whiten.n,
+             "rng": rng.bit_generator.state, "curve": log}
+    atomic_write_bytes(js, (json.dumps(state, sort_keys=True) + "\n").encode())
+
+
+def _load_state(out_dir: Path, cfg: RobotTrainConfig):
+    npz, js = _state_paths(out_dir, cfg.name)
+    if not (npz.is_file() and js.is_file()):
+        return None
+    state = json.loads(js.read_text())
+    if state["config_hash"] != hash_obj(cfg.model_dump()):
+        return None
+    arrays = read_arrays(npz)
+    return state, arrays
+
+
+def train(cfg: RobotTrainConfig, out_dir: Path, nthread: int = 2) -> tuple[linear.LinearPolicy, list[dict]]:
+    rob = robot(cfg.robot)
+    rng = np.random.default_rng(cfg.seed)
+    weights = np.zeros((rob.act_dim, rob.obs_dim))
+    whiten = Whitener(rob.obs_dim)
+    log: list[dict] = []
+    start = 0
+    resumed = _load_state(out_dir, cfg)
+    if resumed is None:
+        weights = _start(cfg, rob, rng, whiten, nthread)
+    if resumed is not None:
+        state, arrays = resumed
+        start, log = state["iteration"], state["curve"]
+        weights = arrays["weights"]
+        whiten.n, whiten.s, whiten.ss = state["whiten_n"], arrays["s"], arrays["ss"]
+        rng.bit_generator.state = state["rng"]
+    n_push = int(round(cfg.push_duration_s / rob.control_dt))
+    with progress_bar(f"ARS {cfg.name}", cfg.iterations, "iter") as bar:
+        if start:
+            bar.advance(start)
+        for it in range(start, cfg.iterations):
+            mean, std = whiten.stats()
+            delta = rng.standard_normal((cfg.directions,) + weights.shape)
+            w = episode_worlds(cfg, rob, rng)
+            batch_w = np.concatenate([weights + cfg.noise * delta, weights - cfg.noise * delta])
+            traj = run_closed_loop(
+                rob, lambda obs, ids: linear.act(batch_w[ids], mean, std, obs),
+                w["mus"] * 2, [int(s) for s in np.concatenate([w["seeds"], w["seeds"]])], n_steps=cfg.horizon_steps,
+                force_n=np.concatenate([w["force"], w["force"]]), dir_deg=np.concatenate([w["dir"], w["dir"]]),
+                push_k0=np.concatenate([w["k0"], w["k0"]]), n_push=n_push, nthread=nthread,
+                policy_ids=True)
+            ret, alive = returns(cfg, rob, traj)
+            r_pos, r_neg = ret[: cfg.directions], ret[cfg.directions:]
+            order = np.argsort(-np.maximum(r_pos, r_neg), kind="stable")[: cfg.top]
+            sigma = np.concatenate([r_pos[order], r_neg[order]]).std()
+            step = np.tensordot(r_pos[order] - r_neg[order], delta[order], axes=1)
+            weights = weights + cfg.step_size / (cfg.top * max(sigma, 1e-6)) * step
+            states = np.zeros(traj["qpos"].shape[:2], dtype=bool)
+            states[:, :-1] = alive
+            states[:, 0] = True
+            obs = rob.observe(traj["qpos"][states], traj["qvel"][states], traj["time"][states])
+            whiten.update(obs[np.isfinite(obs).all(axis=1)])
+            row = {"iteration": it + 1, "return_mean": float(ret.mean()), "return_max": float(ret.max()),
+                   "episode_steps_mean": float(traj["n_states"].mean() - 1)}
+            if cfg.eval_every and ((it + 1) % cfg.eval_every == 0 or it + 1 == cfg.iterations):
+                m, s = whiten.stats()
+                row["eval"] = evaluate_nominal(rob, linear.LinearPolicy(weights, m, s), cfg.eval_seeds,
+                                               cfg.horizon_steps, nthread)
+            log.append(row)
+            if (it + 1) % cfg.save_every == 0 or it + 1 == cfg.iterations:
+                _save_state(out_dir, cfg, it + 1, weights, whiten, rng, log)
+            bar.advance()
+    mean, std = whiten.stats()
+    return linear.LinearPolicy(weights, mean, std), log
+
+
+def train_and_save(cfg: RobotTrainConfig, out_dir: Path, nthread: int) -> dict:
+    t0 = time.perf_counter()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    policy, log = train(cfg, out_dir, nthread=nthread)
+    sha = linear.save(out_dir / f"{cfg.name}.npz", policy)
+    info = {"config": json.loads(canonical_json(cfg.model_dump())), "checkpoint_sha256": sha, "curve": log,
+            "robot": robot(cfg.robot).identity}
+    (out_dir / f"{cfg.name}.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+    timing = out_dir / f"{cfg.name}.timing.json"
+    prev = json.loads(timing.read_text()).get("train_wall_s_sessions", []) if timing.is_file() else []
+    timing.write_text(json.dumps({"train_wall_s_sessions": prev + [round(time.perf_counter() - t0, 1)]}) + "\n")
+    return info

@@ -1,0 +1,75 @@
+"""The equivalence gate, enforced: diff and report refuse a sweep whose gate never passed.
+
+`policylab boundary verify` writes its verdict into the store it checked, as the meta record
+``boundary/gate/<checkpoint name>``: whether it passed, the checkpoint (name, sha256), the robot
+(spec and MJCF sha256), a hash of the sweep's protocol (physics and control settings, failure rule)
+and the versions of the libraries that compute a trajectory (mujoco, numpy, onnxruntime). `require`
+accepts a sweep only when that record exists, passed, and matches the sweep's checkpoint, robot and
+protocol and the libraries now installed; otherwise it is bad input (exit 2) naming the command that
+makes one.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from pathlib import Path
+
+from policylab.errors import BadInput
+from policylab.hashing import hash_obj
+from policylab.rollout.store import Store
+
+
+def gate_name(checkpoint: str) -> str:
+    return f"boundary/gate/{checkpoint}"
+
+
+def library_versions() -> dict[str, str]:
+    out = {}
+    for dist in ("mujoco", "numpy", "onnxruntime"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "absent"
+    return out
+
+
+def record(sweep_meta: dict, report: dict) -> dict:
+    """The gate record of a verify run over the sweep whose store meta is `sweep_meta`."""
+    a = report["agreement"]
+    return {"passed": bool(report["passed"]), "checkpoint": sweep_meta["checkpoint"],
+            "robot": (sweep_meta.get("robot") or {"ref": "ant"}), "protocol_hash": hash_obj(sweep_meta["protocol"]),
+            "libraries": library_versions(), "sampled": a["n"], "identical": a["identical"]}
+
+
+def verify_command(store_root: Path, checkpoint: str, robot_ref: str | None) -> str:
+    robot = f" --robot {robot_ref}" if robot_ref and robot_ref != "ant" else " --robot ant"
+    return f"policylab boundary verify{robot} --checkpoint {checkpoint} --store {store_root}"
+
+
+def require(store: Store, checkpoint: str, field: str) -> dict:
+    """The passing gate record of the sweep of `checkpoint` in `store`, or BadInput naming the command."""
+    meta = store.get_meta(f"boundary/sweep/{checkpoint}")
+    if meta is None:
+        raise BadInput(field, f"no sweep of checkpoint {checkpoint!r} in {store.root}")
+    ref = (meta.get("robot") or {"ref": "ant"})["ref"]
+    cmd = verify_command(store.root, checkpoint, ref)
+    gate = store.get_meta(gate_name(checkpoint))
+    if gate is None:
+        raise BadInput(field, f"the sweep of {checkpoint!r} has no equivalence record (the gate never ran); run "
+                       f"`{cmd}` first")
+    if not gate.get("passed"):
+        raise BadInput(field, f"the equivalence gate of {checkpoint!r} failed ({gate.get('identical')}/"
+                       f"{gate.get('sampled')} identical); the sweep cannot be trusted: sweep again and run `{cmd}`")
+    why = []
+    if gate.get("checkpoint") != meta["checkpoint"]:
+        why.append("checkpoint")
+    if gate.get("robot") != (meta.get("robot") or {"ref": "ant"}):
+        why.append("robot")
+    if gate.get("protocol_hash") != hash_obj(meta["protocol"]):
+        why.append("physics settings")
+    if gate.get("libraries") != library_versions():
+        why.append("library versions")
+    if why:
+        raise BadInput(field, f"the equivalence record of {checkpoint!r} was made for another {', '.join(why)}; run "
+                       f"`{cmd}` again")
+    return gate
