@@ -21,10 +21,14 @@ def test_a_rising_ball_removes_the_brick_under_line_y_minus_2(suite):
     """Column x and the single line y - 2 of last frame's drawn ball select the removed brick (all but 2 of the
     rising removals); the bottom line of each 6-line band mostly lets the ball pass (solid 5 lines)."""
     bp = identify.identify_brick_probe(suite)
+    # docs/breakout.md (brick selection): 286 of 288 rising removals in the committed traces; the claim is
+    # "all but 2", the 250 a floor so that it rests on many removals
     assert bp["removals"] >= 250 and bp["selected_by_probe"] >= bp["removals"] - 2
     assert bp["removals_from_above"] > 0  # the ceiling traces also hit bricks from above (not selected this way)
     assert bp["brick_solid_h"] == 5 and bp["hits_by_band_line"][5] * 5 < bp["misses_by_band_line"][5]
     p = load_preset("atari-cal")
+    # the shipped preset applies what was just identified: probe line y - 2, one line tall and one px wide,
+    # 5 solid lines of the 6-line band (brick_solid_h asserted above)
     assert (p.brick_contact_dy, p.brick_contact_h, p.brick_solid_h, p.brick_contact_w) == (2.0, 1.0, 5.0, 1.0)
 
 
@@ -33,6 +37,9 @@ def test_bricks_rearm_only_on_a_paddle_or_a_ceiling_bounce(suite):
     ball crosses without a removal are crossed while disarmed (after a brick, before such a bounce)."""
     rearm = identify.identify_brick_rearm(suite)
     assert rearm["holds"] and set(rearm["removal_after"]) == {"paddle", "ceiling"}
+    # docs/breakout.md (brick rearm): 294 paddle and 38 ceiling bounces between consecutive removals, never
+    # neither (`holds`); the floors keep both kinds of evidence present. 260 of 261 crossings of a live brick
+    # without a removal were while disarmed: "> 20x" states the claim (overwhelmingly disarmed), not the count
     assert rearm["removal_after"]["ceiling"] >= 20 and rearm["removal_after"]["paddle"] >= 200
     missed = rearm["missed_live_brick_frames"]
     assert missed["disarmed"] > 20 * missed.get("armed", 0)

@@ -61,8 +61,17 @@ def test_go_v1_reproduces_the_original_invariants():
     first = (rew > 0).argmax(axis=0) + 1
     assert (first == 40).all()
     ends = np.array([np.flatnonzero(obs[1:, i, F["lives"]] == 0)[0] + 1 for i in range(n)])
-    assert (ends < 1800).all() and 400 <= ends.min() and ends.max() <= 800 and 465 <= ends.mean() <= 540
-    assert 6.0 <= env.score.mean() <= 9.0 and env.score.min() >= 5 and env.score.max() <= 12
+    # The original (spec §1.1 and §3.2, v3 in the Go simulator): done after 465-524 steps (mean 489.0 over
+    # 6 seeds), always before the 1800-step cap; 6 points ~ 467 steps; scores 6-9 on seeds 0-19, mean 7.2.
+    # go-v1 matches the cap, a mean length inside the original's range (501 here), the 6-point length
+    # (within 10 steps, 2%) and a mean score within one point (one brick) of 7.2 (6.6 here). It does not
+    # match the spread: 5-11 points and 404-766 steps here, each point above 6 adding ~60 steps where
+    # the original's added ~17 (7 pts 477-492, 8 pts 499-510, 9 pts 516-524). That is a documented gap
+    # (docs/breakout.md, go-v1), so it is not asserted, and no bound is widened to cover it.
+    assert (ends < 1800).all() and 465 <= ends.mean() <= 524
+    six = ends[env.score == 6]
+    assert six.size >= 3 and np.abs(six - 467).max() <= 10
+    assert abs(env.score.mean() - 7.2) <= 1.0
     np.testing.assert_array_equal(env.score, rew.sum(axis=0))
     in_play = obs[:, :, F["ball_in_play"]] > 0
     xs = obs[:, :, F["ball_x"]][in_play]
