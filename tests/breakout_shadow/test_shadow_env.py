@@ -197,10 +197,18 @@ def test_render_looks_like_ale():
     env.step(np.array([FIRE]))
     frame = env.render(0)
     assert frame.shape == (210, 160, 3) and frame.dtype == np.uint8
-    assert tuple(frame[60, 50]) == (200, 72, 72)      # red top brick row
-    assert tuple(frame[90, 50]) == (66, 72, 200)      # blue bottom row
-    assert tuple(frame[25, 80]) == (142, 142, 142)    # top wall
-    assert (frame[189:193] == (200, 72, 72)).all(axis=-1).sum() == 16 * 4  # paddle
+    # the colours are ALE's own: the same pixels of real ALE's screen after the same FIRE
+    from policylab.envs.breakout_ale import AleBreakout, Protocol
+
+    ale = AleBreakout(Protocol(sticky=0.0), 0)
+    ale.reset()
+    ale.step(FIRE)
+    ref = ale.frame()
+    for (y, x) in ((60, 50), (90, 50), (25, 80)):  # red top brick row, blue bottom row, top wall
+        assert tuple(frame[y, x]) == tuple(ref[y, x]), (y, x)
+    assert tuple(frame[60, 50]) == (200, 72, 72) and tuple(frame[90, 50]) == (66, 72, 200)
+    # the paddle: 16 px wide (2 * ram[108], docs/breakout.md) on its 4 rows 189-192, in the top row's red
+    assert (frame[189:193] == (200, 72, 72)).all(axis=-1).sum() == 16 * 4
 
 
 def test_gym_env_passes_the_checker_and_is_seeded():
