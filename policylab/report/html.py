@@ -47,6 +47,8 @@ pre{background:#f6f8fa;padding:.7rem;overflow:auto;max-height:420px;font-size:.7
 {% for f in figures %}<figure><img src="{{ f[1] }}" alt="{{ f[0] }}"><figcaption>{{ f[0] }}</figcaption></figure>{% endfor %}
 {% for v in videos %}<figure><video src="{{ v[1] }}" controls muted loop playsinline></video>
 <figcaption>{{ v[0] }} (<a href="{{ v[1] }}">{{ v[1] }}</a>)</figcaption></figure>{% endfor %}
+{% if links %}<h2>{{ links_title }}</h2><ul>{% for text, href in links %}<li><a href="{{ href }}">{{ text }}</a></li>
+{% endfor %}</ul>{% endif %}
 {% for t in tables %}<h2>{{ t.title }}</h2>{% if t.rows %}<table><tr>{% for c in t.columns %}<th>{{ c }}</th>{% endfor %}</tr>
 {% for r in t.rows %}<tr>{% for c in t.columns %}<td>{{ fmt(r.get(c)) }}</td>{% endfor %}</tr>{% endfor %}</table>
 {% else %}<p>(none)</p>{% endif %}{% endfor %}
@@ -84,6 +86,8 @@ class Page:
     tables: Sequence[Table] = ()
     figures: Sequence[tuple[str, str]] = ()  # (caption, path relative to the page)
     videos: Sequence[tuple[str, str]] = ()
+    links: Sequence[tuple[str, str]] = ()  # (text, href relative to the page), listed under links_title
+    links_title: str = "Files"
 
 
 def fmt(value: Any) -> str:
@@ -110,6 +114,8 @@ def render(path: str | Path, page: Page, data: Mapping[str, Any], json_name: str
         tables=list(page.tables),
         figures=list(page.figures),
         videos=list(page.videos),
+        links=list(page.links),
+        links_title=page.links_title,
         sections=sections,
         json_name=json_name,
         fmt=fmt,

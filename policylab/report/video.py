@@ -10,10 +10,12 @@ import imageio.v3 as iio
 import numpy as np
 
 
-def write_mp4(path: str | Path, frames: np.ndarray, fps: int = 30) -> None:
+def write_mp4(path: str | Path, frames: np.ndarray, fps: int = 30, preset: str | None = None) -> None:
     """Write uint8 frames (T, H, W, 3) to `path` atomically.
 
     Odd frame sizes are padded by one black row/column, since H.264 with yuv420p needs even sizes.
+    `preset` is libx264's speed preset (None: its default, medium; "ultrafast" encodes a boundary clip
+    about 10x faster for a larger file).
     """
     frames = np.asarray(frames, dtype=np.uint8)
     t, h, w, _ = frames.shape
@@ -24,8 +26,9 @@ def write_mp4(path: str | Path, frames: np.ndarray, fps: int = 30) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".mp4")
     os.close(fd)
     try:
+        extra = {} if preset is None else {"output_params": ["-preset", preset]}
         iio.imwrite(tmp, frames, fps=fps, codec="libx264", macro_block_size=1,
-                    pixelformat="yuv420p", plugin="FFMPEG")
+                    pixelformat="yuv420p", plugin="FFMPEG", **extra)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

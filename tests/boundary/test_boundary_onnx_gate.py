@@ -122,6 +122,11 @@ def test_gate_refuses_diff_and_report_until_verify_passes(pair):
     assert res.returncode == 0, res.stderr
     d = json.loads((base / "d2" / "diff.json").read_text())
     assert d["summary"]["safer"] == d["summary"]["worse"] == 0  # the same policy in two files
+    assert all(c["p_logrank"] > 0.05 and c["q_logrank"] == 1.0 and c["q_fisher"] == 1.0 for c in d["cells"])
+    assert all("q_logrank_row" in r for r in d["boundary_displacement"])
+    assert cli("report", "--out", base / "d2").returncode == 0
+    html = (base / "d2" / "report" / "report.html").read_text()
+    assert "q Fisher" in html and "q log-rank" in html and "q_logrank_row" in html
     # a gate record made under other physics settings does not count
     with Store(store) as s:
         rec = s.get_meta(gate.gate_name("pd_soft"))

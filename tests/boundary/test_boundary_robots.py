@@ -25,13 +25,13 @@ CRATE_XML = """<mujoco model="crate">
     <body name="body" pos="0 0 0.26">
       <freejoint/>
       <geom name="box" type="box" size="0.2 0.1 0.05" mass="4"/>
-      <body name="leg_fl" pos="0.15 0.1 -0.05"><joint name="fl" axis="0 1 0" range="-1 1" damping="0.5"/>
+      <body name="leg_fl" pos="0.15 0.1 -0.05"><joint name="fl" axis="0 1 0" range="-1 1" stiffness="60" damping="2"/>
         <geom name="foot_fl" type="capsule" fromto="0 0 0 0 0 -0.16" size="0.02" mass="0.2"/></body>
-      <body name="leg_fr" pos="0.15 -0.1 -0.05"><joint name="fr" axis="0 1 0" range="-1 1" damping="0.5"/>
+      <body name="leg_fr" pos="0.15 -0.1 -0.05"><joint name="fr" axis="0 1 0" range="-1 1" stiffness="60" damping="2"/>
         <geom name="foot_fr" type="capsule" fromto="0 0 0 0 0 -0.16" size="0.02" mass="0.2"/></body>
-      <body name="leg_rl" pos="-0.15 0.1 -0.05"><joint name="rl" axis="0 1 0" range="-1 1" damping="0.5"/>
+      <body name="leg_rl" pos="-0.15 0.1 -0.05"><joint name="rl" axis="0 1 0" range="-1 1" stiffness="60" damping="2"/>
         <geom name="foot_rl" type="capsule" fromto="0 0 0 0 0 -0.16" size="0.02" mass="0.2"/></body>
-      <body name="leg_rr" pos="-0.15 -0.1 -0.05"><joint name="rr" axis="0 1 0" range="-1 1" damping="0.5"/>
+      <body name="leg_rr" pos="-0.15 -0.1 -0.05"><joint name="rr" axis="0 1 0" range="-1 1" stiffness="60" damping="2"/>
         <geom name="foot_rr" type="capsule" fromto="0 0 0 0 0 -0.16" size="0.02" mass="0.2"/></body>
     </body>
   </worldbody>
@@ -44,8 +44,7 @@ CRATE_XML = """<mujoco model="crate">
 
 CRATE_SPEC = {
     "name": "crate", "mjcf": "crate.xml", "env": "test/crate", "torso_body": "body", "push_body": "body",
-    "friction_geoms": "all", "control": {"mode": "pd", "kp": 3.0, "kd": 0.1, "action_scale": 0.3,
-                                         "force_limits": [5.0, 5.0, 5.0, 5.0]},
+    "friction_geoms": "all", "control": {"mode": "torque", "force_limits": [5.0, 5.0, 5.0, 5.0]},
     "physics_dt": 0.005, "control_dt": 0.025, "reset": {"qpos_uniform": 0.02, "qpos_noise_on": "joints",
                                                         "qvel_normal": 0.05},
     "observation": [{"term": "gravity_body"}, {"term": "angvel_body"}, {"term": "joint_pos_rel"},
@@ -129,8 +128,8 @@ def test_user_robot_runs_the_whole_pipeline(tmp_path):
     ckpt = tmp_path / "crate_zero.npz"
     linear.save(ckpt, linear.LinearPolicy(np.zeros((4, rob.obs_dim)), np.zeros(rob.obs_dim), np.ones(rob.obs_dim)))
     store, ana = tmp_path / "store", tmp_path / "ana"
-    grid = ["--n-mu", 2, "--mu-min", 0.2, "--mu-max", 1.0, "--n-push", 2, "--push-min", 30, "--push-max", 250,
-            "--seeds-per-cell", 4]
+    grid = ["--n-mu", 2, "--mu-min", 0.2, "--mu-max", 1.0, "--n-push", 3, "--push-min", 170, "--push-max", 200,
+            "--seeds-per-cell", 4]  # the crate topples between 170 and 200 %BW at mu 0.2 (and by 45 %BW at 1.0)
     steps = [("sweep", "--robot", spec, "--checkpoint", ckpt, *grid, "--store", store, "--out", tmp_path / "sw"),
              ("verify", "--robot", spec, "--checkpoint", ckpt, "--store", store, "--sample", 6, "--out",
               tmp_path / "v"),
@@ -145,16 +144,24 @@ def test_user_robot_runs_the_whole_pipeline(tmp_path):
     red = json.loads((ana / "reduce.json").read_text())
     assert red["sweep"]["env"] == "test/crate" and red["rule_check"]["disagree"] == 0
     assert red["thresholds"]["torso_z_fail_m"] == 0.12
-    assert (ana / "report" / "report.html").is_file()
+    html = (ana / "report" / "report.html").read_text()
+    assert "Per-cell counts" in html and "Rerun recordings" in html
+    rrds = json.loads((ana / "rrd" / "rrd.json").read_text())
+    assert rrds and all(f'href="../rrd/{r["rrd_file"]}"' in html for r in rrds)
+    clips = json.loads((ana / "clips" / "clips.json").read_text())
+    assert any(c["push_frames"] > 0 for c in clips)  # the push arrow is drawn while the push acts
+    timing = json.loads((ana / "clips" / "timing.json").read_text())
+    assert timing["clips"] == len({c["key"] for c in clips})
     with sweep.Store(store) as s:
         recs = list(s.records("boundary"))
-        assert len(recs) == 16
+        assert len(recs) == 24
         for r in recs:  # records of failed rollouts end at the failure (stop_at_failure)
             p = s.payload(r.key)
             if r.outcome["status"] == "failed":
                 assert len(p["time"]) - 1 == round(r.outcome["t_fail"] / rob.control_dt)
             else:
                 assert len(p["time"]) == 201
+        assert {r.outcome["status"] for r in recs} == {"failed", "survived"}
 
 
 BAD_SPECS = {
@@ -193,3 +200,32 @@ def test_unknown_robot_name_and_a_checkpoint_of_another_robot(tmp_path):
     assert res.returncode == 2 and res.stderr.startswith("policylab: error: checkpoint: ")
     assert "the go1 robot's linear policy needs float (12, 36)" in res.stderr
     assert not (tmp_path / "s").exists() and not (tmp_path / "o").exists()
+
+
+def test_logrank_and_qvalues_match_references():
+    from scipy import stats
+
+    from policylab.stats import benjamini_hochberg
+    from policylab.studies.boundary.survival_tests import bh_qvalues, logrank
+
+    rng = np.random.default_rng(7)
+    strata = []
+    for _ in range(3):
+        ta = np.round(rng.uniform(0, 5, 16) * 20) / 20
+        ea = rng.random(16) < 0.6
+        ta[~ea] = 5.0
+        tb = np.round(rng.uniform(0, 5, 16) * 20) / 20
+        eb = rng.random(16) < 0.3
+        tb[~eb] = 5.0
+        ref = stats.logrank(stats.CensoredData(uncensored=ta[ea], right=ta[~ea]),
+                            stats.CensoredData(uncensored=tb[eb], right=tb[~eb]))
+        assert logrank([(ta, ea, tb, eb)])["p"] == pytest.approx(ref.pvalue, rel=1e-10)
+        strata.append((ta, ea, tb, eb))
+    # stratified: observed - expected and variances add over strata
+    one = [logrank([s]) for s in strata]
+    both = logrank(strata)
+    assert both["o_minus_e_a"] == pytest.approx(sum(o["o_minus_e_a"] for o in one))
+    p = rng.random(60) ** 3
+    q = bh_qvalues(p)
+    for level in (0.01, 0.05, 0.2):
+        assert [x <= level for x in q] == benjamini_hochberg(p, q=level)

@@ -176,6 +176,12 @@ def _start(cfg: RobotTrainConfig, rob: Robot, rng: np.random.Generator, whiten: 
     return raw * std[None, :]  # W z = W_raw (obs - mean) ... plus W_raw mean, which is ~0 for the clock
 
 
+def _state_hash(cfg: RobotTrainConfig) -> str:
+    """What a saved state belongs to: the config and the robot (spec and MJCF files), so a changed robot
+    never resumes a stale training."""
+    return hash_obj({"config": cfg.model_dump(), "robot": robot(cfg.robot).identity})
+
+
 def _state_paths(out_dir: Path, name: str) -> tuple[Path, Path]:
     return out_dir / f"{name}.train-state.npz", out_dir / f"{name}.train-state.json"
 
@@ -183,7 +189,7 @@ def _state_paths(out_dir: Path, name: str) -> tuple[Path, Path]:
 def _save_state(out_dir: Path, cfg: RobotTrainConfig, it: int, weights, whiten: Whitener, rng, log) -> None:
     npz, js = _state_paths(out_dir, cfg.name)
     atomic_write_bytes(npz, arrays_to_bytes({"weights": weights, "s": whiten.s, "ss": whiten.ss}))
-    state = {"config_hash": hash_obj(cfg.model_dump()), "iteration": it, "whiten_n": whiten.n,
+    state = {"config_hash": _state_hash(cfg), "iteration": it, "whiten_n": whiten.n,
              "rng": rng.bit_generator.state, "curve": log}
     atomic_write_bytes(js, (json.dumps(state, sort_keys=True) + "\n").encode())
 
@@ -193,7 +199,7 @@ def _load_state(out_dir: Path, cfg: RobotTrainConfig):
     if not (npz.is_file() and js.is_file()):
         return None
     state = json.loads(js.read_text())
-    if state["config_hash"] != hash_obj(cfg.model_dump()):
+    if state["config_hash"] != _state_hash(cfg):
         return None
     arrays = read_arrays(npz)
     return state, arrays

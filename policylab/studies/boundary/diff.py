@@ -23,6 +23,14 @@ from policylab.fileio import write_json
 from policylab.stats import benjamini_hochberg, fisher_exact
 from policylab.studies.boundary.analysis_folder import stage_path
 from policylab.studies.boundary.requests import DiffRun
+from policylab.studies.boundary.survival_tests import bh_qvalues, logrank
+
+
+def _times(cell: Mapping, horizon: float) -> tuple[list[float], list[bool]]:
+    """Failure times (censored at the horizon) of a cell's rollouts at risk (diverged left out)."""
+    rs = [r for r in cell.get("rollouts", []) if r["status"] != "diverged"]
+    return ([float(r["t_fail"]) if r["status"] == "failed" else horizon for r in rs],
+            [r["status"] == "failed" for r in rs])
 
 
 def check_comparable(a: Mapping, b: Mapping) -> None:
@@ -68,12 +76,25 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
                       "survival_a": ca["survival"], "survival_b": cb["survival"],
                       "delta_survival": None if ca["survival"] is None or cb["survival"] is None
                       else cb["survival"] - ca["survival"], "p_fisher": p})
+    horizon = float(a["thresholds"].get("horizon_s", 5.0))
+    strata: dict[int, list] = {}
+    for c, ca, cb in zip(cells, a["cells"], b["cells"]):
+        ta, ea = _times(ca, horizon)
+        tb, eb = _times(cb, horizon)
+        c["p_logrank"] = logrank([(ta, ea, tb, eb)])["p"]
+        strata.setdefault(c["mu_idx"], []).append((ta, ea, tb, eb))
     reject = benjamini_hochberg([c["p_fisher"] for c in cells], q=q)
-    for c, r in zip(cells, reject):
+    q_fisher = bh_qvalues([c["p_fisher"] for c in cells])
+    q_logrank = bh_qvalues([c["p_logrank"] for c in cells])
+    for c, r, qf, ql in zip(cells, reject, q_fisher, q_logrank):
         c["significant"] = bool(r)
         c["change"] = "unchanged" if not r else ("safer" if (c["delta_survival"] or 0) > 0 else "worse")
+        c["q_fisher"], c["q_logrank"] = qf, ql
+        c["significant_logrank"] = ql <= q
     safer = [c for c in cells if c["change"] == "safer"]
     worse = [c for c in cells if c["change"] == "worse"]
+    row_tests = [logrank(strata[i]) for i in sorted(strata)]
+    row_q = bh_qvalues([t["p"] for t in row_tests])
     rows = []
     for ra, rb in zip(a["boundary"], b["boundary"]):
         both = ra["status"] == "boundary" and rb["status"] == "boundary"
@@ -82,13 +103,21 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
                      "b_median_pct_bw": rb["median_pct_bw"], "b_ci95_pct_bw": rb["ci95_pct_bw"],
                      "displacement_pct_bw": rb["median_pct_bw"] - ra["median_pct_bw"] if both else None,
                      "note": "" if both else f"A: {_boundary_note(ra)}; B: {_boundary_note(rb)}"})
+    for row, t, rq in zip(rows, row_tests, row_q):
+        row.update(p_logrank_row=t["p"], q_logrank_row=rq, chi2_logrank_row=t["chi2"],
+                   logrank_row_direction=None if rq > q else ("B fails later/less" if t["o_minus_e_a"] > 0
+                                                               else "B fails earlier/more"))
     return {
-        "a": {"checkpoint": a["sweep"]["checkpoint"], "totals": a["totals"], "store_root": a["sweep"]["store_root"]},
-        "b": {"checkpoint": b["sweep"]["checkpoint"], "totals": b["totals"], "store_root": b["sweep"]["store_root"]},
+        "a": {"checkpoint": a["sweep"]["checkpoint"], "totals": a["totals"], "store_root": a["sweep"]["store_root"],
+              "training": a.get("training")},
+        "b": {"checkpoint": b["sweep"]["checkpoint"], "totals": b["totals"], "store_root": b["sweep"]["store_root"],
+              "training": b.get("training")},
         "grid": a["sweep"]["grid"],
         "thresholds": a["thresholds"],
         "summary": {"cells": len(cells), "safer": len(safer), "worse": len(worse),
                     "unchanged": len(cells) - len(safer) - len(worse), "fdr_q": q},
+        "logrank_summary": {"cells_significant": sum(1 for c in cells if c["significant_logrank"]),
+                            "rows_significant": sum(1 for r in rows if r["q_logrank_row"] <= q), "fdr_q": q},
         "shrinkage_census": {"cells_significantly_worse": len(worse), "cells": [_cell_name(c) for c in worse],
                              "rule": "every cell where B fails significantly more often (Fisher, BH q < "
                                      f"{q}), wherever it appears"},
@@ -99,6 +128,10 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
         "cells": cells,
         "method": {"test": "two-sided Fisher exact on failed/survived x sweep per cell (diverged excluded)",
                    "multiplicity": f"Benjamini-Hochberg over all {len(cells)} cells at q < {q}",
+                   "logrank": "two-sample log-rank on failure times censored at the horizon, per cell, and per "
+                              "friction row stratified by push cell; q-values are Benjamini-Hochberg adjusted "
+                              f"p-values over the family ({len(cells)} cells; {len(rows)} rows); the cell "
+                              "verdicts (safer/worse) stay the Fisher test's",
                    "boundary": "bootstrap medians and 95% intervals of each sweep's reduction; "
                                "displacement = B median - A median"},
     }

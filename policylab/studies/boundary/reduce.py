@@ -248,6 +248,24 @@ def boundaries(sweep: Sweep, *, resamples: int, seed: int) -> list[dict]:
 
 # -- the reduction -------------------------------------------------------------------------------
 
+def training_distribution(checkpoint: str, sha256: str) -> dict | None:
+    """The training distribution of a committed checkpoint (its training record beside it, when the sha256
+    matches): friction range (null: the model's own friction) and the largest training push, %BW."""
+    import json
+
+    from policylab.studies.boundary.constants import CHECKPOINT_DIR
+
+    path = CHECKPOINT_DIR / f"{checkpoint}.json"
+    if not path.is_file():
+        return None
+    info = json.loads(path.read_text())
+    if info.get("checkpoint_sha256") != sha256:
+        return None
+    cfg = info.get("config", {})
+    return {"source": f"policylab/studies/boundary/checkpoints/{checkpoint}.json",
+            "friction_range": cfg.get("friction_range"), "push_pct_max": float(cfg.get("push_pct_max") or 0.0)}
+
+
 def rule_check(store: Store, sweep: Sweep) -> dict:
     """Re-apply the frozen rule to every stored trajectory and count agreement with the records."""
     rob = boundary_sweep.load_robot(sweep.robot_ref)
@@ -288,6 +306,7 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
                   "policy_kind": sweep.policy_kind,
                   "n_rollouts": sum(totals.values()), "store_root": str(store.root)},
         "thresholds": {**sweep.protocol["failure"], "horizon_s": sweep.horizon_s},
+        "training": training_distribution(sweep.checkpoint, sweep.checkpoint_sha256),
         "totals": {"failed": totals[FAILED], "censored": totals[SURVIVED], "diverged": totals[DIVERGED]},
         "rule_check": rule_check(store, sweep) if check_rule else {"checked": 0, "skipped": True},
         "cells": cells,

@@ -42,6 +42,72 @@ def heatmap(ax, mus, pushes, values, *, cmap="YlOrRd", vmin=0.0, vmax=1.0, label
     ax.figure.colorbar(mesh, ax=ax, label=label)
 
 
+def overlay_training(ax, training: Mapping | None, mus: Sequence[float], pushes: Sequence[float]) -> None:
+    """The checkpoint's training distribution on a heatmap: its friction band (dashed lines and a bracket
+    in the left margin; a single line when it trained at one friction) and, when it trained with pushes,
+    the push range it saw (hatched)."""
+    if not training:
+        return
+    fr = training.get("friction_range")
+    lo, hi = (fr[0], fr[1]) if fr else (1.0, 1.0)
+    x0 = _edges(pushes)[0]
+    for y in sorted({lo, hi}):
+        ax.axhline(y, color="#1a7f37", ls="--", lw=1.2)
+    ax.plot([x0, x0], [lo, hi] if hi > lo else [lo - 0.02, hi + 0.02], color="#1a7f37", lw=5, clip_on=False,
+            solid_capstyle="butt")
+    label = f"training friction {lo:g}-{hi:g}" if hi > lo else f"training friction {lo:g} (model)"
+    push = float(training.get("push_pct_max") or 0.0)
+    if push > 0:
+        ax.fill_betweenx([lo, hi], x0, min(push, _edges(pushes)[-1]), facecolor="none", edgecolor="#1a7f37",
+                         hatch="//", lw=0.0)
+        label += f", pushes 0-{push:g} %BW"
+    else:
+        label += ", no pushes"
+    ax.text(x0, hi, " " + label, color="#1a7f37", fontsize=7, va="bottom")
+
+
+def km_figure(out: Path, reduction: Mapping, max_rows: int = 6) -> tuple[str, str] | None:
+    """Kaplan-Meier curves per friction row: every boundary row (or, without one, the rows with the most
+    failures), one panel per row, one curve per push cell."""
+    rows = [b["mu_idx"] for b in reduction["boundary"] if b["status"] == "boundary"]
+    if not rows:
+        fails = {}
+        for c in reduction["cells"]:
+            fails[c["mu_idx"]] = fails.get(c["mu_idx"], 0) + c["n_failed"]
+        rows = [i for i, f in sorted(fails.items(), key=lambda kv: (-kv[1], kv[0])) if f > 0]
+    rows = sorted(rows[:max_rows])
+    if not rows:
+        return None
+    horizon = float(reduction["thresholds"].get("horizon_s", 5.0))
+    pushes = reduction["sweep"]["grid"]["pushes_pct_bw"]
+    cols = min(3, len(rows))
+    nr = (len(rows) + cols - 1) // cols
+    fig, axes = plt.subplots(nr, cols, figsize=(4.2 * cols, 3.0 * nr), squeeze=False)
+    cmap = plt.get_cmap("viridis")
+    for ax, mi in zip(axes.ravel(), rows):
+        cells = sorted((c for c in reduction["cells"] if c["mu_idx"] == mi), key=lambda c: c["push_idx"])
+        for c in cells:
+            km = c.get("km_curve")
+            if not km:
+                continue
+            t = [0.0] + list(km["t_s"]) + [horizon]
+            s = [1.0] + list(km["survival"]) + [km["survival"][-1] if km["survival"] else 1.0]
+            ax.step(t, s, where="post", color=cmap(c["push_idx"] / max(1, len(pushes) - 1)), lw=1.0)
+        ax.set_title(f"mu {cells[0]['mu']:g}", fontsize=9)
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlim(0, horizon)
+        ax.set_xlabel("time (s)", fontsize=8)
+        ax.set_ylabel("S(t)", fontsize=8)
+        ax.axhline(0.5, color="gray", lw=0.6, ls=":")
+    for ax in axes.ravel()[len(rows):]:
+        ax.axis("off")
+    sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(pushes[0], pushes[-1]))
+    fig.colorbar(sm, ax=axes.ravel().tolist(), label="push (% bodyweight)")
+    save_png(fig, out / "km_rows.png")
+    return ("Kaplan-Meier survival per cell in the boundary rows (one curve per push; censored at the horizon)",
+            "km_rows.png")
+
+
 def _overlay_boundary(ax, boundary: Sequence[Mapping], color: str, label: str) -> None:
     rows = [b for b in boundary if b["status"] == "boundary"]
     if not rows:
@@ -58,6 +124,7 @@ def sweep_figures(out: Path, reduction: Mapping, selection: Mapping | None) -> l
     mus, pushes = grid["mus"], grid["pushes_pct_bw"]
     fig, ax = plt.subplots(figsize=(8, 6))
     heatmap(ax, mus, pushes, reduction["danger"])
+    overlay_training(ax, reduction.get("training"), mus, pushes)
     _overlay_boundary(ax, reduction["boundary"], "#1f4e99", "boundary: bootstrap median, 95% CI")
     if selection:
         for w in selection["boundary_cells"]:
@@ -81,8 +148,11 @@ def sweep_figures(out: Path, reduction: Mapping, selection: Mapping | None) -> l
     ax.set_ylabel("friction mu")
     ax.set_title("Boundary per friction row (bootstrap median and 95% interval)", fontsize=10)
     save_png(fig, out / "boundary.png")
-    return [("Danger (1 - Kaplan-Meier survival at 5 s) with the boundary", "heatmap.png"),
-            ("Boundary curve with bootstrap intervals", "boundary.png")]
+    figures = [("Danger (1 - Kaplan-Meier survival at 5 s) with the boundary and the checkpoint's training "
+                "distribution (green)", "heatmap.png"),
+               ("Boundary curve with bootstrap intervals", "boundary.png")]
+    km = km_figure(out, reduction)
+    return figures + ([km] if km else [])
 
 
 def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, replays: Mapping | None,
@@ -98,8 +168,12 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
                     "bitwise equal": (r.get("equivalence") or {}).get("equal"), "cache_key": r.get("cache_key")}
                    for r in (replays or {}).get("replays", [])]
     clip_rows = [{"kind": c["kind"], "file": c["file"], "outcome": c["outcome"], "t_fail": c["t_fail"],
-                  "frames": c["frames"], "frames show": c["frames_show"],
+                  "frames": c["frames"], "push frames": c.get("push_frames"), "frames show": c["frames_show"],
                   "consistent": c["consistent"]} for c in clips or []]
+    count_rows = [{"mu": c["mu"], "push %BW": c["push_pct_bw"], "n": c["n"], "failed": c["n_failed"],
+                   "censored": c["n_censored"], "diverged": c["n_diverged"], "S(5 s)": c["survival"],
+                   "KM median s": c["km_median_s"], "TTF p25 s": c["ttf_p25_s"], "TTF p75 s": c["ttf_p75_s"]}
+                  for c in reduction["cells"]]
     data = {
         "sweep": reduction["sweep"],
         "thresholds": reduction["thresholds"],
@@ -113,6 +187,8 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
         "equivalence": (replays or {}).get("equivalence_summary"),
         "clips": clip_rows,
         "rrd": [{k: r[k] for k in ("cache_key", "rrd_file", "qpos_file", "outcome")} for r in rrds or []],
+        "training": reduction.get("training"),
+        "robot": reduction["sweep"].get("robot", "ant"),
         "method": reduction["method"],
     }
     write_json(out / "report.json", data)
@@ -132,10 +208,16 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
                       boundary_rows),
                 Table("Replays (from the store)", ["kind", "mu", "push", "seed", "outcome", "t_fail", "attempts",
                                                    "matched recorded", "bitwise equal"], replay_rows),
-                Table("Clips", ["kind", "file", "outcome", "t_fail", "frames", "frames show", "consistent"],
-                      clip_rows)],
+                Table("Clips", ["kind", "file", "outcome", "t_fail", "frames", "push frames", "frames show",
+                                "consistent"], clip_rows),
+                Table("Per-cell counts (Kaplan-Meier, censored at the horizon)",
+                      ["mu", "push %BW", "n", "failed", "censored", "diverged", "S(5 s)", "KM median s", "TTF p25 s",
+                       "TTF p75 s"], count_rows)],
         figures=figures,
         videos=[(f"{c['kind']}: {c['cache_key']} - {c['outcome']}", f"../clips/{c['file']}") for c in clips or []],
+        links=[(f"{r['rrd_file']} ({r['outcome']}; open with `rerun`) and its qpos: {r['qpos_file']}",
+                f"../rrd/{r['rrd_file']}") for r in rrds or []],
+        links_title="Rerun recordings (.rrd, from the stored qpos)",
     )
     render(out / "report.html", page, data)
     return out / "report.html"
@@ -145,9 +227,10 @@ def diff_figures(out: Path, diff: Mapping) -> list[tuple[str, str]]:
     mus, pushes = diff["grid"]["mus"], diff["grid"]["pushes_pct_bw"]
     a, b = diff["a"]["checkpoint"], diff["b"]["checkpoint"]
     fig, axes = plt.subplots(1, 2, figsize=(13, 5))
-    for ax, surface, name in ((axes[0], diff["surface_a"], a), (axes[1], diff["surface_b"], b)):
+    for ax, surface, name, side in ((axes[0], diff["surface_a"], a, "a"), (axes[1], diff["surface_b"], b, "b")):
         heatmap(ax, mus, pushes, surface)
-        ax.set_title(f"{name}: danger = 1 - S", fontsize=10)
+        overlay_training(ax, diff[side].get("training"), mus, pushes)
+        ax.set_title(f"{name}: danger = 1 - S (green: its training distribution)", fontsize=10)
     save_png(fig, out / "surfaces.png")
 
     fig, ax = plt.subplots(figsize=(8, 6))
@@ -158,9 +241,13 @@ def diff_figures(out: Path, diff: Mapping) -> list[tuple[str, str]]:
     for c in diff["cells"]:
         if c["change"] != "unchanged":
             ax.plot(c["push_pct_bw"], c["mu"], "+" if c["change"] == "safer" else "x", color="black", ms=9, mew=2)
+        q = c.get("q_fisher")
+        if q is not None and q < 1.0:
+            ax.annotate(f"{q:.2f}" if q >= 0.01 else f"{q:.0e}", (c["push_pct_bw"], c["mu"]), fontsize=4.5,
+                        ha="center", va="top", xytext=(0, -3), textcoords="offset points", color="#333333")
     ax.set_title("Survival change; + = significantly safer, x = significantly worse "
-                 f"(BH q < {diff['summary']['fdr_q']})",
-                 fontsize=9)
+                 f"(BH q < {diff['summary']['fdr_q']}); numbers: Fisher q-value per cell (where < 1)",
+                 fontsize=8)
     save_png(fig, out / "delta.png")
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -185,7 +272,13 @@ def diff_figures(out: Path, diff: Mapping) -> list[tuple[str, str]]:
 def diff_report(out: Path, diff: Mapping) -> Path:
     figures = diff_figures(out, diff)
     data = {k: diff[k] for k in ("a", "b", "grid", "thresholds", "summary", "shrinkage_census", "safer_cells",
-                                 "boundary_displacement", "method")}
+                                 "boundary_displacement", "method") if k in diff}
+    data["logrank_summary"] = diff.get("logrank_summary")
+    cell_rows = [{"mu": c["mu"], "push %BW": c["push_pct_bw"], "failed A": f"{c['failed_a']}/{c['n_a']}",
+                  "failed B": f"{c['failed_b']}/{c['n_b']}", "dS": c["delta_survival"], "p Fisher": c["p_fisher"],
+                  "q Fisher": c.get("q_fisher"), "p log-rank": c.get("p_logrank"), "q log-rank": c.get("q_logrank"),
+                  "change": c["change"]} for c in diff["cells"] if c["failed_a"] or c["failed_b"]]
+    data["cells_with_failures"] = cell_rows
     write_json(out / "report.json", data)
     s = diff["summary"]
     census = diff["shrinkage_census"]
@@ -200,8 +293,12 @@ def diff_report(out: Path, diff: Mapping) -> Path:
                                                                        "p_fisher"], census["cells"]),
                 Table("Cells made safer", ["mu", "push_pct_bw", "survival_a", "survival_b", "p_fisher"],
                       diff["safer_cells"]),
-                Table("Boundary displacement per row (%BW)", ["mu", "a", "b", "displacement_pct_bw", "note"],
-                      diff["boundary_displacement"])],
+                Table("Boundary displacement per row (%BW) and the row's stratified log-rank test",
+                      ["mu", "a", "b", "displacement_pct_bw", "p_logrank_row", "q_logrank_row",
+                       "logrank_row_direction", "note"], diff["boundary_displacement"]),
+                Table("Cells with any failure: counts, Fisher and log-rank p- and q-values (BH over all cells)",
+                      ["mu", "push %BW", "failed A", "failed B", "dS", "p Fisher", "q Fisher", "p log-rank",
+                       "q log-rank", "change"], cell_rows)],
         figures=figures,
     )
     render(out / "report.html", page, data)

@@ -355,8 +355,10 @@ class ClipsRun(Request):
     out: Annotated[OutDir, _has_stages("reduce", "replay")] = Field(description=OUT_HELP)
     width: int = Field(320, ge=32, le=1920, description="Width of each of the three camera views, pixels.")
     height: int = Field(240, ge=32, le=1080, description="Height of each view, pixels.")
-    fps: int = Field(20, ge=1, le=120, description="Frames per second of the mp4 (20 = real time at the 0.05 s "
-                     "control rate).")
+    fps: int = Field(20, ge=1, le=120, description="Frames per second of the mp4 (real time: one frame per 1/fps s "
+                     "of record time; 4x slow motion near a failure).")
+    workers: int = Field(2, ge=1, le=64, description="Processes rendering the batch of clips (each with one render "
+                         "context); the clips do not depend on it.")
 
     def config(self) -> dict:
         return {"width": self.width, "height": self.height, "fps": self.fps}
