@@ -155,6 +155,9 @@ def shared(tmp_path_factory) -> dict[str, Path]:
     for name in ("ant_v0", "ant_v1"):
         assert invoke(["boundary", "sweep", "--checkpoint", name, "--n-mu", "2", "--n-push", "2", "--seeds-per-cell",
                        "1", "--store", str(store), "--out", str(root / f"sweep-{name}")]) == 0
+        # the equivalence gate, which diff and report require
+        assert invoke(["boundary", "verify", "--checkpoint", name, "--store", str(store), "--sample", "1",
+                       "--out", str(root / f"verify-{name}")]) == 0
     assert invoke(["boundary", "reduce", "--store", str(store), "--checkpoint", "ant_v0", "--resamples", "100",
                    "--out", str(ana)]) == 0
     assert invoke(["boundary", "select", "--out", str(ana), "--n-boundary", "1", "--n-recoveries", "0"]) == 0

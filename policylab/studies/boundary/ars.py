@@ -14,7 +14,7 @@ after its failure.
 
 Seeds: the search directions and every episode's world (reset seed below 1,000,000: never a sweep
 seed; friction, push) come from one generator seeded with `seed`. Training checkpoints itself every
-`save_every` iterations (`<name>.train-state.npz` + `.json`: weights, whitening sums, the generator's
+`save_every` iterations (`<name>.train-state.arrays` + `.json`: weights, whitening sums, the generator's
 state, the learning curve) and a restarted run continues from there, so a killed training ends with
 the bytes an uninterrupted one writes. The finished checkpoint is `<name>.npz` (the linear policy
 file) and `<name>.json` (config, learning curve; wall times apart in `<name>.timing.json`).
@@ -183,7 +183,8 @@ def _state_hash(cfg: RobotTrainConfig) -> str:
 
 
 def _state_paths(out_dir: Path, name: str) -> tuple[Path, Path]:
-    return out_dir / f"{name}.train-state.npz", out_dir / f"{name}.train-state.json"
+    # not .npz: a checkpoint folder lists its policies by suffix
+    return out_dir / f"{name}.train-state.arrays", out_dir / f"{name}.train-state.json"
 
 
 def _save_state(out_dir: Path, cfg: RobotTrainConfig, it: int, weights, whiten: Whitener, rng, log) -> None:
