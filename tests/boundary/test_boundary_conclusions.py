@@ -228,3 +228,38 @@ def test_diff_pvalues_qvalues_census_and_headline_from_the_raw_counts(study):
             assert any(r["p"] < Q and r["change"] == "unchanged" for r in want)
         else:
             assert safer and not worse  # the same cells, seen from the other side
+
+
+def test_fdr_is_the_step_up_rule_on_constructed_counts(study):
+    """The real sweeps above reject cells whose p-values are tiny, where every variant of BH agrees. Here
+    B is A's reduction with 7 of 16 rollouts made failures in each of the three 20 %BW cells (none fails
+    there in A). 0/16 vs 7/16 failed gives p = 0.0068 (Fisher, by hand), three times, among 12 cells:
+    above 0.05/12 = 0.0042, so a step-down procedure (or Bonferroni) rejects nothing, but at most
+    3 * 0.05/12 = 0.0125, so the step-up rule the docs state rejects all three: 3 cells worse."""
+    import copy
+
+    from policylab.studies.boundary.diff import diff_reductions
+
+    base, _ = study
+    a = json.loads((base / "ana" / "reduce.json").read_text())
+    b = copy.deepcopy(a)
+    b["sweep"]["checkpoint"] = "constructed"
+    changed = []
+    for c in b["cells"]:
+        if c["push_idx"] != 0:
+            continue
+        assert c["n_failed"] == c["n_diverged"] == 0 and c["n_censored"] == SEEDS  # nothing falls at 20 %BW
+        for r in c["rollouts"][:7]:
+            r.update(status="failed", t_fail=2.5)
+        c["n_failed"], c["n_censored"] = 7, SEEDS - 7
+        c["survival"] = (SEEDS - 7) / SEEDS
+        c["danger"] = 1 - c["survival"]
+        changed.append((c["mu"], c["push_pct_bw"]))
+    p = fisher_by_hand(0, SEEDS, 7, SEEDS)
+    m = len(a["cells"])
+    assert Q / m < p <= 3 * Q / m  # the construction: step-up and step-down disagree here
+    d = diff_reductions(a, b, q=Q)
+    assert [c["p_fisher"] for c in d["cells"] if (c["mu"], c["push_pct_bw"]) in changed] == \
+        pytest.approx([p] * 3, rel=1e-9)
+    assert [(c["mu"], c["push_pct_bw"]) for c in d["shrinkage_census"]["cells"]] == changed
+    assert d["summary"]["worse"] == 3 and d["summary"]["safer"] == 0
