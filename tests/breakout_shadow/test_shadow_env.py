@@ -131,7 +131,10 @@ def test_atari_paddle_stops_at_the_walls_and_moves_about_22px_per_step():
         xs.append(obs[0, F["paddle_x"]])
     xs = np.array(xs)
     assert xs.max() == p.paddle_max_x and xs.min() == p.paddle_min_x
-    assert 20 <= np.max(np.abs(np.diff(xs))) <= 24
+    # at full speed a step moves the paddle frameskip (4) x paddle_max_speed (5.8 px/frame, fitted to ALE's
+    # random-hold frames, docs/breakout.md) = 23.2 px, drawn on whole pixels (paddle_integer): 23 or 24
+    top = p.frameskip * p.paddle_max_speed
+    assert np.floor(top) <= np.max(np.abs(np.diff(xs))) <= np.ceil(top)
 
 
 def test_lives_run_out_and_episode_freezes():
