@@ -7,11 +7,16 @@ import subprocess
 import sys
 import time
 
+import mujoco
 import numpy as np
 
+from policylab.envs import ant
 from policylab.rollout.store import Store
 from policylab.studies.boundary import failure, sweep
 from policylab.studies.boundary.world import Grid
+
+_ANT = mujoco.MjModel.from_xml_path(ant.xml_path())
+BODY_WEIGHT_N = float(_ANT.body_mass.sum() * np.linalg.norm(_ANT.opt.gravity))
 
 CLI = [sys.executable, "-m", "policylab.cli", "boundary", "sweep", "--checkpoint", "ant_v0",
        "--n-mu", "4", "--n-push", "4", "--seeds-per-cell", "4", "--chunk", "4"]
@@ -32,7 +37,8 @@ def test_small_sweep_records(small_sweep, small_grid):
             assert np.count_nonzero(np.abs(p["push"]).sum(axis=1)) == 10  # steps 40..49
             assert np.all(p["push"][:40] == 0) and np.all(p["push"][50:] == 0)
             force = np.hypot(*p["push"][45])
-            assert np.isclose(force, rec.data["world"]["push_pct"] / 100 * 0.91088008 * 9.81, rtol=1e-6)
+            # push_pct % of body weight: the Ant's total mass (0.91088 kg) times |g| (9.81), from ant.xml itself
+            assert np.isclose(force, rec.data["world"]["push_pct"] / 100 * BODY_WEIGHT_N, rtol=1e-6)
             if out["status"] == "failed":
                 assert 0 < out["t_fail"] <= 5.0
             if out["status"] == "survived":
