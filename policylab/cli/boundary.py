@@ -9,9 +9,9 @@ from policylab.cli.command import command
 from policylab.studies.boundary import requests as r
 
 app = typer.Typer(
-    help="Failure boundary of a legged MuJoCo policy (Gymnasium's Ant): train, sweep a friction x push grid into "
-    "the store, verify it by re-simulation, then reduce, select, replay, render clips and .rrd files, diff two "
-    "checkpoints and write the reports.",
+    help="Failure boundary of a legged MuJoCo policy (the Unitree Go1 by default; --robot ant or a robot spec file): "
+    "train, sweep a friction x push grid into the store, verify it by re-simulation (the gate diff and report "
+    "require), then reduce, select, replay, render clips and .rrd files, diff two checkpoints and write the reports.",
     no_args_is_help=True,
     rich_markup_mode=None,  # plain help: long option names wrap instead of being cut at 80 columns
 )

@@ -132,7 +132,7 @@ def test_bad_checkpoint_is_refused_before_anything_is_written(tmp_path, bad_chec
     args = {"sweep": ["--store", tmp_path / "store", "--out", tmp_path / "out"],
             "calibrate": ["--out", tmp_path / "out"],
             "verify": ["--store", tmp_path / "store", "--out", tmp_path / "out"]}[command]
-    _bad([command, "--checkpoint", path, *args], "checkpoint", tmp_path, words)
+    _bad([command, "--robot", "ant", "--checkpoint", path, *args], "checkpoint", tmp_path, words)
     assert not (tmp_path / "store").exists() and not (tmp_path / "out").exists()
 
 
@@ -256,7 +256,7 @@ def test_sweep_needs_scale_with_chunk_and_grid(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default store and out folders are relative
     small = requests.SweepRun(n_mu=2, n_push=2, seeds_per_cell=2, chunk=4)
     big = requests.SweepRun(chunk=400)
-    per, sim = sweep.payload_bytes(), sweep.WORLD_SIM_BYTES
+    per, sim = sweep.payload_bytes("go1"), sweep.WORLD_SIM_BYTES  # the default robot's records (an upper bound)
     assert small.needs() == (4 * (sim + 2 * per) + 4 * 2 * per, 8 * (per + sweep.RECORD_BYTES))
     assert big.needs()[0] == 100 * small.needs()[0] and big.needs()[1] == 800 * small.needs()[1]
     workers = requests.SweepRun(executor="processes", workers=4, chunk=4)
@@ -274,7 +274,8 @@ def test_payload_bytes_is_a_stored_payload(small_sweep):
 
 def test_default_out_follows_the_checkpoint_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert str(requests.SweepRun().out) == "runs/boundary/sweep-ant_v0"
+    assert str(requests.SweepRun().out) == "runs/boundary/sweep-go1_v0"  # the default robot's checkpoint
+    assert str(requests.SweepRun(robot="ant").out) == "runs/boundary/sweep-ant_v0"
     assert str(requests.VerifyRun(checkpoint="ant_v1").out) == "runs/boundary/verify-ant_v1"
 
 
@@ -306,7 +307,7 @@ def test_train_one_iteration(tmp_path):
 
 def test_calibrate_small(tmp_path):
     out = tmp_path / "cal"
-    r = cli("calibrate", "--n-nominal", "2", "--n-pushed", "1", "--out", out)
+    r = cli("calibrate", "--robot", "ant", "--n-nominal", "2", "--n-pushed", "1", "--out", out)
     assert r.returncode == 0, r.stderr
     assert r.report == out / "calibration.json"
     assert r.stdout.splitlines()[0].startswith("ant_v0: nominal ") and "/2 survived" in r.stdout
