@@ -150,6 +150,7 @@ def test_user_robot_runs_the_whole_pipeline(tmp_path):
     assert rrds and all(f'href="../rrd/{r["rrd_file"]}"' in html for r in rrds)
     clips = json.loads((ana / "clips" / "clips.json").read_text())
     assert any(c["push_frames"] > 0 for c in clips)  # the push arrow is drawn while the push acts
+    assert all(c["consistent"] for c in clips)  # a record that ends at its failure shows that failure
     timing = json.loads((ana / "clips" / "timing.json").read_text())
     assert timing["clips"] == len({c["key"] for c in clips})
     with sweep.Store(store) as s:

@@ -65,6 +65,9 @@ def clip_frames(time: np.ndarray, push_t0: float, status: str, t_fail: float | N
         slow = fell and abs(t - t_fail) <= SLOWMO_HALF_S + 1e-9
         frames.append(int(np.argmin(np.abs(time - t))))
         t = round(t + (1.0 / (fps * SLOWMO_FACTOR) if slow else 1.0 / fps), 9)
+    last = int(np.argmin(np.abs(time - end)))  # the window's last state (a failure) is always shown
+    if not frames or frames[-1] < last:
+        frames.append(last)
     return frames
 
 
@@ -269,7 +272,7 @@ def render_batch(store_root: Path, robot_ref: str, todo: Sequence[Mapping], out_
         for entry in _render_part(str(store_root), robot_ref, unique, str(out_dir), width, height, fps):
             done[entry["key"]] = entry
     else:
-        with ProcessPoolExecutor(len(parts), mp_context=multiprocessing.get_context("fork")) as pool:
+        with ProcessPoolExecutor(len(parts), mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = [pool.submit(_render_part, str(store_root), robot_ref, p, str(out_dir), width, height, fps)
                        for p in parts]
             for fut in as_completed(futures):
