@@ -66,7 +66,7 @@ def overlay_training(ax, training: Mapping | None, mus: Sequence[float], pushes:
     ax.text(x0, hi, " " + label, color="#1a7f37", fontsize=7, va="bottom")
 
 
-def km_figure(out: Path, reduction: Mapping, max_rows: int = 6) -> tuple[str, str] | None:
+def km_figure(out: Path, reduction: Mapping, max_rows: int = 20) -> tuple[str, str] | None:
     """Kaplan-Meier curves per friction row: every boundary row (or, without one, the rows with the most
     failures), one panel per row, one curve per push cell."""
     rows = [b["mu_idx"] for b in reduction["boundary"] if b["status"] == "boundary"]
@@ -82,7 +82,7 @@ def km_figure(out: Path, reduction: Mapping, max_rows: int = 6) -> tuple[str, st
     pushes = reduction["sweep"]["grid"]["pushes_pct_bw"]
     cols = min(3, len(rows))
     nr = (len(rows) + cols - 1) // cols
-    fig, axes = plt.subplots(nr, cols, figsize=(4.2 * cols, 3.0 * nr), squeeze=False)
+    fig, axes = plt.subplots(nr, cols, figsize=(4.2 * cols, 2.6 * nr), squeeze=False, layout="constrained")
     cmap = plt.get_cmap("viridis")
     for ax, mi in zip(axes.ravel(), rows):
         cells = sorted((c for c in reduction["cells"] if c["mu_idx"] == mi), key=lambda c: c["push_idx"])
@@ -93,7 +93,7 @@ def km_figure(out: Path, reduction: Mapping, max_rows: int = 6) -> tuple[str, st
             t = [0.0] + list(km["t_s"]) + [horizon]
             s = [1.0] + list(km["survival"]) + [km["survival"][-1] if km["survival"] else 1.0]
             ax.step(t, s, where="post", color=cmap(c["push_idx"] / max(1, len(pushes) - 1)), lw=1.0)
-        ax.set_title(f"mu {cells[0]['mu']:g}", fontsize=9)
+        ax.set_title(f"mu {cells[0]['mu']:g}", fontsize=9, pad=2)
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlim(0, horizon)
         ax.set_xlabel("time (s)", fontsize=8)
