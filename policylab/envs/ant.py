@@ -2,14 +2,18 @@
 
 Why not `gymnasium.make("Ant-v5")` in the hot loop: one Python env per world is the slow baseline
 (see benchmarks/bench_boundary_sweep.py). `AntBatch` steps many worlds with the *same* arithmetic
-as `Ant-v5.step` (``mj_step(model, data, nstep=5)`` on a persistent `MjData`, so the solver
-warm-start carries over exactly as in Gymnasium) and spreads the worlds over threads; MuJoCo
-releases the GIL inside `mj_step`. Each world only ever touches its own `MjData`, so results are
-bit-identical for any batch size, batch order and thread count (tested).
+as `Ant-v5.step` (``mj_step(model, data, nstep=5)`` continuing each world's own state, solver
+warm start included, exactly as Gymnasium's persistent `MjData` does) on MuJoCo's own threaded
+`mujoco.batch.Batch`: one C call per control step for the whole batch, GIL released. A world's
+result does not depend on the batch size, batch order or thread count, and equals a persistent
+`MjData` per world bitwise, blow-up resets included (tested).
 
 Why not `mujoco.rollout` per control step: it restarts every call from `mjSTATE_FULLPHYSICS`,
-which has no `qacc_warmstart`, so a closed loop chunked that way drifts from a continuous
-simulation (measured 4.6e-3 in qpos after 100 control steps) and would not match Gymnasium.
+which has no `qacc_warmstart` (it takes an initial warm start but does not return the one it ends
+with), so a closed loop chunked that way drifts from a continuous simulation (measured 4.6e-3 in
+qpos after 100 control steps) and would not match Gymnasium. Open loop over a whole rollout, given
+the initial warm start, it reproduces the sweep's records bitwise: benchmarks/bench_boundary_sweep.py
+uses it that way as the speed reference.
 
 Model facts (mujoco 4.0.0, gymnasium 1.4.0 `ant.xml`): nq 15, nv 14, nu 8, timestep 0.01 s, RK4,
 frame_skip 5 -> control dt 0.05 s; mass 0.91088 kg; every robot geom and the floor have sliding
@@ -20,10 +24,10 @@ on *all* geoms (patching only the floor would leave every contact at 1.0).
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import mujoco
+import mujoco.batch
 import numpy as np
 
 FRAME_SKIP = 5
@@ -99,57 +103,59 @@ class AntBatch:
 
     `step(ctrl, push_xy)` advances every world by one control step (5 physics steps) with
     `ctrl` (B, 8) and a world-frame horizontal force `push_xy` (B, 2) on the torso's centre of
-    mass (`xfrc_applied`), then returns nothing; read `qpos`, `qvel`, `time` afterwards.
+    mass (`xfrc_applied`); `qpos` (B, nq), `qvel` (B, nv) and `time` (B,) are live read-only views
+    of the worlds' state, current after every step (copy them to keep them).
+
+    The worlds are a `mujoco.batch.Batch`: each world's integration state (time, qpos, qvel,
+    ``qacc_warmstart``, ctrl, applied forces) is one row, and a step loads the row into one of the
+    batch's per-thread `MjData`, calls ``mj_step`` 5 times and saves the row back, on `nthread`
+    threads (the caller's included) with the GIL released. The row holds everything ``mj_step``
+    reads, so this is bit-identical to ``mj_step(model, data, nstep=5)`` on a persistent `MjData`
+    per world, i.e. to Gymnasium's loop, at any thread count (tested bitwise against that loop and
+    against the store).
     """
 
     def __init__(self, mus: list[float | None], seeds: list[int], nthread: int = 2):
         if len(mus) != len(seeds):
             raise ValueError("one friction per seed")
         self.models = [model(mu) for mu in mus]
-        self.datas = [mujoco.MjData(m) for m in self.models]
         self.torso = torso_id()
         n = len(seeds)
-        self.qpos = np.empty((n, self.models[0].nq)) if n else np.empty((0, 15))
-        self.qvel = np.empty((n, self.models[0].nv)) if n else np.empty((0, 14))
-        self.time = np.empty(n)
-        for i, (d, seed) in enumerate(zip(self.datas, seeds)):
-            d.qpos[:], d.qvel[:] = reset_state(seed)
-            mujoco.mj_forward(self.models[i], d)  # as MujocoEnv.set_state does
-            self._read(i)
-        self._slices = [s for s in np.array_split(np.arange(n), max(1, min(nthread, n))) if len(s)]
-        self._pool = ThreadPoolExecutor(len(self._slices)) if len(self._slices) > 1 else None
-
-    def _read(self, i: int) -> None:
-        d = self.datas[i]
-        self.qpos[i] = d.qpos
-        self.qvel[i] = d.qvel
-        self.time[i] = d.time
-
-    def _step_slice(self, idx: np.ndarray, ctrl: np.ndarray, push_xy: np.ndarray) -> None:
-        t = self.torso
-        for i in idx:
-            m, d = self.models[i], self.datas[i]
-            d.ctrl[:] = ctrl[i]
-            d.xfrc_applied[t, 0] = push_xy[i, 0]
-            d.xfrc_applied[t, 1] = push_xy[i, 1]
-            mujoco.mj_step(m, d, nstep=FRAME_SKIP)
-            self._read(i)
+        base = model()
+        self._batch = None
+        if not n:
+            self.qpos, self.qvel, self.time = np.empty((0, base.nq)), np.empty((0, base.nv)), np.empty(0)
+            return
+        b = mujoco.batch.Batch(base, n, max(1, min(nthread, n)))
+        b.set_models(self.models if len(set(map(id, self.models))) > 1 else self.models[0])
+        b.reset()  # the model defaults (time 0, no warm start, zero ctrl and forces), as a new MjData
+        qpos, qvel = b.bind("qpos"), b.bind("qvel")
+        for i, seed in enumerate(seeds):
+            qpos[i], qvel[i] = reset_state(seed)
+        b.forward()  # as MujocoEnv.set_state does (changes no state, so not the trajectory)
+        self._batch = b
+        self._ctrl = b.bind("ctrl")
+        self._push = b.bind("xfrc_applied")[:, self.torso, :2]
+        self.qpos, self.qvel, self.time = _read_only(qpos), _read_only(qvel), _read_only(b.bind("time"))
 
     def step(self, ctrl: np.ndarray, push_xy: np.ndarray) -> None:
-        if self._pool is None:
-            for idx in self._slices:
-                self._step_slice(idx, ctrl, push_xy)
+        if self._batch is None:
             return
-        for fut in [self._pool.submit(self._step_slice, idx, ctrl, push_xy) for idx in self._slices]:
-            fut.result()
+        self._ctrl[...] = ctrl
+        self._push[...] = push_xy
+        self._batch.step(nstep=FRAME_SKIP)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        self._batch = None
 
     def __enter__(self) -> "AntBatch":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view

@@ -5,6 +5,7 @@ calibration seeds). ant_v1 (the push / low-friction fine-tune) is held to >= 90%
 242/256 = 94.5% on the calibration seeds; see README.md).
 """
 
+import mujoco
 import numpy as np
 import pytest
 
@@ -47,3 +48,41 @@ def test_batch_and_threads_do_not_change_a_world():
     for k in a:
         np.testing.assert_array_equal(a[k], b[k][::-1])
         np.testing.assert_array_equal(a[k][2], single[k][0])
+
+
+def _plain_mj_step(mus, seeds, ctrl, push, n_steps):
+    """The per-world loop AntBatch replaces: one persistent MjData per world, mj_step(nstep=5)."""
+    out = []
+    for w, (mu, seed) in enumerate(zip(mus, seeds)):
+        m = ant.model(mu)
+        d = mujoco.MjData(m)
+        d.qpos[:], d.qvel[:] = ant.reset_state(seed)
+        mujoco.mj_forward(m, d)
+        rows = [np.concatenate([[d.time], d.qpos, d.qvel])]
+        for k in range(n_steps):
+            d.ctrl[:] = ctrl[k, w]
+            d.xfrc_applied[ant.torso_id(), :2] = push[k, w]
+            mujoco.mj_step(m, d, nstep=ant.FRAME_SKIP)
+            rows.append(np.concatenate([[d.time], d.qpos, d.qvel]))
+        out.append(np.array(rows))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("nthread", [1, 2, 3])
+def test_ant_batch_equals_a_persistent_mjdata_per_world(nthread):
+    """AntBatch (a mujoco.batch.Batch of state rows) is bitwise the per-world MjData loop, blow-ups included:
+    world 2 is pushed with 1e12 N, MuJoCo resets it (clock rewound), and it goes on from the reset."""
+    mus, seeds, n_steps = [1.0, 0.3, None, 0.05], [5, 6, 7, 8], 40
+    rng = np.random.default_rng(0)
+    ctrl = rng.uniform(-1, 1, size=(n_steps, 4, ant.ACT_DIM))
+    push = np.zeros((n_steps, 4, 2))
+    push[10:15, 1, 0], push[10:15, 2, 0] = 15.0, 1e12
+    want = _plain_mj_step(mus, seeds, ctrl, push, n_steps)
+    with ant.AntBatch(mus, seeds, nthread=nthread) as batch:
+        rows = [np.concatenate([batch.time[:, None], batch.qpos, batch.qvel], axis=1)]
+        for k in range(n_steps):
+            batch.step(ctrl[k], push[k])
+            rows.append(np.concatenate([batch.time[:, None], batch.qpos, batch.qvel], axis=1))
+    got = np.stack(rows, axis=1)
+    assert want[2, 11, 0] < want[2, 10, 0]  # the blow-up really rewound world 2's clock
+    np.testing.assert_array_equal(got, want)

@@ -50,14 +50,16 @@ def run_closed_loop(
         push = np.zeros((n, n_steps, 2))
         qpos[:, 0], qvel[:, 0], time[:, 0] = batch.qpos, batch.qvel, batch.time
         angle = np.zeros(n)
+        pushed = push_k0 >= 0
         for k in range(n_steps):
             onset = push_k0 == k
             if onset.any():
                 angle[onset] = ant.heading(batch.qpos[onset]) + dir_rad[onset]
-            active = (push_k0 >= 0) & (k >= push_k0) & (k < push_k0 + n_push)
-            push[active, k, 0] = force_n[active] * np.cos(angle[active])
-            push[active, k, 1] = force_n[active] * np.sin(angle[active])
-            ctrl[:, k] = policy(ant.observe(batch.qpos, batch.qvel))
+            active = pushed & (k >= push_k0) & (k < push_k0 + n_push)
+            if active.any():
+                push[active, k, 0] = force_n[active] * np.cos(angle[active])
+                push[active, k, 1] = force_n[active] * np.sin(angle[active])
+            ctrl[:, k] = policy(ant.observe(batch.qpos, batch.qvel))  # a new array: a policy may keep it
             batch.step(ctrl[:, k], push[:, k])
             qpos[:, k + 1], qvel[:, k + 1], time[:, k + 1] = batch.qpos, batch.qvel, batch.time
     return {"qpos": qpos, "qvel": qvel, "time": time, "ctrl": ctrl, "push": push}
