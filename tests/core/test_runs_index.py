@@ -43,6 +43,9 @@ def _boundary(root: Path) -> None:
         _cli("boundary", "sweep", "--checkpoint", name, "--mu-min", 0.5, "--mu-max", 1.0, "--n-mu", 2,
              "--push-min", 10, "--push-max", 200, "--n-push", 2, "--seeds-per-cell", 1, "--chunk", 16,
              "--store", store, "--out", root / "boundary" / f"sweep-{name}")
+        # the equivalence gate (diff and report refuse a sweep without it); its folder lives outside root
+        _cli("boundary", "verify", "--robot", "ant", "--checkpoint", name, "--store", store, "--sample", 1,
+             "--out", root.parent / f"{root.name}-verify-{name}")
     ana = root / "boundary" / "ana"
     _cli("boundary", "reduce", "--store", store, "--checkpoint", "ant_v0", "--resamples", 100, "--out", ana)
     _cli("boundary", "select", "--out", ana, "--n-boundary", 1, "--n-recoveries", 0)
