@@ -44,9 +44,16 @@ def load(path: Path):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=Path, default=Path("runs/boundary-go1"))
+    ap.add_argument("--record-only", action="store_true", help="only re-read the finished runs into the results file")
     args = ap.parse_args()
     r = args.runs
-    walls = {}
+    walls = {} if not args.record_only else json.loads(RESULTS.read_text()).get("walls_s", {})
+    if not args.record_only:
+        stages(r, walls)
+    record(r, walls)
+
+
+def stages(r: Path, walls: dict) -> None:
     walls["sweep16"] = run("sweep", "--store", r / "store16", "--out", r / "sweep16-go1_v0")
     run("verify", "--robot", "go1", "--checkpoint", "go1_v0", "--store", r / "store16", "--out", r / "verify16-go1_v0")
     ana = r / "ana-go1_v0"
@@ -64,6 +71,9 @@ def main() -> None:
     run("diff", "--store", r / "store32", "--a", "go1_v0", "--b", "go1_v1", "--out", diff)
     run("report", "--out", diff)
 
+
+def record(r: Path, walls: dict) -> None:
+    ana, diff = r / "ana-go1_v0", r / "diff-go1_v0-go1_v1"
     red, d = load(ana / "reduce.json"), load(diff / "diff.json")
     clips, clip_timing = load(ana / "clips" / "clips.json"), load(ana / "clips" / "timing.json")
     eq16 = load(r / "verify16-go1_v0" / "equivalence.json")
@@ -74,14 +84,14 @@ def main() -> None:
                  "32 seeds per cell)",
         "script": "benchmarks/boundary_go1_study.py",
         "measured_on": date.today().isoformat(),
-        "command": shlex.join(["python", *sys.argv]),
+        "command": "python benchmarks/boundary_go1_study.py --runs runs/boundary-go1",
         "machine": f"{os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f} at the end",
         "sweep16": {"totals": red["totals"], "rule_check_agree": red["rule_check"]["agree"],
                     "rule_check_checked": red["rule_check"]["checked"], "wall_s": round(walls["sweep16"], 1),
                     "equivalence": eq16["agreement"], "gate_passed": eq16["passed"]},
         "boundary_rows": {"with_boundary": len(rows), "rows": len(red["boundary"]),
                           "median_ci_width_pct_bw": widths[len(widths) // 2] if widths else None,
-                          "by_mu": {f"{b['mu']:.2f}": {"status": b["status"], "median": b["median_pct_bw"],
+                          "by_mu": {f"mu{round(b['mu'] * 100):03d}": {"status": b["status"], "median": b["median_pct_bw"],
                                                        "ci95": b["ci95_pct_bw"], "point": b["point_pct_bw"]}
                                     for b in red["boundary"]}},
         "clips": {"n": clip_timing["clips"], "wall_s": clip_timing["wall_s"], "s_per_clip": clip_timing["s_per_clip"],
