@@ -12,10 +12,12 @@ left to the file system. An fsync per record cost ~9 ms, a minute per 6,400-roll
 from __future__ import annotations
 
 import io
+import itertools
 import os
-import tempfile
+import struct
+import threading
 import zipfile
-from pathlib import Path
+import zlib
 from typing import Any, Iterable, Mapping
 
 import numpy as np
@@ -26,18 +28,42 @@ _FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write `data` to a temporary file beside `path` (mode 0644), then rename it over `path`."""
+    path = os.fspath(path)
+    fd, tmp = _open_temp(path)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; outputs are meant to be read and served
+        try:
+            os.fchmod(fd, 0o644)  # whatever the umask: outputs are meant to be read and served
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+_TMP_COUNTER = itertools.count()
+_TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_temp(path: str) -> tuple[int, str]:
+    """A new file beside `path`, named by process, thread and a counter (no other writer picks that
+    name; one left by a killed run is stepped over)."""
+    folder, name = os.path.split(path)
+    for _ in range(1000):
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}-{threading.get_ident()}-{next(_TMP_COUNTER)}.tmp")
+        try:
+            return os.open(tmp, _TMP_FLAGS, 0o600), tmp
+        except FileExistsError:
+            continue
+        except FileNotFoundError:  # the folder is made on first use only (a store writes thousands of files)
+            os.makedirs(folder or ".", exist_ok=True)
+            return os.open(tmp, _TMP_FLAGS, 0o600), tmp
+    raise FileExistsError(f"no free temporary name beside {path}")
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
@@ -58,17 +84,114 @@ def arrays_to_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
 
     Deflate level 1: trajectories of floats barely compress, so a higher level only costs CPU
     (measured on boundary sweeps: level 6 spent ~35 s per 6,400 records for a 3% smaller file).
+
+    The archive is the one `zipfile` writes for these members (`_zipfile_bytes`, tests compare the
+    two byte for byte), assembled directly: zipfile's per-member bookkeeping cost more than a short
+    episode's compression. Archives zipfile would write differently (zip64 sizes, non-ASCII
+    names) are left to zipfile.
     """
+    members = []
+    total = 0
+    for name in sorted(arrays):
+        body = io.BytesIO()
+        np.lib.format.write_array(body, np.ascontiguousarray(arrays[name]), allow_pickle=False)
+        members.append((f"{name}.npy", body.getvalue()))
+        total += len(members[-1][1])
+    if total > _DIRECT_ZIP_LIMIT or len(members) > 1000 or not all(n.isascii() for n, _ in members):
+        return _zipfile_bytes(members)
+    return _zip_deflate1(members)
+
+
+_DIRECT_ZIP_LIMIT = 1 << 30  # far below zipfile's zip64 threshold (~2 GiB per member or archive)
+_DOS_TIME = _FIXED_ZIP_TIME[3] << 11 | _FIXED_ZIP_TIME[4] << 5 | _FIXED_ZIP_TIME[5] // 2
+_DOS_DATE = (_FIXED_ZIP_TIME[0] - 1980) << 9 | _FIXED_ZIP_TIME[1] << 5 | _FIXED_ZIP_TIME[2]
+_EXTERNAL_ATTR = 0o644 << 16
+
+
+def _zip_deflate1(members: list[tuple[str, bytes]]) -> bytes:
+    """What `_zipfile_bytes` writes, without zipfile: per member a local header (version 20, no flags,
+    deflate, fixed DOS time, CRC and sizes), the raw-deflate body (level 1, one compress + flush, as
+    zipfile calls it), then the central directory (made by 2.0 on Unix, external attributes 0644)
+    and the end record."""
+    out, central, offset = [], [], 0
+    for name, raw in members:
+        fname = name.encode("ascii")
+        comp = zlib.compressobj(1, zlib.DEFLATED, -15)
+        body = comp.compress(raw) + comp.flush()
+        crc = zlib.crc32(raw)
+        out.append(struct.pack("<4s2B4HL2L2H", b"PK\003\004", 20, 0, 0, zipfile.ZIP_DEFLATED, _DOS_TIME, _DOS_DATE,
+                               crc, len(body), len(raw), len(fname), 0))
+        out.append(fname)
+        out.append(body)
+        central.append(struct.pack("<4s4B4HL2L5H2L", b"PK\001\002", 20, 3, 20, 0, 0, zipfile.ZIP_DEFLATED,
+                                   _DOS_TIME, _DOS_DATE, crc, len(body), len(raw), len(fname), 0, 0, 0, 0,
+                                   _EXTERNAL_ATTR, offset) + fname)
+        offset += 30 + len(fname) + len(body)
+    size = sum(len(c) for c in central)
+    end = struct.pack("<4s4H2LH", b"PK\005\006", 0, 0, len(members), len(members), size, offset, 0)
+    return b"".join(out + central + [end])
+
+
+def _zipfile_bytes(members: list[tuple[str, bytes]]) -> bytes:
+    """The reference: the archive as `zipfile` writes these (name, npy bytes) members."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name in sorted(arrays):
-            body = io.BytesIO()
-            np.lib.format.write_array(body, np.ascontiguousarray(arrays[name]), allow_pickle=False)
-            info = zipfile.ZipInfo(f"{name}.npy", date_time=_FIXED_ZIP_TIME)
+        for name, raw in members:
+            info = zipfile.ZipInfo(name, date_time=_FIXED_ZIP_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, body.getvalue(), compresslevel=1)
+            info.external_attr = _EXTERNAL_ATTR
+            zf.writestr(info, raw, compresslevel=1)
     return buf.getvalue()
+
+
+class EncodedArrays(dict):
+    """Named arrays with their `arrays_to_bytes` encoding (`.npz`), made once.
+
+    A batch runner builds its payloads this way where it runs (a worker process, or beside the
+    simulation in-process, `background=True`: on a small thread pool, since zlib releases the GIL),
+    so the store's writer only writes the bytes (`Store.put` takes `.npz` as given). Read-only, and
+    the arrays must not change afterwards; pickles with its bytes.
+    """
+
+    def __init__(self, arrays: Mapping[str, np.ndarray], npz: bytes | None = None, *, background: bool = False):
+        super().__init__(arrays)
+        self._npz = npz
+        self._pending = None
+        if npz is None:
+            if background:
+                self._pending = _encoder_pool().submit(arrays_to_bytes, dict(self))
+            else:
+                self._npz = arrays_to_bytes(self)
+
+    @property
+    def npz(self) -> bytes:
+        if self._npz is None:
+            self._npz = self._pending.result()
+        return self._npz
+
+    def _read_only(self, *args: Any, **kwargs: Any):
+        raise TypeError("EncodedArrays is read-only")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only  # type: ignore
+
+    def __reduce__(self):
+        return EncodedArrays, (dict(self), self.npz)
+
+
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def _encoder_pool():
+    """Threads that encode payloads in the background: one per CPU this process may use."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+            _POOL = ThreadPoolExecutor(max(1, cpus), thread_name_prefix="policylab-encode")
+        return _POOL
 
 
 def read_arrays(path: str | os.PathLike) -> dict[str, np.ndarray]:

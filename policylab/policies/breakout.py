@@ -72,47 +72,54 @@ PLANNER_SPACE = {**V3_SPACE, "wall_left": (0.0, 16.0), "wall_right": (136.0, 160
 PLANNER_DEFAULTS = {**V3_DEFAULTS, "wall_left": 8.0, "wall_right": 150.0, "paddle_y": 189.0}
 
 
-@numba.njit(cache=True)
-def _tracker(obs, prm, planner, serve, out):
+@numba.njit(cache=True, inline="always")
+def tracker_action(obs, i, prm, planner, serve):
+    """The action of the v3 family (`planner`: planner v1) for row `i` of `obs` with parameter vector
+    `prm` (`TrackerForm.vector`). One definition for `_tracker` (the batch call every policy function
+    makes) and for the fused shadow loop (`policylab.studies.breakout.shadow_loop`), which plays it
+    inside numba."""
     far_cap, near_cap, base_dz, near_y, far_lead, near_lead, far_dz, near_dz, panic_y = (
         prm[0], prm[1], prm[2], prm[3], prm[4], prm[5], prm[6], prm[7], prm[8])
-    for i in range(obs.shape[0]):
-        if obs[i, 4] < 0.5:
-            out[i] = FIRE if serve else NOOP
-            continue
-        x = obs[i, 0] + 1.0
-        y = obs[i, 1]
-        vx = obs[i, 2]
-        vy = obs[i, 3]
-        c = obs[i, 5] + 0.5 * obs[i, 6]
-        if y >= panic_y:
-            target = x
-            thr = min(near_dz, base_dz)
+    if obs[i, 4] < 0.5:
+        return FIRE if serve else NOOP
+    x = obs[i, 0] + 1.0
+    y = obs[i, 1]
+    vx = obs[i, 2]
+    vy = obs[i, 3]
+    c = obs[i, 5] + 0.5 * obs[i, 6]
+    if y >= panic_y:
+        target = x
+        thr = min(near_dz, base_dz)
+    else:
+        near = y >= near_y
+        if planner and vy > 0.0 and not near:
+            lo = prm[9]
+            span = prm[10] - lo
+            t = (prm[11] - y - 4.0) / vy
+            u = (x + vx * t - lo) % (2.0 * span)
+            target = lo + (u if u <= span else 2.0 * span - u)
+            thr = max(far_dz, 0.5 * far_cap)
         else:
-            near = y >= near_y
-            if planner and vy > 0.0 and not near:
-                lo = prm[9]
-                span = prm[10] - lo
-                t = (prm[11] - y - 4.0) / vy
-                u = (x + vx * t - lo) % (2.0 * span)
-                target = lo + (u if u <= span else 2.0 * span - u)
+            lead = near_lead if near else far_lead
+            target = min(max(x + lead * vx, 0.0), SCREEN_W)
+            if near:
+                thr = max(near_dz, 0.5 * near_cap)
+            elif vy > 0.0:
                 thr = max(far_dz, 0.5 * far_cap)
             else:
-                lead = near_lead if near else far_lead
-                target = min(max(x + lead * vx, 0.0), SCREEN_W)
-                if near:
-                    thr = max(near_dz, 0.5 * near_cap)
-                elif vy > 0.0:
-                    thr = max(far_dz, 0.5 * far_cap)
-                else:
-                    thr = max(base_dz, 0.5 * far_cap)
-        err = target - c
-        if err > thr:
-            out[i] = RIGHT
-        elif err < -thr:
-            out[i] = LEFT
-        else:
-            out[i] = NOOP
+                thr = max(base_dz, 0.5 * far_cap)
+    err = target - c
+    if err > thr:
+        return RIGHT
+    if err < -thr:
+        return LEFT
+    return NOOP
+
+
+@numba.njit(cache=True)
+def _tracker(obs, prm, planner, serve, out):
+    for i in range(obs.shape[0]):
+        out[i] = tracker_action(obs, i, prm, planner, serve)
 
 
 def _vector(params: Mapping[str, float], names: tuple[str, ...]) -> np.ndarray:
@@ -122,7 +129,7 @@ def _vector(params: Mapping[str, float], names: tuple[str, ...]) -> np.ndarray:
 def breakout_policy_v3(obs: np.ndarray, params: Mapping[str, float] = V3_DEFAULTS, serve: bool = True) -> np.ndarray:
     """The lead / deadzone / cap tracker (see the module docstring for each parameter)."""
     out = np.empty(obs.shape[0], dtype=np.int64)
-    _tracker(np.asarray(obs, dtype=np.float32), _vector(params, V3_PARAMS), False, bool(serve), out)
+    _tracker(np.asarray(obs, dtype=np.float32), V3_FORM.vector(params), V3_FORM.planner, bool(serve), out)
     return out
 
 
@@ -130,8 +137,25 @@ def breakout_policy_planner_v1(obs: np.ndarray, params: Mapping[str, float] = PL
                                serve: bool = True) -> np.ndarray:
     """Landing prediction with wall reflection while the ball falls far away, else v3."""
     out = np.empty(obs.shape[0], dtype=np.int64)
-    _tracker(np.asarray(obs, dtype=np.float32), _vector(params, V3_PARAMS + PLANNER_EXTRA), True, bool(serve), out)
+    _tracker(np.asarray(obs, dtype=np.float32), PLANNER_FORM.vector(params), PLANNER_FORM.planner, bool(serve), out)
     return out
+
+
+@dataclass(frozen=True)
+class TrackerForm:
+    """A policy that is `tracker_action` with the parameters `names` (in that order) and the `planner`
+    flag: what the fused shadow loop needs to play it inside numba. `fn` of its `PolicySpec` must be
+    the same function (tests check the fused loop against `fn`, byte for byte)."""
+
+    names: tuple[str, ...]
+    planner: bool
+
+    def vector(self, params: Mapping[str, float]) -> np.ndarray:
+        return _vector(params, self.names)
+
+
+V3_FORM = TrackerForm(V3_PARAMS, False)
+PLANNER_FORM = TrackerForm(V3_PARAMS + PLANNER_EXTRA, True)
 
 
 @dataclass(frozen=True)
@@ -140,16 +164,18 @@ class PolicySpec:
     fn: Callable[..., np.ndarray]
     defaults: dict[str, float]
     space: dict[str, tuple[float, float]]
+    tracker: TrackerForm | None = None  # set: the fused shadow loop can play it
 
     def __call__(self, obs: np.ndarray, params: Mapping[str, float] | None = None, serve: bool = True) -> np.ndarray:
         return self.fn(obs, self.defaults if params is None else params, serve)
 
 
 POLICIES: dict[str, PolicySpec] = {
-    "breakout_policy_v3": PolicySpec("breakout_policy_v3", breakout_policy_v3, V3_DEFAULTS, V3_SPACE),
-    "breakout_policy_training_v1": PolicySpec("breakout_policy_training_v1", breakout_policy_v3, TRAINING_V1, V3_SPACE),
+    "breakout_policy_v3": PolicySpec("breakout_policy_v3", breakout_policy_v3, V3_DEFAULTS, V3_SPACE, V3_FORM),
+    "breakout_policy_training_v1": PolicySpec("breakout_policy_training_v1", breakout_policy_v3, TRAINING_V1, V3_SPACE,
+                                              V3_FORM),
     "breakout_policy_planner_v1": PolicySpec(
-        "breakout_policy_planner_v1", breakout_policy_planner_v1, PLANNER_DEFAULTS, PLANNER_SPACE),
+        "breakout_policy_planner_v1", breakout_policy_planner_v1, PLANNER_DEFAULTS, PLANNER_SPACE, PLANNER_FORM),
 }
 
 

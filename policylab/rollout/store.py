@@ -12,20 +12,25 @@ Layout under the store root::
 
 Writes are atomic: the payload is written to a temp file and renamed, then the index row is
 inserted in one transaction, so a killed run leaves either a full record or none.
+
+Keys and records are canonical JSON (`policylab.hashing.canonical_json`). A large part shared by
+many records (a shadow Breakout world's physics: 3 KB of JSON in every key and record) can be
+handed in as a `FrozenJSON`, which carries its canonical JSON, so it is serialized once rather
+than per key and record; the bytes are the same either way (`canonical`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from policylab.fileio import arrays_to_bytes, atomic_write_bytes, read_arrays
-from policylab.hashing import canonical_json, hash_obj, sha256_hex
+from policylab.fileio import EncodedArrays, arrays_to_bytes, atomic_write_bytes, read_arrays
+from policylab.hashing import canonical_json, sha256_hex
 from policylab.provenance import versions
 
 _SCHEMA = """
@@ -44,23 +49,175 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
+class FrozenJSON(dict):
+    """A read-only dict that carries its canonical JSON (`.canonical`), computed once, here.
+
+    `canonical` (and so `rollout_key` and `Store.put`) uses that text instead of serializing the
+    dict again. Its values must not be changed after construction (the dict itself refuses).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.canonical = canonical_json(dict(self))
+
+    def _read_only(self, *args: Any, **kwargs: Any):
+        raise TypeError("FrozenJSON is read-only")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only  # type: ignore
+
+    def __reduce__(self):
+        return FrozenJSON, (dict(self),)
+
+
+def canonical(obj: Any) -> str:
+    """`canonical_json(obj)`, byte for byte, serializing plain JSON values directly and splicing in
+    the text every `FrozenJSON` carries.
+
+    Plain means exact types: dict with str keys, list, tuple, str, int, float, bool, None. There
+    `canonical_json` writes what this writes (sorted keys, "," and ":", ASCII-escaped strings, the
+    repr of ints and finite floats, null for NaN and infinities); anything else (numpy values,
+    subclasses, other keys) goes through `canonical_json` itself.
+    """
+    parts: list[str] = []
+    _canonical(obj, parts)
+    return "".join(parts)
+
+
+_ENCODE_STR = json.encoder.encode_basestring_ascii
+
+
+def _canonical(obj: Any, out: list) -> None:
+    t = type(obj)
+    if t is str:
+        out.append(_ENCODE_STR(obj))
+    elif t is FrozenJSON:
+        out.append(obj.canonical)
+    elif t is dict and all(type(k) is str for k in obj):
+        out.append("{")
+        for i, k in enumerate(sorted(obj)):
+            out.append(("," if i else "") + _ENCODE_STR(k) + ":")
+            _canonical(obj[k], out)
+        out.append("}")
+    elif t is list or t is tuple:
+        out.append("[")
+        for i, v in enumerate(obj):
+            if i:
+                out.append(",")
+            _canonical(v, out)
+        out.append("]")
+    elif t is int:
+        out.append(int.__repr__(obj))
+    elif t is float:
+        out.append(float.__repr__(obj) if math.isfinite(obj) else "null")
+    elif obj is None:
+        out.append("null")
+    elif obj is True:
+        out.append("true")
+    elif obj is False:
+        out.append("false")
+    else:
+        out.append(canonical_json(obj))
+
+
+def _hash(obj: Any, length: int = 16) -> str:
+    """`policylab.hashing.hash_obj`, through `canonical`."""
+    return sha256_hex(canonical(obj).encode())[:length]
+
+
+def _as_dict(obj: Mapping[str, Any]) -> dict:
+    """A record's copy of a mapping (a `FrozenJSON` is kept: it is read-only and carries its JSON)."""
+    return obj if isinstance(obj, FrozenJSON) else dict(obj)
+
+
+def _provenance() -> FrozenJSON:
+    """`versions()`, frozen once per distinct value (it is cached, so once per process)."""
+    current = versions()
+    global _PROVENANCE
+    if _PROVENANCE is None or _PROVENANCE[0] is not current:
+        _PROVENANCE = (current, FrozenJSON(current))
+    return _PROVENANCE[1]
+
+
+_PROVENANCE: tuple[dict, FrozenJSON] | None = None
+
+
 def rollout_key(world: Mapping[str, Any], policy: Mapping[str, Any], protocol: Mapping[str, Any]) -> str:
     """Key of a rollout: a hash of what defines it, never of when or in which order it ran."""
-    return hash_obj({"world": world, "policy": policy, "protocol": protocol}, length=32)
+    return _hash({"world": world, "policy": policy, "protocol": protocol}, length=32)
 
 
-@dataclass(frozen=True)
 class Record:
-    """One stored rollout: its full JSON record and where its trajectory lives."""
+    """One stored rollout: its full JSON record and where its trajectory lives. Read-only.
 
-    key: str
-    data: dict[str, Any]
-    payload_path: str | None
-    payload_sha256: str | None
+    `data` is parsed from the index row's text on first use (a shadow Breakout record carries 3 KB of
+    physics), and `outcome` alone is read without parsing the rest: a record's canonical JSON starts
+    with its two first keys in sorted order, ``{"key":...,"outcome":{...}``.
+    """
+
+    __slots__ = ("key", "payload_path", "payload_sha256", "_data", "_text", "_outcome")
+
+    def __init__(self, key: str, data: dict[str, Any] | None = None, payload_path: str | None = None,
+                 payload_sha256: str | None = None, *, text: str | None = None):
+        if (data is None) == (text is None):
+            raise TypeError("a Record needs its data or its JSON text")
+        for name, value in (("key", key), ("payload_path", payload_path), ("payload_sha256", payload_sha256),
+                            ("_data", data), ("_text", text), ("_outcome", None)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        if self._data is None:
+            object.__setattr__(self, "_data", json.loads(self._text))
+        return self._data
 
     @property
     def outcome(self) -> dict[str, Any]:
-        return self.data["outcome"]
+        if self._data is not None:
+            return self._data["outcome"]
+        if self._outcome is None:
+            object.__setattr__(self, "_outcome", _leading_outcome(self._text))
+        return self._outcome if self._outcome is not None else self.data["outcome"]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Record is read-only (cannot set {name!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Record):
+            return NotImplemented
+        return (self.key, self.data, self.payload_path, self.payload_sha256) == \
+            (other.key, other.data, other.payload_path, other.payload_sha256)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self):
+        return _record, (self.key, self._data, self.payload_path, self.payload_sha256, self._text)
+
+    def __repr__(self) -> str:
+        return (f"Record(key={self.key!r}, data={self.data!r}, payload_path={self.payload_path!r}, "
+                f"payload_sha256={self.payload_sha256!r})")
+
+
+def _record(key, data, payload_path, payload_sha256, text) -> Record:
+    return Record(key, data, payload_path, payload_sha256, text=None if data is not None else text)
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _leading_outcome(text: str) -> dict | None:
+    """The outcome of a record's canonical JSON text, parsed alone; None where the text does not start
+    ``{"key":<string>,"outcome":`` (then the caller parses the whole record)."""
+    head = '{"key":'
+    if not text.startswith(head):
+        return None
+    try:
+        _, end = _DECODER.raw_decode(text, len(head))
+        if not text.startswith(',"outcome":', end):
+            return None
+        outcome, _ = _DECODER.raw_decode(text, end + len(',"outcome":'))
+    except ValueError:
+        return None
+    return outcome if isinstance(outcome, dict) else None
 
 
 class Store:
@@ -104,7 +261,7 @@ class Store:
             return existing
         payload_path = payload_sha = None
         if payload is not None:
-            blob = arrays_to_bytes(payload)
+            blob = payload.npz if isinstance(payload, EncodedArrays) else arrays_to_bytes(payload)
             payload_sha = sha256_hex(blob)
             payload_path = f"payloads/{key[:2]}/{key}.npz"
             atomic_write_bytes(self.root / payload_path, blob)
@@ -112,15 +269,16 @@ class Store:
             "key": key,
             "study": study,
             "world": dict(world),
-            "world_hash": hash_obj(world),
-            "policy": dict(policy),
-            "policy_hash": hash_obj(policy),
-            "protocol": dict(protocol),
+            "world_hash": _hash(world),
+            "policy": _as_dict(policy),
+            "policy_hash": _hash(policy),
+            "protocol": _as_dict(protocol),
             "outcome": dict(outcome),
-            "provenance": versions(),
+            "provenance": _provenance(),
             "payload_path": payload_path,
             "payload_sha256": payload_sha,
         }
+        text = canonical(data)
         self._db.execute(
             "INSERT OR IGNORE INTO rollouts VALUES (?,?,?,?,?,?,?,?)",
             (
@@ -129,18 +287,18 @@ class Store:
                 str(world.get("env", "")),
                 str(policy.get("name", "")),
                 int(world.get("seed", -1)),
-                canonical_json(data),
+                text,
                 payload_path,
                 payload_sha,
             ),
         )
-        return Record(key, json.loads(canonical_json(data)), payload_path, payload_sha)
+        return Record(key, None, payload_path, payload_sha, text=text)
 
     def get(self, key: str) -> Record | None:
         row = self._db.execute(
             "SELECT key, record, payload_path, payload_sha256 FROM rollouts WHERE key=?", (key,)
         ).fetchone()
-        return None if row is None else Record(row[0], json.loads(row[1]), row[2], row[3])
+        return None if row is None else Record(row[0], None, row[2], row[3], text=row[1])
 
     def require(self, key: str) -> Record:
         rec = self.get(key)
@@ -162,7 +320,7 @@ class Store:
             sql += " WHERE study=?"
             args = (study,)
         for row in self._db.execute(sql + " ORDER BY key", args):
-            yield Record(row[0], json.loads(row[1]), row[2], row[3])
+            yield Record(row[0], None, row[2], row[3], text=row[1])
 
     def payload(self, key: str, *, verify: bool = True) -> dict[str, np.ndarray]:
         """The trajectory arrays of a record; with `verify`, its sha256 is checked first."""

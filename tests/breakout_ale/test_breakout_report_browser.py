@@ -42,3 +42,17 @@ def test_audit_report_renders(tmp_path):
     html = (out / "audit.html").read_text()
     for section in ("objective", "comparison", "gap_audit", "decision", "evidence"):
         assert f'id="{section}"' in html
+
+
+@needs_chromium
+def test_a_summarised_eval_report_stays_small_and_renders(tmp_path):
+    from policylab.studies.breakout.report import EMBED_EPISODES_MAX
+
+    out = tmp_path / "large"
+    cli("eval", "--env", "shadow", "--policy", "breakout_policy_v3", "--episodes", EMBED_EPISODES_MAX + 1,
+        "--max-steps", "3", "--out", out)
+    seen = render_check(out / "report.html")
+    assert seen["images"] == 2 and seen["loaded"] == 2
+    assert seen["dom_chars"] < 60_000
+    html = (out / "report.html").read_text()
+    assert 'id="episodes_summary"' in html and "lowest scores" in html

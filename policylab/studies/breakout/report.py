@@ -2,6 +2,12 @@
 
 Charts are rendered from the same rows that go into the JSON (deterministic PNGs), and every
 page links its JSON file.
+
+An eval of more than `EMBED_EPISODES_MAX` episodes is summarised: report.json holds the score
+distribution without its score list (quantiles and a histogram instead) and `episodes_summary`
+(count, the first and the lowest-scoring rows, quantiles of the episode features) instead of
+`episodes`; every row stays in episodes.jsonl and every trajectory in the store. Its page shows
+those tables and a score histogram, so it stays small and quick to open at any episode count.
 """
 
 from __future__ import annotations
@@ -20,6 +26,11 @@ from policylab.stats import distribution
 SHADOW_C, ALE_C = "#4c72b0", "#dd8452"
 EPISODE_COLUMNS = ["episode", "seed", "score", "steps", "done", "reward_count", "first_reward_step",
                    "paddle_abs_delta_mean", "ball_abs_vx_mean", "ball_abs_vy_mean", "lives_start", "lives_end"]
+EMBED_EPISODES_MAX = 256  # evals with more episodes are summarised in report.json (see the module docstring)
+BAR_CHART_MAX = 64  # score per seed as bars up to this many episodes, a histogram above
+SUMMARY_ROWS = 10  # rows of each table in a summarised report
+QUANTILES = (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99)
+HISTOGRAM_BINS = 20
 FEATURE_BARS = [("ball_abs_vx_mean", "ball |vx| (px/step)"), ("ball_abs_vy_mean", "ball |vy| (px/step)"),
                 ("paddle_abs_delta_mean", "paddle |dx| (px/step)"), ("steps", "episode length (steps)"),
                 ("reward_count", "bricks hit")]
@@ -31,24 +42,42 @@ def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, 
     dist = distribution(scores)
     numeric = ["steps", "reward_count", "paddle_abs_delta_mean", "paddle_abs_delta_max", "ball_abs_vx_mean",
                "ball_abs_vy_mean"]
+    summarised = len(rows) > EMBED_EPISODES_MAX
+    columns = {f: np.array([r[f] for r in rows], dtype=float) for f in numeric}
     data = {
         "objective": {k: config[k] for k in ("command", "env", "policy", "params", "episodes", "seed", "protocol",
                                              "preset", "shadow_overrides")},
-        "distribution": dist,
+        "distribution": _summarised_distribution(dist, scores) if summarised else dist,
         "features": {
             "done_count": sum(1 for r in rows if r["done"]),
-            "means": {f: float(np.mean([r[f] for r in rows])) for f in numeric},
+            "means": {f: float(np.mean(columns[f])) for f in numeric},
             "definitions": "see policylab/studies/breakout/features.py (one definition for both envs)",
         },
-        "episodes": rows,
+        **({"episodes_summary": _episodes_summary(rows, columns)} if summarised else {"episodes": rows}),
         "video": video,
         "evidence": {"store": config["store"], "provenance": versions()},
     }
     write_json(out / "report.json", data)
     figs = out / "figures"
-    _scores_chart(rows, figs / "scores.png", config["env"])
+    if len(rows) <= BAR_CHART_MAX:
+        _scores_chart(rows, figs / "scores.png", config["env"])
+        scores_caption = "Score per seed (line: mean)"
+    else:
+        _scores_histogram(scores, figs / "scores.png", config["env"], dist["mean"])
+        scores_caption = f"Scores of all {len(rows):,} episodes (line: mean)"
     _episode_chart(replay0, figs / "episode0.png", rows[0])
     env_name = "ALE Breakout" if config["env"] == "ale" else f"shadow Breakout ({config['preset']})"
+    if summarised:
+        summary = data["episodes_summary"]
+        tables = [Table(f"Episodes: the first {len(summary['first'])}", EPISODE_COLUMNS, summary["first"]),
+                  Table(f"Episodes: the {len(summary['lowest_scores'])} lowest scores", EPISODE_COLUMNS,
+                        summary["lowest_scores"])]
+        notes = ["stdev is the population stdev, as in the original reports.",
+                 f"{len(rows):,} episodes: every row is in episodes.jsonl, every trajectory in the store "
+                 "(report.json holds a summary)."]
+    else:
+        tables = [Table("Episodes", EPISODE_COLUMNS, rows)]
+        notes = ["stdev is the population stdev, as in the original reports."]
     page = Page(
         title=f"{config['policy']} on {env_name}",
         subtitle=f"{len(rows)} episodes, seeds {rows[0]['seed']}..{rows[-1]['seed']}, protocol "
@@ -57,9 +86,9 @@ def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, 
                   ("median", dist["median"]), ("min / max", [dist["min"], dist["max"]]),
                   (f"low scores (< {dist['low_score_threshold']:g})", dist["low_score_count"]),
                   ("episodes done (lives out)", data["features"]["done_count"])],
-        notes=["stdev is the population stdev, as in the original reports."],
-        tables=[Table("Episodes", EPISODE_COLUMNS, rows)],
-        figures=[("Score per seed (line: mean)", "figures/scores.png"),
+        notes=notes,
+        tables=tables,
+        figures=[(scores_caption, "figures/scores.png"),
                  (f"Episode 0 (seed {rows[0]['seed']}): ball and paddle over time", "figures/episode0.png")],
         videos=[(f"Episode 0 (seed {video['seed']}), every {video['every_agent_steps']} agent steps", video["path"])]
         if video else [],
@@ -67,6 +96,33 @@ def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, 
     html = out / "report.html"
     render(html, page, data, "report.json")
     return html
+
+
+def _quantiles(values: np.ndarray) -> dict:
+    return {f"p{round(q * 100):02d}": float(v) for q, v in zip(QUANTILES, np.quantile(values, QUANTILES))}
+
+
+def _summarised_distribution(dist: dict, scores: list[float]) -> dict:
+    """`distribution` without its per-episode score list: quantiles and a histogram in its place."""
+    x = np.asarray(scores, dtype=float)
+    counts, edges = np.histogram(x, bins=HISTOGRAM_BINS)
+    out = {k: v for k, v in dist.items() if k != "scores"}
+    out["scores_omitted"] = f"more than {EMBED_EPISODES_MAX:,} episodes: every score is in episodes.jsonl"
+    out["score_quantiles"] = _quantiles(x)
+    out["score_histogram"] = {"bin_edges": [float(e) for e in edges], "counts": [int(c) for c in counts]}
+    return out
+
+
+def _episodes_summary(rows: list[dict], columns: dict[str, np.ndarray]) -> dict:
+    lowest = sorted(rows, key=lambda r: (r["score"], r["episode"]))[:SUMMARY_ROWS]
+    return {
+        "count": len(rows),
+        "rows_in": "episodes.jsonl (one row per episode; its trajectory is the store record `key` names here)",
+        "embedded_max": EMBED_EPISODES_MAX,
+        "first": rows[:SUMMARY_ROWS],
+        "lowest_scores": lowest,
+        "feature_quantiles": {f: _quantiles(v) for f, v in columns.items()},
+    }
 
 
 def _scores_chart(rows: list[dict], path: Path, env: str) -> None:
@@ -77,6 +133,17 @@ def _scores_chart(rows: list[dict], path: Path, env: str) -> None:
     ax.set_xticks(range(len(rows)), [str(s) for s in seeds], fontsize=7)
     ax.set_xlabel("seed")
     ax.set_ylabel("score")
+    save_png(fig, path)
+
+
+def _scores_histogram(scores: list[float], path: Path, env: str, mean: float) -> None:
+    fig, ax = plt.subplots(figsize=(7, 3))
+    x = np.asarray(scores, dtype=float)
+    bins = np.arange(np.floor(x.min()), np.ceil(x.max()) + 2) - 0.5 if x.max() - x.min() <= 60 else 40
+    ax.hist(x, bins=bins, color=ALE_C if env == "ale" else SHADOW_C)
+    ax.axvline(mean, color="k", lw=1)
+    ax.set_xlabel("score")
+    ax.set_ylabel("episodes")
     save_png(fig, path)
 
 

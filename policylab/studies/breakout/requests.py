@@ -109,7 +109,8 @@ class BreakoutRun(Request):
 
 
 class EvalRequest(BreakoutRun):
-    """Run a policy for N seeded episodes; write episodes.jsonl, replays/, report.json and report.html."""
+    """Run a policy for N seeded episodes; write episodes.jsonl, report.json and report.html (and replays/ of
+    the first --replays episodes)."""
 
     SIZE_FIELDS = ("episodes", "max_steps")
 
@@ -124,10 +125,21 @@ class EvalRequest(BreakoutRun):
     serve: Serve = "auto"
     preset: Preset = DEFAULT_PRESET
     video: bool = Field(False, description="Also write an mp4 of episode 0 (every 2nd agent step).")
+    replays: int = Field(0, ge=0, le=MAX_EPISODES, description="Write the per-step replays of the first K episodes "
+                         "to OUT/replays/epNNN_seedS.jsonl (at most --episodes). Default 0: every trajectory is in "
+                         "the store either way (its key is in report.json).")
     out: Out
     store: Store = None
     executor: ExecutorOption = "local"
     ray_address: RayAddress = None
+
+    @field_validator("replays")
+    @classmethod
+    def _replays_within_episodes(cls, v: int, info: ValidationInfo) -> int:
+        episodes = info.data.get("episodes")
+        if episodes is not None and v > episodes:
+            raise ValueError(f"{v} is more than --episodes ({episodes})")
+        return v
 
     def needs(self) -> tuple[int, int]:
         from policylab.studies.breakout.runner import step_bytes
@@ -136,7 +148,7 @@ class EvalRequest(BreakoutRun):
         memory = self._memory(self.episodes if shadow else 0, not shadow)
         disk = self._disk(self.episodes if shadow else 0, 0 if shadow else self.episodes)
         return memory + (self.max_steps + 1) * step_bytes(self.env), \
-            disk + self.episodes * self.max_steps * REPLAY_ROW_BYTES
+            disk + self.replays * self.max_steps * REPLAY_ROW_BYTES
 
 
 class AuditRequest(BreakoutRun):

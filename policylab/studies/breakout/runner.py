@@ -10,6 +10,17 @@ executor can run them:
 
 The serve rule is applied here, identically for both envs (see `serve_actions`).
 
+Recording at the simulator's speed
+----------------------------------
+A shadow batch of a built-in policy is played by `shadow_loop.play`: policy, serve rule, kernel
+step and recording in one numba call, without Python per agent step; the trajectories land in
+env-major arrays, so each episode's payload arrays are contiguous views. A capture task (video
+frames) and a policy without a `TrackerForm` keep the Python loop (`_run_shadow_python`); tests
+hold the two loops to the same bytes. `run_unit` returns payloads as `EncodedArrays`, compressed on
+background threads while the next unit simulates, and keys and records reuse the canonical JSON
+of their per-task parts (`FrozenJSON`: physics, policy, protocol). None of this changes a key, a
+record or a payload byte: stores written before and after are interchangeable.
+
 Keys: a world is its resolved parameters
 ----------------------------------------
 A rollout's store key hashes its world, policy and protocol (`store.rollout_key`). The world of an
@@ -36,14 +47,16 @@ import numpy as np
 from policylab.envs.breakout_ale import AleBreakout, Protocol
 from policylab.envs.breakout_contract import FIRE, F, N_FEATURES, NOOP
 from policylab.envs.breakout_shadow_params import ShadowParams, load_preset
+from policylab.fileio import EncodedArrays
 from policylab.hashing import canonical_json
 from policylab.rollout.ensure import Planned, ensure
-from policylab.rollout.store import Store, rollout_key
+from policylab.rollout.store import FrozenJSON, Store, rollout_key
 from policylab.studies.breakout.features import episode_features
 
 STUDY = "breakout"
 ENVS = ("ale", "shadow")
-SHADOW_BATCH = 256  # seeds per shadow task: large enough to vectorize, small enough to spread
+SHADOW_BATCH = 256  # seeds per shadow unit: a unit takes ~0.1 s in the fused loop, so units pipeline with the
+# store's writer and spread over workers; larger batches gain nothing now that no Python runs per step
 RAM_BYTES = 128  # the Atari 2600's RAM, stored with every ALE step
 
 
@@ -75,10 +88,25 @@ class EpisodeTask:
 
     @cached_property
     def world(self) -> dict:
-        """The seed-free part of the key's world: the ALE game, or the shadow's physics."""
+        """The seed-free part of the key's world: the ALE game, or the shadow's physics (frozen, so its
+        3 KB of canonical JSON is serialized once per task, not per key and record)."""
         if self.env == "ale":
             return {"env": "ale", "game": "breakout", "rom": "breakout"}
-        return {"env": "shadow", "physics": self.shadow.physics(), "physics_hash": self.shadow.digest()}
+        return {"env": "shadow", "physics": FrozenJSON(self.shadow.physics()), "physics_hash": self.shadow.digest()}
+
+    @cached_property
+    def policy_record(self) -> FrozenJSON:
+        """The record's policy (`policy_of`), frozen once per task."""
+        return FrozenJSON({"name": self.policy, "params": self.params})
+
+    @cached_property
+    def protocol_record(self) -> FrozenJSON:
+        """The protocol fields that act on this env (ALE: all; shadow: horizon and serve rule), frozen."""
+        p = dict(self.protocol)
+        out = p if self.env == "ale" else {"max_steps": p["max_steps"], "serve": p["serve"]}
+        if self.capture_every:
+            out = {**out, "capture_every": self.capture_every}
+        return FrozenJSON(out)
 
 
 @dataclass
@@ -117,11 +145,7 @@ def world_key(task: EpisodeTask, seed: int) -> dict:
 
 def protocol_of(task: EpisodeTask) -> dict:
     """The protocol fields that act on this env (ALE: all; shadow: horizon and serve rule)."""
-    p = dict(task.protocol)
-    out = p if task.env == "ale" else {"max_steps": p["max_steps"], "serve": p["serve"]}
-    if task.capture_every:
-        out = {**out, "capture_every": task.capture_every}
-    return out
+    return task.protocol_record
 
 
 def key_of(task: EpisodeTask, seed: int) -> str:
@@ -129,7 +153,7 @@ def key_of(task: EpisodeTask, seed: int) -> str:
 
 
 def policy_of(task: EpisodeTask) -> dict:
-    return {"name": task.policy, "params": task.params}
+    return task.policy_record
 
 
 # -- policies and the shadow env (built by the policies / shadow modules) ---------------------------
@@ -190,17 +214,55 @@ def _run_shadow(task: EpisodeTask) -> list[Episode]:
     return run_shadow_group([task])[0]
 
 
-def run_shadow_group(tasks: Sequence[EpisodeTask]) -> list[list[Episode]]:
+def run_shadow_group(tasks: Sequence[EpisodeTask], *, fused: bool = True) -> list[list[Episode]]:
     """Play several shadow tasks in ONE vectorized batch; they may differ only in seeds and params.
 
     Every env keeps its own seed stream, so an episode is bit-identical whichever group it runs
-    in (tests check it); grouping just amortises the per-step Python cost over thousands of envs,
-    which is what makes a 216-candidate search take seconds.
+    in (tests check it); grouping amortises the per-call cost over thousands of envs, which is what
+    makes a 216-candidate search take seconds. The built-in policies are played by the fused numba
+    loop (`shadow_loop.play`: no Python per agent step); a capture task (video frames) and a policy
+    without a `TrackerForm` take the Python loop (`fused=False` forces it; tests compare the two).
     """
+    head = tasks[0]
+    assert all(_group_key(t) == _group_key(head) for t in tasks), "tasks of one group share env settings"
+    tracker = policy_fn(head.policy).tracker
+    capture = bool(head.capture_every) and len(tasks) == 1
+    if fused and tracker is not None and not capture:
+        return _run_shadow_fused(tasks, tracker)
+    return _run_shadow_python(tasks, capture)
+
+
+def _run_shadow_fused(tasks: Sequence[EpisodeTask], tracker) -> list[list[Episode]]:
+    from policylab.envs.breakout_shadow import ShadowBreakout
+    from policylab.studies.breakout.shadow_loop import play_batch
+
+    head = tasks[0]
+    protocol = Protocol(**head.protocol)
+    seeds = np.concatenate([np.asarray(t.seeds, dtype=np.int64) for t in tasks])
+    env = ShadowBreakout(seeds.size, head.shadow, seeds=seeds)
+    prm = np.stack([tracker.vector(t.params) for t in tasks])
+    env_prm = np.repeat(np.arange(len(tasks)), [len(t.seeds) for t in tasks])
+    obs, acts, pol_acts, rewards, length, done = play_batch(
+        env, prm, env_prm, tracker.planner, protocol.serve == "auto", protocol.serve, protocol.max_steps)
+    out, i = [], 0
+    for task in tasks:
+        episodes = []
+        for seed in task.seeds:
+            n = int(length[i])
+            payload = {"obs": obs[i, : n + 1], "action": acts[i, :n], "policy_action": pol_acts[i, :n],
+                       "reward": rewards[i, :n]}  # contiguous views of the batch's env-major arrays
+            features = episode_features(payload["obs"], payload["reward"], bool(done[i]))
+            episodes.append(Episode(int(seed), features, payload))
+            i += 1
+        out.append(episodes)
+    return out
+
+
+def _run_shadow_python(tasks: Sequence[EpisodeTask], capture: bool) -> list[list[Episode]]:
+    """The reference loop: one policy call, serve rule and env step per agent step, from Python."""
     from policylab.envs.breakout_shadow import ShadowBreakout
 
     head = tasks[0]
-    assert all(_group_key(t) == _group_key(head) for t in tasks), "tasks of one group share env settings"
     protocol = Protocol(**head.protocol)
     policy = policy_fn(head.policy)
     auto = protocol.serve == "auto"
@@ -219,7 +281,6 @@ def run_shadow_group(tasks: Sequence[EpisodeTask]) -> list[list[Episode]]:
     finished = np.zeros(b, dtype=bool)
     served = np.zeros(b, dtype=bool)
     a_pol = np.zeros(b, dtype=np.int64)
-    capture = head.capture_every and len(tasks) == 1
     frames = [env.render(0)] if capture else []
     for t in range(horizon):
         for k, task in enumerate(tasks):
@@ -274,30 +335,37 @@ def work_units(tasks: Sequence[EpisodeTask]) -> list[list[EpisodeTask]]:
     packed together, whole tasks at a time, up to SHADOW_BATCH envs per unit; a capture task
     (video frames of one env) stays alone.
     """
-    units: list[list[EpisodeTask]] = []
-    open_units: dict[tuple, list[EpisodeTask]] = {}
-    for task in tasks:
+    return [[part for _, part in unit] for unit in _split(tasks)]
+
+
+def _split(tasks: Sequence[EpisodeTask]) -> list[list[tuple[int, EpisodeTask]]]:
+    """`work_units`, each part with the index of the task it came from."""
+    units: list[list[tuple[int, EpisodeTask]]] = []
+    open_units: dict[tuple, list[tuple[int, EpisodeTask]]] = {}
+    for ti, task in enumerate(tasks):
         if task.env == "ale":
-            units.extend([_with_seeds(task, (s,))] for s in task.seeds)
+            units.extend([(ti, _with_seeds(task, (s,)))] for s in task.seeds)
             continue
         for i in range(0, len(task.seeds), SHADOW_BATCH):
             part = _with_seeds(task, task.seeds[i : i + SHADOW_BATCH])
             key = _group_key(part)
             unit = open_units.get(key)
-            if task.capture_every or unit is None or sum(len(t.seeds) for t in unit) + len(part.seeds) > SHADOW_BATCH:
-                unit = [part]
+            if task.capture_every or unit is None or \
+                    sum(len(t.seeds) for _, t in unit) + len(part.seeds) > SHADOW_BATCH:
+                unit = [(ti, part)]
                 units.append(unit)
                 open_units[key] = unit
             else:
-                unit.append(part)
+                unit.append((ti, part))
     return units
 
 
-def run_unit(unit: list[EpisodeTask]) -> list[tuple[dict, dict]]:
+def run_unit(unit: list[EpisodeTask]) -> list[tuple[dict, EncodedArrays]]:
     """Run one unit of work: (outcome, payload) per seed, task by task; top-level so process pools
-    and Ray can pickle it."""
+    and Ray can pickle it. Payloads come encoded (`EncodedArrays`): compression runs where the unit
+    runs, on background threads, while the next unit simulates and the store's writer writes."""
     groups = [run_task(t) for t in unit] if unit[0].env == "ale" else run_shadow_group(unit)
-    return [(ep.outcome, ep.payload) for episodes in groups for ep in episodes]
+    return [(ep.outcome, EncodedArrays(ep.payload, background=True)) for episodes in groups for ep in episodes]
 
 
 class EpisodeRunner:
@@ -307,19 +375,28 @@ class EpisodeRunner:
     run = staticmethod(run_unit)
 
     def pack(self, todo: Sequence[Planned]) -> list[tuple[list[Planned], list[EpisodeTask]]]:
-        by_task: dict[int, tuple[EpisodeTask, list[int]]] = {}
-        by_key = {}
+        by_task: dict[int, tuple[EpisodeTask, dict[int, Planned]]] = {}
         for p in todo:
             task, seed = p.detail
-            by_task.setdefault(id(task), (task, []))[1].append(seed)
-            by_key[p.key] = p
-        units = work_units([_with_seeds(task, seeds) for task, seeds in by_task.values()])
-        return [([by_key[key_of(t, s)] for t in unit for s in t.seeds], unit) for unit in units]
+            by_task.setdefault(id(task), (task, {}))[1][seed] = p
+        groups = list(by_task.values())
+        units = _split([_with_seeds(task, list(planned_by_seed)) for task, planned_by_seed in groups])
+        return [([groups[ti][1][s] for ti, part in unit for s in part.seeds], [part for _, part in unit])
+                for unit in units]
+
+
+class PlannedEpisode(Planned):
+    """A `Planned` whose key is computed once (`ensure` and `pack` ask for it several times)."""
+
+    @cached_property
+    def key(self) -> str:  # type: ignore[override]
+        return Planned.key.fget(self)
 
 
 def planned(task: EpisodeTask, seed: int) -> Planned:
     labels = {} if task.env == "ale" else {"preset": task.preset}
-    return Planned(STUDY, world_key(task, seed), policy_of(task), protocol_of(task), labels, detail=(task, seed))
+    return PlannedEpisode(STUDY, world_key(task, seed), policy_of(task), protocol_of(task), labels,
+                          detail=(task, seed))
 
 
 def _with_seeds(task: EpisodeTask, seeds: Sequence[int]) -> EpisodeTask:
@@ -337,4 +414,5 @@ def ensure_episodes(store: Store, tasks: Iterable[EpisodeTask], *, executor: str
     tasks = list(tasks)
     plan = [planned(task, s) for task in tasks for s in task.seeds]
     records = ensure(store, plan, EpisodeRunner(), executor=executor, ray_address=ray_address, label=label)
-    return {(ti, s): records[key_of(task, s)] for ti, task in enumerate(tasks) for s in task.seeds}
+    keys = iter(p.key for p in plan)
+    return {(ti, s): records[next(keys)] for ti, task in enumerate(tasks) for s in task.seeds}
