@@ -1,14 +1,28 @@
-"""Benchmark: the default 6,400-rollout boundary sweep on this machine, and a plain Gymnasium loop.
+"""Benchmark: the default 6,400-rollout boundary sweep through the CLI, beside MuJoCo's own batched rollout.
 
-Runs `policylab boundary sweep`'s engine (`sweep.run_sweep`, local executor, 2 threads) on the
-default grid (20 mu x 20 push x 16 seeds, 5 s each = 3.2M physics steps) into a fresh store, then
-plays a subset of the same worlds with a plain per-world Gymnasium ``Ant-v5`` ``env.step`` loop
-(friction patched on the env's model, push through ``data.xfrc_applied``, one policy call per
-step) in the same process, extrapolates that to 6,400 rollouts, and checks that the Gymnasium
-loop reproduces the stored trajectories bitwise (so the speed-up compares equal work). Last,
-the simulator alone (no store writes) on 256 of the worlds with 1 and then 2 threads.
+In one run, alternating (sweep, reference, reference, sweep, ...) so that drift in the machine's load
+falls on both sides:
 
-    .venv/bin/python benchmarks/bench_boundary_sweep.py [--checkpoint ant_v0] [--baseline-worlds 48]
+- **sweep**: ``python -m policylab.cli boundary sweep --checkpoint CKPT --store FRESH --out OUT`` on the
+  default grid (20 mu x 20 push x 16 seeds, 5 s each = 6,400 worlds x 500 physics steps = 3.2M), local
+  executor, 2 threads, every rollout written to a fresh store. Timed as the whole process (interpreter
+  start, planning, simulation, store writes, summary).
+- **reference**: ``mujoco.rollout.rollout`` on 2 threads (two `MjData`, persistent pool) over the same
+  6,400 worlds for the same 500 physics steps each: each world's own model (its friction), its initial
+  state and solver warm start exactly as the sweep starts it, and as open-loop controls the ctrl and
+  push the sweep recorded (ctrl and ``xfrc_applied`` per physics step), in chunks of the sweep's chunk
+  size, one world per pool task (``chunk_size=1``, so no call ends with one thread idle behind a long
+  task). Only the `rollout` calls are timed; building the inputs from the store is not. The reference
+  reproduces every stored qpos trajectory bitwise (counted), so both sides do the same physics.
+
+The ratio is median sweep wall / median reference wall; each round's own ratio (its sweep and reference
+ran back to back) and the CPU seconds of both are recorded too, since the machine is shared. Beside them, the same process plays 48 of the
+worlds with a plain per-world Gymnasium ``Ant-v5`` ``env.step`` loop (friction patched on the env's
+model, push through ``data.xfrc_applied``, one policy call per step), extrapolates that to 6,400
+rollouts and checks that it reproduces the stored trajectories bitwise; last, the simulator alone (no
+store writes) on 256 of the worlds with 1 and then 2 threads.
+
+    .venv/bin/python benchmarks/bench_boundary_sweep.py [--checkpoint ant_v0] [--rounds 2] [--wait-idle 240]
 """
 
 from __future__ import annotations
@@ -17,14 +31,18 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shlex
+import subprocess
 import sys
 import tempfile
 import time
 from datetime import date
 from pathlib import Path
 
+import mujoco
 import numpy as np
+from mujoco import rollout as mj_rollout
 
 from policylab.envs import ant
 from policylab.policies import ant_linear
@@ -32,8 +50,12 @@ from policylab.rollout.store import Store
 from policylab.studies.boundary import sweep
 from policylab.studies.boundary.world import Grid
 
-
 RESULTS = Path(__file__).resolve().parent / "results" / "boundary_sweep.json"
+ROOT = Path(__file__).resolve().parents[1]
+GOAL_RATIO = 1.15
+QUIET_CORES = 0.1  # other processes' average cores below which a run counts as quiet
+REFERENCE_CONTROLS = ("the sweep's recorded ctrl and push, open loop: ctrl (8) and xfrc_applied (torso x, y "
+                      "force) held for each control step's 5 physics steps")
 
 
 def record(result: dict) -> None:
@@ -42,8 +64,114 @@ def record(result: dict) -> None:
     data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
     data.update(result)
     data.update(measured_on=date.today().isoformat(), command=shlex.join(["python", *sys.argv]),
-                machine=f"{platform.machine()}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}")
+                machine=f"{platform.machine()}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f} "
+                        f"at the end; mujoco {mujoco.__version__}, numpy {np.__version__}")
     RESULTS.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def machine_busy_s() -> float:
+    """CPU seconds all processes on this machine have used since boot (/proc/stat; 0 where there is none)."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return 0.0
+    user, nice, system, idle, iowait, irq, softirq, steal = (int(x) for x in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_idle(max_s: float, window_s: float = 3.0, busy_cores: float = 0.2) -> float:
+    """Wait (at most `max_s`) until the other processes use under `busy_cores` cores over `window_s`; the
+    seconds waited. The machine is shared, so each timed run starts when it is quiet, if it gets quiet."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < max_s:
+        b0 = machine_busy_s()
+        time.sleep(window_s)
+        if machine_busy_s() - b0 < busy_cores * window_s:
+            break
+    return time.perf_counter() - t0
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def cli_sweep(ckpt: str, store: Path, out: Path, chunk: int, pythonpath: str | None = None) -> dict:
+    """One `policylab boundary sweep` process on the default grid into `store`; its wall and CPU seconds.
+
+    `pythonpath` runs another source tree of policylab with the same interpreter (for before/after runs)."""
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    cmd = [sys.executable, "-m", "policylab.cli", "boundary", "sweep", "--checkpoint", ckpt, "--store", str(store),
+           "--out", str(out), "--chunk", str(chunk)]
+    load = os.getloadavg()[0]
+    busy0, c0, t0 = machine_busy_s(), _children_cpu(), time.perf_counter()
+    subprocess.run(cmd, check=True, env=env, cwd=pythonpath or ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
+    others = machine_busy_s() - busy0 - cpu
+    timing = json.loads((out / "timing.json").read_text())
+    summary = json.loads((out / "sweep.json").read_text())
+    return {"wall_s": wall, "cpu_s": cpu, "others_cpu_s": others, "load_before": load, "timing": timing,
+            "summary": summary}
+
+
+class Reference:
+    """`mujoco.rollout` over the sweep's worlds with the controls the sweep recorded (inputs from `store`)."""
+
+    def __init__(self, grid: Grid, ckpt: sweep.Checkpoint, store_root: Path, chunk: int, nthread: int = 2):
+        self.planned = sweep.sweep_keys(grid, ckpt)
+        self.chunk, self.nthread = chunk, nthread
+        m0 = ant.model()
+        self.torso = ant.torso_id()
+        self.init_spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+        self.ctrl_spec = mujoco.mjtState.mjSTATE_CTRL | mujoco.mjtState.mjSTATE_XFRC_APPLIED
+        n, nstate = len(self.planned), mujoco.mj_stateSize(m0, self.init_spec)
+        self.init = np.empty((n, nstate))
+        self.warm = np.empty((n, m0.nv))
+        self.ctrl = np.empty((n, sweep.n_steps(), m0.nu))
+        self.push = np.empty((n, sweep.n_steps(), 2))
+        self.qpos = np.empty((n, sweep.n_steps(), m0.nq))
+        d = mujoco.MjData(m0)
+        with Store(store_root) as store:
+            for i, (key, gw) in enumerate(self.planned):
+                p = store.payload(key)
+                self.ctrl[i], self.push[i], self.qpos[i] = p["ctrl"], p["push"], p["qpos"][1:]
+                m = ant.model(gw.world.mu)
+                mujoco.mj_resetData(m, d)  # as the sweep starts a world: reset_state, then mj_forward
+                d.qpos[:], d.qvel[:] = ant.reset_state(gw.world.seed)
+                mujoco.mj_forward(m, d)
+                mujoco.mj_getState(m, d, self.init[i], self.init_spec)
+                self.warm[i] = d.qacc_warmstart
+        self.models = [ant.model(gw.world.mu) for _, gw in self.planned]
+        self.datas = [mujoco.MjData(m0) for _ in range(nthread)]
+        self.nstep = sweep.n_steps() * ant.FRAME_SKIP
+        self.state = np.empty((chunk, self.nstep, nstate))
+        self.control = np.zeros((chunk, self.nstep, mujoco.mj_stateSize(m0, self.ctrl_spec)))
+        self.identical = None
+
+    def run(self) -> dict:
+        """Roll out every world in chunks; time only the `mujoco.rollout` calls."""
+        wall = cpu = others = 0.0
+        identical = 0
+        nu, nbody = ant.model().nu, ant.model().nbody
+        for lo in range(0, len(self.planned), self.chunk):
+            hi = min(lo + self.chunk, len(self.planned))
+            k = hi - lo
+            control, state = self.control[:k], self.state[:k]
+            control[:, :, :nu] = np.repeat(self.ctrl[lo:hi], ant.FRAME_SKIP, axis=1)
+            xfrc = control[:, :, nu:].reshape(k, self.nstep, nbody, 6)
+            xfrc[:, :, self.torso, :2] = np.repeat(self.push[lo:hi], ant.FRAME_SKIP, axis=1)
+            busy0, c0, t0 = machine_busy_s(), time.process_time(), time.perf_counter()
+            mj_rollout.rollout(self.models[lo:hi], self.datas, self.init[lo:hi], control, control_spec=self.ctrl_spec,
+                               initial_warmstart=self.warm[lo:hi], state=state, chunk_size=1, persistent_pool=True)
+            wall += time.perf_counter() - t0
+            cpu += time.process_time() - c0
+            others += machine_busy_s() - busy0 - (time.process_time() - c0)
+            qpos = state[:, ant.FRAME_SKIP - 1 :: ant.FRAME_SKIP, 1 : 1 + ant.model().nq]  # after each control step
+            identical += sum(bool(np.array_equal(qpos[i], self.qpos[lo + i])) for i in range(k))
+        self.identical = identical
+        return {"wall_s": wall, "cpu_s": cpu, "others_cpu_s": others}
 
 
 def gymnasium_loop(ckpt: sweep.Checkpoint, worlds, store_root: Path, keys) -> dict:
@@ -93,33 +221,102 @@ def engine_scaling(ckpt: sweep.Checkpoint, worlds) -> dict:
     return out
 
 
+def median(values) -> float:
+    return float(np.median(np.asarray(values, dtype=float)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checkpoint", default="ant_v0", help="checkpoint name or .npz path")
+    ap.add_argument("--rounds", type=int, default=2, help="sweeps and reference runs each (alternating)")
     ap.add_argument("--baseline-worlds", type=int, default=48, help="worlds for the Gymnasium loop")
-    ap.add_argument("--chunk", type=int, default=400, help="worlds per chunk")
-    ap.add_argument("--store", default=None, help="store folder (default: a fresh temporary folder)")
+    ap.add_argument("--chunk", type=int, default=400, help="worlds per chunk (the sweep's and the reference's)")
+    ap.add_argument("--wait-idle", type=float, default=0.0,
+                    help="before each timed run, wait up to this many seconds for the shared machine to be idle")
     args = ap.parse_args()
     ckpt = sweep.resolve_checkpoint(args.checkpoint)
     grid = Grid.build()
+    steps = grid.n_rollouts * sweep.n_steps() * ant.FRAME_SKIP
+    sweeps, refs = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        store_root = Path(args.store) if args.store else Path(tmp) / "store"
-        result = sweep.run_sweep(grid, ckpt, store_root, Path(tmp) / "out", chunk=args.chunk)
-        t = result["timing"]
+        tmp = Path(tmp)
+        first = tmp / "store0"
+        reference = None
+        for r in range(args.rounds):
+            order = ("sweep", "reference") if r % 2 == 0 else ("reference", "sweep")
+            for side in order:
+                waited = wait_idle(args.wait_idle) if args.wait_idle else 0.0
+                if side == "sweep":
+                    store = first if r == 0 else tmp / f"store{r}"
+                    sweeps.append({**cli_sweep(args.checkpoint, store, tmp / f"out{r}", args.chunk), "waited_s": waited})
+                    print(f"round {r}: sweep {sweeps[-1]['wall_s']:.1f} s", file=sys.stderr)
+                    if r:
+                        with Store(first) as a, Store(store) as b:
+                            assert a.fingerprint() == b.fingerprint(), "sweeps of one grid wrote different stores"
+                else:
+                    if reference is None:
+                        reference = Reference(grid, ckpt, first, args.chunk)
+                    load = os.getloadavg()[0]
+                    refs.append({**reference.run(), "load_before": load, "waited_s": waited})
+                    print(f"round {r}: mujoco.rollout {refs[-1]['wall_s']:.1f} s", file=sys.stderr)
         planned = sweep.sweep_keys(grid, ckpt)
         picks = np.linspace(0, len(planned) - 1, args.baseline_worlds).round().astype(int)
-        base = gymnasium_loop(ckpt, [planned[i][1].world for i in picks], store_root, [planned[i][0] for i in picks])
+        if args.wait_idle:
+            wait_idle(args.wait_idle)
+        base = gymnasium_loop(ckpt, [planned[i][1].world for i in picks], first, [planned[i][0] for i in picks])
+        if args.wait_idle:
+            wait_idle(args.wait_idle)
         engine = engine_scaling(ckpt, [gw.world for _, gw in planned[:: grid.n_rollouts // 256]])
+    sweep_wall, ref_wall = median([s["wall_s"] for s in sweeps]), median([x["wall_s"] for x in refs])
     per_world = base["wall_s"] / base["worlds"]
-    steps = grid.n_rollouts * sweep.n_steps() * ant.FRAME_SKIP
+    # a round is quiet when other processes used under a tenth of a core on average during both of its runs
+    quiet = [r for r, (s, x) in enumerate(zip(sweeps, refs))
+             if s["others_cpu_s"] < QUIET_CORES * s["wall_s"] and x["others_cpu_s"] < QUIET_CORES * x["wall_s"]]
     report = {
+        "benchmark": "the default 6,400-rollout boundary sweep (20 mu x 20 push x 16 seeds, 5 s each) through "
+                     "`policylab boundary sweep` into a fresh store, beside mujoco.rollout (2 threads) doing the "
+                     "same physics open loop, and a plain Gymnasium Ant-v5 step loop on 48 of the same worlds",
+        "script": "benchmarks/bench_boundary_sweep.py",
         "checkpoint": ckpt.as_dict(),
         "rollouts": grid.n_rollouts,
         "physics_steps": steps,
-        "sweep_wall_s": t["wall_s"],
-        "sweep_physics_steps_per_s": round(steps / t["wall_s"]),
-        "store_write_thread_busy_s": t["store_write_s"],
-        "counts": result["counts"],
+        "rounds": args.rounds,
+        "sweep_wall_s": round(sweep_wall, 1),
+        "sweep_walls_s": [round(s["wall_s"], 1) for s in sweeps],
+        "sweep_cpu_s": round(median([s["cpu_s"] for s in sweeps]), 1),
+        "sweep_cpus_s": [round(s["cpu_s"], 1) for s in sweeps],
+        "sweep_engine_wall_s": round(median([s["timing"]["wall_s"] for s in sweeps]), 1),
+        "sweep_physics_steps_per_s": round(steps / sweep_wall),
+        "store_write_thread_busy_s": round(median([s["timing"]["store_write_s"] for s in sweeps]), 1),
+        "counts": sweeps[0]["summary"]["counts"],
+        "store_fingerprint": sweeps[0]["summary"]["store_fingerprint"],
+        "mujoco_rollout": {
+            "threads": reference.nthread,
+            "chunk": args.chunk,
+            "controls": REFERENCE_CONTROLS,
+            "wall_s": round(ref_wall, 1),
+            "walls_s": [round(x["wall_s"], 1) for x in refs],
+            "cpu_s": round(median([x["cpu_s"] for x in refs]), 1),
+            "cpus_s": [round(x["cpu_s"], 1) for x in refs],
+            "chunk_size": 1,
+            "physics_steps_per_s": round(steps / ref_wall),
+            "identical_to_store": reference.identical,
+            "worlds": len(reference.planned),
+        },
+        "ratio_vs_mujoco_rollout": round(sweep_wall / ref_wall, 2),
+        "ratio_per_round": [round(s["wall_s"] / x["wall_s"], 2) for s, x in zip(sweeps, refs)],
+        "median_ratio_per_round": round(median([s["wall_s"] / x["wall_s"] for s, x in zip(sweeps, refs)]), 2),
+        "best_round_walls_s": {"sweep": round(min(s["wall_s"] for s in sweeps), 1),
+                               "mujoco_rollout": round(min(x["wall_s"] for x in refs), 1)},
+        "cpu_ratio_vs_mujoco_rollout": round(median([s["cpu_s"] for s in sweeps]) / median([x["cpu_s"] for x in refs]), 2),
+        "load_average_before": {"sweeps": [round(s["load_before"], 2) for s in sweeps],
+                                "mujoco_rollout": [round(x["load_before"], 2) for x in refs]},
+        "other_processes_cpu_s": {"sweeps": [round(s["others_cpu_s"], 1) for s in sweeps],
+                                  "mujoco_rollout": [round(x["others_cpu_s"], 1) for x in refs]},
+        "quiet_rounds": quiet,
+        "ratio_quiet_rounds": round(median([sweeps[r]["wall_s"] / refs[r]["wall_s"] for r in quiet]), 2) if quiet else None,
+        "waited_for_idle_s": round(sum(s["waited_s"] for s in sweeps) + sum(x["waited_s"] for x in refs), 1),
+        "goal_ratio_vs_mujoco_rollout": GOAL_RATIO,
         "gymnasium_loop": {
             "worlds": base["worlds"],
             "wall_s": round(base["wall_s"], 3),
@@ -127,7 +324,7 @@ def main() -> None:
             "extrapolated_6400_s": round(per_world * grid.n_rollouts, 1),
             "identical_to_store": base["identical_to_store"],
         },
-        "speedup_vs_gymnasium_loop": round(per_world * grid.n_rollouts / t["wall_s"], 2),
+        "speedup_vs_gymnasium_loop": round(per_world * grid.n_rollouts / sweep_wall, 2),
         "engine_only_256_worlds": engine,
         "goal_s": 126,
     }
