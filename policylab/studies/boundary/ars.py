@@ -113,6 +113,9 @@ def returns(cfg: RobotTrainConfig, rob: Robot, traj: dict) -> tuple[np.ndarray, 
 
 
 class Whitener:
+    """Running mean / std of observations (sum and sum of squares, float64); the Ant's recipe
+    (`train.py`) uses it too."""
+
     def __init__(self, dim: int):
         self.n, self.s, self.ss = 0, np.zeros(dim), np.zeros(dim)
 

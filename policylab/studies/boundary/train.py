@@ -41,6 +41,7 @@ from policylab.hashing import canonical_json
 from policylab.policies import ant_linear
 from policylab.progress import progress_bar
 from policylab.rollout.seeds import named_range
+from policylab.studies.boundary.ars import Whitener
 from policylab.studies.boundary.constants import CHECKPOINT_DIR
 from policylab.studies.boundary.requests import TrainRun
 from policylab.studies.boundary.simulate import run_closed_loop
@@ -105,27 +106,6 @@ def episode_returns(traj: dict[str, np.ndarray], ctrl_cost: float) -> tuple[np.n
     return np.where(alive, np.nan_to_num(reward), 0.0).sum(axis=1), alive
 
 
-class _Whitener:
-    """Running mean / std of observations (sum and sum of squares, float64)."""
-
-    def __init__(self, dim: int):
-        self.n = 0
-        self.s = np.zeros(dim)
-        self.ss = np.zeros(dim)
-
-    def update(self, obs: np.ndarray) -> None:
-        self.n += len(obs)
-        self.s += obs.sum(axis=0)
-        self.ss += (obs * obs).sum(axis=0)
-
-    def stats(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.n < 2:
-            return np.zeros_like(self.s), np.ones_like(self.s)
-        mean = self.s / self.n
-        var = np.maximum(self.ss / self.n - mean * mean, 0.0)
-        return mean, np.maximum(np.sqrt(var), 1e-2)
-
-
 def evaluate_nominal(policy: ant_linear.LinearPolicy, n_seeds: int, n_steps: int = 100, nthread: int = 2) -> dict:
     """Survival (uprightness >= 0.3 all along) and mean forward speed over `n_seeds` nominal worlds.
 
@@ -143,7 +123,7 @@ def evaluate_nominal(policy: ant_linear.LinearPolicy, n_seeds: int, n_steps: int
 def train(cfg: TrainConfig, nthread: int = 2) -> tuple[ant_linear.LinearPolicy, list[dict]]:
     rng = np.random.default_rng(cfg.seed)
     weights = np.zeros((ant.ACT_DIM, ant.OBS_DIM))
-    whiten = _Whitener(ant.OBS_DIM)
+    whiten = Whitener(ant.OBS_DIM)
     frozen: tuple[np.ndarray, np.ndarray] | None = None
     if cfg.init_from is not None:
         start = ant_linear.load(CHECKPOINT_DIR / f"{cfg.init_from}.npz")
