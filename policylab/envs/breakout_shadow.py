@@ -107,6 +107,12 @@ class ShadowBreakout:
         """Every state array's bytes, for determinism checks."""
         return b"".join(a.tobytes() for a in (self._F, self._I, self._bricks, self._rng))
 
+    @property
+    def walls(self) -> np.ndarray:
+        """Every env's live-brick flags, (N, brick_rows * brick_cols) uint8, top row first (a copy): the
+        wall a network policy sees, in the layout of `trace.brick_flags` on ALE."""
+        return self._bricks.copy()
+
     def place_ball(self, i: int, x: float, y: float, vx: float, vy: float) -> None:
         """Put env i's ball in play at (x, y) with velocity (vx, vy) px/frame (trace replay from a given serve)."""
         self._F[i, K.BX], self._F[i, K.BY], self._F[i, K.BVX], self._F[i, K.BVY] = x, y, vx, vy
