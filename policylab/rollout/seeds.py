@@ -34,6 +34,9 @@ breakout    validation   10_000     990_000    ``train --validate-seed``: fresh 
 breakout    fidelity     5_000_000  1_000_000  benchmarks/bench_breakout_fidelity.py shadow episodes
 breakout    calibration  7_000_000  1_000_000  ``calibrate``: the traces' policies played closed-loop
                                                in the shadow (64 seeds each)
+breakout    lockstep     8_000_000  1_000_000  ``lockstep --seed``: episode i's sticky-action stream,
+                                               random candidate and random actions (ALE and the
+                                               shadow play the same per-frame actions)
 lava_leap   training     0          100        ``lava-leap run --seed-base`` (default 0); at most
                                                100 seeds per algorithm
 lava_leap   test_floors  2024       1          the generator seed of the 200 test floors (spec §6)
@@ -103,6 +106,7 @@ RANGES: dict[tuple[str, str], SeedRange] = {(r.study, r.purpose): r for r in (
     SeedRange("breakout", "validation", 10_000, 990_000),
     SeedRange("breakout", "fidelity", 5_000_000, 1_000_000),
     SeedRange("breakout", "calibration", 7_000_000, 1_000_000),
+    SeedRange("breakout", "lockstep", 8_000_000, 1_000_000),
     SeedRange("lava_leap", "training", 0, 100),
     SeedRange("lava_leap", "test_floors", 2024, 1),
     SeedRange("lava_leap", "validation", 1_000, 100),
