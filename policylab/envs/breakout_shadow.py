@@ -4,8 +4,9 @@
 kernel (`breakout_shadow_kernel`). Observations follow `breakout_contract` exactly (9 features,
 screen coordinates), actions are ALE's minimal set, so every policy runs unchanged on ALE.
 
-Each env's randomness (sticky actions, serve position/direction) comes from its own splitmix64
-stream seeded by its own seed: env i in a batch of 4096 is bit-identical to that seed alone.
+Each env's randomness (sticky actions, serve position/direction) comes from its own stream seeded
+by its own seed (splitmix64, or ALE's MT19937 sticky-action stream when the preset's `rng` is
+`ale`): env i in a batch of 4096 is bit-identical to that seed alone.
 Finished envs (lives exhausted) stay frozen with reward 0; there is no auto-reset, because
 evaluations run exactly one episode per seed.
 
@@ -20,6 +21,7 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
+from policylab.envs import ale_random as R
 from policylab.envs import breakout_shadow_kernel as K
 from policylab.envs.breakout_contract import N_FEATURES, SCREEN_H, SCREEN_W
 from policylab.envs.breakout_shadow_params import ShadowParams, kernel_params, load_preset
@@ -56,6 +58,7 @@ class ShadowBreakout:
         self._I = np.zeros((n, K.NI), dtype=np.int64)
         self._bricks = np.zeros((n, self.params.brick_rows * self.params.brick_cols), dtype=np.uint8)
         self._rng = np.zeros(n, dtype=np.uint64)
+        self._mt = np.zeros((n, R.N_WORDS if self.params.rng == "ale" else 0), dtype=np.uint32)
         self._obs = np.zeros((n, N_FEATURES), dtype=np.float32)
         self._rew = np.zeros(n, dtype=np.float32)
         self._term = np.zeros(n, dtype=np.bool_)
@@ -72,7 +75,7 @@ class ShadowBreakout:
     def reset(self, seeds: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         if seeds is not None:
             self.seeds = self._check_seeds(seeds)
-        K.reset_kernel(self._p, self._F, self._I, self._bricks, self._rng, self.seeds, self._obs)
+        K.reset_kernel(self._p, self._F, self._I, self._bricks, self._rng, self._mt, self.seeds, self._obs)
         self._term[:] = False
         return self._obs.copy()
 
@@ -82,7 +85,7 @@ class ShadowBreakout:
             raise BadInput("actions", f"need shape ({self.n_envs},), got {acts.shape}")
         acts = acts.astype(np.int64, copy=False)
         cap = -1 if self.max_steps is None else self.max_steps
-        K.step_kernel(self._p, self._F, self._I, self._bricks, self._rng, acts, self._obs,
+        K.step_kernel(self._p, self._F, self._I, self._bricks, self._rng, self._mt, acts, self._obs,
                       self._rew, self._term, cap)
         if self.max_steps is None:
             truncated = np.zeros(self.n_envs, dtype=np.bool_)
@@ -105,7 +108,7 @@ class ShadowBreakout:
 
     def state_bytes(self) -> bytes:
         """Every state array's bytes, for determinism checks."""
-        return b"".join(a.tobytes() for a in (self._F, self._I, self._bricks, self._rng))
+        return b"".join(a.tobytes() for a in (self._F, self._I, self._bricks, self._rng, self._mt))
 
     @property
     def walls(self) -> np.ndarray:

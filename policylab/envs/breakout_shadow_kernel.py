@@ -1,9 +1,12 @@
 """The numba hot loop of the shadow Breakout: one call advances every env by one agent step.
 
 State is struct-of-arrays, batch first: `F` (float64 per-env reals), `I` (int64 per-env
-counters), `bricks` (uint8 live flags, row-major, top row first) and `rng` (one uint64
-splitmix64 state per env). Each env only touches its own row and its own RNG stream, so an
-env's trajectory depends on its seed alone, never on the batch size or its position in it.
+counters), `bricks` (uint8 live flags, row-major, top row first), `rng` (one uint64 per env) and
+`mt` (uint32 words per env). The preset's `rng` picks the stream: `splitmix`, a splitmix64 state in
+`rng` (`mt` has no columns); `ale`, ALE's own MT19937 sticky-action stream (`ale_random`), its words
+in `mt` and its position in `rng`, two outputs per frame as ALE draws them, so the shadow repeats
+exactly the frames ALE repeats on the same seed. Each env only touches its own row and its own
+stream, so an env's trajectory depends on its seed alone, never on the batch size or its position.
 
 Frame order inside an agent step (per frame): sticky action, paddle, serve, ball move, walls,
 bricks, paddle bounce, loss. With `ball_rule == "ale"` the ball part follows the 2600 game instead
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
+from policylab.envs import ale_random as R
 
 _DISARMED = 1 << 30  # COOLDOWN while bricks wait for a paddle or ceiling bounce (brick_rearm_on_bounce)
 
@@ -99,11 +104,14 @@ def _observe(p, F, I, obs, i):
 
 
 @numba.njit(cache=True)
-def reset_kernel(p, F, I, bricks, rng, seeds, obs):
+def reset_kernel(p, F, I, bricks, rng, mt, seeds, obs):
     n_bricks = p.brick_rows * p.brick_cols
     init = seed_states(seeds)
     for i in range(F.shape[0]):
-        rng[i] = init[i]
+        if p.rng_ale:  # a fresh ALE emulator seeded with the env's seed; its reset draws nothing
+            R.mt_seed(mt, rng, i, seeds[i])
+        else:
+            rng[i] = init[i]
         for k in range(NF):
             F[i, k] = 0.0
         for k in range(NI):
@@ -417,9 +425,10 @@ def _legacy_ball_frame(p, F, I, bricks, i):
 
 
 @numba.njit(cache=True)
-def step_kernel(p, F, I, bricks, rng, actions, obs, reward, terminated, max_steps):
+def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_steps):
     frameskip = p.frameskip
     sticky = p.sticky_prob
+    ale_rng = p.rng_ale
     auto = p.serve_rule_auto
     control = p.n_paddle_control_table > 0
     ale = p.ball_rule_ale
@@ -432,7 +441,10 @@ def step_kernel(p, F, I, bricks, rng, actions, obs, reward, terminated, max_step
         r = 0
         for _f in range(frameskip):
             act = a
-            if sticky > 0.0 and _uniform(rng, i) < sticky:
+            if ale_rng:  # ALE decides every frame, sticky or not
+                if R.frame_repeats(mt, rng, i, sticky):
+                    act = I[i, LAST_ACT]
+            elif sticky > 0.0 and _uniform(rng, i) < sticky:
                 act = I[i, LAST_ACT]
             I[i, LAST_ACT] = act
             if ale and I[i, IN_PLAY] and np.floor(F[i, BY]) >= p.lost_y:  # drawn below the loss line: gone

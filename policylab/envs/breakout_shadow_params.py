@@ -24,6 +24,7 @@ from policylab.errors import BadInput
 from policylab.hashing import hash_obj
 
 PRESET_DIR = Path(__file__).parent / "presets"
+LATER_FIELDS = {"rng": "splitmix"}  # fields added after stores were keyed, with the value the older worlds had
 MAX_BRICK_ROWS = 8
 TABLE_LEN = 32  # longest table (zones, serves, speeds) the kernel accepts
 CONTROL_LEN = 512  # longest paddle-controller table
@@ -41,6 +42,11 @@ class ShadowParams(StrictModel):
         "fire", description="fire: FIRE serves a waiting ball (ALE); auto: the ball is served by itself (Go)"
     )
     serve_delay: int = Field(0, ge=0, description="frames after a life loss (or reset) before a serve is possible")
+    rng: Literal["splitmix", "ale"] = Field(
+        "splitmix", description="splitmix: each env's own splitmix64 stream (sticky draws only when sticky_prob > 0, "
+                                "random serves); ale: ALE's MT19937 stream seeded with the episode seed, two outputs "
+                                "per frame in ALE's order (envs/ale_random.py), so seed s repeats the frames ALE "
+                                "repeats on seed s; needs serve_pick 'frame' (ALE draws nothing else)")
     # --- field geometry (ball top-left corner coordinates)
     field_left: float = Field(8.0, description="smallest ball x (inner edge of the left wall)")
     field_right: float = Field(152.0, description="inner edge of the right wall; ball x <= field_right - ball_w")
@@ -170,11 +176,17 @@ class ShadowParams(StrictModel):
             raise ValueError("bounce_sections holds entries from -2, -1, 1, 2")
         if self.ball_rule == "ale" and not (self.hit_speed_table and self.bounce_sections):
             raise ValueError("ball_rule 'ale' needs hit_speed_table and bounce_sections")
+        if self.rng == "ale" and self.serve_pick != "frame":
+            raise ValueError("rng 'ale' needs serve_pick 'frame': ALE's stream only decides sticky actions")
         return self
 
     def physics(self) -> dict:
-        """Every rule of the world, without its name: two presets with equal physics are one world."""
-        return self.model_dump(exclude={"name"})
+        """Every rule of the world, without its name: two presets with equal physics are one world.
+
+        A field in `LATER_FIELDS` is left out while it holds the value every world had before it existed,
+        so those worlds keep their digest (and their stored rollouts their keys)."""
+        later = {k for k, old in LATER_FIELDS.items() if getattr(self, k) == old}
+        return self.model_dump(exclude={"name"} | later)
 
     def digest(self) -> str:
         """Content hash of the physics (the name left out), part of every shadow rollout's key."""

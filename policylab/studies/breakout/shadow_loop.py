@@ -14,7 +14,7 @@ rule and preset).
 
 Numba caches compiled code per source file, and a cached caller keeps the callee code it was
 compiled with: a changed kernel would not be seen by a cached `play`. So `play` is built by a
-factory whose closure holds a digest of the kernel, kernel-parameter and policy sources; numba
+factory whose closure holds a digest of the kernel, random-stream, kernel-parameter and policy sources; numba
 keys its cache on closure contents, so a change to any of them compiles afresh.
 """
 
@@ -27,6 +27,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from policylab.envs import ale_random as R
 from policylab.envs import breakout_shadow_kernel as K
 from policylab.envs import breakout_shadow_params as KP
 from policylab.envs.breakout_contract import FIRE, NOOP
@@ -36,9 +37,10 @@ _STEP_TAIL = ["actions", "obs", "reward", "terminated", "max_steps"]
 
 
 def _sources_digest() -> int:
-    """A digest of every source `play` compiles in (kernel, kernel parameters, policies, this module)."""
+    """A digest of every source `play` compiles in (kernel, its random stream, kernel parameters, policies,
+    this module)."""
     h = hashlib.sha256()
-    for module in (K, KP, policies):
+    for module in (K, R, KP, policies):
         h.update(Path(module.__file__).read_bytes())
     h.update(Path(__file__).read_bytes())
     return int.from_bytes(h.digest()[:7], "little")
