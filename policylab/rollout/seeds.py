@@ -34,6 +34,9 @@ breakout    validation   10_000     990_000    ``train --validate-seed``: fresh 
 breakout    fidelity     5_000_000  1_000_000  benchmarks/bench_breakout_fidelity.py shadow episodes
 breakout    calibration  7_000_000  1_000_000  ``calibrate``: the traces' policies played closed-loop
                                                in the shadow (64 seeds each)
+breakout    learn        10**8      9 * 10**8  ``learn``: shadow training episodes, one fresh seed
+                                               per episode (base + the run's episode counter); far
+                                               from every ALE seed a learned policy is judged on
 breakout    lockstep     8_000_000  1_000_000  ``lockstep --seed``: episode i's sticky-action stream,
                                                random candidate and random actions (ALE and the
                                                shadow play the same per-frame actions)
@@ -106,6 +109,7 @@ RANGES: dict[tuple[str, str], SeedRange] = {(r.study, r.purpose): r for r in (
     SeedRange("breakout", "validation", 10_000, 990_000),
     SeedRange("breakout", "fidelity", 5_000_000, 1_000_000),
     SeedRange("breakout", "calibration", 7_000_000, 1_000_000),
+    SeedRange("breakout", "learn", 100_000_000, 900_000_000),
     SeedRange("breakout", "lockstep", 8_000_000, 1_000_000),
     SeedRange("lava_leap", "training", 0, 100),
     SeedRange("lava_leap", "test_floors", 2024, 1),
