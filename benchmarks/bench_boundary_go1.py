@@ -16,15 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import shlex
-import sys
 import tempfile
 import time
-from datetime import date
 from pathlib import Path
 
 import numpy as np
+
+from results_file import record
 
 from policylab.envs.robots.batch import plain_loop, robot
 from policylab.policies.files import load_policy
@@ -32,16 +30,6 @@ from policylab.rollout.store import Store
 from policylab.studies.boundary import sweep
 from policylab.studies.boundary.world import Grid
 
-RESULTS = Path(__file__).resolve().parent / "results" / "boundary_sweep_go1.json"
-
-
-def record(result: dict) -> None:
-    data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    data.update(result)
-    data.update(measured_on=date.today().isoformat(), command=shlex.join(["python", *sys.argv]),
-                machine=f"{platform.machine()}, {os.cpu_count()} cpus, load average before the run "
-                        f"{result['load_average_before']:.2f}")
-    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
 
 
 def plain(ckpt: sweep.Checkpoint, planned, store_root: Path) -> dict:
@@ -107,7 +95,7 @@ def main() -> None:
         "load_average_before": load,
     }
     print(json.dumps(report, indent=2))
-    record(report)
+    record("boundary_sweep_go1", report)
 
 
 if __name__ == "__main__":

@@ -30,19 +30,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
-import shlex
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import date
 from pathlib import Path
 
 import mujoco
 import numpy as np
 from mujoco import rollout as mj_rollout
+
+from results_file import record
 
 from policylab.envs import ant
 from policylab.policies import ant_linear
@@ -50,23 +49,11 @@ from policylab.rollout.store import Store
 from policylab.studies.boundary import sweep
 from policylab.studies.boundary.world import Grid
 
-RESULTS = Path(__file__).resolve().parent / "results" / "boundary_sweep.json"
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_RATIO = 1.15
 QUIET_CORES = 0.1  # other processes' average cores below which a run counts as quiet
 REFERENCE_CONTROLS = ("the sweep's recorded ctrl and push, open loop: ctrl (8) and xfrc_applied (torso x, y "
                       "force) held for each control step's 5 physics steps")
-
-
-def record(result: dict) -> None:
-    """Update benchmarks/results/boundary_sweep.json: README.md, BENCHMARKS.md and docs/ quote their figures
-    from it (tests/core/test_quoted_numbers.py checks every quote), so a re-run keeps them sourced."""
-    data = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    data.update(result)
-    data.update(measured_on=date.today().isoformat(), command=shlex.join(["python", *sys.argv]),
-                machine=f"{platform.machine()}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f} "
-                        f"at the end; mujoco {mujoco.__version__}, numpy {np.__version__}")
-    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
 
 
 def machine_busy_s() -> float:
@@ -329,7 +316,8 @@ def main() -> None:
         "goal_s": 126,
     }
     print(json.dumps(report, indent=2))
-    record(report)
+    record("boundary_sweep", report,
+           machine_note=f"mujoco {mujoco.__version__}, numpy {np.__version__}")
 
 
 if __name__ == "__main__":
