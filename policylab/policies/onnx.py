@@ -72,7 +72,13 @@ def load(path: str | Path, obs_dim: int | None = None, act_dim: int | None = Non
     p = Path(path)
     if not p.is_file():
         raise BadInput(field, f"file not found: {p}")
-    raw = p.read_bytes()
+    return from_bytes(p.read_bytes(), p, obs_dim, act_dim, what=what, field=field)
+
+
+def from_bytes(raw: bytes, p: Path, obs_dim: int | None = None, act_dim: int | None = None, *,
+               what: str = "the robot", field: str = "checkpoint") -> OnnxPolicy:
+    """`load` on a file's bytes already read (`p` names it in messages): a caller that keys results
+    by the bytes' hash checks and runs exactly the bytes it hashed."""
     try:
         model = onnx.load_from_string(raw)
         onnx.checker.check_model(model)
