@@ -8,7 +8,7 @@ Each env's randomness (sticky actions, serve position/direction) comes from its 
 by its own seed (splitmix64, or ALE's MT19937 sticky-action stream when the preset's `rng` is
 `ale`): env i in a batch of 4096 is bit-identical to that seed alone.
 Finished envs (lives exhausted) stay frozen with reward 0; there is no auto-reset, because
-evaluations run exactly one episode per seed.
+evaluations run exactly one episode per seed (a learner restarts finished envs with `reset_rows`).
 
 Importing this module registers the Gymnasium env `policylab/ShadowBreakout-v0`.
 """
@@ -78,6 +78,32 @@ class ShadowBreakout:
         K.reset_kernel(self._p, self._F, self._I, self._bricks, self._rng, self._mt, self.seeds, self._obs)
         self._term[:] = False
         return self._obs.copy()
+
+    def reset_rows(self, rows: Sequence[int] | np.ndarray, seeds: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Reset only envs `rows` onto `seeds` (a learner restarts each finished env while the others
+        play on): the reset kernel on sliced copies of their state, written back; returns every env's
+        observation. Each reset env is bit-identical to a fresh batch reset on its seed."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
+        if seeds.shape != rows.shape or (seeds < 0).any():
+            raise BadInput("seeds", f"need {rows.size} non-negative seeds, got {seeds.size}")
+        part = [a[rows] for a in (self._F, self._I, self._bricks, self._rng, self._mt, self._obs)]
+        K.reset_kernel(self._p, *part[:5], seeds, part[5])
+        for a, v in zip((self._F, self._I, self._bricks, self._rng, self._mt, self._obs), part):
+            a[rows] = v
+        self._term[rows] = False
+        self.seeds[rows] = seeds
+        return self._obs.copy()
+
+    STATE_ARRAYS = ("_F", "_I", "_bricks", "_rng", "_mt", "_obs", "_term", "seeds")
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        """Copies of every state array (a learner's checkpoint); `set_state` puts them back."""
+        return {k.lstrip("_"): getattr(self, k).copy() for k in self.STATE_ARRAYS}
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        for k in self.STATE_ARRAYS:
+            getattr(self, k)[...] = state[k.lstrip("_")]
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         acts = np.asarray(actions)
