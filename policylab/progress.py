@@ -27,6 +27,7 @@ def progress_bar(label: str, total: int, unit: str = "it") -> Iterator[Bar]:
         MofNCompleteColumn(),
         TaskProgressColumn(),
         TextColumn("{task.fields[rate]}"),
+        TextColumn("{task.fields[status]}"),
         TimeElapsedColumn(),
         TextColumn("eta"),
         TimeRemainingColumn(),
@@ -35,7 +36,7 @@ def progress_bar(label: str, total: int, unit: str = "it") -> Iterator[Bar]:
         refresh_per_second=4,
     )
     with progress:
-        task_id = progress.add_task(label, total=total, rate="")
+        task_id = progress.add_task(label, total=total, rate="", status="")
         yield Bar(progress, task_id, unit)
 
 
@@ -52,6 +53,11 @@ class Bar:
         task = self._progress.tasks[self._task]
         speed = task.speed or 0.0
         self._progress.update(self._task, rate=f"{speed:,.1f} {self._unit}/s")
+
+
+    def status(self, text: str) -> None:
+        """Show `text` after the rate (a learner's latest mean return, say)."""
+        self._progress.update(self._task, status=text)
 
 
 def say(message: str) -> None:

@@ -18,13 +18,26 @@ and whose output is 4 logits over the minimal action set (NOOP, FIRE, RIGHT, LEF
 which observation it takes in its metadata (`OBS_METADATA_KEY`, a JSON object of `NetObsSpec`), so a
 network trained elsewhere on the same features runs the same way. Acting is greedy (the first
 largest logit); the protocol's serve rule is applied by the episode runner, as for every policy.
+
+A rollout knows a network as a `NetworkFile`: the bytes it checked, their sha256 and the
+observation they declare. The store keys an episode by the hash and the observation (`record`),
+never by the path, so an edited file plays again and a moved or renamed one does not; tasks carry
+the bytes themselves, so a worker runs exactly what was hashed even if the file changes meanwhile.
+
+`export_mlp` writes the one network form this project makes (learn's policy head, the tests'
+networks): Gemm layers with tanh or relu between them, built with `onnx.helper` from the weights
+(torch's `nn.Linear` layout), so the file's bytes depend on the weights alone, not on an exporter's
+version.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -35,6 +48,9 @@ WALL_ROWS, WALL_COLS = 6, 18
 N_ACTIONS = 4
 OBS_METADATA_KEY = "policylab.breakout_obs"
 MAX_HISTORY = 8
+INPUT_NAME, OUTPUT_NAME = "obs", "logits"
+ACTIVATIONS = {"tanh": "Tanh", "relu": "Relu"}
+OPSET, IR_VERSION = 17, 8  # onnx 1.23 writes IR 8 for opset 17; onnxruntime 1.32 reads both
 
 # ball_x, ball_y, ball_vx, ball_vy, ball_in_play, paddle_x, paddle_width, lives, score
 FEATURE_SCALE = np.array([1 / 160, 1 / 210, 1 / 8, 1 / 8, 1.0, 1 / 160, 1 / 16, 1 / 5, 1 / 1000], dtype=np.float32)
@@ -114,28 +130,90 @@ class BreakoutNetPolicy:
         logits = self.network.act(obs)
         return np.argmax(logits, axis=1).astype(np.int64)
 
+    def actor(self, n_envs: int) -> NetActor:
+        return NetActor(self, n_envs)
 
-def load(path: str | Path, field: str = "policy") -> BreakoutNetPolicy:
-    """The network in `path`, checked: a valid ONNX policy whose metadata names its observation and
-    whose input and output sizes fit it (`BadInput` naming `field` otherwise)."""
+
+class NetActor:
+    """The network playing N envs from their first step: the first call starts each env's history at
+    the reset observation, every later call pushes one agent step. `wall` says whether the caller
+    must pass the walls (decoding ALE's wall from RAM is skipped for a network without one)."""
+
+    def __init__(self, policy: BreakoutNetPolicy, n_envs: int):
+        self.policy = policy
+        self.observer = policy.observer(n_envs)
+        self.wall = policy.spec.wall
+        self._started = False
+
+    def __call__(self, features: np.ndarray, walls: np.ndarray | None) -> np.ndarray:
+        obs = self.observer.observe(features, walls) if self._started else self.observer.reset(features, walls)
+        self._started = True
+        return self.policy.act(obs)
+
+
+@dataclass(frozen=True)
+class NetworkFile:
+    """A checked network file as rollouts know it: `name` (the file name, a label for reports), its
+    bytes, their sha256 and the observation it declares. Pickles with its bytes (a worker process
+    opens the same network without reading the file again)."""
+
+    name: str
+    sha256: str
+    spec: NetObsSpec
+    model: bytes = field(repr=False)
+
+    @property
+    def record(self) -> dict:
+        """What a rollout's key holds of the network: content and observation, never the path."""
+        return {"format": "onnx", "sha256": self.sha256, "observation": asdict(self.spec)}
+
+    def policy(self) -> BreakoutNetPolicy:
+        """The network, opened once per process (onnxruntime sessions are reused across tasks)."""
+        return _opened(self.sha256, self.model, self.name)
+
+
+@lru_cache(maxsize=8)
+def _opened(sha256: str, model: bytes, name: str) -> BreakoutNetPolicy:
+    return _check(model, Path(name), "policy")
+
+
+def _check(raw: bytes, p: Path, field: str) -> BreakoutNetPolicy:
+    """Every check of `read` on bytes: metadata names a valid observation, sizes fit it, onnxruntime runs it."""
     import onnx
 
     from policylab.policies import onnx as onnx_policy
 
-    p = Path(path)
-    if not p.is_file():
-        raise BadInput(field, f"file not found: {p}")
     try:
-        meta = {m.key: m.value for m in onnx.load_from_string(p.read_bytes()).metadata_props}
+        meta = {m.key: m.value for m in onnx.load_from_string(raw).metadata_props}
     except Exception:  # not an ONNX model: the one loader names the problem
-        onnx_policy.load(p, field=field)
+        onnx_policy.from_bytes(raw, p, field=field)
         raise
     if OBS_METADATA_KEY not in meta:
         raise BadInput(field, f"{p}: no {OBS_METADATA_KEY!r} metadata; a Breakout network must say which "
                        "observation it takes (see docs/breakout.md)")
     spec = NetObsSpec.from_json(meta[OBS_METADATA_KEY], field)
-    net = onnx_policy.load(p, spec.dim, N_ACTIONS, what="the Breakout observation", field=field)
+    net = onnx_policy.from_bytes(raw, p, spec.dim, N_ACTIONS, what="the Breakout observation", field=field)
     return BreakoutNetPolicy(p, spec, net)
+
+
+def read(path: str | Path, field: str = "policy") -> NetworkFile:
+    """The network in `path`, checked (`BadInput` naming `field` otherwise): a valid ONNX model whose
+    metadata names its observation and whose input and output sizes fit it."""
+    p = Path(path)
+    if not p.is_file():
+        raise BadInput(field, f"file not found: {p}")
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise BadInput(field, f"cannot read {p} ({exc.strerror or exc})") from None
+    return NetworkFile(p.name, hashlib.sha256(raw).hexdigest(), _check(raw, p, field).spec, raw)
+
+
+def load(path: str | Path, field: str = "policy") -> BreakoutNetPolicy:
+    """The network in `path`, checked as by `read`, ready to act."""
+    p = Path(path)
+    net = read(p, field).policy()
+    return BreakoutNetPolicy(p, net.spec, net.network)
 
 
 def stamp(model, spec: NetObsSpec) -> None:
@@ -143,3 +221,82 @@ def stamp(model, spec: NetObsSpec) -> None:
     entry = model.metadata_props.add()
     entry.key = OBS_METADATA_KEY
     entry.value = spec.to_json()
+
+
+def export_mlp(layers: Sequence[tuple[np.ndarray, np.ndarray]], spec: NetObsSpec, activation: str = "tanh") -> bytes:
+    """An MLP as ONNX bytes: `layers` are (weight (out, in), bias (out,)) pairs in torch's `nn.Linear`
+    layout, `activation` between consecutive layers, 4 logits out; the observation spec stamped.
+
+    Each layer is one Gemm (transB=1, the `x @ W.T + b` of nn.Linear) on float32 weights; the batch
+    dimension is symbolic. The bytes are a function of the weights, the spec and the activation."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    if activation not in ACTIVATIONS:
+        raise BadInput("activation", f"must be one of {', '.join(ACTIVATIONS)}, got {activation!r}")
+    if not layers:
+        raise BadInput("layers", "an MLP needs at least one layer")
+    width = spec.dim
+    nodes, inits, x = [], [], INPUT_NAME
+    for i, (w, b) in enumerate(layers):
+        w = np.asarray(w, dtype=np.float32)
+        b = np.asarray(b, dtype=np.float32)
+        if w.ndim != 2 or w.shape[1] != width or b.shape != (w.shape[0],):
+            raise BadInput(f"layers[{i}]", f"weight {w.shape} and bias {b.shape} do not take {width} inputs")
+        width = w.shape[0]
+        inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(b, f"b{i}")]
+        last = i == len(layers) - 1
+        y = OUTPUT_NAME if last else f"h{i}"
+        nodes.append(helper.make_node("Gemm", [x, f"w{i}", f"b{i}"], [y], transB=1))
+        if not last:
+            nodes.append(helper.make_node(ACTIVATIONS[activation], [y], [f"a{i}"]))
+            y = f"a{i}"
+        x = y
+    if width != N_ACTIONS:
+        raise BadInput("layers", f"the last layer gives {width} outputs; a Breakout network gives {N_ACTIONS} logits")
+    graph = helper.make_graph(
+        nodes, "breakout_mlp",
+        [helper.make_tensor_value_info(INPUT_NAME, TensorProto.FLOAT, ["batch", spec.dim])],
+        [helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, ["batch", N_ACTIONS])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION,
+                              producer_name="policylab")
+    stamp(model, spec)
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
+
+
+def export_onnx(layers: list[tuple[np.ndarray, np.ndarray]], spec: NetObsSpec, path: str | Path) -> Path:
+    """Write a tanh MLP as a Breakout network file: `layers` are (weight (out, in), bias (out,))
+    float32 pairs, tanh between them, the last one giving the 4 logits; `spec` is stamped.
+
+    Why a hand-built graph (Gemm/Tanh, opset 17) rather than torch's exporter: its bytes depend only
+    on the weights (the same training run exports the same file), it needs no onnxscript, and
+    Gemm/Tanh is the operator set whose rows the one loader measured bit-identical across batch
+    sizes and threads. The file is written atomically.
+    """
+    from onnx import TensorProto, helper, numpy_helper
+
+    if layers[0][0].shape[1] != spec.dim or layers[-1][0].shape[0] != N_ACTIONS:
+        raise ValueError(f"layers map {layers[0][0].shape[1]} -> {layers[-1][0].shape[0]}, "
+                         f"the observation needs {spec.dim} -> {N_ACTIONS}")
+    nodes, inits, x = [], [], "obs"
+    for k, (w, b) in enumerate(layers):
+        inits += [numpy_helper.from_array(np.asarray(w, dtype=np.float32), f"w{k}"),
+                  numpy_helper.from_array(np.asarray(b, dtype=np.float32), f"b{k}")]
+        last = k == len(layers) - 1
+        y = "logits" if last else f"z{k}"
+        nodes.append(helper.make_node("Gemm", [x, f"w{k}", f"b{k}"], [y], transB=1))
+        if not last:
+            nodes.append(helper.make_node("Tanh", [y], [f"h{k}"]))
+            x = f"h{k}"
+    graph = helper.make_graph(
+        nodes, "breakout_net", [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", spec.dim])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", N_ACTIONS])], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="policylab")
+    model.ir_version = 8  # onnxruntime 1.32 reads it; pinned so the bytes do not follow onnx's default
+    stamp(model, spec)
+    out = Path(path)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_bytes(model.SerializeToString())
+    tmp.replace(out)
+    return out
