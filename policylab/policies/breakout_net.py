@@ -264,39 +264,3 @@ def export_mlp(layers: Sequence[tuple[np.ndarray, np.ndarray]], spec: NetObsSpec
     onnx.checker.check_model(model)
     return model.SerializeToString()
 
-
-def export_onnx(layers: list[tuple[np.ndarray, np.ndarray]], spec: NetObsSpec, path: str | Path) -> Path:
-    """Write a tanh MLP as a Breakout network file: `layers` are (weight (out, in), bias (out,))
-    float32 pairs, tanh between them, the last one giving the 4 logits; `spec` is stamped.
-
-    Why a hand-built graph (Gemm/Tanh, opset 17) rather than torch's exporter: its bytes depend only
-    on the weights (the same training run exports the same file), it needs no onnxscript, and
-    Gemm/Tanh is the operator set whose rows the one loader measured bit-identical across batch
-    sizes and threads. The file is written atomically.
-    """
-    from onnx import TensorProto, helper, numpy_helper
-
-    if layers[0][0].shape[1] != spec.dim or layers[-1][0].shape[0] != N_ACTIONS:
-        raise ValueError(f"layers map {layers[0][0].shape[1]} -> {layers[-1][0].shape[0]}, "
-                         f"the observation needs {spec.dim} -> {N_ACTIONS}")
-    nodes, inits, x = [], [], "obs"
-    for k, (w, b) in enumerate(layers):
-        inits += [numpy_helper.from_array(np.asarray(w, dtype=np.float32), f"w{k}"),
-                  numpy_helper.from_array(np.asarray(b, dtype=np.float32), f"b{k}")]
-        last = k == len(layers) - 1
-        y = "logits" if last else f"z{k}"
-        nodes.append(helper.make_node("Gemm", [x, f"w{k}", f"b{k}"], [y], transB=1))
-        if not last:
-            nodes.append(helper.make_node("Tanh", [y], [f"h{k}"]))
-            x = f"h{k}"
-    graph = helper.make_graph(
-        nodes, "breakout_net", [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", spec.dim])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", N_ACTIONS])], initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="policylab")
-    model.ir_version = 8  # onnxruntime 1.32 reads it; pinned so the bytes do not follow onnx's default
-    stamp(model, spec)
-    out = Path(path)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_bytes(model.SerializeToString())
-    tmp.replace(out)
-    return out
