@@ -24,7 +24,7 @@ observation they declare. The store keys an episode by the hash and the observat
 never by the path, so an edited file plays again and a moved or renamed one does not; tasks carry
 the bytes themselves, so a worker runs exactly what was hashed even if the file changes meanwhile.
 
-`export_mlp` writes the one network form this project makes (learn's policy head, the tests'
+`export_onnx` writes the one network form this project makes (learn's policy head, the tests'
 networks): Gemm layers with tanh or relu between them, built with `onnx.helper` from the weights
 (torch's `nn.Linear` layout), so the file's bytes depend on the weights alone, not on an exporter's
 version.
@@ -223,12 +223,21 @@ def stamp(model, spec: NetObsSpec) -> None:
     entry.value = spec.to_json()
 
 
-def export_mlp(layers: Sequence[tuple[np.ndarray, np.ndarray]], spec: NetObsSpec, activation: str = "tanh") -> bytes:
-    """An MLP as ONNX bytes: `layers` are (weight (out, in), bias (out,)) pairs in torch's `nn.Linear`
-    layout, `activation` between consecutive layers, 4 logits out; the observation spec stamped.
+def export_onnx(layers: Sequence[tuple[np.ndarray, np.ndarray]], spec: NetObsSpec, path: str | Path,
+                activation: str = "tanh") -> Path:
+    """Write an MLP to `path` (atomically): `layers` are (weight (out, in), bias (out,)) pairs in
+    torch's `nn.Linear` layout, `activation` between consecutive layers, 4 logits out; the observation
+    spec stamped."""
+    from policylab.fileio import atomic_write_bytes
 
-    Each layer is one Gemm (transB=1, the `x @ W.T + b` of nn.Linear) on float32 weights; the batch
-    dimension is symbolic. The bytes are a function of the weights, the spec and the activation."""
+    atomic_write_bytes(Path(path), mlp_bytes(layers, spec, activation))
+    return Path(path)
+
+
+def mlp_bytes(layers: Sequence[tuple[np.ndarray, np.ndarray]], spec: NetObsSpec, activation: str = "tanh") -> bytes:
+    """The ONNX bytes of `export_onnx`. Each layer is one Gemm (transB=1, the `x @ W.T + b` of
+    nn.Linear) on float32 weights; the batch dimension is symbolic. The bytes are a function of the
+    weights, the spec and the activation."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
