@@ -1,0 +1,169 @@
+"""ALE's sticky-action stream (`envs/ale_random.py`): the generator against numpy's MT19937, the frames it
+predicts against the real ALE (RAM every frame, frameskip 1 and 4), and the shadow drawing it (`rng: ale`)."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+from ale_py import ALEInterface
+
+from policylab.envs import ale_random as R
+from policylab.envs import breakout_shadow_kernel as K
+from policylab.envs.breakout_ale import AleBreakout, Protocol, ram_features
+from policylab.envs.breakout_contract import F, FIRE, LEFT, NOOP, RIGHT
+from policylab.envs.breakout_shadow import ShadowBreakout
+from policylab.envs.breakout_shadow_params import load_preset
+from policylab.errors import BadInput
+from policylab.rollout.seeds import named_range
+
+STICKY = Protocol().sticky  # the default protocol's 0.25
+SEEDS = named_range("breakout", "eval").first(2) + named_range("breakout", "validation").first(1)
+
+
+@numba.njit
+def _outputs(mt, pos, n):
+    out = np.empty(n, dtype=np.uint64)
+    for k in range(n):
+        out[k] = R.mt_next(mt, pos, 0)
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5489, 2**31 - 1, 2**32 - 1, 2**32 + 7])
+def test_the_stream_is_mt19937_seeded_as_init_genrand(seed):
+    """numpy's legacy RandomState seeds MT19937 with init_genrand(seed) for a 32-bit seed, as std::mt19937 does;
+    a full-range uint32 randint is its raw output. 2000 outputs cross three twists; seeds wrap mod 2**32."""
+    mt, pos = R.new_state(1)
+    R.seed_all(mt, pos, np.array([seed], dtype=np.int64))
+    want = np.random.RandomState(seed % 2**32).randint(0, 2**32, size=2000, dtype=np.uint32)
+    assert np.array_equal(_outputs(mt, pos, 2000), want)
+
+
+def _ale(seed: int, sticky: float, frameskip: int) -> ALEInterface:
+    """A fresh emulator set up exactly as `AleBreakout` sets one up, reset once more (as an episode does)."""
+    env = AleBreakout(Protocol(sticky=sticky, frameskip=frameskip), seed)
+    env.reset()
+    return env.ale
+
+
+def _noisy_tracker(ram: np.ndarray, rng: np.random.Generator) -> int:
+    """FIRE without a ball, else chase the ball, and 30% of the time any action: the game lasts thousands of
+    frames and the asked action changes often, so many sticky decisions show in the RAM."""
+    f = ram_features(ram, None)
+    if not f[F["ball_in_play"]]:
+        a = FIRE
+    else:
+        d = f[F["ball_x"]] + 1 - (f[F["paddle_x"]] + f[F["paddle_width"]] / 2)
+        a = RIGHT if d > 2 else (LEFT if d < -2 else NOOP)
+    return a if rng.random() > 0.3 else int(rng.integers(0, 4))
+
+
+def _play_sticky(seed: int, frameskip: int, calls: int) -> tuple[np.ndarray, np.ndarray]:
+    """ALE with the default sticky probability: (RAM after each act, action asked for), to game over or `calls`."""
+    ale = _ale(seed, STICKY, frameskip)
+    acts, rng = ale.getMinimalActionSet(), np.random.default_rng(seed)
+    rams, asked = [], []
+    while len(asked) < calls and not ale.game_over():
+        asked.append(_noisy_tracker(ale.getRAM(), rng))
+        ale.act(acts[asked[-1]])
+        rams.append(ale.getRAM().copy())
+    return np.array(rams), np.array(asked)
+
+
+def _replay(seed: int, per_frame: np.ndarray) -> np.ndarray:
+    """A fresh ALE without sticky actions at frameskip 1, fed `per_frame`: RAM after every frame."""
+    ale = _ale(seed, 0.0, 1)
+    acts = ale.getMinimalActionSet()
+    out = []
+    for a in per_frame:
+        ale.act(acts[int(a)])
+        out.append(ale.getRAM().copy())
+    return np.array(out)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ale_repeats_exactly_the_frames_the_stream_predicts(seed):
+    """ALE at frameskip 1 with sticky 0.25, RAM after every frame, against a fresh sticky-0 ALE fed the
+    actions the stream says ALE applied; a prediction from the next seed's stream must fail."""
+    sticky, asked = _play_sticky(seed, 1, 3000)
+    assert len(asked) >= 1500  # a long game, not an early game over
+    assert np.array_equal(_replay(seed, R.applied_actions(seed, asked, STICKY)), sticky)
+    assert not np.array_equal(_replay(seed, R.applied_actions(seed + 1, asked, STICKY)), sticky)
+
+
+def test_frameskip_4_draws_each_frame_of_an_agent_step():
+    """The default protocol: frameskip 4 with sticky 0.25 equals frameskip 1, sticky 0, with the stream's
+    per-frame actions (each agent step's action asked for on its 4 frames), RAM at every agent step."""
+    seed = SEEDS[1]
+    sticky, asked = _play_sticky(seed, 4, 750)
+    assert len(asked) >= 400
+    replay = _replay(seed, R.applied_actions(seed, np.repeat(asked, 4), STICKY))
+    assert np.array_equal(replay[3::4], sticky)
+
+
+def _intended(seed: int, n_frames: int) -> np.ndarray:
+    """Per-frame actions whose every sticky decision matters: each frame asks for another action than the
+    last (NOOP, FIRE, RIGHT, LEFT cycled with random skips)."""
+    steps = np.random.default_rng(seed).integers(1, 4, size=n_frames)
+    return np.cumsum(steps) % 4
+
+
+def test_the_stream_is_drawn_even_without_sticky_actions():
+    """ALE draws two outputs per frame whatever the probability: at 0 nothing repeats, at 1 nothing but NOOP."""
+    assert not R.sticky_repeats(SEEDS[0], 1000, 0.0).any()
+    assert (R.applied_actions(SEEDS[0], np.full(100, LEFT), 0.999999) == NOOP).mean() > 0.99
+    rep = R.sticky_repeats(SEEDS[0], 100_000, STICKY)
+    assert abs(rep.mean() - STICKY) < 0.01
+    assert np.array_equal(rep[:10], R.sticky_repeats(SEEDS[0], 10, STICKY))
+
+
+@pytest.mark.parametrize("frameskip", [1, 4])
+def test_the_shadow_applies_the_frames_ale_applies(frameskip):
+    """A shadow with rng 'ale' applies, on every frame, the action `applied_actions` gives for its seed; each env of a
+    batch as if alone."""
+    seeds = np.array(SEEDS, dtype=np.int64)
+    params = load_preset("atari-cal", rng="ale", frameskip=frameskip)
+    env = ShadowBreakout(len(seeds), params, seeds=seeds)
+    env.reset()
+    steps = 400
+    asked = np.stack([_intended(int(s), steps) for s in seeds], axis=1)
+    last = []
+    for t in range(steps):
+        env.step(asked[t])
+        last.append(env._I[:, K.LAST_ACT].copy())
+    last = np.array(last)
+    for j, s in enumerate(seeds):
+        applied = R.applied_actions(int(s), np.repeat(asked[:, j], frameskip), STICKY)
+        alive = env.steps[j]  # frames after game over are not played
+        assert np.array_equal(last[:alive, j], applied[frameskip - 1::frameskip][:alive])
+    alone = ShadowBreakout(1, params, seeds=seeds[-1:])
+    alone.reset()
+    for t in range(steps):
+        alone.step(asked[t, -1:])
+    assert np.array_equal(alone._mt[0], env._mt[-1]) and alone._rng[0] == env._rng[-1]
+
+
+def test_the_shadow_paddle_follows_ale_on_the_same_seed():
+    """Default protocol, no serve: atari-cal's paddle is frame-exact given the applied actions, so with ALE's stream
+    the shadow paddle equals ALE's at every agent step of the same seed; with its own stream it does not."""
+    steps = 300
+    moves = np.array([NOOP, RIGHT, LEFT])
+    for seed in SEEDS:
+        asked = moves[np.random.default_rng(seed).integers(0, 3, size=steps)]
+        ale = AleBreakout(Protocol(), seed)
+        ale.reset()
+        ale_x = [ale.step(a)[0][F["paddle_x"]] for a in asked]
+        for rng, same in (("ale", True), ("splitmix", False)):
+            shadow = ShadowBreakout(1, load_preset("atari-cal", rng=rng), seeds=[seed])
+            shadow.reset()
+            x = [shadow.step(np.array([a]))[0][0, F["paddle_x"]] for a in asked]
+            assert np.array_equal(x, ale_x) == same, (seed, rng)
+
+
+def test_rng_field_keeps_old_digests_and_needs_frame_serves():
+    cal = load_preset("atari-cal")
+    assert cal.rng == "splitmix" and "rng" not in cal.physics()
+    assert load_preset("atari-cal", rng="ale").digest() != cal.digest()
+    with pytest.raises(BadInput) as err:
+        load_preset("atari", rng="ale")  # random serves: ALE's stream has no draws for them
+    assert err.value.field == "preset"
