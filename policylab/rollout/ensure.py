@@ -20,6 +20,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -50,8 +51,8 @@ class Planned:
     labels: Mapping[str, Any] = field(default_factory=dict)
     detail: Any = None
 
-    @property
-    def key(self) -> str:
+    @cached_property
+    def key(self) -> str:  # hashed once: ensure, the writer and summaries all ask for it
         return rollout_key(self.world, self.policy, self.protocol)
 
 

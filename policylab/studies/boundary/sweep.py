@@ -164,10 +164,10 @@ def payload_bytes(rob: Robot | str | None = None) -> int:
     return 8 * ((t + 1) * (r.nq + r.nv + 3) + t * (r.nu + 2))
 
 
-def world_record(gw: GridWorld, ckpt: Checkpoint) -> dict:
+def world_record(gw: GridWorld, ckpt: Checkpoint, env: str) -> dict:
     w = gw.world
     return {
-        "env": load_robot(ckpt.robot).spec.env,
+        "env": env,
         "mu": w.mu,
         "push_pct": w.push_pct,
         "push_dir": w.push_dir,
@@ -253,8 +253,11 @@ class SweepRunner:
                      "nthread": self.nthread, "robot": self.ckpt.robot}) for u in units]
 
 
-def planned_world(gw: GridWorld, ckpt: Checkpoint) -> Planned:
-    return Planned(STUDY, world_record(gw, ckpt), policy_record(ckpt), protocol(ckpt.robot), detail=gw)
+def planned_sweep(grid: Grid, ckpt: Checkpoint) -> list[Planned]:
+    """Every world of `grid` as a planned rollout of `ckpt` (the policy and protocol records are built
+    once and shared: only the world differs between rollouts)."""
+    policy, proto, env = policy_record(ckpt), protocol(ckpt.robot), load_robot(ckpt.robot).spec.env
+    return [Planned(STUDY, world_record(gw, ckpt, env), policy, proto, detail=gw) for gw in grid.worlds()]
 
 
 def meta_name(ckpt: Checkpoint) -> str:
@@ -301,7 +304,7 @@ def check_resume(store_root: Path, grid: Grid, ckpt: Checkpoint) -> None:
 
 
 def sweep_keys(grid: Grid, ckpt: Checkpoint) -> list[tuple[str, GridWorld]]:
-    return [(planned_world(gw, ckpt).key, gw) for gw in grid.worlds()]
+    return [(p.key, p.detail) for p in planned_sweep(grid, ckpt)]
 
 
 def run_sweep(
@@ -327,7 +330,7 @@ def run_sweep(
     claim_out_dir(out, config)
     nthread = threads or (2 if executor == "local" else 1)
     t_start = time.perf_counter()
-    planned = [planned_world(gw, ckpt) for gw in grid.worlds()]
+    planned = planned_sweep(grid, ckpt)
     stats = EnsureStats()
     with Store(store_root) as store:
         store.set_meta(meta_name(ckpt), sweep_meta(grid, ckpt))

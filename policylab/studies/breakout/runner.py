@@ -385,18 +385,10 @@ class EpisodeRunner:
                 for unit in units]
 
 
-class PlannedEpisode(Planned):
-    """A `Planned` whose key is computed once (`ensure` and `pack` ask for it several times)."""
-
-    @cached_property
-    def key(self) -> str:  # type: ignore[override]
-        return Planned.key.fget(self)
-
-
 def planned(task: EpisodeTask, seed: int) -> Planned:
     labels = {} if task.env == "ale" else {"preset": task.preset}
-    return PlannedEpisode(STUDY, world_key(task, seed), policy_of(task), protocol_of(task), labels,
-                          detail=(task, seed))
+    return Planned(STUDY, world_key(task, seed), policy_of(task), protocol_of(task), labels,
+                   detail=(task, seed))
 
 
 def _with_seeds(task: EpisodeTask, seeds: Sequence[int]) -> EpisodeTask:
