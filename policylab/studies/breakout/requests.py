@@ -24,6 +24,7 @@ step, see `runner.step_bytes`), so a run the machine cannot hold is refused befo
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 from typing import Annotated, Literal, Optional
 
@@ -46,6 +47,8 @@ ALE_STEP_PYTHON_BYTES = 1024  # an ALE step while its episode runs: obs and RAM 
 REPLAY_ROW_BYTES = 256  # one line of an eval's replays/*.jsonl
 
 PolicyName = Literal["breakout_policy_v3", "breakout_policy_planner_v1", "breakout_policy_training_v1"]
+POLICY_HELP = ("Policy to play: breakout_policy_v3, breakout_policy_planner_v1, breakout_policy_training_v1, or an "
+               "ONNX network file (.onnx) that declares its observation (docs/breakout.md, 'Network policies').")
 Executor = Literal["local", "processes", "ray"]
 
 PRESET_HELP = ("Shadow-simulator preset: atari-cal (calibrated to ALE, default), atari, go-v1 (the original's Go "
@@ -56,6 +59,25 @@ STICKY_HELP = ("Sticky-action probability. ALE's default is 0.25 (repeat_action_
                "also overrides the shadow preset's own value (which must stay below 1).")
 
 
+def _policy(value: str) -> str:
+    """A registered policy's name, or a Breakout network file checked in full (`breakout_net.read`:
+    readable, valid ONNX, observation metadata, input and output sizes, runs), so a bad file is one
+    line naming the option before anything runs."""
+    names = typing.get_args(PolicyName)
+    if value in names:
+        return value
+    if not value.lower().endswith(".onnx"):
+        raise ValueError(f"unknown policy {value!r}; expected one of {', '.join(names)}, or an ONNX network "
+                         "file (.onnx)")
+    from policylab.policies.breakout_net import read
+
+    try:
+        read(value)
+    except BadInput as exc:
+        raise ValueError(exc.message) from None
+    return value
+
+
 def _folder(path: Path) -> Path:
     if not path.is_dir():
         raise ValueError(f"{path} is not a folder" if path.exists() else f"folder not found: {path}")
@@ -64,7 +86,7 @@ def _folder(path: Path) -> Path:
 
 # -- options several commands share (each request lists them in the order its help shows them) -----------
 Out = Annotated[OutDir, Field(description="Output folder: new, empty, or holding a run of this same config.")]
-Policy = Annotated[PolicyName, Field(description="Policy to play.")]
+Policy = Annotated[str, Field(min_length=1, max_length=4096, description=POLICY_HELP), AfterValidator(_policy)]
 Params = Annotated[Optional[InputFile], Field(description=PARAMS_HELP)]
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED, description="First seed S; episode i runs on seed S + i.")]
 MaxSteps = Annotated[int, Field(ge=1, le=MAX_STEPS, description="Horizon in agent steps (the original used 1800; "
@@ -230,7 +252,8 @@ class TrainRequest(BreakoutRun):
                                    "against the baseline (paired by seed).")
     validate_seed: Seed = Field(seed_range_base("breakout", "validation"),
                                 description="First validation seed; must not overlap the search or screening seeds.")
-    baseline: PolicyName = Field("breakout_policy_v3", description="Baseline policy (with its defaults).")
+    baseline: Policy = Field("breakout_policy_v3", description="Baseline policy (a registered one with its "
+                             "defaults, or an ONNX network file).")
     max_steps: MaxSteps = Field(1800, description="Horizon in agent steps, on both envs (27,000 = ALE's "
                                 "108,000-frame cap at frameskip 4).")
     sticky: Sticky = None
