@@ -18,7 +18,7 @@ from policylab.progress import say
 from policylab.provenance import versions
 from policylab.rollout.store import Store
 from policylab.stats import distribution, pearson, spearman, spearman_ci
-from policylab.policies.breakout import load_params, validate_params
+from policylab.policies.breakout import validate_params
 from policylab.studies.breakout import options
 from policylab.studies.breakout.eval import seeds_for
 from policylab.studies.breakout.gaps import decision, gap_audit
@@ -52,7 +52,10 @@ def load_candidates(path: Path, policy: str) -> list[dict]:
 def plan(req: AuditRequest):
     """Check everything the request model could not (nothing is written here)."""
     protocol = options.protocol_from(req)
-    params = load_params(req.policy, req.params)
+    policy = options.resolve_policy(req.policy, req.params)
+    if policy.network is not None and req.candidates is not None:
+        raise BadInput("candidates", "candidates are parameter sets of a registered policy; a network file has none")
+    params = policy.params
     shadow = options.resolve_preset(req.preset, req.sticky)
     compare = None if req.compare_preset is None else \
         options.resolve_preset(req.compare_preset, req.sticky, "compare_preset")
@@ -64,9 +67,9 @@ def plan(req: AuditRequest):
 
     def task(env: str, p: dict, s: tuple[int, ...], compared: bool = False) -> EpisodeTask:
         if env == "ale":
-            return EpisodeTask(env, s, req.policy, p, protocol)
-        return EpisodeTask(env, s, req.policy, p, protocol, compare if compared else shadow,
-                           req.compare_preset if compared else req.preset)
+            return EpisodeTask(env, s, policy.name, p, protocol, network=policy.network)
+        return EpisodeTask(env, s, policy.name, p, protocol, compare if compared else shadow,
+                           req.compare_preset if compared else req.preset, network=policy.network)
 
     tasks = {("main", "shadow"): task("shadow", params, seeds), ("main", "ale"): task("ale", params, seeds)}
     for c in candidates:
@@ -77,7 +80,8 @@ def plan(req: AuditRequest):
         if req.compare_preset is not None:
             tasks[(cid, "shadow_compare")] = task("shadow", c["params"], seeds, compared=True)
     config = {
-        "command": "breakout audit", "policy": req.policy, "params": params, "episodes": req.episodes,
+        "command": "breakout audit", "policy": policy.name, "params": params, **policy.recorded(),
+        "episodes": req.episodes,
         "seed": req.seed, "protocol": protocol, "preset": req.preset, "shadow_overrides": overrides,
         "candidates": candidates, "store": options.store_label(store_root, req.out),
     }
@@ -213,8 +217,9 @@ def run_audit(req: AuditRequest) -> Path:
     data = {
         "objective": {
             "name": "Breakout env gap audit",
-            "policy": req.policy,
+            "policy": config["policy"],
             "params": config["params"],
+            **({"network": config["network"]} if "network" in config else {}),
             "shadow": {"preset": req.preset, "overrides": config["shadow_overrides"]},
             "ale": {"protocol": config["protocol"]},
             "seeds": list(seeds),

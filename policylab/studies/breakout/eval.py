@@ -25,7 +25,6 @@ from policylab.fileio import atomic_write_text, write_json
 from policylab.hashing import canonical_json
 from policylab.progress import say
 from policylab.rollout.seeds import world_seed
-from policylab.policies.breakout import load_params
 from policylab.rollout.store import Store
 from policylab.studies.breakout import options
 from policylab.studies.breakout.requests import EvalRequest
@@ -41,23 +40,25 @@ def plan(req: EvalRequest) -> tuple[EpisodeTask, dict, Path]:
     """Check everything the request model could not; return the task, the config recorded in the out
     folder and the store root (nothing is written here)."""
     protocol = options.protocol_from(req)
-    params = load_params(req.policy, req.params)
+    policy = options.resolve_policy(req.policy, req.params)
     shadow = options.resolve_preset(req.preset, req.sticky) if req.env == "shadow" else None
     store_root = options.check_run(req)
     task = EpisodeTask(
         env=req.env,
         seeds=tuple(seeds_for(req.seed, req.episodes)),
-        policy=req.policy,
-        params=params,
+        policy=policy.name,
+        params=policy.params,
         protocol=protocol,
         shadow=shadow,
         preset=req.preset if shadow is not None else None,
+        network=policy.network,
     )
     config = {
         "command": "breakout eval",
         "env": req.env,
-        "policy": req.policy,
-        "params": params,
+        "policy": policy.name,
+        "params": policy.params,
+        **policy.recorded(),
         "episodes": req.episodes,
         "seed": req.seed,
         "protocol": protocol,

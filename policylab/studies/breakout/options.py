@@ -3,12 +3,15 @@ write (the out folder's config.json), so bad input leaves nothing behind."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from policylab.config import validated
 from policylab.envs.breakout_ale import Protocol
 from policylab.envs.breakout_shadow_params import ShadowParams, load_preset
 from policylab.errors import BadInput
+from policylab.policies.breakout import load_params
+from policylab.policies.breakout_net import NetworkFile, read
 from policylab.rollout.executors import check_executor
 from policylab.studies.breakout.requests import BreakoutRun
 
@@ -19,6 +22,34 @@ def protocol_from(req: BreakoutRun) -> dict:
     if req.sticky is not None:
         data["sticky"] = req.sticky
     return validated(Protocol, data).model_dump()
+
+
+@dataclass(frozen=True)
+class PolicyChoice:
+    """The policy a command plays: `name` is what its reports show (a registered policy's name, or a
+    network's file name), `params` a tracker's parameters ({} for a network), `network` the checked
+    network file (None for a tracker)."""
+
+    name: str
+    params: dict
+    network: NetworkFile | None = None
+
+    def recorded(self) -> dict:
+        """What a config and a report record beyond name and params: the network's content hash and
+        observation (the path is left out, so a moved file is the same run); nothing for a tracker, so
+        a tracker run's files are as before."""
+        return {} if self.network is None else {"network": self.network.record}
+
+
+def resolve_policy(policy: str, params: Path | None, field: str = "policy", params_field: str = "params") -> PolicyChoice:
+    """A request's policy option (a registered name or a network file, see `requests.Policy`) with its
+    parameter file, resolved once in the command's plan; a network takes no parameter file."""
+    if policy.lower().endswith(".onnx"):
+        if params is not None:
+            raise BadInput(params_field, f"{policy} is a network file; it takes no parameter file")
+        network = read(policy, field)
+        return PolicyChoice(network.name, {}, network)
+    return PolicyChoice(policy, load_params(policy, params, params_field))
 
 
 def shadow_overrides(sticky: float | None) -> dict:

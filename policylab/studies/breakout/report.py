@@ -45,8 +45,8 @@ def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, 
     summarised = len(rows) > EMBED_EPISODES_MAX
     columns = {f: np.array([r[f] for r in rows], dtype=float) for f in numeric}
     data = {
-        "objective": {k: config[k] for k in ("command", "env", "policy", "params", "episodes", "seed", "protocol",
-                                             "preset", "shadow_overrides")},
+        "objective": {k: config[k] for k in ("command", "env", "policy", "params", "network", "episodes", "seed",
+                                             "protocol", "preset", "shadow_overrides") if k in config},
         "distribution": _summarised_distribution(dist, scores) if summarised else dist,
         "features": {
             "done_count": sum(1 for r in rows if r["done"]),

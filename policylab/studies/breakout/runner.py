@@ -10,6 +10,13 @@ executor can run them:
 
 The serve rule is applied here, identically for both envs (see `serve_actions`).
 
+Policies: a registered tracker (`policies.breakout`, by name, with its parameters) or a network
+file (`policies.breakout_net.NetworkFile`, carried in the task with its bytes). A network sees the
+network observation (feature history and, if its file says so, the brick wall: ALE's decoded from
+RAM, the shadow's from its state), acts greedily, and is called once per agent step on the whole
+shadow batch (onnxruntime); the serve rule applies on top of it as for any policy. Its key's policy
+is its content hash and observation (`NetworkFile.record`), never its path or file name.
+
 Recording at the simulator's speed
 ----------------------------------
 A shadow batch of a built-in policy is played by `shadow_loop.play`: policy, serve rule, kernel
@@ -49,6 +56,7 @@ from policylab.envs.breakout_contract import FIRE, F, N_FEATURES, NOOP
 from policylab.envs.breakout_shadow_params import ShadowParams, load_preset
 from policylab.fileio import EncodedArrays
 from policylab.hashing import canonical_json
+from policylab.policies.breakout_net import NetworkFile
 from policylab.rollout.ensure import Planned, ensure
 from policylab.rollout.store import FrozenJSON, Store, rollout_key
 from policylab.studies.breakout.features import episode_features
@@ -64,6 +72,9 @@ RAM_BYTES = 128  # the Atari 2600's RAM, stored with every ALE step
 class EpisodeTask:
     """`seeds` of `policy` (with `params`) on `env` under `protocol`.
 
+    With `network` set, the task plays that network: `policy` is then its file name (a label for
+    reports and the record) and `params` is empty.
+
     Shadow only: `shadow` is the world's resolved physics and `preset` the name it was resolved
     under (a label, recorded but not keyed). Given a `preset` name or .json path alone, the task
     resolves it here, once (for scripts; commands resolve theirs in their plan).
@@ -77,8 +88,11 @@ class EpisodeTask:
     shadow: ShadowParams | None = None
     preset: str | None = None
     capture_every: int = 0  # > 0: keep every k-th frame (for video) in the payload
+    network: NetworkFile | None = None
 
     def __post_init__(self) -> None:
+        if self.network is not None and self.params:
+            raise ValueError("a network task has no parameters")
         if self.env == "shadow" and self.shadow is None:
             if self.preset is None:
                 raise ValueError("a shadow task needs its physics (shadow) or a preset to resolve")
@@ -96,8 +110,16 @@ class EpisodeTask:
 
     @cached_property
     def policy_record(self) -> FrozenJSON:
-        """The record's policy (`policy_of`), frozen once per task."""
+        """The record's policy (`policy_of`), frozen once per task: a tracker's name and parameters, or a
+        network's content hash and observation."""
+        if self.network is not None:
+            return FrozenJSON({"network": self.network.record})
         return FrozenJSON({"name": self.policy, "params": self.params})
+
+    @property
+    def policy_id(self) -> str:
+        """What tells two tasks' policies apart: the network's hash, or the tracker's name."""
+        return self.network.sha256 if self.network is not None else self.policy
 
     @cached_property
     def protocol_record(self) -> FrozenJSON:
@@ -164,6 +186,28 @@ def policy_fn(name: str) -> Callable[..., np.ndarray]:
     return policies.get_policy(name)
 
 
+def policy_actions(tasks: Sequence[EpisodeTask], auto: bool) -> Callable[[np.ndarray, Callable[[], np.ndarray]], np.ndarray]:
+    """`act(obs, walls) -> actions` for one batch of the tasks' seeds, in order, called once per agent
+    step from the episode's first observation on. A tracker runs per task on its rows, with its
+    parameters; a network (every task of a group shares it) runs once on the whole batch and calls
+    `walls()` (the (N, 108) brick flags) only when its observation has the wall."""
+    head = tasks[0]
+    n = sum(len(t.seeds) for t in tasks)
+    if head.network is not None:
+        actor = head.network.policy().actor(n)
+        return lambda obs, walls: actor(obs, walls() if actor.wall else None)
+    policy = policy_fn(head.policy)
+    bounds = np.cumsum([0] + [len(t.seeds) for t in tasks])
+
+    def act(obs: np.ndarray, walls: Callable[[], np.ndarray]) -> np.ndarray:
+        out = np.empty(n, dtype=np.int64)
+        for k, task in enumerate(tasks):
+            out[bounds[k]:bounds[k + 1]] = policy(obs[bounds[k]:bounds[k + 1]], task.params, auto)
+        return out
+
+    return act
+
+
 # -- running -------------------------------------------------------------------------------------
 def run_task(task: EpisodeTask) -> list[Episode]:
     """Play every seed of `task`; top-level so process pools and Ray can pickle it."""
@@ -173,9 +217,10 @@ def run_task(task: EpisodeTask) -> list[Episode]:
 
 
 def _run_ale(task: EpisodeTask, seed: int) -> Episode:
+    from policylab.studies.breakout.trace import brick_flags
+
     protocol = Protocol(**task.protocol)
-    policy = policy_fn(task.policy)
-    auto = protocol.serve == "auto"
+    act = policy_actions([task], protocol.serve == "auto")
     env = AleBreakout(protocol, seed)
     obs = [env.reset()]
     rams = [env.ram()]
@@ -185,7 +230,7 @@ def _run_ale(task: EpisodeTask, seed: int) -> Episode:
     done = False
     for t in range(protocol.max_steps):
         o = obs[-1][None, :]
-        a_pol = np.asarray(policy(o, task.params, auto)).reshape(1).astype(np.int64)
+        a_pol = act(o, lambda: brick_flags(rams[-1][:36]).reshape(1, -1))
         a = serve_actions(a_pol, o[:, F["ball_in_play"]] > 0, served, protocol.serve)
         o2, r, done = env.step(int(a[0]))
         served |= o2[F["ball_in_play"]] > 0
@@ -220,12 +265,13 @@ def run_shadow_group(tasks: Sequence[EpisodeTask], *, fused: bool = True) -> lis
     Every env keeps its own seed stream, so an episode is bit-identical whichever group it runs
     in (tests check it); grouping amortises the per-call cost over thousands of envs, which is what
     makes a 216-candidate search take seconds. The built-in policies are played by the fused numba
-    loop (`shadow_loop.play`: no Python per agent step); a capture task (video frames) and a policy
-    without a `TrackerForm` take the Python loop (`fused=False` forces it; tests compare the two).
+    loop (`shadow_loop.play`: no Python per agent step); a capture task (video frames), a network and
+    a policy without a `TrackerForm` take the Python loop (`fused=False` forces it; tests compare the
+    two).
     """
     head = tasks[0]
     assert all(_group_key(t) == _group_key(head) for t in tasks), "tasks of one group share env settings"
-    tracker = policy_fn(head.policy).tracker
+    tracker = None if head.network is not None else policy_fn(head.policy).tracker
     capture = bool(head.capture_every) and len(tasks) == 1
     if fused and tracker is not None and not capture:
         return _run_shadow_fused(tasks, tracker)
@@ -264,8 +310,7 @@ def _run_shadow_python(tasks: Sequence[EpisodeTask], capture: bool) -> list[list
 
     head = tasks[0]
     protocol = Protocol(**head.protocol)
-    policy = policy_fn(head.policy)
-    auto = protocol.serve == "auto"
+    act = policy_actions(tasks, protocol.serve == "auto")
     bounds = np.cumsum([0] + [len(t.seeds) for t in tasks])
     seeds = np.concatenate([np.asarray(t.seeds, dtype=np.int64) for t in tasks])
     b = seeds.size
@@ -280,12 +325,9 @@ def _run_shadow_python(tasks: Sequence[EpisodeTask], capture: bool) -> list[list
     length = np.full(b, horizon, dtype=np.int64)
     finished = np.zeros(b, dtype=bool)
     served = np.zeros(b, dtype=bool)
-    a_pol = np.zeros(b, dtype=np.int64)
     frames = [env.render(0)] if capture else []
     for t in range(horizon):
-        for k, task in enumerate(tasks):
-            lo, hi = bounds[k], bounds[k + 1]
-            a_pol[lo:hi] = policy(o[lo:hi], task.params, auto)
+        a_pol = act(o, lambda: env.walls)
         a = serve_actions(a_pol, o[:, F["ball_in_play"]] > 0, served, protocol.serve)
         o, r, d, _, _ = env.step(a)
         o = o.astype(np.float64)
@@ -324,7 +366,7 @@ def _run_shadow_python(tasks: Sequence[EpisodeTask], capture: bool) -> list[list
 
 def _group_key(task: EpisodeTask) -> tuple:
     """Tasks with equal keys can share one vectorized batch (labels may differ: records keep each task's)."""
-    return (task.env, task.policy, canonical_json(task.protocol), task.world.get("physics_hash"),
+    return (task.env, task.policy_id, canonical_json(task.protocol), task.world.get("physics_hash"),
             task.capture_every)
 
 

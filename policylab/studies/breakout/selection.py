@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from policylab.errors import BadInput
+from policylab.stats import distribution, paired_delta
 from policylab.studies.breakout.requests import DEFAULT_RULE
 
 SORTABLE = ("low_score_count", "score_min", "score_max", "score_mean", "score_median", "score_stdev")
@@ -55,3 +56,17 @@ def verdict(ci95: Sequence[float]) -> str:
     if hi < 0:
         return "worse"
     return "inconclusive"
+
+
+def compare_paired(seeds: Sequence[int], new: Sequence[float], base: Sequence[float], new_name: str = "pick",
+                   base_name: str = "baseline") -> dict:
+    """`new` against `base` on the same `seeds` (in order): both score distributions, the paired mean
+    delta with its bootstrap interval, the verdict, the original's `not_lower`, and one row per seed
+    (`{new_name}_score`, `{base_name}_score`, delta). The training loop's validation and the
+    validation of a learned network both decide with it."""
+    delta = paired_delta(new, base)
+    rows = [{"seed": s, f"{new_name}_score": a, f"{base_name}_score": b, "delta": a - b}
+            for s, a, b in zip(seeds, new, base)]
+    new_d, base_d = distribution(new), distribution(base)
+    return {"new": new_d, "base": base_d, "delta": delta, "verdict": verdict(delta["ci95"]),
+            "not_lower": new_d["mean"] >= base_d["mean"], "paired": rows}

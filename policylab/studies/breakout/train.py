@@ -31,16 +31,16 @@ from policylab.config import claim_out_dir
 from policylab.envs.breakout_shadow_params import ShadowParams
 from policylab.errors import BadInput
 from policylab.fileio import write_json
-from policylab.policies.breakout import load_params
+from policylab.policies.breakout_net import NetworkFile
 from policylab.progress import say
 from policylab.rollout.seeds import seed_range, world_seed
 from policylab.rollout.store import Store
-from policylab.stats import distribution, paired_delta, pearson, spearman, spearman_ci
+from policylab.stats import distribution, pearson, spearman, spearman_ci
 from policylab.studies.breakout import options
 from policylab.studies.breakout.runner import EpisodeTask, ensure_episodes
 from policylab.studies.breakout.requests import TrainRequest
 from policylab.studies.breakout.search_space import grid216, random_candidates, tpe_candidates
-from policylab.studies.breakout.selection import parse_rule, rank_candidates, verdict
+from policylab.studies.breakout.selection import compare_paired, parse_rule, rank_candidates
 
 SEARCH_POLICY = "breakout_policy_v3"  # the family every candidate belongs to
 
@@ -53,7 +53,7 @@ class Plan:
     req: TrainRequest
     protocol: dict
     shadow: ShadowParams | None  # the search env's physics, resolved once (shadow search only)
-    baseline_params: dict
+    baseline: options.PolicyChoice
     search_seeds: tuple[int, ...]
     screen_seeds: tuple[int, ...]
     validate_seeds: tuple[int, ...]
@@ -70,7 +70,7 @@ def plan(req: TrainRequest) -> Plan:
     parse_rule(req.select)
     protocol = options.protocol_from(req)
     shadow = options.resolve_preset(req.preset, req.sticky) if req.search_env == "shadow" else None
-    baseline_params = load_params(req.baseline, None, "baseline")
+    baseline = options.resolve_policy(req.baseline, None, "baseline")
     search = tuple(seed_range(req.search_seeds))
     screen = _seeds(req.screen_seed, req.screen_episodes) if req.screen_top else ()
     validate = _seeds(req.validate_seed, req.validate_episodes)
@@ -85,15 +85,18 @@ def plan(req: TrainRequest) -> Plan:
     config = req.model_dump(mode="json", exclude=set(RUN_ONLY))
     config.update({"command": "breakout train", "protocol": protocol,
                    "seeds": {"search": list(search), "screen": list(screen), "validate": list(validate)}})
-    return Plan(req, protocol, shadow, baseline_params, search, screen, validate, store_root, config)
+    if baseline.network is not None:  # a network baseline is its file name and content, not its path
+        config.update({"baseline": baseline.name, "baseline_network": baseline.network.record})
+    return Plan(req, protocol, shadow, baseline, search, screen, validate, store_root, config)
 
 
 # -- stages -----------------------------------------------------------------------------------------
-def _task(p: Plan, env: str, params: dict, seeds: tuple[int, ...], policy: str = SEARCH_POLICY) -> EpisodeTask:
+def _task(p: Plan, env: str, params: dict, seeds: tuple[int, ...], policy: str = SEARCH_POLICY,
+          network: NetworkFile | None = None) -> EpisodeTask:
     if env == "ale":
-        return EpisodeTask(env=env, seeds=seeds, policy=policy, params=params, protocol=p.protocol)
+        return EpisodeTask(env=env, seeds=seeds, policy=policy, params=params, protocol=p.protocol, network=network)
     return EpisodeTask(env=env, seeds=seeds, policy=policy, params=params, protocol=p.protocol, shadow=p.shadow,
-                       preset=p.req.preset)
+                       preset=p.req.preset, network=network)
 
 
 def score_rows(store: Store, p: Plan, env: str, candidates: list[dict], seeds: tuple[int, ...],
@@ -158,7 +161,7 @@ def run_train(req: TrainRequest) -> Path:
 
 def _validate(store: Store, p: Plan, pick: dict) -> dict:
     tasks = [_task(p, "ale", pick["params"], p.validate_seeds),
-             _task(p, "ale", p.baseline_params, p.validate_seeds, policy=p.req.baseline)]
+             _task(p, "ale", p.baseline.params, p.validate_seeds, policy=p.baseline.name, network=p.baseline.network)]
     records = ensure_episodes(store, tasks, executor=p.req.executor, ray_address=p.req.ray_address,
                               label="validation on ALE")
     pick_scores = [records[(0, s)].outcome["score"] for s in p.validate_seeds]
@@ -177,13 +180,9 @@ def _evidence_video(store: Store, p: Plan, pick: dict) -> dict:
 def build_report(p: Plan, search: list[dict], ranked: list[dict], screening: list[dict], pick: dict,
                  validation: dict, video: dict | None) -> dict:
     req = p.req
-    new = distribution(validation["pick"])
-    base = distribution(validation["baseline"])
-    delta = paired_delta(validation["pick"], validation["baseline"])
-    label = verdict(delta["ci95"])
-    not_lower = new["mean"] >= base["mean"]
-    paired = [{"seed": s, "pick_score": a, "baseline_score": b, "delta": a - b}
-              for s, a, b in zip(p.validate_seeds, validation["pick"], validation["baseline"])]
+    cmp = compare_paired(p.validate_seeds, validation["pick"], validation["baseline"])
+    new, base, delta, label, not_lower, paired = (cmp[k] for k in ("new", "base", "delta", "verdict", "not_lower",
+                                                                   "paired"))
     fidelity = _screen_fidelity(search, screening)
     regret = None
     if screening:
@@ -197,8 +196,9 @@ def build_report(p: Plan, search: list[dict], ranked: list[dict], screening: lis
             "goal": "find a v3-family policy that scores higher than the baseline on real ALE Breakout",
             "search_env": req.search_env, "preset": req.preset if req.search_env == "shadow" else None,
             "space": req.space, "budget": len(search), "selection_rule": req.select,
-            "multi_fidelity": bool(req.screen_top), "protocol": p.protocol, "baseline": req.baseline,
+            "multi_fidelity": bool(req.screen_top), "protocol": p.protocol, "baseline": p.config["baseline"],
             "seeds": p.config["seeds"],
+            **({"baseline_network": p.config["baseline_network"]} if "baseline_network" in p.config else {}),
         },
         "training": {
             "training_source": f"{req.search_env} parameter search ({req.space})",
