@@ -31,6 +31,7 @@ BASELINES: dict[str, list[str]] = {
     "breakout train": ["--out", "{tmp}/out"],
     "breakout trace": ["--out", "{tmp}/out"],
     "breakout calibrate": ["--out", "{tmp}/out"],
+    "breakout lockstep": ["--episodes", "1", "--max-steps", "2", "--policy", "v3", "--out", "{tmp}/out"],
     "demo": ["--out", "{tmp}/out"],
     "runs": ["{tmp}/runs"],
     "boundary train": ["--config", "v0", "--iterations", "1", "--out", "{tmp}/out"],

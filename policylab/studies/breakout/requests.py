@@ -345,3 +345,30 @@ class CalibrateRequest(Request):
                       "atari, go-v1 or a preset .json file.")
     write_preset: bool = Field(False, description="Also write policylab/envs/presets/breakout_atari-cal.json (what "
                                "the project ships).")
+
+class LockstepRequest(Request):
+    """Drive real ALE and the shadow simulator with the same per-frame actions and compare them on every frame
+    (ball, paddle, bricks, score, lives, screen); write lockstep.json and report.html with a frame strip at the
+    first divergence of the first diverging episodes."""
+
+    out: Out
+    preset: Preset = DEFAULT_PRESET
+    episodes: int = Field(20, ge=1, le=MAX_EPISODES, description="Number of episodes; episode i runs on seed S + i.")
+    seed: Seed = Field(seed_range_base("breakout", "lockstep"), description="First seed S; episode i runs on seed "
+                       "S + i (ALE's and the shadow's seed, the sticky stream and the random policies' streams).")
+    max_steps: MaxSteps = 1800
+    frameskip: int = Field(4, ge=1, le=16, description="Emulator frames per agent step: the policy acts every "
+                           "FRAMESKIP frames.")
+    sticky: float = Field(0.25, ge=0.0, lt=1.0, description="Per-frame probability that the previous frame's action "
+                          "is applied again (decided once per frame, applied to both games).")
+    policy: list[Literal["v3", "pick", "random-v3", "random-actions"]] = Field(
+        ["v3", "pick", "random-v3", "random-actions"], min_length=1, max_length=100,
+        description="Policy kinds (repeatable); episode i plays kind i mod K: v3 (breakout_policy_v3 defaults), pick "
+                    "(the training pick, see --pick-params), random-v3 (a uniform v3-family candidate per episode), "
+                    "random-actions (a uniform action per agent step).")
+    pick_params: Optional[InputFile] = Field(
+        None, description="Parameters of the 'pick' kind (a train run's policy_params.json); default: what "
+                          "'policylab breakout train' picks on its defaults, recomputed (about 3 s).")
+    strips: int = Field(8, ge=0, le=100, description="Frame strips (ALE vs shadow around the first divergence) for "
+                        "the first K diverging episodes.")
+
