@@ -94,6 +94,24 @@ def paired_delta(new: Sequence[float], base: Sequence[float], *, seed: int = 0,
     }
 
 
+def ratio_of_means(num: Sequence[float], den: Sequence[float], *, seed: int = 0,
+                   n_resamples: int = DEFAULT_RESAMPLES) -> dict:
+    """mean(num) / mean(den) with a percentile bootstrap 95% interval, the two samples resampled
+    independently (unpaired: e.g. one policy's scores on two environments, whose seeds drive
+    unrelated worlds). None where a denominator mean is 0."""
+    a = np.asarray(num, dtype=float)
+    b = np.asarray(den, dtype=float)
+    if a.size == 0 or b.size == 0:
+        raise ValueError("ratio_of_means needs two non-empty samples")
+    rng = _rng(seed)
+    ma = a[rng.integers(0, a.size, size=(n_resamples, a.size))].mean(axis=1)
+    mb = b[rng.integers(0, b.size, size=(n_resamples, b.size))].mean(axis=1)
+    if b.mean() == 0 or (mb == 0).any():
+        return {"ratio": None if b.mean() == 0 else float(a.mean() / b.mean()), "ci95": None}
+    lo, hi = np.quantile(ma / mb, [0.025, 0.975])
+    return {"ratio": float(a.mean() / b.mean()), "ci95": [float(lo), float(hi)]}
+
+
 def pearson(x: Sequence[float], y: Sequence[float]) -> float:
     x = np.asarray(x, float)
     y = np.asarray(y, float)
