@@ -6,12 +6,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
-from ale_py import ALEInterface
 
 from policylab.envs import ale_random as R
 from policylab.envs import breakout_shadow_kernel as K
-from policylab.envs.breakout_ale import AleBreakout, Protocol, ram_features
-from policylab.envs.breakout_contract import F, FIRE, LEFT, NOOP, RIGHT
+from policylab.envs import ale_random_check as C
+from policylab.envs.breakout_ale import AleBreakout, Protocol
+from policylab.envs.breakout_contract import F, LEFT, NOOP, RIGHT
 from policylab.envs.breakout_shadow import ShadowBreakout
 from policylab.envs.breakout_shadow_params import load_preset
 from policylab.errors import BadInput
@@ -39,66 +39,21 @@ def test_the_stream_is_mt19937_seeded_as_init_genrand(seed):
     assert np.array_equal(_outputs(mt, pos, 2000), want)
 
 
-def _ale(seed: int, sticky: float, frameskip: int) -> ALEInterface:
-    """A fresh emulator set up exactly as `AleBreakout` sets one up, reset once more (as an episode does)."""
-    env = AleBreakout(Protocol(sticky=sticky, frameskip=frameskip), seed)
-    env.reset()
-    return env.ale
-
-
-def _noisy_tracker(ram: np.ndarray, rng: np.random.Generator) -> int:
-    """FIRE without a ball, else chase the ball, and 30% of the time any action: the game lasts thousands of
-    frames and the asked action changes often, so many sticky decisions show in the RAM."""
-    f = ram_features(ram, None)
-    if not f[F["ball_in_play"]]:
-        a = FIRE
-    else:
-        d = f[F["ball_x"]] + 1 - (f[F["paddle_x"]] + f[F["paddle_width"]] / 2)
-        a = RIGHT if d > 2 else (LEFT if d < -2 else NOOP)
-    return a if rng.random() > 0.3 else int(rng.integers(0, 4))
-
-
-def _play_sticky(seed: int, frameskip: int, calls: int) -> tuple[np.ndarray, np.ndarray]:
-    """ALE with the default sticky probability: (RAM after each act, action asked for), to game over or `calls`."""
-    ale = _ale(seed, STICKY, frameskip)
-    acts, rng = ale.getMinimalActionSet(), np.random.default_rng(seed)
-    rams, asked = [], []
-    while len(asked) < calls and not ale.game_over():
-        asked.append(_noisy_tracker(ale.getRAM(), rng))
-        ale.act(acts[asked[-1]])
-        rams.append(ale.getRAM().copy())
-    return np.array(rams), np.array(asked)
-
-
-def _replay(seed: int, per_frame: np.ndarray) -> np.ndarray:
-    """A fresh ALE without sticky actions at frameskip 1, fed `per_frame`: RAM after every frame."""
-    ale = _ale(seed, 0.0, 1)
-    acts = ale.getMinimalActionSet()
-    out = []
-    for a in per_frame:
-        ale.act(acts[int(a)])
-        out.append(ale.getRAM().copy())
-    return np.array(out)
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 def test_ale_repeats_exactly_the_frames_the_stream_predicts(seed):
     """ALE at frameskip 1 with sticky 0.25, RAM after every frame, against a fresh sticky-0 ALE fed the
     actions the stream says ALE applied; a prediction from the next seed's stream must fail."""
-    sticky, asked = _play_sticky(seed, 1, 3000)
-    assert len(asked) >= 1500  # a long game, not an early game over
-    assert np.array_equal(_replay(seed, R.applied_actions(seed, asked, STICKY)), sticky)
-    assert not np.array_equal(_replay(seed, R.applied_actions(seed + 1, asked, STICKY)), sticky)
+    got = C.first_mismatch(seed, 1, 3000, STICKY)
+    assert got["first_mismatch_step"] is None
+    assert got["frames"] >= 1500 and got["repeats_that_changed_the_action"] >= 100  # a long game, many decisions
+    assert C.first_mismatch(seed, 1, 3000, STICKY, stream_seed=seed + 1)["first_mismatch_step"] is not None
 
 
 def test_frameskip_4_draws_each_frame_of_an_agent_step():
     """The default protocol: frameskip 4 with sticky 0.25 equals frameskip 1, sticky 0, with the stream's
     per-frame actions (each agent step's action asked for on its 4 frames), RAM at every agent step."""
-    seed = SEEDS[1]
-    sticky, asked = _play_sticky(seed, 4, 750)
-    assert len(asked) >= 400
-    replay = _replay(seed, R.applied_actions(seed, np.repeat(asked, 4), STICKY))
-    assert np.array_equal(replay[3::4], sticky)
+    got = C.first_mismatch(SEEDS[1], 4, 750, STICKY)
+    assert got["first_mismatch_step"] is None and got["steps"] >= 400
 
 
 def _intended(seed: int, n_frames: int) -> np.ndarray:
