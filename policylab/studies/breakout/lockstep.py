@@ -295,7 +295,8 @@ class Lockstep:
         if diffs:
             quantity = next(q for q in QUANTITIES if q in diffs)
             self.first = {"frame": self.frame, "quantity": quantity, **diffs[quantity],
-                          "differing": {q: diffs[q] for q in QUANTITIES if q in diffs}}
+                          "differing": {q: diffs[q] for q in QUANTITIES if q in diffs},
+                          "ale_state": a, "shadow_state": {k: v for k, v in s.items() if k != "raw"}}
             if self.keep_strip:
                 self.strip = list(self._recent)
 
@@ -426,7 +427,7 @@ def run_lockstep(req: LockstepRequest):
             rows_differing += lk.rows_differing
             if lk.first is not None and len(strips) < req.strips:
                 name = f"strips/ep{plan.episode:03d}_seed{plan.seed}.png"
-                atomic_write_bytes(req.out / name, strip_png(lk.strip, lk.first["frame"]))
+                atomic_write_bytes(req.out / name, strip_png(lk.strip, lk.first))
                 strips.append({"episode": plan.episode, "seed": plan.seed, "policy": plan.kind, "file": name,
                                "frames": [f for f, _, _ in lk.strip], "first_divergence": lk.first})
             bar.advance(1)
