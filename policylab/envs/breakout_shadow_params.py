@@ -24,7 +24,7 @@ from policylab.errors import BadInput
 from policylab.hashing import hash_obj
 
 PRESET_DIR = Path(__file__).parent / "presets"
-LATER_FIELDS = {"rng": "splitmix"}  # fields added after stores were keyed, with the value the older worlds had
+LATER_FIELDS = {"rng": "splitmix", "model": "physics"}  # fields added after stores were keyed, with the value the older worlds had
 MAX_BRICK_ROWS = 8
 TABLE_LEN = 32  # longest table (zones, serves, speeds) the kernel accepts
 CONTROL_LEN = 512  # longest paddle-controller table
@@ -42,6 +42,10 @@ class ShadowParams(StrictModel):
         "fire", description="fire: FIRE serves a waiting ball (ALE); auto: the ball is served by itself (Go)"
     )
     serve_delay: int = Field(0, ge=0, description="frames after a life loss (or reset) before a serve is possible")
+    model: Literal["physics", "rom"] = Field(
+        "physics", description="physics: the parametric simulator these fields describe; rom: the cartridge's own "
+                               "frame logic over its RAM (envs/breakout_exact_kernel.py), ALE's game frame for frame, "
+                               "which reads only frameskip and sticky_prob here and needs rng 'ale'")
     rng: Literal["splitmix", "ale"] = Field(
         "splitmix", description="splitmix: each env's own splitmix64 stream (sticky draws only when sticky_prob > 0, "
                                 "random serves); ale: ALE's MT19937 stream seeded with the episode seed, two outputs "
@@ -176,6 +180,8 @@ class ShadowParams(StrictModel):
             raise ValueError("bounce_sections holds entries from -2, -1, 1, 2")
         if self.ball_rule == "ale" and not (self.hit_speed_table and self.bounce_sections):
             raise ValueError("ball_rule 'ale' needs hit_speed_table and bounce_sections")
+        if self.model == "rom" and self.rng != "ale":
+            raise ValueError("model 'rom' needs rng 'ale': its sticky actions are ALE's stream")
         if self.rng == "ale" and self.serve_pick != "frame":
             raise ValueError("rng 'ale' needs serve_pick 'frame': ALE's stream only decides sticky actions")
         return self
