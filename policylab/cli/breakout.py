@@ -17,6 +17,8 @@ app = typer.Typer(
 command(app, "eval", r.EvalRequest, "policylab.studies.breakout.eval:run_eval")
 command(app, "audit", r.AuditRequest, "policylab.studies.breakout.audit:run_audit")
 command(app, "train", r.TrainRequest, "policylab.studies.breakout.train:run_train")
+command(app, "transfer", r.TransferRequest, "policylab.studies.breakout.transfer:run_transfer")
+command(app, "learn", r.LearnRequest, "policylab.studies.breakout.learn:run_learn")
 command(app, "trace", r.TraceRequest, "policylab.studies.breakout.trace:run_trace")
 command(app, "lockstep", r.LockstepRequest, "policylab.studies.breakout.lockstep:run_lockstep")
 command(app, "calibrate", r.CalibrateRequest, "policylab.studies.breakout.calibration.run:run_calibrate")

@@ -29,6 +29,9 @@ BASELINES: dict[str, list[str]] = {
     "breakout eval": ["--env", "shadow", "--policy", "breakout_policy_v3", "--episodes", "2", "--out", "{tmp}/out"],
     "breakout audit": ["--policy", "breakout_policy_v3", "--episodes", "2", "--out", "{tmp}/out"],
     "breakout train": ["--out", "{tmp}/out"],
+    "breakout transfer": ["--policy", "{net}", "--episodes", "1", "--gap-episodes", "1", "--out", "{tmp}/out"],
+    "breakout learn": ["--out", "{tmp}/out", "--steps", "256", "--envs", "4", "--rollout", "64", "--minibatch", "64",
+                       "--validate-episodes", "0"],
     "breakout trace": ["--out", "{tmp}/out"],
     "breakout calibrate": ["--out", "{tmp}/out"],
     "breakout lockstep": ["--episodes", "1", "--max-steps", "2", "--policy", "v3", "--out", "{tmp}/out"],
@@ -174,6 +177,7 @@ def scratch(tmp_path, monkeypatch, shared):
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / "file.txt").write_text("not a store")
     (tmp_path / "corrupt.bin").write_bytes(CORRUPT)
+    _network_file(tmp_path / "net.onnx")
     other = tmp_path / "other_run"
     other.mkdir()
     (other / "config.json").write_text(json.dumps({"command": "someone else's run"}))
@@ -185,8 +189,19 @@ def scratch(tmp_path, monkeypatch, shared):
 _SHARED: dict[str, Path] = {}
 
 
+def _network_file(path: Path) -> None:
+    """A valid Breakout network file (all-zero weights: only its validity matters here)."""
+    import numpy as np
+
+    from policylab.policies.breakout_net import N_ACTIONS, NetObsSpec, export_onnx
+
+    spec = NetObsSpec(history=1, wall=False)
+    export_onnx([(np.zeros((N_ACTIONS, spec.dim)), np.zeros(N_ACTIONS))], spec, path)
+
+
 def _fill(text: str, tmp: Path) -> str:
     return text.format(tmp=tmp, corrupt=tmp / "corrupt.bin", other_run=tmp / "other_run", junk_dir=tmp / "junk",
+                       net=tmp / "net.onnx",
                        store=_SHARED.get("store"), ana=_SHARED.get("ana"))
 
 

@@ -224,6 +224,36 @@ class AuditRequest(BreakoutRun):
         return self._memory(shadow, True), self._disk(shadow, ale)
 
 
+class TransferRequest(BreakoutRun):
+    """Validate a network file as the training loop validates its pick: the network, breakout_policy_v3 and the
+    search pick on fresh seeds, on ALE (paired by seed: bootstrap CIs, verdicts) and on the shadow (the transfer
+    gap: shadow vs ALE means and their ratio); write transfer.json and transfer.html."""
+
+    SIZE_FIELDS = ("episodes", "gap_episodes", "max_steps")
+
+    policy: Policy = Field(description="The network to validate: an ONNX network file (.onnx) that declares its "
+                           "observation (docs/breakout.md, 'Network policies').")
+    episodes: int = Field(20, ge=1, le=MAX_EPISODES, description="ALE seeds of the paired validation (the first "
+                          "of the gap's seeds).")
+    gap_episodes: int = Field(100, ge=1, le=MAX_EPISODES, description="Episodes per policy on each env for the "
+                              "transfer gap (20 cannot resolve a 10% ratio).")
+    seed: Seed = Field(seed_range_base("breakout", "transfer"), description="First seed S (both envs); episode i "
+                       "runs on seed S + i. Default: the breakout.transfer range, disjoint from every training, "
+                       "search, screening and validation seed.")
+    max_steps: MaxSteps = 1800
+    sticky: Sticky = None
+    serve: Serve = "auto"
+    preset: Preset = DEFAULT_PRESET
+    out: Out
+    store: Store = None
+    executor: ExecutorOption = "local"
+    ray_address: RayAddress = None
+
+    def needs(self) -> tuple[int, int]:
+        shadow, ale = 3 * self.gap_episodes, 3 * max(self.episodes, self.gap_episodes)
+        return self._memory(shadow, True), self._disk(shadow, ale)
+
+
 class TrainRequest(BreakoutRun):
     """Search v3-family parameters in the search env, validate the pick on ALE, give a verdict."""
 
@@ -346,6 +376,7 @@ class CalibrateRequest(Request):
     write_preset: bool = Field(False, description="Also write policylab/envs/presets/breakout_atari-cal.json (what "
                                "the project ships).")
 
+
 class LockstepRequest(Request):
     """Drive real ALE and the shadow simulator with the same per-frame actions and compare them on every frame
     (ball, paddle, bricks, score, lives, screen); write lockstep.json and report.html with a frame strip at the
@@ -372,3 +403,64 @@ class LockstepRequest(Request):
     strips: int = Field(8, ge=0, le=100, description="Frame strips (ALE vs shadow around the first divergence) for "
                         "the first K diverging episodes.")
 
+
+MAX_LEARN_STEPS = 900_000_000  # agent steps: every episode needs a fresh seed of breakout.learn (900M)
+MAX_ENVS = 65_536
+
+
+class LearnRequest(Request):
+    """Learn a Breakout network with PPO in the shadow simulator, export it to OUT/policy.onnx, validate it
+    on ALE against breakout_policy_v3 and the search pick; write learn.json and report.html. Rerunning the
+    same command resumes from OUT/checkpoint.pt."""
+
+    SIZE_FIELDS = ("envs", "rollout", "history")
+
+    out: Out
+    preset: Preset = DEFAULT_PRESET
+    steps: int = Field(30_000_000, ge=1, le=MAX_LEARN_STEPS, description="Budget in agent steps (rounded down "
+                       "to whole updates of --envs x --rollout).")
+    envs: int = Field(2048, ge=1, le=MAX_ENVS, description="Shadow envs played at once; a finished env restarts "
+                      "on a fresh seed of the breakout.learn range.")
+    rollout: int = Field(64, ge=1, le=4096, description="Agent steps per env between updates.")
+    history: int = Field(1, ge=1, le=8, description="Agent steps of features the network sees (newest first).")
+    wall: bool = Field(True, description="The network also sees the 6 x 18 live-brick flags (--no-wall: not).")
+    hidden: int = Field(64, ge=1, le=1024, description="Units per hidden layer (tanh).")
+    layers: int = Field(2, ge=1, le=4, description="Hidden layers of the shared trunk.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the initial weights, the sampled actions and the "
+                      "minibatches (env seeds come from the breakout.learn range).")
+    threads: int = Field(2, ge=1, le=256, description="torch threads; a run is deterministic for a given seed and "
+                         "thread count.")
+    lr: float = Field(2.5e-4, gt=0.0, le=1.0, description="Adam learning rate, annealed linearly to 0.")
+    epochs: int = Field(2, ge=1, le=100, description="PPO epochs over each rollout.")
+    minibatch: int = Field(8192, ge=1, le=MAX_ENVS * 4096, description="Samples per gradient step (at most "
+                           "--envs x --rollout).")
+    gamma: float = Field(0.99, ge=0.0, le=1.0, description="Discount per agent step.")
+    gae_lambda: float = Field(0.95, ge=0.0, le=1.0, description="GAE lambda.")
+    clip: float = Field(0.2, gt=0.0, le=1.0, description="PPO clip range of the probability ratio.")
+    ent_coef: float = Field(0.01, ge=0.0, le=1.0, description="Entropy bonus coefficient.")
+    vf_coef: float = Field(0.5, ge=0.0, le=10.0, description="Value loss coefficient.")
+    max_grad_norm: float = Field(0.5, gt=0.0, le=100.0, description="Global gradient-norm clip.")
+    reward_scale: float = Field(0.1, gt=0.0, le=10.0, description="Brick points are multiplied by this for "
+                                "learning (reports show raw scores).")
+    max_steps: MaxSteps = Field(1800, description="Episode horizon in agent steps, in training (a truncation, "
+                                "bootstrapped) and in validation.")
+    sticky: Sticky = None
+    checkpoint_every: int = Field(10, ge=1, le=100_000, description="Write OUT/checkpoint.pt every K updates "
+                                  "(and after the last).")
+    validate_episodes: int = Field(20, ge=0, le=MAX_EPISODES, description="Fresh ALE seeds on which the learned "
+                                   "network is validated against v3 and the search pick, paired by seed (0: skip "
+                                   "the validation).")
+    gap_episodes: int = Field(100, ge=1, le=MAX_EPISODES, description="Episodes on each env behind each policy's "
+                              "shadow/ALE mean ratio (the transfer gap; 20 seeds cannot resolve 10%).")
+    executor: ExecutorOption = Field("processes", description="Where the validation's episodes run: local (this "
+                                     "process), processes (a process pool) or ray; results are identical.")
+
+    def needs(self) -> tuple[int, int]:
+        """Memory: one rollout's samples (observation, 5 per-sample floats) twice over (buffers and the
+        flattened batch), plus the envs' state; disk: the checkpoint (network and Adam are small next
+        to the env arrays and observer history)."""
+        dim = 9 * self.history + (108 if self.wall else 0)
+        samples = self.envs * self.rollout
+        memory = 2 * samples * (dim + 6) * 4 + self.envs * (1024 + dim * 8)
+        disk = self.envs * (512 + self.history * 9 * 4) + 64 * self.hidden * (dim + self.hidden)
+        return memory, disk
