@@ -762,3 +762,15 @@ def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_
         reward[i] = I[i, SCORE] - before
         terminated[i] = I[i, TERM] == 1
         _observe(F, I, i, obs)
+
+
+@numba.njit(cache=True)
+def brick_flags(I):
+    """Live bricks (n, 6, 18) uint8, top row first, of the RAM rows in I: brick c of a row is the playfield
+    at its left pixel column 8 + 8c (the ROM clears both bits of a brick together)."""
+    out = np.zeros((I.shape[0], 6, 18), dtype=np.uint8)
+    for i in range(I.shape[0]):
+        for row in range(6):
+            for c in range(18):
+                out[i, row, c] = _pf_bit(I[i], row, 8 + 8 * c)
+    return out

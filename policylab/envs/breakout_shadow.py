@@ -7,6 +7,8 @@ screen coordinates), actions are ALE's minimal set, so every policy runs unchang
 Each env's randomness (sticky actions, serve position/direction) comes from its own stream seeded
 by its own seed (splitmix64, or ALE's MT19937 sticky-action stream when the preset's `rng` is
 `ale`): env i in a batch of 4096 is bit-identical to that seed alone.
+With `model` 'rom' (the `ale-exact` preset) the same class runs `breakout_exact_kernel`, the cartridge's own
+frame logic over its RAM, instead of the physics kernel; the state arrays keep their names.
 Finished envs (lives exhausted) stay frozen with reward 0; there is no auto-reset, because
 evaluations run exactly one episode per seed (a learner restarts finished envs with `reset_rows`).
 
@@ -22,6 +24,7 @@ import gymnasium as gym
 import numpy as np
 
 from policylab.envs import ale_random as R
+from policylab.envs import breakout_exact_kernel as EK
 from policylab.envs import breakout_shadow_kernel as K
 from policylab.envs.breakout_contract import N_FEATURES, SCREEN_H, SCREEN_W
 from policylab.envs.breakout_shadow_params import ShadowParams, kernel_params, load_preset
@@ -53,10 +56,12 @@ class ShadowBreakout:
         self.params = resolve_params(params)
         self.max_steps = None if max_steps is None else int(max_steps)
         self._p = kernel_params(self.params)
+        self.rom = self.params.model == "rom"
+        self._K = EK if self.rom else K
         n = self.n_envs
-        self._F = np.zeros((n, K.NF), dtype=np.float64)
-        self._I = np.zeros((n, K.NI), dtype=np.int64)
-        self._bricks = np.zeros((n, self.params.brick_rows * self.params.brick_cols), dtype=np.uint8)
+        self._F = np.zeros((n, self._K.NF), dtype=np.float64)
+        self._I = np.zeros((n, self._K.NI), dtype=np.int64)
+        self._bricks = np.zeros((n, 0 if self.rom else self.params.brick_rows * self.params.brick_cols), dtype=np.uint8)
         self._rng = np.zeros(n, dtype=np.uint64)
         self._mt = np.zeros((n, R.N_WORDS if self.params.rng == "ale" else 0), dtype=np.uint32)
         self._obs = np.zeros((n, N_FEATURES), dtype=np.float32)
@@ -75,7 +80,7 @@ class ShadowBreakout:
     def reset(self, seeds: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         if seeds is not None:
             self.seeds = self._check_seeds(seeds)
-        K.reset_kernel(self._p, self._F, self._I, self._bricks, self._rng, self._mt, self.seeds, self._obs)
+        self._K.reset_kernel(self._p, self._F, self._I, self._bricks, self._rng, self._mt, self.seeds, self._obs)
         self._term[:] = False
         return self._obs.copy()
 
@@ -88,7 +93,7 @@ class ShadowBreakout:
         if seeds.shape != rows.shape or (seeds < 0).any():
             raise BadInput("seeds", f"need {rows.size} non-negative seeds, got {seeds.size}")
         part = [a[rows] for a in (self._F, self._I, self._bricks, self._rng, self._mt, self._obs)]
-        K.reset_kernel(self._p, *part[:5], seeds, part[5])
+        self._K.reset_kernel(self._p, *part[:5], seeds, part[5])
         for a, v in zip((self._F, self._I, self._bricks, self._rng, self._mt, self._obs), part):
             a[rows] = v
         self._term[rows] = False
@@ -111,26 +116,26 @@ class ShadowBreakout:
             raise BadInput("actions", f"need shape ({self.n_envs},), got {acts.shape}")
         acts = acts.astype(np.int64, copy=False)
         cap = -1 if self.max_steps is None else self.max_steps
-        K.step_kernel(self._p, self._F, self._I, self._bricks, self._rng, self._mt, acts, self._obs,
-                      self._rew, self._term, cap)
+        self._K.step_kernel(self._p, self._F, self._I, self._bricks, self._rng, self._mt, acts, self._obs,
+                            self._rew, self._term, cap)
         if self.max_steps is None:
             truncated = np.zeros(self.n_envs, dtype=np.bool_)
         else:
-            truncated = (self._I[:, K.STEPS] >= self.max_steps) & ~self._term
+            truncated = (self._I[:, self._K.STEPS] >= self.max_steps) & ~self._term
         return self._obs.copy(), self._rew.copy(), self._term.copy(), truncated, {}
 
     # --- read-only views of the state (for evaluators, traces and tests)
     @property
     def score(self) -> np.ndarray:
-        return self._I[:, K.SCORE].copy()
+        return self._I[:, self._K.SCORE].copy()
 
     @property
     def lives(self) -> np.ndarray:
-        return self._I[:, K.LIVES].copy()
+        return self._I[:, self._K.LIVES].copy()
 
     @property
     def steps(self) -> np.ndarray:
-        return self._I[:, K.STEPS].copy()
+        return self._I[:, self._K.STEPS].copy()
 
     def state_bytes(self) -> bytes:
         """Every state array's bytes, for determinism checks."""
@@ -140,10 +145,23 @@ class ShadowBreakout:
     def walls(self) -> np.ndarray:
         """Every env's live-brick flags, (N, brick_rows * brick_cols) uint8, top row first (a copy): the
         wall a network policy sees, in the layout of `trace.brick_flags` on ALE."""
+        if self.rom:
+            return EK.brick_flags(self._I).reshape(self.n_envs, -1)
         return self._bricks.copy()
+
+    def ram(self, i: int = 0) -> np.ndarray:
+        """Env i's 128 RAM bytes (uint8, as ALE's `getRAM`); only the rom model has them."""
+        self._need_physics(False, "ram")
+        return self._I[i, : EK.RAM_N].astype(np.uint8)
+
+    def _need_physics(self, physics: bool, what: str) -> None:
+        if physics == self.rom:
+            model = "physics" if physics else "rom"
+            raise BadInput("preset", f"{what} needs a {model}-model preset; {self.params.name!r} is {self.params.model!r}")
 
     def place_ball(self, i: int, x: float, y: float, vx: float, vy: float) -> None:
         """Put env i's ball in play at (x, y) with velocity (vx, vy) px/frame (trace replay from a given serve)."""
+        self._need_physics(True, "place_ball")
         self._F[i, K.BX], self._F[i, K.BY], self._F[i, K.BVX], self._F[i, K.BVY] = x, y, vx, vy
         self._I[i, K.IN_PLAY] = 1
         self._I[i, K.LEVEL] = 0
@@ -151,20 +169,31 @@ class ShadowBreakout:
 
     def set_bricks(self, i: int, live: np.ndarray) -> None:
         """Overwrite env i's wall with `live` flags (brick_rows, brick_cols), top row first (trace replay)."""
+        self._need_physics(True, "set_bricks")
         flat = np.asarray(live, dtype=np.uint8).reshape(-1)
         self._bricks[i, : flat.size] = flat
         self._I[i, K.LEFT] = int(flat.sum())
 
     def positions(self, i: int) -> tuple[float, float, float, bool]:
         """(ball x, ball y, paddle x, in play) of env i right now, unrounded."""
+        if self.rom:
+            m = self._I[i]
+            return (float(m[99] + EK.BALL_X_OFFSET), float(m[101] + EK.BALL_Y_OFFSET),
+                    float(m[72] + EK.PADDLE_X_OFFSET), bool(m[101] != 0))
         return float(self._F[i, K.BX]), float(self._F[i, K.BY]), float(self._F[i, K.PX]), bool(self._I[i, K.IN_PLAY])
 
     def bricks(self, i: int) -> np.ndarray:
         """Live flags of env i, shape (brick_rows, brick_cols), top row first."""
+        if self.rom:
+            return EK.brick_flags(self._I[i : i + 1])[0]
         return self._bricks[i].reshape(self.params.brick_rows, self.params.brick_cols).copy()
 
     def render(self, i: int = 0) -> np.ndarray:
-        """Env i as a (210, 160, 3) uint8 frame in ALE's look."""
+        """Env i as a (210, 160, 3) uint8 frame in ALE's look (the rom model: ALE's screen itself)."""
+        if self.rom:
+            from policylab.envs.breakout_exact_render import render_ram
+
+            return render_ram(self._I[i, : EK.RAM_N])
         F, I = self._F[i], self._I[i]
         ball = (F[K.BX], F[K.BY]) if I[K.IN_PLAY] else None
         return render_frame(self.params, self._bricks[i], ball, F[K.PX], F[K.PW], int(I[K.SCORE]), int(I[K.LIVES]))

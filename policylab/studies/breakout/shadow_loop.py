@@ -36,17 +36,19 @@ from policylab.policies import breakout as policies
 _STEP_TAIL = ["actions", "obs", "reward", "terminated", "max_steps"]
 
 
-def _sources_digest() -> int:
-    """A digest of every source `play` compiles in (kernel, its random stream, kernel parameters, policies,
-    this module)."""
+def _sources_digest(kernel) -> int:
+    """A digest of every source `play` compiles in (the kernel, its random stream, kernel parameters,
+    policies, this module)."""
     h = hashlib.sha256()
-    for module in (K, R, KP, policies):
+    for module in (kernel, R, KP, policies):
         h.update(Path(module.__file__).read_bytes())
     h.update(Path(__file__).read_bytes())
     return int.from_bytes(h.digest()[:7], "little")
 
 
-def _build(digest: int):
+def _build(digest: int, step_kernel):
+    """`play` compiled around `step_kernel` (the physics kernel's or the exact model's: same arguments)."""
+
     @numba.njit(cache=True, nogil=True)
     def play(state, obs_now, reward_now, term_now, prm, env_prm, planner, policy_serve, serve_never, horizon,
              obs, act, pol, rew, length, done):
@@ -81,7 +83,7 @@ def _build(digest: int):
                     a[i] = FIRE
                 else:
                     a[i] = NOOP if p == FIRE else p
-            K.step_kernel(*state, a, obs_now, reward_now, term_now, -1)
+            step_kernel(*state, a, obs_now, reward_now, term_now, -1)
             for i in range(n):
                 if done[i]:
                     continue
@@ -101,20 +103,20 @@ def _build(digest: int):
     return play
 
 
-_PLAY = None
+_PLAY: dict = {}
 
 
-def _play():
-    global _PLAY
-    if _PLAY is None:
-        _PLAY = _build(_sources_digest())
-    return _PLAY
+def _play(kernel=K):
+    """The compiled loop for a kernel module (`breakout_shadow_kernel` or `breakout_exact_kernel`)."""
+    if kernel.__name__ not in _PLAY:
+        _PLAY[kernel.__name__] = _build(_sources_digest(kernel), kernel.step_kernel)
+    return _PLAY[kernel.__name__]
 
 
 def kernel_state(env) -> tuple:
     """The state arguments `step_kernel` takes before `actions`, from a `ShadowBreakout` (which keeps
     each under `_<parameter name>`): found by name, so the loop follows the kernel's signature."""
-    names = list(inspect.signature(K.step_kernel.py_func).parameters)
+    names = list(inspect.signature(env._K.step_kernel.py_func).parameters)
     cut = names.index("actions")
     if names[cut:] != _STEP_TAIL:
         raise RuntimeError(f"step_kernel's signature changed: {names}; update shadow_loop.play")
@@ -134,7 +136,7 @@ def play_batch(env, prm: np.ndarray, env_prm: np.ndarray, planner: bool, policy_
     rew = np.empty((n, horizon), dtype=np.float32)
     length = np.empty(n, dtype=np.int64)
     done = np.empty(n, dtype=np.bool_)
-    _play()(kernel_state(env), env._obs, env._rew, env._term, np.ascontiguousarray(prm, dtype=np.float64),
+    _play(env._K)(kernel_state(env), env._obs, env._rew, env._term, np.ascontiguousarray(prm, dtype=np.float64),
             np.ascontiguousarray(env_prm, dtype=np.int64), bool(planner), bool(policy_serve), serve == "never",
             int(horizon), obs, act, pol, rew, length, done)
     return obs, act, pol, rew, length, done
