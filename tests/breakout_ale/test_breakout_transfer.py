@@ -97,3 +97,36 @@ def test_the_page_renders_with_the_gap_table(run):
     for table in section(data).tables:
         assert table.title.replace("'", "&#39;") in html
     assert "net.onnx" in html and "search pick c129" in html and 'href="transfer.json"' in html
+
+
+def test_the_search_pick_is_what_train_picks_on_its_defaults():
+    """The recomputed pick is the candidate the benchmarks recorded for `breakout train` on its defaults."""
+    from pathlib import Path
+
+    from policylab.studies.breakout.transfer import search_pick
+
+    recorded = json.loads((Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "train_loop.json")
+                          .read_text())["shadow_only_pick"]["candidate_id"]
+    pick = search_pick()
+    assert pick["candidate_id"] == recorded
+    assert pick["params"] == next(c for c in grid216() if c["candidate_id"] == recorded)["params"]
+
+
+def test_the_command_validates_a_file_and_refuses_what_it_cannot(run, tmp_path, capsys):
+    root, _, _ = run
+    argv = ["breakout", "transfer", "--policy", str(root / "net.onnx"), "--episodes", "1", "--gap-episodes", "2",
+            "--max-steps", "100"]
+    outs = [tmp_path / "a", tmp_path / "b"]
+    for out in outs:
+        assert invoke([*argv, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed[0].startswith("network on ALE (1 fresh seeds): mean ") and printed[-1].startswith("report: ")
+    a, b = ((o / "transfer.json").read_bytes() for o in outs)
+    assert a == b
+    config = json.loads((outs[0] / "config.json").read_text())
+    assert config["policy"] == "net.onnx" and "sha256" in config["network"] and str(root) not in json.dumps(config)
+    assert invoke(["breakout", "transfer", "--policy", "breakout_policy_v3", "--out", str(tmp_path / "c")]) == 2
+    assert invoke([*argv, "--seed", str(named_range("breakout", "learn").base), "--out", str(tmp_path / "d")]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert errors[0].startswith("policylab: error: policy: ") and errors[1].startswith("policylab: error: seed: ")
+    assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()

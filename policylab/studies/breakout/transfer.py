@@ -20,11 +20,13 @@ run draws): the network, `breakout_policy_v3` (its defaults) and the search pick
 The ALE validation episodes are the first seeds of the gap's ALE episodes (one record each, played
 once). Everything is a store record keyed by content (a network by its hash), so a re-run writes
 the same bytes and a killed one resumes. `section(data)` is the report section a page embeds (the
-learn report does); `write_transfer_report` writes it alone as transfer.json + transfer.html.
+learn report does); `write_transfer_report` writes it alone as transfer.json + transfer.html, which
+is what `policylab breakout transfer --policy FILE.onnx` does for a network made anywhere.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,16 +34,17 @@ import numpy as np
 
 from policylab.envs.breakout_ale import Protocol
 from policylab.envs.breakout_shadow_params import ShadowParams, load_preset
+from policylab.config import claim_out_dir
 from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.policies.breakout import V3_DEFAULTS
 from policylab.policies.breakout_net import NetworkFile, read
 from policylab.report.html import Page, Table, render
-from policylab.rollout.seeds import seed_range_base, world_seed
+from policylab.rollout.seeds import named_range, seed_range_base, world_seed
 from policylab.rollout.store import Store
 from policylab.stats import distribution, ratio_of_means
 from policylab.studies.breakout import options
-from policylab.studies.breakout.requests import DEFAULT_PRESET
+from policylab.studies.breakout.requests import DEFAULT_PRESET, TransferRequest
 from policylab.studies.breakout.runner import EpisodeTask, ensure_episodes
 from policylab.studies.breakout.selection import compare_paired
 
@@ -81,18 +84,18 @@ def contenders(network: NetworkFile, pick: dict) -> list[Contender]:
             Contender("pick", f"search pick {pick['candidate_id']}", V3, dict(pick["params"]))]
 
 
-def validate_network(policy_path: str | Path, *, out: Path, preset: str = DEFAULT_PRESET, protocol: dict | None = None,
+def validate_network(policy: str | Path | NetworkFile, *, out: Path, preset: str = DEFAULT_PRESET, protocol: dict | None = None,
                      shadow: ShadowParams | None = None, episodes: int = VALIDATE_EPISODES,
                      gap_episodes: int = GAP_EPISODES, seed: int = seed_range_base("breakout", "transfer"),
                      store: Path | None = None, executor: str = "local", ray_address: str | None = None,
                      pick: dict | None = None) -> dict:
-    """Play the network in `policy_path`, v3 and the search pick on ALE and on the shadow (`shadow`, the
+    """Play the network `policy` (a file, or one already read), v3 and the search pick on ALE and on the shadow (`shadow`, the
     physics resolved under the label `preset`; default: `preset` loaded) under `protocol` (default: ALE's
     default protocol), record everything in `store` (default OUT/store), and return the report data
     (JSON-able; `headlines` holds the lines a command prints). `pick` overrides the search pick (tests)."""
     if episodes < 1 or gap_episodes < 1:
         raise BadInput("episodes", "the validation and the transfer gap need at least one episode each")
-    network = read(policy_path)
+    network = policy if isinstance(policy, NetworkFile) else read(policy)
     protocol = Protocol().model_dump() if protocol is None else protocol
     shadow = load_preset(preset) if shadow is None else shadow
     pick = search_pick() if pick is None else pick
@@ -269,3 +272,33 @@ def write_transfer_report(out: Path, data: dict) -> Path:
                 figures=[("Shadow vs ALE mean per policy (95% intervals)", "figures/transfer_gap.png")])
     render(out / "transfer.html", page, data, json_name="transfer.json")
     return out / "transfer.html"
+
+
+def run_transfer(req: TransferRequest):
+    """`policylab breakout transfer`: validate a network file (or resume); returns the page and headlines."""
+    from policylab.cli.command import Result
+
+    protocol = options.protocol_from(req)
+    choice = options.resolve_policy(req.policy, None)
+    if choice.network is None:
+        raise BadInput("policy", f"{req.policy} is a registered policy; transfer validates a network file (.onnx) "
+                       "against it and the search pick")
+    shadow = options.resolve_preset(req.preset, req.sticky)
+    last = req.seed + max(req.episodes, req.gap_episodes) - 1
+    learn = named_range("breakout", "learn")
+    if req.seed < learn.stop and learn.base <= last:
+        raise BadInput("seed", f"seeds {req.seed}..{last} overlap breakout.learn, the learner's training seeds")
+    store_root = options.check_run(req)
+    config = {"command": "breakout transfer", "policy": choice.name, **choice.recorded(), "episodes": req.episodes,
+              "gap_episodes": req.gap_episodes, "seed": req.seed, "protocol": protocol, "preset": req.preset,
+              "shadow_overrides": options.shadow_overrides(req.sticky),
+              "store": options.store_label(store_root, req.out)}
+    claim_out_dir(req.out, config)
+    started = time.time()
+    data = validate_network(choice.network, out=req.out, preset=req.preset, protocol=protocol, shadow=shadow,
+                            episodes=req.episodes, gap_episodes=req.gap_episodes, seed=req.seed, store=store_root,
+                            executor=req.executor, ray_address=req.ray_address)
+    page = write_transfer_report(req.out, data)
+    write_json(req.out / "wallclock.json", {"wall_seconds": time.time() - started,
+                                            "note": "wall-clock time only; every other file is deterministic"})
+    return Result(page, tuple(data["headlines"]))
