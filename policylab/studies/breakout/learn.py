@@ -73,10 +73,13 @@ class ActorCritic(torch.nn.Module):
     """Shared tanh trunk; head = 3 legal-action logits + value. `forward` gives 4 logits (FIRE's a
     constant) and the value."""
 
-    def __init__(self, obs_dim: int, hidden: int, layers: int):
+    def __init__(self, spec: NetObsSpec, hidden: int, layers: int):
         super().__init__()
+        shift, scale = input_affine(spec)
+        self.register_buffer("shift", torch.from_numpy(shift))
+        self.register_buffer("scale", torch.from_numpy(scale))
         mods: list[torch.nn.Module] = []
-        width = obs_dim
+        width = spec.dim
         for _ in range(layers):
             mods += [torch.nn.Linear(width, hidden), torch.nn.Tanh()]
             width = hidden
@@ -92,7 +95,7 @@ class ActorCritic(torch.nn.Module):
             torch.nn.init.zeros_(self.head.bias)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        out = self.head(self.trunk(x))
+        out = self.head(self.trunk((x - self.shift) * self.scale))
         legal, value = out[:, : len(LEGAL)], out[:, len(LEGAL)]
         fire = torch.full_like(legal[:, :1], FIRE_LOGIT)
         return torch.cat([legal[:, :1], fire, legal[:, 1:]], dim=1), value
@@ -100,8 +103,12 @@ class ActorCritic(torch.nn.Module):
     def layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """(weight, bias) of each layer as float32 arrays; the last maps to the 4 logits (FIRE's row
         zero, its bias FIRE_LOGIT): what `export_onnx` writes."""
-        out = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy())
+        out = [(m.weight.detach().numpy().astype(np.float64), m.bias.detach().numpy().astype(np.float64))
                for m in self.trunk if isinstance(m, torch.nn.Linear)]
+        w0, b0 = out[0]  # the fixed input affine folded in: W ((x - shift) * scale) + b
+        scale, shift = self.scale.numpy().astype(np.float64), self.shift.numpy().astype(np.float64)
+        out[0] = (w0 * scale, b0 - (w0 * scale) @ shift)
+        out = [(w.astype(np.float32), b.astype(np.float32)) for w, b in out]
         w, b = self.head.weight.detach().numpy(), self.head.bias.detach().numpy()
         w4 = np.zeros((N_ACTIONS, w.shape[1]), dtype=np.float32)
         b4 = np.zeros(N_ACTIONS, dtype=np.float32)
@@ -110,6 +117,22 @@ class ActorCritic(torch.nn.Module):
         b4[FIRE] = FIRE_LOGIT
         out.append((w4, b4))
         return out
+
+
+FEATURE_CENTRE = np.array([0.5, 0.5, 0, 0, 0.5, 0.5, 1, 0.5, 0], dtype=np.float32)  # of the scaled features
+WALL_SCALE = 0.25
+
+
+def input_affine(spec: NetObsSpec) -> tuple[np.ndarray, np.ndarray]:
+    """A fixed (shift, scale) applied to the observation before the first layer (folded into it on
+    export). Why: 108 wall flags of 1 would otherwise swamp the first layer's units at the start
+    (their sum dominates each unit's input), drowning the few ball and paddle values a policy needs
+    first; centred on a full wall (flag - 1) and scaled down, the wall adds nothing until bricks go,
+    and the features are centred on mid-screen."""
+    shift = np.concatenate([np.tile(FEATURE_CENTRE, spec.history), np.ones(spec.dim - 9 * spec.history, np.float32)])
+    scale = np.concatenate([np.ones(9 * spec.history, np.float32),
+                            np.full(spec.dim - 9 * spec.history, WALL_SCALE, np.float32)])
+    return shift.astype(np.float32), scale.astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -154,7 +177,7 @@ class Learner:
         self.p = p
         torch.manual_seed(req.seed)  # the initial weights (torch's init draws from the global generator)
         self.gen = torch.Generator().manual_seed(req.seed)
-        self.net = ActorCritic(p.spec.dim, req.hidden, req.layers)
+        self.net = ActorCritic(p.spec, req.hidden, req.layers)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=req.lr, eps=1e-5)
         self.seeds = named_range("breakout", "learn")
         n = req.envs

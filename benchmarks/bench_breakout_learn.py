@@ -1,0 +1,115 @@
+"""`policylab breakout learn` measured: training throughput, the default run's ALE result, and the
+transfer table (a network learned on each shadow preset, validated on ALE).
+
+Parts (each records its own key of results/breakout_learn.json, so they can run at different times):
+
+- ``throughput``: agent-steps/s of env and learner together at the default settings, per update
+  (median over updates after the first), on --threads torch threads; a short run of the default
+  config (its first --updates updates).
+- ``preset``: the whole command (`policylab breakout learn --preset P`, defaults otherwise: learning,
+  export, the ALE validation against v3 and the search pick, the transfer gap over 100 episodes per
+  env) in a subprocess; wall time, the learner's median steps/s, the network's ALE 20-seed mean with
+  its interval, both verdicts and the three policies' shadow/ALE ratios. The default preset's row is
+  the issue's goal check.
+
+Usage:
+
+    nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py throughput
+    nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py preset --preset atari-cal [--preset go-v1 ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from results_file import record
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def merge_into(key: str):
+    def merge(data: dict, result: dict) -> None:
+        data.setdefault(key, {}).update(result)
+    return merge
+
+
+def throughput(updates: int, threads: int) -> dict:
+    """The default config's first `updates` updates, timed per update (env + learner)."""
+    from policylab.config import validated
+    from policylab.studies.breakout import learn as L
+    from policylab.studies.breakout.requests import LearnRequest
+
+    out = ROOT / "runs" / "bench-learn" / "throughput"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    req = validated(LearnRequest, {"out": out, "threads": threads, "checkpoint_every": 10_000})
+    p = L.plan(req)
+    t0 = time.perf_counter()
+    L.train(p, stop_after=updates)
+    wall = time.perf_counter() - t0
+    rates = json.loads((out / L.TIMING).read_text())["steps_per_s"]
+    fields = ("envs", "rollout", "epochs", "minibatch", "hidden", "layers", "history", "wall", "threads")
+    return {"threads": threads, "updates": updates, "steps_per_update": req.envs * req.rollout,
+            "steps_per_s_median": float(np.median(rates[1:])), "steps_per_s_per_update": rates,
+            "wall_s": wall, "config": {k: getattr(req, k) for k in fields},
+            "load_average_after": os.getloadavg()[0]}
+
+
+def preset_run(preset: str) -> dict:
+    """The whole default command on `preset`, in a fresh folder, as a user runs it."""
+    out = ROOT / "runs" / "bench-learn" / preset
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [sys.executable, "-m", "policylab.cli", "breakout", "learn", "--preset", preset, "--out", str(out)]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    data = json.loads((out / "learn.json").read_text())
+    v = data["validation"]
+    net = v["validation"]["distributions"]["network"]
+    gap = {r["key"]: {"policy": r["policy"], "shadow_mean": r["shadow_mean"], "shadow_ci95": r["shadow_ci95"],
+                      "ale_mean": r["ale_mean"], "ale_ci95": r["ale_ci95"], "ratio": r["ratio_shadow_over_ale"],
+                      "ratio_ci95": r["ratio_ci95"]} for r in v["transfer_gap"]["rows"]}
+    return {
+        "wall_s": wall, "agent_steps": data["agent_steps"], "updates": data["updates"],
+        "learner_steps_per_s_median": data["timing"]["median_steps_per_s"],
+        "final_shadow_return": data["final_return_mean"],
+        "ale_mean": net["mean"], "ale_mean_ci95": net["mean_ci95"], "validation_episodes": v["validation"]["episodes"],
+        "vs": {k: {"against": c["against"], "mean_delta": c["paired_delta"]["mean_delta"],
+                   "ci95": c["paired_delta"]["ci95"], "verdict": c["verdict"]}
+               for k, c in v["validation"]["comparisons"].items()},
+        "gap_episodes": v["transfer_gap"]["episodes"], "transfer_gap": gap, "goals": v["goals"],
+        "load_average_after": os.getloadavg()[0],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("part", choices=["throughput", "preset"])
+    ap.add_argument("--updates", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--preset", action="append", default=[])
+    args = ap.parse_args()
+    import torch
+
+    note = f"torch {torch.__version__}, shared 2-core machine (other jobs running)"
+    if args.part == "throughput":
+        record("breakout_learn", {"throughput": throughput(args.updates, args.threads)}, machine_note=note)
+        return
+    for preset in args.preset or ["atari-cal"]:
+        record("breakout_learn", {preset: preset_run(preset)}, merge_into("presets"), machine_note=note)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
