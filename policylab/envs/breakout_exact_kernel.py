@@ -83,8 +83,9 @@ CX_PADDLE, CX_PLAYFIELD, CX_WALL = 1, 2, 4
 TOP_WALL = (17, 31)         # playfield set across the whole width
 BRICK_TOP, BRICK_H = 57, 6  # six rows of bricks, row k on screen rows 57 + 6k .. 62 + 6k
 PADDLE_ROWS = (189, 192)    # player 0: GRP0 set on the second line of Y = 180 through the first of Y = 184
-SIDE_W = 8                  # the side walls are 8-px missiles at columns 0-7 and 152-159, rows 17-194
+SIDE_W = 8                  # the side walls are 8-px missiles: the left one rows 17-195, the right one 17-194
 LAST_ROW = 195
+LAST_ROW_COLUMNS = (46, 56)  # on the last row the ball shows left of these columns (without, with VDELBL)
 
 
 def kernel_lines() -> list[tuple[int, int, int]]:
@@ -97,8 +98,8 @@ def kernel_lines() -> list[tuple[int, int, int]]:
     so the ball covers four lines at single-line resolution. Between sections the last value lingers:
     one line after the top wall (row 32) and one after the bricks (row 93, the lower field is therefore one
     row further down per Y); the top wall's first iteration has no earlier copy (the previous frame's
-    end cleared both); on the last row the end-of-kernel ENABL clear comes before the ball, and only the
-    delayed copy remains."""
+    end cleared both); on the last row the end-of-kernel clears of ENABL and of the delayed copy land
+    mid-line (`LAST_ROW_COLUMNS`)."""
     out = [(17, -1, -1)]
     for y in range(12, 25, 2):
         out += [(18 + y - 12, y, y - 2 if y > 12 else -1), (19 + y - 12, y, y)]
@@ -109,7 +110,7 @@ def kernel_lines() -> list[tuple[int, int, int]]:
         out += [(57 + y - 50, y, y - 2), (58 + y - 50, y, y)]
     out.append((93, 84, 84))
     for y in range(86, 187, 2):
-        out += [(94 + y - 86, y, y - 2), (95 + y - 86, -1 if y == 186 else y, y)]
+        out += [(94 + y - 86, y, y - 2), (95 + y - 86, y, y)]
     return out
 
 
@@ -161,7 +162,7 @@ def collisions(m):
     x0 = m[99] - 49
     for dx in range(2):
         px = x0 + dx
-        if (px < SIDE_W or px >= 160 - SIDE_W) and r0 <= LAST_ROW - 1:
+        if (px < SIDE_W and r0 <= LAST_ROW) or (px >= 160 - SIDE_W and r0 <= LAST_ROW - 1):
             out |= CX_WALL
     if r0 <= TOP_WALL[1] and r1 >= TOP_WALL[0]:
         out |= CX_PLAYFIELD
@@ -403,6 +404,13 @@ def _build_step(m, c):
 
 
 @numba.njit(cache=True, inline="always")
+def digits_drawn(m):
+    """RAM 80, 82, 84, 86, 88 (the five digit pointers' low bytes) packed 8 bits each: the kernel draws a
+    frame with the pointers the previous overscan computed, so a score or life change shows one frame late."""
+    return m[80] | (m[82] << 8) | (m[84] << 16) | (m[86] << 24) | (m[88] << 32)
+
+
+@numba.njit(cache=True, inline="always")
 def _clear_ball(m):
     """$F1E1: no ball in play (velocities, y, the top-wall flag and the hit count cleared)."""
     m[105] = 0
@@ -426,10 +434,11 @@ def _divide(a, d):
 
 @numba.njit(cache=True)
 def frame(m, pot, fire):
-    """One emulated frame of the cartridge on RAM `m` (int64 (128,), bytes): `pot` is ALE's paddle resistance for
+    """One emulated frame of the cartridge on env state row `m` (int64 (NI,), RAM bytes first): `pot` is ALE's paddle resistance for
     this frame (after the action moved it), `fire` whether the paddle button is down. Returns UNMODELLED
     bits for anything met outside the translated game."""
     cx = collisions(m)  # latched while the frame now in RAM was drawn
+    m[SHOWN] = digits_drawn(m)  # this frame's kernel draws the digits last frame's overscan pointed at
     flags = 0
     done = False
     # ---- vertical blank ($F34D)
@@ -665,11 +674,12 @@ def frame(m, pot, fire):
 
 # --- the batch: `ShadowBreakout`'s state arrays, with the physics kernel's names and this model's contents.
 # I[i, :128] is env i's RAM; after it, ALE's paddle resistance, the last applied action, agent steps, the game
-# over flag, ALE's score (as its Breakout settings read RAM 76/77), lives and the UNMODELLED bits. F holds the
+# over flag, ALE's score (as its Breakout settings read RAM 76/77), lives, the UNMODELLED bits and the digit
+# pointers the last frame was drawn with (`digits_drawn`). F holds the
 # previous observation's ball x, y and in-play flag (for velocities, as `breakout_ale.ram_features`).
 RAM_N = 128
-POT, LAST_ACT, STEPS, TERM, SCORE, LIVES, FLAGS = range(RAM_N, RAM_N + 7)
-NI = RAM_N + 7
+POT, LAST_ACT, STEPS, TERM, SCORE, LIVES, FLAGS, SHOWN = range(RAM_N, RAM_N + 8)
+NI = RAM_N + 8
 PBX, PBY, PIN = range(3)
 NF = 3
 BALL_X_OFFSET, BALL_Y_OFFSET, PADDLE_X_OFFSET = -49, 9, -47
@@ -721,6 +731,7 @@ def reset_kernel(p, F, I, bricks, rng, mt, seeds, obs):
         I[i, SCORE] = ale_score(I[i])
         I[i, LIVES] = I[i, 57]
         I[i, FLAGS] = 0
+        I[i, SHOWN] = digits_drawn(I[i])
         F[i, PIN] = 0.0
         _observe(F, I, i, obs)
 

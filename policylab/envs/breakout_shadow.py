@@ -63,7 +63,7 @@ class ShadowBreakout:
         self._I = np.zeros((n, self._K.NI), dtype=np.int64)
         self._bricks = np.zeros((n, 0 if self.rom else self.params.brick_rows * self.params.brick_cols), dtype=np.uint8)
         self._rng = np.zeros(n, dtype=np.uint64)
-        self._mt = np.zeros((n, R.N_WORDS if self.params.rng == "ale" else 0), dtype=np.uint32)
+        self._mt = np.zeros((n, R.ROW if self.params.rng == "ale" else 0), dtype=np.uint32)
         self._obs = np.zeros((n, N_FEATURES), dtype=np.float32)
         self._rew = np.zeros(n, dtype=np.float32)
         self._term = np.zeros(n, dtype=np.bool_)
@@ -193,7 +193,7 @@ class ShadowBreakout:
         if self.rom:
             from policylab.envs.breakout_exact_render import render_ram
 
-            return render_ram(self._I[i, : EK.RAM_N])
+            return render_ram(self._I[i])
         F, I = self._F[i], self._I[i]
         ball = (F[K.BX], F[K.BY]) if I[K.IN_PLAY] else None
         return render_frame(self.params, self._bricks[i], ball, F[K.PX], F[K.PW], int(I[K.SCORE]), int(I[K.LIVES]))
