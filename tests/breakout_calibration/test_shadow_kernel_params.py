@@ -54,4 +54,5 @@ def test_preset_digests_are_unchanged():
     """A world's key hashes the preset's physics (`ShadowParams.digest`): stores keyed on these stay valid only
     while they hold (docs/breakout.md, open problems)."""
     assert {n: load_preset(n).digest() for n in preset_names()} == {
-        "atari": "6370268ec781c31a", "atari-cal": "94bc393353af701c", "go-v1": "291aede04a34cadf"}
+        "atari": "6370268ec781c31a", "atari-cal": "94bc393353af701c", "go-v1": "291aede04a34cadf",
+        "ale-exact": "25ee0bba4d4d3d49"}
