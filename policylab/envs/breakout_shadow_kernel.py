@@ -4,7 +4,7 @@ State is struct-of-arrays, batch first: `F` (float64 per-env reals), `I` (int64 
 counters), `bricks` (uint8 live flags, row-major, top row first), `rng` (one uint64 per env) and
 `mt` (uint32 words per env). The preset's `rng` picks the stream: `splitmix`, a splitmix64 state in
 `rng` (`mt` has no columns); `ale`, ALE's own MT19937 sticky-action stream (`ale_random`), its words
-in `mt` and its position in `rng`, two outputs per frame as ALE draws them, so the shadow repeats
+in `mt` and its decisions drawn ahead in `rng`, two outputs per frame as ALE draws them, so the shadow repeats
 exactly the frames ALE repeats on the same seed. Each env only touches its own row and its own
 stream, so an env's trajectory depends on its seed alone, never on the batch size or its position.
 
@@ -36,6 +36,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+_ONE = np.uint64(1)
 _INV53 = 1.0 / 9007199254740992.0
 
 _FIRE, _RIGHT, _LEFT = 1, 2, 3
@@ -439,10 +440,12 @@ def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_
             continue
         a = actions[i]
         r = 0
+        if ale_rng:  # ALE draws every frame's decision, sticky or not, game over or not
+            repeats = R.step_repeats(mt, rng, i, sticky, frameskip)
         for _f in range(frameskip):
             act = a
-            if ale_rng:  # ALE decides every frame, sticky or not
-                if R.frame_repeats(mt, rng, i, sticky):
+            if ale_rng:
+                if (repeats >> np.uint64(_f)) & _ONE:
                     act = I[i, LAST_ACT]
             elif sticky > 0.0 and _uniform(rng, i) < sticky:
                 act = I[i, LAST_ACT]

@@ -22,10 +22,10 @@ SEEDS = named_range("breakout", "eval").first(2) + named_range("breakout", "vali
 
 
 @numba.njit
-def _outputs(mt, pos, n):
+def _outputs(mt, n):
     out = np.empty(n, dtype=np.uint64)
     for k in range(n):
-        out[k] = R.mt_next(mt, pos, 0)
+        out[k] = R.mt_next(mt, 0)
     return out
 
 
@@ -33,10 +33,10 @@ def _outputs(mt, pos, n):
 def test_the_stream_is_mt19937_seeded_as_init_genrand(seed):
     """numpy's legacy RandomState seeds MT19937 with init_genrand(seed) for a 32-bit seed, as std::mt19937 does;
     a full-range uint32 randint is its raw output. 2000 outputs cross three twists; seeds wrap mod 2**32."""
-    mt, pos = R.new_state(1)
-    R.seed_all(mt, pos, np.array([seed], dtype=np.int64))
+    mt, buf = R.new_state(1)
+    R.seed_all(mt, buf, np.array([seed], dtype=np.int64))
     want = np.random.RandomState(seed % 2**32).randint(0, 2**32, size=2000, dtype=np.uint32)
-    assert np.array_equal(_outputs(mt, pos, 2000), want)
+    assert np.array_equal(_outputs(mt, 2000), want)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -61,6 +61,26 @@ def _intended(seed: int, n_frames: int) -> np.ndarray:
     last (NOOP, FIRE, RIGHT, LEFT cycled with random skips)."""
     steps = np.random.default_rng(seed).integers(1, 4, size=n_frames)
     return np.cumsum(steps) % 4
+
+
+@numba.njit
+def _by_steps(mt, buf, prob, n, steps):
+    out = np.empty(steps * n, dtype=np.bool_)
+    for t in range(steps):
+        bits = R.step_repeats(mt, buf, 0, prob, n)
+        for f in range(n):
+            out[t * n + f] = (bits >> np.uint64(f)) & np.uint64(1)
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 4, 7, 16])
+def test_decisions_drawn_a_step_at_a_time_are_the_frames_decisions(n):
+    """`step_repeats` (one agent step of n frames, as the shadow kernel draws) gives the per-frame decisions in order,
+    across refills (63 // n * n frames each) and twists (every 312 frames)."""
+    mt, buf = R.new_state(1)
+    R.seed_all(mt, buf, np.array([SEEDS[0]], dtype=np.int64))
+    steps = 2000 // n
+    assert np.array_equal(_by_steps(mt, buf, STICKY, n, steps), R.sticky_repeats(SEEDS[0], steps * n, STICKY))
 
 
 def test_the_stream_is_drawn_even_without_sticky_actions():
