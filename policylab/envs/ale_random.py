@@ -26,6 +26,10 @@ ahead, one bit per frame (1 = repeat) under a sentinel bit. Why ahead: a batch o
 of generator words, and reading an env's row on every frame cost a cache miss per env and step (the
 shadow ran at 0.6x its splitmix speed); refilling 63 decisions at a time reads the row once per 63
 frames, in order, and the frames read one compact word.
+
+Kernels that call these functions (`breakout_shadow_kernel`, `breakout_exact_kernel`) keep compiled copies
+in their numba caches, which numba keys on their own source files: a change here needs their caches
+cleared (tests/breakout_shadow/test_ale_random.py compares the kernel's frames with this module's).
 """
 
 from __future__ import annotations
