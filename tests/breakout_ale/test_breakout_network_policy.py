@@ -204,3 +204,16 @@ def test_audit_and_train_baseline_take_a_file(nets, tmp_path):
         ev = json.loads((tmp_path / "eval" / "report.json").read_text())
         assert [r["score"] for r in ev["episodes"]] == train["evaluation"]["baseline_policy"]["scores"]
         assert all(store.get(r["key"]) is not None for r in ev["episodes"])
+
+
+def test_worker_processes_play_the_same_episodes(nets, tmp_path):
+    """Tasks carry the network's bytes to worker processes (the same pickling for ALE and shadow
+    units); shadow batches split over units give the files the local executor writes."""
+    from policylab.studies.breakout.runner import SHADOW_BATCH
+
+    path, _, _ = nets["wall"]
+    for executor in ("local", "processes"):
+        assert cli("eval", "--env", "shadow", "--policy", path, "--episodes", SHADOW_BATCH + 4, "--max-steps", "60",
+                   "--executor", executor, "--out", tmp_path / executor) == 0
+    a, b = ((tmp_path / x / "episodes.jsonl").read_bytes() for x in ("local", "processes"))
+    assert a == b
