@@ -41,7 +41,8 @@ class PolicyChoice:
         return {} if self.network is None else {"network": self.network.record}
 
 
-def resolve_policy(policy: str, params: Path | None, field: str = "policy", params_field: str = "params") -> PolicyChoice:
+def resolve_policy(policy: str, params: Path | None, field: str = "policy",
+                   params_field: str = "params") -> PolicyChoice:
     """A request's policy option (a registered name or a network file, see `requests.Policy`) with its
     parameter file, resolved once in the command's plan; a network takes no parameter file."""
     if policy.lower().endswith(".onnx"):

@@ -186,7 +186,8 @@ def policy_fn(name: str) -> Callable[..., np.ndarray]:
     return policies.get_policy(name)
 
 
-def policy_actions(tasks: Sequence[EpisodeTask], auto: bool) -> Callable[[np.ndarray, Callable[[], np.ndarray]], np.ndarray]:
+def policy_actions(tasks: Sequence[EpisodeTask],
+                   auto: bool) -> Callable[[np.ndarray, Callable[[], np.ndarray]], np.ndarray]:
     """`act(obs, walls) -> actions` for one batch of the tasks' seeds, in order, called once per agent
     step from the episode's first observation on. A tracker runs per task on its rows, with its
     parameters; a network (every task of a group shares it) runs once on the whole batch and calls

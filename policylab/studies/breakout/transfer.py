@@ -49,7 +49,8 @@ from policylab.studies.breakout.runner import EpisodeTask, ensure_episodes
 from policylab.studies.breakout.selection import compare_paired
 
 V3 = "breakout_policy_v3"
-VALIDATE_EPISODES, GAP_EPISODES = 20, 100  # the issue's protocol: a 20-seed ALE verdict, 100-episode means for the ratio
+# the issue's protocol: a 20-seed ALE verdict, 100-episode means per env for the ratio
+VALIDATE_EPISODES, GAP_EPISODES = 20, 100
 RATIO_GOAL = 0.10  # |shadow / ALE - 1| the issue asks of the network on the default preset
 ALE_MEAN_GOAL = 200.0  # the network's 20-seed ALE mean the issue asks for (twice the search pick)
 KEYS = ("network", "v3", "pick")  # order of every table and chart
@@ -84,15 +85,16 @@ def contenders(network: NetworkFile, pick: dict) -> list[Contender]:
             Contender("pick", f"search pick {pick['candidate_id']}", V3, dict(pick["params"]))]
 
 
-def validate_network(policy: str | Path | NetworkFile, *, out: Path, preset: str = DEFAULT_PRESET, protocol: dict | None = None,
-                     shadow: ShadowParams | None = None, episodes: int = VALIDATE_EPISODES,
-                     gap_episodes: int = GAP_EPISODES, seed: int = seed_range_base("breakout", "transfer"),
-                     store: Path | None = None, executor: str = "local", ray_address: str | None = None,
-                     pick: dict | None = None) -> dict:
-    """Play the network `policy` (a file, or one already read), v3 and the search pick on ALE and on the shadow (`shadow`, the
-    physics resolved under the label `preset`; default: `preset` loaded) under `protocol` (default: ALE's
-    default protocol), record everything in `store` (default OUT/store), and return the report data
-    (JSON-able; `headlines` holds the lines a command prints). `pick` overrides the search pick (tests)."""
+def validate_network(policy: str | Path | NetworkFile, *, out: Path, preset: str = DEFAULT_PRESET,
+                     protocol: dict | None = None, shadow: ShadowParams | None = None,
+                     episodes: int = VALIDATE_EPISODES, gap_episodes: int = GAP_EPISODES,
+                     seed: int = seed_range_base("breakout", "transfer"), store: Path | None = None,
+                     executor: str = "local", ray_address: str | None = None, pick: dict | None = None) -> dict:
+    """Play the network `policy` (a file, or one already read), v3 and the search pick on ALE and on the
+    shadow (`shadow`, the physics resolved under the label `preset`; default: `preset` loaded) under
+    `protocol` (default: ALE's default protocol), record everything in `store` (default OUT/store), and
+    return the report data (JSON-able; `headlines` holds the lines a command prints). `pick` overrides
+    the search pick (tests)."""
     if episodes < 1 or gap_episodes < 1:
         raise BadInput("episodes", "the validation and the transfer gap need at least one episode each")
     network = policy if isinstance(policy, NetworkFile) else read(policy)
@@ -109,9 +111,8 @@ def validate_network(policy: str | Path | NetworkFile, *, out: Path, preset: str
         records = ensure_episodes(st, tasks, executor=executor, ray_address=ray_address, label="transfer validation")
     scores = {c.key: {env: [records[(2 * i + j, s)].outcome["score"] for s in tasks[2 * i + j].seeds]
                       for j, env in enumerate(("ale", "shadow"))} for i, c in enumerate(players)}
-    data = _report_data(network, pick, players, scores, seeds[:episodes], gap_seeds, preset, protocol,
+    return _report_data(network, pick, players, scores, seeds[:episodes], gap_seeds, preset, protocol,
                         options.store_label(store_root, Path(out)))
-    return data
 
 
 def _report_data(network: NetworkFile, pick: dict, players: list[Contender], scores: dict, val_seeds: tuple[int, ...],
