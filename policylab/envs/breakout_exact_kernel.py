@@ -739,7 +739,7 @@ def reset_kernel(p, F, I, bricks, rng, mt, seeds, obs):
 @numba.njit(cache=True)
 def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_steps):
     """One agent step for every env: `p.frameskip` frames, each with ALE's sticky decision from the env's
-    MT19937 stream (two draws per frame), the paddle resistance moved by the applied action (RIGHT lowers
+    MT19937 stream (`ale_random.step_repeats`: two draws per frame), the paddle resistance moved by the applied action (RIGHT lowers
     it, LEFT raises it, by ALE's step, clamped), then the cartridge's frame. As ALE, no frame runs once
     the game is over (lives 0); reward is the change of ALE's score."""
     frameskip = p.frameskip
@@ -754,8 +754,9 @@ def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_
         pot = I[i, POT]
         last = I[i, LAST_ACT]
         before = I[i, SCORE]
-        for _f in range(frameskip):
-            if not R.frame_repeats(mt, rng, i, sticky):
+        repeats = R.step_repeats(mt, rng, i, sticky, frameskip)
+        for f in range(frameskip):
+            if not (repeats >> np.uint64(f)) & np.uint64(1):
                 last = a
             if last == RIGHT:
                 pot = max(PADDLE_MIN, pot - PADDLE_DELTA)
