@@ -166,13 +166,11 @@ def collisions(m):
             out |= CX_WALL
     if r0 <= TOP_WALL[1] and r1 >= TOP_WALL[0]:
         out |= CX_PLAYFIELD
-    for row in range(6):
-        y0 = BRICK_TOP + BRICK_H * row
-        if r0 <= y0 + BRICK_H - 1 and r1 >= y0:
-            for dx in range(2):
-                px = x0 + dx
-                if 0 <= px < 160 and _pf_bit(m, row, px):
-                    out |= CX_PLAYFIELD
+    for row in range(max(0, (r0 - BRICK_TOP) // BRICK_H), min(6, (r1 - BRICK_TOP) // BRICK_H + 1)):
+        for dx in range(2):  # the brick rows the ball's rows overlap
+            px = x0 + dx
+            if 0 <= px < 160 and _pf_bit(m, row, px):
+                out |= CX_PLAYFIELD
     if r0 <= PADDLE_ROWS[1] and r1 >= PADDLE_ROWS[0]:
         p0 = m[72] - 47
         g = m[55]
@@ -200,20 +198,18 @@ def paddle_reading(pot):
     return y
 
 
-@numba.njit(cache=True, inline="always")
-def _jsr(m, sp, ret):
-    """A JSR's push of its return address - 1 (the 6502's), at stack pointer sp in the RAM mirror."""
-    m[sp - 128] = (ret >> 8) & 255
-    m[sp - 129] = ret & 255
-    return sp - 2
+# Stack bytes. The 6502's stack sits in RAM 121-127 and the model never reads it back (it does not run the
+# RTS/RTI that would), so only each frame's last write to a byte matters, and most are the same every frame:
+# 126/127 = $F2DB (the overscan's last JSR, at $F2D9), 123 = $D6 (the position handler's JSR, under the
+# ball's BRK at $F5F8), 124/125 = $F675 while RAM 110 bit 7 is set (the score's nested JSR at $F29A), else
+# the ball BRK's pushed flags and $F1. Only velocity changes through $F6A8 reach deeper: 121/122.
+JSR_SCORE = 0xF675  # return address pushed by the score's nested JSR (RAM 125 high, 124 low)
 
 
 @numba.njit(cache=True, inline="always")
-def _times5(m, a):
-    """$F676: the low nibble times 5 (digit graphics offset); RAM 59 keeps the nibble."""
-    a &= 15
-    m[59] = a
-    return a * 5
+def _times5(a):
+    """$F676: the low nibble times 5 (a digit's glyph offset)."""
+    return (a & 15) * 5
 
 
 @numba.njit(cache=True, inline="always")
@@ -224,32 +220,15 @@ def _swap(a):
 
 @numba.njit(cache=True, inline="always")
 def _neg16(m, lo, hi):
-    """$F692: negate the 16-bit velocity (RAM lo fraction, RAM hi integer); returns the carry."""
+    """$F692: negate the 16-bit velocity (RAM lo fraction, RAM hi integer)."""
     a = m[lo]
-    c = 1 if a == 0 else 0
     m[lo] = (256 - a) & 255
-    h = ((~np.int64(m[hi])) & 255) + c
-    m[hi] = h & 255
-    return 1 if h > 255 else 0
-
-
-@numba.njit(cache=True, inline="always")
-def _neg_vx(m, sp):
-    """JSR $F68C from stack pointer sp: negate the x velocity (RAM 105/106)."""
-    _jsr(m, sp, 0xF696)
-    return _neg16(m, 106, 105)
-
-
-@numba.njit(cache=True, inline="always")
-def _neg_vy(m, sp):
-    """JSR $F690 from stack pointer sp: negate the y velocity (RAM 103/104)."""
-    _jsr(m, sp, 0xF696)
-    return _neg16(m, 104, 103)
+    m[hi] = (((~m[hi]) & 255) + (1 if a == 0 else 0)) & 255
 
 
 @numba.njit(cache=True, inline="always")
 def _bcd_add(m, a):
-    """$F1F2: add BCD a to the score (RAM 77 low, RAM 76 high); returns the carry."""
+    """$F1F2: add BCD a to the score (RAM 77 low, RAM 76 high)."""
     lo = m[77]
     s_lo = (lo & 15) + (a & 15)
     if s_lo > 9:
@@ -258,51 +237,46 @@ def _bcd_add(m, a):
     if s_hi > 9:
         s_hi += 6
     m[77] = ((s_hi << 4) | (s_lo & 15)) & 255
-    c = 1 if s_hi > 15 else 0
-    hi = m[76]
-    t_lo = (hi & 15) + c
-    if t_lo > 9:
-        t_lo += 6
-    t_hi = (hi >> 4) + (1 if t_lo > 15 else 0)
-    if t_hi > 9:
-        t_hi += 6
-    m[76] = ((t_hi << 4) | (t_lo & 15)) & 255
-    return 1 if t_hi > 15 else 0
+    if s_hi > 15:
+        hi = m[76]
+        t_lo = (hi & 15) + 1
+        if t_lo > 9:
+            t_lo += 6
+        t_hi = (hi >> 4) + (1 if t_lo > 15 else 0)
+        if t_hi > 9:
+            t_hi += 6
+        m[76] = ((t_hi << 4) | (t_lo & 15)) & 255
 
 
 @numba.njit(cache=True)
 def _set_speed(m):
-    """JSR $F6A8 from the top level: new speed from the table by hit count (RAM 107 bits 2-5) and angle
-    (RAM 109); y turns, x keeps its sign. Its PHP/PHA/JSR bytes land in RAM 121-125."""
+    """$F6A8: the ball's new speed from the table by hit count (RAM 107 bits 2-5) and angle (RAM 109); y turns
+    (JSR $F690 unless it was rising), x keeps its sign (JSR $F68C if it was negative). Returns RAM 107 & $3F."""
     y = (m[107] & 0x3C) + m[109]
-    old_vx = np.int64(m[105])
-    old_vy = np.int64(m[103])
-    m[125] = 0x34 | (old_vx & 0x80) | (2 if old_vx == 0 else 0)  # PHP after LDA $E9 (C = V = 0)
-    m[124] = 0x34 | (old_vy & 0x80) | (2 if old_vy == 0 else 0)  # PHP after LDA $E7
+    old_vx = m[105]
+    old_vy = m[103]
     t = SPEED[y]
-    m[123] = t
     m[105] = t & 3
     m[106] = t & 0xFC
     t = SPEED[y + 1]
-    m[123] = t
     m[103] = t & 3
     m[104] = t & 0xFC
     if not (old_vy & 0x80):
-        _jsr(m, 0xFC, 0xF6CF)
-        _neg_vy(m, 0xFA)
+        _neg16(m, 104, 103)
+        m[122] = 0xF6  # the nested JSR $F6A2 from stack $FA: return $F696
+        m[121] = 0x96
     if old_vx & 0x80:
-        _jsr(m, 0xFD, 0xF6D5)
-        _neg_vx(m, 0xFB)
+        _neg16(m, 106, 105)
+        m[122] = 0x96  # from stack $FB: $F696's low byte lands one lower
     return m[107] & 0x3F
 
 
 @numba.njit(cache=True, inline="always")
-def _bits(m, x, c):
-    """JSR $F76E's body: RAM 61 = x; ROL the next byte of RAM 36+ (RAM 75 indexes it, RAM 74 counts its 8
-    bits) with carry c; returns the bit rotated out."""
-    m[61] = x
+def _bits(m, c):
+    """JSR $F76E's body: ROL the next byte of RAM 36+ (RAM 75 indexes it, RAM 74 counts its 8 bits) with
+    carry c; returns the bit rotated out."""
     k = m[75]
-    v = np.int64(m[36 + k])
+    v = m[36 + k]
     m[36 + k] = ((v << 1) | c) & 255
     m[74] = (m[74] - 1) & 255
     if m[74] == 0:
@@ -313,19 +287,17 @@ def _bits(m, x, c):
 
 @numba.njit(cache=True)
 def _build_step(m, c):
-    """JSR $F132 (called from $F422, stack at $FD): one step of the wall-building animation. RAM 94's low 6
-    bits count the brick bytes still to draw; each step redraws one byte from itself, shuffled by a script
-    ($F7D0, advanced every 6 bytes through RAM 71/119) and by bits rotated out of RAM 36-48. When the count
-    is 0 and bit 6 is set, the full wall is stored at once. c: the carry the vertical blank arrived with."""
-    a = np.int64(m[94] & 0x3F)
+    """JSR $F132 (from $F422): one step of the wall-building animation. RAM 94's low 6 bits count the brick
+    bytes still to draw; each step redraws one byte from itself, shuffled by a script ($F7D0, advanced every
+    6 bytes through RAM 71/119) and by bits rotated out of RAM 36-48. When the count is 0 and bit 6 is set,
+    the full wall is stored at once. c: the carry the vertical blank arrived with."""
+    a = m[94] & 0x3F
     if a == 0:
         x = m[94]
         m[94] = 0
         if x & 0x40:
-            _jsr(m, 0xFD, 0xF1B3)
             for i in range(30, 36):
                 m[i] = 0xC0
-            _jsr(m, 0xFD, 0xF1BA)
             for i in range(6, 30):
                 m[i] = 0xFF
             for i in range(0, 6):
@@ -334,13 +306,12 @@ def _build_step(m, c):
     x = a - 1
     t = BUILD[m[119]]
     y = t & 0x0F
-    a = np.int64(m[x])
-    r60 = t
+    a = m[x]
+    r60 = t  # ROL $BC: the script byte's bits pick the steps below
     nc = r60 >> 7
     r60 = ((r60 << 1) | c) & 255
     c = nc
     if c:
-        _jsr(m, 0xFD, 0xF14C)
         a = _swap(a)
         c = 0
     nc = r60 >> 7
@@ -350,9 +321,7 @@ def _build_step(m, c):
         while True:
             nc = a >> 7
             a = ((a << 1) | c) & 255
-            c = nc
-            _jsr(m, 0xFD, 0xF154)
-            c = _bits(m, x, c)
+            c = _bits(m, nc)
             a = (a & 0xFE) | c
             nc = a >> 7
             a = ((a << 1) | c) & 255
@@ -364,9 +333,7 @@ def _build_step(m, c):
         while True:
             nc = a & 1
             a = (a >> 1) | (c << 7)
-            c = nc
-            _jsr(m, 0xFD, 0xF164)
-            c = _bits(m, x, c)
+            c = _bits(m, nc)
             a = (a & 0x7F) | (c << 7)
             nc = a & 1
             a = (a >> 1) | (c << 7)
@@ -380,9 +347,7 @@ def _build_step(m, c):
     if c:
         c = (a >> 1) & 1
         a >>= 2
-    nc = r60 >> 7
-    r60 = ((r60 << 1) | c) & 255
-    c = nc
+    c = r60 >> 7
     if c:
         for _ in range(3):
             nc = a & 1
@@ -394,7 +359,6 @@ def _build_step(m, c):
     if m[71] == 0:
         m[71] = 6
         m[119] = (m[119] - 1) & 255
-    m[60] = x
     m[94] = (m[94] & 0xC0) | x
     if x == 0:
         for _ in range(4):
@@ -433,10 +397,11 @@ def _divide(a, d):
 
 
 @numba.njit(cache=True)
-def frame(m, pot, fire):
-    """One emulated frame of the cartridge on env state row `m` (int64 (NI,), RAM bytes first): `pot` is ALE's paddle resistance for
-    this frame (after the action moved it), `fire` whether the paddle button is down. Returns UNMODELLED
-    bits for anything met outside the translated game."""
+def frame(m, reading, fire):
+    """One emulated frame of the cartridge on env state row `m` (int64 (NI,), RAM bytes first): `reading` is
+    RAM 70 as this frame's kernel will measure it (`paddle_reading` of ALE's resistance after the action),
+    `fire` whether the paddle button is down. Returns UNMODELLED bits for anything met outside the
+    translated game. Temporaries (RAM 59-61) and stack bytes get their end-of-frame values only."""
     cx = collisions(m)  # latched while the frame now in RAM was drawn
     m[SHOWN] = digits_drawn(m)  # this frame's kernel draws the digits last frame's overscan pointed at
     flags = 0
@@ -449,9 +414,7 @@ def frame(m, pot, fire):
             flags |= UNMOD_RESET
             m[110] = 0
             m[52] = 0
-            m[90] = 0
             m[91] = 0
-            _jsr(m, 0xFF, 0xF38B)
             _clear_ball(m)
             done = True
         else:
@@ -476,36 +439,30 @@ def frame(m, pot, fire):
                     m[101] = 0x70
                     m[95] = 0x48
             elif y >= 0xD0:  # $F3DF: ball lost
-                _jsr(m, 0xFF, 0xF3E1)
                 _clear_ball(m)
                 m[57] = (m[57] - 1) & 255
                 if m[57] == 0:  # $F3B8: game over
                     m[52] = 0
                     m[90] = 0
                     m[91] = 0
-                    _jsr(m, 0xFF, 0xF38B)
-                    _clear_ball(m)
                     done = True
             else:
                 c = 0
     if not done and (m[94] & 0x80):
-        _jsr(m, 0xFF, 0xF424)
         _build_step(m, c)
         done = True
     if not done:
         # $F428: the paddle met the ball on its way down
         if (cx & CX_PADDLE) and not (m[107] & 0x40):
-            a = (np.int64(m[72]) + m[108] + c) & 255
-            y = (a - np.int64(m[99])) & 255
+            a = (m[72] + m[108] + c) & 255
+            y = (a - m[99]) & 255
             if y == 0:
                 m[99] = (m[99] + (0xFC if m[105] & 0x80 else 4)) & 255
                 y = 1
             if (y ^ m[105]) & 0x80:
-                _jsr(m, 0xFF, 0xF455)
-                _neg_vx(m, 0xFD)
+                _neg16(m, 106, 105)
             a = y
             if a & 0x80:
-                _jsr(m, 0xFF, 0xF45B)
                 a = (256 - a) & 255
             if not ((a - 9) & 0x80):
                 a = 8
@@ -519,37 +476,27 @@ def frame(m, pot, fire):
             if (a - 12) & 0x80:
                 a = a + 1
             m[107] = a | 0x40
-            _jsr(m, 0xFF, 0xF48B)
             _set_speed(m)
             m[95] = 0x88
             if m[76] == 4 and m[77] == 0x32:  # 432 points: one wall cleared, refill
                 m[94] = 0xC0
         # $F4A4: ball and playfield
         if cx & CX_PLAYFIELD:
-            a = np.int64(m[101])
+            a = m[101]
             if (a - 0x28) & 0x80:  # the top wall
                 m[97] = 0x80
                 m[95] = 0x88
-                _jsr(m, 0xFF, 0xF4BB)
-                _neg_vy(m, 0xFD)
+                _neg16(m, 104, 103)
                 m[107] = m[107] & 0x3F
             elif not (m[107] & 0x80):  # a brick, found from the ball's position
                 s = a - 0x32 - (0 if a >= 0x28 else 1)
-                a = s if s >= 0 else 0
-                m[59] = 6
-                _jsr(m, 0xFF, 0xF4D4)
-                row, a = _divide(a, 6)
-                m[61] = row
-                _jsr(m, 0xFF, 0xF4DA)
+                row, a = _divide(s if s >= 0 else 0, 6)
                 neg = (256 - row) & 255
-                cc = 1 if neg + 5 > 255 else 0
-                m[60] = (neg + 5) & 255
-                s = np.int64(m[99]) - 0x39 - (1 - cc)
-                a = s >> 3 if s >= 0 else 0
-                if not ((a - 0x12) & 0x80):
-                    a = 0x11
-                col = a
-                x = (np.int64(m[60]) + COL_BYTE[col]) & 255
+                s = m[99] - 0x39 - (0 if neg + 5 > 255 else 1)
+                col = s >> 3 if s >= 0 else 0
+                if not ((col - 0x12) & 0x80):
+                    col = 0x11
+                x = ((neg + 5) + COL_BYTE[col]) & 255
                 if x >= 128 or row > 5:
                     flags |= UNMOD_VARIATION
                 else:
@@ -558,117 +505,77 @@ def frame(m, pot, fire):
                         m[x] = v
                         m[96] = ROW_SOUND[row]
                         m[95] = 6
-                        _jsr(m, 0xFF, 0xF518)
                         _bcd_add(m, ROW_POINTS[row])
                         if row < 3:
                             m[109] = 0
                             m[107] = (m[107] & 0xC0) | 0x10
-                        _jsr(m, 0xFF, 0xF52C)
-                        m[60] = _set_speed(m)
-                        m[107] = m[60] | 0x80
+                        m[107] = _set_speed(m) | 0x80
         # $F542: ball and side walls
-        if cx & CX_WALL:
-            m[60] = 0x40
-            if not ((m[99] ^ m[105]) & 0x80):
-                _jsr(m, 0xFF, 0xF554)
-                _neg_vx(m, 0xFD)
-                if (m[95] & 0x3F) == 0:
-                    m[95] = 0x46
-        else:
-            m[60] = 0
+        if (cx & CX_WALL) and not ((m[99] ^ m[105]) & 0x80):
+            _neg16(m, 106, 105)
+            if (m[95] & 0x3F) == 0:
+                m[95] = 0x46
     # ---- $F55F: paddle size, paddle position, ball motion
     k = 1 if m[97] & 0x80 else 0
     m[108] = PADDLE_HALF[k]
     m[55] = PADDLE_GFX[k]
     m[56] = 0
-    _jsr(m, 0xFF, 0xF597)
     if m[54] & 2:
         flags |= UNMOD_VARIATION
-    a = np.int64(m[70]) + 0x14
-    c1 = a >> 8
-    a = (a & 255) ^ 0xFF
-    s = a + m[72] + c1
-    a2 = s & 255
-    a = ((s >> 8) << 7) | (a2 >> 1)
+    a = m[70] + 0x14  # $F6E9: halfway from the last position to the pot reading's
+    s = ((a & 255) ^ 0xFF) + m[72] + (a >> 8)
+    a = ((s >> 8) << 7) | ((s & 255) >> 1)
     if a < PADDLE_LIMITS[0]:
         a = PADDLE_LIMITS[0]
-    c = 0
     if a >= PADDLE_LIMITS[1]:
         a = PADDLE_LIMITS[1]
-        c = 1
-    m[59] = 2
     m[72] = a
-    v = ((m[51] if m[103] & 0x80 else m[103]) >> 6) & 1
-    # BRK at $F59A (X = 0: Z set): positions the paddle; pushes PC and flags, its handler a JSR
-    m[127] = 0xF5
-    m[126] = 0x9C
-    m[125] = 0x34 | (v << 6) | 2 | c
-    m[124] = 0xF1
-    m[123] = 0xD6
-    _jsr(m, 0xFF, 0xF5A2)
-    m[59] = 4  # second paddle: not in a one-player game
-    m[127] = 0xF5
-    m[126] = 0xA7
-    m[125] = 0x34 | (v << 6)
-    m[124] = 0xF1
-    m[123] = 0xD6
-    # $F5C1: the ball moves (y += v_y, x -= stored x velocity, 8.8 fixed point)
-    s = np.int64(m[104]) + m[102]
+    # $F5C1: the ball moves (y += v_y, x -= the stored x velocity, 8.8 fixed point)
+    s = m[104] + m[102]
     m[102] = s & 255
-    s = np.int64(m[103]) + m[101] + (s >> 8)
+    s = m[103] + m[101] + (s >> 8)
     m[101] = s & 255
-    s = np.int64(m[100]) - m[106]
+    s = m[100] - m[106]
     m[100] = s & 255
-    old = np.int64(m[99])
+    old = m[99]
     s = old - m[105] - (0 if s >= 0 else 1)
     res = s & 255
-    c = 1 if s >= 0 else 0
-    v = 1 if ((old ^ m[105]) & (old ^ res) & 0x80) else 0
     m[99] = res
-    m[127] = 0xF5  # BRK at $F5F8 positions the ball
-    m[126] = 0xFA
-    m[125] = 0x34 | (v << 6) | c
-    m[124] = 0xF1
-    m[123] = 0xD6
+    if m[110] & 0x80:
+        m[125] = JSR_SCORE >> 8
+        m[124] = JSR_SCORE & 255
+    else:  # the ball's BRK: flags after its SBC (N = Z = 0 from LDX #4), and the handler's JSR
+        v = 1 if ((old ^ m[105]) & (old ^ res) & 0x80) else 0
+        m[125] = 0x34 | (v << 6) | (1 if s >= 0 else 0)
+        m[124] = 0xF1
     m[54] = m[53]
-    # ---- the display kernel's effects on RAM
-    m[70] = paddle_reading(pot)
-    for i in range(111, 117):
-        m[i] = 0xFF
+    # ---- the display kernel's effect on RAM (RAM 111-116, its row counters, end at $FF as they started)
+    m[70] = reading
     # ---- overscan ($F25E): score digit pointers, sound countdown, colours
     if m[110] & 0x80:
-        _jsr(m, 0xFF, 0xF28E)
-        m[80] = _times5(m, m[76])
-        _jsr(m, 0xFF, 0xF295)
-        m[84] = _times5(m, m[77])
-        _jsr(m, 0xFF, 0xF29C)
-        _jsr(m, 0xFD, 0xF675)
-        m[82] = _times5(m, _swap(m[77]))
-        _jsr(m, 0xFF, 0xF2A3)
-        m[86] = _times5(m, m[57])
-        x = np.int64(m[53])
+        m[80] = _times5(m[76])
+        m[84] = _times5(m[77])
+        m[82] = _times5(_swap(m[77]))
+        m[86] = _times5(m[57])
+        x = m[53]
     else:
-        m[59] = 10
-        _jsr(m, 0xFF, 0xF276)
         q, a = _divide((m[50] >> 2) + 1, 10)
-        _jsr(m, 0xFF, 0xF279)
-        m[84] = _times5(m, a)
-        _jsr(m, 0xFF, 0xF27F)
-        a = _times5(m, q)
+        m[84] = _times5(a)
+        a = _times5(q)
         m[82] = a if a != 0 else 0x32
-        x = np.int64(m[58])
-    _jsr(m, 0xFF, 0xF2AC)
-    m[88] = _times5(m, x + 1)
+        x = m[58]
+    m[88] = _times5(x + 1)
     if m[95] & 0x3F:
         m[95] = m[95] - 1
-    _jsr(m, 0xFF, 0xF2DB)
-    m[59] = _swap(m[93])
-    m[60] = 0xFF if m[52] & 0x80 else 0xF7
-    for x in range(9, -1, -1):
-        a = COLOURS[x]
-        if 2 <= x < 4 and m[53] != 0:
-            a ^= 0x90
-        m[60 + x] = (a ^ m[59]) & m[60]
+    shade = _swap(m[93])
+    if shade != m[59] or not (m[52] & 0x80) or m[53] != 0:  # else RAM 60-69 already hold this frame's colours
+        m[59] = shade
+        mask = 0xFF if m[52] & 0x80 else 0xF7
+        for x in range(9, -1, -1):
+            a = COLOURS[x]
+            if 2 <= x < 4 and m[53] != 0:
+                a ^= 0x90
+            m[60 + x] = (a ^ shade) & mask
     return flags
 
 
@@ -754,15 +661,18 @@ def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_
         pot = I[i, POT]
         last = I[i, LAST_ACT]
         before = I[i, SCORE]
+        reading = paddle_reading(pot)
         repeats = R.step_repeats(mt, rng, i, sticky, frameskip)
         for f in range(frameskip):
             if not (repeats >> np.uint64(f)) & np.uint64(1):
                 last = a
             if last == RIGHT:
                 pot = max(PADDLE_MIN, pot - PADDLE_DELTA)
+                reading = paddle_reading(pot)
             elif last == LEFT:
                 pot = min(PADDLE_MAX, pot + PADDLE_DELTA)
-            I[i, FLAGS] |= frame(m, pot, last == FIRE)
+                reading = paddle_reading(pot)
+            I[i, FLAGS] |= frame(m, reading, last == FIRE)
             if m[57] == 0:
                 I[i, TERM] = 1
                 break
