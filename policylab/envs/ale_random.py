@@ -17,15 +17,15 @@ it repeats exactly the frames ALE repeats on seed s. What ALE does, read from it
   emulator's own generator (RAM and timer at power-on) is a separate `Random` seeded with the fixed
   `system_random_seed`, not with `random_seed`.
 
-So with a fresh emulator per episode, agent frame k (counted from 0 over the whole episode) is
+So with a fresh emulator per episode, emulated frame k (counted from 0 over the whole episode) is
 decided by outputs 2k and 2k + 1 of MT19937 seeded with s, and the frame before the first is NOOP.
 
 State per env (each env touches only its own row): `mt` uint32 (n, 625), the generator's 624 words and,
 in column 624, the index of the next word to use (624: twist first); `buf` uint64 (n,), decisions drawn
 ahead, one bit per frame (1 = repeat) under a sentinel bit. Why ahead: a batch of 4096 envs holds 10 MB
 of generator words, and reading an env's row on every frame cost a cache miss per env and step (the
-shadow ran at 0.6x its splitmix speed); refilling 63 decisions at a time reads the row once per 63
-frames, in order, and the frames read one compact word.
+shadow ran at about half its splitmix speed); refilling 63 decisions at a time reads the row once per
+63 frames, in order, and the frames read one compact word.
 
 Kernels that call these functions (`breakout_shadow_kernel`, `breakout_exact_kernel`) keep compiled copies
 in their numba caches, which numba keys on their own source files: a change here needs their caches
