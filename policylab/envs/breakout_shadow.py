@@ -137,6 +137,13 @@ class ShadowBreakout:
     def steps(self) -> np.ndarray:
         return self._I[:, self._K.STEPS].copy()
 
+    @property
+    def unmodelled(self) -> np.ndarray:
+        """The rom model's UNMODELLED bits per env (`breakout_exact_kernel`: a game variation other than ALE's
+        default, the 65,536-frame attract switch); nonzero means the env may have left ALE's game."""
+        self._need_physics(False, "unmodelled")
+        return self._I[:, EK.FLAGS].copy()
+
     def state_bytes(self) -> bytes:
         """Every state array's bytes, for determinism checks."""
         return b"".join(a.tobytes() for a in (self._F, self._I, self._bricks, self._rng, self._mt))
