@@ -418,9 +418,9 @@ class LearnRequest(Request):
 
     out: Out
     preset: Preset = DEFAULT_PRESET
-    steps: int = Field(30_000_000, ge=1, le=MAX_LEARN_STEPS, description="Budget in agent steps (rounded down "
+    steps: int = Field(10_000_000, ge=1, le=MAX_LEARN_STEPS, description="Budget in agent steps (rounded down "
                        "to whole updates of --envs x --rollout).")
-    envs: int = Field(2048, ge=1, le=MAX_ENVS, description="Shadow envs played at once; a finished env restarts "
+    envs: int = Field(512, ge=1, le=MAX_ENVS, description="Shadow envs played at once; a finished env restarts "
                       "on a fresh seed of the breakout.learn range.")
     rollout: int = Field(64, ge=1, le=4096, description="Agent steps per env between updates.")
     history: int = Field(1, ge=1, le=8, description="Agent steps of features the network sees (newest first).")
@@ -431,9 +431,9 @@ class LearnRequest(Request):
                       "minibatches (env seeds come from the breakout.learn range).")
     threads: int = Field(2, ge=1, le=256, description="torch threads; a run is deterministic for a given seed and "
                          "thread count.")
-    lr: float = Field(2.5e-4, gt=0.0, le=1.0, description="Adam learning rate, annealed linearly to 0.")
-    epochs: int = Field(2, ge=1, le=100, description="PPO epochs over each rollout.")
-    minibatch: int = Field(8192, ge=1, le=MAX_ENVS * 4096, description="Samples per gradient step (at most "
+    lr: float = Field(1e-3, gt=0.0, le=1.0, description="Adam learning rate, annealed linearly to 0.")
+    epochs: int = Field(4, ge=1, le=100, description="PPO epochs over each rollout.")
+    minibatch: int = Field(1024, ge=1, le=MAX_ENVS * 4096, description="Samples per gradient step (at most "
                            "--envs x --rollout).")
     gamma: float = Field(0.99, ge=0.0, le=1.0, description="Discount per agent step.")
     gae_lambda: float = Field(0.95, ge=0.0, le=1.0, description="GAE lambda.")
