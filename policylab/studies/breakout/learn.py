@@ -48,12 +48,12 @@ import torch
 
 from policylab.config import claim_out_dir, validated
 from policylab.envs.breakout_ale import Protocol
-from policylab.envs.breakout_contract import FEATURES
+from policylab.envs.breakout_contract import FEATURES, N_FEATURES
 from policylab.envs.breakout_shadow import ShadowBreakout
 from policylab.envs.breakout_shadow_params import ShadowParams
 from policylab.errors import BadInput
 from policylab.fileio import atomic_write_bytes, write_json
-from policylab.policies.breakout_net import N_ACTIONS, NetObserver, NetObsSpec, export_onnx
+from policylab.policies.breakout_net import N_ACTIONS, WALL_COLS, WALL_ROWS, NetObserver, NetObsSpec, export_onnx
 from policylab.progress import progress_bar, say
 from policylab.rollout.seeds import named_range
 from policylab.studies.breakout import options
@@ -129,9 +129,9 @@ def input_affine(spec: NetObsSpec) -> tuple[np.ndarray, np.ndarray]:
     (their sum dominates each unit's input), drowning the few ball and paddle values a policy needs
     first; centred on a full wall (flag - 1) and scaled down, the wall adds nothing until bricks go,
     and the features are centred on mid-screen."""
-    shift = np.concatenate([np.tile(FEATURE_CENTRE, spec.history), np.ones(spec.dim - 9 * spec.history, np.float32)])
-    scale = np.concatenate([np.ones(9 * spec.history, np.float32),
-                            np.full(spec.dim - 9 * spec.history, WALL_SCALE, np.float32)])
+    n_wall = spec.dim - N_FEATURES * spec.history
+    shift = np.concatenate([np.tile(FEATURE_CENTRE, spec.history), np.ones(n_wall, np.float32)])
+    scale = np.concatenate([np.ones(N_FEATURES * spec.history, np.float32), np.full(n_wall, WALL_SCALE, np.float32)])
     return shift.astype(np.float32), scale.astype(np.float32)
 
 
@@ -150,7 +150,7 @@ def plan(req: LearnRequest) -> Plan:
     """Check everything the request model could not (nothing is written here)."""
     spec = NetObsSpec(history=req.history, wall=req.wall)
     shadow = options.resolve_preset(req.preset, req.sticky)
-    if shadow.brick_rows * shadow.brick_cols != 108:
+    if (shadow.brick_rows, shadow.brick_cols) != (WALL_ROWS, WALL_COLS):
         raise BadInput("preset", "a network observes a 6 x 18 wall; this preset has "
                        f"{shadow.brick_rows} x {shadow.brick_cols} bricks")
     protocol = validated(Protocol, {"max_steps": req.max_steps, "serve": "auto",
@@ -206,7 +206,9 @@ class Learner:
             action = torch.multinomial(logp_all.exp(), 1, generator=self.gen).squeeze(1)
             return action, logp_all.gather(1, action[:, None]).squeeze(1), value
 
-    def rollout(self) -> dict[str, torch.Tensor]:
+    def rollout(self) -> tuple[dict[str, torch.Tensor], list[float], list[int]]:
+        """Play --rollout agent steps in every env; the samples with their GAE advantages and returns,
+        and the score and length of every game that ended meanwhile."""
         req, T, n = self.req, self.p.rollout, self.req.envs
         obs_b = torch.zeros((T, n, self.p.spec.dim), dtype=torch.float32)
         act_b = torch.zeros((T, n), dtype=torch.int64)
@@ -255,9 +257,9 @@ class Learner:
             delta = rew_b[t] + req.gamma * next_v * keep - val_b[t]
             gae = delta + req.gamma * req.gae_lambda * keep * gae
             adv[t] = gae
-        self._episodes = (finished_returns, finished_lengths)
-        return {"obs": obs_b.reshape(T * n, -1), "act": act_b.reshape(-1), "logp": logp_b.reshape(-1),
-                "adv": adv.reshape(-1), "ret": (adv + val_b).reshape(-1)}
+        batch = {"obs": obs_b.reshape(T * n, -1), "act": act_b.reshape(-1), "logp": logp_b.reshape(-1),
+                 "adv": adv.reshape(-1), "ret": (adv + val_b).reshape(-1)}
+        return batch, finished_returns, finished_lengths
 
     def obs_in_play(self) -> np.ndarray:
         """Whether each env has a ball in play, read from the newest features of its observation."""
@@ -269,7 +271,7 @@ class Learner:
         frac = 1.0 - self.done / self.p.updates
         for g in self.opt.param_groups:
             g["lr"] = req.lr * frac
-        batch = self.rollout()
+        batch, returns, lengths = self.rollout()
         size = batch["act"].shape[0]
         stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0}
         count = 0
@@ -302,7 +304,6 @@ class Learner:
         if not all(np.isfinite(v) for v in stats.values()):
             raise BadInput("lr", f"training diverged at update {self.done + 1} (non-finite loss); try a smaller --lr")
         self.done += 1
-        returns, lengths = self._episodes
         c = self.curves
         c["agent_steps"].append(self.done * size)
         c["episodes"].append(len(returns))
