@@ -1,7 +1,7 @@
 """The exact model (`breakout_exact_kernel`, preset `ale-exact`) against the real ALE: the whole 128-byte RAM on
 every frame of the committed traces, the batch env under the default protocol (RAM, observation, reward, game
 over per agent step), the screen pixel for pixel, the collision rows and the pot reading at their boundaries,
-and the same bytes for the same seeds whatever the batch."""
+the wall refill at 432 points, and the same bytes for the same seeds whatever the batch."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from policylab.envs import breakout_exact_kernel as EK
-from policylab.envs.breakout_ale import AleBreakout, Protocol
+from policylab.envs.breakout_ale import AleBreakout, Protocol, ram_features
 from policylab.envs.breakout_contract import FIRE, LEFT, NOOP, RIGHT
 from policylab.envs.breakout_shadow import ShadowBreakout
 from policylab.errors import BadInput
@@ -91,6 +91,7 @@ def _play(seeds, steps: int, policy: str):
             assert np.array_equal(env.ram(i), a.ram()), (seeds[i], t)
             assert np.array_equal(obs[i], o.astype(np.float32)) and rew[i] == r and term[i] == over, (seeds[i], t)
             done[i] = over
+    assert not env.unmodelled.any()
     return env
 
 
@@ -123,6 +124,34 @@ def test_the_screen_is_ales():
         assert np.array_equal(render_ram(row), ale.getScreenRGB()), t
         if ale.game_over():
             break
+
+
+def test_the_wall_refills_as_ales():
+    """432 points (one wall's worth) at a paddle hit refills the wall: planted in both games (score and an
+    almost empty wall), the next paddle hit brings the full wall back in both, RAM equal every frame."""
+    ale = _ale(SEEDS[1])
+    acts = ale.getMinimalActionSet()
+    row, pot = _state(ale.getRAM()), EK.PADDLE_DEFAULT
+    obs = ram_features(ale.getRAM(), None)
+    refilled, a = None, NOOP
+    for t in range(3000):
+        if t == 300:
+            for k, v in [(76, 0x04), (77, 0x32)] + [(k, 0x3F if k == 5 else 0) for k in range(36)]:
+                ale.setRAM(k, v)
+                row[k] = v
+        if t % 4 == 0:
+            a = FIRE if obs[4] == 0 else int(breakout_policy_v3(obs[None].astype(np.float32), V3_DEFAULTS)[0])
+        pot = _move(pot, a)
+        EK.frame(row, EK.paddle_reading(pot), a == FIRE)
+        ale.act(acts[a])
+        ram = ale.getRAM()
+        assert np.array_equal(row[: EK.RAM_N], ram), (t, np.flatnonzero(row[: EK.RAM_N] != ram))
+        obs = ram_features(ram, obs)
+        if refilled is None and t > 300 and np.array_equal(ram[:36], EK.RESET_RAM[:36].astype(np.uint8)):
+            refilled = t
+        if refilled is not None and t > refilled + 300:
+            break
+    assert refilled is not None
 
 
 def _probe(ale, base, x, b, paddle=None):
