@@ -34,9 +34,10 @@ breakout    validation   10_000     990_000    ``train --validate-seed``: fresh 
 breakout    fidelity     5_000_000  1_000_000  benchmarks/bench_breakout_fidelity.py shadow episodes
 breakout    calibration  7_000_000  1_000_000  ``calibrate``: the traces' policies played closed-loop
                                                in the shadow (64 seeds each)
-breakout    transfer     9_000_000  1_000_000  `transfer.validate_network`: a learned network, v3
+breakout    transfer     9_000_000  100_000    `transfer.validate_network`: a learned network, v3
                                                and the search pick on both envs; fresh seeds,
                                                disjoint from every seed used in training or search
+                                               (as many as a command's 100,000 episodes)
 breakout    learn        10**8      9 * 10**8  ``learn``: shadow training episodes, one fresh seed
                                                per episode (base + the run's episode counter); far
                                                from every ALE seed a learned policy is judged on
@@ -112,7 +113,7 @@ RANGES: dict[tuple[str, str], SeedRange] = {(r.study, r.purpose): r for r in (
     SeedRange("breakout", "validation", 10_000, 990_000),
     SeedRange("breakout", "fidelity", 5_000_000, 1_000_000),
     SeedRange("breakout", "calibration", 7_000_000, 1_000_000),
-    SeedRange("breakout", "transfer", 9_000_000, 1_000_000),
+    SeedRange("breakout", "transfer", 9_000_000, 100_000),
     SeedRange("breakout", "learn", 100_000_000, 900_000_000),
     SeedRange("breakout", "lockstep", 8_000_000, 1_000_000),
     SeedRange("lava_leap", "training", 0, 100),
