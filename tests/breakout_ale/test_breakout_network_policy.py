@@ -217,3 +217,43 @@ def test_worker_processes_play_the_same_episodes(nets, tmp_path):
                    "--executor", executor, "--out", tmp_path / executor) == 0
     a, b = ((tmp_path / x / "episodes.jsonl").read_bytes() for x in ("local", "processes"))
     assert a == b
+
+
+def test_a_network_exported_elsewhere_runs_the_same_way(nets, tmp_path):
+    """torch's own (TorchScript) exporter plus `stamp` makes a file that plays as ours does: other
+    bytes (another store key), the same actions on every step."""
+    import io
+
+    import onnx
+
+    path, net, spec = nets["plain"]
+    buf = io.BytesIO()
+    with pytest.warns(DeprecationWarning):  # torch 2.13 keeps the TorchScript exporter behind dynamo=False
+        torch.onnx.export(net, (torch.zeros(1, spec.dim),), buf, dynamo=False, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "n"}, "y": {0: "n"}})
+    model = onnx.load_from_string(buf.getvalue())
+    stamp(model, spec)
+    onnx.save(model, tmp_path / "torch_export.onnx")
+    assert read(tmp_path / "torch_export.onnx").sha256 != read(path).sha256
+    for name, file in (("ours", path), ("theirs", tmp_path / "torch_export.onnx")):
+        assert cli("eval", "--env", "shadow", "--policy", file, "--episodes", "3", "--max-steps", STEPS, "--replays",
+                   "3", "--out", tmp_path / name) == 0
+    for i, seed in enumerate((0, 1, 2)):
+        name = f"ep{i:03d}_seed{seed}.jsonl"
+        assert (tmp_path / "ours" / "replays" / name).read_text() == (tmp_path / "theirs" / "replays" / name).read_text()
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_export_onnx_activations_match_torch(activation, tmp_path):
+    from policylab.policies.breakout_net import export_onnx
+
+    spec = NetObsSpec(history=1, wall=True)
+    act = torch.nn.Tanh() if activation == "tanh" else torch.nn.ReLU()
+    torch.manual_seed(5)
+    net = torch.nn.Sequential(torch.nn.Linear(spec.dim, 16), act, torch.nn.Linear(16, 4))
+    export_onnx([(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in net if isinstance(m, torch.nn.Linear)],
+                spec, tmp_path / "n.onnx", activation=activation)
+    obs = np.random.default_rng(1).uniform(-1, 1, (500, spec.dim)).astype(np.float32)
+    with torch.no_grad():
+        logits = net(torch.from_numpy(obs)).numpy()
+    assert np.abs(read(tmp_path / "n.onnx").policy().network.act(obs) - logits).max() < 1e-5
