@@ -11,6 +11,12 @@ does the shadow with `rng: ale` play ALE's paddle on the same seed, and what doe
    paddle and the sticky decisions play a part), paddle x compared at every step.
 3. Cost: shadow agent steps per second on one core, atari-cal with splitmix vs with `rng: ale`
    (breakout_policy_v3 in the loop, batch 4096), alternating rounds, and raw ALE's rate in the same run.
+4. Same seed, same score? breakout_policy_v3 (defaults) under the default protocol (frameskip 4, sticky
+   0.25, serve auto, 1,800 steps) on the same seeds in ALE and in atari-cal with each stream: per-seed
+   score differences and the rank correlation over seeds. The stream is the only random input; the rest
+   of the difference is the preset's ball and bricks.
+
+`--parts` runs a subset (each part replaces only its own key in the results file).
 
     .venv/bin/python benchmarks/bench_ale_random.py
 """
@@ -28,12 +34,16 @@ from policylab.envs.breakout_ale import AleBreakout, Protocol
 from policylab.envs.breakout_contract import F, LEFT, NOOP, RIGHT
 from policylab.envs.breakout_shadow import ShadowBreakout
 from policylab.envs.breakout_shadow_params import load_preset
+from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
 from policylab.rollout.seeds import named_range
+from policylab.stats import spearman
+from policylab.studies.breakout.runner import serve_actions
 
 from bench_shadow_breakout import ale_steps_per_s, shadow_steps_per_s
 from results_file import record
 
 STICKY = Protocol().sticky
+PARTS = ("stream_vs_ale", "shadow_paddle_vs_ale", "cost", "per_seed_scores")
 
 
 def stream_vs_ale(seeds: tuple[int, ...], frames: int) -> dict:
@@ -100,6 +110,36 @@ def cost(seconds: float, rounds: int, batch: int) -> dict:
     return result
 
 
+def per_seed_scores(seeds: tuple[int, ...], max_steps: int) -> dict:
+    protocol = Protocol(max_steps=max_steps)
+    ale_scores = []
+    for seed in seeds:
+        env = AleBreakout(protocol, seed)
+        obs, over, score = env.reset(), False, 0.0
+        for _ in range(max_steps):
+            act = serve_actions(breakout_policy_v3(obs[None].astype(np.float32), V3_DEFAULTS),
+                                np.array([obs[F["ball_in_play"]] > 0]), np.ones(1, dtype=bool), "auto")
+            obs, reward, over = env.step(int(act[0]))
+            score += reward
+            if over:
+                break
+        ale_scores.append(score)
+    out = {"episodes": len(seeds), "policy": "breakout_policy_v3", "ale_scores": ale_scores}
+    for rng in ("splitmix", "ale"):
+        env = ShadowBreakout(len(seeds), load_preset("atari-cal", rng=rng), seeds=seeds, max_steps=max_steps)
+        obs = env.reset()
+        for _ in range(max_steps):
+            act = serve_actions(breakout_policy_v3(obs, V3_DEFAULTS), obs[:, F["ball_in_play"]] > 0,
+                                np.ones(len(seeds), dtype=bool), "auto")
+            obs, *_ = env.step(act)
+        diff = env.score.astype(float) - np.array(ale_scores)
+        out[rng] = {"scores": env.score.tolist(), "equal_scores": int((diff == 0).sum()),
+                    "mean_abs_diff": round(float(np.abs(diff).mean()), 2),
+                    "spearman_vs_ale": round(spearman(env.score, ale_scores), 3)}
+    print("per-seed scores:", json.dumps({k: v for k, v in out.items() if k != "ale_scores"}), flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=32, help="eval seeds checked (the first N of the eval range)")
@@ -108,16 +148,19 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=3.0, help="measuring time per throughput configuration")
     ap.add_argument("--rounds", type=int, default=3, help="alternating throughput rounds (the machine is shared)")
     ap.add_argument("--batch", type=int, default=4096, help="shadow envs stepped per call")
+    ap.add_argument("--parts", nargs="+", default=list(PARTS), choices=list(PARTS), help="parts to run")
     args = ap.parse_args()
     seeds = named_range("breakout", "eval").first(args.seeds)
+    run = {"stream_vs_ale": lambda: stream_vs_ale(seeds, args.frames),
+           "shadow_paddle_vs_ale": lambda: shadow_paddle_vs_ale(seeds, args.steps),
+           "cost": lambda: cost(args.seconds, args.rounds, args.batch),
+           "per_seed_scores": lambda: per_seed_scores(seeds, args.steps)}
     result = {
         "benchmark": "ALE 0.12.1's sticky-action stream reproduced (envs/ale_random.py): RAM every frame against "
-                     "ALE, the shadow paddle against ALE's, and the stream's cost in the shadow",
+                     "ALE, the shadow paddle against ALE's, the stream's cost in the shadow, per-seed scores",
         "script": "benchmarks/bench_ale_random.py",
         "seeds": f"{seeds[0]}..{seeds[-1]}",
-        "stream_vs_ale": stream_vs_ale(seeds, args.frames),
-        "shadow_paddle_vs_ale": shadow_paddle_vs_ale(seeds, args.steps),
-        "cost": cost(args.seconds, args.rounds, args.batch),
+        **{part: run[part]() for part in args.parts},
     }
     record("ale_random", result)
 
