@@ -64,8 +64,9 @@ PADDLE_LIMITS = np.array([0x37, 0xBF, 0x37, 0x7E, 0x80, 0xBF], dtype=np.int64)  
 
 # Pot reading: the kernel samples INPT0 every two scanlines (Y register += 2) in four stretches of code
 # (top wall, gap, bricks, lower field); RAM 70 keeps the last Y whose sample had not charged yet. The CPU
-# cycle of each stretch's first sample after the dump was released, found from ALE (every reachable
-# resistance, `benchmarks/bench_breakout_exact.py --pot`), with the sample spacing of 152 cycles.
+# cycle of each stretch's first sample after the dump was released, with the sample spacing of 152 cycles
+# (two scanlines): fitted to ALE's RAM 70 over every resistance its paddle can reach (101 values), each
+# value inside the interval those readings allow (tests and `bench_breakout_exact.py` check all 101).
 POT_Y0 = np.array([12, 26, 50, 86], dtype=np.int64)
 POT_Y1 = np.array([24, 48, 84, 186], dtype=np.int64)
 POT_C0 = np.array([1762, 2906, 4783, 7543], dtype=np.int64)
