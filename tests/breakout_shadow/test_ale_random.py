@@ -142,3 +142,19 @@ def test_rng_field_keeps_old_digests_and_needs_frame_serves():
     with pytest.raises(BadInput) as err:
         load_preset("atari", rng="ale")  # random serves: ALE's stream has no draws for them
     assert err.value.field == "preset"
+
+
+def test_the_fused_loop_carries_the_stream():
+    """`shadow_loop.play` finds the stream's state by the kernel's argument names: its episodes with `rng: ale` equal
+    the Python loop's, byte for byte, and differ from the splitmix stream's."""
+    from policylab.fileio import arrays_to_bytes
+    from policylab.policies.breakout import V3_DEFAULTS
+    from policylab.studies.breakout.runner import EpisodeTask, run_shadow_group
+
+    def episodes(rng, fused):
+        task = EpisodeTask("shadow", tuple(SEEDS), "breakout_policy_v3", dict(V3_DEFAULTS),
+                           Protocol(max_steps=200).model_dump(),
+                           load_preset("atari-cal", rng=rng), "atari-cal")
+        return [arrays_to_bytes(ep.payload) for ep in run_shadow_group([task], fused=fused)[0]]
+
+    assert episodes("ale", True) == episodes("ale", False) != episodes("splitmix", True)
