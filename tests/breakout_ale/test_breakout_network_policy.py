@@ -257,3 +257,29 @@ def test_export_onnx_activations_match_torch(activation, tmp_path):
     with torch.no_grad():
         logits = net(torch.from_numpy(obs)).numpy()
     assert np.abs(read(tmp_path / "n.onnx").policy().network.act(obs) - logits).max() < 1e-5
+
+
+def test_on_the_rom_exact_shadow_a_network_plays_ales_episodes(tmp_path):
+    """The observation is the same on both envs, wall included: on the `ale-exact` preset (the cartridge's
+    frame logic and ALE's sticky stream) a network whose actions depend on the wall plays the same
+    episodes as on ALE, step for step (replays byte-identical) while bricks break."""
+    spec = NetObsSpec(history=1, wall=True)
+    net = torch_mlp(spec, 0, hidden=64)
+    export(net, spec, tmp_path / "net.onnx")
+    for env in ("ale", "shadow"):
+        assert cli("eval", "--env", env, "--preset", "ale-exact", "--policy", tmp_path / "net.onnx", "--episodes", "2",
+                   "--replays", "2", "--out", tmp_path / env) == 0
+    ale = json.loads((tmp_path / "ale" / "report.json").read_text())
+    assert min(ale["distribution"]["scores"]) >= 5, "bricks break, so the wall changes during the episodes"
+    for row in ale["episodes"]:
+        name = f"ep{row['episode']:03d}_seed{row['seed']}.jsonl"
+        ale_replay, shadow_replay = (tmp_path / env / "replays" / name for env in ("ale", "shadow"))
+        assert ale_replay.read_bytes() == shadow_replay.read_bytes()
+    with Store(tmp_path / "ale" / "store") as store:
+        arrays = store.payload(ale["episodes"][0]["key"])
+    feats = arrays["obs"][:-1].astype(np.float32) * FEATURE_SCALE
+    walls = np.stack([brick_flags(r[:36]).reshape(-1) for r in arrays["ram"][:-1]]).astype(np.float32)
+    with_wall = torch_actions(net, np.concatenate([feats, walls], axis=1))
+    assert (with_wall == arrays["policy_action"]).all()
+    assert (with_wall != torch_actions(net, np.concatenate([feats, 1 - walls], axis=1))).any(), \
+        "the network's actions depend on the wall"
