@@ -240,7 +240,8 @@ def test_a_network_exported_elsewhere_runs_the_same_way(nets, tmp_path):
                    "3", "--out", tmp_path / name) == 0
     for i, seed in enumerate((0, 1, 2)):
         name = f"ep{i:03d}_seed{seed}.jsonl"
-        assert (tmp_path / "ours" / "replays" / name).read_text() == (tmp_path / "theirs" / "replays" / name).read_text()
+        ours, theirs = (tmp_path / n / "replays" / name for n in ("ours", "theirs"))
+        assert ours.read_text() == theirs.read_text()
 
 
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
