@@ -20,13 +20,15 @@ the start of the next; addresses are the ROM's, $F000-$F7FF):
   missiles and paddle player);
 - overscan ($F25E-$F33F): score digit pointers, the sound countdown, the colours.
 
-Temporary bytes and stack bytes (RAM 121-127 hold return addresses and pushed flags) are written as the
-6502 writes them, so the whole RAM equals ALE's, not just the game variables. The translation covers
-the game ALE plays by default: game 1 (RAM 50 = 0), one player, difficulty B, colour. Other game
-variations (catch, timed, two players) are outside it and flagged (`UNMODELLED`).
+Temporary bytes and stack bytes (RAM 121-127 hold return addresses and pushed flags) end each frame with
+the values the 6502 leaves in them, so the whole RAM equals ALE's, not just the game variables. The
+translation covers the game ALE plays by default: game 1 (RAM 50 = 0), one player, difficulty B, colour.
+Other game variations (catch, timed, two players) are outside it and flagged (`UNMOD_*` bits).
 
-State per env: `ram` int64 (n, 128) holding bytes, `pot` int64 (n,) (ALE's paddle resistance), `last` int64 (n,)
-(the action applied on the previous frame, for sticky repeats), `flags` int64 (n,) (UNMODELLED bits).
+State per env (the batch arrays `ShadowBreakout` passes, named as the physics kernel's): `I` int64 (n, NI),
+the 128 RAM bytes then ALE's paddle resistance, the last applied action, steps, game over, score, lives,
+the UNMODELLED bits and the digit pointers the last frame was drawn with; `F` the previous observation's
+ball (for velocities); `mt`/`rng` ALE's sticky stream (`ale_random`).
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ PADDLE_GFX = np.array([0xF0, 0xE0, 0xC0], dtype=np.int64)  # $F7D6
 PADDLE_HALF = np.array([0x08, 0x06, 0x04], dtype=np.int64)  # $F7D9
 SPEED = np.array([0x81, 0x01, 0x01, 0x81, 0x81, 0x02, 0x80, 0x02, 0x02, 0x01, 0x02, 0x01, 0x02, 0x02,
                   0x02, 0x02, 0x02, 0x63, 0x02, 0x63], dtype=np.int64)  # $F7DC: (frac | int) per x, y
-PADDLE_LIMITS = np.array([0x37, 0xBF, 0x37, 0x7E, 0x80, 0xBF], dtype=np.int64)  # $F782
+PADDLE_LIMITS = (0x37, 0xBF)  # $F782: player 1's paddle range (RAM 72)
 
 # Pot reading: the kernel samples INPT0 every two scanlines (Y register += 2) in four stretches of code
 # (top wall, gap, bricks, lower field); RAM 70 keeps the last Y whose sample had not charged yet. The CPU
