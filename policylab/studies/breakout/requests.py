@@ -418,7 +418,7 @@ class LearnRequest(Request):
 
     out: Out
     preset: Preset = DEFAULT_PRESET
-    steps: int = Field(10_000_000, ge=1, le=MAX_LEARN_STEPS, description="Budget in agent steps (rounded down "
+    steps: int = Field(8_000_000, ge=1, le=MAX_LEARN_STEPS, description="Budget in agent steps (rounded down "
                        "to whole updates of --envs x --rollout).")
     envs: int = Field(512, ge=1, le=MAX_ENVS, description="Shadow envs played at once; a finished env restarts "
                       "on a fresh seed of the breakout.learn range.")
