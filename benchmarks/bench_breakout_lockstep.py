@@ -1,16 +1,16 @@
 """Lockstep of ALE and the shadow simulator over full-length episodes, per preset, through the command.
 
-For each preset (default: atari-cal, the default shadow, and atari, its uncalibrated start), one
-`policylab breakout lockstep --preset P --episodes N --out OUT/P` (default mix of policies: v3, the
-training pick, random v3-family candidates, random actions; 1,800 agent steps = 7,200 frames or game
-over; sticky 0.25 from ALE's own stream). The presets run as concurrent processes (one core each);
-the figures come from each run's lockstep.json (deterministic) and wallclock.json, and the harness
-rate is frames / the command's wall seconds (wallclock.json: from the out folder's claim to the end,
-both games stepped, rendered and compared, interpreter start excluded) and frames per CPU second of
-its process (interpreter start included). Usage:
+For each preset (default: ale-exact, the exact model; atari-cal, the calibrated simulator; atari, its
+uncalibrated start), one `policylab breakout lockstep --preset P --episodes N --out OUT/P` (default mix
+of policies: v3, the training pick, random v3-family candidates, random actions; 1,800 agent steps =
+7,200 frames or game over; sticky 0.25 from ALE's own stream). The presets run as concurrent processes
+(one core each); the figures come from each run's lockstep.json (deterministic) and wallclock.json, and
+the harness rate is frames / the command's wall seconds (wallclock.json: from the out folder's claim to
+the end, both games stepped, rendered and compared, interpreter start excluded) and frames per CPU
+second of its process (interpreter start included). Usage:
 
     nice -n 19 .venv/bin/python benchmarks/bench_breakout_lockstep.py [--out runs/bench-lockstep]
-        [--preset atari-cal:200 --preset atari:100]
+        [--preset ale-exact:200 --preset atari-cal:100 --preset atari:20]
 
 A preset given as NAME:N plays N episodes (default --episodes). Each preset's entry in the results
 file is replaced and the others kept, so presets can be measured in separate runs.
@@ -38,7 +38,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("runs/bench-lockstep"))
     args = ap.parse_args()
     presets = {}
-    for item in args.preset or ["atari-cal", "atari"]:
+    for item in args.preset or ["ale-exact", "atari-cal", "atari"]:
         name, _, n = item.partition(":")
         presets[name] = int(n) if n else args.episodes
     args.out.mkdir(parents=True, exist_ok=True)
