@@ -4,6 +4,7 @@ shadow, acting as torch does, keyed by its content, and refused in one line when
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import sqlite3
@@ -134,9 +135,10 @@ def test_store_keys_are_the_content_not_the_path(nets, tmp_path):
     a, b = (json.loads((tmp_path / o / "report.json").read_text()) for o in ("a", "b"))
     assert [r["key"] for r in a["episodes"]] == [r["key"] for r in b["episodes"]]
     assert b["objective"]["policy"] == "renamed.onnx"
+    edited = copy.deepcopy(net)  # the fixture's net stays as its file
     with torch.no_grad():
-        net[0].bias.add_(0.5)
-    export(net, spec, moved)
+        edited[0].bias.add_(0.5)
+    export(edited, spec, moved)
     assert cli("eval", "--policy", moved, *args, "--out", tmp_path / "c") == 0
     assert _store_rows(store) == 4, "a changed file is another policy: its episodes run"
 
