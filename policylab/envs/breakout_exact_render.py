@@ -12,7 +12,9 @@ whole episodes pixel for pixel):
   when the kernel sets the paddle's colours;
 - bricks: rows 57-92, six lines per brick row, playfield bits from RAM 0-35, colours RAM 64-69;
 - the ball: the playfield colour of its row, rows from `breakout_exact_kernel.BALL_ROWS`;
-- the paddle: player 0 on rows 189-192, four times wide, pattern RAM 55, colour RAM 62.
+- the paddle: player 0 on rows 189-192, four times wide, pattern RAM 55, colour RAM 62;
+- the background (RAM 61; black during a game), but the first 8 pixels of row 0 are always black: the
+  kernel strobes HMOVE on that line.
 
 Colours are the TIA's colour bytes through ALE's NTSC palette.
 """
@@ -48,6 +50,7 @@ PALETTE = np.frombuffer(_NTSC, dtype=np.uint8).reshape(128, 3)
 
 SCORE_ROWS = (5, 14)
 WALL_TOP = 17
+HMOVE_BLANK = 8
 RECOLOUR_ROW = 189  # the lower loop's paddle lines set COLUP0/COLUP1 from RAM 62/63
 
 
@@ -77,6 +80,7 @@ def render_colours(state: np.ndarray) -> np.ndarray:
     rom = _rom()
     pf_colour, p0_low, p1_low = m[60], m[62], m[63]
     out = np.full((210, 160), m[61], dtype=np.uint8)
+    out[0, :HMOVE_BLANK] = 0  # the line of the frame's one HMOVE starts with 8 blanked pixels
     # score, lives, player digits: the kernel's five glyph rows, two lines each, bottom glyph byte last
 
     def glyph(ptr_lo: int, ptr_hi: int, off: int) -> int:
