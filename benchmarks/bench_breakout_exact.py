@@ -11,7 +11,9 @@ An episode's first differing frame and the bytes that differ are kept, and class
 Pot model: RAM 70 against `paddle_reading` for every resistance ALE's paddle can reach (101 values).
 
 Audit: `policylab breakout audit --preset ale-exact --episodes N` (v3, default protocol: frameskip 4, sticky
-0.25, serve auto), the per-seed score differences ALE minus the exact model.
+0.25, serve auto), the per-seed score differences ALE minus the exact model. Rank: the same audit over
+`--rank-candidates` uniform v3-family candidates on `--rank-episodes` seeds each, the Spearman correlation of
+the candidates' means on the exact model and on ALE (same seeds), and ALE against itself on disjoint seeds.
 
 Speed: agent steps per second on one core, ALE (frame_skip 4, sticky 0.25, random minimal actions,
 `bench_shadow_breakout.ale_steps_per_s`) against the exact model (a `ShadowBreakout` batch of `--batch`,
@@ -185,6 +187,21 @@ def audit(episodes: int) -> dict:
             "max_abs_score_delta": max(abs(d) for d in deltas), "wall_s": round(wall, 1)}
 
 
+def rank(candidates: int, episodes: int) -> dict:
+    from policylab.cli import invoke
+
+    with tempfile.TemporaryDirectory() as tmp:
+        pool = Path(tmp) / "candidates.json"
+        pool.write_text(json.dumps(random_candidates(candidates, seed=named_range("breakout", "lockstep").first(1)[0])))
+        out = Path(tmp) / "audit"
+        status = invoke(["breakout", "audit", "--policy", "breakout_policy_v3", "--preset", "ale-exact",
+                         "--episodes", str(episodes), "--candidates", str(pool), "--out", str(out)])
+        rc = json.loads((out / "audit.json").read_text())["rank_correlation"]
+    return {"exit_status": status, "candidates": candidates, "episodes_per_candidate": episodes,
+            "spearman_exact_vs_ale_same_seeds": rc["spearman"], "pearson": rc["pearson"],
+            "ale_self_spearman_disjoint_seeds": rc["reference_self_spearman"]}
+
+
 def exact_steps_per_s(batch: int, seconds: float, horizon: int) -> tuple[float, float]:
     """(live env steps per second of the loop with v3 in it, of the step call alone)."""
     env = ShadowBreakout(batch, "ale-exact", seeds=np.arange(batch), max_steps=horizon)
@@ -240,7 +257,9 @@ def main() -> None:
     ap.add_argument("--horizon", type=int, default=1800, help="agent steps per exact-model episode (speed)")
     ap.add_argument("--rounds", type=int, default=3, help="alternating ALE/exact rounds (the machine is shared)")
     ap.add_argument("--audit-episodes", type=int, default=100, help="episodes of the audit part")
-    ap.add_argument("--parts", default="speed,pot,lockstep,audit",
+    ap.add_argument("--rank-candidates", type=int, default=8, help="candidates of the rank part")
+    ap.add_argument("--rank-episodes", type=int, default=6, help="seeds per candidate in the rank part")
+    ap.add_argument("--parts", default="speed,pot,lockstep,audit,rank",
                     help="comma-separated parts to run (each replaces its key in the results file)")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
@@ -248,6 +267,9 @@ def main() -> None:
     if "audit" in parts:
         result["audit"] = audit(args.audit_episodes)
         print(json.dumps(result["audit"], indent=2), flush=True)
+    if "rank" in parts:
+        result["rank"] = rank(args.rank_candidates, args.rank_episodes)
+        print(json.dumps(result["rank"], indent=2), flush=True)
     if "pot" in parts:
         result["pot_model"] = pot_model()
     if "lockstep" in parts:
