@@ -45,7 +45,7 @@ def _same(a, b):
 
 @pytest.mark.parametrize("policy", sorted(POLICIES))
 @pytest.mark.parametrize("preset,serve,steps", [("atari-cal", "auto", 700), ("go-v1", "never", 400),
-                                                ("atari", "never", 300)])
+                                                ("atari", "never", 300), ("ale-exact", "auto", 400)])
 def test_fused_loop_equals_the_python_loop(policy, preset, serve, steps):
     tasks = _tasks(policy, preset, serve, steps)
     assert get_policy(policy).tracker is not None  # the built-in policies take the fused loop
