@@ -154,6 +154,31 @@ def test_the_wall_refills_as_ales():
     assert refilled is not None
 
 
+def test_attract_mode_after_65536_frames_is_followed_and_flagged():
+    """The frame counter's high byte wrapping drops the game to attract mode (colours cycle, no serve): the
+    RAM stays ALE's, the frame returns UNMOD_RESET, and the screen differs only where a colour change shows
+    one frame late."""
+    ale = _ale(SEEDS[2])
+    acts = ale.getMinimalActionSet()
+    row, pot = _state(ale.getRAM()), EK.PADDLE_DEFAULT
+    rng = np.random.default_rng(SEEDS[2])
+    from policylab.envs.breakout_exact_render import render_colours
+
+    flags, late = 0, 0
+    for t in range(700):
+        if t == 100:
+            for k, v in ((91, 0xFF), (90, 0xC8)):
+                ale.setRAM(k, v)
+                row[k] = v
+        a = FIRE if row[101] == 0 else int(rng.integers(0, 4))
+        pot = _move(pot, a)
+        flags |= EK.frame(row, EK.paddle_reading(pot), a == FIRE)
+        ale.act(acts[a])
+        assert np.array_equal(row[: EK.RAM_N], ale.getRAM()), t
+        late += not np.array_equal(render_colours(row), ale.getScreen())
+    assert flags == EK.UNMOD_RESET and row[110] == 0 and late <= 2
+
+
 def _probe(ale, base, x, b, paddle=None):
     """ALE's reaction, one frame later, to the ball held at (RAM 99, RAM 101) = (x, b) when it is drawn."""
     ale.restoreState(base)
