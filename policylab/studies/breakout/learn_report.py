@@ -15,7 +15,8 @@ from policylab.studies.breakout import transfer
 
 LEARN_C = "#2f6db5"
 PANELS = (("return_mean", "mean episode score (raw points)"), ("length_mean", "mean episode length (agent steps)"),
-          ("entropy", "policy entropy (nats)"), ("value_loss", "value loss"), ("steps_per_s", "agent steps/s"))
+          ("entropy", "policy entropy (nats)"), ("value_loss", "value loss"), ("approx_kl", "approximate KL per update"),
+          ("steps_per_s", "agent steps/s (wall clock)"))
 
 
 def write_learn_report(out: Path, data: dict) -> Path:
@@ -45,15 +46,15 @@ def write_learn_report(out: Path, data: dict) -> Path:
 
 
 def _curves_chart(curves: dict, timing: dict, path: Path) -> None:
-    fig, axes = plt.subplots(1, len(PANELS), figsize=(4 * len(PANELS), 3))
+    fig, axes = plt.subplots(2, 3, figsize=(12, 6))
     steps = np.asarray(curves["agent_steps"], dtype=float) / 1e6
-    for ax, (key, label) in zip(axes, PANELS):
+    for ax, (key, label) in zip(axes.ravel(), PANELS):
         if key == "steps_per_s":
             x = np.asarray(timing["updates"], dtype=int)
             ax.plot(steps[x - 1] if len(x) else [], timing["steps_per_s"], color=LEARN_C, lw=1)
         else:
             ax.plot(steps, [np.nan if v is None else v for v in curves[key]], color=LEARN_C, lw=1)
-        ax.set_title(label, fontsize=9)
+        ax.set_title(label, fontsize=10)
         ax.set_xlabel("agent steps (millions)", fontsize=8)
     fig.tight_layout()
     save_png(fig, path)
