@@ -84,7 +84,7 @@ def render_colours(state: np.ndarray) -> np.ndarray:
     # score, lives, player digits: the kernel's five glyph rows, two lines each, bottom glyph byte last
 
     def glyph(ptr_lo: int, ptr_hi: int, off: int) -> int:
-        return rom[((ptr_hi << 8) | ptr_lo) + off - 0xF000 & 0x7FF]
+        return rom[(((ptr_hi << 8) | ptr_lo) + off) & 0x7FF]  # the 2 KB ROM appears at $F000 (and its mirrors)
 
     for line in range(SCORE_ROWS[1] - SCORE_ROWS[0] + 1):
         off = 4 - line // 2
