@@ -3,9 +3,10 @@ transfer table (a network learned on each shadow preset, validated on ALE).
 
 Parts (each records its own key of results/breakout_learn.json, so they can run at different times):
 
-- ``throughput``: agent-steps/s of env and learner together at the default settings, per update
-  (median over updates after the first), on --threads torch threads; a short run of the default
-  config (its first --updates updates).
+- ``throughput``: agent-steps/s of env and learner together, per update (median over updates after
+  the first), on --threads torch threads; the first --updates updates of the default config, or of
+  the config with --set FIELD=VALUE changes, recorded under --label (e.g. the issue's reference:
+  2,048 envs, 2 epochs of 8,192-sample minibatches).
 - ``preset``: the whole command (`policylab breakout learn --preset P`, defaults otherwise: learning,
   export, the ALE validation against v3 and the search pick, the transfer gap over 100 episodes per
   env) in a subprocess; wall time, the learner's median steps/s, the network's ALE 20-seed mean with
@@ -15,6 +16,8 @@ Parts (each records its own key of results/breakout_learn.json, so they can run 
 Usage:
 
     nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py throughput
+    nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py throughput --label issue_reference \
+        --set envs=2048 --set epochs=2 --set minibatch=8192
     nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py preset --preset atari-cal [--preset go-v1 ...]
 """
 
@@ -42,8 +45,8 @@ def merge_into(key: str):
     return merge
 
 
-def throughput(updates: int, threads: int) -> dict:
-    """The default config's first `updates` updates, timed per update (env + learner)."""
+def throughput(updates: int, threads: int, overrides: dict) -> dict:
+    """The default config (with `overrides`)'s first `updates` updates, timed per update (env + learner)."""
     from policylab.config import validated
     from policylab.studies.breakout import learn as L
     from policylab.studies.breakout.requests import LearnRequest
@@ -51,7 +54,7 @@ def throughput(updates: int, threads: int) -> dict:
     out = ROOT / "runs" / "bench-learn" / "throughput"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    req = validated(LearnRequest, {"out": out, "threads": threads, "checkpoint_every": 10_000})
+    req = validated(LearnRequest, {"out": out, "threads": threads, "checkpoint_every": 10_000, **overrides})
     p = L.plan(req)
     t0 = time.perf_counter()
     L.train(p, stop_after=updates)
@@ -99,12 +102,17 @@ def main() -> None:
     ap.add_argument("--updates", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--preset", action="append", default=[])
+    ap.add_argument("--label", default="default", help="throughput: the key this config is recorded under")
+    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                    help="throughput: a LearnRequest field changed from its default")
     args = ap.parse_args()
     import torch
 
     note = f"torch {torch.__version__}, shared 2-core machine (other jobs running)"
     if args.part == "throughput":
-        record("breakout_learn", {"throughput": throughput(args.updates, args.threads)}, machine_note=note)
+        overrides = dict(item.split("=", 1) for item in args.set)
+        record("breakout_learn", {args.label: throughput(args.updates, args.threads, overrides)},
+               merge_into("throughput"), machine_note=note)
         return
     for preset in args.preset or ["atari-cal"]:
         record("breakout_learn", {preset: preset_run(preset)}, merge_into("presets"), machine_note=note)
