@@ -392,7 +392,8 @@ class LockstepRequest(Request):
     frameskip: int = Field(4, ge=1, le=16, description="Emulator frames per agent step: the policy acts every "
                            "FRAMESKIP frames.")
     sticky: float = Field(0.25, ge=0.0, lt=1.0, description="Per-frame probability that the previous frame's action "
-                          "is applied again (decided once per frame, applied to both games).")
+                          "is applied again: decided once per frame from ALE's own sticky stream for the episode's "
+                          "seed, applied to both games.")
     policy: list[Literal["v3", "pick", "random-v3", "random-actions"]] = Field(
         ["v3", "pick", "random-v3", "random-actions"], min_length=1, max_length=100,
         description="Policy kinds (repeatable); episode i plays kind i mod K: v3 (breakout_policy_v3 defaults), pick "
