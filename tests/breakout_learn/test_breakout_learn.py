@@ -53,6 +53,9 @@ def test_same_config_same_bytes_and_fresh_seeds(tmp_path):
     one, two = run_tiny(tmp_path / "a"), run_tiny(tmp_path / "b")
     assert (tmp_path / "a" / L.CHECKPOINT).read_bytes() == (tmp_path / "b" / L.CHECKPOINT).read_bytes()
     assert one.done == 4 and one.curves == two.curves
+    for learner, name in ((one, "a"), (two, "b")):
+        L.export_onnx(learner.net.layers(), learner.p.spec, tmp_path / f"{name}.onnx")
+    assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
     # every finished episode took the next seed of breakout.learn, none twice
     r = named_range("breakout", "learn")
     assert one.next_episode > TINY["envs"]  # 40-step horizon: envs restarted
