@@ -48,15 +48,15 @@ def test_the_policy_choice_is_the_policy_registry():
 
 
 @pytest.mark.parametrize("model", SHADOW_MODELS, ids=lambda m: m.__name__)
-def test_the_calibrated_preset_is_the_default_and_the_help_names_every_preset(model):
+def test_the_exact_preset_is_the_default_and_the_help_names_every_preset(model):
     from policylab.envs.breakout_shadow_params import preset_names
 
     info = model.model_fields["preset"]
-    assert info.default == R.DEFAULT_PRESET == "atari-cal"
+    assert info.default == R.DEFAULT_PRESET == "ale-exact"
     for name in preset_names():
         assert name in info.description
     assert ".json" in info.description
-    assert R.DemoRequest(out=Path("x")).train_request().preset == "atari-cal"
+    assert R.DemoRequest(out=Path("x")).train_request().preset == "ale-exact"
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)

@@ -39,7 +39,7 @@ MAX_STEPS = 27_000  # 108_000 frames / frameskip 4
 MAX_SEED = 2**30  # ALE's random_seed is a C int; S + 2 x MAX_EPISODES stays below 2**31
 MAX_CANDIDATES = 10_000  # random / tpe budget
 MAX_SEARCH_SEEDS = 1_000  # seeds each candidate is scored on (the breakout.search range's size)
-DEFAULT_PRESET = "atari-cal"
+DEFAULT_PRESET = "ale-exact"  # ALE's game frame for frame and seed for seed (docs/breakout.md)
 DEFAULT_RULE = "low_score_count asc, score_min desc, score_mean desc"  # the original's sort key, verbatim
 GRID_SIZE = 216  # candidates of the grid216 space (search_space.GRID216_AXES)
 DEMO_SCREEN_TOP, DEMO_SCREEN_EPISODES = 8, 5  # `policylab demo`: the multi-fidelity loop of README.md
@@ -51,9 +51,9 @@ POLICY_HELP = ("Policy to play: breakout_policy_v3, breakout_policy_planner_v1, 
                "ONNX network file (.onnx) that declares its observation (docs/breakout.md, 'Network policies').")
 Executor = Literal["local", "processes", "ray"]
 
-PRESET_HELP = ("Shadow-simulator preset: atari-cal (calibrated to ALE, default), ale-exact (the cartridge's own frame "
-               "logic: ALE's game, frame for frame), atari, go-v1 (the original's Go simulator, for reproducing it), "
-               "or a preset .json file.")
+PRESET_HELP = ("Shadow-simulator preset: ale-exact (default: the cartridge's own frame logic, ALE's game frame for "
+               "frame and seed for seed), atari-cal (the physics model calibrated to ALE traces), atari (before "
+               "calibration), go-v1 (the original's Go simulator, for reproducing it), or a preset .json file.")
 PARAMS_HELP = ("JSON file with the policy's full parameter set (every field, in range; a 'policy_' prefix is "
                "accepted); default: the policy's own defaults.")
 STICKY_HELP = ("Sticky-action probability. ALE's default is 0.25 (repeat_action_probability); given explicitly it "
@@ -340,7 +340,7 @@ class TrainRequest(BreakoutRun):
 
 class DemoRequest(Request):
     """Run the Breakout training loop on its defaults (216 grid candidates x 6 seeds in the shadow
-    simulator on atari-cal, the top 8 screened on real ALE for 5 episodes each, the pick validated
+    simulator on ale-exact, the top 8 screened on real ALE for 5 episodes each, the pick validated
     against breakout_policy_v3 on 20 fresh ALE seeds) and print where its report is."""
 
     out: Out = Field(Path("runs/demo"), description="Output folder for the demo's reports.")
