@@ -82,10 +82,10 @@ def test_shadow_eval_uses_the_same_runner(tmp_path):
     assert {**row, "episode": 1} == rows[1]
 
 
-def test_shadow_eval_defaults_to_the_calibrated_preset(tmp_path):
-    out = tmp_path / "cal"
+def test_shadow_eval_defaults_to_the_exact_preset(tmp_path):
+    out = tmp_path / "exact"
     cli("eval", "--env", "shadow", *SMALL[:2], "--episodes", "1", "--max-steps", "50", "--out", out)
-    assert json.loads((out / "report.json").read_text())["objective"]["preset"] == "atari-cal"
+    assert json.loads((out / "report.json").read_text())["objective"]["preset"] == "ale-exact"
 
 
 def test_existing_out_with_a_different_config_is_refused(ale_run, capsys):

@@ -47,7 +47,7 @@ def test_help_names_every_breakout_preset(capsys):
     for cmd in ("breakout eval", "breakout audit", "breakout train"):
         assert invoke([*cmd.split(), "--help"]) == 0
         text = " ".join(capsys.readouterr().out.split())
-        for preset in ("atari-cal", "atari", "go-v1"):
+        for preset in ("ale-exact", "atari-cal", "atari", "go-v1"):
             assert preset in text, (cmd, preset)
 
 

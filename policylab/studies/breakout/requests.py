@@ -51,9 +51,10 @@ POLICY_HELP = ("Policy to play: breakout_policy_v3, breakout_policy_planner_v1, 
                "ONNX network file (.onnx) that declares its observation (docs/breakout.md, 'Network policies').")
 Executor = Literal["local", "processes", "ray"]
 
-PRESET_HELP = ("Shadow-simulator preset: ale-exact (default: the cartridge's own frame logic, ALE's game frame for "
-               "frame and seed for seed), atari-cal (the physics model calibrated to ALE traces), atari (before "
-               "calibration), go-v1 (the original's Go simulator, for reproducing it), or a preset .json file.")
+PRESET_HELP = ("Shadow-simulator preset: ale-exact (the default; the cartridge's own frame logic, so ALE's game "
+               "frame for frame and seed for seed), atari-cal (a physics model calibrated to ALE traces), atari "
+               "(before calibration), go-v1 (the original's Go simulator, for reproducing it), or a preset .json "
+               "file.")
 PARAMS_HELP = ("JSON file with the policy's full parameter set (every field, in range; a 'policy_' prefix is "
                "accepted); default: the policy's own defaults.")
 STICKY_HELP = ("Sticky-action probability. ALE's default is 0.25 (repeat_action_probability); given explicitly it "
