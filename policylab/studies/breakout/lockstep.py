@@ -139,7 +139,7 @@ def plan_episodes(kinds: list[str], episodes: int, seed: int, pick: dict | None)
 def train_default_pick() -> dict:
     """What `policylab breakout train` picks on its defaults (shadow-only: its search space, search
     seeds, preset, protocol and selection rule, all read from `TrainRequest`'s defaults), recomputed
-    in-process without a store (about 3 s): {"candidate_id", "params", "source"}."""
+    in-process without a store (seconds): {"candidate_id", "params", "source"}."""
     from policylab.stats import distribution
     from policylab.studies.breakout.requests import TrainRequest
     from policylab.studies.breakout.runner import EpisodeTask, run_shadow_group

@@ -402,7 +402,7 @@ class LockstepRequest(Request):
                     "random-actions (a uniform action per agent step).")
     pick_params: Optional[InputFile] = Field(
         None, description="Parameters of the 'pick' kind (a train run's policy_params.json); default: what "
-                          "'policylab breakout train' picks on its defaults, recomputed (about 3 s).")
+                          "'policylab breakout train' picks on its defaults, recomputed (seconds).")
     strips: int = Field(8, ge=0, le=100, description="Frame strips (ALE vs shadow around the first divergence) for "
                         "the first K diverging episodes.")
 
