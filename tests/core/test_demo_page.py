@@ -179,6 +179,23 @@ def test_selection_regret_and_verdict_follow_from_the_store(demo):
     assert data["decision"]["verdict"] == want
 
 
+def test_the_exact_shadow_replays_every_ale_episode_of_the_demo(demo):
+    """The demo searches on `ale-exact`, the default preset, so the shadow plays ALE's game on each
+    seed: every ALE episode the demo stored (the screening and the validation) scores the same in
+    the shadow on its seed and parameters. This is why docs/breakout.md calls the ALE screening a
+    check the exact shadow makes redundant (it adds fresh seeds, not a second simulator)."""
+    from policylab.studies.breakout.runner import EpisodeTask, run_shadow_group
+
+    out, _, _ = demo
+    data = json.loads((out / "report.json").read_text())
+    assert data["objective"]["preset"] == "ale-exact"
+    ale = {p: seeds for (env, p), seeds in rows_by_params(out / "store").items() if env == "ale"}
+    assert sum(map(len, ale.values())) == 8 * 5 + 2 * 20
+    tasks = [EpisodeTask("shadow", tuple(seeds), "breakout_policy_v3", json.loads(p), data["objective"]["protocol"],
+                         preset="ale-exact") for p, seeds in ale.items()]
+    for (p, seeds), eps in zip(ale.items(), run_shadow_group(tasks)):
+        assert [float(e.outcome["score"]) for e in eps] == list(seeds.values()), p
+
 def test_the_quoted_demo_numbers_are_what_the_demo_computes(demo):
     """README.md and docs/breakout.md quote benchmarks/results/train_loop.json's demo_pick (checked
     against the pages by test_quoted_numbers.py); here the file is checked against the program."""
