@@ -30,7 +30,7 @@ def run_tiny(out, stop_after=None, **kw) -> L.Learner:
     return L.train(tiny(out, **kw), stop_after=stop_after)
 
 
-@pytest.mark.parametrize("preset", ["atari-cal", "go-v1"])
+@pytest.mark.parametrize("preset", ["ale-exact", "atari-cal", "go-v1"])  # ale-exact: learn's default
 def test_reset_rows_restarts_envs_as_a_fresh_batch_would(preset):
     rng = np.random.default_rng(0)
     env = ShadowBreakout(6, preset, seeds=np.arange(6))
