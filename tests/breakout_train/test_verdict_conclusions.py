@@ -123,3 +123,5 @@ def test_verdict_pick_and_regret_follow_the_stated_rules(tmp_path, case):
     if case == "inconclusive":
         assert dec["new_policy_not_lower_than_previous_best"] is True  # the original's rule would have adopted it
         assert ci[0] == -5.0
+    if case != "improved":  # the default search env is ale-exact: its scores are ALE's, nothing to calibrate
+        assert "calibrate" not in dec["next_recommendation"] and "--search-seeds" in dec["next_recommendation"]

@@ -223,7 +223,7 @@ def build_report(p: Plan, search: list[dict], ranked: list[dict], screening: lis
                             "is above 0, worse if below 0, inconclusive otherwise",
             "new_policy_not_lower_than_previous_best": not_lower,
             "failure_reason": None if label == "improved" else _failure_reason(label, delta),
-            "next_recommendation": _next_step(label, fidelity),
+            "next_recommendation": _next_step(label, fidelity, p.shadow is not None and p.shadow.model == "rom"),
         },
         "rerun_commands": {
             "train": rerun_command(req),
@@ -255,9 +255,13 @@ def _failure_reason(label: str, delta: dict) -> str:
     return f"the paired 95% interval [{lo:.2f}, {hi:.2f}] contains 0: no evidence either way at this sample size"
 
 
-def _next_step(label: str, fidelity: dict | None) -> str:
+def _next_step(label: str, fidelity: dict | None, exact: bool) -> str:
+    """What to do next. On an exact search env (`ale-exact`) the search scores are ALE's own, so a low
+    search-vs-screening rank correlation is seed noise, not a simulator to calibrate."""
     if label == "improved":
         return "adopt the pick; re-validate on a fresh seed range before relying on the margin"
+    if exact:
+        return "the search env is ALE's game: search on more seeds (--search-seeds) or validate on more episodes"
     if fidelity is not None and not (fidelity["spearman"] >= 0.5):
         return "the search env ranks candidates unlike ALE: calibrate it (policylab breakout calibrate) or screen more on ALE"
     return "increase validation episodes or screen more candidates on ALE"
