@@ -54,7 +54,7 @@ def throughput(updates: int, threads: int, overrides: dict) -> dict:
     out = ROOT / "runs" / "bench-learn" / "throughput"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    req = validated(LearnRequest, {"out": out, "threads": threads, "checkpoint_every": 10_000, **overrides})
+    req = validated(LearnRequest, {"out": out, "threads": threads, "checkpoint_every": updates, **overrides})
     p = L.plan(req)
     t0 = time.perf_counter()
     L.train(p, stop_after=updates)
