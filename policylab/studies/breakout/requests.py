@@ -420,8 +420,8 @@ class LearnRequest(Request):
 
     out: Out
     preset: Preset = DEFAULT_PRESET
-    steps: int = Field(8_000_000, ge=1, le=MAX_LEARN_STEPS, description="Budget in agent steps (rounded down "
-                       "to whole updates of --envs x --rollout).")
+    steps: int = Field(7_995_392, ge=1, le=MAX_LEARN_STEPS, description="Budget in agent steps (rounded down "
+                       "to whole updates of --envs x --rollout; the default is 244 updates of 512 x 64).")
     envs: int = Field(512, ge=1, le=MAX_ENVS, description="Shadow envs played at once; a finished env restarts "
                       "on a fresh seed of the breakout.learn range.")
     rollout: int = Field(64, ge=1, le=4096, description="Agent steps per env between updates.")
