@@ -67,11 +67,12 @@ def throughput(updates: int, threads: int, overrides: dict) -> dict:
             "load_average_after": os.getloadavg()[0]}
 
 
-def preset_run(preset: str) -> dict:
-    """The whole default command on `preset`, in a fresh folder, as a user runs it."""
-    out = ROOT / "runs" / "bench-learn" / preset
+def preset_run(preset: str, steps: int | None) -> dict:
+    """The whole default command on `preset` (or with --steps), in a fresh folder, as a user runs it."""
+    out = ROOT / "runs" / "bench-learn" / (preset if steps is None else f"{preset}-{steps}")
     shutil.rmtree(out, ignore_errors=True)
     cmd = [sys.executable, "-m", "policylab.cli", "breakout", "learn", "--preset", preset, "--out", str(out)]
+    cmd += [] if steps is None else ["--steps", str(steps)]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -102,6 +103,8 @@ def main() -> None:
     ap.add_argument("--updates", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--preset", action="append", default=[])
+    ap.add_argument("--steps", type=int, default=None, help="preset: a budget other than the default (recorded "
+                    "under PRESET@STEPS)")
     ap.add_argument("--label", default="default", help="throughput: the key this config is recorded under")
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                     help="throughput: a LearnRequest field changed from its default")
@@ -115,7 +118,8 @@ def main() -> None:
                merge_into("throughput"), machine_note=note)
         return
     for preset in args.preset or ["atari-cal"]:
-        record("breakout_learn", {preset: preset_run(preset)}, merge_into("presets"), machine_note=note)
+        key = preset if args.steps is None else f"{preset}@{args.steps}"
+        record("breakout_learn", {key: preset_run(preset, args.steps)}, merge_into("presets"), machine_note=note)
 
 
 if __name__ == "__main__":
