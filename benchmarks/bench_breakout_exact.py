@@ -33,12 +33,11 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from ale_py import ALEInterface, LoggerMode, roms
 
 from bench_shadow_breakout import ale_steps_per_s
 from policylab.envs import ale_random
 from policylab.envs import breakout_exact_kernel as EK
-from policylab.envs.breakout_ale import ram_features
+from policylab.envs.breakout_ale import frame_emulator, ram_features
 from policylab.envs.breakout_contract import FIRE, LEFT, RIGHT
 from policylab.envs.breakout_exact_render import render_colours
 from policylab.envs.breakout_shadow import ShadowBreakout
@@ -53,25 +52,6 @@ BYTE_CLASSES = (("bricks", range(0, 36)), ("paddle", (70, 72)), ("ball", range(9
                 ("lives", (57,)), ("stack", range(121, 128)))
 
 
-def _ale(seed: int) -> ALEInterface:
-    ALEInterface.setLoggerMode(LoggerMode.Error)
-    ale = ALEInterface()
-    ale.setInt("random_seed", int(seed))
-    ale.setFloat("repeat_action_probability", 0.0)
-    ale.setInt("frame_skip", 1)
-    ale.loadROM(roms.get_rom_path("breakout"))
-    ale.reset_game()
-    return ale
-
-
-def _pot_after(pot: int, action: int) -> int:
-    if action == RIGHT:
-        return max(EK.PADDLE_MIN, pot - EK.PADDLE_DELTA)
-    if action == LEFT:
-        return min(EK.PADDLE_MAX, pot + EK.PADDLE_DELTA)
-    return pot
-
-
 def byte_class(idx: list[int]) -> str:
     names = [name for name, span in BYTE_CLASSES if any(i in span for i in idx)]
     return "+".join(names) if names else "other"
@@ -81,7 +61,7 @@ def episode(seed: int, kind: str, params: dict, max_steps: int, frameskip: int, 
             screens: bool) -> dict:
     """One lockstep episode; returns frames played, the first divergence (frame, bytes) or None, screens compared
     and screens equal, the final scores."""
-    ale = _ale(seed)
+    ale = frame_emulator(seed)
     acts = ale.getMinimalActionSet()
     repeats = ale_random.sticky_repeats(seed, max_steps * frameskip, sticky)
     row = np.zeros(EK.NI, dtype=np.int64)
@@ -101,7 +81,7 @@ def episode(seed: int, kind: str, params: dict, max_steps: int, frameskip: int, 
         for f in range(frameskip):
             if not repeats[step * frameskip + f]:
                 last = a
-            pot = _pot_after(pot, last)
+            pot = EK.pot_after(pot, last)
             EK.frame(row, EK.paddle_reading(pot), last == FIRE)
             ale.act(acts[last])
             frame += 1
@@ -160,11 +140,11 @@ def pot_model() -> dict:
     into the upper, RIGHT again; then LEFT from the default), against the model."""
     seen, wrong = set(), 0
     for holds in ([RIGHT] * 20 + [LEFT] * 40 + [RIGHT] * 40, [0] + [LEFT] * 20):
-        ale = _ale(named_range("breakout", "lockstep").first(1)[0])
+        ale = frame_emulator(named_range("breakout", "lockstep").first(1)[0])
         acts = ale.getMinimalActionSet()
         pot = EK.PADDLE_DEFAULT
         for a in holds:
-            pot = _pot_after(pot, a)
+            pot = EK.pot_after(pot, a)
             ale.act(acts[a])
             seen.add(pot)
             wrong += int(ale.getRAM()[70] != EK.paddle_reading(pot))

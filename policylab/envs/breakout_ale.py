@@ -105,3 +105,11 @@ class AleBreakout:
     def frame(self) -> np.ndarray:
         """The current 210x160 RGB screen."""
         return self.ale.getScreenRGB()
+
+
+def frame_emulator(seed: int):
+    """A reset `ALEInterface` that plays one frame per `act` with no sticky actions of its own: what the
+    trace recorder and the exact model's checks drive frame by frame (they decide sticky themselves)."""
+    env = AleBreakout(Protocol(frameskip=1, sticky=0.0), seed)
+    env.reset()
+    return env.ale

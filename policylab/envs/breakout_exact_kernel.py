@@ -646,6 +646,17 @@ def reset_kernel(p, F, I, bricks, rng, mt, seeds, obs):
         _observe(F, I, i, obs)
 
 
+@numba.njit(cache=True, inline="always")
+def pot_after(pot, action):
+    """ALE's paddle resistance after one frame of `action`: RIGHT lowers it and LEFT raises it by ALE's
+    step, clamped to the paddle's travel."""
+    if action == RIGHT:
+        return max(PADDLE_MIN, pot - PADDLE_DELTA)
+    if action == LEFT:
+        return min(PADDLE_MAX, pot + PADDLE_DELTA)
+    return pot
+
+
 @numba.njit(cache=True)
 def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_steps):
     """One agent step for every env: `p.frameskip` frames, each with ALE's sticky decision from the env's
@@ -669,11 +680,8 @@ def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_
         for f in range(frameskip):
             if not (repeats >> np.uint64(f)) & np.uint64(1):
                 last = a
-            if last == RIGHT:
-                pot = max(PADDLE_MIN, pot - PADDLE_DELTA)
-                reading = paddle_reading(pot)
-            elif last == LEFT:
-                pot = min(PADDLE_MAX, pot + PADDLE_DELTA)
+            if last == RIGHT or last == LEFT:
+                pot = pot_after(pot, last)
                 reading = paddle_reading(pot)
             I[i, FLAGS] |= frame(m, reading, last == FIRE)
             if m[57] == 0:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from policylab.envs import breakout_exact_kernel as EK
-from policylab.envs.breakout_ale import AleBreakout, Protocol, ram_features
+from policylab.envs.breakout_ale import AleBreakout, Protocol, frame_emulator, ram_features
 from policylab.envs.breakout_contract import FIRE, LEFT, NOOP, RIGHT
 from policylab.envs.breakout_shadow import ShadowBreakout
 from policylab.errors import BadInput
@@ -27,30 +27,8 @@ def _state(ram) -> np.ndarray:
     return row
 
 
-def _move(pot: int, action: int) -> int:
-    """ALE's paddle resistance after one frame of `action` (RIGHT lowers it)."""
-    if action == RIGHT:
-        return max(EK.PADDLE_MIN, pot - EK.PADDLE_DELTA)
-    if action == LEFT:
-        return min(EK.PADDLE_MAX, pot + EK.PADDLE_DELTA)
-    return pot
-
-
-def _ale(seed: int = 0):
-    from ale_py import ALEInterface, LoggerMode, roms
-
-    ALEInterface.setLoggerMode(LoggerMode.Error)
-    ale = ALEInterface()
-    ale.setInt("random_seed", int(seed))
-    ale.setFloat("repeat_action_probability", 0.0)
-    ale.setInt("frame_skip", 1)
-    ale.loadROM(roms.get_rom_path("breakout"))
-    ale.reset_game()
-    return ale
-
-
 def test_the_reset_ram_is_ales():
-    assert np.array_equal(_ale(SEEDS[0]).getRAM(), EK.RESET_RAM.astype(np.uint8))
+    assert np.array_equal(frame_emulator(SEEDS[0]).getRAM(), EK.RESET_RAM.astype(np.uint8))
 
 
 @pytest.mark.parametrize("name", sorted(tr.SCENARIOS))
@@ -61,7 +39,7 @@ def test_every_committed_trace_is_replayed_byte_for_byte(name):
     rams = arr["ram"].astype(np.int64)
     row, pot = _state(rams[0]), EK.PADDLE_DEFAULT
     for t, action in enumerate(arr["action"]):
-        pot = _move(pot, int(action))
+        pot = EK.pot_after(pot, int(action))
         assert EK.frame(row, EK.paddle_reading(pot), action == FIRE) == 0
         assert np.array_equal(row[: EK.RAM_N], rams[t + 1]), (name, t, np.flatnonzero(row[: EK.RAM_N] != rams[t + 1]))
 
@@ -107,7 +85,7 @@ def test_the_batch_plays_ales_game_under_the_default_protocol():
 def test_the_screen_is_ales():
     """`render` draws what ALE shows, every frame: score digits one frame late, walls, bricks, ball rows and
     the last row's cut-off, the paddle."""
-    ale = _ale(SEEDS[0])
+    ale = frame_emulator(SEEDS[0])
     acts = ale.getMinimalActionSet()
     row, pot = _state(ale.getRAM()), EK.PADDLE_DEFAULT
     from policylab.envs.breakout_exact_render import render_ram
@@ -118,7 +96,7 @@ def test_the_screen_is_ales():
         if t % 12 == 0:
             action = int(rng.choice([NOOP, RIGHT, LEFT]))
         a = FIRE if row[101] == 0 else action
-        pot = _move(pot, a)
+        pot = EK.pot_after(pot, a)
         EK.frame(row, EK.paddle_reading(pot), a == FIRE)
         ale.act(acts[a])
         assert np.array_equal(render_ram(row), ale.getScreenRGB()), t
@@ -129,7 +107,7 @@ def test_the_screen_is_ales():
 def test_the_wall_refills_as_ales():
     """432 points (one wall's worth) at a paddle hit refills the wall: planted in both games (score and an
     almost empty wall), the next paddle hit brings the full wall back in both, RAM equal every frame."""
-    ale = _ale(SEEDS[1])
+    ale = frame_emulator(SEEDS[1])
     acts = ale.getMinimalActionSet()
     row, pot = _state(ale.getRAM()), EK.PADDLE_DEFAULT
     obs = ram_features(ale.getRAM(), None)
@@ -141,7 +119,7 @@ def test_the_wall_refills_as_ales():
                 row[k] = v
         if t % 4 == 0:
             a = FIRE if obs[4] == 0 else int(breakout_policy_v3(obs[None].astype(np.float32), V3_DEFAULTS)[0])
-        pot = _move(pot, a)
+        pot = EK.pot_after(pot, a)
         EK.frame(row, EK.paddle_reading(pot), a == FIRE)
         ale.act(acts[a])
         ram = ale.getRAM()
@@ -158,7 +136,7 @@ def test_attract_mode_after_65536_frames_is_followed_and_flagged():
     """The frame counter's high byte wrapping drops the game to attract mode (colours cycle, no serve): the
     RAM stays ALE's, the frame returns UNMOD_RESET, and the screen differs only where a colour change shows
     one frame late."""
-    ale = _ale(SEEDS[2])
+    ale = frame_emulator(SEEDS[2])
     acts = ale.getMinimalActionSet()
     row, pot = _state(ale.getRAM()), EK.PADDLE_DEFAULT
     rng = np.random.default_rng(SEEDS[2])
@@ -171,7 +149,7 @@ def test_attract_mode_after_65536_frames_is_followed_and_flagged():
                 ale.setRAM(k, v)
                 row[k] = v
         a = FIRE if row[101] == 0 else int(rng.integers(0, 4))
-        pot = _move(pot, a)
+        pot = EK.pot_after(pot, a)
         flags |= EK.frame(row, EK.paddle_reading(pot), a == FIRE)
         ale.act(acts[a])
         assert np.array_equal(row[: EK.RAM_N], ale.getRAM()), t
@@ -198,7 +176,7 @@ def _probe(ale, base, x, b, paddle=None):
 def test_collision_rows_at_their_boundaries(b):
     """The top wall collides for RAM 101 in 9..24 (not 8: no earlier ENABL copy; 24 through the delayed copy),
     bricks from 46, the paddle for 177..183; the model's latches equal ALE's reactions."""
-    ale = _ale(SEEDS[0])
+    ale = frame_emulator(SEEDS[0])
     for _ in range(40):  # past the wall-building animation
         ale.act(ale.getMinimalActionSet()[NOOP])
     base = ale.cloneState()
@@ -212,11 +190,11 @@ def test_the_pot_reading_for_every_reachable_resistance():
     after each frame equals `paddle_reading` of the frame's resistance."""
     seen = set()
     for holds in ([RIGHT] * 20 + [LEFT] * 40 + [RIGHT] * 40, [NOOP] + [LEFT] * 20):
-        ale = _ale(SEEDS[0])
+        ale = frame_emulator(SEEDS[0])
         acts = ale.getMinimalActionSet()
         pot = EK.PADDLE_DEFAULT
         for a in holds:
-            pot = _move(pot, a)
+            pot = EK.pot_after(pot, a)
             ale.act(acts[a])
             seen.add(pot)
             assert ale.getRAM()[70] == EK.paddle_reading(pot), pot

@@ -30,7 +30,7 @@ import numpy as np
 
 from policylab.envs.breakout_ale import (
     BALL_X_OFFSET, BALL_Y_OFFSET, PADDLE_X_OFFSET, RAM_BALL_X, RAM_BALL_Y, RAM_LIVES, RAM_PADDLE_HALF_W,
-    RAM_PADDLE_X, RAM_SCORE_HI, RAM_SCORE_LO, bcd, ram_features,
+    RAM_PADDLE_X, RAM_SCORE_HI, RAM_SCORE_LO, bcd, frame_emulator, ram_features,
 )
 from policylab.envs.breakout_contract import FIRE, LEFT, NOOP, RIGHT
 from policylab.errors import BadInput
@@ -121,24 +121,11 @@ SCENARIOS: dict[str, TraceSpec] = {s.name: s for s in (
 )}
 
 
-def _ale(seed: int):
-    from ale_py import ALEInterface, LoggerMode, roms
-
-    ALEInterface.setLoggerMode(LoggerMode.Error)
-    ale = ALEInterface()
-    ale.setInt("random_seed", int(seed))
-    ale.setFloat("repeat_action_probability", 0.0)
-    ale.setInt("frame_skip", 1)
-    ale.loadROM(roms.get_rom_path("breakout"))
-    ale.reset_game()
-    return ale
-
-
 def record(spec: TraceSpec) -> dict[str, np.ndarray]:
     """Play `spec` on a fresh emulator; returns {'action': (T,), 'ram': (T+1, 128)} (T <= frames)."""
     from policylab.policies.breakout import get_policy
 
-    ale = _ale(spec.seed)
+    ale = frame_emulator(spec.seed)
     minimal = ale.getMinimalActionSet()
     rng = np.random.Generator(np.random.PCG64(spec.seed))
     rams = [ale.getRAM().copy()]
