@@ -10,6 +10,7 @@ from policylab.policies.breakout import V3_DEFAULTS
 from policylab.rollout.store import Store
 from policylab.studies.breakout import options, runner
 from policylab.studies.breakout.runner import EpisodeTask, key_of, planned
+from policylab.studies.breakout.requests import DEFAULT_PRESET
 
 PROTOCOL = Protocol(max_steps=60).model_dump()
 SMALL = ["--env", "shadow", "--policy", "breakout_policy_v3", "--episodes", "3", "--seed", "5", "--max-steps", "60"]
@@ -77,4 +78,4 @@ def test_a_command_resolves_its_preset_once(tmp_path, monkeypatch):
     monkeypatch.setattr(options, "load_preset", counting)
     monkeypatch.setattr(runner, "load_preset", counting)
     assert invoke(["breakout", "eval", *SMALL, "--out", str(tmp_path / "out")]) == 0
-    assert calls == ["atari-cal"]
+    assert calls == [DEFAULT_PRESET]
