@@ -38,7 +38,8 @@ from bench_shadow_breakout import ale_steps_per_s
 from policylab.envs import ale_random
 from policylab.envs import breakout_exact_kernel as EK
 from policylab.envs.breakout_ale import frame_emulator, ram_features
-from policylab.envs.breakout_contract import FIRE, LEFT, RIGHT
+from policylab.envs.breakout_contract import FIRE
+from policylab.envs.breakout_exact_check import pot_readings
 from policylab.envs.breakout_exact_render import render_colours
 from policylab.envs.breakout_shadow import ShadowBreakout
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
@@ -136,19 +137,9 @@ def lockstep(n: int, max_steps: int, screen_episodes: int) -> dict:
 
 
 def pot_model() -> dict:
-    """RAM 70 after a frame at each reachable resistance (from the default: RIGHT into the lower stop, LEFT
-    into the upper, RIGHT again; then LEFT from the default), against the model."""
-    seen, wrong = set(), 0
-    for holds in ([RIGHT] * 20 + [LEFT] * 40 + [RIGHT] * 40, [0] + [LEFT] * 20):
-        ale = frame_emulator(named_range("breakout", "lockstep").first(1)[0])
-        acts = ale.getMinimalActionSet()
-        pot = EK.PADDLE_DEFAULT
-        for a in holds:
-            pot = EK.pot_after(pot, a)
-            ale.act(acts[a])
-            seen.add(pot)
-            wrong += int(ale.getRAM()[70] != EK.paddle_reading(pot))
-    return {"resistances": len(seen), "readings_wrong": wrong}
+    """RAM 70 after a frame at each reachable resistance, against the model."""
+    seen, wrong = pot_readings(named_range("breakout", "lockstep").first(1)[0])
+    return {"resistances": seen, "readings_wrong": wrong}
 
 
 def audit(episodes: int) -> dict:

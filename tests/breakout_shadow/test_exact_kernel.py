@@ -11,6 +11,7 @@ import pytest
 from policylab.envs import breakout_exact_kernel as EK
 from policylab.envs.breakout_ale import AleBreakout, Protocol, frame_emulator, ram_features
 from policylab.envs.breakout_contract import FIRE, LEFT, NOOP, RIGHT
+from policylab.envs.breakout_exact_check import pot_readings
 from policylab.envs.breakout_shadow import ShadowBreakout
 from policylab.errors import BadInput
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
@@ -186,19 +187,9 @@ def test_collision_rows_at_their_boundaries(b):
 
 
 def test_the_pot_reading_for_every_reachable_resistance():
-    """From ALE's default resistance, RIGHT/LEFT steps and clamps reach three lattices (about 100 values); RAM 70
-    after each frame equals `paddle_reading` of the frame's resistance."""
-    seen = set()
-    for holds in ([RIGHT] * 20 + [LEFT] * 40 + [RIGHT] * 40, [NOOP] + [LEFT] * 20):
-        ale = frame_emulator(SEEDS[0])
-        acts = ale.getMinimalActionSet()
-        pot = EK.PADDLE_DEFAULT
-        for a in holds:
-            pot = EK.pot_after(pot, a)
-            ale.act(acts[a])
-            seen.add(pot)
-            assert ale.getRAM()[70] == EK.paddle_reading(pot), pot
-    assert len(seen) == 101
+    """RAM 70 after each frame equals `paddle_reading` of the frame's resistance, over all 101 resistances
+    RIGHT/LEFT steps and clamps reach from ALE's default."""
+    assert pot_readings(SEEDS[0]) == (101, 0)
 
 
 def test_same_seeds_same_bytes_whatever_the_batch():
