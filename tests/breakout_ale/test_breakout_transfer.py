@@ -103,11 +103,11 @@ def test_the_search_pick_is_what_train_picks_on_its_defaults():
     """The recomputed pick is the candidate the benchmarks recorded for `breakout train` on its defaults."""
     from pathlib import Path
 
-    from policylab.studies.breakout.transfer import search_pick
+    from policylab.studies.breakout.train import default_pick
 
     recorded = json.loads((Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "train_loop.json")
                           .read_text())["shadow_only_pick"]["candidate_id"]
-    pick = search_pick()
+    pick = default_pick()
     assert pick["candidate_id"] == recorded
     assert pick["params"] == next(c for c in grid216() if c["candidate_id"] == recorded)["params"]
 

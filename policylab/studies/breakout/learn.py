@@ -54,7 +54,7 @@ import torch  # noqa: E402
 
 from policylab.config import claim_out_dir, validated
 from policylab.envs.breakout_ale import Protocol
-from policylab.envs.breakout_contract import FEATURES, N_FEATURES
+from policylab.envs.breakout_contract import FEATURES, FIRE, LEFT, N_FEATURES, NOOP, RIGHT
 from policylab.envs.breakout_shadow import ShadowBreakout
 from policylab.envs.breakout_shadow_params import ShadowParams
 from policylab.errors import BadInput
@@ -64,9 +64,9 @@ from policylab.progress import progress_bar, say
 from policylab.rollout.seeds import named_range
 from policylab.studies.breakout import options
 from policylab.studies.breakout.requests import LearnRequest
+from policylab.studies.breakout.runner import serve_actions
 
-FIRE = 1
-LEGAL = (0, 2, 3)  # NOOP, RIGHT, LEFT: the logits the network learns; FIRE's is FIRE_LOGIT
+LEGAL = (NOOP, RIGHT, LEFT)  # the logits the network learns; FIRE's is FIRE_LOGIT
 FIRE_LOGIT = -1e4
 IN_PLAY = FEATURES.index("ball_in_play")
 LIVES = FEATURES.index("lives")
@@ -228,7 +228,7 @@ class Learner:
             action, logp, value = self._act(self.obs)
             act_b[t], logp_b[t], val_b[t] = action, logp, value
             a = action.numpy()
-            env_a = np.where(self.obs_in_play(), a, FIRE)  # the serve rule (auto), as in evaluation
+            env_a = serve_actions(a, self.obs_in_play(), None, "auto")  # the serve rule, as in evaluation
             feats, reward, term, trunc, _ = self.env.step(env_a)
             self.ep_return += reward
             self.ep_length += 1

@@ -39,7 +39,7 @@ One episode (`Lockstep`):
 
 Policies (`POLICY_KINDS`, episode i plays kind i mod K of the requested mix): `v3` (breakout_policy_v3
 defaults), `pick` (the training pick: a parameter file such as a train run's policy_params.json, or
-what `policylab breakout train` picks on its defaults, recomputed by `train_default_pick`),
+what `policylab breakout train` picks on its defaults, recomputed by `train.default_pick`),
 `random-v3` (a uniform v3-family candidate, `search_space.random_candidates(1, seed)` of the episode
 seed) and `random-actions` (a uniform action per agent step from the episode's own stream).
 
@@ -134,37 +134,6 @@ def plan_episodes(kinds: list[str], episodes: int, seed: int, pick: dict | None)
             params = random_candidates(1, seed=s)[0]["params"]
         plans.append(EpisodePlan(i, s, kind, None if params is None else dict(params)))
     return plans
-
-
-def train_default_pick() -> dict:
-    """What `policylab breakout train` picks on its defaults (shadow-only: its search space, search
-    seeds, preset, protocol and selection rule, all read from `TrainRequest`'s defaults), recomputed
-    in-process without a store (seconds): {"candidate_id", "params", "source"}."""
-    from policylab.stats import distribution
-    from policylab.studies.breakout.requests import TrainRequest
-    from policylab.studies.breakout.runner import EpisodeTask, run_shadow_group
-    from policylab.studies.breakout.search_space import grid216
-    from policylab.studies.breakout.selection import rank_candidates
-    from policylab.rollout.seeds import seed_range
-
-    d = {k: f.default for k, f in TrainRequest.model_fields.items()}
-    assert d["space"] == "grid216" and d["search_env"] == "shadow" and d["screen_top"] is None
-    seeds = tuple(seed_range(d["search_seeds"]))
-    protocol = Protocol(max_steps=d["max_steps"], serve=d["serve"]).model_dump()
-    shadow = load_preset(d["preset"])
-    cands = grid216()
-    tasks = [EpisodeTask("shadow", seeds, SEARCH_POLICY, c["params"], protocol, shadow=shadow, preset=d["preset"])
-             for c in cands]
-    rows = []
-    for cand, eps in zip(cands, run_shadow_group(tasks)):
-        dist = distribution([e.outcome["score"] for e in eps])
-        rows.append({"candidate_id": cand["candidate_id"], "params": cand["params"],
-                     "low_score_count": dist["low_score_count"],
-                     **{f"score_{k}": dist[k] for k in ("min", "max", "mean", "median", "stdev")}})
-    best = rank_candidates(rows, d["select"])[0]
-    source = (f"policylab breakout train on its defaults ({d['space']}, search seeds {d['search_seeds']} on the "
-              f"shadow preset {d['preset']}, rule '{d['select']}'), recomputed")
-    return {"candidate_id": best["candidate_id"], "params": dict(best["params"]), "source": source}
 
 
 # -- one episode ------------------------------------------------------------------------------------
@@ -397,7 +366,9 @@ def _pick_for(req: LockstepRequest) -> dict | None:
     if "pick" not in req.policy:
         return None
     if req.pick_params is None:
-        return train_default_pick()
+        from policylab.studies.breakout.train import default_pick
+
+        return default_pick()
     return {"candidate_id": None, "params": load_params(SEARCH_POLICY, req.pick_params, "pick_params"),
             "source": f"file {req.pick_params.name}"}
 

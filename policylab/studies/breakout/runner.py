@@ -138,12 +138,13 @@ class Episode:
     payload: dict[str, np.ndarray]
 
 
-def serve_actions(actions: np.ndarray, in_play: np.ndarray, served: np.ndarray, rule: str) -> np.ndarray:
+def serve_actions(actions: np.ndarray, in_play: np.ndarray, served: np.ndarray | None, rule: str) -> np.ndarray:
     """Apply the serve rule to a batch of policy actions.
 
-    auto: FIRE whenever no ball is in play, so every life is played.
-    never: FIRE until the first ball is in play; afterwards FIRE becomes NOOP, so a lost ball is
-    never re-served (the original's one-ball Atari episodes, specs/breakout.md §6.4).
+    auto: FIRE whenever no ball is in play, so every life is played (`served` is not read).
+    never: FIRE until the first ball is in play (`served`: whether each env has had one); afterwards
+    FIRE becomes NOOP, so a lost ball is never re-served (the original's one-ball Atari episodes,
+    specs/breakout.md §6.4).
     """
     waiting = ~in_play
     if rule == "auto":

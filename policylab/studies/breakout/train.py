@@ -104,14 +104,41 @@ def score_rows(store: Store, p: Plan, env: str, candidates: list[dict], seeds: t
     """Play every candidate on `env` x `seeds` (skipping stored keys) and summarise each one."""
     tasks = [_task(p, env, c["params"], seeds) for c in candidates]
     records = ensure_episodes(store, tasks, executor=p.req.executor, ray_address=p.req.ray_address, label=label)
-    rows = []
-    for ti, cand in enumerate(candidates):
-        scores = [records[(ti, s)].outcome["score"] for s in seeds]
-        d = distribution(scores)
-        rows.append({"candidate_id": cand["candidate_id"], "params": cand["params"], "scores": d["scores"],
-                     "score_mean": d["mean"], "score_median": d["median"], "score_min": d["min"],
-                     "score_max": d["max"], "score_stdev": d["stdev"], "low_score_count": d["low_score_count"]})
-    return rows
+    return [candidate_row(cand, [records[(ti, s)].outcome["score"] for s in seeds])
+            for ti, cand in enumerate(candidates)]
+
+
+def candidate_row(cand: dict, scores: list[float]) -> dict:
+    """A candidate's summary over its seeds: what the selection rule ranks."""
+    d = distribution(scores)
+    return {"candidate_id": cand["candidate_id"], "params": cand["params"], "scores": d["scores"],
+            "score_mean": d["mean"], "score_median": d["median"], "score_min": d["min"],
+            "score_max": d["max"], "score_stdev": d["stdev"], "low_score_count": d["low_score_count"]}
+
+
+def default_pick() -> dict:
+    """What `policylab breakout train` picks on its defaults (shadow-only: its search space, search
+    seeds, preset, protocol and selection rule, all read from `TrainRequest`'s defaults), recomputed
+    in-process without a store (about 3 s): {"candidate_id", "params", "source"}. The lockstep
+    harness and the transfer validation play it as "the search pick"."""
+    from policylab.envs.breakout_ale import Protocol
+    from policylab.envs.breakout_shadow_params import load_preset
+    from policylab.studies.breakout.runner import run_shadow_group
+
+    d = {k: f.default for k, f in TrainRequest.model_fields.items()}
+    assert d["space"] == "grid216" and d["search_env"] == "shadow" and d["screen_top"] is None
+    seeds = tuple(seed_range(d["search_seeds"]))
+    protocol = Protocol(max_steps=d["max_steps"], serve=d["serve"]).model_dump()
+    shadow = load_preset(d["preset"])
+    cands = grid216()
+    tasks = [EpisodeTask("shadow", seeds, SEARCH_POLICY, c["params"], protocol, shadow=shadow, preset=d["preset"])
+             for c in cands]
+    rows = [candidate_row(cand, [e.outcome["score"] for e in eps])
+            for cand, eps in zip(cands, run_shadow_group(tasks))]
+    best = rank_candidates(rows, d["select"])[0]
+    source = (f"policylab breakout train on its defaults ({d['space']}, search seeds {d['search_seeds']} on the "
+              f"shadow preset {d['preset']}, rule '{d['select']}'), recomputed")
+    return {"candidate_id": best["candidate_id"], "params": dict(best["params"]), "source": source}
 
 
 def candidates_for(store: Store, p: Plan) -> list[dict]:

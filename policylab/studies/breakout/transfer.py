@@ -3,7 +3,7 @@
 `validate_network` plays three policies on the same fresh seeds (the named range
 ``breakout.transfer``, disjoint from every seed a search, a screening, a validation or a training
 run draws): the network, `breakout_policy_v3` (its defaults) and the search pick (what
-`policylab breakout train` picks on its defaults, `lockstep.train_default_pick`).
+`policylab breakout train` picks on its defaults, `train.default_pick`).
 
 - **Validation** (the training loop's, `selection.compare_paired`): the network against v3 and
   against the pick on ALE on the first `episodes` seeds (20 by default), paired by seed: score
@@ -72,13 +72,6 @@ class Contender:
         return EpisodeTask(env, seeds, self.policy, self.params, protocol, shadow, preset, network=self.network)
 
 
-def search_pick() -> dict:
-    """What `policylab breakout train` picks on its defaults: {candidate_id, params, source}."""
-    from policylab.studies.breakout.lockstep import train_default_pick
-
-    return train_default_pick()
-
-
 def contenders(network: NetworkFile, pick: dict) -> list[Contender]:
     return [Contender("network", network.name, network.name, {}, network),
             Contender("v3", V3, V3, dict(V3_DEFAULTS)),
@@ -100,7 +93,10 @@ def validate_network(policy: str | Path | NetworkFile, *, out: Path, preset: str
     network = policy if isinstance(policy, NetworkFile) else read(policy)
     protocol = Protocol().model_dump() if protocol is None else protocol
     shadow = load_preset(preset) if shadow is None else shadow
-    pick = search_pick() if pick is None else pick
+    if pick is None:
+        from policylab.studies.breakout.train import default_pick
+
+        pick = default_pick()
     players = contenders(network, pick)
     seeds = tuple(world_seed("breakout", 0, i, base=seed) for i in range(max(episodes, gap_episodes)))
     ale_seeds, gap_seeds = seeds, seeds[:gap_episodes]
