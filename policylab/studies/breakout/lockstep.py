@@ -60,10 +60,7 @@ from typing import Callable
 import numpy as np
 
 from policylab.config import claim_out_dir
-from policylab.envs.breakout_ale import (
-    BALL_X_OFFSET, BALL_Y_OFFSET, PADDLE_X_OFFSET, RAM_BALL_X, RAM_BALL_Y, RAM_LIVES, RAM_PADDLE_X, RAM_SCORE_HI,
-    RAM_SCORE_LO, AleBreakout, Protocol, bcd, ram_features,
-)
+from policylab.envs.breakout_ale import AleBreakout, Protocol, ram_features
 from policylab.envs.breakout_contract import ACTION_NAMES, SCREEN_H, F, NOOP
 from policylab.envs.breakout_shadow import ShadowBreakout
 from policylab.envs.breakout_shadow_params import ShadowParams, load_preset
@@ -138,15 +135,17 @@ def plan_episodes(kinds: list[str], episodes: int, seed: int, pick: dict | None)
 
 # -- one episode ------------------------------------------------------------------------------------
 def ale_objects(ram: np.ndarray) -> dict:
-    """ALE's compared quantities from its RAM (ball x/y only while the ball is in play)."""
-    in_play = int(ram[RAM_BALL_Y]) != 0
+    """ALE's compared quantities from its RAM, decoded as the contract's features are (ball x/y only
+    while the ball is in play)."""
+    obs = ram_features(ram, None)
+    in_play = bool(obs[F["ball_in_play"]])
     return {
         "in_play": in_play,
-        "ball_x": int(ram[RAM_BALL_X]) + BALL_X_OFFSET if in_play else None,
-        "ball_y": int(ram[RAM_BALL_Y]) + BALL_Y_OFFSET if in_play else None,
-        "paddle_x": int(ram[RAM_PADDLE_X]) + PADDLE_X_OFFSET,
-        "score": bcd(int(ram[RAM_SCORE_HI]) & 0x0F) * 100 + bcd(int(ram[RAM_SCORE_LO])),
-        "lives": int(ram[RAM_LIVES]),
+        "ball_x": int(obs[F["ball_x"]]) if in_play else None,
+        "ball_y": int(obs[F["ball_y"]]) if in_play else None,
+        "paddle_x": int(obs[F["paddle_x"]]),
+        "score": int(obs[F["score"]]),
+        "lives": int(obs[F["lives"]]),
     }
 
 
