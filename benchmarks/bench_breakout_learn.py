@@ -4,9 +4,9 @@ transfer table (a network learned on each shadow preset, validated on ALE).
 Parts (each records its own key of results/breakout_learn.json, so they can run at different times):
 
 - ``throughput``: agent-steps/s of env and learner together, per update (median over updates after
-  the first), on --threads torch threads; the first --updates updates of the default config, or of
-  the config with --set FIELD=VALUE changes, recorded under --label (e.g. the issue's reference:
-  2,048 envs, 2 epochs of 8,192-sample minibatches).
+  the first); the first --updates updates of the default config and of each --compare LABEL:FIELD=VALUE,...
+  variant, run in alternating rounds (--rounds) so that every config meets the same load; each
+  label records its median round and the ratio of the default's to its own rate in the same rounds.
 - ``preset``: the whole command (`policylab breakout learn --preset P`, defaults otherwise: learning,
   export, the ALE validation against v3 and the search pick, the transfer gap over 100 episodes per
   env) in a subprocess; wall time, the learner's median steps/s, the network's ALE 20-seed mean with
@@ -15,9 +15,8 @@ Parts (each records its own key of results/breakout_learn.json, so they can run 
 
 Usage:
 
-    nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py throughput
-    nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py throughput --label issue_reference \
-        --set envs=2048 --set epochs=2 --set minibatch=8192
+    nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py throughput --compare one_thread:threads=1 \
+        --compare previous_recipe:envs=512,epochs=4,minibatch=1024,activation=tanh
     nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py preset --preset atari-cal [--preset go-v1 ...]
 """
 
@@ -45,8 +44,8 @@ def merge_into(key: str):
     return merge
 
 
-def throughput(updates: int, threads: int, overrides: dict) -> dict:
-    """The default config (with `overrides`)'s first `updates` updates, timed per update (env + learner)."""
+def throughput_once(updates: int, overrides: dict) -> dict:
+    """The first `updates` updates of the default config with `overrides`, timed per update."""
     from policylab.config import validated
     from policylab.studies.breakout import learn as L
     from policylab.studies.breakout.requests import LearnRequest
@@ -54,17 +53,35 @@ def throughput(updates: int, threads: int, overrides: dict) -> dict:
     out = ROOT / "runs" / "bench-learn" / "throughput"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    req = validated(LearnRequest, {"out": out, "threads": threads, "checkpoint_every": updates, **overrides})
+    req = validated(LearnRequest, {"out": out, "checkpoint_every": updates, **overrides})
     p = L.plan(req)
     t0 = time.perf_counter()
     L.train(p, stop_after=updates)
     wall = time.perf_counter() - t0
     rates = json.loads((out / L.TIMING).read_text())["steps_per_s"]
-    fields = ("envs", "rollout", "epochs", "minibatch", "hidden", "layers", "history", "wall", "threads")
-    return {"threads": threads, "updates": updates, "steps_per_update": req.envs * req.rollout,
-            "steps_per_s_median": float(np.median(rates[1:])), "steps_per_s_per_update": rates,
-            "wall_s": wall, "config": {k: getattr(req, k) for k in fields},
-            "load_average_after": os.getloadavg()[0]}
+    fields = ("envs", "rollout", "epochs", "minibatch", "lr", "activation", "hidden", "layers", "history", "wall",
+              "threads")
+    return {"steps_per_s_median": float(np.median(rates[1:])), "steps_per_s_per_update": rates, "wall_s": wall,
+            "updates": updates, "steps_per_update": req.envs * req.rollout,
+            "config": {k: getattr(req, k) for k in fields}}
+
+
+def throughput(updates: int, rounds: int, variants: dict[str, dict]) -> dict:
+    """Alternating rounds of the default and each variant; per label the median round, and each
+    variant's rate as a fraction of the default's in the same rounds."""
+    runs: dict[str, list[dict]] = {"default": [], **{k: [] for k in variants}}
+    for _ in range(rounds):
+        for label, overrides in {"default": {}, **variants}.items():
+            runs[label].append(throughput_once(updates, overrides))
+    out = {}
+    for label, rs in runs.items():
+        rates = [r["steps_per_s_median"] for r in rs]
+        mid = rs[int(np.argsort(rates)[len(rates) // 2])]
+        out[label] = {**mid, "rounds": rounds, "steps_per_s_rounds": rates, "load_average_after": os.getloadavg()[0]}
+        if label != "default":
+            ratios = [d["steps_per_s_median"] / r["steps_per_s_median"] for d, r in zip(runs["default"], rs)]
+            out[label]["default_over_this"] = float(np.median(ratios))
+    return out
 
 
 def preset_run(preset: str, steps: int | None) -> dict:
@@ -93,6 +110,8 @@ def preset_run(preset: str, steps: int | None) -> dict:
                    "ci95": c["paired_delta"]["ci95"], "verdict": c["verdict"]}
                for k, c in v["validation"]["comparisons"].items()},
         "gap_episodes": v["transfer_gap"]["episodes"], "transfer_gap": gap, "goals": v["goals"],
+        "config": {k: data["config"][k] for k in ("envs", "rollout", "epochs", "minibatch", "lr", "activation",
+                                                  "threads", "steps")},
         "load_average_after": os.getloadavg()[0],
     }
 
@@ -100,22 +119,24 @@ def preset_run(preset: str, steps: int | None) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("part", choices=["throughput", "preset"])
-    ap.add_argument("--updates", type=int, default=8)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--updates", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--preset", action="append", default=[])
     ap.add_argument("--steps", type=int, default=None, help="preset: a budget other than the default (recorded "
                     "under PRESET@STEPS)")
-    ap.add_argument("--label", default="default", help="throughput: the key this config is recorded under")
-    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                    help="throughput: a LearnRequest field changed from its default")
+    ap.add_argument("--compare", action="append", default=[], metavar="LABEL:FIELD=VALUE,...",
+                    help="throughput: a variant of the default config, timed in the same rounds")
     args = ap.parse_args()
     import torch
 
     note = f"torch {torch.__version__}, shared 2-core machine (other jobs running)"
     if args.part == "throughput":
-        overrides = dict(item.split("=", 1) for item in args.set)
-        record("breakout_learn", {args.label: throughput(args.updates, args.threads, overrides)},
-               merge_into("throughput"), machine_note=note)
+        variants = {}
+        for item in args.compare:
+            label, _, sets = item.partition(":")
+            variants[label] = dict(kv.split("=", 1) for kv in sets.split(","))
+        record("breakout_learn", throughput(args.updates, args.rounds, variants), lambda data, result:
+               data.__setitem__("throughput", result), machine_note=note)
         return
     for preset in args.preset or ["atari-cal"]:
         key = preset if args.steps is None else f"{preset}@{args.steps}"

@@ -626,7 +626,7 @@ def _observe(F, I, i, obs):
     F[i, PIN] = 1.0 if in_play else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)  # a learner's shards step their envs on parallel threads
 def reset_kernel(p, F, I, bricks, rng, mt, seeds, obs):
     """A fresh ALE emulator per env after `reset_game`: the reset RAM, the paddle at ALE's default
     resistance, NOOP as the previous action, ALE's MT19937 seeded with the env's seed."""
@@ -657,7 +657,7 @@ def pot_after(pot, action):
     return pot
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)  # a learner's shards step their envs on parallel threads
 def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_steps):
     """One agent step for every env: `p.frameskip` frames, each with ALE's sticky decision from the env's
     MT19937 stream (`ale_random.step_repeats`: two draws per frame), the paddle resistance moved by the applied action (RIGHT lowers
@@ -697,7 +697,7 @@ def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_
         _observe(F, I, i, obs)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)  # a learner's shards step their envs on parallel threads
 def brick_flags(I):
     """Live bricks (n, 6, 18) uint8, top row first, of the RAM rows in I: brick c of a row is the playfield
     at its left pixel column 8 + 8c (the ROM clears both bits of a brick together)."""

@@ -104,7 +104,7 @@ def _observe(p, F, I, obs, i):
     I[i, PREV_IN_PLAY] = inp
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)  # a learner's shards step their envs on parallel threads
 def reset_kernel(p, F, I, bricks, rng, mt, seeds, obs):
     n_bricks = p.brick_rows * p.brick_cols
     init = seed_states(seeds)
@@ -425,7 +425,7 @@ def _legacy_ball_frame(p, F, I, bricks, i):
     return r
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)  # a learner's shards step their envs on parallel threads
 def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_steps):
     frameskip = p.frameskip
     sticky = p.sticky_prob

@@ -106,6 +106,13 @@ class NetObserver:
         self._hist[:, 0] = np.asarray(features, dtype=np.float32) * FEATURE_SCALE
         return self._vector(walls)
 
+    def history(self) -> np.ndarray:
+        """A copy of every env's feature history (a learner's checkpoint); `set_history` puts it back."""
+        return self._hist.copy()
+
+    def set_history(self, hist: np.ndarray) -> None:
+        self._hist[...] = hist
+
     def _vector(self, walls: np.ndarray | None) -> np.ndarray:
         n = self._hist.shape[0]
         parts = [self._hist.reshape(n, -1)]

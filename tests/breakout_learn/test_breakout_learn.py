@@ -54,12 +54,14 @@ def test_same_config_same_bytes_and_fresh_seeds(tmp_path):
     assert (tmp_path / "a" / L.CHECKPOINT).read_bytes() == (tmp_path / "b" / L.CHECKPOINT).read_bytes()
     assert one.done == 4 and one.curves == two.curves
     for learner, name in ((one, "a"), (two, "b")):
-        L.export_onnx(learner.net.layers(), learner.p.spec, tmp_path / f"{name}.onnx")
+        learner.net.export(learner.p.spec, tmp_path / f"{name}.onnx")
     assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
-    # every finished episode took the next seed of breakout.learn, none twice
+    # every episode took a seed of breakout.learn below base + episodes started, none twice
     r = named_range("breakout", "learn")
-    assert one.next_episode > TINY["envs"]  # 40-step horizon: envs restarted
-    assert set(one.env.seeds.tolist()) <= set(range(r.base, r.base + one.next_episode))
+    assert one.episodes > TINY["envs"]  # 40-step horizon: envs restarted
+    playing = np.concatenate([sh.env.seeds for sh in one.shards])
+    assert len(set(playing.tolist())) == playing.size
+    assert set(playing.tolist()) <= set(range(r.base, r.base + one.episodes))
     other = run_tiny(tmp_path / "c", seed=1)
     assert not torch.equal(other.net.head.weight, one.net.head.weight)
 
@@ -76,16 +78,56 @@ def test_a_killed_run_resumes_to_the_bytes_of_an_uninterrupted_one(tmp_path):
 def test_onnx_file_acts_as_the_network_and_never_fires(tmp_path):
     learner = run_tiny(tmp_path / "run", history=2)
     path = tmp_path / "policy.onnx"
-    L.export_onnx(learner.net.layers(), learner.p.spec, path)
+    learner.net.export(learner.p.spec, path)
     net = load(path)
     assert net.spec == learner.p.spec
-    obs = learner.obs
+    obs = learner.shards[0].obs
     with torch.no_grad():
-        logits, _ = learner.net(torch.from_numpy(obs))
+        legal, _ = learner.net(learner.net.normalise(obs))
+    logits = torch.full((obs.shape[0], 4), L.FIRE_LOGIT)
+    logits[:, list(L.LEGAL)] = legal
     onnx_logits = net.network.act(obs)
     assert np.allclose(onnx_logits, logits.numpy(), atol=1e-4)
     assert np.array_equal(net.act(obs), logits.argmax(1).numpy())
     assert (net.act(np.random.default_rng(0).normal(size=(256, net.spec.dim)).astype(np.float32)) != L.FIRE).all()
+
+
+def test_shard_gradients_sum_to_the_whole_minibatch_gradient(tmp_path):
+    """Each thread's chunk loss is its sum over the minibatch size, so the chunk gradients (on the
+    replicas) add up to the gradient of the whole minibatch's mean loss on one network."""
+    learner = L.Learner(tiny(tmp_path, threads=3))
+    batch, _, _ = learner.rollout()
+    idx = torch.randperm(batch["act"].shape[0], generator=torch.Generator().manual_seed(0))[:64]
+    adv = batch["adv"][idx]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    whole = learner._chunk_grad(learner.net, batch, idx, adv, 64)
+    one = [q.grad.clone() for q in learner.net.parameters()]
+    cuts = (0, 20, 41, 64)
+    parts = [learner._chunk_grad(net, batch, idx[a:b], adv[a:b], 64)
+             for net, a, b in zip(learner.replicas, cuts, cuts[1:])]
+    assert torch.allclose(sum(parts), whole, atol=1e-5)
+    for k, q in enumerate(learner.net.parameters()):
+        summed = sum(list(net.parameters())[k].grad for net in learner.replicas)
+        assert torch.allclose(summed, one[k], atol=1e-6)
+    assert not torch.equal(parts[0], parts[1])  # the chunks are different samples
+
+
+def test_thread_counts_each_deterministic_and_all_learn(tmp_path):
+    """--threads 1 and 3 each repeat their own bytes (the shards' seeds and streams depend on it)."""
+    for threads in (1, 3):
+        a = run_tiny(tmp_path / f"a{threads}", threads=threads)
+        b = run_tiny(tmp_path / f"b{threads}", threads=threads)
+        one, two = (tmp_path / f"{x}{threads}" / L.CHECKPOINT for x in "ab")
+        assert one.read_bytes() == two.read_bytes()
+        assert a.done == b.done == 4 and len(a.shards) == threads
+
+
+def test_plan_refuses_more_threads_than_envs(tmp_path):
+    from policylab.errors import BadInput
+
+    with pytest.raises(BadInput) as err:
+        tiny(tmp_path, threads=9)
+    assert err.value.field == "threads"
 
 
 def test_plan_refuses_a_minibatch_larger_than_a_rollout(tmp_path):

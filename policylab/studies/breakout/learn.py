@@ -5,14 +5,20 @@ whether a policy *learned* in the shadow holds on ALE is the real test of the sh
 
 The learner is PPO (clipped objective, GAE, a value head, an entropy bonus, per-minibatch advantage
 normalisation, global gradient-norm clipping, linearly annealed learning rate) written here on
-torch's CPU build. The network is a tanh MLP with one shared trunk and a head of 3 action logits
-plus the value. It sees the network observation of `policies.breakout_net` (scaled contract
-features, optionally their history, and the 6 x 18 wall), so the same file plays on ALE.
+torch's CPU build. The network is an MLP (relu by default, tanh on request) with one shared trunk
+and a head of 3 action logits plus the value. It sees the network observation of
+`policies.breakout_net` (scaled contract features, optionally their history, and the 6 x 18 wall),
+so the same file plays on ALE.
 
-FIRE is masked: the network's FIRE logit is a constant -1e4 (so its probability is exactly 0 in
-float32 and greedy play never picks it). While a ball is in play FIRE does what NOOP does; while
-none is, the protocol's serve rule (auto) FIREs for every policy, in training exactly as in
-evaluation, so the network never needs it.
+The defaults are chosen for wall-clock learning on 2 cores, not per sample: 2,048 envs, one epoch of
+2,048-sample minibatches per 131,072-sample rollout and a learning rate of 2.5e-3. Measured here
+(docs/breakout.md): the first recipe (512 envs, 4 epochs) learned more per sample but ran at a
+fifth of the speed, and the ALE score after a 10-minute budget is what a user gets.
+
+FIRE is masked: the exported file's FIRE logit is a constant -1e4 (so its probability is exactly 0
+in float32 and greedy play never picks it); training samples and scores the 3 legal logits alone.
+While a ball is in play FIRE does what NOOP does; while none is, the protocol's serve rule (auto)
+FIREs for every policy, in training exactly as in evaluation, so the network never needs it.
 
 Life loss ends the credited return (as Atari PPO's usual episodic-life wrapper does): at a lost ball
 the advantage does not bootstrap past it, so the value of keeping the ball alive is learned from
@@ -21,12 +27,13 @@ lives; the reported episode is the whole game.
 
 Episodes: every env plays until game over or the protocol's horizon (`max_steps`, a truncation:
 the return is bootstrapped with the value of the last observation) and is then reset at once on a
-fresh seed from the named range ``breakout.learn`` (base + the run's episode counter, handed out
-in env order at each step), so no training seed is ever reused or shared with ALE's.
+fresh seed from the named range ``breakout.learn`` (shard k of S starts its j-th episode on index
+j * S + k), so no training seed is ever reused or shared with ALE's.
 
-Determinism: one torch generator (seeded by --seed) draws the initial weights, every action and
-every minibatch permutation; torch runs with `use_deterministic_algorithms` on --threads threads.
-The same config on the same thread count writes the same checkpoint and ONNX bytes.
+Determinism: torch.manual_seed(--seed) draws the initial weights, one generator seeded by --seed
+every minibatch permutation, and one generator per shard (seeded from --seed and the shard) its
+sampled actions; torch runs single-threaded per shard with `use_deterministic_algorithms`. The
+same config on the same --threads writes the same checkpoint and ONNX bytes.
 
 Checkpoints: every --checkpoint-every updates the whole state (network, optimizer, generator, env
 arrays, observer history, episode counters, curves) is written atomically to OUT/checkpoint.pt;
@@ -36,21 +43,17 @@ Wall-clock timings (steps/s) are not part of that state: they go to OUT/timing.j
 
 from __future__ import annotations
 
+import copy
 import io
 import json
-import os
 import shlex
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-# Before torch loads OpenMP: idle worker threads sleep instead of spinning. On a shared 2-core machine a
-# spinning thread starves its partner, and updates ran 10-25x slower (measured: 600-2,500 steps/s
-# against 16,000 with PASSIVE, same config and load); on an idle machine it costs nothing measurable.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-import torch  # noqa: E402
+import torch
 
 from policylab.config import claim_out_dir, validated
 from policylab.envs.breakout_ale import Protocol
@@ -67,6 +70,11 @@ from policylab.studies.breakout.requests import LearnRequest
 from policylab.studies.breakout.runner import serve_actions
 
 LEGAL = (NOOP, RIGHT, LEFT)  # the logits the network learns; FIRE's is FIRE_LOGIT
+LEGAL_ACTIONS = np.array(LEGAL, dtype=np.int64)  # a sampled index -> the env's action
+# Hidden-layer activations the learner offers (both export as ONNX Relu/Tanh). relu is the default for
+# speed: torch's CPU tanh costs as much as the 117 x 64 first layer (measured: 690 us against 27 us for
+# relu on 8,192 x 64, 2 threads).
+ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}
 FIRE_LOGIT = -1e4
 IN_PLAY = FEATURES.index("ball_in_play")
 LIVES = FEATURES.index("lives")
@@ -76,18 +84,19 @@ RUN_ONLY = ("out",)  # where a run goes, never what it learns
 
 
 class ActorCritic(torch.nn.Module):
-    """Shared tanh trunk; head = 3 legal-action logits + value. `forward` gives 4 logits (FIRE's a
-    constant) and the value."""
+    """Shared trunk (relu or tanh); head = 3 legal-action logits + value. The exported file gives 4
+    logits (FIRE's a constant, `layers`)."""
 
-    def __init__(self, spec: NetObsSpec, hidden: int, layers: int):
+    def __init__(self, spec: NetObsSpec, hidden: int, layers: int, activation: str):
         super().__init__()
+        self.activation = activation
         shift, scale = input_affine(spec)
         self.register_buffer("shift", torch.from_numpy(shift))
         self.register_buffer("scale", torch.from_numpy(scale))
         mods: list[torch.nn.Module] = []
         width = spec.dim
         for _ in range(layers):
-            mods += [torch.nn.Linear(width, hidden), torch.nn.Tanh()]
+            mods += [torch.nn.Linear(width, hidden), ACTIVATIONS[activation]()]
             width = hidden
         self.trunk = torch.nn.Sequential(*mods)
         self.head = torch.nn.Linear(width, len(LEGAL) + 1)
@@ -101,10 +110,20 @@ class ActorCritic(torch.nn.Module):
             torch.nn.init.zeros_(self.head.bias)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        out = self.head(self.trunk((x - self.shift) * self.scale))
-        legal, value = out[:, : len(LEGAL)], out[:, len(LEGAL)]
-        fire = torch.full_like(legal[:, :1], FIRE_LOGIT)
-        return torch.cat([legal[:, :1], fire, legal[:, 1:]], dim=1), value
+        """Normalised observations (`normalise`) -> the 3 legal logits (in LEGAL's order) and the value.
+        Training works on the legal logits alone: FIRE's constant logit adds exactly 0 probability."""
+        out = self.head(self.trunk(x))
+        return out[:, : len(LEGAL)], out[:, len(LEGAL)]
+
+    def normalise(self, obs: np.ndarray, out: torch.Tensor | None = None) -> torch.Tensor:
+        """The fixed input affine, applied once per sample when it is observed (not at every epoch's
+        forward), into `out` when given; `layers` folds it into the first layer of the exported file."""
+        x = torch.from_numpy(obs).clone() if out is None else out.copy_(torch.from_numpy(obs))
+        return x.sub_(self.shift).mul_(self.scale)
+
+    def export(self, spec: NetObsSpec, path: Path) -> Path:
+        """Write the network as the ONNX file every Breakout command takes (`layers`, this activation)."""
+        return export_onnx(self.layers(), spec, path, activation=self.activation)
 
     def layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """(weight, bias) of each layer as float32 arrays; the last maps to the 4 logits (FIRE's row
@@ -161,6 +180,8 @@ def plan(req: LearnRequest) -> Plan:
                        f"{shadow.brick_rows} x {shadow.brick_cols} bricks")
     protocol = validated(Protocol, {"max_steps": req.max_steps, "serve": "auto",
                                     **({} if req.sticky is None else {"sticky": req.sticky})}).model_dump()
+    if req.threads > req.envs:
+        raise BadInput("threads", f"{req.threads} threads need at least as many envs (--envs {req.envs})")
     batch = req.envs * req.rollout
     if req.minibatch > batch:
         raise BadInput("minibatch", f"{req.minibatch:,} is more than one update's samples "
@@ -175,103 +196,168 @@ def plan(req: LearnRequest) -> Plan:
 
 
 # -- the learner --------------------------------------------------------------------------------
+class Shard:
+    """One thread's share of the envs: their shadow batch, observer, sampling generator and episode
+    bookkeeping. Shard k of S starts its j-th episode on seed index j * S + k of ``breakout.learn``,
+    so the shards never share a seed and need no lock to hand them out."""
+
+    def __init__(self, p: Plan, index: int, count: int, n_envs: int, gen_seed: int):
+        self.p, self.index, self.count = p, index, count
+        self.seeds = named_range("breakout", "learn")
+        self.started = 0
+        self.env = ShadowBreakout(n_envs, p.shadow, seeds=self._fresh(n_envs), max_steps=p.protocol["max_steps"])
+        self.gen = torch.Generator().manual_seed(gen_seed)
+        self.observer = NetObserver(p.spec, n_envs)
+        feats = self.env.reset()
+        self.obs = self.observer.reset(feats, self.env.walls)
+        self.lives = feats[:, LIVES].copy()
+        self.ep_return = np.zeros(n_envs, dtype=np.float64)
+        self.ep_length = np.zeros(n_envs, dtype=np.int64)
+
+    def _fresh(self, k: int) -> np.ndarray:
+        idx = (self.started + np.arange(k, dtype=np.int64)) * self.count + self.index
+        if k and idx[-1] >= self.seeds.size:
+            raise BadInput("steps", f"the run needs more than the {self.seeds.size:,} seeds of breakout.learn")
+        self.started += k
+        return self.seeds.base + idx
+
+    def play(self, net: ActorCritic, bufs: dict[str, torch.Tensor]) -> tuple[list[float], list[int]]:
+        """Play --rollout agent steps in this shard's envs, writing the samples and their GAE advantages
+        and returns into `bufs` (this shard's (T, n) columns); the score and length of every game that
+        ended meanwhile."""
+        req, T = self.p.req, self.p.rollout
+        finished_returns, finished_lengths = [], []
+        with torch.no_grad():
+            for t in range(T):
+                x = net.normalise(self.obs, out=bufs["obs"][t])
+                logits, value = net(x)
+                logp_all = torch.log_softmax(logits, dim=1)
+                # inverse-CDF draw: one uniform per env (a tenth of torch.multinomial's time at 2,048 rows)
+                u = torch.rand(x.shape[0], generator=self.gen)
+                action = (u[:, None] >= logp_all.exp().cumsum(1)[:, :-1]).sum(1)
+                bufs["act"][t], bufs["val"][t] = action, value
+                bufs["logp"][t] = logp_all.gather(1, action[:, None]).squeeze(1)
+                in_play = self.obs[:, IN_PLAY] > 0.5
+                env_a = serve_actions(LEGAL_ACTIONS[action.numpy()], in_play, None, "auto")  # as in evaluation
+                feats, reward, term, trunc, _ = self.env.step(env_a)
+                self.ep_return += reward
+                self.ep_length += 1
+                r = torch.from_numpy(reward.astype(np.float32) * req.reward_scale)
+                self.obs = self.observer.observe(feats, self.env.walls)
+                if trunc.any():  # the horizon is not the game's end: bootstrap with the value there
+                    r[torch.from_numpy(trunc)] += req.gamma * net(net.normalise(self.obs[trunc]))[1]
+                ended = term | trunc
+                lost = feats[:, LIVES] < self.lives  # a lost ball ends the return the learner credits
+                self.lives = feats[:, LIVES].copy()
+                bufs["rew"][t] = r
+                bufs["end"][t] = torch.from_numpy((ended | lost).astype(np.float32))
+                if ended.any():
+                    rows = np.flatnonzero(ended)
+                    finished_returns += self.ep_return[rows].tolist()
+                    finished_lengths += self.ep_length[rows].tolist()
+                    self.ep_return[rows] = 0
+                    self.ep_length[rows] = 0
+                    feats = self.env.reset_rows(rows, self._fresh(rows.size))
+                    self.obs = self.observer.reset(feats, self.env.walls, rows)
+                    self.lives[rows] = feats[rows, LIVES]
+            next_v = net(net.normalise(self.obs))[1]
+        gae = torch.zeros_like(next_v)
+        for t in reversed(range(T)):
+            keep = 1.0 - bufs["end"][t]
+            delta = bufs["rew"][t] + req.gamma * next_v * keep - bufs["val"][t]
+            gae = delta + req.gamma * req.gae_lambda * keep * gae
+            bufs["adv"][t] = gae
+            next_v = bufs["val"][t]
+        bufs["ret"].copy_(bufs["adv"] + bufs["val"])
+        return finished_returns, finished_lengths
+
+    STATE = ("started", "obs", "lives", "ep_return", "ep_length")
+
+    def state(self) -> dict:
+        s = {k: np.copy(getattr(self, k)) for k in self.STATE}
+        return {**s, "env": self.env.get_state(), "gen": self.gen.get_state(), "history": self.observer.history()}
+
+    def load_state(self, s: dict) -> None:
+        self.started = int(s["started"])
+        for k in self.STATE[1:]:  # in place: a loaded array's dtype object would pickle differently
+            getattr(self, k)[...] = s[k]
+        self.env.set_state(s["env"])
+        self.gen.set_state(s["gen"])
+        self.observer.set_history(s["history"])
+
+
 class Learner:
-    """The whole training state; `update()` plays one rollout and runs one PPO update on it."""
+    """The whole training state; `update()` plays one rollout and runs one PPO update on it.
+
+    Why shards: intra-op threads parallelise only torch's larger ops, while the env kernel, the
+    observation and the many small per-step ops stay serial; two single-threaded learners side by
+    side each ran nearly as fast as one alone (measured: 265k against 288k agent steps/s). So
+    --threads S splits the envs into S shards, each played on its own thread with torch
+    single-threaded (the shadow kernels release the GIL), and each minibatch into S chunks whose
+    gradients, computed on S replicas of the network, are summed in shard order before one Adam step.
+    The sums are exactly the whole minibatch's (each chunk's loss is its sum over the minibatch
+    size), and nothing depends on thread timing, so a run is deterministic for a given --threads."""
 
     def __init__(self, p: Plan):
         req = self.req = p.req
         self.p = p
         torch.manual_seed(req.seed)  # the initial weights (torch's init draws from the global generator)
-        self.gen = torch.Generator().manual_seed(req.seed)
-        self.net = ActorCritic(p.spec, req.hidden, req.layers)
+        self.gen = torch.Generator().manual_seed(req.seed)  # minibatch permutations
+        self.net = ActorCritic(p.spec, req.hidden, req.layers, req.activation)
+        self.replicas = [self.net] + [copy.deepcopy(self.net) for _ in range(req.threads - 1)]
         self.opt = torch.optim.Adam(self.net.parameters(), lr=req.lr, eps=1e-5)
-        self.seeds = named_range("breakout", "learn")
-        n = req.envs
-        self.env = ShadowBreakout(n, p.shadow, seeds=self._fresh(n), max_steps=p.protocol["max_steps"])
-        self.next_episode = n
-        self.observer = NetObserver(p.spec, n)
-        feats = self.env.reset()
-        self.obs = self.observer.reset(feats, self.env.walls)
-        self.lives = feats[:, LIVES].copy()
-        self.ep_return = np.zeros(n, dtype=np.float64)
-        self.ep_length = np.zeros(n, dtype=np.int64)
+        sizes = [len(c) for c in np.array_split(np.arange(req.envs), req.threads)]
+        self.cols = np.cumsum([0, *sizes])
+        draws = np.random.SeedSequence(req.seed).generate_state(req.threads, np.uint64)  # one stream per shard
+        self.shards = [Shard(p, k, req.threads, n, int(d) >> 1) for k, (n, d) in enumerate(zip(sizes, draws))]
+        self.pool = ThreadPoolExecutor(req.threads) if req.threads > 1 else None
         self.done = 0
         self.curves: dict[str, list[float]] = {k: [] for k in CURVES}
 
-    def _fresh(self, k: int) -> np.ndarray:
-        start = getattr(self, "next_episode", 0)
-        if start + k > self.seeds.size:
-            raise BadInput("steps", f"the run needs more than the {self.seeds.size:,} seeds of breakout.learn")
-        return np.arange(self.seeds.base + start, self.seeds.base + start + k, dtype=np.int64)
+    def _each(self, fn, items) -> list:
+        """fn over items, one per thread (in order), results in order."""
+        if self.pool is None:
+            return [fn(*it) for it in items]
+        return [f.result() for f in [self.pool.submit(fn, *it) for it in items]]
 
-    # - rollout
-    def _act(self, obs: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        with torch.no_grad():
-            logits, value = self.net(torch.from_numpy(obs))
-            logp_all = torch.log_softmax(logits, dim=1)
-            action = torch.multinomial(logp_all.exp(), 1, generator=self.gen).squeeze(1)
-            return action, logp_all.gather(1, action[:, None]).squeeze(1), value
+    @property
+    def episodes(self) -> int:
+        """Episodes started, the first of every env included."""
+        return sum(sh.started for sh in self.shards)
 
     def rollout(self) -> tuple[dict[str, torch.Tensor], list[float], list[int]]:
-        """Play --rollout agent steps in every env; the samples with their GAE advantages and returns,
-        and the score and length of every game that ended meanwhile."""
-        req, T, n = self.req, self.p.rollout, self.req.envs
-        obs_b = torch.zeros((T, n, self.p.spec.dim), dtype=torch.float32)
-        act_b = torch.zeros((T, n), dtype=torch.int64)
-        logp_b = torch.zeros((T, n))
-        val_b = torch.zeros((T, n))
-        rew_b = torch.zeros((T, n))
-        end_b = torch.zeros((T, n))
-        finished_returns, finished_lengths = [], []
-        for t in range(T):
-            obs_b[t] = torch.from_numpy(self.obs)
-            action, logp, value = self._act(self.obs)
-            act_b[t], logp_b[t], val_b[t] = action, logp, value
-            a = action.numpy()
-            env_a = serve_actions(a, self.obs_in_play(), None, "auto")  # the serve rule, as in evaluation
-            feats, reward, term, trunc, _ = self.env.step(env_a)
-            self.ep_return += reward
-            self.ep_length += 1
-            r = torch.from_numpy(reward.astype(np.float32) * req.reward_scale)
-            self.obs = self.observer.observe(feats, self.env.walls)
-            if trunc.any():  # the horizon is not the game's end: bootstrap with the value there
-                with torch.no_grad():
-                    _, v_end = self.net(torch.from_numpy(self.obs[trunc]))
-                r[torch.from_numpy(trunc)] += req.gamma * v_end
-            ended = term | trunc
-            lost = feats[:, LIVES] < self.lives  # a lost ball ends the return the learner credits
-            self.lives = feats[:, LIVES].copy()
-            rew_b[t] = r
-            end_b[t] = torch.from_numpy((ended | lost).astype(np.float32))
-            if ended.any():
-                rows = np.flatnonzero(ended)
-                finished_returns += self.ep_return[rows].tolist()
-                finished_lengths += self.ep_length[rows].tolist()
-                self.ep_return[rows] = 0
-                self.ep_length[rows] = 0
-                feats = self.env.reset_rows(rows, self._fresh(rows.size))
-                self.next_episode += rows.size
-                self.obs = self.observer.reset(feats, self.env.walls, rows)
-                self.lives[rows] = feats[rows, LIVES]
-        with torch.no_grad():
-            _, last_v = self.net(torch.from_numpy(self.obs))
-        adv = torch.zeros((T, n))
-        gae = torch.zeros(n)
-        for t in reversed(range(T)):
-            next_v = last_v if t == T - 1 else val_b[t + 1]
-            keep = 1.0 - end_b[t]
-            delta = rew_b[t] + req.gamma * next_v * keep - val_b[t]
-            gae = delta + req.gamma * req.gae_lambda * keep * gae
-            adv[t] = gae
-        batch = {"obs": obs_b.reshape(T * n, -1), "act": act_b.reshape(-1), "logp": logp_b.reshape(-1),
-                 "adv": adv.reshape(-1), "ret": (adv + val_b).reshape(-1)}
-        return batch, finished_returns, finished_lengths
-
-    def obs_in_play(self) -> np.ndarray:
-        """Whether each env has a ball in play, read from the newest features of its observation."""
-        return self.obs[:, IN_PLAY] > 0.5
+        """Every shard plays its rollout (in parallel); the samples flattened, and the finished games."""
+        T, n, dim = self.p.rollout, self.req.envs, self.p.spec.dim
+        bufs = {"obs": torch.empty((T, n, dim)), "act": torch.empty((T, n), dtype=torch.int64),
+                **{k: torch.empty((T, n)) for k in ("logp", "val", "rew", "end", "adv", "ret")}}  # all written
+        lo, hi = self.cols[:-1], self.cols[1:]
+        views = [{k: v[:, a:b] for k, v in bufs.items()} for a, b in zip(lo, hi)]
+        played = self._each(Shard.play, [(sh, self.net, v) for sh, v in zip(self.shards, views)])
+        returns = [r for rs, _ in played for r in rs]
+        lengths = [x for _, ls in played for x in ls]
+        batch = {k: bufs[k].reshape(T * n, *bufs[k].shape[2:]) for k in ("obs", "act", "logp", "adv", "ret")}
+        return batch, returns, lengths
 
     # - update
+    def _chunk_grad(self, net: ActorCritic, batch: dict, idx: torch.Tensor, adv: torch.Tensor,
+                    total: int) -> torch.Tensor:
+        """Backward of one chunk's share of the minibatch loss on `net`; the chunk's sums of the stats."""
+        req = self.req
+        logits, value = net(batch["obs"][idx])
+        logp_all = torch.log_softmax(logits, dim=1)
+        logp = logp_all.gather(1, batch["act"][idx, None]).squeeze(1)
+        entropy = -(logp_all.exp() * logp_all).sum(1).sum()
+        log_ratio = logp - batch["logp"][idx]
+        ratio = log_ratio.exp()
+        pg = -torch.min(ratio * adv, ratio.clamp(1 - req.clip, 1 + req.clip) * adv).sum()
+        vloss = 0.5 * (value - batch["ret"][idx]).square().sum()
+        net.zero_grad(set_to_none=True)
+        ((pg + req.vf_coef * vloss - req.ent_coef * entropy) / total).backward()
+        with torch.no_grad():
+            clipped = ((ratio - 1).abs() > req.clip).float().sum()
+            kl = ((ratio - 1) - log_ratio).sum()
+            return torch.stack([pg, vloss, entropy, clipped, kl]).detach()
+
     def update(self) -> None:
         req = self.req
         frac = 1.0 - self.done / self.p.updates
@@ -279,35 +365,31 @@ class Learner:
             g["lr"] = req.lr * frac
         batch, returns, lengths = self.rollout()
         size = batch["act"].shape[0]
-        stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0}
+        mb, S = req.minibatch, len(self.replicas)
+        cuts = [mb * k // S for k in range(S + 1)]
+        sums = torch.zeros(len(STATS), dtype=torch.float64)
         count = 0
         for _ in range(req.epochs):
             order = torch.randperm(size, generator=self.gen)
-            for lo in range(0, size - req.minibatch + 1, req.minibatch):
-                idx = order[lo: lo + req.minibatch]
-                logits, value = self.net(batch["obs"][idx])
-                logp_all = torch.log_softmax(logits, dim=1)
-                logp = logp_all.gather(1, batch["act"][idx, None]).squeeze(1)
-                entropy = -(logp_all.exp() * logp_all).sum(1).mean()
+            for lo in range(0, size - mb + 1, mb):
+                idx = order[lo: lo + mb]
                 adv = batch["adv"][idx]
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                log_ratio = logp - batch["logp"][idx]
-                ratio = log_ratio.exp()
-                pg = -torch.min(ratio * adv, ratio.clamp(1 - req.clip, 1 + req.clip) * adv).mean()
-                vloss = 0.5 * (value - batch["ret"][idx]).square().mean()
-                loss = pg + req.vf_coef * vloss - req.ent_coef * entropy
-                self.opt.zero_grad(set_to_none=True)
-                loss.backward()
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)  # over the whole minibatch
+                parts = [(net, batch, idx[a:b], adv[a:b], mb)
+                         for net, a, b in zip(self.replicas, cuts, cuts[1:]) if b > a]
+                stats = self._each(self._chunk_grad, parts)
+                grads = [[q.grad for q in part[0].parameters()] for part in parts]
+                for q, *gs in zip(self.net.parameters(), *grads):
+                    q.grad = torch.stack(gs).sum(0) if len(gs) > 1 else gs[0]  # in shard order
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), req.max_grad_norm)
                 self.opt.step()
                 with torch.no_grad():
-                    stats["policy_loss"] += float(pg)
-                    stats["value_loss"] += float(vloss)
-                    stats["entropy"] += float(entropy)
-                    stats["clip_fraction"] += float(((ratio - 1).abs() > req.clip).float().mean())
-                    stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean())
+                    for rep in self.replicas[1:]:
+                        for q, m in zip(rep.parameters(), self.net.parameters()):
+                            q.copy_(m)
+                sums += torch.stack(stats).sum(0).double() / mb
                 count += 1
-        if not all(np.isfinite(v) for v in stats.values()):
+        if not torch.isfinite(sums).all():
             raise BadInput("lr", f"training diverged at update {self.done + 1} (non-finite loss); try a smaller --lr")
         self.done += 1
         c = self.curves
@@ -315,33 +397,27 @@ class Learner:
         c["episodes"].append(len(returns))
         c["return_mean"].append(float(np.mean(returns)) if returns else None)  # None: no game ended
         c["length_mean"].append(float(np.mean(lengths)) if lengths else None)
-        for k, v in stats.items():
-            c[k].append(v / count)
+        for k, v in zip(STATS, (sums / count).tolist()):
+            c[k].append(v)
 
     # - checkpoints
     def state(self) -> dict:
         return {"done": self.done, "net": self.net.state_dict(), "opt": self.opt.state_dict(),
-                "gen": self.gen.get_state(), "env": self.env.get_state(), "hist": self.observer._hist.copy(),
-                "obs": self.obs.copy(), "lives": self.lives.copy(), "next_episode": self.next_episode, "ep_return": self.ep_return.copy(),
-                "ep_length": self.ep_length.copy(), "curves": self.curves}
+                "gen": self.gen.get_state(), "shards": [sh.state() for sh in self.shards], "curves": self.curves}
 
     def load_state(self, s: dict) -> None:
         self.done = s["done"]
-        self.net.load_state_dict(s["net"])
+        for net in self.replicas:
+            net.load_state_dict(s["net"])
         self.opt.load_state_dict(s["opt"])
         self.gen.set_state(s["gen"])
-        self.env.set_state(s["env"])
-        self.observer._hist[...] = s["hist"]
-        self.obs = s["obs"].copy()
-        self.lives = s["lives"].copy()
-        self.next_episode = s["next_episode"]
-        self.ep_return[...] = s["ep_return"]
-        self.ep_length[...] = s["ep_length"]
+        for sh, st in zip(self.shards, s["shards"]):
+            sh.load_state(st)
         self.curves = s["curves"]
 
 
-CURVES = ("agent_steps", "episodes", "return_mean", "length_mean", "policy_loss", "value_loss", "entropy",
-          "clip_fraction", "approx_kl")
+STATS = ("policy_loss", "value_loss", "entropy", "clip_fraction", "approx_kl")
+CURVES = ("agent_steps", "episodes", "return_mean", "length_mean", *STATS)
 
 
 def checkpoint_bytes(state: dict) -> bytes:
@@ -354,7 +430,7 @@ def train(p: Plan, stop_after: int | None = None) -> Learner:
     """Run (or resume) the learner to the end of its budget; `stop_after` stops once that many
     updates are done (as a kill would, after its last checkpoint: the kill test's hook)."""
     req = p.req
-    torch.set_num_threads(req.threads)
+    torch.set_num_threads(1)  # parallelism is the learner's shards (one thread each), see Learner
     torch.use_deterministic_algorithms(True)
     learner = Learner(p)
     ckpt = req.out / CHECKPOINT
@@ -397,7 +473,7 @@ def run_learn(req: LearnRequest):
     claim_out_dir(req.out, p.config)
     learner = train(p)
     onnx_path = req.out / "policy.onnx"
-    export_onnx(learner.net.layers(), p.spec, onnx_path)
+    learner.net.export(p.spec, onnx_path)
     validation, head = None, [f"learned network: {onnx_path}"]
     if req.validate_episodes:
         validation = transfer.validate_network(onnx_path, out=req.out, preset=req.preset, protocol=p.protocol,
@@ -434,7 +510,7 @@ def build_report(p: Plan, learner: Learner, validation: dict | None) -> dict:
                     "parameters": sum(int(x.numel()) for x in learner.net.parameters())},
         "updates": learner.done,
         "agent_steps": learner.done * p.req.envs * p.rollout,
-        "episodes": learner.next_episode - p.req.envs,
+        "episodes": learner.episodes - p.req.envs,
         "final_return_mean": float(np.mean(finite)) if finite else None,
         "curves": c,
         "timing": {**timing, "median_steps_per_s": float(np.median(timing["steps_per_s"]))},

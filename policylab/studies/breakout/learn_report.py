@@ -23,9 +23,9 @@ def write_learn_report(out: Path, data: dict) -> Path:
     write_json(out / "learn.json", data)
     _curves_chart(data["curves"], data["timing"], out / "figures" / "curves.png")
     v = data["validation"]
-    headline = [("updates", data["updates"]), ("agent steps", data["agent_steps"]), ("episodes", data["episodes"]),
-                ("final shadow return (last 10 updates)", data["final_return_mean"]),
-                ("median steps/s", data["timing"]["median_steps_per_s"])]
+    headline = [("updates", f"{data['updates']:,}"), ("agent steps", f"{data['agent_steps']:,}"),
+                ("episodes", f"{data['episodes']:,}"), ("final shadow return (last 10 updates)", data["final_return_mean"]),
+                ("median steps/s", f"{data['timing']['median_steps_per_s']:,.0f}")]
     tables, figures, notes = [], [("Training curves (one point per update)", "figures/curves.png")], []
     if v is None:
         notes.append("Validation on ALE skipped (--validate-episodes 0).")

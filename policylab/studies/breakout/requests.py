@@ -420,22 +420,26 @@ class LearnRequest(Request):
 
     out: Out
     preset: Preset = DEFAULT_PRESET
-    steps: int = Field(7_995_392, ge=1, le=MAX_LEARN_STEPS, description="Budget in agent steps (rounded down "
-                       "to whole updates of --envs x --rollout; the default is 244 updates of 512 x 64).")
-    envs: int = Field(512, ge=1, le=MAX_ENVS, description="Shadow envs played at once; a finished env restarts "
+    steps: int = Field(179_961_856, ge=1, le=MAX_LEARN_STEPS, description="Budget in agent steps (rounded down "
+                       "to whole updates of --envs x --rollout; the default is 1,373 updates of 2,048 x 64, about "
+                       "10 minutes on 2 cores).")
+    envs: int = Field(2048, ge=1, le=MAX_ENVS, description="Shadow envs played at once; a finished env restarts "
                       "on a fresh seed of the breakout.learn range.")
     rollout: int = Field(64, ge=1, le=4096, description="Agent steps per env between updates.")
     history: int = Field(1, ge=1, le=8, description="Agent steps of features the network sees (newest first).")
     wall: bool = Field(True, description="The network also sees the 6 x 18 live-brick flags (--no-wall: not).")
-    hidden: int = Field(64, ge=1, le=1024, description="Units per hidden layer (tanh).")
+    hidden: int = Field(64, ge=1, le=1024, description="Units per hidden layer.")
     layers: int = Field(2, ge=1, le=4, description="Hidden layers of the shared trunk.")
+    activation: Literal["relu", "tanh"] = Field("relu", description="Hidden-layer activation (relu by default: "
+                                                 "torch's CPU tanh costs as much as the first layer).")
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the initial weights, the sampled actions and the "
                       "minibatches (env seeds come from the breakout.learn range).")
-    threads: int = Field(2, ge=1, le=256, description="torch threads; a run is deterministic for a given seed and "
-                         "thread count.")
-    lr: float = Field(1e-3, gt=0.0, le=1.0, description="Adam learning rate, annealed linearly to 0.")
-    epochs: int = Field(4, ge=1, le=100, description="PPO epochs over each rollout.")
-    minibatch: int = Field(1024, ge=1, le=MAX_ENVS * 4096, description="Samples per gradient step (at most "
+    threads: int = Field(2, ge=1, le=256, description="Threads: the envs are split into this many shards, each "
+                         "played and learned on its own thread; a run is deterministic for a given seed and thread "
+                         "count.")
+    lr: float = Field(2.5e-3, gt=0.0, le=1.0, description="Adam learning rate, annealed linearly to 0.")
+    epochs: int = Field(1, ge=1, le=100, description="PPO epochs over each rollout.")
+    minibatch: int = Field(2048, ge=1, le=MAX_ENVS * 4096, description="Samples per gradient step (at most "
                            "--envs x --rollout).")
     gamma: float = Field(0.99, ge=0.0, le=1.0, description="Discount per agent step.")
     gae_lambda: float = Field(0.95, ge=0.0, le=1.0, description="GAE lambda.")
@@ -448,7 +452,7 @@ class LearnRequest(Request):
     max_steps: MaxSteps = Field(1800, description="Episode horizon in agent steps, in training (a truncation, "
                                 "bootstrapped) and in validation.")
     sticky: Sticky = None
-    checkpoint_every: int = Field(10, ge=1, le=100_000, description="Write OUT/checkpoint.pt every K updates "
+    checkpoint_every: int = Field(50, ge=1, le=100_000, description="Write OUT/checkpoint.pt every K updates "
                                   "(and after the last).")
     validate_episodes: int = Field(20, ge=0, le=MAX_EPISODES, description="Fresh ALE seeds on which the learned "
                                    "network is validated against v3 and the search pick, paired by seed (0: skip "
