@@ -27,6 +27,7 @@ from policylab.envs import ale_random as R
 from policylab.envs import breakout_exact_kernel as EK
 from policylab.envs import breakout_shadow_kernel as K
 from policylab.envs.breakout_contract import N_FEATURES, SCREEN_H, SCREEN_W
+from policylab.envs.breakout_presets import DEFAULT_PRESET
 from policylab.envs.breakout_shadow_params import ShadowParams, kernel_params, load_preset
 from policylab.envs.breakout_shadow_render import render_frame
 from policylab.errors import BadInput
@@ -46,7 +47,7 @@ class ShadowBreakout:
     many agent steps; truncated and terminated envs ignore further actions.
     """
 
-    def __init__(self, n_envs: int, params: ShadowParams | str | Path = "atari",
+    def __init__(self, n_envs: int, params: ShadowParams | str | Path = DEFAULT_PRESET,
                  seeds: Sequence[int] | np.ndarray | None = None, max_steps: int | None = None):
         if int(n_envs) <= 0:
             raise BadInput("n_envs", "must be a positive integer")
@@ -211,7 +212,7 @@ class ShadowBreakoutEnv(gym.Env):
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 15}
 
-    def __init__(self, preset: ShadowParams | str = "atari", render_mode: str | None = None,
+    def __init__(self, preset: ShadowParams | str = DEFAULT_PRESET, render_mode: str | None = None,
                  max_steps: int | None = 1800):
         self.render_mode = render_mode
         self._batch = ShadowBreakout(1, preset, seeds=[0], max_steps=max_steps)

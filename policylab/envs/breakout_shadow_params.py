@@ -20,10 +20,10 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from policylab.config import StrictModel, load_json_file, validated
+from policylab.envs.breakout_presets import PRESET_DIR
 from policylab.errors import BadInput
 from policylab.hashing import hash_obj
 
-PRESET_DIR = Path(__file__).parent / "presets"
 LATER_FIELDS = {"rng": "splitmix", "model": "physics"}  # fields added after stores were keyed, with the value the older worlds had
 MAX_BRICK_ROWS = 8
 TABLE_LEN = 32  # longest table (zones, serves, speeds) the kernel accepts

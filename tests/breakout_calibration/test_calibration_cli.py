@@ -4,7 +4,7 @@ and the report in Chromium (bad input: tests/breakout_cli/test_breakout_requests
 import json
 
 from policylab.cli import invoke
-from policylab.envs.breakout_shadow_params import PRESET_DIR
+from policylab.envs.breakout_presets import PRESET_DIR
 from policylab.report.browser import render_check
 
 

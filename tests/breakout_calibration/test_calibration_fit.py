@@ -1,7 +1,8 @@
 """The fit: what the project ships, and the same bytes on every run. The fit runs twice in the suite: here
 and through the CLI (test_calibration_cli.py); both must give the shipped preset's bytes."""
 
-from policylab.envs.breakout_shadow_params import PRESET_DIR, load_preset
+from policylab.envs.breakout_presets import PRESET_DIR
+from policylab.envs.breakout_shadow_params import load_preset
 from policylab.studies.breakout import trace as tr
 from policylab.studies.breakout.calibration.fit import STAGES, fit
 from policylab.studies.breakout.calibration.run import preset_bytes

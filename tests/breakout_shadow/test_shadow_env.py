@@ -224,3 +224,15 @@ def test_gym_env_passes_the_checker_and_is_seeded():
     np.testing.assert_array_equal(np.array(traj1), np.array(traj2))
     assert env.observation_space.contains(o1)
     assert env.render().shape == (210, 160, 3)
+
+
+def test_with_no_preset_the_envs_play_the_commands_default():
+    from policylab.envs.breakout_presets import DEFAULT_PRESET
+    from policylab.studies.breakout.requests import EvalRequest
+
+    assert DEFAULT_PRESET == "ale-exact" == EvalRequest.model_fields["preset"].default
+    assert ShadowBreakout(2).params.name == DEFAULT_PRESET
+    env = gym.make(GYM_ID)
+    assert env.unwrapped._batch.params.name == DEFAULT_PRESET
+    env.reset(seed=5)
+    assert env.render().shape == (210, 160, 3)

@@ -31,6 +31,7 @@ from typing import Annotated, Literal, Optional
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator
 
 from policylab.config import InputFile, OutDir, Request
+from policylab.envs.breakout_presets import DEFAULT_PRESET
 from policylab.errors import BadInput
 from policylab.rollout.seeds import seed_range, seed_range_base
 
@@ -39,7 +40,6 @@ MAX_STEPS = 27_000  # 108_000 frames / frameskip 4
 MAX_SEED = 2**30  # ALE's random_seed is a C int; S + 2 x MAX_EPISODES stays below 2**31
 MAX_CANDIDATES = 10_000  # random / tpe budget
 MAX_SEARCH_SEEDS = 1_000  # seeds each candidate is scored on (the breakout.search range's size)
-DEFAULT_PRESET = "ale-exact"  # ALE's game frame for frame and seed for seed (docs/breakout.md)
 DEFAULT_RULE = "low_score_count asc, score_min desc, score_mean desc"  # the original's sort key, verbatim
 GRID_SIZE = 216  # candidates of the grid216 space (search_space.GRID216_AXES)
 DEMO_SCREEN_TOP, DEMO_SCREEN_EPISODES = 8, 5  # `policylab demo`: the multi-fidelity loop of README.md

@@ -7,7 +7,8 @@ import zipfile
 from pathlib import Path
 
 from policylab.config import claim_out_dir
-from policylab.envs.breakout_shadow_params import PRESET_DIR, ShadowParams, load_preset
+from policylab.envs.breakout_presets import PRESET_DIR
+from policylab.envs.breakout_shadow_params import ShadowParams, load_preset
 from policylab.errors import BadInput
 from policylab.fileio import atomic_write_bytes, write_json
 from policylab.hashing import pretty_json
