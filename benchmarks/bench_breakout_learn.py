@@ -18,6 +18,7 @@ Usage:
     nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py throughput --compare one_thread:threads=1 \
         --compare previous_recipe:envs=512,epochs=4,minibatch=1024,activation=tanh
     nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py preset --preset atari-cal [--preset go-v1 ...]
+    nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py preset --preset ale-exact --seed 1
 """
 
 from __future__ import annotations
@@ -84,12 +85,18 @@ def throughput(updates: int, rounds: int, variants: dict[str, dict]) -> dict:
     return out
 
 
-def preset_run(preset: str, steps: int | None) -> dict:
-    """The whole default command on `preset` (or with --steps), in a fresh folder, as a user runs it."""
-    out = ROOT / "runs" / "bench-learn" / (preset if steps is None else f"{preset}-{steps}")
+def preset_key(preset: str, steps: int | None, seed: int | None) -> str:
+    """Where a run is recorded: the preset, then @STEPS and #seedN where they differ from the default."""
+    return preset + ("" if steps is None else f"@{steps}") + ("" if seed is None else f"#seed{seed}")
+
+
+def preset_run(preset: str, steps: int | None, seed: int | None) -> dict:
+    """The whole default command on `preset` (or with --steps / --seed), in a fresh folder, as a user runs it."""
+    out = ROOT / "runs" / "bench-learn" / preset_key(preset, steps, seed).replace("#", "-").replace("@", "-")
     shutil.rmtree(out, ignore_errors=True)
     cmd = [sys.executable, "-m", "policylab.cli", "breakout", "learn", "--preset", preset, "--out", str(out)]
     cmd += [] if steps is None else ["--steps", str(steps)]
+    cmd += [] if seed is None else ["--seed", str(seed)]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -124,6 +131,8 @@ def main() -> None:
     ap.add_argument("--preset", action="append", default=[])
     ap.add_argument("--steps", type=int, default=None, help="preset: a budget other than the default (recorded "
                     "under PRESET@STEPS)")
+    ap.add_argument("--seed", type=int, default=None, help="preset: a training seed other than the default "
+                    "(recorded under PRESET#seedN)")
     ap.add_argument("--compare", action="append", default=[], metavar="LABEL:FIELD=VALUE,...",
                     help="throughput: a variant of the default config, timed in the same rounds")
     args = ap.parse_args()
@@ -139,8 +148,9 @@ def main() -> None:
                data.__setitem__("throughput", result), machine_note=note)
         return
     for preset in args.preset or ["atari-cal"]:
-        key = preset if args.steps is None else f"{preset}@{args.steps}"
-        record("breakout_learn", {key: preset_run(preset, args.steps)}, merge_into("presets"), machine_note=note)
+        key = preset_key(preset, args.steps, args.seed)
+        record("breakout_learn", {key: preset_run(preset, args.steps, args.seed)}, merge_into("presets"),
+               machine_note=note)
 
 
 if __name__ == "__main__":
