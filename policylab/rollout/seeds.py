@@ -39,8 +39,9 @@ breakout    transfer     9_000_000  100_000    `transfer.validate_network`: a le
                                                disjoint from every seed used in training or search
                                                (as many as a command's 100,000 episodes)
 breakout    learn        10**8      9 * 10**8  ``learn``: shadow training episodes, one fresh seed
-                                               per episode (base + the run's episode counter); far
-                                               from every ALE seed a learned policy is judged on
+                                               per episode (shard k of S: base + j * S + k for its
+                                               j-th episode); far from every ALE seed a learned
+                                               policy is judged on
 breakout    lockstep     8_000_000  1_000_000  ``lockstep --seed``: episode i's sticky-action stream,
                                                random candidate and random actions (ALE and the
                                                shadow play the same per-frame actions)

@@ -35,9 +35,10 @@ every minibatch permutation, and one generator per shard (seeded from --seed and
 sampled actions; torch runs single-threaded per shard with `use_deterministic_algorithms`. The
 same config on the same --threads writes the same checkpoint and ONNX bytes.
 
-Checkpoints: every --checkpoint-every updates the whole state (network, optimizer, generator, env
-arrays, observer history, episode counters, curves) is written atomically to OUT/checkpoint.pt;
-rerunning the command after a kill resumes from it and ends with the bytes of an uninterrupted run.
+Checkpoints: every --checkpoint-every updates the whole state (network, optimizer, the generators,
+each shard's env arrays, observer history, lives and episode counter, curves) is written atomically
+to OUT/checkpoint.pt; rerunning the command after a kill resumes from it and ends with the bytes of
+an uninterrupted run.
 Wall-clock timings (steps/s) are not part of that state: they go to OUT/timing.json.
 """
 
