@@ -11,7 +11,7 @@ export PYTHONHASHSEED := 0
 # it) and Mesa's EGL (MuJoCo renders clips off-screen).
 SYSTEM_PACKAGES := chromium libegl1 libegl-mesa0 libgl1-mesa-dri
 
-.PHONY: demo test setup system-deps clean
+.PHONY: demo test test-fast setup system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -33,8 +33,18 @@ setup: $(STAMP) system-deps
 demo: setup
 	$(BIN)/policylab demo --out runs/demo
 
+# Tests run in a shuffled order (pytest-randomly), so a test that leans on another's leftovers
+# shows; CI fixes the seed so that a red run repeats exactly (`make test RANDOMLY_SEED=N` repeats
+# any run: pytest prints the seed it used).
+RANDOMLY_SEED ?= $(if $(CI),20261201,)
+PYTEST := $(BIN)/python -m pytest -p randomly $(if $(RANDOMLY_SEED),--randomly-seed=$(RANDOMLY_SEED),)
+
 test: setup
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
+
+# Everything but the tests marked `slow`.
+test-fast: setup
+	$(PYTEST) -m "not slow"
 
 clean:
 	rm -rf $(VENV) runs

@@ -1,7 +1,7 @@
-"""ALE's sticky-action stream (policylab/envs/ale_random.py): does ALE repeat exactly the frames it predicts,
+"""ALE's sticky-action stream (policylab/envs/breakout/ale_random.py): does ALE repeat exactly the frames it predicts,
 does the shadow with `rng: ale` play ALE's paddle on the same seed, and what does the stream cost?
 
-1. Stream vs ALE (`ale_random_check.first_mismatch`): on each of the first `--seeds` eval seeds, ALE with
+1. Stream vs ALE (`ale_random_agreement.first_mismatch`): on each of the first `--seeds` eval seeds, ALE with
    sticky 0.25 played by a noisy ball tracker to game over (at most `--frames` frames), RAM after every
    `act`, against a fresh sticky-free ALE fed the per-frame actions the stream says were applied; at
    frameskip 1 (RAM every frame) and 4 (the default protocol, RAM every agent step). Control: the same
@@ -29,15 +29,15 @@ import time
 
 import numpy as np
 
-from policylab.envs import ale_random_check as C
-from policylab.envs.breakout_ale import AleBreakout, Protocol
-from policylab.envs.breakout_contract import F, LEFT, NOOP, RIGHT
-from policylab.envs.breakout_shadow import ShadowBreakout
-from policylab.envs.breakout_shadow_params import load_preset
+from policylab.envs.breakout import ale_random_agreement as C
+from policylab.envs.breakout.ale import AleBreakout, Protocol
+from policylab.envs.breakout.contract import F, LEFT, NOOP, RIGHT
+from policylab.envs.breakout.shadow import ShadowBreakout
+from policylab.envs.breakout.params import load_preset
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
 from policylab.rollout.seeds import named_range
 from policylab.stats import spearman
-from policylab.studies.breakout.runner import serve_actions
+from policylab.studies.breakout.episodes.runner import serve_actions
 
 from bench_shadow_breakout import ale_steps_per_s, shadow_steps_per_s
 from results_file import record
@@ -156,7 +156,7 @@ def main() -> None:
            "cost": lambda: cost(args.seconds, args.rounds, args.batch),
            "per_seed_scores": lambda: per_seed_scores(seeds, args.steps)}
     result = {
-        "benchmark": "ALE 0.12.1's sticky-action stream reproduced (envs/ale_random.py): RAM every frame against "
+        "benchmark": "ALE 0.12.1's sticky-action stream reproduced (envs/breakout/ale_random.py): RAM every frame against "
                      "ALE, the shadow paddle against ALE's, the stream's cost in the shadow, per-seed scores",
         "script": "benchmarks/bench_ale_random.py",
         "seeds": f"{seeds[0]}..{seeds[-1]}",

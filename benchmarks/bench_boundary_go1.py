@@ -24,18 +24,18 @@ import numpy as np
 
 from results_file import record
 
-from policylab.envs.robots.batch import plain_loop, robot
+from policylab.envs.robots.batch import plain_loop
 from policylab.policies.files import load_policy
 from policylab.rollout.store import Store
-from policylab.studies.boundary import sweep
+from policylab.studies.boundary import checkpoint, protocol, records, sweep
 from policylab.studies.boundary.world import Grid
 
 
 
-def plain(ckpt: sweep.Checkpoint, planned, store_root: Path) -> dict:
-    rob = robot(ckpt.robot)
+def plain(ckpt: checkpoint.Checkpoint, planned, store_root: Path) -> dict:
+    rob = ckpt.robot
     policy = load_policy(ckpt.path, rob.obs_dim, rob.act_dim)
-    n, k0, n_push = sweep.n_steps(rob), None, sweep.push_steps(rob)
+    n, k0, n_push = protocol.n_steps(rob), None, protocol.push_steps(rob)
     t0 = time.perf_counter()
     trajs, steps = [], 0
     for _, gw in planned:
@@ -57,24 +57,24 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, default=400)
     args = ap.parse_args()
     load = os.getloadavg()[0]
-    ckpt = sweep.resolve_checkpoint(None)  # the default robot's default checkpoint
+    ckpt = checkpoint.resolve_checkpoint(None)  # the default robot's default checkpoint
     grid = Grid.build()
     with tempfile.TemporaryDirectory() as tmp:
         store_root = Path(tmp) / "store"
         result = sweep.run_sweep(grid, ckpt, store_root, Path(tmp) / "out", chunk=args.chunk)
         t = result["timing"]
-        planned = sweep.sweep_keys(grid, ckpt)
+        planned = records.sweep_keys(grid, ckpt)
         picks = np.linspace(0, len(planned) - 1, args.baseline_worlds).round().astype(int)
         base = plain(ckpt, [planned[i] for i in picks], store_root)
         with Store(store_root) as store:
-            steps = sum((len(store.payload(k)["time"]) - 1) for k, _ in planned) * robot(ckpt.robot).frame_skip
+            steps = sum((len(store.payload(k)["time"]) - 1) for k, _ in planned) * ckpt.robot.frame_skip
     per_world = base["wall_s"] / base["worlds"]
     report = {
         "benchmark": "the default Go1 6,400-rollout boundary sweep (no --robot: go1, go1_v0; 20 mu x 20 push x 16 "
                      "seeds, 5 s each, records stop at the fall) into a fresh store, beside a plain per-world "
                      "MuJoCo step loop on a spread subset of the same worlds",
         "script": "benchmarks/bench_boundary_go1.py",
-        "robot": ckpt.robot,
+        "robot": ckpt.robot.ref,
         "checkpoint": ckpt.as_dict(),
         "rollouts": grid.n_rollouts,
         "physics_steps_simulated": steps,

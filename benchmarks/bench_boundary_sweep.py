@@ -43,11 +43,13 @@ from mujoco import rollout as mj_rollout
 
 from results_file import record
 
-from policylab.envs import ant
-from policylab.policies import ant_linear
+from policylab.envs.robots.robot import robot
+from policylab.policies import linear
 from policylab.rollout.store import Store
-from policylab.studies.boundary import sweep
+from policylab.studies.boundary import checkpoint, protocol, records, simulation
 from policylab.studies.boundary.world import Grid
+
+ANT = robot("ant")
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_RATIO = 1.15
@@ -106,33 +108,33 @@ def cli_sweep(ckpt: str, store: Path, out: Path, chunk: int, pythonpath: str | N
 class Reference:
     """`mujoco.rollout` over the sweep's worlds with the controls the sweep recorded (inputs from `store`)."""
 
-    def __init__(self, grid: Grid, ckpt: sweep.Checkpoint, store_root: Path, chunk: int, nthread: int = 2):
-        self.planned = sweep.sweep_keys(grid, ckpt)
+    def __init__(self, grid: Grid, ckpt: checkpoint.Checkpoint, store_root: Path, chunk: int, nthread: int = 2):
+        self.planned = records.sweep_keys(grid, ckpt)
         self.chunk, self.nthread = chunk, nthread
-        m0 = ant.model()
-        self.torso = ant.torso_id()
+        m0 = ANT.base
+        self.torso = ANT.torso
         self.init_spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
         self.ctrl_spec = mujoco.mjtState.mjSTATE_CTRL | mujoco.mjtState.mjSTATE_XFRC_APPLIED
         n, nstate = len(self.planned), mujoco.mj_stateSize(m0, self.init_spec)
         self.init = np.empty((n, nstate))
         self.warm = np.empty((n, m0.nv))
-        self.ctrl = np.empty((n, sweep.n_steps(), m0.nu))
-        self.push = np.empty((n, sweep.n_steps(), 2))
-        self.qpos = np.empty((n, sweep.n_steps(), m0.nq))
+        self.ctrl = np.empty((n, protocol.n_steps(ANT), m0.nu))
+        self.push = np.empty((n, protocol.n_steps(ANT), 2))
+        self.qpos = np.empty((n, protocol.n_steps(ANT), m0.nq))
         d = mujoco.MjData(m0)
         with Store(store_root) as store:
             for i, (key, gw) in enumerate(self.planned):
                 p = store.payload(key)
                 self.ctrl[i], self.push[i], self.qpos[i] = p["ctrl"], p["push"], p["qpos"][1:]
-                m = ant.model(gw.world.mu)
+                m = ANT.model(gw.world.mu)
                 mujoco.mj_resetData(m, d)  # as the sweep starts a world: reset_state, then mj_forward
-                d.qpos[:], d.qvel[:] = ant.reset_state(gw.world.seed)
+                d.qpos[:], d.qvel[:] = ANT.reset_state(gw.world.seed)
                 mujoco.mj_forward(m, d)
                 mujoco.mj_getState(m, d, self.init[i], self.init_spec)
                 self.warm[i] = d.qacc_warmstart
-        self.models = [ant.model(gw.world.mu) for _, gw in self.planned]
+        self.models = [ANT.model(gw.world.mu) for _, gw in self.planned]
         self.datas = [mujoco.MjData(m0) for _ in range(nthread)]
-        self.nstep = sweep.n_steps() * ant.FRAME_SKIP
+        self.nstep = protocol.n_steps(ANT) * ANT.frame_skip
         self.state = np.empty((chunk, self.nstep, nstate))
         self.control = np.zeros((chunk, self.nstep, mujoco.mj_stateSize(m0, self.ctrl_spec)))
         self.identical = None
@@ -141,34 +143,34 @@ class Reference:
         """Roll out every world in chunks; time only the `mujoco.rollout` calls."""
         wall = cpu = others = 0.0
         identical = 0
-        nu, nbody = ant.model().nu, ant.model().nbody
+        nu, nbody = ANT.base.nu, ANT.base.nbody
         for lo in range(0, len(self.planned), self.chunk):
             hi = min(lo + self.chunk, len(self.planned))
             k = hi - lo
             control, state = self.control[:k], self.state[:k]
-            control[:, :, :nu] = np.repeat(self.ctrl[lo:hi], ant.FRAME_SKIP, axis=1)
+            control[:, :, :nu] = np.repeat(self.ctrl[lo:hi], ANT.frame_skip, axis=1)
             xfrc = control[:, :, nu:].reshape(k, self.nstep, nbody, 6)
-            xfrc[:, :, self.torso, :2] = np.repeat(self.push[lo:hi], ant.FRAME_SKIP, axis=1)
+            xfrc[:, :, self.torso, :2] = np.repeat(self.push[lo:hi], ANT.frame_skip, axis=1)
             busy0, c0, t0 = machine_busy_s(), time.process_time(), time.perf_counter()
             mj_rollout.rollout(self.models[lo:hi], self.datas, self.init[lo:hi], control, control_spec=self.ctrl_spec,
                                initial_warmstart=self.warm[lo:hi], state=state, chunk_size=1, persistent_pool=True)
             wall += time.perf_counter() - t0
             cpu += time.process_time() - c0
             others += machine_busy_s() - busy0 - (time.process_time() - c0)
-            qpos = state[:, ant.FRAME_SKIP - 1 :: ant.FRAME_SKIP, 1 : 1 + ant.model().nq]  # after each control step
+            qpos = state[:, ANT.frame_skip - 1 :: ANT.frame_skip, 1 : 1 + ANT.base.nq]  # after each control step
             identical += sum(bool(np.array_equal(qpos[i], self.qpos[lo + i])) for i in range(k))
         self.identical = identical
         return {"wall_s": wall, "cpu_s": cpu, "others_cpu_s": others}
 
 
-def gymnasium_loop(ckpt: sweep.Checkpoint, worlds, store_root: Path, keys) -> dict:
+def gymnasium_loop(ckpt: checkpoint.Checkpoint, worlds, store_root: Path, keys) -> dict:
     import gymnasium
 
-    policy = ant_linear.load(ckpt.path)
+    policy = linear.load(ckpt.path, ANT.obs_dim, ANT.act_dim)
     env = gymnasium.make("Ant-v5")
     u = env.unwrapped
-    torso = ant.torso_id()
-    dt = ant.control_dt()
+    torso = ANT.torso
+    dt = ANT.control_dt
     identical = 0
     t0 = time.perf_counter()
     trajs = []
@@ -177,12 +179,12 @@ def gymnasium_loop(ckpt: sweep.Checkpoint, worlds, store_root: Path, keys) -> di
         env.reset(seed=w.seed)
         qpos = [u.data.qpos.copy()]
         k0 = int(round(w.push_t0 / dt))
-        force = w.push_pct / 100.0 * ant.body_weight_n()
+        force = w.push_pct / 100.0 * ANT.body_weight_n()
         angle = 0.0
-        for k in range(sweep.n_steps()):
+        for k in range(protocol.n_steps(ANT)):
             if k == k0:
-                angle = float(ant.heading(u.data.qpos)) + np.deg2rad(w.push_dir)
-            on = k0 <= k < k0 + sweep.push_steps()
+                angle = float(ANT.heading(u.data.qpos)) + np.deg2rad(w.push_dir)
+            on = k0 <= k < k0 + protocol.push_steps(ANT)
             u.data.xfrc_applied[torso, 0] = force * np.cos(angle) if on else 0.0
             u.data.xfrc_applied[torso, 1] = force * np.sin(angle) if on else 0.0
             action = policy.act(np.concatenate([u.data.qpos[2:], u.data.qvel])[None])[0]
@@ -197,14 +199,14 @@ def gymnasium_loop(ckpt: sweep.Checkpoint, worlds, store_root: Path, keys) -> di
     return {"worlds": len(worlds), "wall_s": wall, "identical_to_store": identical}
 
 
-def engine_scaling(ckpt: sweep.Checkpoint, worlds) -> dict:
+def engine_scaling(ckpt: checkpoint.Checkpoint, worlds) -> dict:
     """Physics steps/s of the simulator alone (no store) with 1 and 2 threads on the same worlds."""
     out = {}
     for nthread in (1, 2):
         t0 = time.perf_counter()
-        sweep.simulate_worlds(str(ckpt.path), worlds, nthread=nthread)
+        simulation.simulate_worlds(str(ckpt.path), worlds, ckpt.robot, nthread=nthread)
         out[f"threads_{nthread}_physics_steps_per_s"] = round(
-            len(worlds) * sweep.n_steps() * ant.FRAME_SKIP / (time.perf_counter() - t0))
+            len(worlds) * protocol.n_steps(ANT) * ANT.frame_skip / (time.perf_counter() - t0))
     return out
 
 
@@ -221,9 +223,9 @@ def main() -> None:
     ap.add_argument("--wait-idle", type=float, default=0.0,
                     help="before each timed run, wait up to this many seconds for the shared machine to be idle")
     args = ap.parse_args()
-    ckpt = sweep.resolve_checkpoint(args.checkpoint)
+    ckpt = checkpoint.resolve_checkpoint(args.checkpoint)
     grid = Grid.build()
-    steps = grid.n_rollouts * sweep.n_steps() * ant.FRAME_SKIP
+    steps = grid.n_rollouts * protocol.n_steps(ANT) * ANT.frame_skip
     sweeps, refs = [], []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -246,7 +248,7 @@ def main() -> None:
                     load = os.getloadavg()[0]
                     refs.append({**reference.run(), "load_before": load, "waited_s": waited})
                     print(f"round {r}: mujoco.rollout {refs[-1]['wall_s']:.1f} s", file=sys.stderr)
-        planned = sweep.sweep_keys(grid, ckpt)
+        planned = records.sweep_keys(grid, ckpt)
         picks = np.linspace(0, len(planned) - 1, args.baseline_worlds).round().astype(int)
         if args.wait_idle:
             wait_idle(args.wait_idle)
@@ -307,7 +309,7 @@ def main() -> None:
         "gymnasium_loop": {
             "worlds": base["worlds"],
             "wall_s": round(base["wall_s"], 3),
-            "physics_steps_per_s": round(base["worlds"] * sweep.n_steps() * ant.FRAME_SKIP / base["wall_s"]),
+            "physics_steps_per_s": round(base["worlds"] * protocol.n_steps(ANT) * ANT.frame_skip / base["wall_s"]),
             "extrapolated_6400_s": round(per_world * grid.n_rollouts, 1),
             "identical_to_store": base["identical_to_store"],
         },

@@ -1,11 +1,11 @@
-"""The exact Breakout model (`envs/breakout_exact_kernel.py`, preset `ale-exact`) against the real ALE.
+"""The exact Breakout model (`envs/breakout/rom/kernel.py`, preset `ale-exact`) against the real ALE.
 
 Exactness: full-length episodes (`--max-steps` agent steps at frameskip 4 or game over) on the lockstep seeds,
 policies in turn: v3 defaults, a uniform v3-family candidate per episode, uniform random actions, serve auto.
 ALE runs at frame_skip 1 without sticky actions of its own; both games get the same per-frame action, the
 sticky decision taken from ALE's MT19937 stream for the episode's seed (`ale_random.sticky_repeats`, the
 frames ALE itself repeats at sticky 0.25). The whole 128-byte RAM is compared after every frame; the screen
-(`getScreen` against `breakout_exact_render`) on every frame of the first `--screen-episodes` episodes.
+(`getScreen` against `rom.render`) on every frame of the first `--screen-episodes` episodes.
 An episode's first differing frame and the bytes that differ are kept, and classed by what they hold.
 
 Pot model: RAM 70 against `paddle_reading` for every resistance ALE's paddle can reach (101 values).
@@ -35,16 +35,16 @@ from pathlib import Path
 import numpy as np
 
 from bench_shadow_breakout import ale_steps_per_s
-from policylab.envs import ale_random
-from policylab.envs import breakout_exact_kernel as EK
-from policylab.envs.breakout_ale import frame_emulator, ram_features
-from policylab.envs.breakout_contract import FIRE
-from policylab.envs.breakout_exact_check import pot_readings
-from policylab.envs.breakout_exact_render import render_colours
-from policylab.envs.breakout_shadow import ShadowBreakout
+from policylab.envs.breakout import ale_random
+from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.ale import frame_emulator, ram_features
+from policylab.envs.breakout.contract import FIRE
+from policylab.envs.breakout.rom.ale_agreement import pot_readings
+from policylab.envs.breakout.rom.render import render_colours
+from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
 from policylab.rollout.seeds import named_range
-from policylab.studies.breakout.search_space import random_candidates
+from policylab.studies.breakout.search.search_space import random_candidates
 
 from results_file import record
 

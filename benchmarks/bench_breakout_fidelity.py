@@ -1,4 +1,4 @@
-"""Pool fidelity of shadow presets against real ALE Breakout (issue 4's done-when measurement).
+"""Pool fidelity of shadow presets against real ALE Breakout: does a preset rank candidates as ALE does?
 
 A pool of `--candidates` v3-family candidates from `search_space.random_candidates(N, seed=--pool-seed)`
 (a seed the calibration never used: its traces use v3 defaults, one hand-picked set and
@@ -28,12 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-from policylab.envs.breakout_ale import Protocol
+from policylab.envs.breakout.ale import Protocol
 from policylab.policies.breakout import V3_DEFAULTS
 from policylab.rollout.seeds import named_range
 from policylab.stats import pearson, spearman
-from policylab.studies.breakout.runner import EpisodeTask, run_shadow_group, run_task
-from policylab.studies.breakout.search_space import random_candidates
+from policylab.studies.breakout.episodes.runner import EpisodeTask, run_shadow_group, run_task
+from policylab.studies.breakout.search.search_space import random_candidates
 
 from results_file import provenance, record
 

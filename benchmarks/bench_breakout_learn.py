@@ -48,18 +48,19 @@ def merge_into(key: str):
 def throughput_once(updates: int, overrides: dict) -> dict:
     """The first `updates` updates of the default config with `overrides`, timed per update."""
     from policylab.config import validated
-    from policylab.studies.breakout import learn as L
+    from policylab.studies.breakout.learn.learner import TIMING, train
+    from policylab.studies.breakout.learn.plan import plan
     from policylab.studies.breakout.requests import LearnRequest
 
     out = ROOT / "runs" / "bench-learn" / "throughput"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     req = validated(LearnRequest, {"out": out, "checkpoint_every": updates, **overrides})
-    p = L.plan(req)
+    p = plan(req)
     t0 = time.perf_counter()
-    L.train(p, stop_after=updates)
+    train(p, stop_after=updates)
     wall = time.perf_counter() - t0
-    rates = json.loads((out / L.TIMING).read_text())["steps_per_s"]
+    rates = json.loads((out / TIMING).read_text())["steps_per_s"]
     fields = ("envs", "rollout", "epochs", "minibatch", "lr", "activation", "hidden", "layers", "history", "wall",
               "threads")
     return {"steps_per_s_median": float(np.median(rates[1:])), "steps_per_s_per_update": rates, "wall_s": wall,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from results_file import record
 
-GOAL_IDENTICAL = 0.99  # issue 13: episodes identical on every frame in objects, score and lives
+GOAL_IDENTICAL = 0.99  # the lockstep goal: episodes identical on every frame in objects, score and lives
 GOAL_SCREENS = 0.99  # and screens identical on this fraction of frames
 
 

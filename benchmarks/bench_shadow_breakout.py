@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from ale_py import ALEInterface, LoggerMode, roms
 
-from policylab.envs.breakout_shadow import ShadowBreakout
+from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
 
 from results_file import record

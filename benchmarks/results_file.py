@@ -1,7 +1,7 @@
 """Where every benchmark records its figures: benchmarks/results/<name>.json.
 
 README.md, BENCHMARKS.md and docs/ quote numbers from these files, and
-tests/core/test_quoted_numbers.py checks every quote against them, so a benchmark that is re-run
+tests/test_quoted_numbers.py checks every quote against them, so a benchmark that is re-run
 keeps the prose sourced. Each file carries when, how and where it was measured.
 """
 

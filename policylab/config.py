@@ -103,8 +103,16 @@ def check_input_file(path: Path) -> Path:
     return path
 
 
+def check_existing_dir(path: Path) -> Path:
+    """A folder that exists (a command reads it; what it must hold is checked by whoever reads it)."""
+    if not path.is_dir():
+        raise ValueError(f"{path} is not a folder" if path.exists() else f"folder not found: {path}")
+    return path
+
+
 OutDir = Annotated[Path, AfterValidator(check_out_dir)]
 InputFile = Annotated[Path, AfterValidator(check_input_file)]
+ExistingDir = Annotated[Path, AfterValidator(check_existing_dir)]
 
 
 def load_json_file(path: str | Path, field: str) -> Any:
@@ -134,15 +142,22 @@ def available_memory() -> int:
 
 def check_resources(memory: int, disk: int, where: Path, field: str) -> None:
     """Refuse a run whose estimated peak memory or disk use exceeds what this machine has now."""
-    gib = 2**30
     have = available_memory()
     if memory > have:
-        raise BadInput(field, f"this run needs about {memory / gib:.1f} GiB of memory; {have / gib:.1f} GiB "
-                              "is available (make the run smaller)")
+        raise BadInput(field, f"this run needs about {amount(memory)} of memory, but only {amount(have)} is "
+                              "available (make the run smaller)")
     free = shutil.disk_usage(_nearest_existing(where)).free
     if disk > free:
-        raise BadInput(field, f"this run writes about {disk / gib:.1f} GiB; {free / gib:.1f} GiB is free "
-                              f"under {_nearest_existing(where)}")
+        raise BadInput(field, f"this run writes about {amount(disk)}, but only {amount(free)} is free under "
+                              f"{_nearest_existing(where)} (free some space or make the run smaller)")
+
+
+def amount(n: int) -> str:
+    """A byte count as a person reads it: GB, MB or kB (powers of ten), or bytes."""
+    for size, unit in ((10**9, "GB"), (10**6, "MB"), (10**3, "kB")):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} byte" if n == 1 else f"{n} bytes"
 
 
 # -- out folders --------------------------------------------------------------------------------

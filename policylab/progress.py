@@ -1,4 +1,5 @@
-"""Progress bars for long stages (rich): description, count, rate and ETA, on stderr."""
+"""Progress on stderr: bars for long stages (rich: description, count, rate and ETA), status lines,
+and the tally of results the current stage has in the store (what an interrupted command reports)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,6 @@ class Bar:
         speed = task.speed or 0.0
         self._progress.update(self._task, rate=f"{speed:,.1f} {self._unit}/s")
 
-
     def status(self, text: str) -> None:
         """Show `text` after the rate (a learner's latest mean return, say)."""
         self._progress.update(self._task, status=text)
@@ -63,3 +63,26 @@ class Bar:
 def say(message: str) -> None:
     """One status line on stderr (stdout stays for results such as report paths)."""
     _console.print(message, highlight=False)
+
+
+class Tally:
+    """How far the current stage got: `finished` of its `planned` results are in the store. `ensure`
+    keeps it (the writer thread counts each record it writes); the line of an interrupted command
+    reads it."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.label: str | None = None
+        self.planned = 0
+        self.finished = 0
+
+    def start(self, label: str, planned: int, present: int) -> None:
+        self.label, self.planned, self.finished = label, planned, present
+
+    def add(self, n: int) -> None:
+        self.finished += n
+
+
+tally = Tally()

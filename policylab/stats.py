@@ -1,5 +1,5 @@
 """Statistics every study shares: score distributions, bootstrap intervals, paired deltas, rank
-correlation, Fisher exact + Benjamini-Hochberg, Kaplan-Meier.
+correlation, Fisher exact + Benjamini-Hochberg, Kaplan-Meier and the log-rank test.
 
 All resampling is seeded (numpy PCG64), so a report computed twice is byte-identical. Where the
 original reports used the population standard deviation, `distribution` keeps it (and says so).
@@ -152,19 +152,60 @@ def fisher_exact(a_fail: int, a_total: int, b_fail: int, b_total: int) -> float:
     return float(sps.fisher_exact(table, alternative="two-sided").pvalue)
 
 
-def benjamini_hochberg(pvalues: Sequence[float], q: float = 0.05) -> list[bool]:
-    """Which hypotheses are rejected at false-discovery rate `q` (step-up BH)."""
-    p = np.asarray(pvalues, float)
+def bh_qvalues(pvalues: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (q-values): q_(i) = min_{j >= i} p_(j) m / j, capped at 1; a
+    hypothesis is rejected at false-discovery rate q exactly when its q-value is <= q."""
+    p = np.asarray(pvalues, dtype=float)
     m = p.size
     if m == 0:
         return []
     order = np.argsort(p, kind="stable")
-    thresholds = q * (np.arange(1, m + 1) / m)
-    passed = p[order] <= thresholds
-    k = int(np.max(np.nonzero(passed)[0])) + 1 if passed.any() else 0
-    reject = np.zeros(m, dtype=bool)
-    reject[order[:k]] = True
-    return reject.tolist()
+    ranked = p[order] * m / np.arange(1, m + 1)
+    q = np.minimum.accumulate(ranked[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(q, 1.0)
+    return [float(x) for x in out]
+
+
+def benjamini_hochberg(pvalues: Sequence[float], q: float = 0.05) -> list[bool]:
+    """Which hypotheses are rejected at false-discovery rate `q` (step-up BH: q-value <= q)."""
+    return [qv <= q for qv in bh_qvalues(pvalues)]
+
+
+def _o_minus_e(ta: np.ndarray, ea: np.ndarray, tb: np.ndarray, eb: np.ndarray) -> tuple[float, float]:
+    t = np.concatenate([ta, tb])
+    e = np.concatenate([ea, eb]).astype(bool)
+    grp = np.concatenate([np.zeros(len(ta), bool), np.ones(len(tb), bool)])
+    o_minus_e = var = 0.0
+    for u in np.unique(t[e]):
+        at_risk = t >= u
+        n, n_a = int(at_risk.sum()), int((at_risk & ~grp).sum())
+        d = int((e & (t == u)).sum())
+        d_a = int((e & (t == u) & ~grp).sum())
+        o_minus_e += d_a - d * n_a / n
+        if n > 1:
+            var += d * (n_a / n) * (1 - n_a / n) * (n - d) / (n - 1)
+    return o_minus_e, var
+
+
+def logrank(groups: Sequence[tuple[Sequence[float], Sequence[bool], Sequence[float], Sequence[bool]]]) -> dict:
+    """Two-sample log-rank test on right-censored failure times, stratified. `groups`: per stratum (times
+    A, failed A, times B, failed B); within a stratum the expected failures of A are summed over the
+    distinct failure times, and observed - expected and its hypergeometric variance are added over
+    strata (a stratum with one group empty contributes nothing). Returns chi2, p (chi-square, 1 df) and
+    observed - expected of A. With censoring only at a horizon it compares when failures happen, not
+    only whether they do."""
+    total = var = 0.0
+    for ta, ea, tb, eb in groups:
+        if len(ta) == 0 or len(tb) == 0:
+            continue
+        ome, v = _o_minus_e(np.asarray(ta, float), np.asarray(ea, bool), np.asarray(tb, float), np.asarray(eb, bool))
+        total += ome
+        var += v
+    if var <= 0:
+        return {"chi2": 0.0, "p": 1.0, "o_minus_e_a": total}
+    chi2 = total * total / var
+    return {"chi2": float(chi2), "p": float(sps.chi2.sf(chi2, 1)), "o_minus_e_a": float(total)}
 
 
 def kaplan_meier(times: Sequence[float], failed: Sequence[bool], horizon: float) -> dict:

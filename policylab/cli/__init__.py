@@ -3,12 +3,16 @@
 Every failure ends as one line on stderr. Bad input (a field, a file, a folder) exits 2 with the
 field named and leaves the out folder as it was; anything else is an internal error: exit 1, and
 the traceback goes to a log file whose path the line gives (inside the run's out folder, or the
-system temp folder when there is none to write to).
+system temp folder when there is none to write to; on a full disk the line says there is no log,
+and no empty file is left). Ctrl-C or SIGTERM ends a run with one line
+saying how far it got and exit status 130 or 143 (`policylab.interrupts`; a rerun resumes).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+import shlex
 import sys
 import tempfile
 import time
@@ -19,6 +23,9 @@ import typer
 # typer 0.29 ships its own copy of click; its exceptions are what the parser raises (typer is pinned).
 from typer._click import exceptions as click
 
+from policylab import interrupts
+from policylab.cli import top
+from policylab.config import claimed_dirs, forget_claims, release_claims
 from policylab.errors import BadInput
 
 # (group name, module holding `app`): imported when the CLI is built; they hold request models
@@ -31,16 +38,12 @@ GROUPS = [
 
 
 def build_app() -> typer.Typer:
-    import importlib
-
-    from policylab.cli import top
-
     app = typer.Typer(
         name="policylab",
         help="Measure control policies honestly: search or train in a fast simulator, then check with "
         "paired seeds and confidence intervals whether the result holds on the reference environment.",
         no_args_is_help=True,
-    rich_markup_mode=None,  # plain help: long option names wrap instead of being cut at 80 columns
+        rich_markup_mode=None,  # plain help: long option names wrap instead of being cut at 80 columns
         add_completion=False,
         pretty_exceptions_enable=False,
     )
@@ -59,25 +62,35 @@ def _usage_field(exc: click.UsageError) -> str:
     return f"{param.name}: " if param is not None and param.name else ""
 
 
-def _log_internal(exc: BaseException) -> Path:
-    from policylab.config import claimed_dirs
+def _log_internal(exc: BaseException) -> Path | None:
+    """Write the traceback to a log in the newest out folder this run claimed, else the system temp
+    folder; None when neither can hold it (a full disk). A write that fails leaves no file behind."""
+    from policylab.fileio import atomic_write_bytes
 
-    text = "".join(traceback.format_exception(exc))
-    stamp = time.strftime("%Y%m%d-%H%M%S")
+    text = f"policylab {shlex.join(sys.argv[1:])}\n" + "".join(traceback.format_exception(exc))
+    name = f"policylab-error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
     for folder in [*reversed(claimed_dirs()), Path(tempfile.gettempdir())]:
-        path = folder / f"policylab-error-{stamp}-{os.getpid()}.log"
         try:
-            path.write_text(f"policylab {' '.join(sys.argv[1:])}\n{text}")
-            return path
+            atomic_write_bytes(folder / name, text.encode())
+            return folder / name
         except OSError:
             continue
-    return Path("(no writable folder for the log)")
+    return None
 
 
 def invoke(argv: list[str] | None = None) -> int:
     """Run the CLI on `argv` in this process and return its exit status (tests call this)."""
-    from policylab.config import forget_claims, release_claims
+    # The signal handlers go in before typer runs: typer would turn a KeyboardInterrupt into a bare
+    # exit status 130 before this function could say anything.
+    with interrupts.handled():
+        try:
+            return _invoke(argv)
+        except interrupts.Interrupted as exc:
+            print(f"policylab: {interrupts.line()}", file=sys.stderr)
+            return exc.exit_code
 
+
+def _invoke(argv: list[str] | None) -> int:
     forget_claims()
     try:
         result = build_app()(args=argv, prog_name="policylab", standalone_mode=False)
@@ -94,16 +107,17 @@ def invoke(argv: list[str] | None = None) -> int:
         release_claims()
         _error(str(exc))
         return 2
-    except (KeyboardInterrupt, typer.Abort):
-        _error("interrupted; a rerun of the same command resumes where this one stopped")
-        return 130
     except Exception as exc:  # noqa: BLE001 - the one place internal errors are turned into a line
         log = _log_internal(exc)
-        _error(f"internal error: {type(exc).__name__}: {exc} (traceback in {log})")
+        where = f"traceback in {log}" if log else "no log: no folder could hold it"
+        _error(f"internal error: {type(exc).__name__}: {exc} ({where})")
         return 1
 
 
 def main() -> None:
-    sys.exit(invoke())
+    code = invoke()
+    if code in interrupts.EXIT_CODES:
+        interrupts.leave(code)
+    sys.exit(code)
 
 

@@ -1,6 +1,6 @@
 """Commands generated from their request models, and the one way a command ends.
 
-A command is declared as `command(group, "eval", EvalRequest, "policylab.studies.breakout.eval:run_eval")`:
+A command is declared as `command(group, "eval", EvalRequest, "policylab.studies.breakout.episodes.eval:run")`:
 its options are the model's fields (`--field-name`, help from the field's description, default and
 bounds from the field), so defaults and bounds live in exactly one place. Every option reaches
 the model as text and pydantic alone parses it, which is why a wrong type, an out-of-range value,
@@ -16,27 +16,13 @@ from __future__ import annotations
 import importlib
 import inspect
 import typing
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 import typer
 
 from policylab.config import Request, validated
-
-
-@dataclass(frozen=True)
-class Result:
-    """What a run hands back to the CLI: the report, headline lines, and the exit status (a failed
-    equivalence gate is a result, not an error, and exits 1)."""
-
-    report: Path
-    headlines: tuple[str, ...] = field(default_factory=tuple)
-    exit_code: int = 0
-
-
-def flag_of(name: str) -> str:
-    return "--" + name.replace("_", "-")
+from policylab.result import Result, flag_of
 
 
 def _metavar(annotation: Any) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from policylab.cli.command import command
-from policylab.studies.lava_leap.config import LavaLeapRun
+from policylab.studies.lava_leap.requests import RunRequest
 
 app = typer.Typer(
     help="Lava Leap: REINFORCE vs PPO vs GRPO on a 40-tile floor, every score an exact expectation "
@@ -20,4 +20,4 @@ def _group() -> None:
     """Lava Leap study commands."""
 
 
-command(app, "run", LavaLeapRun, "policylab.studies.lava_leap.report:run")
+command(app, "run", RunRequest, "policylab.studies.lava_leap.report:run")

@@ -1,1 +1,1 @@
-"""Environments: one module per environment, explicit params and seeds, vectorized where it pays."""
+"""Environments, by family (`breakout/`, `robots/`): explicit params and seeds, vectorized where it pays."""

@@ -1,7 +1,7 @@
 """Breakout policies on the shared observation contract, vectorized in numba.
 
 A policy is `fn(obs, params, serve=True) -> actions`: `obs` is the (N, 9) float batch of
-`policylab.envs.breakout_contract`, `params` a dict of named values, actions int64 in
+`policylab.envs.breakout.contract`, `params` a dict of named values, actions int64 in
 {NOOP, FIRE, RIGHT, LEFT}. Policies are pure and memoryless, so they behave the same on ALE and
 on the shadow simulator. `serve=True` presses FIRE whenever no ball is in play (the `auto`
 serve rule of the protocol); an evaluator running `--serve never` passes `serve=False`, and the
@@ -44,7 +44,7 @@ import numba
 import numpy as np
 
 from policylab.config import load_json_file
-from policylab.envs.breakout_contract import FIRE, LEFT, NOOP, RIGHT, SCREEN_W
+from policylab.envs.breakout.contract import FIRE, LEFT, NOOP, RIGHT, SCREEN_W
 from policylab.errors import BadInput
 
 V3_PARAMS = (
@@ -76,7 +76,7 @@ PLANNER_DEFAULTS = {**V3_DEFAULTS, "wall_left": 8.0, "wall_right": 150.0, "paddl
 def tracker_action(obs, i, prm, planner, serve):
     """The action of the v3 family (`planner`: planner v1) for row `i` of `obs` with parameter vector
     `prm` (`TrackerForm.vector`). One definition for `_tracker` (the batch call every policy function
-    makes) and for the fused shadow loop (`policylab.studies.breakout.shadow_loop`), which plays it
+    makes) and for the fused shadow loop (`policylab.studies.breakout.episodes.shadow_loop`), which plays it
     inside numba."""
     far_cap, near_cap, base_dz, near_y, far_lead, near_lead, far_dz, near_dz, panic_y = (
         prm[0], prm[1], prm[2], prm[3], prm[4], prm[5], prm[6], prm[7], prm[8])

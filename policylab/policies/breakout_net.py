@@ -3,7 +3,7 @@
 Why a second observation beside the 9 contract features: a memoryless tracker needs only the ball
 and the paddle, but a learned policy that aims needs the brick wall, and one that reads motion
 from frames needs a short history. Both environments can give both (ALE: the wall is the playfield
-bytes ram[0:36], decoded by `trace.brick_flags`; the shadow: `ShadowBreakout.walls`), so a network
+bytes ram[0:36], decoded by `envs.breakout.rom.kernel.brick_flags`; the shadow: `ShadowBreakout.walls`), so a network
 cannot tell which one it plays, exactly as a tracker cannot.
 
 The observation of one env at one agent step, float32, in this order:
@@ -18,6 +18,9 @@ and whose output is 4 logits over the minimal action set (NOOP, FIRE, RIGHT, LEF
 which observation it takes in its metadata (`OBS_METADATA_KEY`, a JSON object of `NetObsSpec`), so a
 network trained elsewhere on the same features runs the same way. Acting is greedy (the first
 largest logit); the protocol's serve rule is applied by the episode runner, as for every policy.
+A file in the form `mlp_bytes` writes (what `breakout learn` makes) acts through
+`policylab.portable_math.dense` in float64, so its rollouts are the same bytes on any x86-64 CPU;
+any other file acts through onnxruntime, whose float32 kernels the CPU picks.
 
 A rollout knows a network as a `NetworkFile`: the bytes it checked, their sha256 and the
 observation they declare. The store keys an episode by the hash and the observation (`record`),
@@ -41,7 +44,7 @@ from typing import Sequence
 
 import numpy as np
 
-from policylab.envs.breakout_contract import N_FEATURES
+from policylab.envs.breakout.contract import N_FEATURES
 from policylab.errors import BadInput
 
 WALL_ROWS, WALL_COLS = 6, 18
@@ -123,22 +126,75 @@ class NetObserver:
 
 @dataclass
 class BreakoutNetPolicy:
-    """An ONNX Breakout network with the observation its file declares; greedy actions."""
+    """An ONNX Breakout network with the observation its file declares; greedy actions.
+
+    `mlp` holds the layers of a file in the form this project writes (`mlp_bytes`), which then acts
+    through `policylab.portable_math.dense` instead of onnxruntime: float64 sums in a fixed order
+    and a CPU-independent tanh, so its actions are the same bytes on any x86-64 CPU. Any other ONNX
+    file acts through onnxruntime, whose kernels are chosen by the CPU."""
 
     path: Path
     spec: NetObsSpec
     network: object  # policylab.policies.onnx.OnnxPolicy
+    mlp: MlpLayers | None = None
 
     def observer(self, n_envs: int) -> NetObserver:
         return NetObserver(self.spec, n_envs)
 
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """(N, dim) observations -> (N, 4) float64 logits."""
+        if self.mlp is None:
+            return self.network.act(obs)
+        return self.mlp.logits(obs)
+
     def act(self, obs: np.ndarray) -> np.ndarray:
         """(N, dim) observations -> (N,) int64 actions: the first largest logit."""
-        logits = self.network.act(obs)
-        return np.argmax(logits, axis=1).astype(np.int64)
+        return np.argmax(self.logits(obs), axis=1).astype(np.int64)
 
     def actor(self, n_envs: int) -> NetActor:
         return NetActor(self, n_envs)
+
+
+@dataclass(frozen=True)
+class MlpLayers:
+    """An `mlp_bytes` network as float64 arrays for `portable_math.dense`: (W.T, b) per layer, the
+    activation between layers (1 tanh, 2 relu). float32 weights and observations are exact in float64, so the
+    logits are the network's, rounded once per operation in a fixed order."""
+
+    layers: tuple[tuple[np.ndarray, np.ndarray], ...]
+    activation: int
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        from policylab.portable_math import dense
+
+        x = np.ascontiguousarray(obs, dtype=np.float64)
+        last = len(self.layers) - 1
+        for i, (w_t, b) in enumerate(self.layers):
+            x = dense(x, w_t, b, 0 if i == last else self.activation)
+        return x
+
+
+def project_mlp(raw: bytes, model, spec: NetObsSpec) -> MlpLayers | None:
+    """The layers of `raw` when it is exactly the file `mlp_bytes` writes for its own weights (what
+    `breakout learn` and `export_onnx` make); None for any other ONNX file."""
+    from onnx import numpy_helper
+
+    nodes = list(model.graph.node)
+    gemms = [n for n in nodes if n.op_type == "Gemm"]
+    acts = {n.op_type for n in nodes if n.op_type != "Gemm"}
+    names = {v: k for k, v in ACTIVATIONS.items()}
+    if not gemms or len(acts) > 1 or not acts <= set(names):
+        return None
+    activation = names[acts.pop()] if acts else "tanh"
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    try:
+        layers = [(inits[f"w{i}"], inits[f"b{i}"]) for i in range(len(gemms))]
+        if mlp_bytes(layers, spec, activation) != raw:
+            return None
+    except (KeyError, BadInput):
+        return None
+    return MlpLayers(tuple((np.ascontiguousarray(w.T, dtype=np.float64), b.astype(np.float64)) for w, b in layers),
+                     1 if activation == "tanh" else 2)
 
 
 class NetActor:
@@ -200,7 +256,7 @@ def _check(raw: bytes, p: Path, field: str) -> BreakoutNetPolicy:
                        "observation it takes (see docs/breakout.md)")
     spec = NetObsSpec.from_json(meta[OBS_METADATA_KEY], field)
     net = onnx_policy.from_bytes(raw, p, spec.dim, N_ACTIONS, what="the Breakout observation", field=field)
-    return BreakoutNetPolicy(p, spec, net)
+    return BreakoutNetPolicy(p, spec, net, project_mlp(raw, onnx.load_from_string(raw), spec))
 
 
 def read(path: str | Path, field: str = "policy") -> NetworkFile:
@@ -220,7 +276,7 @@ def load(path: str | Path, field: str = "policy") -> BreakoutNetPolicy:
     """The network in `path`, checked as by `read`, ready to act."""
     p = Path(path)
     net = read(p, field).policy()
-    return BreakoutNetPolicy(p, net.spec, net.network)
+    return BreakoutNetPolicy(p, net.spec, net.network, net.mlp)
 
 
 def stamp(model, spec: NetObsSpec) -> None:

@@ -11,8 +11,10 @@ Arithmetic: observations are cast to float32 (the network's precision) and actio
 The session runs on one intra-op thread in sequential mode, so a row's result does not depend on how
 the work is split over threads; measured on onnxruntime 1.32.0 (MLAS kernels, x86-64), a Gemm/Tanh
 MLP gives bit-identical rows for every batch size from 1 to 1000, in any order, on 1 or 2 threads.
-Other operators or machines may not: the boundary study's equivalence gate (`policylab boundary
-verify`) checks each sweep's worlds alone, in batches and reversed, and reports any difference.
+Other operators or machines may not: MLAS picks its kernels by the CPU's features (AVX-512, AVX2 with
+FMA), which every record's provenance names, and the boundary study's equivalence gate (`policylab
+boundary verify`) checks each sweep's worlds alone, in batches and reversed, and reports any
+difference, as a cross-machine one when the record was made on a CPU with other features.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
+from policylab.config import check_existing_dir
 from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.report.html import Page, Table, fmt, render
@@ -203,9 +204,10 @@ def write_runs_index(root: Path, out: Path | None = None) -> Path:
 
     `out` is the index.html to write, or a folder to write it into (default: `root/index.html`).
     """
-    root = Path(root)
-    if not root.is_dir():
-        raise BadInput("root", f"{root} is not a folder" if root.exists() else f"folder not found: {root}")
+    try:
+        root = check_existing_dir(Path(root))
+    except ValueError as exc:
+        raise BadInput("root", str(exc)) from None
     out = Path(out) if out is not None else root
     html = out if out.suffix == ".html" else out / "index.html"
     out_dir = html.parent.resolve()

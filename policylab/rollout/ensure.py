@@ -11,7 +11,9 @@ again, so a killed run resumes where it stopped and ends with the same store.
 Writes overlap simulation: a payload's compression and rename release the GIL, so one writer
 thread stores unit k while unit k+1 simulates (about 1 minute of a 6,400-rollout boundary sweep).
 At most one unit waits for the writer, so a kill loses at most the units not yet written, never
-a partial record (payloads are renamed into place before their index row is inserted).
+a partial record (payloads are renamed into place before their index row is inserted). An
+interrupt (Ctrl-C, SIGTERM) loses only the units still running: the executor hands over every unit
+that had finished, and each is written before `Interrupted` goes on up.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from policylab.progress import say
+from policylab.interrupts import check, deferred
+from policylab.progress import say, tally
 from policylab.rollout.executors import run_tasks
 from policylab.rollout.store import Record, Store, rollout_key
 
@@ -41,7 +44,8 @@ class Planned:
     The key hashes `world`, `policy` and `protocol` only. `labels` are names a person gave the world
     (a preset's name): the record's world keeps them, the key does not, so equal physics under two
     names are one rollout. `detail` carries whatever the runner needs to simulate it (a task, a
-    world) and is not part of the record.
+    world) and is not part of the record. `former_worlds` is the same world as earlier key versions
+    wrote it (docs/design.md, "Key versions"): a record stored under one of their keys is this rollout's.
     """
 
     study: str
@@ -50,10 +54,15 @@ class Planned:
     protocol: Mapping[str, Any]
     labels: Mapping[str, Any] = field(default_factory=dict)
     detail: Any = None
+    former_worlds: tuple[Mapping[str, Any], ...] = ()
 
     @cached_property
     def key(self) -> str:  # hashed once: ensure, the writer and summaries all ask for it
         return rollout_key(self.world, self.policy, self.protocol)
+
+    @property
+    def former_keys(self) -> list[str]:
+        return [rollout_key(w, self.policy, self.protocol) for w in self.former_worlds]
 
 
 class BatchRunner(Protocol):
@@ -99,6 +108,7 @@ class _Writer:
         for p, (outcome, payload) in zip(unit, results):
             self._local.store.put(p.key, study=p.study, world={**p.world, **p.labels}, policy=p.policy,
                                   protocol=p.protocol, outcome=outcome, payload=payload)
+            tally.add(1)
         self.busy_s += time.perf_counter() - t0
 
     def submit(self, unit: list[Planned], results) -> None:
@@ -138,14 +148,21 @@ def ensure(
     """Run every planned rollout the store lacks; return {key: record} for all of them.
 
     `max_units` stops after that many units (a deliberate interruption, for resume tests); the
-    records of rollouts not run are then missing from the result.
+    records of rollouts not run are then missing from the result. A rollout whose record the store
+    holds under a former key (`Planned.former_worlds`) is not run; the result maps its key to that record.
     """
     stats = stats if stats is not None else EnsureStats()
     keys = [p.key for p in planned]
     present = set(store.keys())
+    stored_as: dict[str, str] = {}  # key -> the former key its record is stored under
     todo, seen = [], set()
     for k, p in zip(keys, planned):
-        if k not in present and k not in seen:
+        if k in present or k in seen:
+            continue
+        former = next((f for f in p.former_keys if f in present), None)
+        if former is not None:
+            stored_as[k] = former
+        else:
             todo.append(p)
             seen.add(k)
     units = runner.pack(todo) if todo else []
@@ -153,18 +170,21 @@ def ensure(
         units = units[:max_units]
     stats.planned, stats.present, stats.units = len(planned), len(planned) - len(todo), len(units)
     say(f"{label}: {len(planned)} planned, {stats.present} in the store, {sum(len(u) for u, _ in units)} to run")
+    tally.start(label, len(planned), stats.present)
     writer = _Writer(store.root)
     try:
         for i, results in run_tasks(runner.run, [work for _, work in units], executor=executor, workers=workers,
                                     ray_address=ray_address, label=label, unit=unit):
-            writer.submit(units[i][0], results)
-            stats.ran += len(results)
+            with deferred():  # a finished unit always reaches the writer; run_tasks raises a signal noted here
+                writer.submit(units[i][0], results)
+                stats.ran += len(results)
+        check()
     finally:
         writer.close()
     stats.write_s = writer.busy_s
     out = {}
     for k in keys:
-        rec = store.get(k)
+        rec = store.get(stored_as.get(k, k))
         if rec is not None:
             out[k] = rec
     return out

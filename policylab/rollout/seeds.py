@@ -3,7 +3,7 @@ the named seed ranges every producer draws its seeds from.
 
 Every producer (sweeps, evals, training loops) and every consumer (replays, clips, audits) calls
 `world_seed` or takes its base from a named range here; nothing else derives seeds or holds a seed
-base (tests/core/test_seed_ranges.py scans the package for seed literals). Tests check the scheme
+base (tests/rollout/test_seeds_ranges.py scans the package for seed literals). Tests check the scheme
 against stored records, so a change here that would silently simulate different worlds fails loudly.
 
 Schemes

@@ -31,7 +31,7 @@ import numpy as np
 
 from policylab.fileio import EncodedArrays, arrays_to_bytes, atomic_write_bytes, read_arrays
 from policylab.hashing import canonical_json, sha256_hex
-from policylab.provenance import versions
+from policylab.provenance import record as provenance_record
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rollouts (
@@ -130,8 +130,8 @@ def _as_dict(obj: Mapping[str, Any]) -> dict:
 
 
 def _provenance() -> FrozenJSON:
-    """`versions()`, frozen once per distinct value (it is cached, so once per process)."""
-    current = versions()
+    """`provenance.record()`, frozen once per distinct value (it is cached, so once per process)."""
+    current = provenance_record()
     global _PROVENANCE
     if _PROVENANCE is None or _PROVENANCE[0] is not current:
         _PROVENANCE = (current, FrozenJSON(current))

@@ -22,6 +22,7 @@ from typing import Any
 
 from policylab.config import load_json_file
 from policylab.errors import BadInput
+from policylab.studies.boundary.constants import UNRECORDED_ROBOT
 
 # stage -> the files it leaves in the analysis folder (the first one is what later stages read)
 STAGES: dict[str, tuple[str, ...]] = {
@@ -63,3 +64,8 @@ def recorded_store(out: Path):
     if not (root / "index.sqlite").is_file():
         raise BadInput("out", f"the store {root} that {out} was reduced from is gone (no index.sqlite)")
     return Store(root)
+
+
+def reduced_robot_ref(reduction: dict) -> str:
+    """The robot reference of the sweep a reduction read (`UNRECORDED_ROBOT` when it records none)."""
+    return reduction["sweep"].get("robot", UNRECORDED_ROBOT)

@@ -6,11 +6,20 @@ trot and feedback around it), whitened with running statistics of every visited 
 ARS (Mania et al. 2018): each iteration draws `directions` Gaussian perturbations of the weights,
 plays W + nu d and W - nu d in the same world (same seed, friction and push), keeps the best `top`
 directions by max(r+, r-) and steps W += alpha / (top * sigma_R) sum (r+ - r-) d. Every episode runs
-in the sweep's simulator (`envs.robots.batch.run_closed_loop`, stopping at the frozen failure rule).
+in the sweep's simulator (`envs.robots.batch.run_closed_loop`), so the world a record describes and
+the world the policy was trained in are simulated by the same code.
 
-Reward per control step: min(v_x, target_speed) - lateral_cost |v_y| - yaw_cost |w_z| + alive_bonus
-- ctrl_cost |a|^2 (world-frame torso velocities; the robot starts facing +x); an episode pays nothing
-after its failure.
+Two rewards (`TrainConfig.reward`), an episode paying nothing after it ends:
+- ``gait`` (the Go1): per control step min(v_x, target_speed) - lateral_cost |v_y| - yaw_cost |w_z| +
+  alive_bonus - ctrl_cost |a|^2 (world-frame torso velocities; the robot starts facing +x); it ends at
+  the robot's frozen failure rule.
+- ``ant_v5`` (the Ant): Ant-v5's forward reward and control cost, (x_{k+1} - x_k) / dt - ctrl_cost
+  |a|^2, without its alive bonus (ARS subtracts it); it ends when the torso's uprightness drops below
+  0.3 or its height leaves Ant-v5's healthy range [0.2, 1.0] m.
+
+The Ant's v1 is a fine-tune of ant_v0 (`init_from`: its weights and frozen whitening): trained from
+zero weights with the 500-iteration v0 recipe, v1's distribution (low friction, lateral pushes) gave a
+walker that survived only 84% of nominal 5 s evaluations, below the 95% requirement.
 
 Seeds: the search directions and every episode's world (reset seed below 1,000,000: never a sweep
 seed; friction, push) come from one generator seeded with `seed`. Training checkpoints itself every
@@ -25,26 +34,30 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 import numpy as np
 from pydantic import Field
 
 from policylab.config import StrictModel
-from policylab.envs.robots.batch import Robot, robot, run_closed_loop
+from policylab.envs.robots.batch import run_closed_loop
+from policylab.envs.robots.robot import Robot, robot
+from policylab.envs.robots.spec import DEFAULT_ROBOT
 from policylab.fileio import arrays_to_bytes, atomic_write_bytes, read_arrays
 from policylab.hashing import canonical_json, hash_obj
 from policylab.policies import linear
 from policylab.progress import progress_bar
 from policylab.rollout.seeds import named_range
+from policylab.studies.boundary.constants import CHECKPOINT_DIR
 
 TRAIN_SEEDS = named_range("boundary", "training")
 EVAL_SEEDS = named_range("boundary", "evaluation")
 
 
-class RobotTrainConfig(StrictModel):
+class TrainConfig(StrictModel):
     name: str
-    robot: str = "go1"
+    robot: str = DEFAULT_ROBOT
+    reward: Literal["gait", "ant_v5"] = "gait"
     seed: int = 0
     iterations: int = Field(150, ge=1)
     directions: int = Field(16, ge=1)
@@ -63,7 +76,9 @@ class RobotTrainConfig(StrictModel):
     push_duration_s: float = 0.5
     eval_every: int = 25
     eval_seeds: int = 32
+    eval_steps: Optional[int] = Field(None, ge=1)  # None: horizon_steps
     save_every: int = 5
+    init_from: Optional[str] = None  # fine-tune: start from this committed checkpoint, its whitening frozen
     # gait prior: the starting weights map the gait clock (phase sin, cos) to a trot: thigh action
     # prior_thigh * sin(psi), knee action prior_knee * cos(psi), psi = clock phase + leg offset
     prior_thigh: float = 0.0
@@ -74,15 +89,23 @@ class RobotTrainConfig(StrictModel):
     prior_worlds: int = 16
 
 
+# keyed by `policylab boundary train --config`
 CONFIGS = {
-    "go1_v0": RobotTrainConfig(name="go1_v0", prior_thigh=0.6, prior_knee=0.4),
+    "v0": TrainConfig(name="ant_v0", robot="ant", reward="ant_v5", iterations=500, directions=32, top=16,
+                      horizon_steps=160, ctrl_cost=0.5, friction_range=None, push_window_s=(1.0, 6.0),
+                      eval_steps=100),
+    # low friction and lateral pushes of U(0, 150) %BW for 0.5 s, left or right, starting in [1, 6) s
+    "v1": TrainConfig(name="ant_v1", robot="ant", reward="ant_v5", seed=1, iterations=50, directions=32, top=16,
+                      horizon_steps=160, ctrl_cost=0.5, friction_range=(0.10, 1.00), push_pct_max=150.0,
+                      push_window_s=(1.0, 6.0), eval_every=10, eval_steps=100, init_from="ant_v0"),
+    "go1_v0": TrainConfig(name="go1_v0", robot="go1", prior_thigh=0.6, prior_knee=0.4),
     # the one deliberate change of the retrain: random lateral pushes of U(0, 100) %BW for 0.5 s, left or
     # right, starting in [1, 4) s, in every training episode
-    "go1_v1": RobotTrainConfig(name="go1_v1", seed=1, prior_thigh=0.6, prior_knee=0.4, push_pct_max=100.0),
+    "go1_v1": TrainConfig(name="go1_v1", robot="go1", seed=1, prior_thigh=0.6, prior_knee=0.4, push_pct_max=100.0),
 }
 
 
-def episode_worlds(cfg: RobotTrainConfig, rob: Robot, rng: np.random.Generator) -> dict:
+def episode_worlds(cfg: TrainConfig, rob: Robot, rng: np.random.Generator) -> dict:
     n = cfg.directions
     seeds = rng.integers(TRAIN_SEEDS.base, TRAIN_SEEDS.stop, size=n)
     mus = [None] * n if cfg.friction_range is None else \
@@ -97,7 +120,7 @@ def episode_worlds(cfg: RobotTrainConfig, rob: Robot, rng: np.random.Generator) 
     return {"seeds": seeds, "mus": mus, "force": force, "dir": direction, "k0": k0}
 
 
-def returns(cfg: RobotTrainConfig, rob: Robot, traj: dict) -> tuple[np.ndarray, np.ndarray]:
+def gait_returns(cfg: TrainConfig, rob: Robot, traj: dict) -> tuple[np.ndarray, np.ndarray]:
     """Per-episode return and the alive mask (B, T) (True while the world has not failed)."""
     qpos, qvel = traj["qpos"], traj["qvel"]
     t = qpos.shape[1] - 1
@@ -112,9 +135,32 @@ def returns(cfg: RobotTrainConfig, rob: Robot, traj: dict) -> tuple[np.ndarray, 
     return np.where(alive, np.nan_to_num(r), 0.0).sum(axis=1), alive
 
 
+ANT_UP_TERMINATE = 0.3
+ANT_Z_HEALTHY = (0.2, 1.0)  # Ant-v5's healthy torso height range, m
+
+
+def ant_v5_returns(cfg: TrainConfig, rob: Robot, traj: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Per-episode return and alive mask (B, T) under Ant-v5's reward (rewards stop at termination)."""
+    qpos = traj["qpos"]
+    x = qpos[:, :, rob.root_qpos]
+    vx = (x[:, 1:] - x[:, :-1]) / rob.control_dt
+    reward = vx - cfg.ctrl_cost * np.sum(traj["action"] ** 2, axis=2)
+    z, up = rob.torso_z(qpos[:, 1:]), rob.uprightness(qpos[:, 1:])
+    bad = (up < ANT_UP_TERMINATE) | (z < ANT_Z_HEALTHY[0]) | (z > ANT_Z_HEALTHY[1]) | ~np.isfinite(reward)
+    alive = np.cumsum(bad, axis=1) == 0
+    return np.where(alive, np.nan_to_num(reward), 0.0).sum(axis=1), alive
+
+
+REWARDS = {"gait": gait_returns, "ant_v5": ant_v5_returns}
+
+
+def returns(cfg: TrainConfig, rob: Robot, traj: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Per-episode return and alive mask (B, T) under the config's reward."""
+    return REWARDS[cfg.reward](cfg, rob, traj)
+
+
 class Whitener:
-    """Running mean / std of observations (sum and sum of squares, float64); the Ant's recipe
-    (`train.py`) uses it too."""
+    """Running mean / std of observations (sum and sum of squares, float64)."""
 
     def __init__(self, dim: int):
         self.n, self.s, self.ss = 0, np.zeros(dim), np.zeros(dim)
@@ -132,19 +178,25 @@ class Whitener:
         return mean, np.maximum(np.sqrt(var), 1e-2)
 
 
-def evaluate_nominal(rob: Robot, policy: linear.LinearPolicy, n_seeds: int, n_steps: int, nthread: int) -> dict:
-    """Survival under the frozen rule and mean forward speed over nominal worlds (model friction, no
-    push) on the evaluation seeds 900,000 + i (never a sweep seed)."""
-    seeds = list(EVAL_SEEDS.first(n_seeds))
-    traj = run_closed_loop(rob, policy.act, [None] * n_seeds, seeds, n_steps=n_steps, nthread=nthread)
-    survived = traj["n_states"] == n_steps + 1
+def evaluate_nominal(cfg: TrainConfig, rob: Robot, policy: linear.LinearPolicy, nthread: int) -> dict:
+    """Survival (no episode end under the config's reward) and mean forward speed over `cfg.eval_seeds`
+    nominal worlds (model friction, no push) on the evaluation seeds 900,000 + i (never a sweep seed).
+    The gait recipe averages the speed over survivors, the Ant's over every world, as each was frozen."""
+    seeds = list(EVAL_SEEDS.first(cfg.eval_seeds))
+    n_steps = cfg.eval_steps or cfg.horizon_steps
+    traj = run_closed_loop(rob, policy.act, [None] * len(seeds), seeds, n_steps=n_steps, nthread=nthread)
+    _, alive = returns(cfg, rob, traj)
+    survived = alive[:, -1]
     x = traj["qpos"][:, :, rob.root_qpos]
+    if cfg.reward == "ant_v5":
+        speed = (x[:, -1] - x[:, 0]) / (traj["time"][:, -1] - traj["time"][:, 0])
+        return {"survival": float(survived.mean()), "speed_mps": float(speed.mean())}
     speed = (x[:, -1] - x[:, 0]) / (n_steps * rob.control_dt)
     return {"survival": float(survived.mean()),
             "speed_mps": float(speed[survived].mean()) if survived.any() else None}
 
 
-def prior_weights(cfg: RobotTrainConfig, rob: Robot) -> np.ndarray:
+def prior_weights(cfg: TrainConfig, rob: Robot) -> np.ndarray:
     """Raw-observation weights of the gait prior (zeros when it is off): a trot on the clock features."""
     w = np.zeros((rob.act_dim, rob.obs_dim))
     if not (cfg.prior_thigh or cfg.prior_knee):
@@ -164,7 +216,7 @@ def prior_weights(cfg: RobotTrainConfig, rob: Robot) -> np.ndarray:
     return w
 
 
-def _start(cfg: RobotTrainConfig, rob: Robot, rng: np.random.Generator, whiten: Whitener, nthread: int) -> np.ndarray:
+def _start(cfg: TrainConfig, rob: Robot, rng: np.random.Generator, whiten: Whitener, nthread: int) -> np.ndarray:
     """Initial weights: the gait prior, played once in `prior_worlds` nominal training worlds to seed the
     whitening statistics, then expressed on whitened observations (so the first policy is the prior)."""
     raw = prior_weights(cfg, rob)
@@ -179,7 +231,7 @@ def _start(cfg: RobotTrainConfig, rob: Robot, rng: np.random.Generator, whiten: 
     return raw * std[None, :]  # W z = W_raw (obs - mean) ... plus W_raw mean, which is ~0 for the clock
 
 
-def _state_hash(cfg: RobotTrainConfig) -> str:
+def _state_hash(cfg: TrainConfig) -> str:
     """What a saved state belongs to: the config and the robot (spec and MJCF files), so a changed robot
     never resumes a stale training."""
     return hash_obj({"config": cfg.model_dump(), "robot": robot(cfg.robot).identity})
@@ -190,7 +242,7 @@ def _state_paths(out_dir: Path, name: str) -> tuple[Path, Path]:
     return out_dir / f"{name}.train-state.arrays", out_dir / f"{name}.train-state.json"
 
 
-def _save_state(out_dir: Path, cfg: RobotTrainConfig, it: int, weights, whiten: Whitener, rng, log) -> None:
+def _save_state(out_dir: Path, cfg: TrainConfig, it: int, weights, whiten: Whitener, rng, log) -> None:
     npz, js = _state_paths(out_dir, cfg.name)
     atomic_write_bytes(npz, arrays_to_bytes({"weights": weights, "s": whiten.s, "ss": whiten.ss}))
     state = {"config_hash": _state_hash(cfg), "iteration": it, "whiten_n": whiten.n,
@@ -198,7 +250,7 @@ def _save_state(out_dir: Path, cfg: RobotTrainConfig, it: int, weights, whiten: 
     atomic_write_bytes(js, (json.dumps(state, sort_keys=True) + "\n").encode())
 
 
-def _load_state(out_dir: Path, cfg: RobotTrainConfig):
+def _load_state(out_dir: Path, cfg: TrainConfig):
     npz, js = _state_paths(out_dir, cfg.name)
     if not (npz.is_file() and js.is_file()):
         return None
@@ -209,16 +261,20 @@ def _load_state(out_dir: Path, cfg: RobotTrainConfig):
     return state, arrays
 
 
-def train(cfg: RobotTrainConfig, out_dir: Path, nthread: int = 2) -> tuple[linear.LinearPolicy, list[dict]]:
+def train(cfg: TrainConfig, out_dir: Path, nthread: int = 2) -> tuple[linear.LinearPolicy, list[dict]]:
     rob = robot(cfg.robot)
     rng = np.random.default_rng(cfg.seed)
     weights = np.zeros((rob.act_dim, rob.obs_dim))
     whiten = Whitener(rob.obs_dim)
+    frozen: tuple[np.ndarray, np.ndarray] | None = None
+    if cfg.init_from is not None:
+        start_policy = linear.load(CHECKPOINT_DIR / f"{cfg.init_from}.npz", rob.obs_dim, rob.act_dim)
+        frozen = (start_policy.obs_mean, start_policy.obs_std)
     log: list[dict] = []
     start = 0
     resumed = _load_state(out_dir, cfg)
     if resumed is None:
-        weights = _start(cfg, rob, rng, whiten, nthread)
+        weights = start_policy.weights.copy() if frozen else _start(cfg, rob, rng, whiten, nthread)
     if resumed is not None:
         state, arrays = resumed
         start, log = state["iteration"], state["curve"]
@@ -230,7 +286,7 @@ def train(cfg: RobotTrainConfig, out_dir: Path, nthread: int = 2) -> tuple[linea
         if start:
             bar.advance(start)
         for it in range(start, cfg.iterations):
-            mean, std = whiten.stats()
+            mean, std = frozen or whiten.stats()
             delta = rng.standard_normal((cfg.directions,) + weights.shape)
             w = episode_worlds(cfg, rob, rng)
             batch_w = np.concatenate([weights + cfg.noise * delta, weights - cfg.noise * delta])
@@ -254,18 +310,17 @@ def train(cfg: RobotTrainConfig, out_dir: Path, nthread: int = 2) -> tuple[linea
             row = {"iteration": it + 1, "return_mean": float(ret.mean()), "return_max": float(ret.max()),
                    "episode_steps_mean": float(traj["n_states"].mean() - 1)}
             if cfg.eval_every and ((it + 1) % cfg.eval_every == 0 or it + 1 == cfg.iterations):
-                m, s = whiten.stats()
-                row["eval"] = evaluate_nominal(rob, linear.LinearPolicy(weights, m, s), cfg.eval_seeds,
-                                               cfg.horizon_steps, nthread)
+                m, s = frozen or whiten.stats()
+                row["eval"] = evaluate_nominal(cfg, rob, linear.LinearPolicy(weights, m, s), nthread)
             log.append(row)
             if (it + 1) % cfg.save_every == 0 or it + 1 == cfg.iterations:
                 _save_state(out_dir, cfg, it + 1, weights, whiten, rng, log)
             bar.advance()
-    mean, std = whiten.stats()
+    mean, std = frozen or whiten.stats()
     return linear.LinearPolicy(weights, mean, std), log
 
 
-def train_and_save(cfg: RobotTrainConfig, out_dir: Path, nthread: int) -> dict:
+def train_and_save(cfg: TrainConfig, out_dir: Path, nthread: int) -> dict:
     t0 = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
     policy, log = train(cfg, out_dir, nthread=nthread)

@@ -28,16 +28,16 @@ from typing import Callable, Mapping, Sequence
 import mujoco
 import numpy as np
 
-from policylab.cli.command import Result
+from policylab.result import Result
 from policylab.config import claim_out_dir
-from policylab.envs.robots.batch import Robot, robot as load_robot
+from policylab.envs.robots.robot import Robot, robot as load_robot
 from policylab.fileio import write_json
 from policylab.progress import progress_bar
 from policylab.report.video import write_mp4
 from policylab.rollout.store import Store
-from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, stage_path
+from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, reduced_robot_ref, stage_path
 from policylab.studies.boundary.constants import PUSH_DURATION_S
-from policylab.studies.boundary.requests import ClipsRun
+from policylab.studies.boundary.requests import ClipsRequest
 from policylab.studies.boundary import failure
 
 AZIMUTHS = (90.0, 135.0, 180.0)
@@ -174,7 +174,7 @@ class OffscreenRenderer:
 
 
 def slug(cache_key: str) -> str:
-    """A file name for a cache key: `v1|mu=0.5000|...` -> `v1_mu-0.5000_...`."""
+    """A file name for a cache key: `v2|mu=0.5000|...` -> `v2_mu-0.5000_...`."""
     return cache_key.replace("|", "_").replace("=", "-")
 
 
@@ -241,23 +241,18 @@ def render_clips(store: Store, rob: Robot | mujoco.MjModel, replays: Sequence[Ma
 
 
 def analysis_robot(out: Path) -> Robot:
-    """The robot of an analysis folder's sweep (reduce.json names it; older folders: the Ant)."""
-    return load_robot(read_stage(out, "reduce")["sweep"].get("robot", "ant"))
+    """The robot of an analysis folder's sweep, as reduce.json names it."""
+    return load_robot(reduced_robot_ref(read_stage(out, "reduce")))
 
 
-def render_model() -> mujoco.MjModel:
-    """A private copy of the Ant model for rendering (the renderer sizes its buffer on it)."""
-    return load_robot("ant").render_model()
-
-
-def _render_part(store_root: str, robot_ref: str, part: list[dict], out_dir: str, width: int, height: int,
+def _render_part(store_root: str, rob: Robot, part: list[dict], out_dir: str, width: int, height: int,
                  fps: int) -> list[dict]:
     """Worker: the clips of `part` (module-level, so a process pool can run it)."""
     with Store(Path(store_root)) as store:
-        return render_clips(store, load_robot(robot_ref), part, Path(out_dir), width=width, height=height, fps=fps)
+        return render_clips(store, rob, part, Path(out_dir), width=width, height=height, fps=fps)
 
 
-def render_batch(store_root: Path, robot_ref: str, todo: Sequence[Mapping], out_dir: Path, *, width: int, height: int,
+def render_batch(store_root: Path, rob: Robot, todo: Sequence[Mapping], out_dir: Path, *, width: int, height: int,
                  fps: int, workers: int, on_done: Callable[[int], None] | None = None) -> list[dict]:
     """Every clip of `todo` in one batch: the distinct records dealt round-robin to `workers` processes, each
     with one render context for its share; entries come back in `todo`'s order (a world selected twice is
@@ -269,11 +264,11 @@ def render_batch(store_root: Path, robot_ref: str, todo: Sequence[Mapping], out_
     parts = [p for p in (unique[i::max(1, workers)] for i in range(max(1, workers))) if p]
     done: dict[str, dict] = {}
     if len(parts) <= 1:
-        for entry in _render_part(str(store_root), robot_ref, unique, str(out_dir), width, height, fps):
+        for entry in _render_part(str(store_root), rob, unique, str(out_dir), width, height, fps):
             done[entry["key"]] = entry
     else:
         with ProcessPoolExecutor(len(parts), mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(_render_part, str(store_root), robot_ref, p, str(out_dir), width, height, fps)
+            futures = [pool.submit(_render_part, str(store_root), rob, p, str(out_dir), width, height, fps)
                        for p in parts]
             for fut in as_completed(futures):
                 entries = fut.result()
@@ -284,17 +279,16 @@ def render_batch(store_root: Path, robot_ref: str, todo: Sequence[Mapping], out_
     return [{**{k: v for k, v in done[r["key"]].items() if k != "kind"}, "kind": r["kind"]} for r in todo]
 
 
-def run(req: ClipsRun) -> Result:
+def run(req: ClipsRequest) -> Result:
     """`policylab boundary clips`: OUT/clips/*.mp4 and clips.json from the replays' stored trajectories."""
     todo = [r for r in read_stage(req.out, "replay")["replays"] if "key" in r]
-    rob_ref = read_stage(req.out, "reduce")["sweep"].get("robot", "ant")
-    analysis_robot(req.out)  # the robot must load before anything is written
+    rob = analysis_robot(req.out)  # the robot must load before anything is written
     with recorded_store(req.out) as store:
         root = store.root
     claim_out_dir(req.out / "clips", req.config())
     with progress_bar("clips", len({r["key"] for r in todo}), "clips") as bar:
         t0 = time.perf_counter()
-        entries = render_batch(root, rob_ref, todo, req.out / "clips", width=req.width, height=req.height,
+        entries = render_batch(root, rob, todo, req.out / "clips", width=req.width, height=req.height,
                                fps=req.fps, workers=req.workers, on_done=bar.advance)
         wall = time.perf_counter() - t0
     path = stage_path(req.out, "clips")

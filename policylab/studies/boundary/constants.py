@@ -1,7 +1,7 @@
 """Fixed numbers of the failure-boundary study that the request models and the stages share.
 
 A light module (no numpy, no MuJoCo): `requests.py` takes its defaults and bounds from here so that
-`policylab boundary --help` stays fast, and the stages (world.py, sweep.py, train.py) import the
+`policylab boundary --help` stays fast, and the stages (world.py, protocol.py, ars.py, ...) import the
 same names, so each number is declared once.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"  # the committed checkpoints (ant_v0, ant_v1)
+CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"  # the committed checkpoints (ant_v0, ant_v1, go1_v0, go1_v1)
 
 # A world's clamp ranges and resolutions (world.py checks and rounds with them; out of range is bad
 # input, never silently clamped).
@@ -34,3 +34,8 @@ PUSH_DURATION_S = 0.5
 def axis_size(value_range: tuple[float, float], res: float) -> int:
     """How many distinct values a grid axis can hold over `value_range` at resolution `res`."""
     return int(round((value_range[1] - value_range[0]) / res)) + 1
+
+# The robot of a stored sweep (or an analysis of one) that records none: the Ant, the study's only
+# robot when such stores were written. Every reader of a store's or analysis's robot falls back to
+# this one name; a command with no --robot uses the default robot instead (go1, envs/robots/spec.py).
+UNRECORDED_ROBOT = "ant"

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from policylab.cli.command import Result
+from policylab.result import Result
 from policylab.config import claim_out_dir
 from policylab.errors import BadInput
 from policylab.fileio import write_json
-from policylab.stats import benjamini_hochberg, fisher_exact
+from policylab.stats import bh_qvalues, fisher_exact, logrank
 from policylab.studies.boundary.analysis_folder import stage_path
-from policylab.studies.boundary.requests import DiffRun
-from policylab.studies.boundary.survival_tests import bh_qvalues, logrank
+from policylab.studies.boundary.requests import DiffRequest
 
 
 def _times(cell: Mapping, horizon: float) -> tuple[list[float], list[bool]]:
@@ -83,11 +82,11 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
         tb, eb = _times(cb, horizon)
         c["p_logrank"] = logrank([(ta, ea, tb, eb)])["p"]
         strata.setdefault(c["mu_idx"], []).append((ta, ea, tb, eb))
-    reject = benjamini_hochberg([c["p_fisher"] for c in cells], q=q)
     q_fisher = bh_qvalues([c["p_fisher"] for c in cells])
     q_logrank = bh_qvalues([c["p_logrank"] for c in cells])
-    for c, r, qf, ql in zip(cells, reject, q_fisher, q_logrank):
-        c["significant"] = bool(r)
+    for c, qf, ql in zip(cells, q_fisher, q_logrank):
+        r = qf <= q  # Benjamini-Hochberg at false-discovery rate q
+        c["significant"] = r
         c["change"] = "unchanged" if not r else ("safer" if (c["delta_survival"] or 0) > 0 else "worse")
         c["q_fisher"], c["q_logrank"] = qf, ql
         c["significant_logrank"] = ql <= q
@@ -137,7 +136,7 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
     }
 
 
-def run(req: DiffRun) -> Result:
+def run(req: DiffRequest) -> Result:
     """`policylab boundary diff`: reduce both sweeps (no rule check), diff them, write OUT/diff.json."""
     from policylab.rollout.store import Store
     from policylab.studies.boundary import gate

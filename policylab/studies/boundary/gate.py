@@ -11,12 +11,14 @@ makes one.
 
 from __future__ import annotations
 
+import shlex
 from importlib import metadata
 from pathlib import Path
 
 from policylab.errors import BadInput
 from policylab.hashing import hash_obj
 from policylab.rollout.store import Store
+from policylab.studies.boundary.records import meta_name, recorded_robot
 
 
 def gate_name(checkpoint: str) -> str:
@@ -37,22 +39,21 @@ def record(sweep_meta: dict, report: dict) -> dict:
     """The gate record of a verify run over the sweep whose store meta is `sweep_meta`."""
     a = report["agreement"]
     return {"passed": bool(report["passed"]), "checkpoint": sweep_meta["checkpoint"],
-            "robot": (sweep_meta.get("robot") or {"ref": "ant"}), "protocol_hash": hash_obj(sweep_meta["protocol"]),
+            "robot": recorded_robot(sweep_meta), "protocol_hash": hash_obj(sweep_meta["protocol"]),
             "libraries": library_versions(), "sampled": a["n"], "identical": a["identical"]}
 
 
-def verify_command(store_root: Path, checkpoint: str, robot_ref: str | None) -> str:
-    robot = f" --robot {robot_ref}" if robot_ref and robot_ref != "ant" else " --robot ant"
-    return f"policylab boundary verify{robot} --checkpoint {checkpoint} --store {store_root}"
+def verify_command(store_root: Path, checkpoint: str, robot_ref: str) -> str:
+    return shlex.join(["policylab", "boundary", "verify", "--robot", robot_ref, "--checkpoint", checkpoint,
+                       "--store", str(store_root)])
 
 
 def require(store: Store, checkpoint: str, field: str) -> dict:
     """The passing gate record of the sweep of `checkpoint` in `store`, or BadInput naming the command."""
-    meta = store.get_meta(f"boundary/sweep/{checkpoint}")
+    meta = store.get_meta(meta_name(checkpoint))
     if meta is None:
         raise BadInput(field, f"no sweep of checkpoint {checkpoint!r} in {store.root}")
-    ref = (meta.get("robot") or {"ref": "ant"})["ref"]
-    cmd = verify_command(store.root, checkpoint, ref)
+    cmd = verify_command(store.root, checkpoint, recorded_robot(meta)["ref"])
     gate = store.get_meta(gate_name(checkpoint))
     if gate is None:
         raise BadInput(field, f"the sweep of {checkpoint!r} has no equivalence record (the gate never ran); run "
@@ -63,7 +64,7 @@ def require(store: Store, checkpoint: str, field: str) -> dict:
     why = []
     if gate.get("checkpoint") != meta["checkpoint"]:
         why.append("checkpoint")
-    if gate.get("robot") != (meta.get("robot") or {"ref": "ant"}):
+    if gate.get("robot") != recorded_robot(meta):
         why.append("robot")
     if gate.get("protocol_hash") != hash_obj(meta["protocol"]):
         why.append("physics settings")

@@ -22,19 +22,20 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from policylab.cli.command import Result
+from policylab.result import Result
 from policylab.config import claim_out_dir
 from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, world_seed
 from policylab.rollout.store import Store
 from policylab.stats import kaplan_meier
-from policylab.studies.boundary import sweep as boundary_sweep
+from policylab.envs.robots.robot import Robot
 from policylab.studies.boundary.analysis_folder import stage_path
-from policylab.studies.boundary.requests import ReduceRun
-from policylab.studies.boundary.verify import grid_from_meta
+from policylab.studies.boundary.checkpoint import Checkpoint
+from policylab.studies.boundary.protocol import classify, protocol
+from policylab.studies.boundary.records import STUDY, grid_from_meta, meta_name, robot_from_meta, sweep_keys
+from policylab.studies.boundary.requests import ReduceRequest
 
-STUDY = "boundary"
 SURVIVED, FAILED, DIVERGED = "survived", "failed", "diverged"
 STATUSES = (SURVIVED, FAILED, DIVERGED)
 CROSSING_LEVEL = 0.5
@@ -69,7 +70,7 @@ class Sweep:
     push_t0: float
     protocol: dict
     cells: dict[tuple[int, int], list[Rollout]]
-    robot_ref: str = "ant"
+    robot: Robot
     policy_kind: str = "linear"
 
     @property
@@ -88,27 +89,26 @@ class Sweep:
 
 def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint") -> Sweep:
     """The complete sweep of `checkpoint` in `store`: the grid from the sweep's store meta, every
-    world's record found under the sweep's own key derivation (`sweep.sweep_keys`), so reduce
+    world's record found under the sweep's own key derivation (`records.sweep_keys`), so reduce
     reads exactly the worlds the sweep simulated. A missing record is bad input (nothing is reduced);
     an unknown checkpoint is bad input in `field` (the option that named it)."""
-    meta = store.get_meta(boundary_sweep.meta_name(boundary_sweep.Checkpoint(checkpoint, Path(checkpoint), "")))
+    meta = store.get_meta(meta_name(checkpoint))
     if meta is None:
         known = sorted({str(r.data["world"]["checkpoint"]["name"]) for r in store.records(STUDY)})
         raise BadInput(field, f"no sweep of checkpoint {checkpoint!r} in {store.root}; "
                        f"stored: {', '.join(known) or 'none'}")
-    rob = boundary_sweep.robot_from_meta(meta)
-    current = boundary_sweep.protocol(rob)
+    rob = robot_from_meta(meta)
+    current = protocol(rob)
     changed = sorted(k for k in set(meta["protocol"]) | set(current) if meta["protocol"].get(k) != current.get(k))
     if changed:
         raise BadInput("store", f"the sweep of {checkpoint!r} was recorded under another protocol than this code's "
                        f"(differs in: {', '.join(changed)}); sweep again into a new store")
     grid = grid_from_meta(meta)
-    ckpt = boundary_sweep.Checkpoint(checkpoint, Path(checkpoint) if meta.get("policy_kind") != "onnx"
-                                     else Path(f"{checkpoint}.onnx"), meta["checkpoint"]["sha256"],
-                                     (meta.get("robot") or {"ref": "ant"})["ref"])
+    ckpt = Checkpoint(checkpoint, Path(checkpoint) if meta.get("policy_kind") != "onnx" else Path(f"{checkpoint}.onnx"),
+                      meta["checkpoint"]["sha256"], rob)
     cells: dict[tuple[int, int], list[Rollout]] = {}
     missing = 0
-    for key, gw in boundary_sweep.sweep_keys(grid, ckpt):
+    for key, gw in sweep_keys(grid, ckpt):
         rec = store.get(key)
         if rec is None:
             missing += 1
@@ -268,13 +268,13 @@ def training_distribution(checkpoint: str, sha256: str) -> dict | None:
 
 def rule_check(store: Store, sweep: Sweep) -> dict:
     """Re-apply the frozen rule to every stored trajectory and count agreement with the records."""
-    rob = boundary_sweep.load_robot(sweep.robot_ref)
+    rob = sweep.robot
     disagree = []
     total = 0
     for rollouts in sweep.cells.values():
         for r in rollouts:
             p = store.payload(r.key)
-            rule = boundary_sweep.classify(rob, p["qpos"], p["qvel"], p["time"])
+            rule = classify(rob, p["qpos"], p["qvel"], p["time"])
             total += 1
             same_t = (rule["t_fail"] is None and r.t_fail is None) or (
                 rule["t_fail"] is not None and r.t_fail is not None and abs(rule["t_fail"] - r.t_fail) < 1e-9)
@@ -302,7 +302,7 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
         })
     return {
         "sweep": {"checkpoint": sweep.checkpoint, "checkpoint_sha256": sweep.checkpoint_sha256, "env": sweep.env,
-                  "grid": sweep.grid, "robot": sweep.robot_ref, "robot_identity": sweep.protocol.get("robot"),
+                  "grid": sweep.grid, "robot": sweep.robot.ref, "robot_identity": sweep.protocol.get("robot"),
                   "policy_kind": sweep.policy_kind,
                   "n_rollouts": sum(totals.values()), "store_root": str(store.root)},
         "thresholds": {**sweep.protocol["failure"], "horizon_s": sweep.horizon_s},
@@ -330,7 +330,7 @@ def danger_matrix(cells: Iterable[Mapping], n_mu: int, n_push: int) -> list[list
     return grid
 
 
-def run(req: ReduceRun) -> Result:
+def run(req: ReduceRequest) -> Result:
     """`policylab boundary reduce`: find the sweep, claim the analysis folder, write reduce.json."""
     with Store(req.store.resolve()) as store:
         sweep = load_sweep(store, req.checkpoint)

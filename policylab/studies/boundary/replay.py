@@ -19,17 +19,21 @@ per world.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
-from policylab.cli.command import Result
+from policylab.result import Result
 from policylab.config import claim_out_dir
 from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.rollout.store import Store
-from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, reduced_config, stage_path
-from policylab.studies.boundary.requests import ReplayRun
+from policylab.studies.boundary.analysis_folder import (read_stage, recorded_store, reduced_config, reduced_robot_ref,
+                                                        stage_path)
+from policylab.studies.boundary.requests import ReplayRequest
+
+if TYPE_CHECKING:
+    from policylab.envs.robots.robot import Robot
 
 # records -> payloads, simulated together as one batch
 Resimulate = Callable[[Sequence[Mapping]], Sequence[Mapping[str, np.ndarray]]]
@@ -107,32 +111,31 @@ def replay_batch(store: Store, selection: Mapping, resimulate: Resimulate | None
     }
 
 
-def resimulate_with(checkpoint_path: Path, robot: str | None = None) -> Resimulate:
-    """Re-simulation of records' worlds with the checkpoint at `checkpoint_path`, through the study's one
-    simulator (`sweep.simulate_worlds`), all worlds in one batch."""
-    from policylab.studies.boundary import sweep
+def resimulate_with(checkpoint_path: Path, rob: Robot) -> Resimulate:
+    """Re-simulation of records' worlds with the checkpoint at `checkpoint_path` on `rob`, through the
+    sweep's simulator (`simulation.simulate_worlds`), all worlds in one batch."""
+    from policylab.studies.boundary.simulation import simulate_worlds
     from policylab.studies.boundary.world import World
 
     def resimulate(records: Sequence[Mapping]) -> list[Mapping[str, np.ndarray]]:
         worlds = [World(r["world"]["mu"], r["world"]["push_pct"], r["world"]["push_dir"], r["world"]["push_t0"],
                         r["world"]["seed"]) for r in records]
-        return [payload for _, payload in sweep.simulate_worlds(str(checkpoint_path), worlds, nthread=2,
-                                                                 robot=robot or "ant")]
+        return [payload for _, payload in simulate_worlds(str(checkpoint_path), worlds, rob, nthread=2)]
 
     return resimulate
 
 
-def run(req: ReplayRun) -> Result:
+def run(req: ReplayRequest) -> Result:
     """`policylab boundary replay`: OUT/replay/replays.json from the selection and the store; with --verify,
     re-simulated with the checkpoint the records were made with (its sha256 must be the sweep's)."""
-    from policylab.studies.boundary import sweep
+    from policylab.studies.boundary.checkpoint import resolve_checkpoint
 
     reduction, selection = read_stage(req.out, "reduce"), read_stage(req.out, "select")
     sha = reduction["sweep"]["checkpoint_sha256"]
     resimulate = None
     if req.verify:
         spec = req.checkpoint or reduced_config(req.out)["checkpoint"]
-        ckpt = sweep.resolve_checkpoint(spec, reduction["sweep"].get("robot", "ant"))
+        ckpt = resolve_checkpoint(spec, reduced_robot_ref(reduction))
         if ckpt.sha256 != sha:
             raise BadInput("checkpoint", f"{spec} (sha256 {ckpt.sha256[:12]}) is not the checkpoint of this sweep "
                            f"(sha256 {sha[:12]})")

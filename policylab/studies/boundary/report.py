@@ -12,14 +12,14 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from policylab.cli.command import Result
+from policylab.result import Result
 from policylab.config import claim_out_dir
 from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.report.charts import plt, save_png
 from policylab.report.html import Page, Table, render
-from policylab.studies.boundary.analysis_folder import read_stage, stage_path
-from policylab.studies.boundary.requests import ReportRun
+from policylab.studies.boundary.analysis_folder import read_stage, reduced_robot_ref, stage_path
+from policylab.studies.boundary.requests import ReportRequest
 
 
 def _edges(values: Sequence[float]) -> np.ndarray:
@@ -188,7 +188,7 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
         "clips": clip_rows,
         "rrd": [{k: r[k] for k in ("cache_key", "rrd_file", "qpos_file", "outcome")} for r in rrds or []],
         "training": reduction.get("training"),
-        "robot": reduction["sweep"].get("robot", "ant"),
+        "robot": reduced_robot_ref(reduction),
         "method": reduction["method"],
     }
     write_json(out / "report.json", data)
@@ -305,7 +305,7 @@ def diff_report(out: Path, diff: Mapping) -> Path:
     return out / "report.html"
 
 
-def run(req: ReportRun) -> Result:
+def run(req: ReportRequest) -> Result:
     """`policylab boundary report`: OUT/report/report.json and report.html, for an analysis folder (with
     whichever later stages it has) or a diff folder."""
     from policylab.config import load_json_file

@@ -2,10 +2,12 @@
 
 These models are the only place the commands' options, defaults, bounds and help live; the CLI is
 generated from them (`policylab.cli.command`). The module is light (stdlib, pydantic, policylab.config
-and the study's constants), so `policylab boundary --help` loads no MuJoCo, Gymnasium or SciPy. Checks that need the
-study's code (a checkpoint's arrays, a grid axis at its resolution) import it inside the validator,
-which runs only when a command runs, and always before it writes anything: a bad checkpoint,
-store, analysis folder or grid is one line naming the field, exit status 2.
+and the study's constants), so `policylab boundary --help` loads no MuJoCo, Gymnasium or SciPy. Checks that need
+MuJoCo (a robot spec against its model, a checkpoint's arrays against the robot, a grid axis at its
+resolution) import the modules that hold them (`envs.robots.robot`, `checkpoint`, `protocol`,
+`world`; none of them imports this module) inside the validator, which runs only when a command
+runs, and always before it writes anything: a bad checkpoint, store, analysis folder or grid is one
+line naming the field, exit status 2.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ STORE = RUNS / "store"
 SWEEP_SEEDS = named_range("boundary", "sweep")
 MAX_SEED = 2**32 - 1  # bootstrap generator seeds (numpy SeedSequence entropy)
 EXECUTORS = Literal["local", "processes", "ray"]  # policylab.rollout.executors.EXECUTORS
-TRAIN_CONFIGS = Literal["v0", "v1", "go1_v0", "go1_v1"]  # train.CONFIGS (the Ant's) and ars.CONFIGS
+TRAIN_CONFIGS = Literal["v0", "v1", "go1_v0", "go1_v1"]  # ars.CONFIGS: the Ant's v0, v1 and the Go1's
 
 CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v0, go1_v1, ant_v0, ant_v1) or the path of a linear "
                    ".npz or an .onnx network; its observation and action sizes must fit the robot (default: "
@@ -47,7 +49,7 @@ def _robot(spec: str | None) -> str | None:
     """A shipped robot name or a robot spec file that loads and fits its model."""
     if spec is None:
         return spec
-    from policylab.envs.robots.batch import robot
+    from policylab.envs.robots.robot import robot
 
     try:
         robot(spec)
@@ -127,7 +129,7 @@ def _default_out(data: Any, cls: type[Request], prefix: str) -> Any:
 def _check_checkpoint(cls, v: str | None, info: ValidationInfo) -> str | None:
     if info.data.get("robot", ...) is ... and "robot" in cls.model_fields:
         return v  # the robot was refused; that error is the one reported
-    from policylab.studies.boundary.sweep import resolve_checkpoint
+    from policylab.studies.boundary.checkpoint import resolve_checkpoint
 
     try:
         resolve_checkpoint(v, info.data.get("robot"))
@@ -137,21 +139,21 @@ def _check_checkpoint(cls, v: str | None, info: ValidationInfo) -> str | None:
 
 
 # -- train, calibrate, sweep, verify ------------------------------------------------------------
-class TrainRun(Request):
-    """Train the linear Ant policy with seeded ARS; write <name>.npz, <name>.json (config and learning
-    curve) and <name>.timing.json into OUT."""
+class TrainRequest(Request):
+    """Train a committed config's linear walking policy with seeded ARS; write <name>.npz, <name>.json
+    (config and learning curve) and <name>.timing.json into OUT."""
 
-    config: TRAIN_CONFIGS = Field("v0", description="Training config: v0 (nominal worlds, from zero weights) or v1 "
-                                  "(fine-tune of ant_v0 with low friction and lateral pushes).")
+    config: TRAIN_CONFIGS = Field("v0", description="Training config: v0 (the Ant in nominal worlds, from zero "
+                                  "weights), v1 (fine-tune of ant_v0 with low friction and lateral pushes), go1_v0 "
+                                  "(the Go1 from a trot prior) or go1_v1 (go1_v0's recipe with lateral pushes).")
     out: Annotated[OutDir, AfterValidator(_not_a_run)] = Field(
-        CHECKPOINT_DIR, description="Folder for the checkpoint files (default: the committed checkpoints, which the "
-        "same config rewrites byte for byte).")
+        CHECKPOINT_DIR, description="Folder for the checkpoint files (default: the committed checkpoints' folder).")
     iterations: Optional[int] = Field(None, ge=1, le=100_000, description="ARS iterations instead of the config's "
                                       "(for quick trials).")
     threads: int = Field(2, ge=1, le=256, description="Simulation threads.")
 
 
-class CalibrateRun(Request):
+class CalibrateRequest(Request):
     """The data behind the frozen failure thresholds: nominal minima and the poses of toppled robots."""
 
     robot: RobotSpec = Field(None, description=ROBOT_HELP)
@@ -168,7 +170,7 @@ class CalibrateRun(Request):
                 **({"robot": self.robot} if self.robot else {})}
 
 
-class SweepRun(Request):
+class SweepRequest(Request):
     """Play the checkpoint in every world of the friction x push grid; each rollout becomes a store
     record. Resumable: worlds already in the store are skipped."""
 
@@ -266,16 +268,17 @@ class SweepRun(Request):
         writer and the worker processes themselves. Disk: every world's payload (uncompressed, an upper
         bound) and record."""
         from policylab.rollout.executors import default_workers
-        from policylab.studies.boundary import sweep
+        from policylab.studies.boundary.checkpoint import resolve_checkpoint
+        from policylab.studies.boundary.protocol import RECORD_BYTES, WORKER_BYTES, WORLD_SIM_BYTES, payload_bytes
 
-        per = sweep.payload_bytes(sweep.resolve_checkpoint(self.checkpoint, self.robot).robot)
+        per = payload_bytes(resolve_checkpoint(self.checkpoint, self.robot).robot)
         workers = 0 if self.executor == "local" else self.workers or default_workers()
-        simulating = max(workers, 1) * self.chunk * (sweep.WORLD_SIM_BYTES + 2 * per)
-        memory = simulating + self.chunk * 2 * per + workers * sweep.WORKER_BYTES
-        return memory, self.n_worlds * (per + sweep.RECORD_BYTES)
+        simulating = max(workers, 1) * self.chunk * (WORLD_SIM_BYTES + 2 * per)
+        memory = simulating + self.chunk * 2 * per + workers * WORKER_BYTES
+        return memory, self.n_worlds * (per + RECORD_BYTES)
 
 
-class VerifyRun(Request):
+class VerifyRequest(Request):
     """Equivalence gate: re-simulate stored worlds and compare them bitwise with their records, and play
     the checkpoint in Gymnasium's own Ant-v5 loop against the study's simulator. Exit 1 when it fails."""
 
@@ -297,7 +300,7 @@ class VerifyRun(Request):
 
 
 # -- analysis -----------------------------------------------------------------------------------
-class ReduceRun(Request):
+class ReduceRequest(Request):
     """Kaplan-Meier survival per cell, danger heatmap data and the per-row boundary with a bootstrap
     interval, from the sweep's records in the store."""
 
@@ -316,7 +319,7 @@ class ReduceRun(Request):
                 "seed": self.seed, "rule_check": self.rule_check}
 
 
-class SelectRun(Request):
+class SelectRequest(Request):
     """Choose the boundary cells and recoveries to replay from the reduction."""
 
     out: Annotated[OutDir, _has_stages("reduce")] = Field(description=OUT_HELP)
@@ -328,7 +331,7 @@ class SelectRun(Request):
         return {"n_boundary": self.n_boundary, "n_recoveries": self.n_recoveries}
 
 
-class ReplayRun(Request):
+class ReplayRequest(Request):
     """The replay batch: selected worlds read from the store; recovery cells searched for a survivor."""
 
     out: Annotated[OutDir, _has_stages("reduce", "select")] = Field(description=OUT_HELP)
@@ -349,7 +352,7 @@ class ReplayRun(Request):
         return {"verify": self.verify, "checkpoint_sha256": checkpoint_sha256 if self.verify else None}
 
 
-class ClipsRun(Request):
+class ClipsRequest(Request):
     """Render an mp4 of every replay from its stored qpos (never a new simulation)."""
 
     out: Annotated[OutDir, _has_stages("reduce", "replay")] = Field(description=OUT_HELP)
@@ -364,13 +367,13 @@ class ClipsRun(Request):
         return {"width": self.width, "height": self.height, "fps": self.fps}
 
 
-class RrdRun(Request):
+class RrdRequest(Request):
     """Export every replay as a rerun .rrd (plus its qpos.npz) from the stored trajectory."""
 
     out: Annotated[OutDir, _has_stages("reduce", "replay")] = Field(description=OUT_HELP)
 
 
-class DiffRun(Request):
+class DiffRequest(Request):
     """Cell-by-cell diff of two checkpoints' sweeps: Fisher exact + Benjamini-Hochberg, boundary shift,
     shrinkage census."""
 
@@ -400,7 +403,7 @@ class DiffRun(Request):
                 "b": self.b, "resamples": self.resamples, "seed": self.seed, "q": self.q}
 
 
-class ReportRun(Request):
+class ReportRequest(Request):
     """Write report.json and report.html (heatmaps, boundary curves, replays and clips) into OUT/report."""
 
     out: Annotated[OutDir, AfterValidator(_reduced_or_diff)] = Field(description="An analysis folder (after "

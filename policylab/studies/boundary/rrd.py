@@ -3,8 +3,14 @@
 `.rrd` files are disposable views: rerun's format changes between releases (only the previous
 version is guaranteed to load), so the record stays in the store and each `.rrd` gets a
 `<name>.qpos.npz` beside it (qpos, ttf_s = -1 when none, outcome) that any later tool can read.
-The .rrd bytes are not deterministic (rerun stamps ids into them); their sizes are listed
-in a separately named file.
+
+What an `.rrd` holds is a function of the record: rerun's batcher is set never to flush on its
+own, so each entity's rows form one chunk whatever the machine's load (its default flushes every
+200 ms, which split a track under load), and the wall-clock timelines (`log_time`,
+`log_tick`) and the start-time property are off. The bytes still differ from run to run, since
+rerun 0.41 offers no way to fix its ids: every chunk id and row id is a TUID (nanosecond clock plus
+a random counter), so is the store-info message's row id, and the footer's manifest lists columns
+in a hash-map order; compressed, the sizes vary too. The sizes are listed in a separately named file.
 
 Contents: static geometry per geom (plane as a thin box, sphere/ellipsoid as Ellipsoids3D,
 capsule/cylinder as Capsules3D, box as Boxes3D, mesh as Mesh3D), then per stored state one
@@ -22,16 +28,16 @@ import mujoco
 import numpy as np
 import rerun as rr
 
-from policylab.cli.command import Result
+from policylab.result import Result
 from policylab.config import claim_out_dir
-from policylab.envs.robots.batch import Robot
+from policylab.envs.robots.robot import Robot
 from policylab.fileio import arrays_to_bytes, atomic_write_bytes, write_json
 from policylab.progress import progress_bar
 from policylab.rollout.store import Store
 from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, stage_path
 from policylab.studies.boundary.clips import analysis_robot, slug
 from policylab.studies.boundary.constants import PUSH_DURATION_S
-from policylab.studies.boundary.requests import RrdRun
+from policylab.studies.boundary.requests import RrdRequest
 
 APP_ID = "policylab-boundary"
 
@@ -78,7 +84,12 @@ def export_rrd(store: Store, rob: Robot, model: mujoco.MjModel, key: str, path: 
     torso = rob.push_body
     path.parent.mkdir(parents=True, exist_ok=True)
 
-    rec_stream = rr.RecordingStream(APP_ID, recording_id=str(world.get("cache_key", key)))
+    # One chunk per entity by construction: the batcher never flushes on its own (by time, rows or
+    # bytes), only at the end; no wall-clock timelines or start-time property enter the file.
+    rec_stream = rr.RecordingStream(APP_ID, recording_id=str(world.get("cache_key", key)), send_properties=False,
+                                    batcher_config=rr.ChunkBatcherConfig.NEVER())
+    rec_stream.set_log_time_enabled(False)
+    rec_stream.set_log_tick_enabled(False)
     rec_stream.save(str(path))
     names = []
     for g in range(model.ngeom):
@@ -124,7 +135,7 @@ def export_rrd(store: Store, rob: Robot, model: mujoco.MjModel, key: str, path: 
             "outcome": outcome["status"], "rrd_bytes": path.stat().st_size}
 
 
-def run(req: RrdRun) -> Result:
+def run(req: RrdRequest) -> Result:
     """`policylab boundary rrd`: OUT/rrd/*.rrd (+ qpos.npz) and rrd.json from the replays' stored trajectories."""
     todo = [r for r in read_stage(req.out, "replay")["replays"] if "key" in r]
     with recorded_store(req.out) as store:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from policylab.cli.command import Result
+from policylab.result import Result
 from policylab.config import claim_out_dir
 from policylab.fileio import write_json
 from policylab.studies.boundary.analysis_folder import read_stage, stage_path
-from policylab.studies.boundary.requests import SelectRun
+from policylab.studies.boundary.requests import SelectRequest
 
 RECOVERY_MIN_S = 3 / 16
 RECOVERY_MAX_S = 0.5
@@ -86,7 +86,7 @@ def select(reduction: Mapping, *, n_boundary: int, n_recoveries: int) -> dict:
     }
 
 
-def run(req: SelectRun) -> Result:
+def run(req: SelectRequest) -> Result:
     """`policylab boundary select`: OUT/select/selection.json from OUT/reduce.json."""
     selection = select(read_stage(req.out, "reduce"), n_boundary=req.n_boundary, n_recoveries=req.n_recoveries)
     claim_out_dir(req.out / "select", req.config())

@@ -5,7 +5,9 @@ ways: all samples together in one batch with 2 threads, each world alone (batch 
 and in reverse order at the end of a batch padded to 64 worlds with other grid worlds (2 threads). A world agrees when the
 re-simulated payload has the recorded sha256 and the same outcome. On CPU MuJoCo the gate
 requires 100%: batch shape and thread count cannot matter because each world steps its own
-`MjData` (see policylab.envs.ant).
+`MjData` (see policylab.envs.robots.batch). A mismatching record whose provenance names other CPU
+features than this machine's (`policylab.provenance.cpu`) is reported as a cross-machine difference,
+on a line of its own: a user's ONNX network runs in onnxruntime, whose kernels the CPU picks.
 
 A harness check plays the checkpoint in a reference loop at the model's friction without a push and
 compares every state bitwise: for the Ant, Gymnasium's own ``Ant-v5`` (``env.reset(seed)``,
@@ -22,26 +24,26 @@ from pathlib import Path
 
 import numpy as np
 
-from policylab.cli.command import Result
+from policylab.result import Result
 from policylab.config import claim_out_dir
 from policylab.envs.robots.batch import plain_loop, run_closed_loop as run_robot_loop
 from policylab.errors import BadInput
 from policylab.fileio import arrays_to_bytes, write_json
 from policylab.hashing import sha256_hex
+from policylab import provenance
 from policylab.policies.files import load_policy
 from policylab.rollout.seeds import named_range
 from policylab.rollout.store import Store
-from policylab.studies.boundary import gate, sweep
-from policylab.studies.boundary.requests import VerifyRun
-from policylab.studies.boundary.world import Grid
+from policylab.studies.boundary import gate
+from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint
+from policylab.studies.boundary.protocol import n_steps
+from policylab.studies.boundary.records import grid_from_meta, meta_name, recorded_robot, robot_from_meta, sweep_keys
+from policylab.studies.boundary.simulation import simulate_worlds
+from policylab.studies.boundary.requests import VerifyRequest
 
 PAD_BATCH = 64
+ANT_V5_ENV = "gymnasium-mujoco/Ant-v5"  # the env a robot spec names when Gymnasium's Ant-v5 loop can check it
 HARNESS_SEEDS = named_range("boundary", "verify").first(2)  # the first two sweep seeds
-
-
-def grid_from_meta(meta: dict) -> Grid:
-    g = meta["grid"]
-    return Grid(tuple(g["mus"]), tuple(g["pushes_pct_bw"]), g["seeds_per_cell"], g["push_dir_deg"], g["push_t0_s"])
 
 
 def _compare(records, results) -> dict:
@@ -69,14 +71,14 @@ class _Sampled:
         self.data, self.outcome, self.payload_sha256, self.stored_qpos = rec.data, rec.outcome, rec.payload_sha256, qpos
 
 
-def harness_check(ckpt: sweep.Checkpoint, seeds=HARNESS_SEEDS) -> dict:
+def harness_check(ckpt: Checkpoint, seeds=HARNESS_SEEDS) -> dict:
     """Our batched simulator vs Gymnasium's Ant-v5 env.step loop (the Ant) or a plain per-world MuJoCo
     loop (any other robot), nominal world, bitwise per state."""
-    rob = sweep.load_robot(ckpt.robot)
+    rob = ckpt.robot
     policy = load_policy(ckpt.path, rob.obs_dim, rob.act_dim)
-    steps = sweep.n_steps(rob)
+    steps = n_steps(rob)
     ours = run_robot_loop(rob, policy.act, [None] * len(seeds), list(seeds), n_steps=steps, nthread=2)
-    if rob.spec.env != sweep.ENV:
+    if rob.spec.env != ANT_V5_ENV:
         identical, max_abs = 0, 0.0
         for i, seed in enumerate(seeds):
             ref = plain_loop(rob, policy.act, None, seed, n_steps=steps)
@@ -110,52 +112,56 @@ def harness_check(ckpt: sweep.Checkpoint, seeds=HARNESS_SEEDS) -> dict:
             "mu_1_model_equals_xml": friction_same}
 
 
-def run_verify(ckpt: sweep.Checkpoint, store_root: Path, sample: int, out: Path) -> dict:
+def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path) -> dict:
     with Store(store_root) as store:
-        meta = store.get_meta(sweep.meta_name(ckpt))
+        meta = store.get_meta(meta_name(ckpt.name))
         if meta is None:
             raise BadInput("store", f"{store_root} holds no sweep of {ckpt.name}; run `policylab boundary sweep "
                            f"--checkpoint {ckpt.name}` first")
         if meta["checkpoint"] != ckpt.as_dict():
             raise BadInput("checkpoint", f"the stored sweep of {ckpt.name} used another file (sha256 differs)")
         grid = grid_from_meta(meta)
-        rob = sweep.robot_from_meta(meta)
-        if (meta.get("robot") or {"ref": "ant"})["ref"] != ckpt.robot:
+        rob = robot_from_meta(meta)
+        if recorded_robot(meta)["ref"] != ckpt.robot.ref:
             raise BadInput("robot", f"the stored sweep of {ckpt.name} was made with robot "
-                           f"{(meta.get('robot') or {'ref': 'ant'})['ref']!r}; give --robot accordingly")
-        planned = [(k, gw) for k, gw in sweep.sweep_keys(grid, ckpt) if store.has(k)]
+                           f"{recorded_robot(meta)['ref']!r}; give --robot accordingly")
+        planned = [(k, gw) for k, gw in sweep_keys(grid, ckpt) if store.has(k)]
         if not planned:
             raise BadInput("store", f"{store_root} holds no records of the {ckpt.name} sweep")
-        claim_out_dir(out, {"checkpoint": ckpt.as_dict(), "store": str(store_root), "sample": sample})
+        claim_out_dir(out, {"checkpoint": ckpt.as_dict(), "store": str(store_root.resolve()), "sample": sample})
         picks = sorted(set(np.linspace(0, len(planned) - 1, min(sample, len(planned))).round().astype(int)))
         chosen = [planned[i] for i in picks]
         records = [_Sampled(store.require(k), store.payload(k)["qpos"]) for k, _ in chosen]
-        all_worlds = [gw.world for _, gw in sweep.sweep_keys(grid, ckpt)]
+        all_worlds = [gw.world for _, gw in sweep_keys(grid, ckpt)]
     worlds = [gw.world for _, gw in chosen]
     n_sample = len(worlds)
     modes = {}
-    modes["batch_all_samples_2_threads"] = _compare(records, sweep.simulate_worlds(str(ckpt.path), worlds, nthread=2,
-                                                                                   robot=rob))
+    modes["batch_all_samples_2_threads"] = _compare(records, simulate_worlds(str(ckpt.path), worlds, rob, nthread=2))
     modes["alone_batch_1_thread_1"] = _compare(
-        records, [sweep.simulate_worlds(str(ckpt.path), [w], nthread=1, robot=rob)[0] for w in worlds]
+        records, [simulate_worlds(str(ckpt.path), [w], rob, nthread=1)[0] for w in worlds]
     )
     # the samples again, in reverse order at the end of one batch padded with other grid worlds
     chosen_keys = {w.key for w in worlds}
     pad = [w for w in all_worlds if w.key not in chosen_keys][: max(0, PAD_BATCH - n_sample)]
-    padded = sweep.simulate_worlds(str(ckpt.path), pad + worlds[::-1], nthread=2, robot=rob)[len(pad):][::-1]
+    padded = simulate_worlds(str(ckpt.path), pad + worlds[::-1], rob, nthread=2)[len(pad):][::-1]
     modes[f"reversed_in_batch_of_{len(pad) + n_sample}_2_threads"] = _compare(records, padded)
     harness = harness_check(ckpt)
     n = len(records)
+    mismatched = {k for m in modes.values() for k in m["mismatches"]}
+    here = provenance.cpu()
+    foreign = {r.data["world"]["cache_key"]: r.data.get("provenance", {}).get("cpu") for r in records
+               if r.data["world"]["cache_key"] in mismatched and r.data.get("provenance", {}).get("cpu") not in (None, here)}
     identical = min(m["identical"] for m in modes.values())
     report = {
         "checkpoint": ckpt.as_dict(),
-        "robot": meta.get("robot") or {"ref": "ant"},
+        "robot": recorded_robot(meta),
         "store": str(store_root),
         "sampled_keys": [w.key for w in worlds],
         "modes": modes,
         "agreement": {"n": n, "identical": identical, "rate": identical / n},
         "harness_vs_gymnasium_ant_v5" if harness["reference"] == "gymnasium Ant-v5" else "harness_vs_plain_loop": harness,
         "passed": identical == n and harness["identical"] == len(harness["seeds"]),
+        "cross_machine": {"this_cpu": here, "mismatches_recorded_on_other_cpus": dict(sorted(foreign.items()))},
     }
     report["gate_record"] = gate.record(meta, report)
     write_json(out / "equivalence.json", report)
@@ -164,13 +170,23 @@ def run_verify(ckpt: sweep.Checkpoint, store_root: Path, sample: int, out: Path)
     return report
 
 
-def run(req: VerifyRun) -> Result:
+def run(req: VerifyRequest) -> Result:
     """`policylab boundary verify`: the gate's report; exit status 1 when it fails."""
-    ckpt = sweep.resolve_checkpoint(req.checkpoint, req.robot)
+    ckpt = resolve_checkpoint(req.checkpoint, req.robot)
     report = run_verify(ckpt, req.store, req.sample, req.out)
     a = report["agreement"]
     h = report.get("harness_vs_gymnasium_ant_v5") or report["harness_vs_plain_loop"]
     ref = "Gymnasium Ant-v5 loop" if h["reference"] == "gymnasium Ant-v5" else "plain MuJoCo loop"
+    foreign = report["cross_machine"]["mismatches_recorded_on_other_cpus"]
+    cross = () if not foreign else (
+        f"cross-machine difference: {len(foreign)} mismatching record(s) were made on a CPU with other features "
+        f"({'; '.join(sorted({_cpu_label(c) for c in foreign.values()}))}) than this one "
+        f"({_cpu_label(report['cross_machine']['this_cpu'])}); re-simulate them on such a machine",)
     return Result(req.out / "equivalence.json", exit_code=0 if report["passed"] else 1, headlines=(
         f"equivalence {ckpt.name}: {a['identical']}/{a['n']} identical ({a['rate']:.0%}); {ref} "
-        f"{h['identical']}/{len(h['seeds'])} identical; gate {'PASS' if report['passed'] else 'FAIL'}",))
+        f"{h['identical']}/{len(h['seeds'])} identical; gate {'PASS' if report['passed'] else 'FAIL'}",) + cross)
+
+
+def _cpu_label(cpu: dict) -> str:
+    disabled = f", numpy without {cpu['npy_disabled']}" if cpu.get("npy_disabled") else ""
+    return f"{cpu.get('machine')} {cpu.get('features') or 'no listed features'}{disabled}"

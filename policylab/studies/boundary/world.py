@@ -9,7 +9,7 @@ clamped) and rounded to its resolutions:
     direction mod 360 deg    5 deg   (90 = to the robot's left, relative to the heading at onset)
     start     0.5 - 4.0 s    0.1 s
 
-The cache key, ``v1|mu=0.5000|push=80.00|dir=90.00|t0=2.00|seed=N``, names a world; its leading
+The cache key, ``v2|mu=0.5000|push=80.00|dir=90.00|t0=2.00|seed=N``, names a world; its leading
 version is bumped whenever what a world means changes.
 
 Seeds: the grid's rollout index is ``(mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx``
@@ -33,7 +33,7 @@ from policylab.studies.boundary.constants import (DEFAULT_DIR, DEFAULT_MU, DEFAU
                                                   DEFAULT_T0, DIR_RES, MU_RANGE, MU_RES, PUSH_RANGE, PUSH_RES,
                                                   T0_RANGE, T0_RES)
 
-KEY_VERSION = "v1"
+KEY_VERSION = "v2"
 
 
 def _round_to(value: float, res: float) -> float:

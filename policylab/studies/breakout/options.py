@@ -1,5 +1,5 @@
-"""Checks shared by the plans of `breakout eval`, `audit` and `train`: each runs before the first
-write (the out folder's config.json), so bad input leaves nothing behind."""
+"""Checks shared by the plans of `breakout eval`, `audit`, `train`, `transfer` and `learn`: each runs
+before the first write (the out folder's config.json), so bad input leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from policylab.config import validated
-from policylab.envs.breakout_ale import Protocol
-from policylab.envs.breakout_shadow_params import ShadowParams, load_preset
+from policylab.envs.breakout.ale import Protocol
+from policylab.envs.breakout.params import ShadowParams, load_preset
 from policylab.errors import BadInput
 from policylab.policies.breakout import load_params
 from policylab.policies.breakout_net import NetworkFile, read
@@ -36,8 +36,8 @@ class PolicyChoice:
 
     def recorded(self) -> dict:
         """What a config and a report record beyond name and params: the network's content hash and
-        observation (the path is left out, so a moved file is the same run); nothing for a tracker, so
-        a tracker run's files are as before."""
+        observation (the path is left out, so a moved file is the same run); nothing for a tracker,
+        whose name and params say it all."""
         return {} if self.network is None else {"network": self.network.record}
 
 
@@ -81,4 +81,4 @@ def store_label(store_root: Path, out: Path) -> str:
     try:
         return str(store_root.resolve().relative_to(out.resolve()))
     except ValueError:
-        return str(store_root)
+        return str(store_root.resolve())

@@ -2,11 +2,13 @@
 defaults, bounds and help live (the CLI builds its options from these models, see
 `policylab.cli.command`).
 
-This module stays light (stdlib, pydantic, `policylab.config`, `policylab.errors` and the seed
-ranges of `policylab.rollout.seeds`, itself stdlib only), so `policylab breakout --help` loads no
-numpy or numba. What needs the heavy modules is checked in each command's plan, still before the
-out folder is claimed (the first write): policy parameter files, presets, candidate files, trace
-folders, selection rules, seed overlaps, the executor. Bad input anywhere is one line and exit 2.
+This module stays light (stdlib, pydantic, `policylab.config`, `policylab.errors`, the seed
+ranges of `policylab.rollout.seeds`, the worker count of `policylab.rollout.executors` and the
+constants of the Breakout contract, presets and record sizes), so `policylab breakout --help`
+loads no numpy or numba; a network file is read (with onnxruntime) only when a request names one.
+What needs the heavy modules is checked in each command's plan, still before the out folder is
+claimed (the first write): policy parameter files, presets, candidate files, trace folders,
+selection rules, seed overlaps, the executor. Bad input anywhere is one line and exit 2.
 
 Bounds every count and seed shares:
 
@@ -18,7 +20,7 @@ Bounds every count and seed shares:
 - sticky in [0, 1] (ALE's repeat_action_probability; the shadow simulator needs it below 1).
 
 `needs()` estimates a run's peak memory and disk from these numbers (payload bytes per agent
-step, see `runner.step_bytes`), so a run the machine cannot hold is refused before it starts.
+step, see `sizes.step_bytes`), so a run the machine cannot hold is refused before it starts.
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator
 
-from policylab.config import InputFile, OutDir, Request
-from policylab.envs.breakout_presets import DEFAULT_PRESET
+from policylab.config import ExistingDir, InputFile, OutDir, Request
+from policylab.envs.breakout.presets import DEFAULT_PRESET
 from policylab.errors import BadInput
+from policylab.rollout.executors import default_workers
 from policylab.rollout.seeds import seed_range, seed_range_base
+from policylab.studies.breakout.sizes import SHADOW_BATCH, step_bytes
 
 MAX_EPISODES = 100_000
 MAX_STEPS = 27_000  # 108_000 frames / frameskip 4
@@ -80,12 +84,6 @@ def _policy(value: str) -> str:
     return value
 
 
-def _folder(path: Path) -> Path:
-    if not path.is_dir():
-        raise ValueError(f"{path} is not a folder" if path.exists() else f"folder not found: {path}")
-    return path
-
-
 # -- options several commands share (each request lists them in the order its help shows them) -----------
 Out = Annotated[OutDir, Field(description="Output folder: new, empty, or holding a run of this same config.")]
 Policy = Annotated[str, Field(min_length=1, max_length=4096, description=POLICY_HELP), AfterValidator(_policy)]
@@ -114,9 +112,6 @@ class BreakoutRun(Request):
     def _memory(self, shadow_envs: int, ale: bool) -> int:
         """Peak memory: every worker holds one unit of work (a shadow batch of up to SHADOW_BATCH envs
         over the horizon, or one ALE episode kept as per-step arrays), and the driver one result."""
-        from policylab.rollout.executors import default_workers
-        from policylab.studies.breakout.runner import SHADOW_BATCH, step_bytes
-
         workers = 1 if self.executor == "local" else default_workers()
         steps = self.max_steps + 1
         unit = 2 * min(shadow_envs, SHADOW_BATCH) * steps * step_bytes("shadow")  # arrays + per-episode copies
@@ -126,8 +121,6 @@ class BreakoutRun(Request):
 
     def _disk(self, shadow_episodes: int, ale_episodes: int) -> int:
         """Disk: every stored episode's payload at the horizon, uncompressed (an upper bound)."""
-        from policylab.studies.breakout.runner import step_bytes
-
         steps = self.max_steps + 1
         return steps * (shadow_episodes * step_bytes("shadow") + ale_episodes * step_bytes("ale"))
 
@@ -166,8 +159,6 @@ class EvalRequest(BreakoutRun):
         return v
 
     def needs(self) -> tuple[int, int]:
-        from policylab.studies.breakout.runner import step_bytes
-
         shadow = self.env == "shadow"
         memory = self._memory(self.episodes if shadow else 0, not shadow)
         disk = self._disk(self.episodes if shadow else 0, 0 if shadow else self.episodes)
@@ -363,19 +354,19 @@ class TraceRequest(Request):
     scenario: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
         ["all"], min_length=1, max_length=100, description="Scenario name (repeatable) from the standard suite: "
         "paddle_holds, paddle_alternate, noop_serves, random_holds_a/b, policy_* (see "
-        "policylab/studies/breakout/trace.py), or 'all'.")
+        "policylab/studies/breakout/fidelity/trace.py), or 'all'.")
 
 
 class CalibrateRequest(Request):
     """Fit the shadow simulator to the ALE traces; write the calibrated preset and the calibration report."""
 
     out: OutDir = Field(description="Output folder: preset.json, calibration.json, calibration.html.")
-    traces: Optional[Annotated[Path, AfterValidator(_folder)]] = Field(
+    traces: Optional[ExistingDir] = Field(
         None, description="Folder of trace .npz files (default: the committed suite in "
-                          "policylab/studies/breakout/traces).")
+                          "policylab/studies/breakout/fidelity/traces).")
     base: str = Field("atari", min_length=1, max_length=4096, description="Preset the fit starts from: atari-cal, "
                       "atari, go-v1 or a preset .json file.")
-    write_preset: bool = Field(False, description="Also write policylab/envs/presets/breakout_atari-cal.json (what "
+    write_preset: bool = Field(False, description="Also write policylab/envs/breakout/presets/breakout_atari-cal.json (what "
                                "the project ships).")
 
 

@@ -4,11 +4,13 @@ A bot walks a 40-tile floor with lava channels, seeing three tiles ahead; it can
 (+2 or +3, a coin flip). Every policy is a leap table over 8 sensor patterns, so its expected
 score on a floor is computed exactly by dynamic programming, and the best of all 256 deterministic
 policies is the ceiling. Modules: `floor` (rules and the generator), `agent` (sensors, policy,
-play), `exact` (DP), `simulate` (Monte Carlo), `learners` (REINFORCE, PPO, GRPO), `runs` (training
+play), `exact` (DP), `simulate` (Monte Carlo), `learners` (REINFORCE, PPO, GRPO), `config` (the
+hyperparameters and the fixed inputs), `requests` (the `lava-leap run` request), `runs` (training
 runs as store records), `experiments` and `walkthrough` (the post's experiments), `uncertainty`
 (t intervals over training seeds, paired verdicts, the learning-rate selection and validation),
 `claims` (the narrative's claims checked over every seed, and the titles they pick), `checks`,
-`charts`, `page` and `report` (the page), `cli`, `gym_env`.
+`records` (how numbers are written into the JSON), `charts` and `report` (the page; `run`,
+the command's entry point, is in `report`), `gym_env`.
 
 The choices the spec leaves open - floor generator, REINFORCE baseline, PPO critic, order of
 random draws, one shared training generator - are documented in `floor`, `agent` and `learners`
@@ -21,7 +23,7 @@ Using any of the package's names (or importing `gym_env`) registers the Gymnasiu
 import importlib
 
 # name -> submodule; resolved on first use (PEP 562), so importing the package (as the CLI does for
-# its request model in `config`) loads neither numba nor gymnasium.
+# its request model in `requests`) loads neither numba nor gymnasium.
 _EXPORTS = {
     "Run": "agent", "leap_table": "agent", "play": "agent", "policy": "agent", "sensors": "agent",
     "all_deterministic_policies": "exact", "evaluate": "exact", "exact_outcomes": "exact",

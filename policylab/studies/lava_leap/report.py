@@ -13,18 +13,18 @@ import json
 import time
 from pathlib import Path
 
-from policylab.cli.command import Result
 from policylab.config import claim_out_dir
 from policylab.fileio import atomic_write_text
 from policylab.progress import say
+from policylab.report.html import Figure, Page, Section, Table, Text, fmt, render_sections
+from policylab.result import Result
 from policylab.rollout.store import Store
-from policylab.report.html import fmt
 from policylab.studies.lava_leap.charts import FILES, NAME, draw_all
-from policylab.studies.lava_leap.config import LavaLeapConfig, LavaLeapRun
+from policylab.studies.lava_leap.config import LavaLeapConfig
 from policylab.studies.lava_leap.experiments import Study, run_study
-from policylab.studies.lava_leap.page import Figure, Page, Section, Table, Text, render_page
 from policylab.studies.lava_leap.floor import FIRST, LAST_START, P_CHANNEL, P_WIDE
 from policylab.studies.lava_leap.learners import ALGOS
+from policylab.studies.lava_leap.requests import RunRequest
 
 CAPTIONS = {
     "e1": "E1. The showcase floor played 8 times untrained and 8 times by the trained GRPO bot (first seed).",
@@ -387,7 +387,7 @@ def write_report(out: Path, study: Study) -> Path:
                 sections=[results_section(s, study), lr_section(s), claims_section(study), slow_section(s, study),
                           clip_section(s), walkthrough_section(study.walkthrough, study)])
     path = Path(out) / "index.html"
-    render_page(path, page, {"results/summary.json": s, "results/walkthrough.json": study.walkthrough,
+    render_sections(path, page, {"results/summary.json": s, "results/walkthrough.json": study.walkthrough,
                              "results/checks.json": {str(i): c for i, c in enumerate(study.checks)}})
     return path
 
@@ -409,7 +409,7 @@ def write_outputs(cfg: LavaLeapConfig, out: Path) -> Path:
     return write_report(out, study)
 
 
-def run(req: LavaLeapRun) -> Result:
+def run(req: RunRequest) -> Result:
     """`policylab lava-leap run`: claim the out folder, run every experiment, write the page."""
     start = time.perf_counter()
     claim_out_dir(req.out, req.config())

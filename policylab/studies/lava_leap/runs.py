@@ -20,6 +20,8 @@ import numpy as np
 
 from policylab.rollout.ensure import Planned
 from policylab.studies.lava_leap import config as C
+from policylab.studies.lava_leap.floor import new_floors
+from policylab.studies.lava_leap.learners import train
 
 STUDY = "lava_leap"
 SNAPSHOTS = (10, C.WALK_AT)  # the slow-seed analysis reads update 10; the walkthrough WALK_AT
@@ -38,15 +40,11 @@ def planned(cfg: C.LavaLeapConfig, algo: str, seed: int, **override) -> Planned:
 
 @lru_cache(maxsize=1)
 def _test_floors():
-    from policylab.studies.lava_leap.floor import new_floors
-
     return new_floors(np.random.default_rng(C.TEST_SEED), C.N_TEST)
 
 
 def run_unit(work: tuple[str, int, dict]) -> list[tuple[dict, dict]]:
     """One training run -> [(outcome, payload)]; module-level so any executor can ship it."""
-    from policylab.studies.lava_leap.learners import train
-
     algo, seed, kwargs = work
     log: list[dict] = []
     W, v, curve, saved = train(algo, seed, _test_floors(), clip_log=log, snapshots=SNAPSHOTS, **kwargs)

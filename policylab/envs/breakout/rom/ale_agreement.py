@@ -1,0 +1,26 @@
+"""Checks of the ROM model's hardware effects against the real ALE, shared by its test and its
+benchmark (one definition of what is compared); in the package, not in tests/support, because
+benchmarks/bench_breakout_exact.py imports it too."""
+
+from __future__ import annotations
+
+from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.ale import frame_emulator
+from policylab.envs.breakout.contract import LEFT, NOOP, RIGHT
+
+
+def pot_readings(seed: int) -> tuple[int, int]:
+    """(resistances reached, frames whose RAM 70 differs from `paddle_reading`): from ALE's default
+    resistance, RIGHT into the lower stop, LEFT into the upper, RIGHT again, then LEFT from the default;
+    the steps and clamps reach every resistance a game can have."""
+    seen, wrong = set(), 0
+    for holds in ([RIGHT] * 20 + [LEFT] * 40 + [RIGHT] * 40, [NOOP] + [LEFT] * 20):
+        ale = frame_emulator(seed)
+        acts = ale.getMinimalActionSet()
+        pot = EK.PADDLE_DEFAULT
+        for a in holds:
+            pot = EK.pot_after(pot, a)
+            ale.act(acts[a])
+            seen.add(pot)
+            wrong += int(ale.getRAM()[70] != EK.paddle_reading(pot))
+    return len(seen), wrong

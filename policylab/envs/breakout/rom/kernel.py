@@ -1,0 +1,716 @@
+"""Breakout as the cartridge runs it: the 2600 ROM's per-frame game logic over the game's own 128 RAM bytes.
+
+Why: a parametric physics model fitted to traces drifts from ALE within a few hundred frames; the ROM
+is small (2 KB) and deterministic, so translating what it does each frame, byte for byte, gives ALE's
+game itself, RAM for RAM, at the cost of a few hundred integer operations per frame.
+
+What one emulated frame is (ALE returns control at VSYNC, so a frame runs from the end of one VSYNC to
+the start of the next; addresses are the ROM's, $F000-$F7FF):
+
+- vertical blank ($F34D-$F611): the frame counter (RAM 90), the serve when the paddle button is down and
+  no ball is in play (its x and direction from the counter's low 2 bits), the lost ball, lives and game
+  over, the wall-building animation (RAM 94), the reactions to the collision latches the TIA set while
+  the previous frame was drawn (paddle: bounce angle from where the ball met it; playfield: the top wall
+  or the brick the ball's position points at, which is removed and scored; the side walls: the x
+  velocity turns), the paddle position chasing the pot reading, and the ball's fixed-point motion;
+- the display kernel ($F616-$F661), which this model does not execute: its effects on the game are
+  modelled instead. It reads the paddle pot every two scanlines into RAM 70 (the scanline at which the
+  pot's capacitor charged, from ALE's resistance: `paddle_reading`), and the TIA latches collisions
+  between the objects it draws (`collisions`, from the drawn geometry of the ball, playfield, side-wall
+  missiles and paddle player);
+- overscan ($F25E-$F33F): score digit pointers, the sound countdown, the colours.
+
+Temporary bytes and stack bytes (RAM 121-127 hold return addresses and pushed flags) end each frame with
+the values the 6502 leaves in them, so the whole RAM equals ALE's, not just the game variables. The
+translation covers the game ALE plays by default: game 1 (RAM 50 = 0), one player, difficulty B, colour.
+Other game variations (catch, timed, two players) are outside it and flagged (`UNMOD_*` bits).
+
+State per env (the batch arrays `ShadowBreakout` passes, named as the physics kernel's): `I` int64 (n, NI),
+the 128 RAM bytes then ALE's paddle resistance, the last applied action, steps, game over, score, lives,
+the UNMODELLED bits and the digit pointers the last frame was drawn with; `F` the previous observation's
+ball (for velocities); `mt`/`rng` ALE's sticky stream (`ale_random`).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from policylab.envs.breakout import ale_random as R
+
+# --- ALE 0.12.1 paddle (ale_state.hpp): resistance limits, default and per-frame step
+PADDLE_MIN, PADDLE_MAX, PADDLE_DELTA = 27450, 790196, 23000
+PADDLE_DEFAULT = (PADDLE_MAX - PADDLE_MIN) // 2 + PADDLE_MIN
+# minimal action set indices
+NOOP, FIRE, RIGHT, LEFT = 0, 1, 2, 3
+
+# UNMODELLED bits: situations the translation does not follow (the env's RAM may then drift from ALE's)
+UNMOD_VARIATION = 1  # a game variation other than game 1 (RAM 50/51/58 nonzero)
+UNMOD_RESET = 2      # the frame counter's high byte wrapped (65,536 frames without reset)
+
+# --- ROM tables (addresses in comments)
+SERVE_X = np.array([0xA0, 0x40, 0xC0, 0x60], dtype=np.int64)          # $F788
+ROW_POINTS = np.array([7, 7, 4, 4, 1, 1], dtype=np.int64)             # $F78C (BCD)
+ROW_SOUND = np.array([0x0A, 0x0C, 0x10, 0x12, 0x16, 0x1C], dtype=np.int64)  # $F792
+COL_BYTE = np.array([0x1E, 0x18, 0x18, 0x18, 0x18, 0x12, 0x12, 0x12, 0x12, 0x0C, 0x0C,
+                     0x06, 0x06, 0x06, 0x06, 0x00, 0x00, 0x00], dtype=np.int64)  # $F798
+COLOURS = np.array([0x06, 0x00, 0x46, 0xB6, 0x86, 0xC6, 0x16, 0x26, 0x36, 0x46], dtype=np.int64)  # $F7AA
+COL_MASK = np.array([0x3F, 0x3F, 0xCF, 0xF3, 0xFC, 0xFC, 0xF3, 0xCF, 0x3F, 0xCF, 0x3F, 0x3F,
+                     0xCF, 0xF3, 0xFC, 0xFC, 0xF3, 0xCF], dtype=np.int64)  # $F7BE
+BUILD = np.array([0x23, 0x44, 0x82, 0x04, 0x44, 0x51], dtype=np.int64)  # $F7D0
+PADDLE_GFX = np.array([0xF0, 0xE0, 0xC0], dtype=np.int64)  # $F7D6
+PADDLE_HALF = np.array([0x08, 0x06, 0x04], dtype=np.int64)  # $F7D9
+SPEED = np.array([0x81, 0x01, 0x01, 0x81, 0x81, 0x02, 0x80, 0x02, 0x02, 0x01, 0x02, 0x01, 0x02, 0x02,
+                  0x02, 0x02, 0x02, 0x63, 0x02, 0x63], dtype=np.int64)  # $F7DC: (frac | int) per x, y
+PADDLE_LIMITS = (0x37, 0xBF)  # $F782: player 1's paddle range (RAM 72)
+
+# Pot reading: the kernel samples INPT0 every two scanlines (Y register += 2) in four stretches of code
+# (top wall, gap, bricks, lower field); RAM 70 keeps the last Y whose sample had not charged yet. The CPU
+# cycle of each stretch's first sample after the dump was released, with the sample spacing of 152 cycles
+# (two scanlines): fitted to ALE's RAM 70 over every resistance its paddle can reach (101 values), each
+# value inside the interval those readings allow (tests and `bench_breakout_exact.py` check all 101).
+POT_Y0 = np.array([12, 26, 50, 86], dtype=np.int64)
+POT_Y1 = np.array([24, 48, 84, 186], dtype=np.int64)
+POT_C0 = np.array([1762, 2906, 4783, 7543], dtype=np.int64)
+
+# RAM after ALE's reset_game (power-on, 60 NOOP frames, console reset): the same for every seed
+RESET_RAM = np.frombuffer(bytes.fromhex(
+    "3f3f3f3f3f3fffffffffffffffffffffffffffffffffffffffffffffffffc0c0"
+    "c0c0c0c0fffffffffffffffffffffffffff00000ff0000f000050000060046b6"
+    "86c6162636465806920008000000000000f100f200f219f105f20000ff00e400"
+    "0000000000000000000000000800ffffffffffffff0000050000bad675f6dbf2"), dtype=np.uint8).astype(np.int64)
+
+# collision latch bits (TIA CXP0FB bit 6, CXBLPF bit 7, CXM0FB/CXM1FB bit 6)
+CX_PADDLE, CX_PLAYFIELD, CX_WALL = 1, 2, 4
+# screen geometry of the drawn frame (ALE's 210 x 160 screen), in rows and columns
+TOP_WALL = (17, 31)         # playfield set across the whole width
+BRICK_TOP, BRICK_H = 57, 6  # six rows of bricks, row k on screen rows 57 + 6k .. 62 + 6k
+PADDLE_ROWS = (189, 192)    # player 0: GRP0 set on the second line of Y = 180 through the first of Y = 184
+SIDE_W = 8                  # the side walls are 8-px missiles: the left one rows 17-195, the right one 17-194
+LAST_ROW = 195
+LAST_ROW_COLUMNS = (46, 56)  # on the last row the ball shows left of these columns (without, with VDELBL)
+
+
+def kernel_lines() -> list[tuple[int, int, int]]:
+    """The display kernel's lines that can show the ball, as (screen row, Y of the ENABL value the TIA
+    shows without vertical delay, Y of the value it shows with VDELBL), -1 for a register holding 0.
+
+    The kernel steps Y by 2 every two lines and writes ENABL (through PHP with the stack pointer on the
+    TIA) at the start of an iteration's first line, enabled when (Y - RAM 101) & $FC == 0; writing GRP1 at
+    the start of the second line copies ENABL into the delayed register. RAM 101's low bit clears VDELBL,
+    so the ball covers four lines at single-line resolution. Between sections the last value lingers:
+    one line after the top wall (row 32) and one after the bricks (row 93, the lower field is therefore one
+    row further down per Y); the top wall's first iteration has no earlier copy (the previous frame's
+    end cleared both); on the last row the end-of-kernel clears of ENABL and of the delayed copy land
+    mid-line (`LAST_ROW_COLUMNS`)."""
+    out = [(17, -1, -1)]
+    for y in range(12, 25, 2):
+        out += [(18 + y - 12, y, y - 2 if y > 12 else -1), (19 + y - 12, y, y)]
+    out.append((32, 24, 24))
+    for y in range(26, 49, 2):
+        out += [(33 + y - 26, y, y - 2), (34 + y - 26, y, y)]
+    for y in range(50, 85, 2):
+        out += [(57 + y - 50, y, y - 2), (58 + y - 50, y, y)]
+    out.append((93, 84, 84))
+    for y in range(86, 187, 2):
+        out += [(94 + y - 86, y, y - 2), (95 + y - 86, y, y)]
+    return out
+
+
+def _ball_rows() -> np.ndarray:
+    """(256, 2) int64: first and last screen row of the ball for each RAM 101 (-1, -2 when not drawn); the
+    rows are contiguous for every value."""
+    table = np.full((256, 2), (-1, -2), dtype=np.int64)
+    for b in range(256):
+        rows = [row for row, y_now, y_del in kernel_lines()
+                if (y := (y_del if b % 2 == 0 else y_now)) >= 0 and ((y - b) & 0xFC) == 0]
+        if rows:
+            assert rows == list(range(rows[0], rows[-1] + 1))
+            table[b] = rows[0], rows[-1]
+    return table
+
+
+BALL_ROWS = _ball_rows()
+
+
+@numba.njit(cache=True, inline="always")
+def _pf_bit(m, brick_row, px):
+    """Whether playfield pixel column px (0-159) is set on brick row brick_row (0 = top), as the kernel
+    writes PF0/PF1/PF2 for the left half then the right half from RAM 0-35."""
+    k = px >> 2
+    base = 0
+    if k >= 20:
+        k -= 20
+        base = 18  # right half: PF0 at RAM 12+, PF1 at 6+, PF2 at 0+ (left: 30+, 24+, 18+)
+    x = 5 - brick_row
+    if k < 4:
+        return (m[30 - base + x] >> (4 + k)) & 1
+    if k < 12:
+        return (m[24 - base + x] >> (11 - k)) & 1
+    return (m[18 - base + x] >> (k - 12)) & 1
+
+
+@numba.njit(cache=True)
+def collisions(m):
+    """The TIA's collision latches after the kernel draws the frame held in RAM `m` (read by the next
+    frame's vertical blank): the ball (2 px wide at column RAM 99 - 49, rows `BALL_ROWS`) against the top
+    wall and bricks (playfield), the side-wall missiles and the paddle (player 0, four times wide, RAM 55's
+    pattern from column RAM 72 - 47)."""
+    b = m[101]
+    r0 = BALL_ROWS[b, 0]
+    r1 = BALL_ROWS[b, 1]
+    if r0 < 0:
+        return 0
+    out = 0
+    x0 = m[99] - 49
+    for dx in range(2):
+        px = x0 + dx
+        if (px < SIDE_W and r0 <= LAST_ROW) or (px >= 160 - SIDE_W and r0 <= LAST_ROW - 1):
+            out |= CX_WALL
+    if r0 <= TOP_WALL[1] and r1 >= TOP_WALL[0]:
+        out |= CX_PLAYFIELD
+    for row in range(max(0, (r0 - BRICK_TOP) // BRICK_H), min(6, (r1 - BRICK_TOP) // BRICK_H + 1)):
+        for dx in range(2):  # the brick rows the ball's rows overlap
+            px = x0 + dx
+            if 0 <= px < 160 and _pf_bit(m, row, px):
+                out |= CX_PLAYFIELD
+    if r0 <= PADDLE_ROWS[1] and r1 >= PADDLE_ROWS[0]:
+        p0 = m[72] - 47
+        g = m[55]
+        for dx in range(2):
+            px = x0 + dx
+            k = (px - p0) >> 2
+            if px >= p0 and k < 8 and (g >> (7 - k)) & 1:
+                out |= CX_PADDLE
+    return out
+
+
+@numba.njit(cache=True)
+def paddle_reading(pot):
+    """RAM 70 after the kernel: the last sampled Y (two scanlines per step) at which INPT0 still read low.
+    Stella's pot: high once more than int(1.6 * R * 0.01e-6 * 1.19e6) CPU cycles passed since VBLANK
+    released the dump transistor; ALE passes its paddle value as R."""
+    needed = np.int64(1.6 * pot * 0.01e-6 * 1.19e6)
+    y = 0
+    for s in range(4):
+        if needed < POT_C0[s]:
+            break
+        k = (needed - POT_C0[s]) // 152
+        last = POT_Y0[s] + 2 * k
+        y = last if last < POT_Y1[s] else POT_Y1[s]
+    return y
+
+
+# Stack bytes. The 6502's stack sits in RAM 121-127 and the model never reads it back (it does not run the
+# RTS/RTI that would), so only each frame's last write to a byte matters, and most are the same every frame:
+# 126/127 = $F2DB (the overscan's last JSR, at $F2D9), 123 = $D6 (the position handler's JSR, under the
+# ball's BRK at $F5F8), 124/125 = $F675 while RAM 110 bit 7 is set (the score's nested JSR at $F29A), else
+# the ball BRK's pushed flags and $F1. Only velocity changes through $F6A8 reach deeper: 121/122.
+JSR_SCORE = 0xF675  # return address pushed by the score's nested JSR (RAM 125 high, 124 low)
+
+
+@numba.njit(cache=True, inline="always")
+def _times5(a):
+    """$F676: the low nibble times 5 (a digit's glyph offset)."""
+    return (a & 15) * 5
+
+
+@numba.njit(cache=True, inline="always")
+def _swap(a):
+    """$F67F: four ASL/ADC #0 pairs, a nibble swap."""
+    return ((a << 4) | (a >> 4)) & 255
+
+
+@numba.njit(cache=True, inline="always")
+def _neg16(m, lo, hi):
+    """$F692: negate the 16-bit velocity (RAM lo fraction, RAM hi integer)."""
+    a = m[lo]
+    m[lo] = (256 - a) & 255
+    m[hi] = (((~m[hi]) & 255) + (1 if a == 0 else 0)) & 255
+
+
+@numba.njit(cache=True, inline="always")
+def _bcd_add(m, a):
+    """$F1F2: add BCD a to the score (RAM 77 low, RAM 76 high)."""
+    lo = m[77]
+    s_lo = (lo & 15) + (a & 15)
+    if s_lo > 9:
+        s_lo += 6
+    s_hi = (lo >> 4) + (a >> 4) + (1 if s_lo > 15 else 0)
+    if s_hi > 9:
+        s_hi += 6
+    m[77] = ((s_hi << 4) | (s_lo & 15)) & 255
+    if s_hi > 15:
+        hi = m[76]
+        t_lo = (hi & 15) + 1
+        if t_lo > 9:
+            t_lo += 6
+        t_hi = (hi >> 4) + (1 if t_lo > 15 else 0)
+        if t_hi > 9:
+            t_hi += 6
+        m[76] = ((t_hi << 4) | (t_lo & 15)) & 255
+
+
+@numba.njit(cache=True)
+def _set_speed(m):
+    """$F6A8: the ball's new speed from the table by hit count (RAM 107 bits 2-5) and angle (RAM 109); y turns
+    (JSR $F690 unless it was rising), x keeps its sign (JSR $F68C if it was negative). Returns RAM 107 & $3F."""
+    y = (m[107] & 0x3C) + m[109]
+    old_vx = m[105]
+    old_vy = m[103]
+    t = SPEED[y]
+    m[105] = t & 3
+    m[106] = t & 0xFC
+    t = SPEED[y + 1]
+    m[103] = t & 3
+    m[104] = t & 0xFC
+    if not (old_vy & 0x80):
+        _neg16(m, 104, 103)
+        m[122] = 0xF6  # the nested JSR $F6A2 from stack $FA: return $F696
+        m[121] = 0x96
+    if old_vx & 0x80:
+        _neg16(m, 106, 105)
+        m[122] = 0x96  # from stack $FB: $F696's low byte lands one lower
+    return m[107] & 0x3F
+
+
+@numba.njit(cache=True, inline="always")
+def _bits(m, c):
+    """JSR $F76E's body: ROL the next byte of RAM 36+ (RAM 75 indexes it, RAM 74 counts its 8 bits) with
+    carry c; returns the bit rotated out."""
+    k = m[75]
+    v = m[36 + k]
+    m[36 + k] = ((v << 1) | c) & 255
+    m[74] = (m[74] - 1) & 255
+    if m[74] == 0:
+        m[75] = (k + 1) & 255
+        m[74] = 8
+    return v >> 7
+
+
+@numba.njit(cache=True)
+def _build_step(m, c):
+    """JSR $F132 (from $F422): one step of the wall-building animation. RAM 94's low 6 bits count the brick
+    bytes still to draw; each step redraws one byte from itself, shuffled by a script ($F7D0, advanced every
+    6 bytes through RAM 71/119) and by bits rotated out of RAM 36-48. When the count is 0 and bit 6 is set,
+    the full wall is stored at once. c: the carry the vertical blank arrived with."""
+    a = m[94] & 0x3F
+    if a == 0:
+        x = m[94]
+        m[94] = 0
+        if x & 0x40:
+            for i in range(30, 36):
+                m[i] = 0xC0
+            for i in range(6, 30):
+                m[i] = 0xFF
+            for i in range(0, 6):
+                m[i] = 0x3F
+        return
+    x = a - 1
+    t = BUILD[m[119]]
+    y = t & 0x0F
+    a = m[x]
+    r60 = t  # ROL $BC: the script byte's bits pick the steps below
+    nc = r60 >> 7
+    r60 = ((r60 << 1) | c) & 255
+    c = nc
+    if c:
+        a = _swap(a)
+        c = 0
+    nc = r60 >> 7
+    r60 = ((r60 << 1) | c) & 255
+    c = nc
+    if c:
+        while True:
+            nc = a >> 7
+            a = ((a << 1) | c) & 255
+            c = _bits(m, nc)
+            a = (a & 0xFE) | c
+            nc = a >> 7
+            a = ((a << 1) | c) & 255
+            c = nc
+            y -= 1
+            if y == 0:
+                break
+    else:
+        while True:
+            nc = a & 1
+            a = (a >> 1) | (c << 7)
+            c = _bits(m, nc)
+            a = (a & 0x7F) | (c << 7)
+            nc = a & 1
+            a = (a >> 1) | (c << 7)
+            c = nc
+            y -= 1
+            if y == 0:
+                break
+    nc = r60 >> 7
+    r60 = ((r60 << 1) | c) & 255
+    c = nc
+    if c:
+        c = (a >> 1) & 1
+        a >>= 2
+    c = r60 >> 7
+    if c:
+        for _ in range(3):
+            nc = a & 1
+            a = (a >> 1) | (c << 7)
+            c = nc
+        a &= 0xC0
+    m[x] = a
+    m[71] = (m[71] - 1) & 255
+    if m[71] == 0:
+        m[71] = 6
+        m[119] = (m[119] - 1) & 255
+    m[94] = (m[94] & 0xC0) | x
+    if x == 0:
+        for _ in range(4):
+            nc = m[49] >> 7
+            m[49] = ((m[49] << 1) | c) & 255
+            c = nc
+
+
+@numba.njit(cache=True, inline="always")
+def digits_drawn(m):
+    """RAM 80, 82, 84, 86, 88 (the five digit pointers' low bytes) packed 8 bits each: the kernel draws a
+    frame with the pointers the previous overscan computed, so a score or life change shows one frame late."""
+    return m[80] | (m[82] << 8) | (m[84] << 16) | (m[86] << 24) | (m[88] << 32)
+
+
+@numba.njit(cache=True, inline="always")
+def _clear_ball(m):
+    """$F1E1: no ball in play (velocities, y, the top-wall flag and the hit count cleared)."""
+    m[105] = 0
+    m[103] = 0
+    m[106] = 0
+    m[104] = 0
+    m[101] = 0
+    m[97] = 0
+    m[107] = 0
+
+
+@numba.njit(cache=True, inline="always")
+def _divide(a, d):
+    """$F0F1: quotient and remainder by repeated subtraction while A - d is non-negative as a signed byte."""
+    q = 0
+    while not ((a - d) & 0x80):
+        q += 1
+        a = (a - d) & 255
+    return q, a
+
+
+@numba.njit(cache=True)
+def frame(m, reading, fire):
+    """One emulated frame of the cartridge on env state row `m` (int64 (NI,), RAM bytes first): `reading` is
+    RAM 70 as this frame's kernel will measure it (`paddle_reading` of ALE's resistance after the action),
+    `fire` whether the paddle button is down. Returns UNMODELLED bits for anything met outside the
+    translated game. Temporaries (RAM 59-61) and stack bytes get their end-of-frame values only."""
+    cx = collisions(m)  # latched while the frame now in RAM was drawn
+    m[SHOWN] = digits_drawn(m)  # this frame's kernel draws the digits last frame's overscan pointed at
+    flags = 0
+    done = False
+    # ---- vertical blank ($F34D)
+    m[90] = (m[90] + 1) & 255
+    if m[90] == 0:
+        m[91] = (m[91] + 1) & 255
+        if m[91] == 0:  # $F3B4: attract mode after 65,536 frames
+            flags |= UNMOD_RESET
+            m[110] = 0
+            m[52] = 0
+            m[91] = 0
+            _clear_ball(m)
+            done = True
+        else:
+            m[93] = (m[93] + 1) & 255
+            if (m[52] ^ m[110]) != 0 and m[58] != 0:
+                flags |= UNMOD_VARIATION
+    c = 1  # $F38F: LSR of SWCHB's select bit (not pressed)
+    if not done:
+        m[92] = 0xFF
+        if (m[110] & m[52]) & 0x80:
+            m[93] = 0
+            if m[51] != 0 or m[58] != 0 or m[53] != 0:
+                flags |= UNMOD_VARIATION
+            y = m[101]
+            if y == 0:
+                if fire:  # $F401: serve
+                    a = SERVE_X[m[90] & 3]
+                    c = a >> 7
+                    m[99] = (a << 1) & 255
+                    m[103] = 1
+                    m[105] = 0xFF if c else 1
+                    m[101] = 0x70
+                    m[95] = 0x48
+            elif y >= 0xD0:  # $F3DF: ball lost
+                _clear_ball(m)
+                m[57] = (m[57] - 1) & 255
+                if m[57] == 0:  # $F3B8: game over
+                    m[52] = 0
+                    m[90] = 0
+                    m[91] = 0
+                    done = True
+            else:
+                c = 0
+    if not done and (m[94] & 0x80):
+        _build_step(m, c)
+        done = True
+    if not done:
+        # $F428: the paddle met the ball on its way down
+        if (cx & CX_PADDLE) and not (m[107] & 0x40):
+            a = (m[72] + m[108] + c) & 255
+            y = (a - m[99]) & 255
+            if y == 0:
+                m[99] = (m[99] + (0xFC if m[105] & 0x80 else 4)) & 255
+                y = 1
+            if (y ^ m[105]) & 0x80:
+                _neg16(m, 106, 105)
+            a = y
+            if a & 0x80:
+                a = (256 - a) & 255
+            if not ((a - 9) & 0x80):
+                a = 8
+            x = m[108]
+            if x == 4:
+                a = (a << 1) & 255
+            if x == 6 and ((a - 4) & 0x80):
+                a = (a + (1 if a >= 4 else 0)) & 255
+            m[109] = ((a + 3) & 4) >> 1
+            a = m[107] & 0x3F
+            if (a - 12) & 0x80:
+                a = a + 1
+            m[107] = a | 0x40
+            _set_speed(m)
+            m[95] = 0x88
+            if m[76] == 4 and m[77] == 0x32:  # 432 points: one wall cleared, refill
+                m[94] = 0xC0
+        # $F4A4: ball and playfield
+        if cx & CX_PLAYFIELD:
+            a = m[101]
+            if (a - 0x28) & 0x80:  # the top wall
+                m[97] = 0x80
+                m[95] = 0x88
+                _neg16(m, 104, 103)
+                m[107] = m[107] & 0x3F
+            elif not (m[107] & 0x80):  # a brick, found from the ball's position
+                s = a - 0x32 - (0 if a >= 0x28 else 1)
+                row, a = _divide(s if s >= 0 else 0, 6)
+                neg = (256 - row) & 255
+                s = m[99] - 0x39 - (0 if neg + 5 > 255 else 1)
+                col = s >> 3 if s >= 0 else 0
+                if not ((col - 0x12) & 0x80):
+                    col = 0x11
+                x = ((neg + 5) + COL_BYTE[col]) & 255
+                if x >= 128 or row > 5:
+                    flags |= UNMOD_VARIATION
+                else:
+                    v = m[x] & COL_MASK[col]
+                    if v != m[x]:
+                        m[x] = v
+                        m[96] = ROW_SOUND[row]
+                        m[95] = 6
+                        _bcd_add(m, ROW_POINTS[row])
+                        if row < 3:
+                            m[109] = 0
+                            m[107] = (m[107] & 0xC0) | 0x10
+                        m[107] = _set_speed(m) | 0x80
+        # $F542: ball and side walls
+        if (cx & CX_WALL) and not ((m[99] ^ m[105]) & 0x80):
+            _neg16(m, 106, 105)
+            if (m[95] & 0x3F) == 0:
+                m[95] = 0x46
+    # ---- $F55F: paddle size, paddle position, ball motion
+    k = 1 if m[97] & 0x80 else 0
+    m[108] = PADDLE_HALF[k]
+    m[55] = PADDLE_GFX[k]
+    m[56] = 0
+    if m[54] & 2:
+        flags |= UNMOD_VARIATION
+    a = m[70] + 0x14  # $F6E9: halfway from the last position to the pot reading's
+    s = ((a & 255) ^ 0xFF) + m[72] + (a >> 8)
+    a = ((s >> 8) << 7) | ((s & 255) >> 1)
+    if a < PADDLE_LIMITS[0]:
+        a = PADDLE_LIMITS[0]
+    if a >= PADDLE_LIMITS[1]:
+        a = PADDLE_LIMITS[1]
+    m[72] = a
+    # $F5C1: the ball moves (y += v_y, x -= the stored x velocity, 8.8 fixed point)
+    s = m[104] + m[102]
+    m[102] = s & 255
+    s = m[103] + m[101] + (s >> 8)
+    m[101] = s & 255
+    s = m[100] - m[106]
+    m[100] = s & 255
+    old = m[99]
+    s = old - m[105] - (0 if s >= 0 else 1)
+    res = s & 255
+    m[99] = res
+    if m[110] & 0x80:
+        m[125] = JSR_SCORE >> 8
+        m[124] = JSR_SCORE & 255
+    else:  # the ball's BRK: flags after its SBC (N = Z = 0 from LDX #4), and the handler's JSR
+        v = 1 if ((old ^ m[105]) & (old ^ res) & 0x80) else 0
+        m[125] = 0x34 | (v << 6) | (1 if s >= 0 else 0)
+        m[124] = 0xF1
+    m[54] = m[53]
+    # ---- the display kernel's effect on RAM (RAM 111-116, its row counters, end at $FF as they started)
+    m[70] = reading
+    # ---- overscan ($F25E): score digit pointers, sound countdown, colours
+    if m[110] & 0x80:
+        m[80] = _times5(m[76])
+        m[84] = _times5(m[77])
+        m[82] = _times5(_swap(m[77]))
+        m[86] = _times5(m[57])
+        x = m[53]
+    else:
+        q, a = _divide((m[50] >> 2) + 1, 10)
+        m[84] = _times5(a)
+        a = _times5(q)
+        m[82] = a if a != 0 else 0x32
+        x = m[58]
+    m[88] = _times5(x + 1)
+    if m[95] & 0x3F:
+        m[95] = m[95] - 1
+    shade = _swap(m[93])
+    if shade != m[59] or not (m[52] & 0x80) or m[53] != 0:  # else RAM 60-69 already hold this frame's colours
+        m[59] = shade
+        mask = 0xFF if m[52] & 0x80 else 0xF7
+        for x in range(9, -1, -1):
+            a = COLOURS[x]
+            if 2 <= x < 4 and m[53] != 0:
+                a ^= 0x90
+            m[60 + x] = (a ^ shade) & mask
+    return flags
+
+
+# --- the batch: `ShadowBreakout`'s state arrays, with the physics kernel's names and this model's contents.
+# I[i, :128] is env i's RAM; after it, ALE's paddle resistance, the last applied action, agent steps, the game
+# over flag, ALE's score (as its Breakout settings read RAM 76/77), lives, the UNMODELLED bits and the digit
+# pointers the last frame was drawn with (`digits_drawn`). F holds the
+# previous observation's ball x, y and in-play flag (for velocities, as `ale.ram_features`).
+RAM_N = 128
+POT, LAST_ACT, STEPS, TERM, SCORE, LIVES, FLAGS, SHOWN = range(RAM_N, RAM_N + 8)
+NI = RAM_N + 8
+PBX, PBY, PIN = range(3)
+NF = 3
+BALL_X_OFFSET, BALL_Y_OFFSET, PADDLE_X_OFFSET = -49, 9, -47
+
+
+@numba.njit(cache=True, inline="always")
+def ale_score(m):
+    """ALE's Breakout score: 1 * (RAM 77 & 15) + 10 * (RAM 77 >> 4) + 100 * (RAM 76 & 15)."""
+    return (m[77] & 15) + 10 * (m[77] >> 4) + 100 * (m[76] & 15)
+
+
+@numba.njit(cache=True, inline="always")
+def _observe(F, I, i, obs):
+    """Env i's contract features from its RAM, as `ale.ram_features` reads ALE's."""
+    m = I[i]
+    in_play = m[101] != 0
+    bx = m[99] + BALL_X_OFFSET if in_play else 0
+    by = m[101] + BALL_Y_OFFSET if in_play else 0
+    obs[i, 0] = bx
+    obs[i, 1] = by
+    if in_play and F[i, PIN] > 0:
+        obs[i, 2] = bx - F[i, PBX]
+        obs[i, 3] = by - F[i, PBY]
+    else:
+        obs[i, 2] = 0.0
+        obs[i, 3] = 0.0
+    obs[i, 4] = 1.0 if in_play else 0.0
+    obs[i, 5] = m[72] + PADDLE_X_OFFSET
+    obs[i, 6] = 2 * m[108]
+    obs[i, 7] = m[57]
+    obs[i, 8] = ale_score(m)
+    F[i, PBX] = bx
+    F[i, PBY] = by
+    F[i, PIN] = 1.0 if in_play else 0.0
+
+
+@numba.njit(cache=True, nogil=True)  # a learner's shards step their envs on parallel threads
+def reset_kernel(p, F, I, bricks, rng, mt, seeds, obs):
+    """A fresh ALE emulator per env after `reset_game`: the reset RAM, the paddle at ALE's default
+    resistance, NOOP as the previous action, ALE's MT19937 seeded with the env's seed."""
+    for i in range(I.shape[0]):
+        R.mt_seed(mt, rng, i, seeds[i])
+        for k in range(RAM_N):
+            I[i, k] = RESET_RAM[k]
+        I[i, POT] = PADDLE_DEFAULT
+        I[i, LAST_ACT] = NOOP
+        I[i, STEPS] = 0
+        I[i, TERM] = 0
+        I[i, SCORE] = ale_score(I[i])
+        I[i, LIVES] = I[i, 57]
+        I[i, FLAGS] = 0
+        I[i, SHOWN] = digits_drawn(I[i])
+        F[i, PIN] = 0.0
+        _observe(F, I, i, obs)
+
+
+@numba.njit(cache=True, inline="always")
+def pot_after(pot, action):
+    """ALE's paddle resistance after one frame of `action`: RIGHT lowers it and LEFT raises it by ALE's
+    step, clamped to the paddle's travel."""
+    if action == RIGHT:
+        return max(PADDLE_MIN, pot - PADDLE_DELTA)
+    if action == LEFT:
+        return min(PADDLE_MAX, pot + PADDLE_DELTA)
+    return pot
+
+
+@numba.njit(cache=True, nogil=True)  # a learner's shards step their envs on parallel threads
+def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_steps):
+    """One agent step for every env: `p.frameskip` frames, each with ALE's sticky decision from the env's
+    MT19937 stream (`ale_random.step_repeats`: two draws per frame), the paddle resistance moved by the applied action (RIGHT lowers
+    it, LEFT raises it, by ALE's step, clamped), then the cartridge's frame. As ALE, no frame runs once
+    the game is over (lives 0); reward is the change of ALE's score."""
+    frameskip = p.frameskip
+    sticky = p.sticky_prob
+    for i in range(I.shape[0]):
+        reward[i] = 0.0
+        if I[i, TERM] or (max_steps > 0 and I[i, STEPS] >= max_steps):
+            terminated[i] = I[i, TERM] == 1
+            continue
+        a = actions[i]
+        m = I[i]
+        pot = I[i, POT]
+        last = I[i, LAST_ACT]
+        before = I[i, SCORE]
+        reading = paddle_reading(pot)
+        repeats = R.step_repeats(mt, rng, i, sticky, frameskip)
+        for f in range(frameskip):
+            if not (repeats >> np.uint64(f)) & np.uint64(1):
+                last = a
+            if last == RIGHT or last == LEFT:
+                pot = pot_after(pot, last)
+                reading = paddle_reading(pot)
+            I[i, FLAGS] |= frame(m, reading, last == FIRE)
+            if m[57] == 0:
+                I[i, TERM] = 1
+                break
+        I[i, POT] = pot
+        I[i, LAST_ACT] = last
+        I[i, SCORE] = ale_score(m)
+        I[i, LIVES] = m[57]
+        I[i, STEPS] += 1
+        reward[i] = I[i, SCORE] - before
+        terminated[i] = I[i, TERM] == 1
+        _observe(F, I, i, obs)
+
+
+@numba.njit(cache=True, nogil=True)  # a learner's shards step their envs on parallel threads
+def brick_flags(I):
+    """Live bricks (n, 6, 18) uint8, top row first, of the RAM rows in I (any integer array whose first 36
+    columns are RAM 0-35: this model's state, or ALE's `getRAM` rows): brick c of a row is the playfield at
+    its left pixel column 8 + 8c (the ROM clears both bits of a brick together). The one decoder of the wall
+    in Breakout's RAM, for this model and for ALE's recorded RAM alike; one row: `brick_flags(ram[None])[0]`.
+
+    The wall is kept as the 2600 playfield registers of each brick row: six groups of 6 bytes (byte 5 - row of
+    a group holds that row); 2 bits per 8 px brick. Group 5 = left PF0 (bits 6-7: col 0), group 4 = left PF1
+    (cols 1-4, MSB first), group 3 = left PF2 (cols 5-8, LSB first), group 2 = right PF0 (bits 4-5 col 9, bits
+    6-7 col 10), group 1 = right PF1 (cols 11-14, MSB first), group 0 = right PF2 (cols 15-17)."""
+    out = np.zeros((I.shape[0], 6, 18), dtype=np.uint8)
+    for i in range(I.shape[0]):
+        for row in range(6):
+            for c in range(18):
+                out[i, row, c] = _pf_bit(I[i], row, 8 + 8 * c)
+    return out

@@ -1,0 +1,66 @@
+"""The ROM model's parameters: only what its kernel reads.
+
+The cartridge fixes every rule of the game (geometry, speeds, points, lives), so a ROM world is its frame
+skip, its sticky-action chance and its seed; the sticky actions always come from ALE's MT19937 stream.
+A rollout's key hashes `physics()`, so two ROM worlds differ in their key exactly when they can differ
+in play.
+
+Key versions (docs/design.md, "Key versions"): ROM worlds were first keyed by every `ShadowParams` field
+of the `ale-exact` preset (version 1, the 63 physics fields the ROM kernel never read among them); they are
+keyed by this type's fields now (version 2, named in the key as ``key_version``). `former_physics` gives
+the version-1 physics of the same world, so a store written under version 1 is still found
+(`rollout.ensure`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import ClassVar, Literal
+
+import numpy as np
+from pydantic import Field
+
+from policylab.config import StrictModel
+from policylab.hashing import hash_obj
+
+KEY_VERSION = 2
+# The physics a version-1 key hashed for a ROM world: `ale-exact` resolved as a `ShadowParams`, without its
+# name, at frameskip 4 and sticky_prob 0.25 (`former_physics` puts in the world's own two values). Frozen as
+# data, so later changes to `ShadowParams` or its defaults cannot move the version-1 keys.
+_V1_PHYSICS = json.loads((Path(__file__).parent / "key_v1_physics.json").read_text())
+KERNEL_DTYPE = np.dtype([("frameskip", np.int64), ("sticky_prob", np.float64)], align=True)
+
+
+class RomParams(StrictModel):
+    """One ROM world's parameters (without its seed)."""
+
+    name: str = Field("custom", description="preset name: a label, not part of the world (`physics`, `digest`)")
+    model: Literal["rom"] = Field(
+        "rom", description="rom: the cartridge's own frame logic over its RAM (envs/breakout/rom/kernel.py), "
+                           "ALE's game frame for frame")
+    frameskip: int = Field(4, ge=1, le=16, description="frames emulated per agent step")
+    sticky_prob: float = Field(0.25, ge=0.0, lt=1.0, description="per-frame chance the previous action repeats (ALE)")
+
+    # Not parameters: what the cartridge fixes, named as `ShadowParams` names them for code that serves both.
+    rng: ClassVar[str] = "ale"
+    brick_rows: ClassVar[int] = 6
+    brick_cols: ClassVar[int] = 18
+
+    def physics(self) -> dict:
+        """What the world's key hashes: the fields without the name, and the key version."""
+        return {"key_version": KEY_VERSION, **self.model_dump(exclude={"name"})}
+
+    def digest(self) -> str:
+        """Content hash of `physics()`, part of every ROM rollout's key."""
+        return hash_obj(self.physics())
+
+    def former_physics(self) -> list[dict]:
+        """The physics earlier key versions hashed for this world (version 1), so their records are found."""
+        return [{**_V1_PHYSICS, "frameskip": self.frameskip, "sticky_prob": self.sticky_prob}]
+
+    def kernel_record(self) -> np.void:
+        """The kernel's first argument, one KERNEL_DTYPE record (read as `p.frameskip`, `p.sticky_prob`)."""
+        rec = np.zeros((), dtype=KERNEL_DTYPE)
+        rec["frameskip"], rec["sticky_prob"] = self.frameskip, self.sticky_prob
+        return rec[()]

@@ -1,0 +1,270 @@
+"""Shadow Breakout: a vectorized, seeded, parameterised stand-in for ALE Breakout.
+
+`ShadowBreakout(n_envs, params, seeds)` steps thousands of envs per call through one numba
+kernel. Observations follow `contract` exactly (9 features, screen coordinates), actions are ALE's
+minimal set, so every policy runs unchanged on ALE.
+
+Two models run behind the same batch API, picked by the parameters' type: `ShadowParams`, the parametric
+physics (`physics.kernel`), and `RomParams`, the cartridge's own frame logic over its RAM (`rom.kernel`, the
+`ale-exact` preset). What differs between them (kernel, wall, positions, drawing) lives in one small class
+per model (`_Physics`, `_Rom`); the state arrays keep their names in both.
+
+Each env's randomness (sticky actions, serve position/direction) comes from its own stream seeded
+by its own seed (splitmix64, or ALE's MT19937 sticky-action stream when the preset's `rng` is
+`ale`, as the ROM model's always is): env i in a batch of 4096 is bit-identical to that seed alone.
+Finished envs (lives exhausted) stay frozen with reward 0; there is no auto-reset, because
+evaluations run exactly one episode per seed (a learner restarts finished envs with `reset_rows`).
+
+Importing this module registers the Gymnasium env `policylab/ShadowBreakout-v0`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+from policylab.envs.breakout import ale_random as R
+from policylab.envs.breakout.contract import N_FEATURES, SCREEN_H, SCREEN_W
+from policylab.envs.breakout.params import BreakoutParams, RomParams, ShadowParams, resolve_params
+from policylab.envs.breakout.physics import kernel as K
+from policylab.envs.breakout.physics.render import render_frame
+from policylab.envs.breakout.presets import DEFAULT_PRESET
+from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.rom.render import render_ram
+from policylab.errors import BadInput
+
+GYM_ID = "policylab/ShadowBreakout-v0"
+
+
+class _Physics:
+    """The physics model's side of the batch: its kernel, and the wall kept in `bricks`."""
+
+    kernel = K
+
+    def __init__(self, params: ShadowParams):
+        self.params = params
+        self.shape = (params.brick_rows, params.brick_cols)
+
+    def walls(self, I: np.ndarray, bricks: np.ndarray) -> np.ndarray:
+        return bricks.reshape(bricks.shape[0], *self.shape).copy()
+
+    def positions(self, F: np.ndarray, I: np.ndarray) -> tuple[float, float, float, bool]:
+        return float(F[K.BX]), float(F[K.BY]), float(F[K.PX]), bool(I[K.IN_PLAY])
+
+    def render(self, F: np.ndarray, I: np.ndarray, bricks: np.ndarray) -> np.ndarray:
+        ball = (F[K.BX], F[K.BY]) if I[K.IN_PLAY] else None
+        return render_frame(self.params, bricks, ball, F[K.PX], F[K.PW], int(I[K.SCORE]), int(I[K.LIVES]))
+
+
+class _Rom:
+    """The ROM model's side of the batch: its kernel, and everything read from the RAM in `I` (no `bricks`)."""
+
+    kernel = EK
+    shape = (RomParams.brick_rows, RomParams.brick_cols)
+
+    def __init__(self, params: RomParams):
+        self.params = params
+
+    def walls(self, I: np.ndarray, bricks: np.ndarray) -> np.ndarray:
+        return EK.brick_flags(I)
+
+    def positions(self, F: np.ndarray, I: np.ndarray) -> tuple[float, float, float, bool]:
+        return (float(I[99] + EK.BALL_X_OFFSET), float(I[101] + EK.BALL_Y_OFFSET),
+                float(I[72] + EK.PADDLE_X_OFFSET), bool(I[101] != 0))
+
+    def render(self, F: np.ndarray, I: np.ndarray, bricks: np.ndarray) -> np.ndarray:
+        return render_ram(I)
+
+
+class ShadowBreakout:
+    """A batch of `n_envs` shadow Breakout games sharing one world's parameters (`ShadowParams` or `RomParams`).
+
+    reset() -> obs float32 (N, 9); step(actions int (N,)) -> (obs, reward float32 (N,),
+    terminated bool (N,), truncated bool (N,), info). `max_steps` (optional) truncates at that
+    many agent steps; truncated and terminated envs ignore further actions.
+    """
+
+    def __init__(self, n_envs: int, params: BreakoutParams | str | Path = DEFAULT_PRESET,
+                 seeds: Sequence[int] | np.ndarray | None = None, max_steps: int | None = None):
+        if int(n_envs) <= 0:
+            raise BadInput("n_envs", "must be a positive integer")
+        if max_steps is not None and int(max_steps) <= 0:
+            raise BadInput("max_steps", "must be a positive integer")
+        self.n_envs = int(n_envs)
+        self.params = resolve_params(params)
+        self.max_steps = None if max_steps is None else int(max_steps)
+        self._model = _Rom(self.params) if isinstance(self.params, RomParams) else _Physics(self.params)
+        self._p = self.params.kernel_record()
+        self._K = self._model.kernel
+        n = self.n_envs
+        self._F = np.zeros((n, self._K.NF), dtype=np.float64)
+        self._I = np.zeros((n, self._K.NI), dtype=np.int64)
+        wall = 0 if isinstance(self._model, _Rom) else self.params.brick_rows * self.params.brick_cols
+        self._bricks = np.zeros((n, wall), dtype=np.uint8)  # the ROM model's wall is in its RAM
+        self._rng = np.zeros(n, dtype=np.uint64)
+        self._mt = np.zeros((n, R.ROW if self.params.rng == "ale" else 0), dtype=np.uint32)
+        self._obs = np.zeros((n, N_FEATURES), dtype=np.float32)
+        self._rew = np.zeros(n, dtype=np.float32)
+        self._term = np.zeros(n, dtype=np.bool_)
+        self.seeds = self._check_seeds(np.arange(n) if seeds is None else seeds)
+
+    def _check_seeds(self, seeds) -> np.ndarray:
+        arr = np.asarray(seeds, dtype=np.int64).reshape(-1)
+        if arr.shape[0] != self.n_envs:
+            raise BadInput("seeds", f"need {self.n_envs} seeds, got {arr.shape[0]}")
+        if (arr < 0).any():
+            raise BadInput("seeds", "seeds must be non-negative")
+        return arr.copy()
+
+    def reset(self, seeds: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+        if seeds is not None:
+            self.seeds = self._check_seeds(seeds)
+        self._K.reset_kernel(self._p, self._F, self._I, self._bricks, self._rng, self._mt, self.seeds, self._obs)
+        self._term[:] = False
+        return self._obs.copy()
+
+    def reset_rows(self, rows: Sequence[int] | np.ndarray, seeds: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Reset only envs `rows` onto `seeds` (a learner restarts each finished env while the others
+        play on): the reset kernel on sliced copies of their state, written back; returns every env's
+        observation. Each reset env is bit-identical to a fresh batch reset on its seed."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
+        if seeds.shape != rows.shape or (seeds < 0).any():
+            raise BadInput("seeds", f"need {rows.size} non-negative seeds, got {seeds.size}")
+        part = [a[rows] for a in (self._F, self._I, self._bricks, self._rng, self._mt, self._obs)]
+        self._K.reset_kernel(self._p, *part[:5], seeds, part[5])
+        for a, v in zip((self._F, self._I, self._bricks, self._rng, self._mt, self._obs), part):
+            a[rows] = v
+        self._term[rows] = False
+        self.seeds[rows] = seeds
+        return self._obs.copy()
+
+    STATE_ARRAYS = ("_F", "_I", "_bricks", "_rng", "_mt", "_obs", "_term", "seeds")
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        """Copies of every state array (a learner's checkpoint); `set_state` puts them back."""
+        return {k.lstrip("_"): getattr(self, k).copy() for k in self.STATE_ARRAYS}
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        for k in self.STATE_ARRAYS:
+            getattr(self, k)[...] = state[k.lstrip("_")]
+
+    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        acts = np.asarray(actions)
+        if acts.shape != (self.n_envs,):
+            raise BadInput("actions", f"need shape ({self.n_envs},), got {acts.shape}")
+        acts = acts.astype(np.int64, copy=False)
+        cap = -1 if self.max_steps is None else self.max_steps
+        self._K.step_kernel(self._p, self._F, self._I, self._bricks, self._rng, self._mt, acts, self._obs,
+                            self._rew, self._term, cap)
+        if self.max_steps is None:
+            truncated = np.zeros(self.n_envs, dtype=np.bool_)
+        else:
+            truncated = (self._I[:, self._K.STEPS] >= self.max_steps) & ~self._term
+        return self._obs.copy(), self._rew.copy(), self._term.copy(), truncated, {}
+
+    # --- read-only views of the state (for evaluators, traces and tests)
+    @property
+    def score(self) -> np.ndarray:
+        return self._I[:, self._K.SCORE].copy()
+
+    @property
+    def lives(self) -> np.ndarray:
+        return self._I[:, self._K.LIVES].copy()
+
+    @property
+    def steps(self) -> np.ndarray:
+        return self._I[:, self._K.STEPS].copy()
+
+    @property
+    def unmodelled(self) -> np.ndarray:
+        """The ROM model's UNMODELLED bits per env (`rom.kernel`: a game variation other than ALE's
+        default, the 65,536-frame attract switch); nonzero means the env may have left ALE's game."""
+        self._need(_Rom, "unmodelled")
+        return self._I[:, EK.FLAGS].copy()
+
+    def state_bytes(self) -> bytes:
+        """Every state array's bytes, for determinism checks."""
+        return b"".join(a.tobytes() for a in (self._F, self._I, self._bricks, self._rng, self._mt))
+
+    @property
+    def walls(self) -> np.ndarray:
+        """Every env's live-brick flags, (N, brick_rows * brick_cols) uint8, top row first (a copy): the
+        wall a network policy sees, in the layout of `rom.kernel.brick_flags` on ALE's RAM."""
+        return self._model.walls(self._I, self._bricks).reshape(self.n_envs, -1)
+
+    def ram(self, i: int = 0) -> np.ndarray:
+        """Env i's 128 RAM bytes (uint8, as ALE's `getRAM`); only the ROM model has them."""
+        self._need(_Rom, "ram")
+        return self._I[i, : EK.RAM_N].astype(np.uint8)
+
+    def _need(self, model: type, what: str) -> None:
+        if not isinstance(self._model, model):
+            need = "rom" if model is _Rom else "physics"
+            raise BadInput("preset", f"{what} needs a {need}-model preset; {self.params.name!r} is {self.params.model!r}")
+
+    def place_ball(self, i: int, x: float, y: float, vx: float, vy: float) -> None:
+        """Put env i's ball in play at (x, y) with velocity (vx, vy) px/frame (trace replay from a given serve)."""
+        self._need(_Physics, "place_ball")
+        self._F[i, K.BX], self._F[i, K.BY], self._F[i, K.BVX], self._F[i, K.BVY] = x, y, vx, vy
+        self._I[i, K.IN_PLAY] = 1
+        self._I[i, K.LEVEL] = 0
+        self._I[i, K.HITS] = 0
+
+    def set_bricks(self, i: int, live: np.ndarray) -> None:
+        """Overwrite env i's wall with `live` flags (brick_rows, brick_cols), top row first (trace replay)."""
+        self._need(_Physics, "set_bricks")
+        flat = np.asarray(live, dtype=np.uint8).reshape(-1)
+        self._bricks[i, : flat.size] = flat
+        self._I[i, K.LEFT] = int(flat.sum())
+
+    def positions(self, i: int) -> tuple[float, float, float, bool]:
+        """(ball x, ball y, paddle x, in play) of env i right now, unrounded."""
+        return self._model.positions(self._F[i], self._I[i])
+
+    def bricks(self, i: int) -> np.ndarray:
+        """Live flags of env i, shape (brick_rows, brick_cols), top row first."""
+        return self._model.walls(self._I[i : i + 1], self._bricks[i : i + 1])[0]
+
+    def render(self, i: int = 0) -> np.ndarray:
+        """Env i as a (210, 160, 3) uint8 frame in ALE's look (the ROM model: ALE's screen itself)."""
+        return self._model.render(self._F[i], self._I[i], self._bricks[i])
+
+
+class ShadowBreakoutEnv(gym.Env):
+    """Single-env Gymnasium wrapper: obs = the 9 contract features (float32), Discrete(4) actions."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 15}
+
+    def __init__(self, preset: BreakoutParams | str = DEFAULT_PRESET, render_mode: str | None = None,
+                 max_steps: int | None = 1800):
+        self.render_mode = render_mode
+        self._batch = ShadowBreakout(1, preset, seeds=[0], max_steps=max_steps)
+        high = np.array([SCREEN_W, SCREEN_H, SCREEN_W, SCREEN_H, 1, SCREEN_W, SCREEN_W, 9, 10_000], dtype=np.float32)
+        low = np.array([0, 0, -SCREEN_W, -SCREEN_H, 0, 0, 0, 0, 0], dtype=np.float32)
+        self.observation_space = gym.spaces.Box(low, high, dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(4)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        s = int(seed) if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
+        obs = self._batch.reset([s])
+        return obs[0], {"seed": s}
+
+    def step(self, action):
+        obs, rew, term, trunc, _ = self._batch.step(np.array([int(action)]))
+        return obs[0], float(rew[0]), bool(term[0]), bool(trunc[0]), {}
+
+    def render(self):
+        return self._batch.render(0)
+
+
+def _register() -> None:
+    if GYM_ID not in gym.registry:
+        gym.register(id=GYM_ID, entry_point="policylab.envs.breakout.shadow:ShadowBreakoutEnv")
+
+
+_register()

@@ -1,0 +1,307 @@
+"""A robot spec (`spec.py`) compiled against its MJCF: the `Robot` the study simulates.
+
+`Robot` compiles the spec's MJCF with the spec's physics overrides, checks every name the spec uses
+against the model, and knows the robot's observation, action mapping, reset draw, torso pose and
+failure rule. `robot(name_or_path)` resolves a shipped name or a spec path once (cached); the
+resolved `Robot` is what tasks carry, and it pickles as its reference (`Robot.ref`), so a worker
+process rebuilds it from the same spec file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from policylab import portable_math
+from policylab.errors import BadInput
+from policylab.envs.robots.spec import DEFAULT_ROBOT, FIELD, SPECS_DIR, RobotSpec, load_spec, mjcf_path, spec_path
+
+_INTEGRATORS = {"euler": mujoco.mjtIntegrator.mjINT_EULER, "rk4": mujoco.mjtIntegrator.mjINT_RK4,
+                "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
+                "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST}
+_CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
+
+
+def _id(m: mujoco.MjModel, kind: mujoco.mjtObj, name: str, what: str, spec_file: Path) -> int:
+    i = mujoco.mj_name2id(m, kind, name)
+    if i < 0:
+        raise BadInput(FIELD, f"robot spec {spec_file}: the model has no {what} named {name!r}")
+    return i
+
+
+def _sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class Robot:
+    """A robot spec compiled against its model. Build with `robot(name_or_path)` (cached)."""
+
+    def __init__(self, spec: RobotSpec, spec_file: Path, ref: str | None = None):
+        self.spec, self.spec_file = spec, Path(spec_file)
+        self.ref = ref or str(self.spec_file.resolve())
+        self.mjcf = mjcf_path(spec, spec_file)
+        if not self.mjcf.is_file():
+            raise BadInput(FIELD, f"robot spec {spec_file}: MJCF {self.mjcf} not found")
+        try:
+            base = mujoco.MjModel.from_xml_path(str(self.mjcf))
+        except ValueError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise BadInput(FIELD, f"robot spec {spec_file}: MJCF {self.mjcf} does not compile ({first})") from None
+        f = spec_file
+        self.torso = _id(base, mujoco.mjtObj.mjOBJ_BODY, spec.torso_body, "body", f)
+        self.push_body = _id(base, mujoco.mjtObj.mjOBJ_BODY, spec.push_body, "body", f)
+        jnt = base.body_jntadr[self.torso]
+        if jnt < 0 or base.jnt_type[jnt] != mujoco.mjtJoint.mjJNT_FREE:
+            raise BadInput(FIELD, f"robot spec {f}: torso body {spec.torso_body!r} needs a free joint")
+        self.root_qpos = int(base.jnt_qposadr[jnt])
+        self.root_dof = int(base.jnt_dofadr[jnt])
+        if spec.friction_geoms == "all":
+            self.friction_geoms = np.arange(base.ngeom)
+        else:
+            self.friction_geoms = np.array([_id(base, mujoco.mjtObj.mjOBJ_GEOM, g, "geom", f)
+                                            for g in spec.friction_geoms])
+        if base.nu < 1:
+            raise BadInput(FIELD, f"robot spec {f}: the model has no actuators")
+        self.key = None if spec.keyframe is None else _id(base, mujoco.mjtObj.mjOBJ_KEY, spec.keyframe, "keyframe", f)
+        # actuated joints (one per actuator, in actuator order)
+        if not (base.actuator_trntype == mujoco.mjtTrn.mjTRN_JOINT).all():
+            raise BadInput(FIELD, f"robot spec {f}: every actuator must drive a joint")
+        jids = base.actuator_trnid[:, 0]
+        self.joint_qpos = base.jnt_qposadr[jids].astype(int)
+        self.joint_dof = base.jnt_dofadr[jids].astype(int)
+        c = spec.control
+        if c.force_limits is not None and len(c.force_limits) != base.nu:
+            raise BadInput(FIELD, f"robot spec {f}: control.force_limits has {len(c.force_limits)} values; the "
+                           f"model has {base.nu} actuators")
+        self._apply_overrides(base)
+        self.base = base
+        self.nominal_qpos = (base.key_qpos[self.key] if self.key is not None else base.qpos0).copy()
+        self.nominal_joints = self.nominal_qpos[self.joint_qpos].copy()
+        self.nq, self.nv, self.nu = base.nq, base.nv, base.nu
+        self.obs_dim = sum(self._term_width(t) for t in spec.observation)
+        self.act_dim = base.nu
+
+    # -- the model ------------------------------------------------------------------------------
+    def _apply_overrides(self, m: mujoco.MjModel) -> None:
+        s, o, f = self.spec, self.spec.model, self.spec_file
+        if m.opt.timestep != s.physics_dt:
+            m.opt.timestep = s.physics_dt
+        if o.iterations is not None:
+            m.opt.iterations = o.iterations
+        if o.ls_iterations is not None:
+            m.opt.ls_iterations = o.ls_iterations
+        if o.integrator is not None:
+            m.opt.integrator = _INTEGRATORS[o.integrator]
+        if o.cone is not None:
+            m.opt.cone = _CONES[o.cone]
+        if o.impratio is not None:
+            m.opt.impratio = o.impratio
+        if o.eulerdamp is False:
+            m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_EULERDAMP
+        if o.contact_geoms is not None:
+            if o.floor_geom is None:
+                raise BadInput(FIELD, f"robot spec {f}: model.contact_geoms needs model.floor_geom")
+            floor = _id(m, mujoco.mjtObj.mjOBJ_GEOM, o.floor_geom, "geom", f)
+            feet = [_id(m, mujoco.mjtObj.mjOBJ_GEOM, g, "geom", f) for g in o.contact_geoms]
+            m.geom_contype[:] = 0
+            m.geom_conaffinity[:] = 0
+            m.geom_contype[floor] = 1
+            m.geom_conaffinity[feet] = 1
+            m.geom_priority[feet] = 0
+            if o.contact_condim is not None:
+                m.geom_condim[feet] = o.contact_condim
+                m.geom_condim[floor] = o.contact_condim
+        if o.joint_damping is not None:
+            m.dof_damping[self.joint_dof] = o.joint_damping
+        c = s.control
+        if c.mode == "pd":  # motors become position servos: force = kp (target - q) - kd qdot
+            m.actuator_gaintype[:] = mujoco.mjtGain.mjGAIN_FIXED
+            m.actuator_gainprm[:] = 0.0
+            m.actuator_gainprm[:, 0] = c.kp
+            m.actuator_biastype[:] = mujoco.mjtBias.mjBIAS_AFFINE
+            m.actuator_biasprm[:] = 0.0
+            m.actuator_biasprm[:, 1] = -c.kp
+            m.actuator_biasprm[:, 2] = -c.kd
+            m.actuator_ctrllimited[:] = 0
+        if c.force_limits is not None:
+            lim = np.asarray(c.force_limits, dtype=float)
+            m.actuator_forcelimited[:] = 1
+            m.actuator_forcerange[:] = np.stack([-lim, lim], axis=1)
+
+    @lru_cache(maxsize=None)
+    def model(self, mu: float | None = None) -> mujoco.MjModel:
+        """The compiled model with sliding friction `mu` on the spec's friction geoms (None: the model's).
+        Cached; never mutate it."""
+        if mu is None:
+            return self.base
+        m = mujoco.MjModel.from_xml_path(str(self.mjcf))
+        self._apply_overrides(m)
+        m.geom_friction[self.friction_geoms, 0] = mu
+        return m
+
+    def render_model(self) -> mujoco.MjModel:
+        """A private copy for rendering (a renderer sizes its buffers on it)."""
+        m = mujoco.MjModel.from_xml_path(str(self.mjcf))
+        self._apply_overrides(m)
+        return m
+
+    @cached_property
+    def identity(self) -> dict:
+        """What names this robot in records and gate files: its name and the sha256 of the spec file and
+        of the MJCF file (the files the model is compiled from, besides included files and meshes)."""
+        return {"name": self.spec.name, "spec_sha256": _sha256_file(self.spec_file),
+                "mjcf_sha256": _sha256_file(self.mjcf)}
+
+    @property
+    def control_dt(self) -> float:
+        return float(self.spec.physics_dt * self.spec.frame_skip)
+
+    @property
+    def frame_skip(self) -> int:
+        return self.spec.frame_skip
+
+    def body_weight_n(self) -> float:
+        """m * g of the robot (the torso's subtree), the unit of push magnitudes (% bodyweight)."""
+        m = self.base
+        return float(m.body_subtreemass[self.torso] * -m.opt.gravity[2])
+
+    # -- state ----------------------------------------------------------------------------------
+    def reset_state(self, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """Initial (qpos, qvel) of a world's seed: the nominal pose plus uniform qpos noise (on every qpos,
+        or on the joints only), then Gaussian qvel noise, from ``np.random.default_rng(seed)``. For the
+        Ant this is exactly Gymnasium's ``Ant-v5.reset(seed=seed)``."""
+        r = self.spec.reset
+        rng = np.random.default_rng(seed)
+        qpos = self.nominal_qpos.copy()
+        if r.qpos_noise_on == "all":
+            qpos = self.nominal_qpos + rng.uniform(-r.qpos_uniform, r.qpos_uniform, size=self.nq)
+        else:
+            qpos[self.joint_qpos] += rng.uniform(-r.qpos_uniform, r.qpos_uniform, size=len(self.joint_qpos))
+        qvel = r.qvel_normal * rng.standard_normal(self.nv)
+        return qpos, qvel
+
+    def torso_z(self, qpos: np.ndarray) -> np.ndarray:
+        return qpos[..., self.root_qpos + 2]
+
+    def uprightness(self, qpos: np.ndarray) -> np.ndarray:
+        """z of the torso's up axis, 1 - 2(qx^2 + qy^2): 1 upright, 0 on its side, -1 on its back."""
+        qx, qy = qpos[..., self.root_qpos + 4], qpos[..., self.root_qpos + 5]
+        return 1.0 - 2.0 * (qx * qx + qy * qy)
+
+    def heading(self, qpos: np.ndarray) -> np.ndarray:
+        """Yaw (rad) of the torso's forward (x) axis in the world frame."""
+        a = self.root_qpos + 3
+        w, x, y, z = (qpos[..., a + i] for i in range(4))
+        num, den = np.asarray(2.0 * (w * z + x * y)), np.asarray(1.0 - 2.0 * (y * y + z * z))
+        return portable_math.atan2_array(num.reshape(-1), den.reshape(-1)).reshape(num.shape)
+
+    # -- observation and action -----------------------------------------------------------------
+    def _term_width(self, t) -> int:
+        if t.term in ("qpos", "qvel"):
+            n = self.nq if t.term == "qpos" else self.nv
+            width = len(range(n)[slice(t.start, t.stop)])
+            if width < 1:
+                raise BadInput(FIELD, f"robot spec {self.spec_file}: observation {t.term}[{t.start}:{t.stop}] is empty")
+            return width
+        if t.term in ("joint_pos_rel", "joint_vel"):
+            return self.nu
+        return {"height": 1, "gravity_body": 3, "linvel_body": 3, "angvel_body": 3, "phase": 2}[t.term]
+
+    def _rotation_t(self, qpos: np.ndarray) -> np.ndarray:
+        """(B, 3, 3) world-to-torso rotations from the free joint quaternion (normalised)."""
+        q = qpos[:, self.root_qpos + 3: self.root_qpos + 7]
+        q = q / np.linalg.norm(q, axis=1, keepdims=True)
+        w, x, y, z = q.T
+        r = np.empty((len(q), 3, 3))
+        r[:, 0, 0], r[:, 0, 1], r[:, 0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)
+        r[:, 1, 0], r[:, 1, 1], r[:, 1, 2] = 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)
+        r[:, 2, 0], r[:, 2, 1], r[:, 2, 2] = 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)
+        return r.transpose(0, 2, 1)
+
+    def observe(self, qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray,
+                out: np.ndarray | None = None) -> np.ndarray:
+        """The policy's observation for a batch: (B, nq), (B, nv), (B,) -> (B, obs_dim), elementwise per row."""
+        parts = []
+        rt = None
+        for t in self.spec.observation:
+            if t.term == "qpos":
+                p = qpos[:, t.start:t.stop]
+            elif t.term == "qvel":
+                p = qvel[:, t.start:t.stop]
+            elif t.term == "height":
+                p = qpos[:, self.root_qpos + 2: self.root_qpos + 3]
+            elif t.term == "angvel_body":
+                p = qvel[:, self.root_dof + 3: self.root_dof + 6]
+            elif t.term in ("gravity_body", "linvel_body"):
+                rt = self._rotation_t(qpos) if rt is None else rt
+                v = np.broadcast_to([0.0, 0.0, -1.0], (len(qpos), 3)) if t.term == "gravity_body" \
+                    else qvel[:, self.root_dof: self.root_dof + 3]
+                p = np.einsum("bij,bj->bi", rt, v)
+            elif t.term == "joint_pos_rel":
+                p = qpos[:, self.joint_qpos] - self.nominal_joints
+            elif t.term == "joint_vel":
+                p = qvel[:, self.joint_dof]
+            else:  # phase
+                ang = 2.0 * np.pi * t.hz * time
+                p = np.stack([portable_math.sin_array(ang), portable_math.cos_array(ang)], axis=1)
+            parts.append(p if t.scale == 1.0 else p * t.scale)
+        if len(parts) == 1:
+            if out is None:
+                return np.array(parts[0])
+            out[...] = parts[0]
+            return out
+        return np.concatenate(parts, axis=1, out=out)
+
+    def ctrl(self, action: np.ndarray) -> np.ndarray:
+        """Actuator ctrl from the policy's action: clipped; torque mode: scaled torque (or the action
+        itself); pd mode: the nominal joint pose + action_scale * action (position targets)."""
+        c = self.spec.control
+        a = np.clip(action, -c.action_clip, c.action_clip)
+        if c.mode == "pd":
+            return self.nominal_joints + c.action_scale * a
+        return a if c.action_scale is None else c.action_scale * a
+
+    # -- failure rule ---------------------------------------------------------------------------
+    def thresholds(self) -> dict:
+        f = self.spec.failure
+        return {"torso_z_fail_m": f.torso_z_fail_m, "uprightness_fail": f.uprightness_fail,
+                "rule_version": f.rule_version}
+
+    def fallen(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+        """Per world: the state fails the frozen rule or is not finite (the loop's early stop)."""
+        f = self.spec.failure
+        with np.errstate(invalid="ignore"):
+            bad = (self.torso_z(qpos) < f.torso_z_fail_m) | (self.uprightness(qpos) < f.uprightness_fail)
+        return bad | ~np.isfinite(qpos).all(axis=1) | ~np.isfinite(qvel).all(axis=1)
+
+
+    def __reduce__(self):
+        return robot, (self.ref,)
+
+
+def robot_ref(name_or_path: str | os.PathLike | None = None) -> str:
+    """What records keep to rebuild a robot: a shipped robot's name (None: the default robot), or the
+    resolved path of a spec file."""
+    s = str(DEFAULT_ROBOT if name_or_path is None else name_or_path)
+    if "/" not in s and not s.endswith(".json") and (SPECS_DIR / s / f"{s}.json").is_file():
+        return s
+    return str(spec_path(s).resolve())
+
+
+@lru_cache(maxsize=None)
+def _robot_cached(ref: str, path: str, mtime_ns: int, size: int) -> Robot:
+    return Robot(load_spec(path), Path(path), ref)
+
+
+def robot(name_or_path: str | os.PathLike | None = None) -> Robot:
+    """The robot of a shipped name (`go1`, `ant`; None: the default) or a spec path; BadInput if it does
+    not load."""
+    ref = robot_ref(name_or_path)
+    p = spec_path(ref).resolve()
+    st = p.stat()
+    return _robot_cached(ref, str(p), st.st_mtime_ns, st.st_size)

@@ -1,0 +1,182 @@
+"""Ctrl-C and SIGTERM: stop soon, keep every finished result, leave no process behind.
+
+While a command runs (`handled()`, installed by the CLI before the command line is parsed), the
+first SIGINT or SIGTERM raises `Interrupted` in the main thread. As it unwinds, the executors
+cancel queued work, stop their workers and hand over the results that had already finished, and
+`ensure` writes them, so the store keeps everything finished and a rerun resumes from there. The
+CLI then prints one line and exits 128 + the signal's number (130, 143), the shell's convention.
+
+A second signal ends the process at once, without unwinding: it kills every process this one
+started (pool workers, a local Ray's processes) and exits. The store stays whole even then, since
+a record is written payload first and index row second (`rollout/store.py`).
+
+Where raising in the middle would lose a finished result (handing it to the store's writer) or
+land inside native code that mangles it (Ray's blocking calls run the handler themselves, hold what
+it raises until the call ends and turn it into a SystemError), the code runs in `deferred()`: the
+signal is noted there and raised by the next `check()`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from policylab.progress import tally
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(BaseException):
+    """A SIGINT or SIGTERM asked this command to stop. A BaseException, so that no `except Exception`
+    turns an interrupt into an internal error."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+class _State:
+    active = False  # handlers installed by `handled()`
+    received: int | None = None  # the first signal's number
+    pending = False  # received inside `deferred()`, not yet raised
+    deferring = 0  # depth of `deferred()` blocks
+
+
+_state = _State()
+
+
+def _handle(signum: int, frame) -> None:
+    if _state.received is not None:
+        _exit_now(signum)
+    _state.received = signum
+    if _state.deferring:
+        _state.pending = True
+        return
+    raise Interrupted(signum)
+
+
+EXIT_CODES = tuple(128 + s for s in SIGNALS)  # 130, 143
+
+
+def _exit_now(signum: int) -> None:
+    """The second signal: kill every descendant and exit, without unwinding (no joins, no atexit)."""
+    _kill_descendants()
+    try:
+        cursor = "\x1b[?25h" if sys.stderr.isatty() else ""  # a live progress bar hides the cursor
+        os.write(2, f"{cursor}\npolicylab: {line()}\n".encode())
+    except OSError:
+        pass
+    os._exit(128 + signum)
+
+
+def leave(code: int) -> None:
+    """End a command that an interrupt stopped, once its finished results are written and its line
+    printed. The interpreter's exit hooks would join what the interrupt abandoned (a process pool's
+    manager and feeder threads can wait forever on a killed worker's pipe), so whatever is left is
+    killed and the process exits without them."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    _kill_descendants()
+    os._exit(code)
+
+
+def _kill_descendants() -> None:
+    for pid in _descendants(os.getpid()):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every living process below `pid` (children first), read from /proc; empty where there is none."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": state, ppid, ...
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found += below
+        todo += below
+    return found
+
+
+@contextmanager
+def handled() -> Iterator[None]:
+    """Turn SIGINT and SIGTERM into `Interrupted` while the block runs (main thread only; the
+    previous handlers come back after it)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in SIGNALS}
+    _state.__dict__.clear()
+    _state.active = True
+    tally.reset()
+    install()
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        _state.__dict__.clear()
+
+
+def install() -> None:
+    """Put this module's handlers (back) in place while `handled()` is active: a library that sets
+    its own on start-up (Ray sets a SIGTERM handler and a native one that prints a stack dump)
+    is overridden right after it starts."""
+    if _state.active and threading.current_thread() is threading.main_thread():
+        for s in SIGNALS:
+            signal.signal(s, _handle)
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Note a first signal inside the block instead of raising it there; `check()` raises it."""
+    _state.deferring += 1
+    try:
+        yield
+    finally:
+        _state.deferring -= 1
+
+
+def check() -> None:
+    """Raise the signal noted inside `deferred()`, if any."""
+    if _state.pending and not _state.deferring:
+        _state.pending = False
+        raise Interrupted(_state.received)
+
+
+def raise_if_signalled() -> None:
+    """Raise `Interrupted` if a signal arrived: a worker that failed meanwhile (a pool worker ended
+    by the same SIGTERM, sent to the whole process group) failed because of it."""
+    if _state.received is not None:
+        _state.pending = False
+        raise Interrupted(_state.received)
+
+
+def line() -> str:
+    """The one line an interrupted command prints: how far its current stage got, from `ensure`'s tally."""
+    t = tally
+    done = f" after {t.finished:,} of {t.planned:,} ({t.label})" if t.label else ""
+    return f"interrupted{done}; rerun the same command to resume"

@@ -1,0 +1,105 @@
+"""The PPO update: clipped objective, a value loss, an entropy bonus, per-minibatch advantage
+normalisation, global gradient-norm clipping and a learning rate the caller anneals.
+
+Each minibatch is split into one chunk per shard; each chunk's loss (its sum over the whole
+minibatch's size) is differentiated on that shard's replica of the network, on its own thread, and
+the chunks' gradients are summed in shard order before one Adam step. The sums are exactly the
+whole minibatch's, and nothing depends on thread timing.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import torch
+
+from policylab.learning.network import ActorCritic
+from policylab.learning.shards import Threads
+
+STATS = ("policy_loss", "value_loss", "entropy", "clip_fraction", "approx_kl")
+
+
+@dataclass(frozen=True)
+class Settings:
+    lr: float  # Adam's learning rate before annealing
+    epochs: int  # passes over each rollout
+    minibatch: int  # samples per gradient step
+    clip: float  # clip range of the probability ratio
+    ent_coef: float
+    vf_coef: float
+    max_grad_norm: float
+
+
+class PPO:
+    """The optimiser's side of a learner: the network, one replica per shard, Adam and the generator
+    of the minibatch permutations (seeded by `seed`)."""
+
+    def __init__(self, net: ActorCritic, settings: Settings, threads: Threads, seed: int):
+        self.s = settings
+        self.threads = threads
+        self.gen = torch.Generator().manual_seed(seed)
+        self.net = net
+        self.replicas = [net] + [copy.deepcopy(net) for _ in range(threads.count - 1)]
+        self.opt = torch.optim.Adam(net.parameters(), lr=settings.lr, eps=1e-5)
+
+    def anneal(self, frac: float) -> None:
+        """Set the learning rate to `frac` of its initial value."""
+        for g in self.opt.param_groups:
+            g["lr"] = self.s.lr * frac
+
+    def chunk_grad(self, net: ActorCritic, batch: dict, idx: torch.Tensor, adv: torch.Tensor,
+                   total: int) -> torch.Tensor:
+        """Backward of one chunk's share of the minibatch loss on `net`; the chunk's sums of the stats."""
+        s = self.s
+        logits, value = net(batch["obs"][idx])
+        logp_all = torch.log_softmax(logits, dim=1)
+        logp = logp_all.gather(1, batch["act"][idx, None]).squeeze(1)
+        entropy = -(logp_all.exp() * logp_all).sum(1).sum()
+        log_ratio = logp - batch["logp"][idx]
+        ratio = log_ratio.exp()
+        pg = -torch.min(ratio * adv, ratio.clamp(1 - s.clip, 1 + s.clip) * adv).sum()
+        vloss = 0.5 * (value - batch["ret"][idx]).square().sum()
+        net.zero_grad(set_to_none=True)
+        ((pg + s.vf_coef * vloss - s.ent_coef * entropy) / total).backward()
+        with torch.no_grad():
+            clipped = ((ratio - 1).abs() > s.clip).float().sum()
+            kl = ((ratio - 1) - log_ratio).sum()
+            return torch.stack([pg, vloss, entropy, clipped, kl]).detach()
+
+    def update(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, int]:
+        """`epochs` passes of whole minibatches over `batch` (`rollout.flatten`); the per-sample means
+        of the STATS summed over the gradient steps (float64), and the number of steps."""
+        s = self.s
+        size = batch["act"].shape[0]
+        mb, n = s.minibatch, len(self.replicas)
+        cuts = [mb * k // n for k in range(n + 1)]
+        sums = torch.zeros(len(STATS), dtype=torch.float64)
+        count = 0
+        for _ in range(s.epochs):
+            order = torch.randperm(size, generator=self.gen)
+            for lo in range(0, size - mb + 1, mb):
+                idx = order[lo: lo + mb]
+                adv = batch["adv"][idx]
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)  # over the whole minibatch
+                parts = [(net, batch, idx[a:b], adv[a:b], mb)
+                         for net, a, b in zip(self.replicas, cuts, cuts[1:]) if b > a]
+                stats = self.threads.map(self.chunk_grad, parts)
+                grads = [[q.grad for q in part[0].parameters()] for part in parts]
+                for q, *gs in zip(self.net.parameters(), *grads):
+                    q.grad = torch.stack(gs).sum(0) if len(gs) > 1 else gs[0]  # in shard order
+                torch.nn.utils.clip_grad_norm_(self.net.parameters(), s.max_grad_norm)
+                self.opt.step()
+                with torch.no_grad():
+                    for rep in self.replicas[1:]:
+                        for q, m in zip(rep.parameters(), self.net.parameters()):
+                            q.copy_(m)
+                sums += torch.stack(stats).sum(0).double() / mb
+                count += 1
+        return sums, count
+
+    def load_state(self, net: dict, opt: dict, gen: torch.Tensor) -> None:
+        for replica in self.replicas:
+            replica.load_state_dict(net)
+        self.opt.load_state_dict(opt)
+        self.gen.set_state(gen)

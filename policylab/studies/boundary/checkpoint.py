@@ -1,0 +1,76 @@
+"""The policy a sweep plays: a committed checkpoint by name or a user's policy file, resolved once
+together with the robot it is checked against.
+
+A committed checkpoint's name starts with its robot's name (``go1_v0``, ``ant_v1``), so naming one
+is enough; a policy file's sizes must fit the robot's observation and action. Anything that does not
+resolve is `BadInput` naming the field, before anything is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from policylab.envs.robots.robot import Robot, robot as load_robot
+from policylab.envs.robots.spec import available as available_robots
+from policylab.errors import BadInput
+from policylab.hashing import sha256_hex
+from policylab.policies.files import SUFFIXES, load_policy
+from policylab.studies.boundary.constants import CHECKPOINT_DIR
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    name: str
+    path: Path
+    sha256: str
+    robot: Robot
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "sha256": self.sha256}
+
+
+def available_checkpoints() -> list[str]:
+    return sorted(p.stem for suffix in SUFFIXES for p in CHECKPOINT_DIR.glob(f"*{suffix}"))
+
+
+def default_checkpoint(rob: Robot) -> str:
+    """The committed checkpoint a robot uses when none is named: ``<robot>_v0``."""
+    return f"{rob.spec.name}_v0"
+
+
+def robot_of_checkpoint_name(name: str) -> str | None:
+    """A committed checkpoint's robot, from its name (``go1_v0`` -> ``go1``)."""
+    for r in available_robots():
+        if name.startswith(f"{r}_"):
+            return r
+    return None
+
+
+def resolve_checkpoint(spec: str | None, robot: str | None = None) -> Checkpoint:
+    """A committed checkpoint by name (e.g. ``go1_v0``, ``ant_v0``) or the path of a policy file (.npz
+    linear, .onnx network), checked against the robot (`robot`: a shipped name or spec path; None: the
+    committed checkpoint's own robot, else the default robot). Unknown is bad input, and so is a file its
+    loader refuses (not a policy file, corrupt, or sizes that do not fit the robot)."""
+    if spec is None:
+        spec = default_checkpoint(load_robot(robot))
+    path = next((CHECKPOINT_DIR / f"{spec}{sfx}" for sfx in SUFFIXES if (CHECKPOINT_DIR / f"{spec}{sfx}").is_file()),
+                None)
+    if robot is None and path is not None:
+        robot = robot_of_checkpoint_name(spec)
+    if path is None:
+        path = Path(spec)
+    if not path.is_file() or path.suffix.lower() not in SUFFIXES:
+        raise BadInput(
+            "checkpoint", f"unknown checkpoint {spec!r}; expected one of {', '.join(available_checkpoints())} or the "
+            "path of a .npz or .onnx policy file"
+        )
+    rob = load_robot(robot)
+    load_policy(path, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot")
+    return Checkpoint(path.stem, path, sha256_hex(path.read_bytes()), rob)
+
+
+def policy_record(ckpt: Checkpoint) -> dict:
+    """The policy part of a rollout record: the policy file's kind and the checkpoint it names."""
+    kind = SUFFIXES.get(ckpt.path.suffix.lower(), "linear")
+    return {"name": kind, "params": {"checkpoint": ckpt.name, "sha256": ckpt.sha256}}

@@ -1,0 +1,60 @@
+"""How a robot's worlds are played and judged: the protocol every sweep record names, its step counts,
+the frozen failure rule on a stored track, and the size of one rollout (for a sweep's memory and disk
+estimate)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from policylab.envs.robots.robot import Robot
+from policylab.studies.boundary import failure
+from policylab.studies.boundary.constants import HORIZON_S, PUSH_DURATION_S
+
+RECORD_BYTES = 4096  # a record's JSON row in index.sqlite, with its index entries (upper estimate)
+WORLD_SIM_BYTES = 512 * 1024  # resident memory of one world's MjData while it steps (measured ~470 kB)
+WORKER_BYTES = 128 * 2**20  # a worker process with the study imported (measured ~80 MB)
+
+
+def n_steps(rob: Robot) -> int:
+    return int(round(HORIZON_S / rob.control_dt))
+
+
+def push_steps(rob: Robot) -> int:
+    return int(round(PUSH_DURATION_S / rob.control_dt))
+
+
+def protocol(rob: Robot) -> dict:
+    m = rob.base
+    friction = "sliding friction of every geom set to mu" if rob.spec.friction_geoms == "all" else \
+        f"sliding friction of geoms {', '.join(rob.spec.friction_geoms)} set to mu"
+    return {
+        "horizon_s": HORIZON_S,
+        "n_steps": n_steps(rob),
+        "control_dt_s": rob.control_dt,
+        "physics_dt_s": float(m.opt.timestep),
+        "frame_skip": rob.frame_skip,
+        "push_duration_s": PUSH_DURATION_S,
+        "push": f"constant horizontal force on the {rob.spec.push_body} centre of mass (xfrc_applied), direction "
+        "relative to the heading at onset, fixed in the world frame for the window",
+        "friction": friction,
+        "bodyweight_n": round(rob.body_weight_n(), 9),
+        "policy_mode": "deterministic",
+        "failure": rob.thresholds(),
+        "stop_at_failure": rob.spec.stop_at_failure,
+        "robot": rob.identity,
+        "solver": {"iterations": int(m.opt.iterations), "ls_iterations": int(m.opt.ls_iterations),
+                   "integrator": int(m.opt.integrator), "cone": int(m.opt.cone), "impratio": float(m.opt.impratio)},
+        "control": rob.spec.control.model_dump(exclude_none=True),
+    }
+
+
+def payload_bytes(rob: Robot) -> int:
+    """Bytes of one rollout's payload arrays before compression (the record schema in `sweep.py`, at
+    most): float64 qpos, qvel, time, torso_z and uprightness per state (T + 1), ctrl and push per step (T)."""
+    t = n_steps(rob)
+    return 8 * ((t + 1) * (rob.nq + rob.nv + 3) + t * (rob.nu + 2))
+
+
+def classify(rob: Robot, qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray) -> dict:
+    """The frozen failure rule of `rob` on one stored track."""
+    return failure.classify(qpos, qvel, time, rob.control_dt, rule=rob.thresholds(), root_qpos=rob.root_qpos)

@@ -1,0 +1,103 @@
+"""A sweep's records in the store: the world part of each rollout record, the planned rollouts of a
+grid, and the sweep's meta (grid, protocol, robot), which later stages read back to rebuild the robot
+and to refuse a resumed sweep on another grid or protocol."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from policylab.envs.robots.robot import Robot, robot as load_robot
+from policylab.errors import BadInput
+from policylab.hashing import canonical_json
+from policylab.policies.files import policy_kind
+from policylab.rollout.ensure import Planned
+from policylab.rollout.store import Store
+from policylab.studies.boundary.checkpoint import Checkpoint, policy_record
+from policylab.studies.boundary.constants import UNRECORDED_ROBOT
+from policylab.studies.boundary.protocol import protocol
+from policylab.studies.boundary.world import Grid, GridWorld
+
+STUDY = "boundary"
+
+
+def world_record(gw: GridWorld, ckpt: Checkpoint, env: str) -> dict:
+    w = gw.world
+    return {
+        "env": env,
+        "mu": w.mu,
+        "push_pct": w.push_pct,
+        "push_dir": w.push_dir,
+        "push_t0": w.push_t0,
+        "seed": w.seed,
+        "cache_key": w.key,
+        "checkpoint": ckpt.as_dict(),
+        "mu_idx": gw.mu_idx,
+        "push_idx": gw.push_idx,
+        "seed_idx": gw.seed_idx,
+        "rollout_index": gw.rollout_index,
+    }
+
+
+def planned_sweep(grid: Grid, ckpt: Checkpoint) -> list[Planned]:
+    """Every world of `grid` as a planned rollout of `ckpt` (the policy and protocol records are built
+    once and shared: only the world differs between rollouts)."""
+    policy, proto, env = policy_record(ckpt), protocol(ckpt.robot), ckpt.robot.spec.env
+    return [Planned(STUDY, world_record(gw, ckpt, env), policy, proto, detail=gw) for gw in grid.worlds()]
+
+
+def sweep_keys(grid: Grid, ckpt: Checkpoint) -> list[tuple[str, GridWorld]]:
+    return [(p.key, p.detail) for p in planned_sweep(grid, ckpt)]
+
+
+def meta_name(checkpoint: str) -> str:
+    return f"boundary/sweep/{checkpoint}"
+
+
+def sweep_meta(grid: Grid, ckpt: Checkpoint) -> dict:
+    rob = ckpt.robot
+    return {"checkpoint": ckpt.as_dict(), "grid": grid.as_dict(), "protocol": protocol(rob), "env": rob.spec.env,
+            "robot": {"ref": rob.ref, **rob.identity}, "policy_kind": policy_kind(ckpt.path)}
+
+
+def grid_from_meta(meta: dict) -> Grid:
+    """The grid a sweep's meta records."""
+    g = meta["grid"]
+    return Grid(tuple(g["mus"]), tuple(g["pushes_pct_bw"]), g["seeds_per_cell"], g["push_dir_deg"], g["push_t0_s"])
+
+
+def recorded_robot(meta: dict) -> dict:
+    """The robot a sweep's meta records (its ``ref`` and identity), or `UNRECORDED_ROBOT` when it records none."""
+    return meta.get("robot") or {"ref": UNRECORDED_ROBOT}
+
+
+def robot_from_meta(meta: dict, field: str = "store") -> Robot:
+    """The robot a stored sweep was made with (its spec must still be the one recorded)."""
+    info = recorded_robot(meta)
+    try:
+        rob = load_robot(info["ref"])
+    except BadInput as exc:
+        raise BadInput(field, f"the sweep's robot {info['ref']!r} does not load now ({exc.message})") from None
+    for k in ("spec_sha256", "mjcf_sha256"):
+        if k in info and rob.identity[k] != info[k]:
+            raise BadInput(field, f"the robot {info['ref']!r} changed since the sweep ({k} differs); sweep again")
+    return rob
+
+
+def check_resume(store_root: Path, grid: Grid, ckpt: Checkpoint) -> None:
+    """A store that already holds a sweep of this checkpoint must hold the same grid and protocol."""
+    if not (store_root / "index.sqlite").exists():
+        return
+    with Store(store_root) as store:
+        previous = store.get_meta(meta_name(ckpt.name))
+    if previous is None:
+        return
+    if previous["checkpoint"] != ckpt.as_dict():
+        raise BadInput("checkpoint", f"{store_root} holds a sweep of another {ckpt.name} (sha256 differs)")
+    if canonical_json(previous) != canonical_json(sweep_meta(grid, ckpt)):
+        g = previous["grid"]
+        raise BadInput(
+            "grid",
+            f"{store_root} holds a sweep of {ckpt.name} on another grid (mu {g['mus'][0]}-{g['mus'][-1]} x "
+            f"{len(g['mus'])}, push {g['pushes_pct_bw'][0]}-{g['pushes_pct_bw'][-1]} x {len(g['pushes_pct_bw'])}, "
+            f"{g['seeds_per_cell']} seeds per cell) or protocol; use the same grid or another --store",
+        )

@@ -1,0 +1,79 @@
+"""Worlds simulated into (outcome, payload) pairs: the sweep's unit of work, and the re-simulation the
+equivalence checks compare with the records.
+
+Every world runs in the robot's batched simulator (`envs.robots.batch.run_closed_loop`) with the
+study's push protocol; worlds never interact, so a chunk's size, order and thread count do not change
+a single bit of any world.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from policylab.envs.robots.batch import run_closed_loop
+from policylab.envs.robots.robot import Robot
+from policylab.policies.files import load_policy
+from policylab.rollout.ensure import Planned
+from policylab.studies.boundary.checkpoint import Checkpoint
+from policylab.studies.boundary.protocol import classify, n_steps, push_steps
+from policylab.studies.boundary.world import World
+
+
+def simulate_worlds(checkpoint_path: str, worlds: list[World], rob: Robot,
+                    nthread: int = 1) -> list[tuple[dict, dict]]:
+    """(outcome, payload) for each world, simulated as one batch. Pure in its inputs."""
+    policy = load_policy(checkpoint_path, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot")
+    dt = rob.control_dt
+    k0 = np.array([int(round(w.push_t0 / dt)) for w in worlds])
+    traj = run_closed_loop(
+        rob,
+        policy.act,
+        [w.mu for w in worlds],
+        [w.seed for w in worlds],
+        n_steps=n_steps(rob),
+        force_n=np.array([w.push_pct / 100.0 * rob.body_weight_n() for w in worlds]),
+        dir_deg=np.array([w.push_dir for w in worlds]),
+        push_k0=k0,
+        n_push=push_steps(rob),
+        nthread=nthread,
+    )
+    out = []
+    for i in range(len(worlds)):
+        n = int(traj["n_states"][i])
+        qpos, qvel, t = traj["qpos"][i, :n], traj["qvel"][i, :n], traj["time"][i, :n]
+        payload = {
+            "qpos": qpos,
+            "qvel": qvel,
+            "time": t,
+            "torso_z": rob.torso_z(qpos).copy(),
+            "uprightness": rob.uprightness(qpos),
+            "ctrl": traj["ctrl"][i, : n - 1],
+            "push": traj["push"][i, : n - 1],
+        }
+        out.append((classify(rob, qpos, qvel, t), payload))
+    return out
+
+
+def run_chunk(work: dict) -> list[tuple[dict, dict]]:
+    """Executor work: one chunk of worlds (module-level so processes and Ray can pickle it; the robot
+    travels as its reference and is rebuilt from the same spec file)."""
+    worlds = [World(**w) for w in work["worlds"]]
+    return simulate_worlds(work["checkpoint_path"], worlds, work["robot"], work["nthread"])
+
+
+@dataclass(frozen=True)
+class SweepRunner:
+    """The boundary study's batch runner: chunks of `chunk` worlds, each simulated as one batch on
+    `nthread` threads."""
+
+    ckpt: Checkpoint
+    chunk: int
+    nthread: int
+    run = staticmethod(run_chunk)
+
+    def pack(self, todo: list[Planned]) -> list[tuple[list[Planned], dict]]:
+        units = [todo[i : i + self.chunk] for i in range(0, len(todo), self.chunk)]
+        return [(u, {"checkpoint_path": str(self.ckpt.path), "worlds": [vars(p.detail.world) for p in u],
+                     "nthread": self.nthread, "robot": self.ckpt.robot}) for u in units]

@@ -1,0 +1,125 @@
+"""`policylab breakout eval`: a policy on one environment for N seeded episodes.
+
+Episode i uses seed `world_seed('breakout', 0, i, base=S)` = S + i. Every episode is one store
+record, trajectory included; the report files are derived from the store only, so a re-run with
+the same config (or a resumed one) writes identical bytes. Wall-clock time goes to
+`wallclock.json` only.
+
+Per-step replays are an export from the store: `--replays K` writes the first K episodes'
+`replays/epNNN_seedS.jsonl` (default 0); every trajectory stays in the store either way
+(`Store.payload(key)`, the key is in report.json's rows).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from policylab.config import claim_out_dir
+from policylab.envs.breakout.contract import FEATURES
+from policylab.fileio import atomic_write_text, write_json
+from policylab.hashing import canonical_json
+from policylab.progress import say
+from policylab.rollout.seeds import world_seed
+from policylab.rollout.store import Store
+from policylab.studies.breakout import options
+from policylab.studies.breakout.episodes.report import write_eval_report
+from policylab.studies.breakout.episodes.runner import EpisodeTask, ensure_episodes
+from policylab.studies.breakout.episodes.video import episode_video
+from policylab.studies.breakout.requests import EvalRequest
+
+
+def seeds_for(base: int, episodes: int) -> list[int]:
+    return [world_seed("breakout", 0, i, base=base) for i in range(episodes)]
+
+
+def plan(req: EvalRequest) -> tuple[EpisodeTask, dict, Path]:
+    """Check everything the request model could not; return the task, the config recorded in the out
+    folder and the store root (nothing is written here)."""
+    protocol = options.protocol_from(req)
+    policy = options.resolve_policy(req.policy, req.params)
+    shadow = options.resolve_preset(req.preset, req.sticky) if req.env == "shadow" else None
+    store_root = options.check_run(req)
+    task = EpisodeTask(
+        env=req.env,
+        seeds=tuple(seeds_for(req.seed, req.episodes)),
+        policy=policy.name,
+        params=policy.params,
+        protocol=protocol,
+        shadow=shadow,
+        preset=req.preset if shadow is not None else None,
+        network=policy.network,
+    )
+    config = {
+        "command": "breakout eval",
+        "env": req.env,
+        "policy": policy.name,
+        "params": policy.params,
+        **policy.recorded(),
+        "episodes": req.episodes,
+        "seed": req.seed,
+        "protocol": protocol,
+        "preset": task.preset,
+        "shadow_overrides": options.shadow_overrides(req.sticky) if shadow is not None else {},
+        "video": req.video,
+        "replays": req.replays,
+        "store": options.store_label(store_root, req.out),
+    }
+    return task, config, store_root
+
+
+def run(req: EvalRequest) -> Path:
+    """`policylab breakout eval`: run (or resume) an eval and write its files; returns report.html."""
+    task, config, store_root = plan(req)
+    claim_out_dir(req.out, config)
+    started = time.time()
+    with Store(store_root) as store:
+        records = ensure_episodes(store, [task], executor=req.executor, ray_address=req.ray_address,
+                                  label=f"{req.env} episodes")
+        rows = [{"episode": i, "seed": seed, **records[(0, seed)].outcome, "key": records[(0, seed)].key}
+                for i, seed in enumerate(task.seeds)]
+        replay0 = store.payload(rows[0]["key"])
+        for row in rows[: req.replays]:  # one replay in memory at a time: an episode may be long
+            arrays = replay0 if row["episode"] == 0 else store.payload(row["key"])
+            _write_rows(req.out / "replays" / f"ep{row['episode']:03d}_seed{row['seed']}.jsonl", replay_rows(arrays))
+        video = _video(store, task, req.out) if req.video else None
+    _write_rows(req.out / "episodes.jsonl", ({k: v for k, v in r.items() if k != "key"} for r in rows))
+
+    report = write_eval_report(req.out, config, rows, replay0, video)
+    write_json(req.out / "wallclock.json", {"wall_seconds": time.time() - started,
+                                            "note": "wall-clock time only; every other file is deterministic"})
+    say(f"episodes: {req.out / 'episodes.jsonl'}")
+    return report
+
+
+def replay_rows(arrays: dict[str, np.ndarray]) -> list[dict]:
+    """One JSON row per agent step: the action taken and the features after it."""
+    obs, act, pol, rew = arrays["obs"], arrays["action"], arrays["policy_action"], arrays["reward"]
+    steps = int(rew.size)
+    columns = {"step": range(1, steps + 1), "action": act.tolist(), "policy_action": pol.tolist(),
+               "reward": rew.astype(np.float64).tolist()}
+    columns.update({name: obs[1:, j].astype(np.float64).tolist() for j, name in enumerate(FEATURES)})
+    names = list(columns)
+    return [dict(zip(names, values)) for values in zip(*columns.values())]
+
+
+def _write_rows(path: Path, rows: Iterable[Mapping]) -> None:
+    """JSON lines, each `canonical_json(row)`. Rows here hold only str keys and Python ints, floats,
+    bools, None, lists and str (store records or arrays' `tolist()`), for which the C encoder with
+    sorted keys writes the same text; a non-finite float (canonical_json writes null) falls back."""
+    lines = []
+    for row in rows:
+        try:
+            lines.append(json.dumps(row, sort_keys=True, separators=(",", ":"), allow_nan=False))
+        except ValueError:
+            lines.append(canonical_json(row))
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+
+
+def _video(store: Store, task: EpisodeTask, out: Path) -> dict:
+    """Episode 0 replayed with frame capture as its own record, checked against the episode record."""
+    return {"episode": 0, **episode_video(store, task, out, f"video_ep000_seed{task.seeds[0]}.mp4")}

@@ -1,0 +1,73 @@
+"""Per-episode features (specs/breakout.md §8.2), computed the same way for both environments.
+
+Input is an episode's replay: `obs` (N+1, 9) contract features (row 0 after reset, row t after
+step t), `reward` (N,). The original computed some features differently per side (Go from its
+velocity field over N rows, Atari from N-1 RAM pairs, |vy| over an unexplained 1798 pairs); here
+both sides use one definition so a gap means the dynamics differ, not the bookkeeping:
+
+- positions are the N post-step rows; pairs are the N-1 consecutive ones;
+- ball |vx|, |vy| means: |position difference| over the N-1 pairs, 0 for a pair in which the
+  ball is not in play at both ends (the original Atari convention, "zeros when no ball in play");
+- paddle |dx| mean/max: over the N-1 pairs of paddle left x;
+- ball x/y ranges: [min, max] over post-step rows with the ball in play (null if never in play);
+- first_reward_step: 1-based, the number of agent steps taken when the first point arrived.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from policylab.envs.breakout.contract import F
+
+FEATURE_FIELDS = (
+    "score",
+    "steps",
+    "done",
+    "reward_count",
+    "first_reward_step",
+    "paddle_abs_delta_mean",
+    "paddle_abs_delta_max",
+    "ball_abs_vx_mean",
+    "ball_abs_vy_mean",
+    "ball_x_range",
+    "ball_y_range",
+    "lives_start",
+    "lives_end",
+)
+
+
+def _range(values: np.ndarray) -> list[float] | None:
+    return [float(values.min()), float(values.max())] if values.size else None
+
+
+def _mean(values: np.ndarray) -> float:
+    return float(values.mean()) if values.size else 0.0
+
+
+def episode_features(obs: np.ndarray, reward: np.ndarray, done: bool) -> dict:
+    """The original's per-episode row (without seed/episode), from one replay."""
+    obs = np.asarray(obs, dtype=np.float64)
+    reward = np.asarray(reward, dtype=np.float64)
+    steps = int(reward.size)
+    post = obs[1:]
+    in_play = post[:, F["ball_in_play"]] > 0
+    both = in_play[1:] & in_play[:-1]
+    dx = np.where(both, np.abs(np.diff(post[:, F["ball_x"]])), 0.0)
+    dy = np.where(both, np.abs(np.diff(post[:, F["ball_y"]])), 0.0)
+    paddle = np.abs(np.diff(post[:, F["paddle_x"]]))
+    rewarded = np.nonzero(reward > 0)[0]
+    return {
+        "score": float(reward.sum()),
+        "steps": steps,
+        "done": bool(done),
+        "reward_count": int(rewarded.size),
+        "first_reward_step": int(rewarded[0]) + 1 if rewarded.size else None,
+        "paddle_abs_delta_mean": _mean(paddle),
+        "paddle_abs_delta_max": float(paddle.max()) if paddle.size else 0.0,
+        "ball_abs_vx_mean": _mean(dx),
+        "ball_abs_vy_mean": _mean(dy),
+        "ball_x_range": _range(post[in_play, F["ball_x"]]),
+        "ball_y_range": _range(post[in_play, F["ball_y"]]),
+        "lives_start": int(obs[0, F["lives"]]),
+        "lives_end": int(obs[-1, F["lives"]]),
+    }

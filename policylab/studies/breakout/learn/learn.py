@@ -1,0 +1,36 @@
+"""`policylab breakout learn`: PPO in the vectorized shadow, then the learned network judged on ALE.
+
+Why a learner here: a nine-parameter tracker cannot exploit the shadow much, a network can, so
+whether a policy *learned* in the shadow holds on ALE is the real test of the shadow.
+
+The learner is `policylab.learning`'s PPO on torch's CPU build, played in the shadow by `learner`;
+the network (`network`) sees the network observation of `policies.breakout_net`, so the same file
+plays on ALE, where `transfer` validates it against breakout_policy_v3 and the search pick.
+"""
+
+from __future__ import annotations
+
+from policylab.config import claim_out_dir
+from policylab.result import Result
+from policylab.studies.breakout.learn import transfer
+from policylab.studies.breakout.learn.learner import train
+from policylab.studies.breakout.learn.plan import plan
+from policylab.studies.breakout.learn.report import build_report, write_learn_report
+from policylab.studies.breakout.requests import LearnRequest
+
+
+def run(req: LearnRequest) -> Result:
+    """`policylab breakout learn`: learn (or resume), export policy.onnx, validate on ALE, report."""
+    p = plan(req)
+    claim_out_dir(req.out, p.config)
+    learner = train(p)
+    onnx_path = req.out / "policy.onnx"
+    learner.net.export(p.spec, onnx_path)
+    validation, head = None, [f"learned network: {onnx_path}"]
+    if req.validate_episodes:
+        validation = transfer.validate_network(onnx_path, out=req.out, preset=req.preset, protocol=p.protocol,
+                                               shadow=p.shadow, episodes=req.validate_episodes,
+                                               gap_episodes=req.gap_episodes, executor=req.executor)
+        head += transfer.headlines(validation)
+    report = write_learn_report(req.out, build_report(p, learner, validation))
+    return Result(report, tuple(head))

@@ -1,0 +1,51 @@
+"""What `policylab breakout learn` checks before it writes anything, and the run's config (what
+OUT/config.json remembers, so a rerun of the same command resumes and another is refused)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from policylab.config import validated
+from policylab.envs.breakout.ale import Protocol
+from policylab.envs.breakout.params import ShadowParams
+from policylab.errors import BadInput
+from policylab.policies.breakout_net import WALL_COLS, WALL_ROWS, NetObsSpec
+from policylab.studies.breakout import options
+from policylab.studies.breakout.requests import LearnRequest
+
+RUN_ONLY = ("out",)  # where a run goes, never what it learns
+
+
+@dataclass(frozen=True)
+class Plan:
+    req: LearnRequest
+    spec: NetObsSpec
+    shadow: ShadowParams
+    protocol: dict
+    rollout: int
+    updates: int
+    config: dict
+
+
+def plan(req: LearnRequest) -> Plan:
+    """Check everything the request model could not (nothing is written here)."""
+    spec = NetObsSpec(history=req.history, wall=req.wall)
+    shadow = options.resolve_preset(req.preset, req.sticky)
+    if (shadow.brick_rows, shadow.brick_cols) != (WALL_ROWS, WALL_COLS):
+        raise BadInput("preset", "a network observes a 6 x 18 wall; this preset has "
+                       f"{shadow.brick_rows} x {shadow.brick_cols} bricks")
+    protocol = validated(Protocol, {"max_steps": req.max_steps, "serve": "auto",
+                                    **({} if req.sticky is None else {"sticky": req.sticky})}).model_dump()
+    if req.threads > req.envs:
+        raise BadInput("threads", f"{req.threads} threads need at least as many envs (--envs {req.envs})")
+    batch = req.envs * req.rollout
+    if req.minibatch > batch:
+        raise BadInput("minibatch", f"{req.minibatch:,} is more than one update's samples "
+                       f"(--envs x --rollout = {batch:,})")
+    updates = req.steps // batch
+    if updates < 1:
+        raise BadInput("steps", f"{req.steps:,} is less than one update (--envs x --rollout = {batch:,})")
+    config = req.model_dump(mode="json", exclude=set(RUN_ONLY))
+    config.update({"command": "breakout learn", "protocol": protocol, "shadow": shadow.model_dump(mode="json"),
+                   "updates": updates, "seed_range": "breakout.learn"})
+    return Plan(req, spec, shadow, protocol, req.rollout, updates, config)

@@ -1,0 +1,103 @@
+"""The learner core on synthetic data (no environment): GAE against its definition, shard gradients
+that sum to the whole minibatch's, deterministic updates per thread count, checkpoint bytes."""
+
+import numpy as np
+import torch
+
+from policylab.learning import checkpoint, rollout, shards
+from policylab.learning.network import ActorCritic
+from policylab.learning.ppo import PPO, STATS, Settings
+
+DIM, ACTIONS, T, N = 5, 3, 6, 8
+SETTINGS = Settings(lr=1e-3, epochs=2, minibatch=16, clip=0.2, ent_coef=0.01, vf_coef=0.5, max_grad_norm=0.5)
+
+
+def net(seed: int = 0) -> ActorCritic:
+    torch.manual_seed(seed)
+    return ActorCritic(DIM, ACTIONS, 8, 2, "tanh", np.zeros(DIM, np.float32), np.ones(DIM, np.float32))
+
+
+def filled(seed: int = 0) -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    bufs = rollout.buffers(T, N, DIM)
+    bufs["obs"].copy_(torch.randn((T, N, DIM), generator=g))
+    bufs["act"].copy_(torch.randint(0, ACTIONS, (T, N), generator=g))
+    bufs["logp"].copy_(-torch.rand((T, N), generator=g) - 0.5)
+    bufs["val"].copy_(torch.randn((T, N), generator=g))
+    bufs["rew"].copy_(torch.randn((T, N), generator=g))
+    bufs["end"].copy_((torch.rand((T, N), generator=g) < 0.2).float())
+    return bufs
+
+
+def test_gae_is_its_definition():
+    bufs, gamma, lam = filled(), 0.9, 0.8
+    next_v = torch.randn(N, generator=torch.Generator().manual_seed(1))
+    rollout.gae(bufs, next_v, gamma, lam)
+    for i in range(N):
+        adv, nv = 0.0, float(next_v[i])
+        for t in reversed(range(T)):
+            keep = 1.0 - float(bufs["end"][t, i])
+            delta = float(bufs["rew"][t, i]) + gamma * nv * keep - float(bufs["val"][t, i])
+            adv = delta + gamma * lam * keep * adv
+            assert abs(float(bufs["adv"][t, i]) - adv) < 1e-5
+            nv = float(bufs["val"][t, i])
+    assert torch.equal(bufs["ret"], bufs["adv"] + bufs["val"])
+
+
+def test_sampled_actions_follow_the_logits():
+    logits = torch.log(torch.tensor([[0.7, 0.2, 0.1]])).repeat(20_000, 1)
+    action, logp = rollout.sample(logits, torch.Generator().manual_seed(0))
+    freq = np.bincount(action.numpy(), minlength=3) / action.numel()
+    assert np.allclose(freq, [0.7, 0.2, 0.1], atol=0.01)
+    assert torch.allclose(logp, torch.log(torch.tensor([0.7, 0.2, 0.1]))[action])
+
+
+def test_chunk_gradients_on_replicas_sum_to_the_whole_minibatch_gradient():
+    ppo = PPO(net(), SETTINGS, shards.Threads(3), seed=0)
+    bufs = filled()
+    rollout.gae(bufs, torch.zeros(N), 0.99, 0.95)
+    batch = rollout.flatten(bufs)
+    idx = torch.arange(16)
+    adv = batch["adv"][idx]
+    whole = ppo.chunk_grad(ppo.net, batch, idx, adv, 16)
+    one = [q.grad.clone() for q in ppo.net.parameters()]
+    cuts = (0, 5, 11, 16)
+    parts = [ppo.chunk_grad(r, batch, idx[a:b], adv[a:b], 16) for r, a, b in zip(ppo.replicas, cuts, cuts[1:])]
+    assert torch.allclose(sum(parts), whole, atol=1e-5)
+    for k, _ in enumerate(ppo.net.parameters()):
+        assert torch.allclose(sum(list(r.parameters())[k].grad for r in ppo.replicas), one[k], atol=1e-6)
+
+
+def test_updates_repeat_per_thread_count_and_checkpoints_repeat_their_bytes():
+    shards.deterministic_torch()
+
+    def trained(threads: int) -> tuple[PPO, torch.Tensor]:
+        ppo = PPO(net(), SETTINGS, shards.Threads(threads), seed=3)
+        bufs = filled()
+        rollout.gae(bufs, torch.zeros(N), 0.99, 0.95)
+        ppo.anneal(0.5)
+        sums, count = ppo.update(rollout.flatten(bufs))
+        assert count == SETTINGS.epochs * (T * N // SETTINGS.minibatch) and sums.shape == (len(STATS),)
+        return ppo, sums
+
+    for threads in (1, 2):
+        (a, sa), (b, sb) = trained(threads), trained(threads)
+        assert torch.equal(sa, sb)
+        state = lambda p: {"net": p.net.state_dict(), "opt": p.opt.state_dict(), "gen": p.gen.get_state()}
+        assert checkpoint.to_bytes(state(a)) == checkpoint.to_bytes(state(b))
+        assert all(torch.equal(q, r) for rep in a.replicas for q, r in zip(rep.parameters(), a.net.parameters()))
+
+
+def test_a_checkpoint_reads_back_what_was_written(tmp_path):
+    ppo = PPO(net(), SETTINGS, shards.Threads(1), seed=0)
+    path = tmp_path / "ckpt.pt"
+    checkpoint.write(path, {"net": ppo.net.state_dict(), "arr": np.arange(3)})
+    back = checkpoint.read(path)
+    assert np.array_equal(back["arr"], np.arange(3))
+    assert all(torch.equal(back["net"][k], v) for k, v in ppo.net.state_dict().items())
+
+
+def test_threads_return_results_in_item_order_and_shards_split_evenly():
+    assert shards.Threads(3).map(lambda a, b: a * b, [(1, 2), (3, 4), (5, 6)]) == [2, 12, 30]
+    assert shards.sizes(10, 3) == [4, 3, 3]
+    assert len(set(shards.seeds(0, 4))) == 4 and shards.seeds(0, 2) != shards.seeds(1, 2)

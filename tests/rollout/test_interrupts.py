@@ -1,0 +1,159 @@
+"""Ctrl-C and SIGTERM on a real command, with each executor: one line, exit 130/143, no traceback,
+no process left, only whole records, and a rerun that ends as an uninterrupted run ends.
+
+Each test starts a small Ant boundary sweep (128 worlds in chunks of 2) in a session of its own,
+signals it once the store holds its first records, and checks what is left.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from policylab.cli import invoke
+from policylab.rollout.store import Store
+
+POLICYLAB = str(Path(sys.executable).with_name("policylab"))
+GRID = ["boundary", "sweep", "--robot", "ant", "--n-mu", "8", "--n-push", "8", "--seeds-per-cell", "2",
+        "--chunk", "2", "--store", "S", "--out", "O"]
+PLANNED = 128
+LINE = re.compile(r"^policylab: interrupted after ([\d,]+) of 128 \(sweep ant_v0\); rerun the same command to resume$")
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> Path:
+    """The folder of the same sweep run without interruption."""
+    folder = tmp_path_factory.mktemp("whole")
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        assert invoke(GRID + ["--executor", "local"]) == 0
+    finally:
+        os.chdir(cwd)
+    return folder
+
+
+def _session(sid: int) -> list[str]:
+    """The living (not zombie) processes of session `sid`, as 'pid comm'."""
+    left = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        comm, fields = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[3]) == sid:
+            left.append(f"{stat.parent.name} {comm}")
+    return left
+
+
+def _rows(folder: Path) -> int:
+    index = folder / "S" / "index.sqlite"
+    if not index.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=1) as db:
+            return db.execute("SELECT count(*) FROM rollouts").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def _interrupt(folder: Path, executor: str, sig: int, *, group: bool = True, again_after: float | None = None):
+    """Run the sweep, send `sig` once its first records exist (and again after `again_after` s);
+    return (exit status, stderr, seconds from the last signal to the exit)."""
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    proc = subprocess.Popen([POLICYLAB, *GRID, "--executor", executor, "--workers", "2"], cwd=folder, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while _rows(folder) == 0:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        send = (lambda s: os.killpg(proc.pid, s)) if group else (lambda s: os.kill(proc.pid, s))
+        send(sig)
+        if again_after is not None:
+            time.sleep(again_after)
+            send(sig)
+        t0 = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    # children that outlive the driver are re-parented and end on their own (a resource tracker
+    # reads its pipe's end): give them a moment before counting them as left behind
+    deadline = time.monotonic() + 10
+    while _session(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _session(proc.pid) == [], "processes left behind"
+    return proc.returncode, err, took
+
+
+def _check_stopped(folder: Path, code: int, err: str, expected: int) -> int:
+    """Exit status, one line, no traceback, whole records only; returns N of the line."""
+    assert code == expected, err
+    assert "Traceback" not in err and "***" not in err and "SIGTERM received" not in err, err
+    lines = [ln for ln in err.splitlines() if "interrupted" in ln]
+    assert len(lines) == 1, err
+    match = LINE.match(lines[0].strip())
+    assert match, lines
+    finished = int(match.group(1).replace(",", ""))
+    with Store(folder / "S") as store:
+        keys = store.keys()
+        for key in keys:  # every indexed record has its whole payload (sha256 checked)
+            store.payload(key)
+    assert 0 < len(keys) < PLANNED and finished == len(keys), (finished, len(keys))
+    assert not list((folder / "S").rglob("*.tmp"))
+    return finished
+
+
+def _resume_matches(folder: Path, uninterrupted: Path) -> None:
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        assert invoke(GRID + ["--executor", "local"]) == 0
+    finally:
+        os.chdir(cwd)
+    assert (folder / "O" / "sweep.json").read_bytes() == (uninterrupted / "O" / "sweep.json").read_bytes()
+    with Store(folder / "S") as a, Store(uninterrupted / "S") as b:
+        assert a.fingerprint() == b.fingerprint()
+
+
+def test_ctrl_c_with_processes_keeps_finished_results_and_resumes(tmp_path, uninterrupted):
+    code, err, took = _interrupt(tmp_path, "processes", signal.SIGINT)
+    _check_stopped(tmp_path, code, err, 130)
+    assert took < 10  # queued chunks were cancelled, not run
+    _resume_matches(tmp_path, uninterrupted)
+
+
+def test_sigterm_to_the_driver_alone_stops_its_pool_workers(tmp_path):
+    code, err, _ = _interrupt(tmp_path, "processes", signal.SIGTERM, group=False)
+    _check_stopped(tmp_path, code, err, 143)
+
+
+def test_sigterm_with_the_local_executor(tmp_path):
+    code, err, _ = _interrupt(tmp_path, "local", signal.SIGTERM)
+    _check_stopped(tmp_path, code, err, 143)
+
+
+def test_a_second_ctrl_c_exits_at_once(tmp_path):
+    code, err, took = _interrupt(tmp_path, "processes", signal.SIGINT, again_after=0.01)
+    _check_stopped(tmp_path, code, err, 130)
+    assert took < 5
+
+
+def test_sigterm_twice_with_a_local_ray(tmp_path, uninterrupted):
+    """No Ray stack dump on SIGTERM; the second signal, while Ray shuts down, ends the command at once
+    and takes the local Ray's processes with it."""
+    code, err, took = _interrupt(tmp_path, "ray", signal.SIGTERM, again_after=0.2)
+    _check_stopped(tmp_path, code, err, 143)
+    assert took < 5
+    _resume_matches(tmp_path, uninterrupted)

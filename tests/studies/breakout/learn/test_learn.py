@@ -1,0 +1,160 @@
+"""`policylab breakout learn`: PPO in the shadow on tiny budgets (seconds). The env restarts finished
+envs exactly, a run is byte-deterministic, a killed run resumes to the same bytes, the exported ONNX
+file acts as the trained network does, and the report (with the ALE validation) renders."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from policylab.cli import invoke
+from policylab.config import validated
+from policylab.envs.breakout.contract import FIRE
+from policylab.envs.breakout.shadow import ShadowBreakout
+from policylab.policies.breakout_net import load
+from policylab.report.browser import chromium_path, render_check
+from policylab.rollout.seeds import named_range
+from policylab.studies.breakout.learn.learner import CHECKPOINT, Learner, train
+from policylab.studies.breakout.learn.network import FIRE_LOGIT, LEGAL
+from policylab.studies.breakout.learn.plan import Plan, plan
+from policylab.studies.breakout.requests import LearnRequest
+
+TINY = {"steps": 1024, "envs": 8, "rollout": 32, "minibatch": 64, "epochs": 2, "hidden": 16, "max_steps": 40,
+        "checkpoint_every": 1, "validate_episodes": 0}
+
+
+def tiny(out, **kw) -> Plan:
+    return plan(validated(LearnRequest, {"out": out, **TINY, **kw}))
+
+
+def run_tiny(out, stop_after=None, **kw) -> Learner:
+    out.mkdir(parents=True, exist_ok=True)
+    return train(tiny(out, **kw), stop_after=stop_after)
+
+
+@pytest.mark.parametrize("preset", ["ale-exact", "atari-cal", "go-v1"])  # ale-exact: learn's default
+def test_reset_rows_restarts_envs_as_a_fresh_batch_would(preset):
+    rng = np.random.default_rng(0)
+    env = ShadowBreakout(6, preset, seeds=np.arange(6))
+    env.reset()
+    for _ in range(60):
+        env.step(rng.integers(0, 4, 6))
+    env.reset_rows([1, 4], [100, 200])
+    fresh = ShadowBreakout(2, preset, seeds=[100, 200])
+    fresh.reset()
+    for _ in range(60):
+        acts = rng.integers(0, 4, 6)
+        env.step(acts)
+        fresh.step(acts[[1, 4]])
+    a, b = env.get_state(), fresh.get_state()
+    for key in a:
+        assert np.array_equal(a[key][[1, 4]], b[key]), key
+
+
+def test_same_config_same_bytes_and_fresh_seeds(tmp_path):
+    one, two = run_tiny(tmp_path / "a"), run_tiny(tmp_path / "b")
+    assert (tmp_path / "a" / CHECKPOINT).read_bytes() == (tmp_path / "b" / CHECKPOINT).read_bytes()
+    assert one.done == 4 and one.curves == two.curves
+    for learner, name in ((one, "a"), (two, "b")):
+        learner.net.export(learner.p.spec, tmp_path / f"{name}.onnx")
+    assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
+    # every episode took a seed of breakout.learn below base + episodes started, none twice
+    r = named_range("breakout", "learn")
+    assert one.episodes > TINY["envs"]  # 40-step horizon: envs restarted
+    playing = np.concatenate([sh.env.seeds for sh in one.shards])
+    assert len(set(playing.tolist())) == playing.size
+    assert set(playing.tolist()) <= set(range(r.base, r.base + one.episodes))
+    other = run_tiny(tmp_path / "c", seed=1)
+    assert not torch.equal(other.net.head.weight, one.net.head.weight)
+
+
+def test_a_killed_run_resumes_to_the_bytes_of_an_uninterrupted_one(tmp_path):
+    run_tiny(tmp_path / "whole")
+    stopped = run_tiny(tmp_path / "killed", stop_after=2)
+    assert stopped.done == 2
+    resumed = run_tiny(tmp_path / "killed")
+    assert resumed.done == 4
+    assert (tmp_path / "killed" / CHECKPOINT).read_bytes() == (tmp_path / "whole" / CHECKPOINT).read_bytes()
+
+
+def test_onnx_file_acts_as_the_network_and_never_fires(tmp_path):
+    learner = run_tiny(tmp_path / "run", history=2)
+    path = tmp_path / "policy.onnx"
+    learner.net.export(learner.p.spec, path)
+    net = load(path)
+    assert net.spec == learner.p.spec
+    obs = learner.shards[0].obs
+    with torch.no_grad():
+        legal, _ = learner.net(learner.net.normalise(obs))
+    logits = torch.full((obs.shape[0], 4), FIRE_LOGIT)
+    logits[:, list(LEGAL)] = legal
+    onnx_logits = net.network.act(obs)
+    assert np.allclose(onnx_logits, logits.numpy(), atol=1e-4)
+    assert np.array_equal(net.act(obs), logits.argmax(1).numpy())
+    assert (net.act(np.random.default_rng(0).normal(size=(256, net.spec.dim)).astype(np.float32)) != FIRE).all()
+
+
+def test_shard_gradients_sum_to_the_whole_minibatch_gradient(tmp_path):
+    """Each thread's chunk loss is its sum over the minibatch size, so the chunk gradients (on the
+    replicas) add up to the gradient of the whole minibatch's mean loss on one network."""
+    learner = Learner(tiny(tmp_path, threads=3))
+    batch, _, _ = learner.rollout()
+    idx = torch.randperm(batch["act"].shape[0], generator=torch.Generator().manual_seed(0))[:64]
+    adv = batch["adv"][idx]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    whole = learner.ppo.chunk_grad(learner.net, batch, idx, adv, 64)
+    one = [q.grad.clone() for q in learner.net.parameters()]
+    cuts = (0, 20, 41, 64)
+    parts = [learner.ppo.chunk_grad(net, batch, idx[a:b], adv[a:b], 64)
+             for net, a, b in zip(learner.ppo.replicas, cuts, cuts[1:])]
+    assert torch.allclose(sum(parts), whole, atol=1e-5)
+    for k, q in enumerate(learner.net.parameters()):
+        summed = sum(list(net.parameters())[k].grad for net in learner.ppo.replicas)
+        assert torch.allclose(summed, one[k], atol=1e-6)
+    assert not torch.equal(parts[0], parts[1])  # the chunks are different samples
+
+
+def test_thread_counts_each_deterministic_and_all_learn(tmp_path):
+    """--threads 1 and 3 each repeat their own bytes (the shards' seeds and streams depend on it)."""
+    for threads in (1, 3):
+        a = run_tiny(tmp_path / f"a{threads}", threads=threads)
+        b = run_tiny(tmp_path / f"b{threads}", threads=threads)
+        one, two = (tmp_path / f"{x}{threads}" / CHECKPOINT for x in "ab")
+        assert one.read_bytes() == two.read_bytes()
+        assert a.done == b.done == 4 and len(a.shards) == threads
+
+
+def test_plan_refuses_more_threads_than_envs(tmp_path):
+    from policylab.errors import BadInput
+
+    with pytest.raises(BadInput) as err:
+        tiny(tmp_path, threads=9)
+    assert err.value.field == "threads"
+
+
+def test_plan_refuses_a_minibatch_larger_than_a_rollout(tmp_path):
+    from policylab.errors import BadInput
+
+    with pytest.raises(BadInput) as err:
+        tiny(tmp_path, minibatch=1024)
+    assert err.value.field == "minibatch"
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="Chromium not installed (make setup installs it)")
+def test_learn_command_validates_on_ale_and_its_report_renders(tmp_path):
+    out = tmp_path / "learn"
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in {**TINY, "validate_episodes": 2}.items()]
+    assert invoke(["breakout", "learn", "--out", str(out), *args, "--gap-episodes", "2", "--executor", "local"]) == 0
+    data = json.loads((out / "learn.json").read_text())
+    assert data["updates"] == 4 and len(data["curves"]["entropy"]) == 4
+    assert data["validation"]["transfer_gap"]["episodes"] == 2
+    assert (out / "policy.onnx").is_file()
+    seen = render_check(out / "report.html")
+    assert seen["images"] == 2 and seen["loaded"] == 2
+    html = (out / "report.html").read_text()
+    assert "Transfer gap" in html and 'href="learn.json"' in html
+    # the same command again: nothing to learn, same network bytes
+    before = (out / "policy.onnx").read_bytes()
+    assert invoke(["breakout", "learn", "--out", str(out), *args, "--gap-episodes", "2", "--executor", "local"]) == 0
+    assert (out / "policy.onnx").read_bytes() == before

@@ -1,0 +1,131 @@
+"""The validation of a learned network (`transfer.validate_network`): the network, v3 and the search pick
+on fresh breakout.transfer seeds on real ALE and on the shadow, paired verdicts as the training loop
+decides them, the transfer gap table, the same bytes on a re-run, and a page that renders."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from policylab.cli import invoke
+from policylab.envs.breakout.ale import Protocol
+from policylab.fileio import write_json
+from policylab.policies.breakout_net import NetObsSpec
+from policylab.report.browser import chromium_path, render_check
+from policylab.rollout.seeds import RANGES, named_range
+from policylab.stats import paired_delta
+from policylab.studies.breakout.search.search_space import grid216
+from policylab.studies.breakout.search.selection import verdict
+from policylab.studies.breakout.learn.transfer import section, validate_network, write_transfer_report
+
+from tests.support.breakout_nets import export, torch_mlp
+from tests.support.paths import ROOT
+
+STEPS = 200
+EPISODES, GAP = 2, 3
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("transfer")
+    spec = NetObsSpec(history=2, wall=True)
+    export(torch_mlp(spec, 0), spec, root / "net.onnx")
+    pick = {**next(c for c in grid216() if c["candidate_id"] == "c129"), "source": "grid216 c129 (test)"}
+    kwargs = dict(out=root / "out", episodes=EPISODES, gap_episodes=GAP, pick=pick,
+                  protocol=Protocol(max_steps=STEPS).model_dump())
+    data = validate_network(root / "net.onnx", **kwargs)
+    return root, data, kwargs
+
+
+def test_seeds_are_fresh_and_shared_by_both_envs(run):
+    _, data, _ = run
+    rng = named_range("breakout", "transfer")
+    seeds = data["objective"]["seeds"]
+    assert seeds["validation"] == list(rng.first(EPISODES)) and seeds["gap_first"] == rng.base
+    for (study, purpose), other in RANGES.items():
+        if study == "breakout" and purpose != "transfer":
+            assert not rng.overlaps(other), purpose
+    assert [r["key"] for r in data["transfer_gap"]["rows"]] == ["network", "v3", "pick"]
+    assert all(r["episodes"] == GAP and len(r["ale_scores"]) == len(r["shadow_scores"]) == GAP
+               for r in data["transfer_gap"]["rows"])
+
+
+def test_verdicts_are_the_training_loops_on_the_evals_scores(run, tmp_path):
+    """The network's ALE validation scores are what `breakout eval` gives on those seeds (the same store
+    records); each comparison is the paired delta and verdict of the training loop on them."""
+    root, data, _ = run
+    store = root / "out" / "store"
+    net = root / "net.onnx"
+    assert invoke(["breakout", "eval", "--env", "ale", "--policy", str(net), "--episodes", str(EPISODES), "--seed",
+                   str(named_range("breakout", "transfer").base), "--max-steps", str(STEPS), "--store", str(store),
+                   "--out", str(tmp_path / "ale")]) == 0
+    ale = [r["score"] for r in json.loads((tmp_path / "ale" / "report.json").read_text())["episodes"]]
+    v = data["validation"]
+    assert v["distributions"]["network"]["scores"] == ale
+    for base in ("v3", "pick"):
+        other = v["distributions"][base]["scores"]
+        delta = paired_delta(ale, other)
+        assert v["comparisons"][base]["paired_delta"] == delta
+        assert v["comparisons"][base]["verdict"] == verdict(delta["ci95"])
+        assert [r[f"delta_vs_{base}"] for r in v["paired_by_seed"]] == [a - b for a, b in zip(ale, other)]
+    assert invoke(["breakout", "eval", "--env", "shadow", "--policy", str(net), "--episodes", str(GAP), "--seed",
+                   str(named_range("breakout", "transfer").base), "--max-steps", str(STEPS), "--store", str(store),
+                   "--out", str(tmp_path / "shadow")]) == 0
+    shadow = json.loads((tmp_path / "shadow" / "report.json").read_text())["distribution"]
+    row = data["transfer_gap"]["rows"][0]
+    assert row["shadow_scores"] == shadow["scores"] and row["shadow_mean"] == shadow["mean"]
+    if row["ratio_shadow_over_ale"] is not None:
+        assert row["ratio_shadow_over_ale"] == pytest.approx(row["shadow_mean"] / row["ale_mean"])
+    assert data["headlines"][0].startswith(f"network on ALE ({EPISODES} fresh seeds): mean ")
+
+
+def test_a_rerun_gives_the_same_bytes(run, tmp_path):
+    root, data, kwargs = run
+    again = validate_network(root / "net.onnx", **kwargs)
+    write_json(tmp_path / "a.json", data)
+    write_json(tmp_path / "b.json", again)
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="Chromium not installed (make setup installs it)")
+def test_the_page_renders_with_the_gap_table(run):
+    root, data, _ = run
+    page = write_transfer_report(root / "out", data)
+    seen = render_check(page)
+    assert seen["images"] == 1 and seen["loaded"] == 1
+    html = page.read_text()
+    for table in section(data).tables:
+        assert table.title.replace("'", "&#39;") in html
+    assert "net.onnx" in html and "search pick c129" in html and 'href="transfer.json"' in html
+
+
+def test_the_search_pick_is_what_train_picks_on_its_defaults():
+    """The recomputed pick is the candidate the benchmarks recorded for `breakout train` on its defaults."""
+    from policylab.studies.breakout.search.train import default_pick
+
+    recorded = json.loads((ROOT / "benchmarks" / "results" / "train_loop.json")
+                          .read_text())["shadow_only_pick"]["candidate_id"]
+    pick = default_pick()
+    assert pick["candidate_id"] == recorded
+    assert pick["params"] == next(c for c in grid216() if c["candidate_id"] == recorded)["params"]
+
+
+def test_the_command_validates_a_file_and_refuses_what_it_cannot(run, tmp_path, capsys):
+    root, _, _ = run
+    argv = ["breakout", "transfer", "--policy", str(root / "net.onnx"), "--episodes", "1", "--gap-episodes", "2",
+            "--max-steps", "100"]
+    outs = [tmp_path / "a", tmp_path / "b"]
+    for out in outs:
+        assert invoke([*argv, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed[0].startswith("network on ALE (1 fresh seeds): mean ") and printed[-1].startswith("report: ")
+    a, b = ((o / "transfer.json").read_bytes() for o in outs)
+    assert a == b
+    config = json.loads((outs[0] / "config.json").read_text())
+    assert config["policy"] == "net.onnx" and "sha256" in config["network"] and str(root) not in json.dumps(config)
+    assert invoke(["breakout", "transfer", "--policy", "breakout_policy_v3", "--out", str(tmp_path / "c")]) == 2
+    assert invoke([*argv, "--seed", str(named_range("breakout", "learn").base), "--out", str(tmp_path / "d")]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert errors[0].startswith("policylab: error: policy: ") and errors[1].startswith("policylab: error: seed: ")
+    assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()

@@ -1,0 +1,127 @@
+"""The training loop's conclusions from known rows: the pick, the regret and the verdict.
+
+`policylab breakout train` is run on the command line with its ALE screening and validation
+episodes already in its store, written here with known scores under the keys the loop plans (a
+present key is never run again, docs/design.md). The shadow search runs for real (3 candidates, 1
+seed, 100 steps); everything the loop decides on ALE comes from the rows below. Each case's
+expected outcome is derived from the rows by the stated rules, in code written here:
+
+- selection (docs/breakout.md, training loop step 2): the screened candidates sorted by
+  "low_score_count asc, score_min desc, score_mean desc" on their ALE screening scores;
+- regret: the best ALE screening mean among the screened candidates minus the pick's;
+- verdict (step 4): the bootstrap 95% interval of the paired mean delta (pick - baseline, 2000
+  resamples of seeds, PCG64 seed 0, percentiles 2.5/97.5, recomputed here) is wholly above 0:
+  improved; wholly below: worse; else inconclusive. Each case is built so that its verdict does not
+  depend on the bootstrap's random draws at all (argued per case), so a wrong rule cannot hide
+  behind a lucky interval.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from policylab.cli import invoke
+from policylab.policies.breakout import load_params
+from policylab.rollout.store import Store
+from policylab.studies.breakout.search import train
+from policylab.studies.breakout.requests import TrainRequest
+from policylab.studies.breakout.episodes.runner import EpisodeTask, planned
+from policylab.studies.breakout.search.search_space import random_candidates
+
+ARGS = {"space": "random", "budget": 3, "search_seeds": "0", "screen_top": 3, "screen_episodes": 3,
+        "validate_episodes": 8, "max_steps": 100, "video": False}
+CLI = ["--space", "random", "--budget", "3", "--search-seeds", "0", "--screen-top", "3", "--screen-episodes", "3",
+       "--validate-episodes", "8", "--max-steps", "100", "--no-video"]
+
+# ALE screening scores (3 screening seeds) per candidate. By the rule: c001 has no score below 3
+# (low_score_count 0) and is the pick; c000 has the best mean (20) but one low score; c002 is last.
+SCREENING = {"c000": [0.0, 30.0, 30.0], "c001": [3.0, 3.0, 3.0], "c002": [2.0, 2.0, 2.0]}
+PICK, BEST, REGRET = "c001", "c000", 20.0 - 3.0
+
+BASE = [12.0, 9.0, 15.0, 11.0, 20.0, 8.0, 14.0, 10.0]  # the baseline's 8 validation scores
+CASES = {
+    # every delta > 0, so every resample's mean delta is > 0: any percentile interval lies above 0
+    "improved": [b + d for b, d in zip(BASE, [3, 1, 5, 2, 7, 1, 4, 2])],
+    # every delta < 0: every resample's mean is < 0, the interval lies below 0
+    "worse": [b - d for b, d in zip(BASE, [3, 1, 5, 2, 7, 1, 4, 2])],
+    # deltas (+40, then -5 x 7): mean +0.625 > 0, so the original's "not lower" says yes; but a
+    # resample without the +40 (probability (7/8)^8 = 0.34 each) has mean -5 and one with it has
+    # mean >= +0.625, so the 2.5% quantile is -5 and the 97.5% is > 0 (P(a 2000-draw run has fewer
+    # than 2.5% or more than 97.5% of either kind) is astronomically small): inconclusive
+    "inconclusive": [BASE[0] + 40] + [b - 5 for b in BASE[1:]],
+}
+
+
+def expected_pick(screening: dict[str, list[float]]) -> str:
+    def key(cid):
+        s = screening[cid]
+        return (sum(v < 3 for v in s), -min(s), -np.mean(s))
+    return sorted(screening, key=key)[0]  # sorted is stable: ties keep candidate order
+
+
+def paired_interval(new, base, resamples=2000, seed=0) -> list[float]:
+    d = np.asarray(new, float) - np.asarray(base, float)
+    idx = np.random.Generator(np.random.PCG64(seed)).integers(0, d.size, size=(resamples, d.size))
+    means = d[idx].sum(axis=1) / d.size
+    return [float(v) for v in np.quantile(means, [0.025, 0.975])]
+
+
+def verdict_by_rule(ci) -> str:
+    return "improved" if ci[0] > 0 else "worse" if ci[1] < 0 else "inconclusive"
+
+
+def plant(store_root, rows: dict[str, list[float]]) -> None:
+    """Store ALE records with the given scores under the keys the loop plans for its screening and
+    validation (candidate id or 'baseline' -> scores over the screening or validation seeds)."""
+    p = train.plan(TrainRequest(out=store_root.parent / "planning", **ARGS))
+    params = {c["candidate_id"]: c["params"] for c in random_candidates(3, 0)}
+    params["baseline"] = load_params("breakout_policy_v3", None)
+    with Store(store_root) as store:
+        for who, scores in rows.items():
+            name, cid = (who.split(":") + [None])[:2]
+            seeds = p.validate_seeds if name == "validate" else p.screen_seeds
+            assert len(scores) == len(seeds)
+            task = EpisodeTask("ale", tuple(seeds), "breakout_policy_v3", params[cid], p.protocol)
+            for s, score in zip(seeds, scores):
+                pl = planned(task, s)
+                store.put(pl.key, study=pl.study, world={**pl.world, **pl.labels}, policy=pl.policy,
+                          protocol=pl.protocol, outcome={"score": score, "planted_by": "test_verdict_conclusions"})
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_verdict_pick_and_regret_follow_the_stated_rules(tmp_path, case):
+    pick_scores = CASES[case]
+    store = tmp_path / "store"
+    rows = {f"screen:{cid}": s for cid, s in SCREENING.items()}
+    rows.update({f"validate:{PICK}": pick_scores, "validate:baseline": BASE})
+    plant(store, rows)
+    with Store(store) as s:
+        before = len(s.keys())
+    out = tmp_path / "run"
+    assert invoke(["breakout", "train", *CLI, "--store", str(store), "--out", str(out)]) == 0
+    with Store(store) as s:
+        assert len(s.keys()) == before + 3  # only the 3 shadow search episodes ran; ALE rows were all present
+    data = json.loads((out / "report.json").read_text())
+
+    assert expected_pick(SCREENING) == PICK
+    assert data["training"]["selected_candidate"]["candidate_id"] == PICK
+    regret = data["evaluation"]["regret"]
+    assert (regret["best_screened_candidate"], regret["regret"]) == (BEST, pytest.approx(REGRET))
+
+    ev, dec = data["evaluation"], data["decision"]
+    assert [(r["pick_score"], r["baseline_score"]) for r in ev["paired_by_seed"]] == list(zip(pick_scores, BASE))
+    ci = paired_interval(pick_scores, BASE)
+    assert ev["paired_delta"]["ci95"] == pytest.approx(ci, abs=1e-12)
+    assert ev["paired_delta"]["mean_delta"] == pytest.approx(np.mean(np.subtract(pick_scores, BASE)))
+    assert verdict_by_rule(ci) == case  # the rows were built for this verdict
+    assert dec["verdict"] == case
+    assert dec["new_policy_not_lower_than_previous_best"] == (np.mean(pick_scores) >= np.mean(BASE))
+    assert (dec["failure_reason"] is None) == (case == "improved")
+    if case == "inconclusive":
+        assert dec["new_policy_not_lower_than_previous_best"] is True  # the original's rule would have adopted it
+        assert ci[0] == -5.0
+    if case != "improved":  # the default search env is ale-exact: its scores are ALE's, nothing to calibrate
+        assert "calibrate" not in dec["next_recommendation"] and "--search-seeds" in dec["next_recommendation"]

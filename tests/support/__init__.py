@@ -1,0 +1,1 @@
+"""Helpers shared by several test modules (imported as `tests.support.<module>`); no tests here."""
