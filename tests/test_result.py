@@ -4,7 +4,7 @@ reports build beside it): a small `breakout train` and a small `breakout learn`,
 into the same folder resumes and rewrites the same bytes; `validate_pick` replays the pick's
 validation episodes on ALE and scores what the report says. (`policylab demo` writes a train
 report: its lines come from the same code, on the demo's defaults, which tests/studies/test_demo.py
-runs.)"""
+runs; a third test checks that the demo's train line parses into the demo's request.)"""
 
 from __future__ import annotations
 
@@ -81,3 +81,26 @@ def test_learn_rerun_resumes_to_the_same_bytes(tmp_path):
     # learn.json holds the run's wall-clock timings (its own section); everything else is the same
     strip = lambda raw: {k: v for k, v in json.loads(raw).items() if k != "timing"}  # noqa: E731
     assert strip(after["learn.json"]) == strip(before["learn.json"])
+
+
+def test_the_demos_train_line_is_the_demos_run(tmp_path):
+    """`policylab demo` writes `breakout train`'s report with the demo's request; its train line, parsed
+    by the CLI's own parser into the request the command would run, is that request (running the
+    line is running the demo again: tests/studies/test_demo.py runs the demo, and the small train
+    above runs both kinds of line)."""
+    import typer
+
+    from policylab.cli import build_app
+    from policylab.config import validated
+    from policylab.result import PLACEMENT_FIELDS, command_line
+    from policylab.studies.breakout.requests import DemoRequest, TrainRequest
+
+    want = validated(DemoRequest, {"out": tmp_path / "demo"}).train_request()
+    argv = shlex.split(command_line("policylab breakout train", want))
+    assert argv[:3] == ["policylab", "breakout", "train"]
+    group = typer.main.get_command(build_app()).commands["breakout"]
+    ctx = group.commands["train"].make_context("train", argv[3:])
+    got = validated(TrainRequest, {k: v for k, v in ctx.params.items() if v is not None})
+    # placement (the demo runs its episodes in processes) is left out: results never depend on it
+    exclude = set(PLACEMENT_FIELDS)
+    assert got.model_dump(exclude=exclude) == want.model_dump(exclude=exclude)
