@@ -6,7 +6,7 @@ in a final score is which training run produced it. Every interval is therefore 
 interval over training seeds (`policylab.stats.t_interval`; a percentile bootstrap under-covers at
 n = 5), clipped to the range the quantity can take: a score to [0, the ceiling] (the best of the 256
 deterministic tables on the same test floors, which no stochastic table beats either: a search over
-leap tables in (0, 1)^8 found none above it), an exit rate to [0, 1]. Without the clip a seed that
+leap tables in (0, 1)^8 finds none above it, tests/studies/lava_leap/test_exact.py), an exit rate to [0, 1]. Without the clip a seed that
 collapses (a two-mode outcome: GRPO at lr 1.0 on validation seed 1001) widens the t interval past
 a score no policy reaches. Every comparison is paired by seed (`policylab.stats.paired_t`): seed i of every
 algorithm draws the same training floors and the same uniforms (one block per update, see
