@@ -27,6 +27,7 @@ from policylab import interrupts
 from policylab.cli import top
 from policylab.config import claimed_dirs, forget_claims, release_claims
 from policylab.errors import BadInput
+from policylab.report.run_kinds import RunKind, registered
 
 # (group name, module holding `app`): imported when the CLI is built; they hold request models
 # and option declarations only, never the studies' heavy imports.
@@ -51,6 +52,12 @@ def build_app() -> typer.Typer:
         app.add_typer(importlib.import_module(module).app, name=name)
     top.register(app)
     return app
+
+
+def run_kinds() -> tuple[RunKind, ...]:
+    """What the runs index knows: the run kinds the commands declare (building the CLI registers them)."""
+    build_app()
+    return registered()
 
 
 def _error(message: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 
 from policylab.cli.command import command
+from policylab.report.run_kinds import ANY, RunKind
 from policylab.studies.boundary import requests as r
 
 app = typer.Typer(
@@ -17,14 +18,30 @@ app = typer.Typer(
 )
 
 S = "policylab.studies.boundary"
-command(app, "train", r.TrainRequest, f"{S}.train:run")
-command(app, "calibrate", r.CalibrateRequest, f"{S}.threshold_data:run")
-command(app, "sweep", r.SweepRequest, f"{S}.sweep:run")
-command(app, "verify", r.VerifyRequest, f"{S}.verify:run")
-command(app, "reduce", r.ReduceRequest, f"{S}.reduce:run")
-command(app, "select", r.SelectRequest, f"{S}.select:run")
-command(app, "replay", r.ReplayRequest, f"{S}.replay:run")
-command(app, "clips", r.ClipsRequest, f"{S}.clips:run")
-command(app, "rrd", r.RrdRequest, f"{S}.rrd:run")
-command(app, "diff", r.DiffRequest, f"{S}.diff:run")
-command(app, "report", r.ReportRequest, f"{S}.report:run")
+ANALYSIS = "boundary reduce"  # the stages after reduce write inside its analysis folder
+command(app, "train", r.TrainRequest, f"{S}.train:run", index=None)  # a checkpoint folder, not a run
+command(app, "calibrate", r.CalibrateRequest, f"{S}.threshold_data:run", index=RunKind(
+    "boundary", "boundary calibrate", "calibration.json", (), ("checkpoint.name", "n_nominal", "n_pushed"),
+    (("nominal survived", "nominal.status.survived"), ("nominal failed", "nominal.status.failed")),
+    signature=("n_nominal", ANY)))
+command(app, "sweep", r.SweepRequest, f"{S}.sweep:run", index=RunKind(
+    "boundary", "boundary sweep", "sweep.json", (), ("checkpoint.name", "grid.total_rollouts", "grid.seeds_per_cell"),
+    (("survived", "counts.survived"), ("failed", "counts.failed"), ("diverged", "counts.diverged"),
+     ("missing", "counts.missing")), signature=("grid", ANY)))
+command(app, "verify", r.VerifyRequest, f"{S}.verify:run", index=RunKind(
+    "boundary", "boundary verify", "equivalence.json", (), ("checkpoint.name", "sample"),
+    (("identical", "agreement.identical"), ("re-simulated", "agreement.n")),
+    lambda folder, data: "PASS" if data["passed"] else "FAIL", signature=("sample", ANY)))
+command(app, "reduce", r.ReduceRequest, f"{S}.reduce:run", index=RunKind(
+    "boundary", ANALYSIS, "reduce.json", ("report/report.html",), ("checkpoint", "resamples", "seed"),
+    (("failed", "totals.failed"), ("censored", "totals.censored"), ("diverged", "totals.diverged"),
+     ("rule agrees", "rule_check.agree"), ("rule checked", "rule_check.checked")), signature=("rule_check", ANY)))
+command(app, "select", r.SelectRequest, f"{S}.select:run", index=ANALYSIS)
+command(app, "replay", r.ReplayRequest, f"{S}.replay:run", index=ANALYSIS)
+command(app, "clips", r.ClipsRequest, f"{S}.clips:run", index=ANALYSIS)
+command(app, "rrd", r.RrdRequest, f"{S}.rrd:run", index=ANALYSIS)
+command(app, "diff", r.DiffRequest, f"{S}.diff:run", index=RunKind(
+    "boundary", "boundary diff", "diff.json", ("report/report.html",), ("a", "b", "q"),
+    (("cells safer", "summary.safer"), ("cells worse", "summary.worse"), ("unchanged", "summary.unchanged")),
+    signature=("store_b", ANY)))
+command(app, "report", r.ReportRequest, f"{S}.report:run", index=(ANALYSIS, "boundary diff"))

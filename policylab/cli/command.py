@@ -1,7 +1,7 @@
 """Commands generated from their request models, and the one way a command ends.
 
-A command is declared as `command(group, "eval", EvalRequest, "policylab.studies.breakout.episodes.eval:run")`:
-its options are the model's fields (`--field-name`, help from the field's description, default and
+A command is declared as `command(group, "eval", EvalRequest, "policylab.studies.breakout.episodes.eval:run",
+index=RunKind(...))`: its options are the model's fields (`--field-name`, help from the field's description, default and
 bounds from the field), so defaults and bounds live in exactly one place. Every option reaches
 the model as text and pydantic alone parses it, which is why a wrong type, an out-of-range value,
 nan or inf all end the same way: one line naming the field, exit status 2.
@@ -22,6 +22,7 @@ from typing import Any, Literal, Optional
 import typer
 
 from policylab.config import Request, validated
+from policylab.report.run_kinds import RunKind, register
 from policylab.result import Result, flag_of
 
 
@@ -97,8 +98,18 @@ def run_request(model: type[Request], target: str, data: dict[str, Any]) -> int:
     return result.exit_code
 
 
-def command(group: typer.Typer, name: str, model: type[Request], target: str) -> None:
-    """Mount `name` on `group`: options from `model`, behaviour from `target` ("module:function")."""
+def command(group: typer.Typer, name: str, model: type[Request], target: str, *,
+            index: RunKind | str | tuple[str, ...] | None) -> None:
+    """Mount `name` on `group`: options from `model`, behaviour from `target` ("module:function").
+
+    `index` says what the runs index lists for the command's out folder: its `RunKind` (registered
+    here), the full name (or names) of the command whose run folder it writes (`policylab demo` makes
+    a `breakout train` run; boundary select writes inside a `boundary reduce` folder), or None when
+    it makes no run folder (a checkpoint folder, the index itself). Required, so that a new command
+    says so and appears in `policylab runs` without an edit to the index.
+    """
+    if isinstance(index, RunKind):
+        register(index)
 
     def fn(**kwargs: Any) -> None:
         code = run_request(model, target, {k: v for k, v in kwargs.items() if v is not None})
@@ -106,6 +117,7 @@ def command(group: typer.Typer, name: str, model: type[Request], target: str) ->
             raise typer.Exit(code)
 
     fn.request_model = model  # type: ignore[attr-defined]  # what the CLI tests enumerate
+    fn.run_index = index  # type: ignore[attr-defined]  # what the runs-index test checks, per command
     fn.__signature__ = inspect.Signature([_parameter(n, f) for n, f in model.model_fields.items()])
     fn.__doc__ = inspect.cleandoc(model.__doc__ or "")
     fn.__name__ = name.replace("-", "_")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from policylab.cli.command import command
+from policylab.report.run_kinds import RunKind, checks
 from policylab.studies.lava_leap.requests import RunRequest
 
 app = typer.Typer(
@@ -20,4 +21,8 @@ def _group() -> None:
     """Lava Leap study commands."""
 
 
-command(app, "run", RunRequest, "policylab.studies.lava_leap.report:run")
+command(app, "run", RunRequest, "policylab.studies.lava_leap.report:run", index=RunKind(
+    "lava_leap", "lava-leap run", "results/summary.json", ("index.html",), ("rounds", "n_seeds", "G", "lr", "eps"),
+    (("best possible score", "ceiling.score"), ("GRPO final", "final.grpo.score_mean"),
+     ("PPO final", "final.ppo.score_mean"), ("REINFORCE final", "final.reinforce.score_mean")),
+    checks("results/checks.json"), signature=("study", "lava_leap")))

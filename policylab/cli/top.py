@@ -23,11 +23,12 @@ class RunsRequest(Request):
 
 def runs(req: RunsRequest) -> Path:
     # numpy and jinja2: imported when the command runs, so that `--help` stays light
+    from policylab.report.run_kinds import registered
     from policylab.report.runs_index import write_runs_index
 
-    return write_runs_index(req.root, req.out)
+    return write_runs_index(req.root, registered(), req.out)  # the kinds the CLI built with this app declared
 
 
 def register(app: typer.Typer) -> None:
-    command(app, "demo", DemoRequest, "policylab.studies.demo:run")
-    command(app, "runs", RunsRequest, "policylab.cli.top:runs")
+    command(app, "demo", DemoRequest, "policylab.studies.demo:run", index="breakout train")  # a train run
+    command(app, "runs", RunsRequest, "policylab.cli.top:runs", index=None)  # writes the index, not a run

@@ -215,13 +215,15 @@ def validate_params(name: str, data: Any, field: str = "params") -> dict[str, fl
 def load_params(name: str, path: str | Path | None, field: str = "params") -> dict[str, float]:
     """The policy's defaults, or a validated parameter set from a JSON file.
 
-    The file holds either the parameter object itself or `{"params": {...}}` (as written by
-    search tools and the original's `*_policy_config.json`).
+    The file holds either the parameter object itself or `{"params": {...}, ...}` (as written by
+    search tools, `breakout train`'s policy_params.json with its policy and candidate_id beside the
+    parameters, and the original's `*_policy_config.json`); the keys beside "params" describe the
+    set and are not parameters.
     """
     spec = get_policy(name)
     if path is None:
         return dict(spec.defaults)
     data = load_json_file(path, field)
-    if isinstance(data, Mapping) and set(data) == {"params"}:
+    if isinstance(data, Mapping) and isinstance(data.get("params"), Mapping):
         data = data["params"]
     return validate_params(name, data, field)

@@ -2,8 +2,9 @@
 
 A run is a folder holding a config.json (every command claims its out folder by writing one
 first). Its kind comes from the config (`"command"`, or the study's own keys where a command
-records none); the kind says which JSON file holds the headline numbers and the verdict, and which
-page to link. Nothing under a run folder is searched again (a store, the analysis stages'
+records none), matched against the kinds the commands declared (`policylab.report.run_kinds`: each
+command module declares its own, so the index names no command); the kind says which JSON file
+holds the headline numbers and the verdict, and which page to link. Nothing under a run folder is searched again (a store, the analysis stages'
 sub-folders), nor is a rollout store. A folder whose files cannot be read, or hold something else
 than expected, still gets a row, with the problem in `error`.
 
@@ -18,7 +19,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Sequence
 from urllib.parse import quote
 
 from markupsafe import Markup
@@ -27,114 +28,18 @@ from policylab.config import check_existing_dir
 from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.report.html import Page, Table, fmt, render
-
-ANY = object()  # a signature value: the key only has to be present
-
-
-@dataclass(frozen=True)
-class Kind:
-    """How to recognise one command's run folder and where its headline lives."""
-
-    study: str
-    command: str
-    signature: tuple[str, Any] | None  # config key (and value, or ANY) for configs that record no "command"
-    data: str  # JSON file with the headline numbers, relative to the run folder
-    pages: tuple[str, ...]  # report pages, the first present one is linked (else the data file)
-    summary: tuple[str, ...]  # config paths shown as name=value
-    headline: tuple[tuple[str, str], ...]  # (label, path in the data file; "" is the whole file)
-    verdict: Callable[[Path, Any], Any] | None = None  # (run folder, data) -> verdict
-
-
-def _get(obj: Any, path: str) -> Any:
-    """obj["a"]["b"] for path "a.b"; None where the path does not exist."""
-    for part in filter(None, path.split(".")):
-        if not isinstance(obj, dict) or part not in obj:
-            return None
-        obj = obj[part]
-    return obj
-
-
-def _at(path: str, template: str = "{}") -> Callable[[Path, Any], Any]:
-    return lambda folder, data: None if _get(data, path) is None else template.format(fmt(_get(data, path)))
-
-
-def _lava_checks(folder: Path, data: Any) -> str:
-    checks = _read_json(folder / "results" / "checks.json")
-    failed = sum(1 for c in checks if not c["holds"])
-    return f"all {len(checks)} checks hold" if not failed else f"{failed} of {len(checks)} checks fail"
-
-
-KINDS: tuple[Kind, ...] = (
-    Kind("breakout", "breakout eval", None, "report.json", ("report.html",),
-         ("env", "policy", "episodes", "seed", "protocol.max_steps", "preset"),
-         (("mean score", "distribution.mean"), ("95% CI", "distribution.mean_ci95"),
-          ("low scores", "distribution.low_score_count"))),
-    Kind("breakout", "breakout audit", None, "audit.json", ("audit.html",),
-         ("policy", "episodes", "seed", "protocol.max_steps", "preset", "candidates"),
-         (("shadow mean", "comparison.shadow.score.mean"), ("ALE mean", "comparison.ale.score.mean"),
-          ("Spearman shadow vs ALE", "rank_correlation.spearman")),
-         _at("decision.primary_failure_class", "primary gap: {}")),
-    Kind("breakout", "breakout train", None, "report.json", ("report.html",),  # `policylab demo` too
-         ("space", "search_env", "preset", "screen_top", "validate_episodes", "protocol.max_steps"),
-         (("pick ALE mean", "evaluation.new_policy.mean"), ("baseline ALE mean", "evaluation.baseline_policy.mean"),
-          ("paired delta", "evaluation.paired_delta.mean_delta"), ("delta 95% CI", "evaluation.paired_delta.ci95")),
-         _at("decision.verdict")),
-    Kind("breakout", "breakout transfer", None, "transfer.json", ("transfer.html",),
-         ("policy", "episodes", "gap_episodes", "preset", "protocol.max_steps"),
-         (("network ALE mean", "validation.distributions.network.mean"),
-          ("95% CI", "validation.distributions.network.mean_ci95"),
-          ("vs search pick", "validation.comparisons.pick.verdict"), ("shadow/ALE", "goals.ratio")),
-         _at("validation.comparisons.v3.verdict", "vs v3: {}")),
-    Kind("breakout", "breakout calibrate", None, "calibration.json", ("calibration.html",),
-         ("base", "traces"),
-         (("objective before", "before.objective"), ("objective after", "after.objective"),
-          ("changes kept", "accepted"), ("changes rejected", "rejected"))),
-    Kind("breakout", "breakout trace", None, "traces.json", (), ("scenarios",), (("traces", ""),)),
-    Kind("lava_leap", "lava-leap run", ("study", "lava_leap"), "results/summary.json", ("index.html",),
-         ("rounds", "n_seeds", "G", "lr", "eps"),
-         (("best possible score", "ceiling.score"), ("GRPO final", "final.grpo.score_mean"),
-          ("PPO final", "final.ppo.score_mean"), ("REINFORCE final", "final.reinforce.score_mean")),
-         _lava_checks),
-    Kind("boundary", "boundary sweep", ("grid", ANY), "sweep.json", (),
-         ("checkpoint.name", "grid.total_rollouts", "grid.seeds_per_cell"),
-         (("survived", "counts.survived"), ("failed", "counts.failed"), ("diverged", "counts.diverged"),
-          ("missing", "counts.missing"))),
-    Kind("boundary", "boundary verify", ("sample", ANY), "equivalence.json", (), ("checkpoint.name", "sample"),
-         (("identical", "agreement.identical"), ("re-simulated", "agreement.n")),
-         lambda folder, data: "PASS" if data["passed"] else "FAIL"),
-    Kind("boundary", "boundary calibrate", ("n_nominal", ANY), "calibration.json", (),
-         ("checkpoint.name", "n_nominal", "n_pushed"),
-         (("nominal survived", "nominal.status.survived"), ("nominal failed", "nominal.status.failed"))),
-    Kind("boundary", "boundary reduce", ("rule_check", ANY), "reduce.json", ("report/report.html",),
-         ("checkpoint", "resamples", "seed"),
-         (("failed", "totals.failed"), ("censored", "totals.censored"), ("diverged", "totals.diverged"),
-          ("rule agrees", "rule_check.agree"), ("rule checked", "rule_check.checked"))),
-    Kind("boundary", "boundary diff", ("store_b", ANY), "diff.json", ("report/report.html",), ("a", "b", "q"),
-         (("cells safer", "summary.safer"), ("cells worse", "summary.worse"),
-          ("unchanged", "summary.unchanged"))),
-)
+from policylab.report.run_kinds import ANY, RunKind, get, read_json
 
 COLUMNS = ["run", "modified", "study", "command", "config", "headline", "verdict", "error"]
 
 
-def _kind_of(config: dict) -> Kind | None:
-    for kind in KINDS:
+def _kind_of(config: dict, kinds: Sequence[RunKind]) -> RunKind | None:
+    for kind in kinds:
         key = kind.signature
         if config.get("command") == kind.command or (
                 key is not None and key[0] in config and (key[1] is ANY or config[key[0]] == key[1])):
             return kind
     return None
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ValueError(f"{path.name} is missing (an unfinished run?)") from None
-    except OSError as exc:
-        raise ValueError(f"cannot read {path.name} ({exc.strerror or exc})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path.name} is not valid JSON ({getattr(exc, 'msg', exc)})") from None
 
 
 def _compact(value: Any) -> Any:
@@ -150,7 +55,7 @@ def _relative(path: Path, start: Path) -> str:
     return Path(os.path.relpath(path, start)).as_posix()
 
 
-def _row(folder: Path, root: Path, out_dir: Path) -> dict:
+def _row(folder: Path, root: Path, out_dir: Path, kinds: Sequence[RunKind]) -> dict:
     cfg_path = folder / "config.json"
     try:
         mtime = cfg_path.stat().st_mtime
@@ -161,18 +66,18 @@ def _row(folder: Path, root: Path, out_dir: Path) -> dict:
            "modified": _dt.datetime.fromtimestamp(mtime, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "mtime": mtime}
     try:
-        config = _read_json(cfg_path)
-        kind = _kind_of(config) if isinstance(config, dict) else None
+        config = read_json(cfg_path)
+        kind = _kind_of(config, kinds) if isinstance(config, dict) else None
         if kind is None:
             raise ValueError("config.json is not that of a policylab run this index knows")
         row.update(study=kind.study, command=kind.command, config_summary=", ".join(
-            f"{p.split('.')[-1]}={fmt(_compact(_get(config, p)))}" for p in kind.summary
-            if _get(config, p) is not None))
+            f"{p.split('.')[-1]}={fmt(_compact(get(config, p)))}" for p in kind.summary
+            if get(config, p) is not None))
         page = next((folder / p for p in (*kind.pages, kind.data) if (folder / p).is_file()), None)
         row["report"] = None if page is None else _relative(page, out_dir)
-        data = _read_json(folder / kind.data)
-        row["headline"] = [[label, _compact(_get(data, p))] for label, p in kind.headline
-                           if _get(data, p) is not None]
+        data = read_json(folder / kind.data)
+        row["headline"] = [[label, _compact(get(data, p))] for label, p in kind.headline
+                           if get(data, p) is not None]
         row["verdict"] = kind.verdict(folder, data) if kind.verdict else None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:  # anything a broken file can cause
         row["error"] = str(exc) if isinstance(exc, ValueError) else f"unexpected content ({type(exc).__name__}: {exc})"
@@ -199,10 +104,11 @@ class _Html(Markup):
         return self
 
 
-def write_runs_index(root: Path, out: Path | None = None) -> Path:
+def write_runs_index(root: Path, kinds: Sequence[RunKind], out: Path | None = None) -> Path:
     """Write index.json and index.html listing every run under `root`, newest first; return index.html.
 
-    `out` is the index.html to write, or a folder to write it into (default: `root/index.html`).
+    `kinds` are the commands' declared run kinds (`policylab.cli.run_kinds()`); `out` is the
+    index.html to write, or a folder to write it into (default: `root/index.html`).
     """
     try:
         root = check_existing_dir(Path(root))
@@ -216,7 +122,7 @@ def write_runs_index(root: Path, out: Path | None = None) -> Path:
         if (folder / "config.json").is_file():
             raise BadInput("out", f"{html} would be written inside the run folder {folder}; choose a folder "
                                   "outside it")
-    rows = sorted((_row(run, root, out_dir) for run in runs), key=lambda r: r["path"])
+    rows = sorted((_row(run, root, out_dir, kinds) for run in runs), key=lambda r: r["path"])
     rows.sort(key=lambda r: r["mtime"], reverse=True)  # stable: ties stay in path order
     studies = sorted({r["study"] for r in rows if r["study"]})
     data = {

@@ -1,6 +1,10 @@
-"""The runs index over real runs: small breakout eval/audit/train, a Lava Leap run, a boundary sweep,
-an analysis folder (with its nested stage folders) and a diff, plus a corrupt and an unfinished
-folder; rows, order, and the page opened in headless Chromium with every link resolving."""
+"""The runs index over one real run of every command (small configs): breakout eval, audit, train,
+learn, transfer, trace, lockstep and calibrate, a Lava Leap run, the boundary commands (a checkpoint,
+calibrate, sweeps, verify, an analysis folder with its nested stage folders, a diff), plus a corrupt
+and an unfinished folder; rows, order, and the page (written by `policylab runs` itself) opened in
+headless Chromium with every link resolving. Each command's row comes from the kind it declares
+beside its `command(...)` line; `policylab demo` makes a `breakout train` run (the train run here
+stands for it)."""
 
 from __future__ import annotations
 
@@ -11,16 +15,24 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from tests.support.cli_commands import INDEX
 
-from policylab.cli import invoke
+from policylab.cli import invoke, run_kinds
 from policylab.errors import BadInput
 from policylab.report.browser import render_check
+from policylab.report.run_kinds import RunKind
 from policylab.report.runs_index import write_runs_index
+
+pytestmark = pytest.mark.slow
+RAN: set[str] = set()  # the commands the fixture ran
+NOT_RUN = {"demo": "the whole training loop on its defaults: a `breakout train` run, as the small train here",
+           "runs": "the index itself: test_page_in_browser_links_resolve runs it"}
 
 
 def _cli(*argv) -> None:
     """Each run is made the way a user makes it: the real command, in this process."""
     assert invoke([str(a) for a in argv]) == 0, argv
+    RAN.add(" ".join(str(a) for a in argv[:2]) if argv[0] in ("breakout", "lava-leap", "boundary") else str(argv[0]))
 
 
 def _breakout(root: Path) -> None:
@@ -31,6 +43,15 @@ def _breakout(root: Path) -> None:
          "--preset", "go-v1", "--out", b / "audit")
     _cli("breakout", "train", "--space", "random", "--budget", 2, "--search-seeds", "0-1",
          "--validate-episodes", 2, "--max-steps", 50, "--no-video", "--out", b / "train")
+    _cli("breakout", "learn", "--steps", 1024, "--envs", 8, "--rollout", 32, "--minibatch", 64, "--epochs", 2,
+         "--hidden", 16, "--max-steps", 40, "--validate-episodes", 2, "--gap-episodes", 2, "--executor", "local",
+         "--out", b / "learn")
+    _cli("breakout", "transfer", "--policy", b / "learn" / "policy.onnx", "--episodes", 1, "--gap-episodes", 2,
+         "--max-steps", 50, "--out", b / "transfer")
+    _cli("breakout", "trace", "--scenario", "noop_serves", "--out", b / "trace")
+    _cli("breakout", "lockstep", "--episodes", 1, "--max-steps", 50, "--policy", "v3", "--strips", 1,
+         "--out", b / "lockstep")
+    _cli("breakout", "calibrate", "--out", b / "calibrate")
 
 
 def _lava(root: Path) -> None:
@@ -39,16 +60,22 @@ def _lava(root: Path) -> None:
 
 def _boundary(root: Path) -> None:
     store = root / "boundary" / "store"  # a store outside any run: searched by no one
+    _cli("boundary", "train", "--iterations", 1, "--out", root / "boundary" / "checkpoint")  # no run folder
+    _cli("boundary", "calibrate", "--robot", "ant", "--checkpoint", "ant_v0", "--n-nominal", 2, "--n-pushed", 1,
+         "--out", root / "boundary" / "calibrate")
     for name in ("ant_v0", "ant_v1"):
         _cli("boundary", "sweep", "--checkpoint", name, "--mu-min", 0.5, "--mu-max", 1.0, "--n-mu", 2,
              "--push-min", 10, "--push-max", 200, "--n-push", 2, "--seeds-per-cell", 1, "--chunk", 16,
              "--store", store, "--out", root / "boundary" / f"sweep-{name}")
-        # the equivalence gate (diff and report refuse a sweep without it); its folder lives outside root
+        # the equivalence gate (diff and report refuse a sweep without it); one folder inside root
         _cli("boundary", "verify", "--robot", "ant", "--checkpoint", name, "--store", store, "--sample", 1,
-             "--out", root.parent / f"{root.name}-verify-{name}")
+             "--out", root / "boundary" / "verify" if name == "ant_v0" else root.parent / f"{root.name}-verify-{name}")
     ana = root / "boundary" / "ana"
     _cli("boundary", "reduce", "--store", store, "--checkpoint", "ant_v0", "--resamples", 100, "--out", ana)
     _cli("boundary", "select", "--out", ana, "--n-boundary", 1, "--n-recoveries", 0)
+    _cli("boundary", "replay", "--out", ana)
+    _cli("boundary", "clips", "--out", ana, "--width", 48, "--height", 32, "--workers", 1)
+    _cli("boundary", "rrd", "--out", ana)
     _cli("boundary", "report", "--out", ana)
     _cli("boundary", "diff", "--store", store, "--a", "ant_v0", "--b", "ant_v1", "--resamples", 100,
          "--out", root / "boundary" / "diff")
@@ -58,6 +85,13 @@ EXPECTED = {  # run folder -> (study, command, page, a headline label)
     "breakout/eval": ("breakout", "breakout eval", "report.html", "mean score"),
     "breakout/audit": ("breakout", "breakout audit", "audit.html", "ALE mean"),
     "breakout/train": ("breakout", "breakout train", "report.html", "pick ALE mean"),
+    "breakout/learn": ("breakout", "breakout learn", "report.html", "network ALE mean"),
+    "breakout/transfer": ("breakout", "breakout transfer", "transfer.html", "network ALE mean"),
+    "breakout/trace": ("breakout", "breakout trace", "traces.json", "traces"),
+    "breakout/lockstep": ("breakout", "breakout lockstep", "report.html", "identical to the end"),
+    "breakout/calibrate": ("breakout", "breakout calibrate", "calibration.html", "objective after"),
+    "boundary/calibrate": ("boundary", "boundary calibrate", "calibration.json", "nominal survived"),
+    "boundary/verify": ("boundary", "boundary verify", "equivalence.json", "identical"),
     "lava": ("lava_leap", "lava-leap run", "index.html", "GRPO final"),
     "boundary/sweep-ant_v0": ("boundary", "boundary sweep", "sweep.json", "failed"),
     "boundary/sweep-ant_v1": ("boundary", "boundary sweep", "sweep.json", "failed"),
@@ -88,7 +122,7 @@ def runs(tmp_path_factory) -> Path:
 
 
 def test_rows(runs):
-    html = write_runs_index(runs)
+    html = write_runs_index(runs, run_kinds())
     assert html == runs / "index.html"
     rows = json.loads((runs / "index.json").read_text())["rows"]
     by_path = {r["path"]: r for r in rows}
@@ -113,8 +147,25 @@ def test_rows(runs):
     assert broken["report"] is None and unfinished["report"] is None
 
 
+def test_every_command_declares_its_row(runs):
+    """Every command ran once (but demo and runs, see NOT_RUN), and each shows as the kind it declares:
+    its own row, the row of the run folder it writes into, or none (a checkpoint folder)."""
+    write_runs_index(runs, run_kinds())
+    rows = json.loads((runs / "index.json").read_text())["rows"]
+    seen = {r["command"] for r in rows if r["error"] is None}
+    assert RAN == set(INDEX) - set(NOT_RUN)
+    for name, index in INDEX.items():
+        hosts = [index.command] if isinstance(index, RunKind) else [index] if isinstance(index, str) else index or []
+        assert hosts or name in ("boundary train", "runs"), name
+        assert all(host in seen for host in hosts), (name, hosts)
+    assert {k.command for k in run_kinds()} == {i.command for i in INDEX.values() if isinstance(i, RunKind)}
+    assert (runs / "boundary" / "checkpoint").is_dir() and "boundary/checkpoint" not in {r["path"] for r in rows}
+    by_path = {r["path"]: r for r in rows}
+    assert by_path["breakout/learn"]["verdict"] in ("vs v3: improved", "vs v3: worse", "vs v3: inconclusive")
+
+
 def test_newest_first_ties_by_path(runs):
-    write_runs_index(runs)
+    write_runs_index(runs, run_kinds())
     paths = [r["path"] for r in json.loads((runs / "index.json").read_text())["rows"]]
     assert paths[:2] == ["boundary/diff", "lava"]  # the tie, in path order
     rest = sorted((set(EXPECTED) | {"broken", "unfinished"}) - {"boundary/diff", "lava"}, reverse=True)
@@ -123,8 +174,9 @@ def test_newest_first_ties_by_path(runs):
 
 def test_page_in_browser_links_resolve(runs, tmp_path):
     out = tmp_path / "elsewhere"  # index written outside root: links still relative, still resolve
-    html = write_runs_index(runs, out)
-    assert html == out / "index.html" and (out / "index.json").is_file()
+    _cli("runs", runs, "--out", out)  # the command itself
+    html = out / "index.html"
+    assert html.is_file() and (out / "index.json").is_file()
     rows = json.loads((out / "index.json").read_text())["rows"]
     text = html.read_text()
     links = re.findall(r'<a href="([^"]+)"', text)
@@ -141,13 +193,13 @@ def test_page_in_browser_links_resolve(runs, tmp_path):
 
 def test_bad_input(runs, tmp_path):
     with pytest.raises(BadInput) as exc:
-        write_runs_index(tmp_path / "missing")
+        write_runs_index(tmp_path / "missing", run_kinds())
     assert exc.value.field == "root"
     (tmp_path / "file").write_text("x")
     with pytest.raises(BadInput) as exc:
-        write_runs_index(tmp_path / "file")
+        write_runs_index(tmp_path / "file", run_kinds())
     assert exc.value.field == "root"
     with pytest.raises(BadInput) as exc:  # the lava run's own index.html must not be overwritten
-        write_runs_index(runs / "lava")
+        write_runs_index(runs / "lava", run_kinds())
     assert exc.value.field == "out"
     assert "<title>Lava Leap" in (runs / "lava" / "index.html").read_text()

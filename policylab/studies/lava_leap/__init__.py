@@ -7,8 +7,9 @@ policies is the ceiling. Modules: `floor` (rules and the generator), `agent` (se
 play), `exact` (DP), `simulate` (Monte Carlo), `learners` (REINFORCE, PPO, GRPO), `config` (the
 hyperparameters and the fixed inputs), `requests` (the `lava-leap run` request), `runs` (training
 runs as store records), `experiments` and `walkthrough` (the post's experiments), `uncertainty`
-(t intervals over training seeds, paired verdicts, the learning-rate selection and validation),
-`claims` (the narrative's claims checked over every seed, and the titles they pick), `checks`,
+(t intervals over training seeds, clipped to the range; paired verdicts; the learning-rate
+selection and validation), `claims` (the narrative's claims checked over every seed, and the
+titles they pick), `checks`,
 `records` (how numbers are written into the JSON), `charts` and `report` (the page; `run`,
 the command's entry point, is in `report`), `gym_env`.
 

@@ -42,7 +42,9 @@ def evaluate_checks(summary: dict, walk: dict, floors: list[np.ndarray], claims:
          "the walkthrough", None),
         ("hard", "3", "the E4 replay clips at least one step in its last pass", w["passes"][-1]["n_clipped"] > 0,
          ">= 1 clipped step", "the walkthrough", dict(n_clipped_last_pass=w["passes"][-1]["n_clipped"])),
-        ("hard", "4", "the slowest GRPO seed rises 0.05 above its updates-10..140 plateau",
+        # the spec's "plateau mean" is the mean over updates 10..140 whether or not the seed is flat
+        # there; whether it is a plateau is claim e2-slow's question, so this text does not assume one
+        ("hard", "4", "the slowest GRPO seed rises 0.05 above its mean score over updates 10..140",
          s["grpo_slow_seed"]["release_update"] is not None, "a score >= mean of updates 10..140 + 0.05 after update "
          "10", f"the slowest seed ({s['grpo_slow_seed']['seed']})",
          dict(release_update=s["grpo_slow_seed"]["release_update"])),

@@ -12,8 +12,10 @@ Thresholds (stated in checks.json and on the page):
   001, 010, 011 (step). On 000 (no lava in view) both moves land safe and the best policies leap
   or step there alike (8 tied best), so "steps on 000" is a separate claim, reported with what the
   000 habit is worth: each seed's exact score if its P(LEAP | 000) were 0 or 1 instead.
-- "falls only at two-tile channels" (showcase floor): at least 90% of the exact probability of
-  falling lies on two-tile channel tiles, for every GRPO seed, and the shown plays agree.
+- "falls only at two-tile channels" (showcase floor): "only" as worded: the exact probability of
+  falling anywhere but a two-tile channel tile is 0 (to rounding, 1e-12) for every GRPO seed, and
+  the shown plays agree. Where it is not, but more than half of every seed's fall probability is
+  on those tiles, the title says "mostly" and gives the seeds' range of that share.
 - "a slow seed stuck on a plateau": within updates 10..140, a stretch of at least 40 updates whose
   scores differ by at most 0.02 and sit at least 0.05 below the seed's final score.
 """
@@ -30,7 +32,8 @@ from policylab.studies.lava_leap.records import rnd, rnd_list, words
 
 LEAP_AT = 0.5  # "leaps" on a pattern: P(LEAP) above this; "steps": below it
 LEAP_ON, STEP_ON, FREE = ("100", "110"), ("001", "010", "011"), "000"
-WIDE_SHARE = 0.9  # "falls only at two-tile channels": at least this share of the fall probability
+ONLY_TOL = 1e-12  # "falls only at two-tile channels": the fall probability elsewhere is at most this
+MOSTLY = 0.5  # "falls mostly at two-tile channels": more than this share of the fall probability, every seed
 PLATEAU_FLAT, PLATEAU_MIN, PLATEAU_BELOW = 0.02, 40, 0.05
 
 E1_TITLE = "Untrained, it falls early; trained, it falls only at two-tile channels"
@@ -80,20 +83,25 @@ def falls_at_wide(table: np.ndarray, lava: np.ndarray) -> dict:
 def e1_claim(seeds, tables, lava, shown_all_at_wide: bool, before_mean_tile: float, after_mean_tile: float):
     """(check row, title) for "trained, it falls only at two-tile channels"."""
     per = [falls_at_wide(t, lava) for t in tables]
-    ok_seeds = all(p["share_at_wide"] >= WIDE_SHARE for p in per)
-    holds = ok_seeds and shown_all_at_wide
+    only = all(p["p_fall_elsewhere"] <= ONLY_TOL for p in per)
+    holds = only and shown_all_at_wide
+    shares = [p["share_at_wide"] for p in per]
     row = dict(kind="narrative", id="e1", chart="e1",
                constraint="trained, the bot falls only at two-tile channels (E1 title)",
-               threshold=f"share of the exact fall probability on two-tile channel tiles >= {WIDE_SHARE} for every "
-                         "GRPO seed, and every fall among the shown plays is on a two-tile channel",
+               threshold=f"the exact probability of falling anywhere but a two-tile channel tile is 0 (<= {ONLY_TOL}) "
+                         "for every GRPO seed, and every fall among the shown plays is on a two-tile channel",
                scope=f"the showcase floor; GRPO seeds {seed_list(seeds)} (exact); the chart's plays are the first "
                      "seed's",
-               values=dict(seeds=list(seeds), share_at_wide=rnd_list(p["share_at_wide"] for p in per),
+               values=dict(seeds=list(seeds), share_at_wide=rnd_list(shares),
                            p_fall_elsewhere=rnd_list(p["p_fall_elsewhere"] for p in per),
                            p_exit=rnd_list(p["p_exit"] for p in per), shown_plays_all_at_wide=shown_all_at_wide),
                holds=holds)
     if holds:
         title = E1_TITLE
+    elif min(shares) > MOSTLY:
+        lo, hi = 100 * min(shares), 100 * max(shares)
+        share = f"{lo:.0f}%" if round(lo) == round(hi) else f"{lo:.0f}-{hi:.0f}%"
+        title = f"Untrained, it falls early; trained, it falls mostly at two-tile channels ({share} of its fall chance)"
     elif after_mean_tile > before_mean_tile:
         title = (f"Training carries the bot further: its runs end at tile {after_mean_tile:.0f} on average, "
                  f"against {before_mean_tile:.0f} untrained")

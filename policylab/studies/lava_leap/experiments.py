@@ -157,9 +157,9 @@ def finals_section(cfg, tr: Trained, updates, ceiling, test, sim_rng) -> dict:
         final[algo]["updates_to_90pct"] = int(updates[hit[0]]) if len(hit) else None
         final[algo]["score_at_50"] = rnd(m[updates.index(50)])
         final[algo]["score_at_100"] = rnd(m[updates.index(100)])
-        # the unit is the training seed: t intervals over the per-seed exact scores
-        s_iv = U.interval([p["score"] for p in final[algo]["per_seed"]])
-        e_iv = U.interval([p["exit_rate"] for p in final[algo]["per_seed"]])
+        # the unit is the training seed: t intervals over the per-seed exact scores, clipped to their range
+        s_iv = U.interval([p["score"] for p in final[algo]["per_seed"]], (0.0, ceiling))
+        e_iv = U.interval([p["exit_rate"] for p in final[algo]["per_seed"]], (0.0, 1.0))
         final[algo].update(n_seeds=s_iv["n"], score_sd=s_iv["sd"], score_ci95=s_iv["ci95"],
                            pct_of_ceiling_ci95=None if s_iv["ci95"] is None
                            else rnd_list(100 * x / ceiling for x in s_iv["ci95"]),
@@ -343,7 +343,7 @@ def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
         for a in ALGOS})
     summary["final"] = finals_section(cfg, tr, updates, ceiling, test, sim_rng)
     summary["grpo_slow_seed"] = slow_seed_section(cfg, tr, updates)
-    summary["lr_sensitivity"] = U.lr_sensitivity(cfg, tr.by_lr, C.LR_SWEEP)
+    summary["lr_sensitivity"] = U.lr_sensitivity(cfg, tr.by_lr, C.LR_SWEEP, ceiling)
     summary["clip_stats"] = clip_section(cfg, tr)
 
     say("lava-leap: showcase floor, walkthrough of one GRPO update, the critic's blind spot")
@@ -368,7 +368,7 @@ def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
     say("lava-leap: the learning rates, chosen on the training seeds, compared on fresh validation seeds")
     cands = U.candidates(cfg, C.LR_SWEEP)
     chosen = U.choose(tr.by_lr, cands)
-    summary["lr_selection"] = U.lr_selection(cfg, tr.by_lr, cands, chosen, validate_lrs(cfg, store, chosen))
+    summary["lr_selection"] = U.lr_selection(cfg, tr.by_lr, cands, chosen, validate_lrs(cfg, store, chosen), ceiling)
 
     say("lava-leap: the narrative's claims, checked over every seed")
     claim_rows, titles = narrative_claims(cfg, tr, summary, walk, e1_chart, test)

@@ -139,7 +139,9 @@ def results_section(s: dict, study: Study) -> Section:
         "updates to 90% of best (mean curve)", "mean at 50", "mean at 100"], rows,
         note="The unit is the training seed: each seed's score is already an exact expectation averaged over the "
              "200 test floors, so the floors are not independent samples. Intervals: Student t over the seeds "
-             f"(n = {n}, sd with ddof 1). More seeds (--seeds) narrow them.")
+             f"(n = {n}, sd with ddof 1), clipped to the range the quantity takes (a score to [0, the ceiling], "
+             "an exit rate to [0, 1]), so a seed that collapses cannot carry an interval past a score no policy "
+             "reaches. More seeds (--seeds) narrow them.")
     comps = comparison_table(
         "Paired comparisons of the final scores (same training seeds)", s["comparisons"],
         note="Paired by training seed: seed i of every algorithm trains on the same floors with the same random "
@@ -382,7 +384,8 @@ def write_report(out: Path, study: Study) -> Path:
     page = Page(title="Lava Leap: REINFORCE vs PPO vs GRPO, scored exactly",
                 subtitle=f"{n} training seeds per algorithm, {s['config']['rounds']} updates of {s['config']['G']} "
                          f"plays each; every score is an exact expectation over {s['config']['n_test_floors']} fixed "
-                         "test floors, every interval a 95% t interval over training seeds.",
+                         "test floors, every interval a 95% t interval over training seeds, clipped to the range the "
+                         "quantity takes.",
                 headline=headline, notes=notes,
                 sections=[results_section(s, study), lr_section(s), claims_section(study), slow_section(s, study),
                           clip_section(s), walkthrough_section(study.walkthrough, study)])

@@ -4,7 +4,11 @@ The unit is the training seed. A seed's score is already an exact expectation av
 200 test floors, so the floors are not independent samples of anything: the only randomness left
 in a final score is which training run produced it. Every interval is therefore a Student-t 95%
 interval over training seeds (`policylab.stats.t_interval`; a percentile bootstrap under-covers at
-n = 5), and every comparison is paired by seed (`policylab.stats.paired_t`): seed i of every
+n = 5), clipped to the range the quantity can take: a score to [0, the ceiling] (the best of the 256
+deterministic tables on the same test floors, which no stochastic table beats either: a search over
+leap tables in (0, 1)^8 finds none above it, tests/studies/lava_leap/test_exact.py), an exit rate to [0, 1]. Without the clip a seed that
+collapses (a two-mode outcome: GRPO at lr 1.0 on validation seed 1001) widens the t interval past
+a score no policy reaches. Every comparison is paired by seed (`policylab.stats.paired_t`): seed i of every
 algorithm draws the same training floors and the same uniforms (one block per update, see
 `learners.training_uniforms`), so the per-seed difference removes what the seeds share. Intervals
 are per comparison (no multiplicity correction).
@@ -31,11 +35,13 @@ def rnd_or_none(x):
     return None if x is None else rnd(x)
 
 
-def interval(values: Sequence[float]) -> dict:
-    """{n, mean, sd, ci95} of per-seed values (ci95 None with one seed), rounded once."""
+def interval(values: Sequence[float], bounds: tuple[float, float]) -> dict:
+    """{n, mean, sd, ci95} of per-seed values (ci95 None with one seed), rounded once: the 95% t
+    interval clipped to `bounds`, the values the quantity can take."""
     iv = t_interval(values)
+    lo, hi = bounds
     return dict(n=iv["n"], mean=rnd(iv["mean"]), sd=rnd_or_none(iv["sd"]),
-                ci95=None if iv["ci"] is None else rnd_list(iv["ci"]))
+                ci95=None if iv["ci"] is None else rnd_list(min(max(x, lo), hi) for x in iv["ci"]))
 
 
 def comparison(a: str, b: str, xa: Sequence[float], xb: Sequence[float], seeds: Sequence[int]) -> dict:
@@ -75,7 +81,8 @@ def choose(by_lr: dict[tuple[str, float], list[float]], cands: dict[str, list[fl
     return chosen
 
 
-def lr_sensitivity(cfg, by_lr: dict[tuple[str, float], list[float]], sweep: dict[str, list[float]]) -> dict:
+def lr_sensitivity(cfg, by_lr: dict[tuple[str, float], list[float]], sweep: dict[str, list[float]],
+                   ceiling: float) -> dict:
     """The original's "algo@lr" sweep points on the training seeds, each with its t interval and its
     paired difference from GRPO at the run's own learning rate (the sweep's question: does a larger
     step close the gap to GRPO?)."""
@@ -84,7 +91,7 @@ def lr_sensitivity(cfg, by_lr: dict[tuple[str, float], list[float]], sweep: dict
     for algo, lrs in sweep.items():
         for lr in lrs:
             finals = by_lr[algo, float(lr)]
-            iv = interval(finals)
+            iv = interval(finals, (0.0, ceiling))
             out[lr_key(algo, lr)] = dict(
                 algo=algo, lr=lr, score_mean=iv["mean"], score_min=rnd(min(finals)), score_max=rnd(max(finals)),
                 n=iv["n"], score_sd=iv["sd"], score_ci95=iv["ci95"], per_seed=rnd_list(finals),
@@ -101,15 +108,15 @@ def validation_plan(cfg, chosen: dict[str, float]) -> list[tuple[str, float]]:
     return plan
 
 
-def lr_selection(cfg, by_lr, cands, chosen, validated: dict[tuple[str, float], list[float]]) -> dict:
+def lr_selection(cfg, by_lr, cands, chosen, validated: dict[tuple[str, float], list[float]], ceiling: float) -> dict:
     """summary['lr_selection']: the rule, the candidates' selection scores, the choice, and the
     validation runs with intervals and paired verdicts (chosen vs chosen, chosen vs default)."""
-    selection = {lr_key(a, lr): dict(algo=a, lr=lr, **{f"score_{k}": v for k, v in interval(by_lr[a, lr]).items()
+    selection = {lr_key(a, lr): dict(algo=a, lr=lr, **{f"score_{k}": v for k, v in interval(by_lr[a, lr], (0.0, ceiling)).items()
                                                        if k != "n"}, chosen=chosen[a] == lr)
                  for a, lrs in cands.items() for lr in lrs}
     validation = {}
     for (algo, lr), finals in validated.items():
-        iv = interval(finals)
+        iv = interval(finals, (0.0, ceiling))
         validation[lr_key(algo, lr)] = dict(algo=algo, lr=lr, chosen=chosen[algo] == lr, n=iv["n"],
                                             score_mean=iv["mean"], score_sd=iv["sd"], score_ci95=iv["ci95"],
                                             score_min=rnd(min(finals)), score_max=rnd(max(finals)),

@@ -5,11 +5,14 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import pytest
+from scipy.optimize import minimize
 
 from policylab.studies.lava_leap import EXIT, all_deterministic_policies, evaluate, exact_outcomes
-from policylab.studies.lava_leap.simulate import simulate
-from policylab.studies.lava_leap.exact import deterministic_tables
+from policylab.studies.lava_leap import config as C
+from policylab.studies.lava_leap.exact import deterministic_tables, outcomes_many
 from policylab.studies.lava_leap.floor import new_floors
+from policylab.studies.lava_leap.simulate import simulate
 
 
 def brute_force(table, lava):
@@ -80,3 +83,24 @@ def test_dp_matches_monte_carlo_within_four_standard_errors():
         s_mc, e_mc = simulate(table, floors, plays, rng)
         tol = 4 * 0.5 / np.sqrt(plays * len(floors))
         assert abs(s_mc - v.mean()) < tol and abs(e_mc - p.mean()) < tol
+
+
+@pytest.mark.slow
+def test_no_stochastic_table_beats_the_deterministic_ceiling():
+    """The intervals are clipped to [0, ceiling] (uncertainty.py), which is sound only if no leap
+    table at all scores above the best of the 256 deterministic ones on the test floors: random
+    tables in (0, 1)^8, tables near each tied-best one, and local optimisation from random starts."""
+    floors = np.array(new_floors(np.random.default_rng(C.TEST_SEED), C.N_TEST))
+    scores, _ = all_deterministic_policies(floors)
+    ceiling = scores.max()
+    rng = np.random.default_rng(0)
+    best = deterministic_tables()[scores >= ceiling - 1e-12]
+    near = np.clip(best[:, None, :] + rng.uniform(-0.05, 0.05, (len(best), 100, 8)), 0, 1).reshape(-1, 8)
+    tables = np.vstack([rng.uniform(0, 1, (2000, 8)), near])
+    assert outcomes_many(tables, floors)[0].mean(axis=1).max() <= ceiling + 1e-12
+
+    def loss(x):
+        return -outcomes_many((1 / (1 + np.exp(-np.clip(x, -30, 30))))[None], floors)[0].mean()
+    for _ in range(5):
+        found = minimize(loss, rng.normal(0, 2, 8), method="Nelder-Mead", options={"maxiter": 1500})
+        assert -found.fun <= ceiling + 1e-12

@@ -74,7 +74,7 @@ def test_hard_constraints():
     assert np.allclose(p1["W_after"], p2["W_before"])
     # 3. at least one clipped step in pass 4
     assert w["passes"][3]["n_clipped"] >= 1
-    # 4. the slowest GRPO seed breaks out of its plateau
+    # 4. the slowest GRPO seed rises 0.05 above its mean over updates 10..140 (the spec's "plateau mean")
     slow = s["grpo_slow_seed"]
     curve = s["curves"]["grpo"]["per_seed"][s["config"]["seeds"].index(slow["seed"])]
     assert slow["release_update"] is not None and slow["release_update"] > 10
@@ -105,11 +105,15 @@ def test_narrative_constraints():
 
 def test_claims_over_every_seed():
     """Seed 0 alone fits the original's E5 title; over five seeds 'steps everywhere else' fails on
-    000 (seed 1 leaps there more often than not), and the slow seed has no plateau: both say so."""
+    000 (seed 1 leaps there more often than not), the slow seed has no plateau, and every seed falls
+    somewhere other than a two-tile channel now and then (so not "only" there): all say so, and no
+    check's wording assumes a plateau the e2-slow check denies."""
     s = load(full_run(), "summary.json")
     checks = {c["id"]: c for c in load(full_run(), "checks.json")}
     assert all(c["holds"] for c in checks.values() if c["kind"] == "hard")
-    assert {i for i, c in checks.items() if not c["holds"]} == {"e2-slow", "e5-000"}
+    assert {i for i, c in checks.items() if not c["holds"]} == {"e1", "e2-slow", "e5-000"}
+    assert min(checks["e1"]["values"]["p_fall_elsewhere"]) > 0
+    assert not any("plateau" in c["constraint"] for i, c in checks.items() if i != "e2-slow")
     p000 = s["e5"]["leap_table_all_seeds"]["000"]
     assert checks["e5-000"]["values"]["p_leap_000"] == p000 and max(p000) > 0.5 > p000[0]
     assert checks["e5"]["holds"]  # the patterns where the move matters: every seed
@@ -120,7 +124,9 @@ def test_claims_over_every_seed():
     titles = s["chart_titles"]
     assert titles["e5"] == "Trained, the bot leaps when lava is directly ahead and steps when it is two or three tiles ahead"
     assert titles["slow"].startswith(f"The slowest GRPO seed (seed {s['grpo_slow_seed']['seed']}) has no plateau")
-    assert titles["e1"] == "Untrained, it falls early; trained, it falls only at two-tile channels"
+    shares = checks["e1"]["values"]["share_at_wide"]
+    assert titles["e1"] == ("Untrained, it falls early; trained, it falls mostly at two-tile channels "
+                            f"({100 * min(shares):.0f}-{100 * max(shares):.0f}% of its fall chance)")
     assert titles["e3b"] == "The easy floor's worst run beats the hard floor's best"
     for c in checks.values():
         assert c["threshold"] is not None and c["scope"]

@@ -12,6 +12,7 @@ from tests.support.lava_run_cache import cli, full_run, load
 
 from policylab.rollout.seeds import named_range
 from policylab.stats import paired_t, seeds_for_power, t_interval
+from policylab.studies.lava_leap import uncertainty as U
 
 
 # -- independent references ----------------------------------------------------------------------
@@ -108,10 +109,24 @@ def test_seeds_needed_edge_cases():
     assert seeds_for_power(0.1, 0.0) == 2
 
 
+def test_interval_is_clipped_to_the_range_the_quantity_takes():
+    """A two-mode outcome (four seeds near the ceiling, one collapsed): the t interval runs past the
+    ceiling, the reported one stops there; a tight one is left as it is."""
+    collapsed = [0.571, 0.568, 0.31, 0.573, 0.570]
+    assert hand_interval(collapsed)[2] > 0.581
+    assert U.interval(collapsed, (0.0, 0.581))["ci95"][1] == 0.581
+    tight = [0.556, 0.56, 0.562, 0.566, 0.561]
+    assert U.interval(tight, (0.0, 0.581))["ci95"] == [round(x, 6) for x in hand_interval(tight)[1:]]
+    assert U.interval([0.02, 0.9, 0.01], (0.0, 1.0))["ci95"][0] == 0.0
+
+
 # -- the run's numbers -------------------------------------------------------------------------------------
-def _check_interval(values: list[float], ci: list[float], mean: float) -> None:
+def _check_interval(values: list[float], ci: list[float], mean: float, top: float) -> None:
+    """The hand t interval, clipped to [0, top] (the ceiling for scores, 1 for exit rates)."""
     m, lo, hi = hand_interval(values)
+    lo, hi = min(max(lo, 0.0), top), min(max(hi, 0.0), top)
     assert abs(mean - m) < 1.5e-6 and abs(ci[0] - lo) < 1.5e-6 and abs(ci[1] - hi) < 1.5e-6
+    assert 0.0 <= ci[0] <= ci[1] <= top
 
 
 def _check_comparison(c: dict, a: list[float], b: list[float]) -> None:
@@ -131,8 +146,8 @@ def test_final_scores_and_pairs_against_hand_computation():
     for a in scores:
         f = s["final"][a]
         assert f["n_seeds"] == 5
-        _check_interval(scores[a], f["score_ci95"], f["score_mean"])
-        _check_interval(exits[a], f["exit_ci95"], f["exit_mean"])
+        _check_interval(scores[a], f["score_ci95"], f["score_mean"], s["ceiling"]["score"])
+        _check_interval(exits[a], f["exit_ci95"], f["exit_mean"], 1.0)
         assert s["e6"][a]["ci95"] == f["exit_ci95"]
     names = {"GRPO": "grpo", "PPO": "ppo", "REINFORCE": "reinforce"}
     pairs = {(c["a"], c["b"]) for c in s["comparisons"]}
@@ -147,7 +162,7 @@ def test_lr_sweep_points_against_hand_computation():
     grpo_default = [p["score"] for p in s["final"]["grpo"]["per_seed"]]
     for key, v in s["lr_sensitivity"].items():
         assert len(v["per_seed"]) == 5
-        _check_interval(v["per_seed"], v["score_ci95"], v["score_mean"])
+        _check_interval(v["per_seed"], v["score_ci95"], v["score_mean"], s["ceiling"]["score"])
         _check_comparison(v["vs_grpo_default"], v["per_seed"], grpo_default)
     # the issue's question: PPO at lr 1.5 against GRPO at the default lr, on the same seeds
     assert s["lr_sensitivity"]["ppo@1.5"]["vs_grpo_default"]["b"] == "grpo@0.5"
@@ -167,7 +182,7 @@ def test_lr_chosen_on_training_seeds_and_compared_on_fresh_ones():
         assert 0.5 in lrs
     for key, v in sel["validation"].items():
         assert v["n"] == 5
-        _check_interval(v["per_seed"], v["score_ci95"], v["score_mean"])
+        _check_interval(v["per_seed"], v["score_ci95"], v["score_mean"], s["ceiling"]["score"])
     val = {k: v["per_seed"] for k, v in sel["validation"].items()}
     for c in sel["comparisons"]:
         _check_comparison(c, val[c["a"]], val[c["b"]])

@@ -10,10 +10,13 @@ from policylab.envs.breakout.ale import Protocol
 from policylab.envs.breakout.params import ShadowParams
 from policylab.errors import BadInput
 from policylab.policies.breakout_net import WALL_COLS, WALL_ROWS, NetObsSpec
+from policylab.result import PLACEMENT_FIELDS
 from policylab.studies.breakout import options
 from policylab.studies.breakout.requests import LearnRequest
 
-RUN_ONLY = ("out",)  # where a run goes, never what it learns
+# where a run goes and where its episodes run, never what it learns: a rerun line leaves the
+# placement options out (`policylab.result.command_line`), so the config that it must match does too
+RUN_ONLY = ("out", *PLACEMENT_FIELDS)
 
 
 @dataclass(frozen=True)

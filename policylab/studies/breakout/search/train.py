@@ -255,7 +255,7 @@ def build_report(p: Plan, search: list[dict], ranked: list[dict], screening: lis
                               f"{shlex.quote(str(req.out / 'policy_params.json'))} --episodes "
                               f"{req.validate_episodes} --seed {req.validate_seed} --max-steps {req.max_steps}"
                               + (f" --sticky {req.sticky}" if req.sticky is not None else "")
-                              + f" --serve {req.serve} --out VALIDATE_DIR --video"),
+                              + f" --serve {req.serve} --out {shlex.quote(str(req.out) + '-validate')} --video"),
         },
         "evidence": {"video": video, "store": str(p.store_root)},
     }
