@@ -18,6 +18,7 @@ from policylab.studies.boundary.protocol import protocol
 from policylab.studies.boundary.world import Grid, GridWorld
 
 STUDY = "boundary"
+DIVERGED_CAUSES = ("action", "state")
 
 
 def world_record(gw: GridWorld, ckpt: Checkpoint, env: str) -> dict:
@@ -101,3 +102,24 @@ def check_resume(store_root: Path, grid: Grid, ckpt: Checkpoint) -> None:
             f"{len(g['mus'])}, push {g['pushes_pct_bw'][0]}-{g['pushes_pct_bw'][-1]} x {len(g['pushes_pct_bw'])}, "
             f"{g['seeds_per_cell']} seeds per cell) or protocol; use the same grid or another --store",
         )
+
+
+def diverged_cause(outcome: dict) -> str | None:
+    """Why a diverged rollout diverged (``action`` or ``state``; a record made before causes were
+    recorded could only diverge on its states); None for any other outcome."""
+    if outcome.get("status") != "diverged":
+        return None
+    return outcome.get("diverged_cause", "state")
+
+
+def refuse_diverged(checkpoint: str, rollouts: list[tuple[str, str, str | None]]) -> None:
+    """Bad input when a sweep holds diverged rollouts ((cache_key, status, cause) each): a policy that
+    gives non-finite actions, or a simulation that blew up, maps nothing; `--keep-diverged` asks to go
+    on with them left out of the risk set."""
+    bad = [(k, c) for k, s, c in rollouts if s == "diverged"]
+    if not bad:
+        return
+    n_action = sum(c == "action" for _, c in bad)
+    raise BadInput("keep_diverged", f"the sweep of {checkpoint!r} holds {len(bad)} diverged rollout(s) "
+                   f"({n_action} from a non-finite action, {len(bad) - n_action} from a non-finite state; first "
+                   f"{bad[0][0]}); give --keep-diverged to go on without them")

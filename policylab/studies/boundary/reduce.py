@@ -6,8 +6,10 @@ Why it is built this way:
   frozen failure rule (`failure.classify`); reduce reads it. It also re-applies that rule to every
   stored trajectory and reports how many records agree (a rule that silently drifted from the
   records would make every chart a lie).
-- Survival to the horizon is right-censored (never "TTF = 5 s"); diverged rollouts (NaN/inf) are a
-  separate class and are left out of the risk set, as in the original.
+- Survival to the horizon is right-censored (never "TTF = 5 s"); diverged rollouts (a non-finite
+  state, or a non-finite action from the policy) are a separate class and are left out of the risk
+  set, as in the original. A sweep that holds any is refused unless `--keep-diverged` asks for it
+  (`records.refuse_diverged`): a broken policy's rollouts must not pass as a map.
 - The boundary of a friction row is the push where S first falls through 0.5, interpolated
   linearly between neighbouring cells. Its uncertainty comes from resampling seeds within each
   cell (2000 resamples, seeded); a row that crosses in fewer than half the resamples is reported
@@ -32,8 +34,9 @@ from policylab.stats import kaplan_meier
 from policylab.envs.robots.robot import Robot
 from policylab.studies.boundary.analysis_folder import stage_path
 from policylab.studies.boundary.checkpoint import Checkpoint
-from policylab.studies.boundary.protocol import classify, protocol
-from policylab.studies.boundary.records import STUDY, grid_from_meta, meta_name, robot_from_meta, sweep_keys
+from policylab.studies.boundary.protocol import bad_action_step, classify, protocol
+from policylab.studies.boundary.records import (DIVERGED_CAUSES, STUDY, diverged_cause, grid_from_meta, meta_name,
+                                                refuse_diverged, robot_from_meta, sweep_keys)
 from policylab.studies.boundary.requests import ReduceRequest
 
 SURVIVED, FAILED, DIVERGED = "survived", "failed", "diverged"
@@ -54,6 +57,7 @@ class Rollout:
     t_fail: float | None
     min_uprightness: float | None
     min_torso_z: float | None
+    diverged_cause: str | None = None  # "state" | "action" for a diverged rollout
 
 
 @dataclass(frozen=True)
@@ -87,11 +91,12 @@ class Sweep:
                 "seed_scheme": BOUNDARY_SEED_SCHEME}
 
 
-def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint") -> Sweep:
+def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep_diverged: bool = True) -> Sweep:
     """The complete sweep of `checkpoint` in `store`: the grid from the sweep's store meta, every
     world's record found under the sweep's own key derivation (`records.sweep_keys`), so reduce
     reads exactly the worlds the sweep simulated. A missing record is bad input (nothing is reduced);
-    an unknown checkpoint is bad input in `field` (the option that named it)."""
+    an unknown checkpoint is bad input in `field` (the option that named it); so is a diverged rollout
+    unless `keep_diverged`."""
     meta = store.get_meta(meta_name(checkpoint))
     if meta is None:
         known = sorted({str(r.data["world"]["checkpoint"]["name"]) for r in store.records(STUDY)})
@@ -121,10 +126,12 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint") -> Swee
             raise BadInput("store", f"record {key} has outcome status {o.get('status')!r}")
         cells.setdefault((gw.mu_idx, gw.push_idx), []).append(Rollout(
             key, w["cache_key"], int(w["seed"]), gw.seed_idx, o["status"], o.get("t_fail"),
-            o.get("min_uprightness"), o.get("min_torso_z")))
+            o.get("min_uprightness"), o.get("min_torso_z"), diverged_cause(o)))
     if missing:
         raise BadInput("store", f"the sweep of {checkpoint!r} is incomplete: {missing} of {grid.n_rollouts} "
                        "worlds have no record (resume `policylab boundary sweep` first)")
+    if not keep_diverged:
+        refuse_diverged(checkpoint, [(r.cache_key, r.status, r.diverged_cause) for rs in cells.values() for r in rs])
     return Sweep(checkpoint, meta["checkpoint"]["sha256"], meta["env"], list(grid.mus), list(grid.pushes),
                  grid.seeds_per_cell, grid.push_dir, grid.push_t0, meta["protocol"], cells, ckpt.robot,
                  meta.get("policy_kind", "linear"))
@@ -274,7 +281,7 @@ def rule_check(store: Store, sweep: Sweep) -> dict:
     for rollouts in sweep.cells.values():
         for r in rollouts:
             p = store.payload(r.key)
-            rule = classify(rob, p["qpos"], p["qvel"], p["time"])
+            rule = classify(rob, p["qpos"], p["qvel"], p["time"], bad_action_step(p))
             total += 1
             same_t = (rule["t_fail"] is None and r.t_fail is None) or (
                 rule["t_fail"] is not None and r.t_fail is not None and abs(rule["t_fail"] - r.t_fail) < 1e-9)
@@ -289,16 +296,21 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
     """The reduce.json document: grid, thresholds, totals, cells (with their rollouts), boundaries."""
     cells = []
     totals = {s: 0 for s in STATUSES}
+    causes = {c: 0 for c in DIVERGED_CAUSES}
     for (mi, pi), rollouts in sweep.cells.items():
         for r in rollouts:
             totals[r.status] += 1
+            if r.status == DIVERGED:
+                causes[r.diverged_cause] += 1
         cells.append({
             "mu": sweep.mus[mi], "push_pct_bw": sweep.pushes[pi], "mu_idx": mi, "push_idx": pi,
             "cell": sweep.cell_index(mi, pi),
             **cell_stats(rollouts, sweep.horizon_s),
             "rollouts": [{"seed_idx": r.seed_idx, "seed": r.seed, "key": r.key, "cache_key": r.cache_key,
                           "status": r.status, "t_fail": r.t_fail, "min_uprightness": r.min_uprightness,
-                          "min_torso_z": r.min_torso_z} for r in rollouts],
+                          "min_torso_z": r.min_torso_z,
+                          **({"diverged_cause": r.diverged_cause} if r.status == DIVERGED else {})}
+                         for r in rollouts],
         })
     return {
         "sweep": {"checkpoint": sweep.checkpoint, "checkpoint_sha256": sweep.checkpoint_sha256, "env": sweep.env,
@@ -307,13 +319,15 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
                   "n_rollouts": sum(totals.values()), "store_root": str(store.root)},
         "thresholds": {**sweep.protocol["failure"], "horizon_s": sweep.horizon_s},
         "training": training_distribution(sweep.checkpoint, sweep.checkpoint_sha256),
-        "totals": {"failed": totals[FAILED], "censored": totals[SURVIVED], "diverged": totals[DIVERGED]},
+        "totals": {"failed": totals[FAILED], "censored": totals[SURVIVED], "diverged": totals[DIVERGED],
+                   **{f"diverged_{c}": n for c, n in causes.items()}},
         "rule_check": rule_check(store, sweep) if check_rule else {"checked": 0, "skipped": True},
         "cells": cells,
         "danger": danger_matrix(cells, len(sweep.mus), len(sweep.pushes)),
         "boundary": boundaries(sweep, resamples=resamples, seed=seed),
         "method": {
-            "survival": "Kaplan-Meier per cell, right-censored at the horizon; diverged rollouts leave the risk set",
+            "survival": "Kaplan-Meier per cell, right-censored at the horizon; diverged rollouts (a non-finite state "
+                        "or action) leave the risk set",
             "danger": "1 - S(horizon)",
             "boundary": "push where S first falls through 0.5, linear interpolation between neighbouring cells",
             "bootstrap": f"{resamples} resamples of seeds within each cell, PCG64 seeded with (seed={seed}, row)",
@@ -333,14 +347,15 @@ def danger_matrix(cells: Iterable[Mapping], n_mu: int, n_push: int) -> list[list
 def run(req: ReduceRequest) -> Result:
     """`policylab boundary reduce`: find the sweep, claim the analysis folder, write reduce.json."""
     with Store(req.store.resolve()) as store:
-        sweep = load_sweep(store, req.checkpoint)
+        sweep = load_sweep(store, req.checkpoint, keep_diverged=req.keep_diverged)
         claim_out_dir(req.out, req.config())
         result = reduce_sweep(store, sweep, resamples=req.resamples, seed=req.seed, check_rule=req.rule_check)
     path = stage_path(req.out, "reduce")
     write_json(path, result)
     g, rc, t = result["sweep"]["grid"], result["rule_check"], result["totals"]
     lines = [f"reduce {req.checkpoint}: {len(g['mus'])} x {len(g['pushes_pct_bw'])} cells x {g['seeds_per_cell']} "
-             f"seeds; {t['failed']} failed, {t['censored']} survived, {t['diverged']} diverged"]
+             f"seeds; {t['failed']} failed, {t['censored']} survived, {t['diverged']} diverged "
+             f"({t['diverged_action']} from a non-finite action)"]
     if req.rule_check:
         lines.append(f"rule check: {rc['agree']}/{rc['checked']} records agree with the frozen rule")
     return Result(path, headlines=tuple(lines))

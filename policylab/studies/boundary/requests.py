@@ -41,6 +41,8 @@ CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v0, go1_v1, an
 ROBOT_HELP = (f"Robot: a shipped spec (go1, ant) or the path of a robot spec .json (MJCF, bodies, control, "
               f"observation, failure rule); default {DEFAULT_ROBOT}, or a committed checkpoint's own robot.")
 STORE_HELP = "Store folder of the sweep (holds index.sqlite), as written by `policylab boundary sweep`."
+KEEP_DIVERGED_HELP = ("Go on with a sweep that holds diverged rollouts (a non-finite action from the policy, or a "
+                      "non-finite state), leaving them out of the risk set; without it such a sweep is refused.")
 OUT_HELP = "Analysis folder of one sweep (reduce writes it; later stages add sub-folders)."
 
 
@@ -288,6 +290,7 @@ class VerifyRequest(Request):
     store: StoreDir = Field(STORE, description="Store folder holding the sweep.")
     sample: int = Field(32, ge=1, le=10_000, description="Stored worlds to re-simulate (evenly spread, "
                         "deterministic).")
+    keep_diverged: bool = Field(False, description=KEEP_DIVERGED_HELP)
     out: OutDir = Field(None, description="Folder for equivalence.json (default "
                         "runs/boundary/verify-<checkpoint name>).")
 
@@ -313,10 +316,12 @@ class ReduceRequest(Request):
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the bootstrap generator (with the row index).")
     rule_check: bool = Field(True, description="Re-apply the frozen failure rule to every stored track and count "
                              "agreement with the records.")
+    keep_diverged: bool = Field(False, description=KEEP_DIVERGED_HELP)
 
     def config(self) -> dict:
         return {"store": str(self.store.resolve()), "checkpoint": self.checkpoint, "resamples": self.resamples,
-                "seed": self.seed, "rule_check": self.rule_check}
+                "seed": self.seed, "rule_check": self.rule_check,
+                **({"keep_diverged": True} if self.keep_diverged else {})}  # folders reduced before the option stand
 
 
 class SelectRequest(Request):
