@@ -30,13 +30,14 @@ import numpy as np
 
 from policylab.result import Result
 from policylab.config import claim_out_dir
-from policylab.envs.robots.robot import Robot, robot as load_robot
+from policylab.envs.robots.robot import Robot
 from policylab.fileio import write_json
 from policylab.progress import progress_bar
 from policylab.report.video import write_mp4
 from policylab.rollout.store import Store
-from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, reduced_robot_ref, stage_path
+from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, reduced_config, stage_path
 from policylab.studies.boundary.constants import PUSH_DURATION_S
+from policylab.studies.boundary.records import stored_robot
 from policylab.studies.boundary.requests import ClipsRequest
 from policylab.studies.boundary import failure
 
@@ -241,8 +242,9 @@ def render_clips(store: Store, rob: Robot | mujoco.MjModel, replays: Sequence[Ma
 
 
 def analysis_robot(out: Path) -> Robot:
-    """The robot of an analysis folder's sweep, as reduce.json names it."""
-    return load_robot(reduced_robot_ref(read_stage(out, "reduce")))
+    """The robot of an analysis folder's sweep, from its store (which keeps a copy of the spec)."""
+    with recorded_store(out) as store:
+        return stored_robot(store, reduced_config(out)["checkpoint"])
 
 
 def _render_part(store_root: str, rob: Robot, part: list[dict], out_dir: str, width: int, height: int,

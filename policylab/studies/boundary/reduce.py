@@ -102,7 +102,7 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep
         known = sorted({str(r.data["world"]["checkpoint"]["name"]) for r in store.records(STUDY)})
         raise BadInput(field, f"no sweep of checkpoint {checkpoint!r} in {store.root}; "
                        f"stored: {', '.join(known) or 'none'}")
-    rob = robot_from_meta(meta)
+    rob = robot_from_meta(meta, store=store)
     current = protocol(rob)
     changed = sorted(k for k in set(meta["protocol"]) | set(current) if meta["protocol"].get(k) != current.get(k))
     if changed:
@@ -319,8 +319,8 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
                   "n_rollouts": sum(totals.values()), "store_root": str(store.root)},
         "thresholds": {**sweep.protocol["failure"], "horizon_s": sweep.horizon_s},
         "training": training_distribution(sweep.checkpoint, sweep.checkpoint_sha256),
-        "totals": {"failed": totals[FAILED], "censored": totals[SURVIVED], "diverged": totals[DIVERGED],
-                   **{f"diverged_{c}": n for c, n in causes.items()}},
+        "totals": {"failed": totals[FAILED], "censored": totals[SURVIVED], "diverged": totals[DIVERGED]},
+        "diverged_causes": causes,
         "rule_check": rule_check(store, sweep) if check_rule else {"checked": 0, "skipped": True},
         "cells": cells,
         "danger": danger_matrix(cells, len(sweep.mus), len(sweep.pushes)),
@@ -354,8 +354,8 @@ def run(req: ReduceRequest) -> Result:
     write_json(path, result)
     g, rc, t = result["sweep"]["grid"], result["rule_check"], result["totals"]
     lines = [f"reduce {req.checkpoint}: {len(g['mus'])} x {len(g['pushes_pct_bw'])} cells x {g['seeds_per_cell']} "
-             f"seeds; {t['failed']} failed, {t['censored']} survived, {t['diverged']} diverged "
-             f"({t['diverged_action']} from a non-finite action)"]
+             f"seeds; {t['failed']} failed, {t['censored']} survived, {t['diverged']} diverged"
+             + (f" ({result['diverged_causes']['action']} from a non-finite action)" if t["diverged"] else "")]
     if req.rule_check:
         lines.append(f"rule check: {rc['agree']}/{rc['checked']} records agree with the frozen rule")
     return Result(path, headlines=tuple(lines))

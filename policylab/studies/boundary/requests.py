@@ -117,14 +117,21 @@ StoreDir = Annotated[Path, AfterValidator(_is_store)]
 SweepStore = Annotated[Path, AfterValidator(_new_or_store)]
 
 
-def _default_out(data: Any, cls: type[Request], prefix: str) -> Any:
-    """Fill `out` with runs/boundary/<prefix>-<checkpoint name> when it is not given."""
+def _default_out(data: Any, cls: type[Request], prefix: str, per_store: bool = False) -> Any:
+    """Fill `out` with runs/boundary/<prefix>-<checkpoint name> when it is not given, or, `per_store`, with
+    STORE-<prefix>-<checkpoint name> beside the store the command uses: a folder remembers its config, so
+    one default shared by every store would refuse the same command on a second store."""
     if isinstance(data, dict) and data.get("out") is None:
         spec = data.get("checkpoint") or cls.model_fields["checkpoint"].default
         if spec is None:
             robot = data.get("robot")
             spec = f"{Path(str(robot)).stem if robot else DEFAULT_ROBOT}_v0"
-        data = {**data, "out": RUNS / f"{prefix}-{Path(str(spec)).stem}"}
+        name = f"{prefix}-{Path(str(spec)).stem}"
+        if per_store:
+            store = Path(str(data.get("store") or cls.model_fields["store"].default))
+            data = {**data, "out": store.parent / f"{store.name}-{name}"}
+        else:
+            data = {**data, "out": RUNS / name}
     return data
 
 
@@ -201,7 +208,7 @@ class SweepRequest(Request):
     store: SweepStore = Field(STORE, description="Store folder (the canonical record): new, empty, or a store to "
                               "resume or add to.")
     out: OutDir = Field(None, description="Folder for sweep.json and timing.json "
-                        "(default runs/boundary/sweep-<checkpoint name>).")
+                        "(default STORE-sweep-<checkpoint name> beside the store).")
     executor: EXECUTORS = Field("local", description="local (threads in this process), processes, or ray.")
     ray_address: Optional[str] = Field(None, min_length=1, max_length=500, description="Address of a running Ray "
                                        "cluster (host:port, ray://host:port or auto); only with --executor ray.")
@@ -214,7 +221,7 @@ class SweepRequest(Request):
     @model_validator(mode="before")
     @classmethod
     def _out_default(cls, data: Any) -> Any:
-        return _default_out(data, cls, "sweep")
+        return _default_out(data, cls, "sweep", per_store=True)
 
     _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
 
@@ -292,12 +299,12 @@ class VerifyRequest(Request):
                         "deterministic).")
     keep_diverged: bool = Field(False, description=KEEP_DIVERGED_HELP)
     out: OutDir = Field(None, description="Folder for equivalence.json (default "
-                        "runs/boundary/verify-<checkpoint name>).")
+                        "STORE-verify-<checkpoint name> beside the store).")
 
     @model_validator(mode="before")
     @classmethod
     def _out_default(cls, data: Any) -> Any:
-        return _default_out(data, cls, "verify")
+        return _default_out(data, cls, "verify", per_store=True)
 
     _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
 
@@ -343,8 +350,8 @@ class ReplayRequest(Request):
     verify: bool = Field(True, description="Equivalence check: simulate each replayed world again and compare it "
                          "bitwise with its record (outcomes still come from the record).")
     checkpoint: Optional[str] = Field(None, min_length=1, description="For --verify: the checkpoint (committed name "
-                                      "or policy file path) the sweep was made with; default: the sweep's checkpoint "
-                                      "name.")
+                                      "or policy file path) the sweep was made with; default: the store's copy of the "
+                                      "sweep's policy file.")
 
     @field_validator("checkpoint")
     @classmethod

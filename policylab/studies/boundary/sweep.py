@@ -19,7 +19,8 @@ Record schema (study ``boundary``):
 
 The robot is a spec file (`policylab.envs.robots`): ``--robot go1|ant|PATH``; its reference (a shipped
 name or the spec's path) and identity are in the sweep's store meta (`records.py`), so later stages
-rebuild it. The checkpoint is resolved in `checkpoint.py`, the protocol in `protocol.py`, the worlds
+rebuild it, and the store keeps a copy of the spec and of the policy file (`kept_files.py`), so they
+still can when either file has moved. The checkpoint is resolved in `checkpoint.py`, the protocol in `protocol.py`, the worlds
 simulated in `simulation.py`.
 """
 
@@ -36,6 +37,7 @@ from policylab.rollout.ensure import EnsureStats, ensure
 from policylab.rollout.executors import check_executor
 from policylab.rollout.store import Store
 from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint
+from policylab.studies.boundary.kept_files import keep
 from policylab.studies.boundary.protocol import n_steps, protocol
 from policylab.studies.boundary.records import STUDY, check_resume, meta_name, planned_sweep, sweep_meta
 from policylab.studies.boundary.requests import SweepRequest
@@ -70,6 +72,7 @@ def run_sweep(
     stats = EnsureStats()
     with Store(store_root) as store:
         store.set_meta(meta_name(ckpt.name), sweep_meta(grid, ckpt))
+        keep(store, ckpt)
         ensure(store, planned, SweepRunner(ckpt, chunk, nthread), executor=executor, workers=workers,
                ray_address=ray_address, label=f"sweep {ckpt.name}", unit="chunk", max_units=max_chunks, stats=stats)
         summary = summarize(store, [(p.key, p.detail) for p in planned], grid, ckpt)

@@ -122,7 +122,7 @@ def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path, *, ke
         if meta["checkpoint"] != ckpt.as_dict():
             raise BadInput("checkpoint", f"the stored sweep of {ckpt.name} used another file (sha256 differs)")
         grid = grid_from_meta(meta)
-        rob = robot_from_meta(meta)
+        rob = robot_from_meta(meta, store=store)
         if recorded_robot(meta)["ref"] != ckpt.robot.ref:
             raise BadInput("robot", f"the stored sweep of {ckpt.name} was made with robot "
                            f"{recorded_robot(meta)['ref']!r}; give --robot accordingly")

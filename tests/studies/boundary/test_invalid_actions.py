@@ -100,7 +100,7 @@ def test_non_finite_action_is_diverged_never_failed(tmp_path, make, step):
     kept = cli("reduce", "--store", store, "--checkpoint", name, "--out", tmp_path / "a", "--keep-diverged")
     assert kept.returncode == 0, kept.stderr
     reduction = json.loads((tmp_path / "a" / "reduce.json").read_text())
-    assert reduction["totals"] == {"failed": 0, "censored": 0, "diverged": 8, "diverged_action": 8,
-                                   "diverged_state": 0}
+    assert reduction["totals"] == {"failed": 0, "censored": 0, "diverged": 8}
+    assert reduction["diverged_causes"] == {"action": 8, "state": 0}
     assert reduction["rule_check"]["agree"] == 8  # the rule, re-applied to each payload, finds the action too
     assert "8 diverged (8 from a non-finite action)" in kept.stdout
