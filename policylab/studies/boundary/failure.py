@@ -26,6 +26,13 @@ UPRIGHTNESS_FAIL = 0.50  # tilt > 60 deg, the original's tilt threshold
 RULE_VERSION = 1
 
 
+def before_push(status: str, t_fail: float | None, push_t0: float) -> bool:
+    """A failure at a state no push had acted on (the robot fell walking): the push force acts during the
+    control step that starts at push_t0, so the first pushed state comes after it. Such a failure counts
+    in survival like any other; reports count and label it apart."""
+    return status == "failed" and t_fail is not None and t_fail <= push_t0 + 1e-9
+
+
 def thresholds() -> dict:
     return {"torso_z_fail_m": TORSO_Z_FAIL_M, "uprightness_fail": UPRIGHTNESS_FAIL, "rule_version": RULE_VERSION}
 

@@ -13,7 +13,12 @@ Why it is built this way:
 - The boundary of a friction row is the push where S first falls through 0.5, interpolated
   linearly between neighbouring cells. Its uncertainty comes from resampling seeds within each
   cell (2000 resamples, seeded); a row that crosses in fewer than half the resamples is reported
-  as "no boundary in range", never extrapolated.
+  as "no boundary in range", never extrapolated. The interval does not include the grid's
+  resolution (where S drops from 1 to 0 between two cells every resample interpolates to the same
+  push), so each row also states the grid step and the two cells its observed S crosses between.
+- A failure before the push starts (t_fail <= push_t0: the robot fell walking) is a failure like
+  any other for S and the rule, so keys and numbers stand, but it is counted apart per cell
+  (`n_failed_before_push`) so the page can show that it is not the push's doing.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from policylab.stats import kaplan_meier
 from policylab.envs.robots.robot import Robot
 from policylab.studies.boundary.analysis_folder import stage_path
 from policylab.studies.boundary.checkpoint import Checkpoint
+from policylab.studies.boundary import failure
 from policylab.studies.boundary.protocol import bad_action_step, classify, protocol
 from policylab.studies.boundary.records import (DIVERGED_CAUSES, STUDY, diverged_cause, grid_from_meta, meta_name,
                                                 refuse_diverged, robot_from_meta, sweep_keys)
@@ -144,7 +150,11 @@ def survival_codes(rollouts: Sequence[Rollout]) -> np.ndarray:
     return np.array([{SURVIVED: 1, FAILED: 0, DIVERGED: -1}[r.status] for r in rollouts], dtype=np.int8)
 
 
-def cell_stats(rollouts: Sequence[Rollout], horizon_s: float) -> dict:
+def failed_before_push(r: Rollout, push_t0: float) -> bool:
+    return failure.before_push(r.status, r.t_fail, push_t0)
+
+
+def cell_stats(rollouts: Sequence[Rollout], horizon_s: float, push_t0: float) -> dict:
     """Kaplan-Meier survival of one cell and its failure-time summary."""
     at_risk = [r for r in rollouts if r.status != DIVERGED]
     failed = [r.status == FAILED for r in at_risk]
@@ -153,6 +163,7 @@ def cell_stats(rollouts: Sequence[Rollout], horizon_s: float) -> dict:
     out = {
         "n": len(rollouts),
         "n_failed": int(sum(failed)),
+        "n_failed_before_push": sum(failed_before_push(r, push_t0) for r in rollouts),
         "n_censored": int(len(at_risk) - sum(failed)),
         "n_diverged": len(rollouts) - len(at_risk),
         "survival": None,
@@ -234,7 +245,8 @@ def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, 
     crossed = boot[~np.isnan(boot)]
     frac = crossed.size / resamples
     out = {"crossed_fraction": frac, "resamples": resamples, "point_pct_bw": None, "median_pct_bw": None,
-           "ci95_pct_bw": None, "status": NO_BOUNDARY, "note": _no_boundary_note(observed)}
+           "ci95_pct_bw": None, "status": NO_BOUNDARY, "note": _no_boundary_note(observed),
+           "grid_step_pct_bw": _grid_step(pushes), "between_pct_bw": _bracket(pushes, observed)}
     if frac >= 0.5:
         lo, med, hi = np.quantile(crossed, [0.025, 0.5, 0.975])
         out.update(status="boundary", median_pct_bw=float(med), ci95_pct_bw=[float(lo), float(hi)],
@@ -242,6 +254,24 @@ def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, 
                    note="the observed row falls through 0.5 here" if not np.isnan(point) else
                    "the observed row does not fall through 0.5; the interval comes from the resamples that do")
     return out
+
+
+def _grid_step(pushes: Sequence[float]) -> float | None:
+    """The push grid's spacing (None for a single push)."""
+    return round(float(pushes[1] - pushes[0]), 9) if len(pushes) > 1 else None
+
+
+def _bracket(pushes: Sequence[float], observed: np.ndarray) -> list[float] | None:
+    """The two pushes the observed S falls through 0.5 between: the last defined cell at or above 0.5
+    and the first below it (None when the observed row does not cross)."""
+    prev = None
+    for p, s in zip(pushes, observed):
+        if np.isnan(s):
+            continue
+        if s < CROSSING_LEVEL:
+            return None if prev is None else [float(prev), float(p)]
+        prev = p
+    return None
 
 
 def boundaries(sweep: Sweep, *, resamples: int, seed: int) -> list[dict]:
@@ -297,15 +327,17 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
     cells = []
     totals = {s: 0 for s in STATUSES}
     causes = {c: 0 for c in DIVERGED_CAUSES}
+    before_push = 0
     for (mi, pi), rollouts in sweep.cells.items():
         for r in rollouts:
             totals[r.status] += 1
+            before_push += failed_before_push(r, sweep.push_t0)
             if r.status == DIVERGED:
                 causes[r.diverged_cause] += 1
         cells.append({
             "mu": sweep.mus[mi], "push_pct_bw": sweep.pushes[pi], "mu_idx": mi, "push_idx": pi,
             "cell": sweep.cell_index(mi, pi),
-            **cell_stats(rollouts, sweep.horizon_s),
+            **cell_stats(rollouts, sweep.horizon_s, sweep.push_t0),
             "rollouts": [{"seed_idx": r.seed_idx, "seed": r.seed, "key": r.key, "cache_key": r.cache_key,
                           "status": r.status, "t_fail": r.t_fail, "min_uprightness": r.min_uprightness,
                           "min_torso_z": r.min_torso_z,
@@ -321,6 +353,7 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
         "training": training_distribution(sweep.checkpoint, sweep.checkpoint_sha256),
         "totals": {"failed": totals[FAILED], "censored": totals[SURVIVED], "diverged": totals[DIVERGED]},
         "diverged_causes": causes,
+        "failed_before_push": before_push,
         "rule_check": rule_check(store, sweep) if check_rule else {"checked": 0, "skipped": True},
         "cells": cells,
         "danger": danger_matrix(cells, len(sweep.mus), len(sweep.pushes)),
@@ -330,6 +363,10 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
                         "or action) leave the risk set",
             "danger": "1 - S(horizon)",
             "boundary": "push where S first falls through 0.5, linear interpolation between neighbouring cells",
+            "resolution": "the bootstrap interval does not include the grid's resolution: each row states the push "
+                          "grid step and the two cells its observed S falls through 0.5 between",
+            "before_push": "failures at or before the push start (t_fail <= push_t0) count as failures in S and are "
+                           "counted apart per cell (n_failed_before_push)",
             "bootstrap": f"{resamples} resamples of seeds within each cell, PCG64 seeded with (seed={seed}, row)",
             "no_boundary": f"'{NO_BOUNDARY}' when fewer than half of the resamples cross",
         },
