@@ -133,10 +133,9 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
                                                                else "B fails earlier/more"))
         row.update(_logrank_against_shift(row, [c for c in cells if c["mu_idx"] == i]))
     return {
-        "a": {"checkpoint": a["sweep"]["checkpoint"], "totals": a["totals"], "store_root": a["sweep"]["store_root"],
-              "training": a.get("training")},
-        "b": {"checkpoint": b["sweep"]["checkpoint"], "totals": b["totals"], "store_root": b["sweep"]["store_root"],
-              "training": b.get("training")},
+        **{side: {"checkpoint": r["sweep"]["checkpoint"], "totals": r["totals"], "store_root": r["sweep"]["store_root"],
+                  "training": r.get("training"), "diverged_causes": r.get("diverged_causes"),
+                  "failed_before_push": r.get("failed_before_push")} for side, r in (("a", a), ("b", b))},
         "grid": a["sweep"]["grid"],
         "thresholds": a["thresholds"],
         "summary": {"cells": len(cells), "safer": len(safer), "worse": len(worse),

@@ -39,7 +39,8 @@ from policylab.rollout.store import Store
 from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint
 from policylab.studies.boundary.kept_files import keep
 from policylab.studies.boundary.protocol import n_steps, protocol
-from policylab.studies.boundary.records import STUDY, check_resume, meta_name, planned_sweep, sweep_meta
+from policylab.studies.boundary.records import (DIVERGED_CAUSES, STUDY, check_resume, diverged_cause, meta_name,
+                                                planned_sweep, sweep_meta)
 from policylab.studies.boundary.requests import SweepRequest
 from policylab.studies.boundary.simulation import SweepRunner
 from policylab.studies.boundary.world import Grid, GridWorld
@@ -98,10 +99,13 @@ def run_sweep(
 def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ckpt: Checkpoint) -> dict:
     """Deterministic summary of the sweep's records (counts, fingerprint); no wall times."""
     counts = {"survived": 0, "failed": 0, "diverged": 0, "missing": 0}
+    causes = {c: 0 for c in DIVERGED_CAUSES}
     fp = store.fingerprint()
     for key, _ in planned:
         rec = store.get(key)
         counts["missing" if rec is None else rec.outcome["status"]] += 1
+        if rec is not None and diverged_cause(rec.outcome):
+            causes[diverged_cause(rec.outcome)] += 1
     return {
         "study": STUDY,
         "checkpoint": ckpt.as_dict(),
@@ -109,6 +113,7 @@ def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ck
         "protocol": protocol(ckpt.robot),
         "robot": ckpt.robot.ref,
         "counts": counts,
+        "diverged_causes": causes,
         "complete": counts["missing"] == 0,
         "store_fingerprint": hash_obj([[k, fp.get(k)] for k, _ in planned], length=32),
     }
@@ -123,5 +128,6 @@ def run(req: SweepRequest) -> Result:
                        workers=req.workers, ray_address=req.ray_address)
     c, t = result["counts"], result["timing"]
     return Result(req.out / "sweep.json", headlines=(
-        f"{ckpt.name}: survived {c['survived']}, failed {c['failed']}, diverged {c['diverged']}, missing "
-        f"{c['missing']}; {t['rollouts_run']} run in {t['wall_s']:.1f} s",))
+        f"{ckpt.name}: survived {c['survived']}, failed {c['failed']}, diverged {c['diverged']}"
+        + (f" ({result['diverged_causes']['action']} from a non-finite action)" if c["diverged"] else "")
+        + f", missing {c['missing']}; {t['rollouts_run']} run in {t['wall_s']:.1f} s",))

@@ -71,7 +71,8 @@ def test_non_finite_action_is_diverged_never_failed(tmp_path, make, step):
     assert r.returncode == 0, r.stderr
     summary = json.loads((out / "sweep.json").read_text())
     assert summary["counts"] == {"survived": 0, "failed": 0, "diverged": 8, "missing": 0}
-    assert "diverged 8" in r.stdout
+    assert summary["diverged_causes"] == {"action": 8, "state": 0}
+    assert "diverged 8 (8 from a non-finite action)" in r.stdout
     with Store(store) as s:
         records = list(s.records("boundary"))
         assert len(records) == 8
