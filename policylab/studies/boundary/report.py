@@ -199,7 +199,8 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
                   "before push": c.get("before_push"), "frames": c["frames"], "push frames": c.get("push_frames"),
                   "frames show": c["frames_show"], "consistent": c["consistent"]} for c in clips or []]
     count_rows = [{"mu": c["mu"], "push %BW": c["push_pct_bw"], "n": c["n"], "failed": c["n_failed"],
-                   "failed before push": c.get("n_failed_before_push"), "censored": c["n_censored"], "diverged": c["n_diverged"], "S(5 s)": c["survival"],
+                   "failed before push": c.get("n_failed_before_push"), "censored": c["n_censored"],
+                   "diverged": c["n_diverged"], "S(5 s)": c["survival"],
                    "KM median s": c["km_median_s"], "TTF p25 s": c["ttf_p25_s"], "TTF p75 s": c["ttf_p75_s"]}
                   for c in reduction["cells"]]
     data = {
@@ -229,9 +230,10 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
     step = next((b.get("grid_step_pct_bw") for b in reduction["boundary"]), None)
     notes = ["Clips and .rrd files render the saved qpos of each record; their outcome labels are the records'.",
              f"Failures before the push: {early if early is not None else 'not counted (reduced before they were)'} of "
-             f"{t['failed']} failures happened at or before the push start ({reduction['sweep']['grid']['push_t0_s']:g} "
-             "s): the robot fell walking. They count in S like any failure (the rule and the keys are unchanged), "
-             "are marked on the map (triangles, with their count) and have their own column and clip label.",
+             f"{t['failed']} failures happened at or before the push start "
+             f"({reduction['sweep']['grid']['push_t0_s']:g} s): the robot fell walking. They count in S like any "
+             "failure (the rule and the keys are unchanged), are marked on the map (triangles, with their count) "
+             "and have their own column and clip label.",
              "Boundary intervals come from resampling seeds within each cell and interpolating linearly between "
              "neighbouring cells; they do not include the grid's resolution"
              + (f" (push step {step:g} %BW)" if step else "") + ": where S drops from 1 to 0 between two cells, "

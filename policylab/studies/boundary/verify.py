@@ -37,8 +37,8 @@ from policylab.rollout.store import Store
 from policylab.studies.boundary import gate
 from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint
 from policylab.studies.boundary.protocol import n_steps
-from policylab.studies.boundary.records import (diverged_cause, grid_from_meta, meta_name, recorded_robot, refuse_diverged,
-                                                robot_from_meta, sweep_keys)
+from policylab.studies.boundary.records import (diverged_cause, grid_from_meta, meta_name, recorded_robot,
+                                                refuse_diverged, robot_from_meta, sweep_keys)
 from policylab.studies.boundary.simulation import simulate_worlds
 from policylab.studies.boundary.requests import VerifyRequest
 
