@@ -105,3 +105,27 @@ def test_non_finite_action_is_diverged_never_failed(tmp_path, make, step):
     assert reduction["diverged_causes"] == {"action": 8, "state": 0}
     assert reduction["rule_check"]["agree"] == 8  # the rule, re-applied to each payload, finds the action too
     assert "8 diverged (8 from a non-finite action)" in kept.stdout
+
+
+def test_a_stored_payload_names_its_invalid_action():
+    """`bad_action_step` reads the step from a record made under this rule (`bad_action`) and from one made
+    before it (the non-finite ctrl it stored), so reduce's rule check flags an old "failed" record of a NaN
+    action; a fall before the invalid action stays a fall (the earliest event wins)."""
+    from policylab.studies.boundary.protocol import bad_action_step, classify
+
+    rob = robot("go1")
+    n = 6
+    qpos = np.tile(rob.reset_state(1_000_000)[0], (n, 1))
+    qvel = np.zeros((n, rob.nv))
+    time = np.arange(n) * rob.control_dt
+    ctrl = np.zeros((n - 1, rob.nu))
+    assert bad_action_step({"time": time, "ctrl": ctrl}) is None
+    assert bad_action_step({"time": time, "ctrl": ctrl, BAD_ACTION: np.full((1, rob.act_dim), np.nan)}) == n - 1
+    ctrl[3, 0] = np.nan  # a record made before: MuJoCo zeroed the ctrl and stepped on
+    assert bad_action_step({"time": time, "ctrl": ctrl}) == 3
+    o = classify(rob, qpos, qvel, time, bad_action_step=3)
+    assert (o["status"], o["diverged_cause"], o["diverged_step"], o["t_fail"]) == ("diverged", "action", 3, None)
+    fallen = qpos.copy()
+    fallen[2:, rob.root_qpos + 2] = 0.05  # torso below the fail height from state 2 on
+    o = classify(rob, fallen, qvel, time, bad_action_step=3)
+    assert (o["status"], o["t_fail"]) == ("failed", round(2 * rob.control_dt, 6)) and "diverged_cause" not in o
