@@ -48,7 +48,8 @@ def _run(args: list[str], timeout: float = 90) -> str:
 
 
 def render_check(html_path: str | Path) -> dict:
-    """{'images': n, 'loaded': k, 'title': ...} as the browser saw the page."""
+    """{'images': n, 'loaded': k, 'title': ..., 'text': ...} as the browser saw the page (`text`: the DOM
+    without its tags, whitespace collapsed, so a test can read what the page says)."""
     dom = _run(["--dump-dom", Path(html_path).resolve().as_uri()])
     m = re.search(r'data-render-check="images=(\d+);loaded=(\d+)"', dom)
     title = re.search(r"<title>(.*?)</title>", dom, re.S)
@@ -57,6 +58,7 @@ def render_check(html_path: str | Path) -> dict:
         "loaded": int(m.group(2)) if m else -1,
         "title": title.group(1) if title else None,
         "dom_chars": len(dom),
+        "text": " ".join(re.sub(r"<script.*?</script>|<style.*?</style>|<[^>]+>", " ", dom, flags=re.S).split()),
     }
 
 

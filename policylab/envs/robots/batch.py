@@ -9,7 +9,10 @@ count, and equal to ``mj_step(model, data, nstep=frame_skip)`` on a persistent `
 
 `run_closed_loop` plays a policy in such a batch with the study's push protocol. With the spec's
 ``stop_at_failure`` a world stops stepping at the first state the frozen failure rule marks (fell or
-diverged) and its record ends there; the others are unaffected (worlds never interact).
+diverged) and its record ends there; the others are unaffected (worlds never interact). A world whose
+policy gives a non-finite action stops before that action is applied, whatever the spec says: MuJoCo
+would zero such a ctrl with a warning and step on, so a broken policy would play as a limp robot and
+its fall would be recorded as if a valid policy had fallen.
 """
 
 from __future__ import annotations
@@ -108,8 +111,11 @@ def run_closed_loop(
 
     Returns arrays with the batch first: ``qpos`` (B, T+1, nq), ``qvel`` (B, T+1, nv), ``time``
     (B, T+1), ``ctrl`` (B, T, nu), ``action`` (B, T, act_dim) and ``push`` (B, T, 2) (the world-frame
-    force applied during step k), index 0 the reset state, and ``n_states`` (B,): how many states each
-    world has (T+1, or fewer when it stopped at its failure; rows past that are NaN).
+    force applied during step k), index 0 the reset state, ``n_states`` (B,): how many states each
+    world has (T+1, or fewer when it stopped at its failure or at a non-finite action; rows past that
+    are NaN, or zero without ``stop_at_failure``), and ``bad_action_step`` (B,): the control step whose
+    action was not finite (its row in ``action`` holds it; the world's last state is that step's), -1
+    where every action was finite.
     """
     n = len(seeds)
     stop = rob.spec.stop_at_failure if stop_at_failure is None else stop_at_failure
@@ -125,10 +131,11 @@ def run_closed_loop(
     action = np.full((n, n_steps, rob.act_dim), fill)
     push = np.zeros((n, n_steps, 2))
     n_states = np.full(n, n_steps + 1)
+    bad_action = np.full(n, -1)
     with RobotBatch(rob, mus, seeds, nthread=nthread) as batch:
         if not n:
             return {"qpos": qpos, "qvel": qvel, "time": time, "ctrl": ctrl, "action": action, "push": push,
-                    "n_states": n_states}
+                    "n_states": n_states, "bad_action_step": bad_action}
         qpos[:, 0], qvel[:, 0], time[:, 0] = batch.qpos, batch.qvel, batch.time
         angle = np.zeros(n)
         pushed = push_k0 >= 0
@@ -151,8 +158,19 @@ def run_closed_loop(
                 a = np.asarray(policy(obs, np.arange(n) if ids is None else ids), dtype=float)
             else:
                 a = np.asarray(policy(obs), dtype=float)
-            c = rob.ctrl(a)
             action[sel, k] = a
+            invalid = ~np.isfinite(a).all(axis=1)
+            if invalid.any():
+                ended = (np.arange(n) if ids is None else ids)[invalid]
+                bad_action[ended] = k
+                n_states[ended] = k + 1
+                live[ended] = False
+                a = a[~invalid]
+                ids = np.flatnonzero(live)
+                sel = ids
+                if not len(ids):
+                    break
+            c = rob.ctrl(a)
             ctrl[sel, k] = c
             batch.step(c, push[sel, k], ids)
             qpos[sel, k + 1], qvel[sel, k + 1], time[sel, k + 1] = batch.qpos[sel], batch.qvel[sel], batch.time[sel]
@@ -168,7 +186,7 @@ def run_closed_loop(
                     if not len(ids):
                         break
     return {"qpos": qpos, "qvel": qvel, "time": time, "ctrl": ctrl, "action": action, "push": push,
-            "n_states": n_states}
+            "n_states": n_states, "bad_action_step": bad_action}
 
 
 def plain_loop(rob: Robot, policy: Callable[[np.ndarray], np.ndarray], mu: float | None, seed: int, *, n_steps: int,
@@ -191,7 +209,10 @@ def plain_loop(rob: Robot, policy: Callable[[np.ndarray], np.ndarray], mu: float
         d.xfrc_applied[rob.push_body, 0] = force_n * portable_math.cos(angle) if on else 0.0
         d.xfrc_applied[rob.push_body, 1] = force_n * portable_math.sin(angle) if on else 0.0
         obs = rob.observe(d.qpos[None], d.qvel[None], np.array([d.time]))
-        c = rob.ctrl(np.asarray(policy(obs), dtype=float))[0]
+        a = np.asarray(policy(obs), dtype=float)
+        if not np.isfinite(a).all():
+            break  # the world ends before a non-finite action, as in `run_closed_loop`
+        c = rob.ctrl(a)[0]
         d.ctrl[:] = c
         mujoco.mj_step(m, d, nstep=rob.frame_skip)
         qpos.append(d.qpos.copy())

@@ -41,10 +41,10 @@ def _sha256_file(path: Path) -> str:
 class Robot:
     """A robot spec compiled against its model. Build with `robot(name_or_path)` (cached)."""
 
-    def __init__(self, spec: RobotSpec, spec_file: Path, ref: str | None = None):
+    def __init__(self, spec: RobotSpec, spec_file: Path, ref: str | None = None, mjcf: Path | None = None):
         self.spec, self.spec_file = spec, Path(spec_file)
         self.ref = ref or str(self.spec_file.resolve())
-        self.mjcf = mjcf_path(spec, spec_file)
+        self.mjcf = mjcf_path(spec, spec_file) if mjcf is None else Path(mjcf)
         if not self.mjcf.is_file():
             raise BadInput(FIELD, f"robot spec {spec_file}: MJCF {self.mjcf} not found")
         try:
@@ -281,6 +281,8 @@ class Robot:
 
 
     def __reduce__(self):
+        if self.mjcf != mjcf_path(self.spec, self.spec_file):
+            return robot_from_copy, (self.ref, str(self.spec_file), str(self.mjcf))
         return robot, (self.ref,)
 
 
@@ -305,3 +307,17 @@ def robot(name_or_path: str | os.PathLike | None = None) -> Robot:
     p = spec_path(ref).resolve()
     st = p.stat()
     return _robot_cached(ref, str(p), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=None)
+def _copy_cached(ref: str, spec_file: str, mjcf: str, mtime_ns: int, size: int) -> Robot:
+    return Robot(load_spec(spec_file), Path(spec_file), ref, Path(mjcf))
+
+
+def robot_from_copy(ref: str, spec_file: str | os.PathLike, mjcf: str | os.PathLike) -> Robot:
+    """The robot `ref` rebuilt from a byte copy of its spec file (`spec_file`, so its identity is the
+    original's) and its MJCF where the original spec named it (`mjcf`): how a store's sweep outlives a
+    spec file that was moved or deleted after it. BadInput if it does not load."""
+    p = Path(spec_file).resolve()
+    st = p.stat()
+    return _copy_cached(ref, str(p), str(Path(mjcf).resolve()), st.st_mtime_ns, st.st_size)

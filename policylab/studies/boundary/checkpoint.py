@@ -54,18 +54,25 @@ def resolve_checkpoint(spec: str | None, robot: str | None = None) -> Checkpoint
     loader refuses (not a policy file, corrupt, or sizes that do not fit the robot)."""
     if spec is None:
         spec = default_checkpoint(load_robot(robot))
-    path = next((CHECKPOINT_DIR / f"{spec}{sfx}" for sfx in SUFFIXES if (CHECKPOINT_DIR / f"{spec}{sfx}").is_file()),
-                None)
-    if robot is None and path is not None:
+    if robot is None and _committed(spec) is not None:
         robot = robot_of_checkpoint_name(spec)
-    if path is None:
-        path = Path(spec)
+    return checkpoint_on(spec, load_robot(robot))
+
+
+def _committed(spec: str) -> Path | None:
+    return next((CHECKPOINT_DIR / f"{spec}{sfx}" for sfx in SUFFIXES if (CHECKPOINT_DIR / f"{spec}{sfx}").is_file()),
+                None)
+
+
+def checkpoint_on(spec: str, rob: Robot) -> Checkpoint:
+    """A committed checkpoint's name or a policy file's path, checked against a robot already built (a
+    stored sweep's, which may be rebuilt from the store's copy of its spec)."""
+    path = _committed(spec) or Path(spec)
     if not path.is_file() or path.suffix.lower() not in SUFFIXES:
         raise BadInput(
             "checkpoint", f"unknown checkpoint {spec!r}; expected one of {', '.join(available_checkpoints())} or the "
             "path of a .npz or .onnx policy file"
         )
-    rob = load_robot(robot)
     load_policy(path, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot")
     return Checkpoint(path.stem, path, sha256_hex(path.read_bytes()), rob)
 

@@ -12,6 +12,9 @@ machine without a GPU). The EGL context is created here directly, so rendering d
 MUJOCO_GL having been set before mujoco was first imported. Pixels are not bit-exact across
 machines (+-1 level is normal): clips are views, the record is the truth.
 
+A record that failed before its push started (the robot fell walking: `before_push`) is labelled so
+in its frames ("push: not reached") and in its manifest entry, so it never reads as a push failure.
+
 Window: push start - 0.5 s (or failure - 0.5 s, if earlier) to failure + 0.5 s (failed), or to
 push end + 1.5 s (survived), within the horizon. Frames within 0.3 s of the failure are shown
 4 times (4x slow motion at the record's control rate; no interpolated states). Gymnasium's Ant
@@ -30,13 +33,14 @@ import numpy as np
 
 from policylab.result import Result
 from policylab.config import claim_out_dir
-from policylab.envs.robots.robot import Robot, robot as load_robot
+from policylab.envs.robots.robot import Robot
 from policylab.fileio import write_json
 from policylab.progress import progress_bar
 from policylab.report.video import write_mp4
 from policylab.rollout.store import Store
-from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, reduced_robot_ref, stage_path
+from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, reduced_config, stage_path
 from policylab.studies.boundary.constants import PUSH_DURATION_S
+from policylab.studies.boundary.records import stored_robot
 from policylab.studies.boundary.requests import ClipsRequest
 from policylab.studies.boundary import failure
 
@@ -193,18 +197,21 @@ def render_clip(renderer: OffscreenRenderer, store: Store, key: str, path: Path,
     dt = rob.control_dt if rob is not None else dt
     seen = frames_show(payload, shown, dt, rob)
     t_text = f" at {outcome['t_fail']:.2f} s" if outcome.get("t_fail") is not None else ""
-    head = f"{outcome['status'].upper()}{t_text}"
+    before = failure.before_push(outcome["status"], outcome.get("t_fail"), float(world["push_t0"]))
+    head = f"{outcome['status'].upper()}{t_text}" + (" (before the push)" if before else "")
+    push_text = "not reached" if before else f"{world['push_pct']:g} %BW"
     names = f"{head}\nmu\npush\nseed\nt"
     push = payload["push"]
     frames = []
     for i in idx:
         force = push[i] if i < len(push) else None
         on = force is not None and bool(np.any(force))
-        frames.append(renderer.render(qpos[i], (names, f"\n{world['mu']:g}\n{world['push_pct']:g} %BW\n"
+        frames.append(renderer.render(qpos[i], (names, f"\n{world['mu']:g}\n{push_text}\n"
                                                        f"{world['seed']}\n{time[i]:.2f} s"),
                                       force if on else None, float(world["push_pct"])))
     write_mp4(path, np.stack(frames), fps=fps, preset=MP4_PRESET)
     return {"key": key, "cache_key": world.get("cache_key"), "file": path.name, "outcome": outcome["status"],
+            "mu": world["mu"], "push_pct_bw": world["push_pct"], "seed": world["seed"], "before_push": before,
             "t_fail": outcome.get("t_fail"), "payload_sha256": rec.payload_sha256, "frames": len(idx),
             "state_indices": idx, "window_s": [float(time[shown[0]]), float(time[shown[-1]])],
             "push_frames": sum(1 for i in idx if i < len(push) and np.any(push[i])),
@@ -241,8 +248,9 @@ def render_clips(store: Store, rob: Robot | mujoco.MjModel, replays: Sequence[Ma
 
 
 def analysis_robot(out: Path) -> Robot:
-    """The robot of an analysis folder's sweep, as reduce.json names it."""
-    return load_robot(reduced_robot_ref(read_stage(out, "reduce")))
+    """The robot of an analysis folder's sweep, from its store (which keeps a copy of the spec)."""
+    with recorded_store(out) as store:
+        return stored_robot(store, reduced_config(out)["checkpoint"])
 
 
 def _render_part(store_root: str, rob: Robot, part: list[dict], out_dir: str, width: int, height: int,

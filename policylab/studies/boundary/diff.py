@@ -8,6 +8,11 @@ both bootstrap intervals, and the shrinkage census: every cell where B is signif
 wherever it appears (the original's guard: "envelope shrinkage gets reported anywhere it
 appears"). The cells B made safer are named too.
 
+A row's stratified log-rank verdict can point against its boundary shift: the test weighs *when*
+robots fall, the boundary *whether* they survive, so cells where every robot of both checkpoints fell
+(S = 0 on both sides, nothing for the boundary) still tell the log-rank test that B's robots fell
+sooner. Such rows are marked (`logrank_disagrees`) and name those cells (`logrank_note`).
+
 Hygiene first: both sweeps must share grid, seeds per cell and protocol (push direction and start,
 horizon, thresholds); otherwise the comparison is refused as bad input.
 """
@@ -62,6 +67,24 @@ def _boundary_text(row: Mapping) -> str:
     return f"{row['median_pct_bw']:.1f} [{lo:.1f}, {hi:.1f}]"
 
 
+def _logrank_against_shift(row: Mapping, cells: list[Mapping]) -> dict:
+    """Whether a row's significant log-rank direction disagrees with its boundary shift, and why: the
+    row's cells where every robot of both checkpoints fell (their failure times differ, their S does not)."""
+    shift, direction = row["displacement_pct_bw"], row["logrank_row_direction"]
+    disagrees = bool(shift and direction and (shift > 0) == (direction == "B fails earlier/more"))
+    if not disagrees:
+        return {"logrank_disagrees": False, "logrank_note": ""}
+    all_fell = [c["push_pct_bw"] for c in cells if c["n_a"] and c["n_b"] and c["failed_a"] == c["n_a"]
+                and c["failed_b"] == c["n_b"]]
+    where = (f"in {len(all_fell)} cell(s) (push {', '.join(f'{p:g}' for p in all_fell)} %BW) every robot of both "
+             "checkpoints fell, so S is 0 on both sides there, but their failure times differ"
+             if all_fell else "no cell has every robot of both fall; the times differ in cells of mixed outcome")
+    side = "outward (B survives larger pushes)" if shift > 0 else "inward (B survives smaller pushes)"
+    return {"logrank_disagrees": True, "logrank_cells_all_fell_pct_bw": all_fell,
+            "logrank_note": f"the boundary moved {side}, yet the log-rank test says {direction}: it weighs when "
+                            f"robots fall, the boundary whether they survive; {where}"}
+
+
 def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
     """The diff.json document from two reduce.json documents."""
     check_comparable(a, b)
@@ -72,6 +95,8 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
         cells.append({"mu": ca["mu"], "push_pct_bw": ca["push_pct_bw"], "mu_idx": ca["mu_idx"],
                       "push_idx": ca["push_idx"], "n_a": na, "failed_a": ca["n_failed"], "diverged_a": ca["n_diverged"],
                       "n_b": nb, "failed_b": cb["n_failed"], "diverged_b": cb["n_diverged"],
+                      "failed_before_push_a": ca.get("n_failed_before_push"),
+                      "failed_before_push_b": cb.get("n_failed_before_push"),
                       "survival_a": ca["survival"], "survival_b": cb["survival"],
                       "delta_survival": None if ca["survival"] is None or cb["survival"] is None
                       else cb["survival"] - ca["survival"], "p_fisher": p})
@@ -102,15 +127,15 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
                      "b_median_pct_bw": rb["median_pct_bw"], "b_ci95_pct_bw": rb["ci95_pct_bw"],
                      "displacement_pct_bw": rb["median_pct_bw"] - ra["median_pct_bw"] if both else None,
                      "note": "" if both else f"A: {_boundary_note(ra)}; B: {_boundary_note(rb)}"})
-    for row, t, rq in zip(rows, row_tests, row_q):
+    for i, (row, t, rq) in enumerate(zip(rows, row_tests, row_q)):
         row.update(p_logrank_row=t["p"], q_logrank_row=rq, chi2_logrank_row=t["chi2"],
                    logrank_row_direction=None if rq > q else ("B fails later/less" if t["o_minus_e_a"] > 0
                                                                else "B fails earlier/more"))
+        row.update(_logrank_against_shift(row, [c for c in cells if c["mu_idx"] == i]))
     return {
-        "a": {"checkpoint": a["sweep"]["checkpoint"], "totals": a["totals"], "store_root": a["sweep"]["store_root"],
-              "training": a.get("training")},
-        "b": {"checkpoint": b["sweep"]["checkpoint"], "totals": b["totals"], "store_root": b["sweep"]["store_root"],
-              "training": b.get("training")},
+        **{side: {"checkpoint": r["sweep"]["checkpoint"], "totals": r["totals"], "store_root": r["sweep"]["store_root"],
+                  "training": r.get("training"), "diverged_causes": r.get("diverged_causes"),
+                  "failed_before_push": r.get("failed_before_push")} for side, r in (("a", a), ("b", b))},
         "grid": a["sweep"]["grid"],
         "thresholds": a["thresholds"],
         "summary": {"cells": len(cells), "safer": len(safer), "worse": len(worse),
@@ -130,7 +155,8 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
                    "logrank": "two-sample log-rank on failure times censored at the horizon, per cell, and per "
                               "friction row stratified by push cell; q-values are Benjamini-Hochberg adjusted "
                               f"p-values over the family ({len(cells)} cells; {len(rows)} rows); the cell "
-                              "verdicts (safer/worse) stay the Fisher test's",
+                              "verdicts (safer/worse) stay the Fisher test's; a row whose log-rank direction "
+                              "disagrees with its boundary shift says why (logrank_note)",
                    "boundary": "bootstrap medians and 95% intervals of each sweep's reduction; "
                                "displacement = B median - A median"},
     }

@@ -5,7 +5,9 @@ or torso uprightness (z of the torso's up axis) below `UPRIGHTNESS_FAIL`, whiche
 `t_fail` is that state's time. Surviving the 5 s horizon is right-censored (status ``survived``,
 ``t_fail`` null, never 5). A rollout is *diverged* (a separate class, excluded from survival
 statistics) at the first state that is not finite or whose clock is not k * dt (MuJoCo resets a
-simulation whose accelerations blow up, which rewinds its time); the earliest event wins.
+simulation whose accelerations blow up, which rewinds its time), or at the state where the policy
+gave a non-finite action (the rollout ends there: an invalid action is never a fall); the earliest
+event wins. A diverged outcome names its cause (``state`` or ``action``) and control step.
 
 Thresholds (frozen 2026-11-29 from `policylab boundary calibrate` on ant_v0; data in
 README.md, "Failure rule"): over 256 nominal runs (friction 1.0, no push)
@@ -24,17 +26,27 @@ UPRIGHTNESS_FAIL = 0.50  # tilt > 60 deg, the original's tilt threshold
 RULE_VERSION = 1
 
 
+def before_push(status: str, t_fail: float | None, push_t0: float) -> bool:
+    """A failure at a state no push had acted on (the robot fell walking): the push force acts during the
+    control step that starts at push_t0, so the first pushed state comes after it. Such a failure counts
+    in survival like any other; reports count and label it apart."""
+    return status == "failed" and t_fail is not None and t_fail <= push_t0 + 1e-9
+
+
 def thresholds() -> dict:
     return {"torso_z_fail_m": TORSO_Z_FAIL_M, "uprightness_fail": UPRIGHTNESS_FAIL, "rule_version": RULE_VERSION}
 
 
 def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float, rule: dict | None = None,
-             root_qpos: int = 0) -> dict:
+             root_qpos: int = 0, bad_action_step: int | None = None) -> dict:
     """Outcome of one rollout from its states (T+1 rows at control rate, row 0 the reset state).
 
     `rule` is a robot's frozen thresholds ({torso_z_fail_m, uprightness_fail, ...}; None: the Ant's,
     above) and `root_qpos` where the torso's free joint starts in qpos. A record that stopped at its
     failure (a robot spec with ``stop_at_failure``) has fewer rows; its last row is the failure.
+    `bad_action_step` is the control step whose action was not finite (None: every action was); the
+    record ends at that step's state. Only a diverged outcome carries ``diverged_cause`` and
+    ``diverged_step``, so the outcome of every other rollout is what it was before they existed.
     """
     z_fail = TORSO_Z_FAIL_M if rule is None else rule["torso_z_fail_m"]
     up_fail = UPRIGHTNESS_FAIL if rule is None else rule["uprightness_fail"]
@@ -51,6 +63,9 @@ def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float, ru
     fell = low | tilted
     fell[0] = False  # the reset state is never a failure
     k_div = int(np.argmax(bad)) if bad.any() else None
+    cause = "state"
+    if bad_action_step is not None and (k_div is None or bad_action_step < k_div):
+        k_div, cause = bad_action_step, "action"
     k_fail = int(np.argmax(fell)) if fell.any() else None
     ok = finite & ~bad
     outcome = {
@@ -62,7 +77,7 @@ def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float, ru
         "diverged_at": None,
     }
     if k_div is not None and (k_fail is None or k_div <= k_fail):
-        outcome.update(status="diverged", diverged_at=round(k_div * dt, 6))
+        outcome.update(status="diverged", diverged_at=round(k_div * dt, 6), diverged_cause=cause, diverged_step=k_div)
     elif k_fail is not None:
         reason = "torso_z" if low[k_fail] else "uprightness"
         if low[k_fail] and tilted[k_fail]:

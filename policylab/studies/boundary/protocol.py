@@ -55,6 +55,27 @@ def payload_bytes(rob: Robot) -> int:
     return 8 * ((t + 1) * (rob.nq + rob.nv + 3) + t * (rob.nu + 2))
 
 
-def classify(rob: Robot, qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray) -> dict:
+BAD_ACTION = "bad_action"  # the payload array of a rollout ended by a non-finite action: that action, (1, act_dim)
+
+
+def bad_action_step(payload: dict) -> int | None:
+    """The control step whose action was not finite, read from a stored payload (None: none was).
+
+    A record made since such an action ends the rollout holds it as `BAD_ACTION`, its last state being
+    that step's; a record made before stored the non-finite ctrl the action became (MuJoCo zeroed it
+    and the world stepped on), so its first non-finite ctrl row names the step just the same."""
+    if BAD_ACTION in payload:
+        return len(payload["time"]) - 1
+    ctrl = payload.get("ctrl")
+    if ctrl is not None and len(ctrl):
+        bad = ~np.isfinite(ctrl).all(axis=1)
+        if bad.any():
+            return int(np.argmax(bad))
+    return None
+
+
+def classify(rob: Robot, qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray,
+             bad_action_step: int | None = None) -> dict:
     """The frozen failure rule of `rob` on one stored track."""
-    return failure.classify(qpos, qvel, time, rob.control_dt, rule=rob.thresholds(), root_qpos=rob.root_qpos)
+    return failure.classify(qpos, qvel, time, rob.control_dt, rule=rob.thresholds(), root_qpos=rob.root_qpos,
+                            bad_action_step=bad_action_step)

@@ -14,10 +14,12 @@ from policylab.rollout.ensure import Planned
 from policylab.rollout.store import Store
 from policylab.studies.boundary.checkpoint import Checkpoint, policy_record
 from policylab.studies.boundary.constants import UNRECORDED_ROBOT
+from policylab.studies.boundary.kept_files import kept_robot
 from policylab.studies.boundary.protocol import protocol
 from policylab.studies.boundary.world import Grid, GridWorld
 
 STUDY = "boundary"
+DIVERGED_CAUSES = ("action", "state")
 
 
 def world_record(gw: GridWorld, ckpt: Checkpoint, env: str) -> dict:
@@ -70,17 +72,32 @@ def recorded_robot(meta: dict) -> dict:
     return meta.get("robot") or {"ref": UNRECORDED_ROBOT}
 
 
-def robot_from_meta(meta: dict, field: str = "store") -> Robot:
-    """The robot a stored sweep was made with (its spec must still be the one recorded)."""
+def robot_from_meta(meta: dict, field: str = "store", store: Store | None = None) -> Robot:
+    """The robot a stored sweep was made with: its spec where the sweep found it, if still the same file;
+    else the copy `store` keeps (`kept_files.py`), so a spec moved or changed after the sweep breaks
+    nothing; else bad input."""
     info = recorded_robot(meta)
     try:
         rob = load_robot(info["ref"])
+        why = next((f"{k} differs" for k in ("spec_sha256", "mjcf_sha256") if k in info and rob.identity[k] != info[k]),
+                   None)
     except BadInput as exc:
-        raise BadInput(field, f"the sweep's robot {info['ref']!r} does not load now ({exc.message})") from None
-    for k in ("spec_sha256", "mjcf_sha256"):
-        if k in info and rob.identity[k] != info[k]:
-            raise BadInput(field, f"the robot {info['ref']!r} changed since the sweep ({k} differs); sweep again")
-    return rob
+        rob, why = None, exc.message
+    if why is None:
+        return rob
+    kept = kept_robot(store, meta["checkpoint"]["name"], info["ref"], field) if store is not None else None
+    if kept is not None:
+        return kept
+    raise BadInput(field, f"the sweep's robot {info['ref']!r} does not load now ({why}) and the store keeps no copy "
+                   "of its spec; sweep again")
+
+
+def stored_robot(store: Store, checkpoint: str, field: str = "out") -> Robot:
+    """The robot of the sweep of `checkpoint` in `store` (`robot_from_meta`)."""
+    meta = store.get_meta(meta_name(checkpoint))
+    if meta is None:
+        raise BadInput(field, f"{store.root} holds no sweep of {checkpoint!r}")
+    return robot_from_meta(meta, field, store)
 
 
 def check_resume(store_root: Path, grid: Grid, ckpt: Checkpoint) -> None:
@@ -101,3 +118,24 @@ def check_resume(store_root: Path, grid: Grid, ckpt: Checkpoint) -> None:
             f"{len(g['mus'])}, push {g['pushes_pct_bw'][0]}-{g['pushes_pct_bw'][-1]} x {len(g['pushes_pct_bw'])}, "
             f"{g['seeds_per_cell']} seeds per cell) or protocol; use the same grid or another --store",
         )
+
+
+def diverged_cause(outcome: dict) -> str | None:
+    """Why a diverged rollout diverged (``action`` or ``state``; a record made before causes were
+    recorded could only diverge on its states); None for any other outcome."""
+    if outcome.get("status") != "diverged":
+        return None
+    return outcome.get("diverged_cause", "state")
+
+
+def refuse_diverged(checkpoint: str, rollouts: list[tuple[str, str, str | None]]) -> None:
+    """Bad input when a sweep holds diverged rollouts ((cache_key, status, cause) each): a policy that
+    gives non-finite actions, or a simulation that blew up, maps nothing; `--keep-diverged` asks to go
+    on with them left out of the risk set."""
+    bad = [(k, c) for k, s, c in rollouts if s == "diverged"]
+    if not bad:
+        return
+    n_action = sum(c == "action" for _, c in bad)
+    raise BadInput("keep_diverged", f"the sweep of {checkpoint!r} holds {len(bad)} diverged rollout(s) "
+                   f"({n_action} from a non-finite action, {len(bad) - n_action} from a non-finite state; first "
+                   f"{bad[0][0]}); give --keep-diverged to go on without them")

@@ -6,12 +6,19 @@ Why it is built this way:
   frozen failure rule (`failure.classify`); reduce reads it. It also re-applies that rule to every
   stored trajectory and reports how many records agree (a rule that silently drifted from the
   records would make every chart a lie).
-- Survival to the horizon is right-censored (never "TTF = 5 s"); diverged rollouts (NaN/inf) are a
-  separate class and are left out of the risk set, as in the original.
+- Survival to the horizon is right-censored (never "TTF = 5 s"); diverged rollouts (a non-finite
+  state, or a non-finite action from the policy) are a separate class and are left out of the risk
+  set, as in the original. A sweep that holds any is refused unless `--keep-diverged` asks for it
+  (`records.refuse_diverged`): a broken policy's rollouts must not pass as a map.
 - The boundary of a friction row is the push where S first falls through 0.5, interpolated
   linearly between neighbouring cells. Its uncertainty comes from resampling seeds within each
   cell (2000 resamples, seeded); a row that crosses in fewer than half the resamples is reported
-  as "no boundary in range", never extrapolated.
+  as "no boundary in range", never extrapolated. The interval does not include the grid's
+  resolution (where S drops from 1 to 0 between two cells every resample interpolates to the same
+  push), so each row also states the grid step and the two cells its observed S crosses between.
+- A failure before the push starts (t_fail <= push_t0: the robot fell walking) is a failure like
+  any other for S and the rule, so keys and numbers stand, but it is counted apart per cell
+  (`n_failed_before_push`) so the page can show that it is not the push's doing.
 """
 
 from __future__ import annotations
@@ -32,8 +39,10 @@ from policylab.stats import kaplan_meier
 from policylab.envs.robots.robot import Robot
 from policylab.studies.boundary.analysis_folder import stage_path
 from policylab.studies.boundary.checkpoint import Checkpoint
-from policylab.studies.boundary.protocol import classify, protocol
-from policylab.studies.boundary.records import STUDY, grid_from_meta, meta_name, robot_from_meta, sweep_keys
+from policylab.studies.boundary import failure
+from policylab.studies.boundary.protocol import bad_action_step, classify, protocol
+from policylab.studies.boundary.records import (DIVERGED_CAUSES, STUDY, diverged_cause, grid_from_meta, meta_name,
+                                                refuse_diverged, robot_from_meta, sweep_keys)
 from policylab.studies.boundary.requests import ReduceRequest
 
 SURVIVED, FAILED, DIVERGED = "survived", "failed", "diverged"
@@ -54,6 +63,7 @@ class Rollout:
     t_fail: float | None
     min_uprightness: float | None
     min_torso_z: float | None
+    diverged_cause: str | None = None  # "state" | "action" for a diverged rollout
 
 
 @dataclass(frozen=True)
@@ -87,17 +97,18 @@ class Sweep:
                 "seed_scheme": BOUNDARY_SEED_SCHEME}
 
 
-def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint") -> Sweep:
+def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep_diverged: bool = True) -> Sweep:
     """The complete sweep of `checkpoint` in `store`: the grid from the sweep's store meta, every
     world's record found under the sweep's own key derivation (`records.sweep_keys`), so reduce
     reads exactly the worlds the sweep simulated. A missing record is bad input (nothing is reduced);
-    an unknown checkpoint is bad input in `field` (the option that named it)."""
+    an unknown checkpoint is bad input in `field` (the option that named it); so is a diverged rollout
+    unless `keep_diverged`."""
     meta = store.get_meta(meta_name(checkpoint))
     if meta is None:
         known = sorted({str(r.data["world"]["checkpoint"]["name"]) for r in store.records(STUDY)})
         raise BadInput(field, f"no sweep of checkpoint {checkpoint!r} in {store.root}; "
                        f"stored: {', '.join(known) or 'none'}")
-    rob = robot_from_meta(meta)
+    rob = robot_from_meta(meta, store=store)
     current = protocol(rob)
     changed = sorted(k for k in set(meta["protocol"]) | set(current) if meta["protocol"].get(k) != current.get(k))
     if changed:
@@ -121,10 +132,12 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint") -> Swee
             raise BadInput("store", f"record {key} has outcome status {o.get('status')!r}")
         cells.setdefault((gw.mu_idx, gw.push_idx), []).append(Rollout(
             key, w["cache_key"], int(w["seed"]), gw.seed_idx, o["status"], o.get("t_fail"),
-            o.get("min_uprightness"), o.get("min_torso_z")))
+            o.get("min_uprightness"), o.get("min_torso_z"), diverged_cause(o)))
     if missing:
         raise BadInput("store", f"the sweep of {checkpoint!r} is incomplete: {missing} of {grid.n_rollouts} "
                        "worlds have no record (resume `policylab boundary sweep` first)")
+    if not keep_diverged:
+        refuse_diverged(checkpoint, [(r.cache_key, r.status, r.diverged_cause) for rs in cells.values() for r in rs])
     return Sweep(checkpoint, meta["checkpoint"]["sha256"], meta["env"], list(grid.mus), list(grid.pushes),
                  grid.seeds_per_cell, grid.push_dir, grid.push_t0, meta["protocol"], cells, ckpt.robot,
                  meta.get("policy_kind", "linear"))
@@ -137,7 +150,11 @@ def survival_codes(rollouts: Sequence[Rollout]) -> np.ndarray:
     return np.array([{SURVIVED: 1, FAILED: 0, DIVERGED: -1}[r.status] for r in rollouts], dtype=np.int8)
 
 
-def cell_stats(rollouts: Sequence[Rollout], horizon_s: float) -> dict:
+def failed_before_push(r: Rollout, push_t0: float) -> bool:
+    return failure.before_push(r.status, r.t_fail, push_t0)
+
+
+def cell_stats(rollouts: Sequence[Rollout], horizon_s: float, push_t0: float) -> dict:
     """Kaplan-Meier survival of one cell and its failure-time summary."""
     at_risk = [r for r in rollouts if r.status != DIVERGED]
     failed = [r.status == FAILED for r in at_risk]
@@ -146,6 +163,7 @@ def cell_stats(rollouts: Sequence[Rollout], horizon_s: float) -> dict:
     out = {
         "n": len(rollouts),
         "n_failed": int(sum(failed)),
+        "n_failed_before_push": sum(failed_before_push(r, push_t0) for r in rollouts),
         "n_censored": int(len(at_risk) - sum(failed)),
         "n_diverged": len(rollouts) - len(at_risk),
         "survival": None,
@@ -227,7 +245,8 @@ def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, 
     crossed = boot[~np.isnan(boot)]
     frac = crossed.size / resamples
     out = {"crossed_fraction": frac, "resamples": resamples, "point_pct_bw": None, "median_pct_bw": None,
-           "ci95_pct_bw": None, "status": NO_BOUNDARY, "note": _no_boundary_note(observed)}
+           "ci95_pct_bw": None, "status": NO_BOUNDARY, "note": _no_boundary_note(observed),
+           "grid_step_pct_bw": _grid_step(pushes), "between_pct_bw": _bracket(pushes, observed)}
     if frac >= 0.5:
         lo, med, hi = np.quantile(crossed, [0.025, 0.5, 0.975])
         out.update(status="boundary", median_pct_bw=float(med), ci95_pct_bw=[float(lo), float(hi)],
@@ -235,6 +254,24 @@ def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, 
                    note="the observed row falls through 0.5 here" if not np.isnan(point) else
                    "the observed row does not fall through 0.5; the interval comes from the resamples that do")
     return out
+
+
+def _grid_step(pushes: Sequence[float]) -> float | None:
+    """The push grid's spacing (None for a single push)."""
+    return round(float(pushes[1] - pushes[0]), 9) if len(pushes) > 1 else None
+
+
+def _bracket(pushes: Sequence[float], observed: np.ndarray) -> list[float] | None:
+    """The two pushes the observed S falls through 0.5 between: the last defined cell at or above 0.5
+    and the first below it (None when the observed row does not cross)."""
+    prev = None
+    for p, s in zip(pushes, observed):
+        if np.isnan(s):
+            continue
+        if s < CROSSING_LEVEL:
+            return None if prev is None else [float(prev), float(p)]
+        prev = p
+    return None
 
 
 def boundaries(sweep: Sweep, *, resamples: int, seed: int) -> list[dict]:
@@ -274,7 +311,7 @@ def rule_check(store: Store, sweep: Sweep) -> dict:
     for rollouts in sweep.cells.values():
         for r in rollouts:
             p = store.payload(r.key)
-            rule = classify(rob, p["qpos"], p["qvel"], p["time"])
+            rule = classify(rob, p["qpos"], p["qvel"], p["time"], bad_action_step(p))
             total += 1
             same_t = (rule["t_fail"] is None and r.t_fail is None) or (
                 rule["t_fail"] is not None and r.t_fail is not None and abs(rule["t_fail"] - r.t_fail) < 1e-9)
@@ -289,16 +326,23 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
     """The reduce.json document: grid, thresholds, totals, cells (with their rollouts), boundaries."""
     cells = []
     totals = {s: 0 for s in STATUSES}
+    causes = {c: 0 for c in DIVERGED_CAUSES}
+    before_push = 0
     for (mi, pi), rollouts in sweep.cells.items():
         for r in rollouts:
             totals[r.status] += 1
+            before_push += failed_before_push(r, sweep.push_t0)
+            if r.status == DIVERGED:
+                causes[r.diverged_cause] += 1
         cells.append({
             "mu": sweep.mus[mi], "push_pct_bw": sweep.pushes[pi], "mu_idx": mi, "push_idx": pi,
             "cell": sweep.cell_index(mi, pi),
-            **cell_stats(rollouts, sweep.horizon_s),
+            **cell_stats(rollouts, sweep.horizon_s, sweep.push_t0),
             "rollouts": [{"seed_idx": r.seed_idx, "seed": r.seed, "key": r.key, "cache_key": r.cache_key,
                           "status": r.status, "t_fail": r.t_fail, "min_uprightness": r.min_uprightness,
-                          "min_torso_z": r.min_torso_z} for r in rollouts],
+                          "min_torso_z": r.min_torso_z,
+                          **({"diverged_cause": r.diverged_cause} if r.status == DIVERGED else {})}
+                         for r in rollouts],
         })
     return {
         "sweep": {"checkpoint": sweep.checkpoint, "checkpoint_sha256": sweep.checkpoint_sha256, "env": sweep.env,
@@ -308,14 +352,21 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
         "thresholds": {**sweep.protocol["failure"], "horizon_s": sweep.horizon_s},
         "training": training_distribution(sweep.checkpoint, sweep.checkpoint_sha256),
         "totals": {"failed": totals[FAILED], "censored": totals[SURVIVED], "diverged": totals[DIVERGED]},
+        "diverged_causes": causes,
+        "failed_before_push": before_push,
         "rule_check": rule_check(store, sweep) if check_rule else {"checked": 0, "skipped": True},
         "cells": cells,
         "danger": danger_matrix(cells, len(sweep.mus), len(sweep.pushes)),
         "boundary": boundaries(sweep, resamples=resamples, seed=seed),
         "method": {
-            "survival": "Kaplan-Meier per cell, right-censored at the horizon; diverged rollouts leave the risk set",
+            "survival": "Kaplan-Meier per cell, right-censored at the horizon; diverged rollouts (a non-finite state "
+                        "or action) leave the risk set",
             "danger": "1 - S(horizon)",
             "boundary": "push where S first falls through 0.5, linear interpolation between neighbouring cells",
+            "resolution": "the bootstrap interval does not include the grid's resolution: each row states the push "
+                          "grid step and the two cells its observed S falls through 0.5 between",
+            "before_push": "failures at or before the push start (t_fail <= push_t0) count as failures in S and are "
+                           "counted apart per cell (n_failed_before_push)",
             "bootstrap": f"{resamples} resamples of seeds within each cell, PCG64 seeded with (seed={seed}, row)",
             "no_boundary": f"'{NO_BOUNDARY}' when fewer than half of the resamples cross",
         },
@@ -333,14 +384,15 @@ def danger_matrix(cells: Iterable[Mapping], n_mu: int, n_push: int) -> list[list
 def run(req: ReduceRequest) -> Result:
     """`policylab boundary reduce`: find the sweep, claim the analysis folder, write reduce.json."""
     with Store(req.store.resolve()) as store:
-        sweep = load_sweep(store, req.checkpoint)
+        sweep = load_sweep(store, req.checkpoint, keep_diverged=req.keep_diverged)
         claim_out_dir(req.out, req.config())
         result = reduce_sweep(store, sweep, resamples=req.resamples, seed=req.seed, check_rule=req.rule_check)
     path = stage_path(req.out, "reduce")
     write_json(path, result)
     g, rc, t = result["sweep"]["grid"], result["rule_check"], result["totals"]
     lines = [f"reduce {req.checkpoint}: {len(g['mus'])} x {len(g['pushes_pct_bw'])} cells x {g['seeds_per_cell']} "
-             f"seeds; {t['failed']} failed, {t['censored']} survived, {t['diverged']} diverged"]
+             f"seeds; {t['failed']} failed, {t['censored']} survived, {t['diverged']} diverged"
+             + (f" ({result['diverged_causes']['action']} from a non-finite action)" if t["diverged"] else "")]
     if req.rule_check:
         lines.append(f"rule check: {rc['agree']}/{rc['checked']} records agree with the frozen rule")
     return Result(path, headlines=tuple(lines))

@@ -28,8 +28,7 @@ from policylab.config import claim_out_dir
 from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.rollout.store import Store
-from policylab.studies.boundary.analysis_folder import (read_stage, recorded_store, reduced_config, reduced_robot_ref,
-                                                        stage_path)
+from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, reduced_config, stage_path
 from policylab.studies.boundary.requests import ReplayRequest
 
 if TYPE_CHECKING:
@@ -128,14 +127,20 @@ def resimulate_with(checkpoint_path: Path, rob: Robot) -> Resimulate:
 def run(req: ReplayRequest) -> Result:
     """`policylab boundary replay`: OUT/replay/replays.json from the selection and the store; with --verify,
     re-simulated with the checkpoint the records were made with (its sha256 must be the sweep's)."""
-    from policylab.studies.boundary.checkpoint import resolve_checkpoint
+    from policylab.studies.boundary.checkpoint import checkpoint_on
+    from policylab.studies.boundary.kept_files import kept_policy
+    from policylab.studies.boundary.records import stored_robot
 
     reduction, selection = read_stage(req.out, "reduce"), read_stage(req.out, "select")
     sha = reduction["sweep"]["checkpoint_sha256"]
     resimulate = None
     if req.verify:
-        spec = req.checkpoint or reduced_config(req.out)["checkpoint"]
-        ckpt = resolve_checkpoint(spec, reduced_robot_ref(reduction))
+        name = reduced_config(req.out)["checkpoint"]
+        with recorded_store(req.out) as store:
+            rob = stored_robot(store, name)
+            kept = kept_policy(store, name)
+        spec = req.checkpoint or (str(kept) if kept is not None else name)
+        ckpt = checkpoint_on(spec, rob)
         if ckpt.sha256 != sha:
             raise BadInput("checkpoint", f"{spec} (sha256 {ckpt.sha256[:12]}) is not the checkpoint of this sweep "
                            f"(sha256 {sha[:12]})")

@@ -119,6 +119,30 @@ def _overlay_boundary(ax, boundary: Sequence[Mapping], color: str, label: str) -
     ax.errorbar(med, mu, xerr=[lo, hi], fmt="o-", color=color, ms=4, capsize=3, label=label)
 
 
+def _overlay_before_push(ax, cells: Sequence[Mapping]) -> None:
+    """The map's layer of failures before the push: a marker with the count in every cell where robots fell
+    before the push started (their falls are in the cell's danger, but not the push's doing)."""
+    early = [c for c in cells if c.get("n_failed_before_push")]
+    if not early:
+        return
+    ax.plot([c["push_pct_bw"] for c in early], [c["mu"] for c in early], "v", color="#5b2a86", ms=7, ls="none",
+            label="failed before the push (count)")
+    for c in early:
+        ax.annotate(str(c["n_failed_before_push"]), (c["push_pct_bw"], c["mu"]), fontsize=6, color="#5b2a86",
+                    ha="left", va="bottom", xytext=(4, 2), textcoords="offset points")
+
+
+def clip_caption(checkpoint: str, clip: Mapping) -> str:
+    """A clip's caption: the checkpoint and the world (never the key's version prefix), and a failure before
+    the push said as such."""
+    where = (f"mu {clip['mu']:g}, push {clip['push_pct_bw']:g} %BW, seed {clip['seed']}" if "mu" in clip
+             else clip["cache_key"].split("|", 1)[-1])
+    t = f" at {clip['t_fail']:.2f} s" if clip.get("t_fail") is not None else ""
+    if clip.get("before_push"):
+        return f"{checkpoint}: {where} - failed{t}, before the push started (walking, not pushed)"
+    return f"{checkpoint}: {clip['kind']} cell, {where} - {clip['outcome']}{t}"
+
+
 def sweep_figures(out: Path, reduction: Mapping, selection: Mapping | None) -> list[tuple[str, str]]:
     grid = reduction["sweep"]["grid"]
     mus, pushes = grid["mus"], grid["pushes_pct_bw"]
@@ -126,13 +150,15 @@ def sweep_figures(out: Path, reduction: Mapping, selection: Mapping | None) -> l
     heatmap(ax, mus, pushes, reduction["danger"])
     overlay_training(ax, reduction.get("training"), mus, pushes)
     _overlay_boundary(ax, reduction["boundary"], "#1f4e99", "boundary: bootstrap median, 95% CI")
+    _overlay_before_push(ax, reduction["cells"])
     if selection:
         for w in selection["boundary_cells"]:
             ax.plot(w["push_pct_bw"], w["mu"], "s", mfc="none", mec="black", ms=12)
         for w in selection["recoveries"]:
             ax.plot(w["push_pct_bw"], w["mu"], "D", color="#2ca02c", ms=9)
     ax.set_title(f"{reduction['sweep']['checkpoint']}: danger per cell ({grid['seeds_per_cell']} seeds); "
-                 "squares = replayed boundary cells, diamonds = recoveries", fontsize=9)
+                 "squares = replayed boundary cells, diamonds = recoveries, triangles = falls before the push",
+                 fontsize=8)
     if ax.get_legend_handles_labels()[0]:  # no row crosses: nothing to label
         ax.legend(loc="lower right", fontsize=8)
     save_png(fig, out / "heatmap.png")
@@ -160,28 +186,33 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
     """Write report.json, the figures and report.html for one sweep's analysis folder `out`."""
     figures = sweep_figures(out, reduction, selection)
     boundary_rows = [{"mu": b["mu"], "status": b["status"], "point": b["point_pct_bw"], "median": b["median_pct_bw"],
-                      "ci95": b["ci95_pct_bw"], "crossed": b["crossed_fraction"], "note": b["note"]}
+                      "ci95": b["ci95_pct_bw"], "between cells": b.get("between_pct_bw"),
+                      "grid step": b.get("grid_step_pct_bw"), "crossed": b["crossed_fraction"], "note": b["note"]}
                      for b in reduction["boundary"]]
+    checkpoint = reduction["sweep"]["checkpoint"]
     replay_rows = [{"kind": r["kind"], "mu": r["mu"], "push": r["push_pct_bw"], "seed": r.get("seed"),
                     "outcome": r.get("outcome", r.get("recovery_search")), "t_fail": r.get("t_fail"),
                     "attempts": r.get("recovery_attempts"), "matched recorded": r.get("matched_recorded_survivor"),
                     "bitwise equal": (r.get("equivalence") or {}).get("equal"), "cache_key": r.get("cache_key")}
                    for r in (replays or {}).get("replays", [])]
     clip_rows = [{"kind": c["kind"], "file": c["file"], "outcome": c["outcome"], "t_fail": c["t_fail"],
-                  "frames": c["frames"], "push frames": c.get("push_frames"), "frames show": c["frames_show"],
-                  "consistent": c["consistent"]} for c in clips or []]
+                  "before push": c.get("before_push"), "frames": c["frames"], "push frames": c.get("push_frames"),
+                  "frames show": c["frames_show"], "consistent": c["consistent"]} for c in clips or []]
     count_rows = [{"mu": c["mu"], "push %BW": c["push_pct_bw"], "n": c["n"], "failed": c["n_failed"],
-                   "censored": c["n_censored"], "diverged": c["n_diverged"], "S(5 s)": c["survival"],
+                   "failed before push": c.get("n_failed_before_push"), "censored": c["n_censored"],
+                   "diverged": c["n_diverged"], "S(5 s)": c["survival"],
                    "KM median s": c["km_median_s"], "TTF p25 s": c["ttf_p25_s"], "TTF p75 s": c["ttf_p75_s"]}
                   for c in reduction["cells"]]
     data = {
         "sweep": reduction["sweep"],
         "thresholds": reduction["thresholds"],
         "totals": reduction["totals"],
+        "diverged_causes": reduction.get("diverged_causes"),
+        "failed_before_push": reduction.get("failed_before_push"),
         "rule_check": {k: v for k, v in reduction["rule_check"].items() if k != "examples"},
         "boundary": boundary_rows,
-        "cells": [{k: c[k] for k in ("mu", "push_pct_bw", "n", "n_failed", "n_censored", "n_diverged", "survival",
-                                      "km_median_s")} for c in reduction["cells"]],
+        "cells": [{k: c.get(k) for k in ("mu", "push_pct_bw", "n", "n_failed", "n_failed_before_push", "n_censored",
+                                          "n_diverged", "survival", "km_median_s")} for c in reduction["cells"]],
         "selection_rule": (selection or {}).get("rule"),
         "replays": replay_rows,
         "equivalence": (replays or {}).get("equivalence_summary"),
@@ -194,27 +225,48 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
     write_json(out / "report.json", data)
     t = reduction["totals"]
     n_bound = sum(1 for b in reduction["boundary"] if b["status"] == "boundary")
+    early = reduction.get("failed_before_push")
+    causes = reduction.get("diverged_causes") or {}
+    step = next((b.get("grid_step_pct_bw") for b in reduction["boundary"]), None)
+    notes = ["Clips and .rrd files render the saved qpos of each record; their outcome labels are the records'.",
+             f"Failures before the push: {early if early is not None else 'not counted (reduced before they were)'} of "
+             f"{t['failed']} failures happened at or before the push start "
+             f"({reduction['sweep']['grid']['push_t0_s']:g} s): the robot fell walking. They count in S like any "
+             "failure (the rule and the keys are unchanged), are marked on the map (triangles, with their count) "
+             "and have their own column and clip label.",
+             "Boundary intervals come from resampling seeds within each cell and interpolating linearly between "
+             "neighbouring cells; they do not include the grid's resolution"
+             + (f" (push step {step:g} %BW)" if step else "") + ": where S drops from 1 to 0 between two cells, "
+             "every resample crosses at the same push and the interval shrinks to a point. The column "
+             "'between cells' names the two pushes the observed S falls through 0.5 between."]
+    if t["diverged"]:
+        notes.append(f"{t['diverged']} rollout(s) diverged ({causes.get('action', 0)} from a non-finite action of the "
+                     f"policy, {causes.get('state', 0)} from a non-finite state) and are left out of S; this sweep was "
+                     "reduced with --keep-diverged.")
     page = Page(
         title=f"Failure boundary: {reduction['sweep']['checkpoint']} on {reduction['sweep']['env']}",
         subtitle=f"{reduction['sweep']['n_rollouts']} rollouts, {len(reduction['sweep']['grid']['mus'])} frictions x "
                  f"{len(reduction['sweep']['grid']['pushes_pct_bw'])} pushes x "
                  f"{reduction['sweep']['grid']['seeds_per_cell']} seeds; outcomes read from the store",
-        headline=[("failed", t["failed"]), ("censored (survived 5 s)", t["censored"]), ("diverged", t["diverged"]),
+        headline=[("failed", t["failed"]), ("of which before the push", early if early is not None else "n/a"),
+                  ("censored (survived 5 s)", t["censored"]), ("diverged", t["diverged"]),
+                  ("diverged from a non-finite action", causes.get("action", 0)),
                   ("rows with a boundary", f"{n_bound} / {len(reduction['boundary'])}"),
                   ("rule agrees with records", f"{reduction['rule_check'].get('agree', 0)} / "
                                                f"{reduction['rule_check'].get('checked', 0)}")],
-        notes=["Clips and .rrd files render the saved qpos of each record; their outcome labels are the records'."],
-        tables=[Table("Boundary per friction row (%BW)", ["mu", "status", "point", "median", "ci95", "crossed", "note"],
+        notes=notes,
+        tables=[Table("Boundary per friction row (%BW; intervals without the grid's resolution)",
+                      ["mu", "status", "point", "median", "ci95", "between cells", "grid step", "crossed", "note"],
                       boundary_rows),
                 Table("Replays (from the store)", ["kind", "mu", "push", "seed", "outcome", "t_fail", "attempts",
                                                    "matched recorded", "bitwise equal"], replay_rows),
-                Table("Clips", ["kind", "file", "outcome", "t_fail", "frames", "push frames", "frames show",
-                                "consistent"], clip_rows),
+                Table("Clips", ["kind", "file", "outcome", "t_fail", "before push", "frames", "push frames",
+                                "frames show", "consistent"], clip_rows),
                 Table("Per-cell counts (Kaplan-Meier, censored at the horizon)",
-                      ["mu", "push %BW", "n", "failed", "censored", "diverged", "S(5 s)", "KM median s", "TTF p25 s",
-                       "TTF p75 s"], count_rows)],
+                      ["mu", "push %BW", "n", "failed", "failed before push", "censored", "diverged", "S(5 s)",
+                       "KM median s", "TTF p25 s", "TTF p75 s"], count_rows)],
         figures=figures,
-        videos=[(f"{c['kind']}: {c['cache_key']} - {c['outcome']}", f"../clips/{c['file']}") for c in clips or []],
+        videos=[(clip_caption(checkpoint, c), f"../clips/{c['file']}") for c in clips or []],
         links=[(f"{r['rrd_file']} ({r['outcome']}; open with `rerun`) and its qpos: {r['qpos_file']}",
                 f"../rrd/{r['rrd_file']}") for r in rrds or []],
         links_title="Rerun recordings (.rrd, from the stored qpos)",
@@ -275,29 +327,40 @@ def diff_report(out: Path, diff: Mapping) -> Path:
                                  "boundary_displacement", "method") if k in diff}
     data["logrank_summary"] = diff.get("logrank_summary")
     cell_rows = [{"mu": c["mu"], "push %BW": c["push_pct_bw"], "failed A": f"{c['failed_a']}/{c['n_a']}",
-                  "failed B": f"{c['failed_b']}/{c['n_b']}", "dS": c["delta_survival"], "p Fisher": c["p_fisher"],
+                  "failed B": f"{c['failed_b']}/{c['n_b']}", "before push A": c.get("failed_before_push_a"),
+                  "before push B": c.get("failed_before_push_b"), "dS": c["delta_survival"], "p Fisher": c["p_fisher"],
                   "q Fisher": c.get("q_fisher"), "p log-rank": c.get("p_logrank"), "q log-rank": c.get("q_logrank"),
                   "change": c["change"]} for c in diff["cells"] if c["failed_a"] or c["failed_b"]]
     data["cells_with_failures"] = cell_rows
     write_json(out / "report.json", data)
     s = diff["summary"]
     census = diff["shrinkage_census"]
+    against = [r for r in diff["boundary_displacement"] if r.get("logrank_disagrees")]
+    notes = [f"Shrinkage census: {census['cells_significantly_worse']} cell(s) significantly worse."
+             + ("" if not census["cells"] else " Listed below."),
+             f"Diverged rollouts (left out of both tables): A {diff['a']['totals']['diverged']}, "
+             f"B {diff['b']['totals']['diverged']}.",
+             "Boundary intervals do not include the grid's resolution (see each sweep's report)."]
+    if against:
+        notes.append(f"In {len(against)} row(s) the log-rank direction disagrees with the boundary shift: the test "
+                     "weighs when robots fall, the boundary whether they survive, and in cells where every robot of "
+                     "both checkpoints fell, S is 0 on both sides while B's robots fell sooner (or later). Each such "
+                     "row says so in 'logrank_note'.")
     page = Page(
         title=f"Failure boundary diff: {diff['a']['checkpoint']} -> {diff['b']['checkpoint']}",
         subtitle=f"{s['cells']} cells x {diff['grid']['seeds_per_cell']} seeds per sweep; Fisher exact per cell, "
                  f"Benjamini-Hochberg q < {s['fdr_q']}",
         headline=[("cells safer", s["safer"]), ("cells worse (shrinkage)", s["worse"]), ("unchanged", s["unchanged"])],
-        notes=[f"Shrinkage census: {census['cells_significantly_worse']} cell(s) significantly worse."
-               + ("" if not census["cells"] else " Listed below.")],
+        notes=notes,
         tables=[Table("Shrinkage census: cells significantly worse", ["mu", "push_pct_bw", "survival_a", "survival_b",
                                                                        "p_fisher"], census["cells"]),
                 Table("Cells made safer", ["mu", "push_pct_bw", "survival_a", "survival_b", "p_fisher"],
                       diff["safer_cells"]),
                 Table("Boundary displacement per row (%BW) and the row's stratified log-rank test",
                       ["mu", "a", "b", "displacement_pct_bw", "p_logrank_row", "q_logrank_row",
-                       "logrank_row_direction", "note"], diff["boundary_displacement"]),
+                       "logrank_row_direction", "logrank_note", "note"], diff["boundary_displacement"]),
                 Table("Cells with any failure: counts, Fisher and log-rank p- and q-values (BH over all cells)",
-                      ["mu", "push %BW", "failed A", "failed B", "dS", "p Fisher", "q Fisher", "p log-rank",
+                      ["mu", "push %BW", "failed A", "failed B", "before push A", "before push B", "dS", "p Fisher", "q Fisher", "p log-rank",
                        "q log-rank", "change"], cell_rows)],
         figures=figures,
     )

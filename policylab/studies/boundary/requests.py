@@ -41,6 +41,8 @@ CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v0, go1_v1, an
 ROBOT_HELP = (f"Robot: a shipped spec (go1, ant) or the path of a robot spec .json (MJCF, bodies, control, "
               f"observation, failure rule); default {DEFAULT_ROBOT}, or a committed checkpoint's own robot.")
 STORE_HELP = "Store folder of the sweep (holds index.sqlite), as written by `policylab boundary sweep`."
+KEEP_DIVERGED_HELP = ("Go on with a sweep that holds diverged rollouts (a non-finite action from the policy, or a "
+                      "non-finite state), leaving them out of the risk set; without it such a sweep is refused.")
 OUT_HELP = "Analysis folder of one sweep (reduce writes it; later stages add sub-folders)."
 
 
@@ -115,14 +117,21 @@ StoreDir = Annotated[Path, AfterValidator(_is_store)]
 SweepStore = Annotated[Path, AfterValidator(_new_or_store)]
 
 
-def _default_out(data: Any, cls: type[Request], prefix: str) -> Any:
-    """Fill `out` with runs/boundary/<prefix>-<checkpoint name> when it is not given."""
+def _default_out(data: Any, cls: type[Request], prefix: str, per_store: bool = False) -> Any:
+    """Fill `out` with runs/boundary/<prefix>-<checkpoint name> when it is not given, or, `per_store`, with
+    STORE-<prefix>-<checkpoint name> beside the store the command uses: a folder remembers its config, so
+    one default shared by every store would refuse the same command on a second store."""
     if isinstance(data, dict) and data.get("out") is None:
         spec = data.get("checkpoint") or cls.model_fields["checkpoint"].default
         if spec is None:
             robot = data.get("robot")
             spec = f"{Path(str(robot)).stem if robot else DEFAULT_ROBOT}_v0"
-        data = {**data, "out": RUNS / f"{prefix}-{Path(str(spec)).stem}"}
+        name = f"{prefix}-{Path(str(spec)).stem}"
+        if per_store:
+            store = Path(str(data.get("store") or cls.model_fields["store"].default))
+            data = {**data, "out": store.parent / f"{store.name}-{name}"}
+        else:
+            data = {**data, "out": RUNS / name}
     return data
 
 
@@ -199,7 +208,7 @@ class SweepRequest(Request):
     store: SweepStore = Field(STORE, description="Store folder (the canonical record): new, empty, or a store to "
                               "resume or add to.")
     out: OutDir = Field(None, description="Folder for sweep.json and timing.json "
-                        "(default runs/boundary/sweep-<checkpoint name>).")
+                        "(default STORE-sweep-<checkpoint name> beside the store).")
     executor: EXECUTORS = Field("local", description="local (threads in this process), processes, or ray.")
     ray_address: Optional[str] = Field(None, min_length=1, max_length=500, description="Address of a running Ray "
                                        "cluster (host:port, ray://host:port or auto); only with --executor ray.")
@@ -212,7 +221,7 @@ class SweepRequest(Request):
     @model_validator(mode="before")
     @classmethod
     def _out_default(cls, data: Any) -> Any:
-        return _default_out(data, cls, "sweep")
+        return _default_out(data, cls, "sweep", per_store=True)
 
     _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
 
@@ -288,13 +297,14 @@ class VerifyRequest(Request):
     store: StoreDir = Field(STORE, description="Store folder holding the sweep.")
     sample: int = Field(32, ge=1, le=10_000, description="Stored worlds to re-simulate (evenly spread, "
                         "deterministic).")
+    keep_diverged: bool = Field(False, description=KEEP_DIVERGED_HELP)
     out: OutDir = Field(None, description="Folder for equivalence.json (default "
-                        "runs/boundary/verify-<checkpoint name>).")
+                        "STORE-verify-<checkpoint name> beside the store).")
 
     @model_validator(mode="before")
     @classmethod
     def _out_default(cls, data: Any) -> Any:
-        return _default_out(data, cls, "verify")
+        return _default_out(data, cls, "verify", per_store=True)
 
     _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
 
@@ -313,10 +323,12 @@ class ReduceRequest(Request):
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the bootstrap generator (with the row index).")
     rule_check: bool = Field(True, description="Re-apply the frozen failure rule to every stored track and count "
                              "agreement with the records.")
+    keep_diverged: bool = Field(False, description=KEEP_DIVERGED_HELP)
 
     def config(self) -> dict:
         return {"store": str(self.store.resolve()), "checkpoint": self.checkpoint, "resamples": self.resamples,
-                "seed": self.seed, "rule_check": self.rule_check}
+                "seed": self.seed, "rule_check": self.rule_check,
+                **({"keep_diverged": True} if self.keep_diverged else {})}  # folders reduced before the option stand
 
 
 class SelectRequest(Request):
@@ -338,8 +350,8 @@ class ReplayRequest(Request):
     verify: bool = Field(True, description="Equivalence check: simulate each replayed world again and compare it "
                          "bitwise with its record (outcomes still come from the record).")
     checkpoint: Optional[str] = Field(None, min_length=1, description="For --verify: the checkpoint (committed name "
-                                      "or policy file path) the sweep was made with; default: the sweep's checkpoint "
-                                      "name.")
+                                      "or policy file path) the sweep was made with; default: the store's copy of the "
+                                      "sweep's policy file.")
 
     @field_validator("checkpoint")
     @classmethod

@@ -138,9 +138,9 @@ def export_rrd(store: Store, rob: Robot, model: mujoco.MjModel, key: str, path: 
 def run(req: RrdRequest) -> Result:
     """`policylab boundary rrd`: OUT/rrd/*.rrd (+ qpos.npz) and rrd.json from the replays' stored trajectories."""
     todo = [r for r in read_stage(req.out, "replay")["replays"] if "key" in r]
+    rob = analysis_robot(req.out)  # the robot must load before anything is written
     with recorded_store(req.out) as store:
         claim_out_dir(req.out / "rrd", {"format": "rerun-sdk .rrd"})
-        rob = analysis_robot(req.out)
         model, files = rob.render_model(), []
         with progress_bar("rrd", len(todo), "files") as bar:
             for r in todo:

@@ -17,7 +17,7 @@ from policylab.envs.robots.robot import Robot
 from policylab.policies.files import load_policy
 from policylab.rollout.ensure import Planned
 from policylab.studies.boundary.checkpoint import Checkpoint
-from policylab.studies.boundary.protocol import classify, n_steps, push_steps
+from policylab.studies.boundary.protocol import BAD_ACTION, classify, n_steps, push_steps
 from policylab.studies.boundary.world import World
 
 
@@ -52,7 +52,10 @@ def simulate_worlds(checkpoint_path: str, worlds: list[World], rob: Robot,
             "ctrl": traj["ctrl"][i, : n - 1],
             "push": traj["push"][i, : n - 1],
         }
-        out.append((classify(rob, qpos, qvel, t), payload))
+        k_bad = int(traj["bad_action_step"][i])
+        if k_bad >= 0:  # only then, so a valid rollout's payload (and its sha256) is what it always was
+            payload[BAD_ACTION] = traj["action"][i, k_bad][None].copy()
+        out.append((classify(rob, qpos, qvel, t, bad_action_step=k_bad if k_bad >= 0 else None), payload))
     return out
 
 

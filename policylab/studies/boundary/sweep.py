@@ -19,7 +19,8 @@ Record schema (study ``boundary``):
 
 The robot is a spec file (`policylab.envs.robots`): ``--robot go1|ant|PATH``; its reference (a shipped
 name or the spec's path) and identity are in the sweep's store meta (`records.py`), so later stages
-rebuild it. The checkpoint is resolved in `checkpoint.py`, the protocol in `protocol.py`, the worlds
+rebuild it, and the store keeps a copy of the spec and of the policy file (`kept_files.py`), so they
+still can when either file has moved. The checkpoint is resolved in `checkpoint.py`, the protocol in `protocol.py`, the worlds
 simulated in `simulation.py`.
 """
 
@@ -36,8 +37,10 @@ from policylab.rollout.ensure import EnsureStats, ensure
 from policylab.rollout.executors import check_executor
 from policylab.rollout.store import Store
 from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint
+from policylab.studies.boundary.kept_files import keep
 from policylab.studies.boundary.protocol import n_steps, protocol
-from policylab.studies.boundary.records import STUDY, check_resume, meta_name, planned_sweep, sweep_meta
+from policylab.studies.boundary.records import (DIVERGED_CAUSES, STUDY, check_resume, diverged_cause, meta_name,
+                                                planned_sweep, sweep_meta)
 from policylab.studies.boundary.requests import SweepRequest
 from policylab.studies.boundary.simulation import SweepRunner
 from policylab.studies.boundary.world import Grid, GridWorld
@@ -70,6 +73,7 @@ def run_sweep(
     stats = EnsureStats()
     with Store(store_root) as store:
         store.set_meta(meta_name(ckpt.name), sweep_meta(grid, ckpt))
+        keep(store, ckpt)
         ensure(store, planned, SweepRunner(ckpt, chunk, nthread), executor=executor, workers=workers,
                ray_address=ray_address, label=f"sweep {ckpt.name}", unit="chunk", max_units=max_chunks, stats=stats)
         summary = summarize(store, [(p.key, p.detail) for p in planned], grid, ckpt)
@@ -95,10 +99,13 @@ def run_sweep(
 def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ckpt: Checkpoint) -> dict:
     """Deterministic summary of the sweep's records (counts, fingerprint); no wall times."""
     counts = {"survived": 0, "failed": 0, "diverged": 0, "missing": 0}
+    causes = {c: 0 for c in DIVERGED_CAUSES}
     fp = store.fingerprint()
     for key, _ in planned:
         rec = store.get(key)
         counts["missing" if rec is None else rec.outcome["status"]] += 1
+        if rec is not None and diverged_cause(rec.outcome):
+            causes[diverged_cause(rec.outcome)] += 1
     return {
         "study": STUDY,
         "checkpoint": ckpt.as_dict(),
@@ -106,6 +113,7 @@ def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ck
         "protocol": protocol(ckpt.robot),
         "robot": ckpt.robot.ref,
         "counts": counts,
+        "diverged_causes": causes,
         "complete": counts["missing"] == 0,
         "store_fingerprint": hash_obj([[k, fp.get(k)] for k, _ in planned], length=32),
     }
@@ -120,5 +128,6 @@ def run(req: SweepRequest) -> Result:
                        workers=req.workers, ray_address=req.ray_address)
     c, t = result["counts"], result["timing"]
     return Result(req.out / "sweep.json", headlines=(
-        f"{ckpt.name}: survived {c['survived']}, failed {c['failed']}, diverged {c['diverged']}, missing "
-        f"{c['missing']}; {t['rollouts_run']} run in {t['wall_s']:.1f} s",))
+        f"{ckpt.name}: survived {c['survived']}, failed {c['failed']}, diverged {c['diverged']}"
+        + (f" ({result['diverged_causes']['action']} from a non-finite action)" if c["diverged"] else "")
+        + f", missing {c['missing']}; {t['rollouts_run']} run in {t['wall_s']:.1f} s",))

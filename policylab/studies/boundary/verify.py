@@ -37,7 +37,8 @@ from policylab.rollout.store import Store
 from policylab.studies.boundary import gate
 from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint
 from policylab.studies.boundary.protocol import n_steps
-from policylab.studies.boundary.records import grid_from_meta, meta_name, recorded_robot, robot_from_meta, sweep_keys
+from policylab.studies.boundary.records import (diverged_cause, grid_from_meta, meta_name, recorded_robot,
+                                                refuse_diverged, robot_from_meta, sweep_keys)
 from policylab.studies.boundary.simulation import simulate_worlds
 from policylab.studies.boundary.requests import VerifyRequest
 
@@ -112,7 +113,7 @@ def harness_check(ckpt: Checkpoint, seeds=HARNESS_SEEDS) -> dict:
             "mu_1_model_equals_xml": friction_same}
 
 
-def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path) -> dict:
+def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path, *, keep_diverged: bool = False) -> dict:
     with Store(store_root) as store:
         meta = store.get_meta(meta_name(ckpt.name))
         if meta is None:
@@ -121,17 +122,21 @@ def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path) -> di
         if meta["checkpoint"] != ckpt.as_dict():
             raise BadInput("checkpoint", f"the stored sweep of {ckpt.name} used another file (sha256 differs)")
         grid = grid_from_meta(meta)
-        rob = robot_from_meta(meta)
+        rob = robot_from_meta(meta, store=store)
         if recorded_robot(meta)["ref"] != ckpt.robot.ref:
             raise BadInput("robot", f"the stored sweep of {ckpt.name} was made with robot "
                            f"{recorded_robot(meta)['ref']!r}; give --robot accordingly")
         planned = [(k, gw) for k, gw in sweep_keys(grid, ckpt) if store.has(k)]
         if not planned:
             raise BadInput("store", f"{store_root} holds no records of the {ckpt.name} sweep")
+        stored = [store.require(k) for k, _ in planned]
+        statuses = [(r.data["world"]["cache_key"], r.outcome["status"], diverged_cause(r.outcome)) for r in stored]
+        if not keep_diverged:
+            refuse_diverged(ckpt.name, statuses)
         claim_out_dir(out, {"checkpoint": ckpt.as_dict(), "store": str(store_root.resolve()), "sample": sample})
         picks = sorted(set(np.linspace(0, len(planned) - 1, min(sample, len(planned))).round().astype(int)))
         chosen = [planned[i] for i in picks]
-        records = [_Sampled(store.require(k), store.payload(k)["qpos"]) for k, _ in chosen]
+        records = [_Sampled(stored[i], store.payload(planned[i][0])["qpos"]) for i in picks]
         all_worlds = [gw.world for _, gw in sweep_keys(grid, ckpt)]
     worlds = [gw.world for _, gw in chosen]
     n_sample = len(worlds)
@@ -157,6 +162,8 @@ def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path) -> di
         "robot": recorded_robot(meta),
         "store": str(store_root),
         "sampled_keys": [w.key for w in worlds],
+        "diverged": {"action": sum(c == "action" for _, _, c in statuses),
+                     "state": sum(c == "state" for _, _, c in statuses), "kept": keep_diverged},
         "modes": modes,
         "agreement": {"n": n, "identical": identical, "rate": identical / n},
         "harness_vs_gymnasium_ant_v5" if harness["reference"] == "gymnasium Ant-v5" else "harness_vs_plain_loop": harness,
@@ -173,7 +180,7 @@ def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path) -> di
 def run(req: VerifyRequest) -> Result:
     """`policylab boundary verify`: the gate's report; exit status 1 when it fails."""
     ckpt = resolve_checkpoint(req.checkpoint, req.robot)
-    report = run_verify(ckpt, req.store, req.sample, req.out)
+    report = run_verify(ckpt, req.store, req.sample, req.out, keep_diverged=req.keep_diverged)
     a = report["agreement"]
     h = report.get("harness_vs_gymnasium_ant_v5") or report["harness_vs_plain_loop"]
     ref = "Gymnasium Ant-v5 loop" if h["reference"] == "gymnasium Ant-v5" else "plain MuJoCo loop"

@@ -31,9 +31,11 @@ def _r(status, t=None, i=0):
 def test_cell_km_by_hand():
     rollouts = [_r("survived", i=i) for i in range(4)] + [_r("failed", 1.0, 4), _r("failed", 2.0, 5),
                                                            _r("failed", 2.0, 6), _r("diverged", 0.5, 7)]
-    c = cell_stats(rollouts, 5.0)
+    c = cell_stats(rollouts, 5.0, push_t0=2.0)
     # diverged leaves the risk set: 7 at risk; t=1: 1 - 1/7; t=2: * (1 - 2/6) = 4/7
     assert (c["n"], c["n_failed"], c["n_censored"], c["n_diverged"]) == (8, 3, 4, 1)
+    assert c["n_failed_before_push"] == 3  # at 1.0 s and at 2.0 s (the push's first state): none pushed yet
+    assert cell_stats(rollouts, 5.0, push_t0=1.5)["n_failed_before_push"] == 1
     assert c["km_curve"]["t_s"] == [0.0, 1.0, 2.0]
     assert c["km_curve"]["survival"] == pytest.approx([1.0, 6 / 7, 4 / 7])
     assert c["survival"] == pytest.approx(4 / 7)
@@ -213,3 +215,15 @@ def test_reduce_missing_store_writes_nothing(tmp_path):
     res = cli("reduce", "--store", tmp_path / "nostore", "--checkpoint", "pd_soft", "--out", tmp_path / "o")
     assert res.returncode == 2 and res.stderr.startswith("policylab: error: store:")
     assert not (tmp_path / "nostore").exists() and not (tmp_path / "o").exists()
+
+
+def test_boundary_rows_state_the_grid_resolution():
+    """S drops from 1 to 0 between two cells: every resample crosses at the same interpolated push, so
+    the interval is a point; the row says the crossing lies between the two cells, one grid step apart."""
+    pushes = [10.0, 20.0, 30.0]
+    codes = np.array([[1] * 8, [0] * 8, [0] * 8])
+    row = row_boundary(pushes, codes, resamples=200, seed=0, row=0)
+    assert row["ci95_pct_bw"] == [15.0, 15.0]
+    assert row["grid_step_pct_bw"] == 10.0 and row["between_pct_bw"] == [10.0, 20.0]
+    below = row_boundary(pushes, np.zeros((3, 8), dtype=np.int8), resamples=200, seed=0, row=0)
+    assert below["between_pct_bw"] is None and below["grid_step_pct_bw"] == 10.0

@@ -226,9 +226,11 @@ def test_payload_bytes_is_a_stored_payload(small_sweep):
 
 def test_default_out_follows_the_checkpoint_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert str(requests.SweepRequest().out) == "runs/boundary/sweep-go1_v0"  # the default robot's checkpoint
-    assert str(requests.SweepRequest(robot="ant").out) == "runs/boundary/sweep-ant_v0"
-    assert str(requests.VerifyRequest(checkpoint="ant_v1").out) == "runs/boundary/verify-ant_v1"
+    assert str(requests.SweepRequest().out) == "runs/boundary/store-sweep-go1_v0"  # the default robot's checkpoint
+    assert str(requests.SweepRequest(robot="ant").out) == "runs/boundary/store-sweep-ant_v0"
+    assert str(requests.VerifyRequest(checkpoint="ant_v1").out) == "runs/boundary/store-verify-ant_v1"  # per store
+    Store(tmp_path / "s2").close()
+    assert str(requests.VerifyRequest(checkpoint="ant_v1", store="s2").out) == "s2-verify-ant_v1"
 
 
 # -- train and calibrate, small -----------------------------------------------------------------

@@ -1,0 +1,105 @@
+"""The reports say what their numbers are: failures before the push are counted and labelled apart, the
+boundary intervals state the grid's resolution, a log-rank verdict that disagrees with the boundary
+shift is explained, and clip captions name the checkpoint, never the key's version prefix. Each page is
+read as Chromium renders it."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from policylab.envs.robots.robot import robot
+from policylab.report.browser import render_check
+from policylab.rollout.store import Store
+from policylab.studies.boundary import failure
+from policylab.studies.boundary.diff import diff_reductions
+from policylab.studies.boundary.reduce import Rollout, Sweep, reduce_sweep
+from policylab.studies.boundary.report import diff_report
+from tests.support.boundary_fixtures import cli
+
+# go1_v0 on slippery floors: most robots fall walking, before the push at 2 s; the one cell with
+# 0 < S < 1 (mu 0.3, push 30 %BW) has seed 0 falling at 0.82 s, so its "boundary" clip is a fall before the push
+LOW_MU = ("--n-mu", "3", "--mu-min", "0.1", "--mu-max", "0.3", "--n-push", "2", "--push-min", "10", "--push-max", "30",
+          "--seeds-per-cell", "4")
+
+
+def _ok(*args):
+    r = cli(*args)
+    assert r.returncode == 0, (args, r.stdout, r.stderr)
+    return r
+
+
+@pytest.mark.slow
+def test_failures_before_the_push_are_shown_apart(tmp_path):
+    store, ana = tmp_path / "store", tmp_path / "ana"
+    _ok("sweep", "--checkpoint", "go1_v0", *LOW_MU, "--store", store)
+    _ok("verify", "--checkpoint", "go1_v0", "--store", store, "--sample", "2")
+    _ok("reduce", "--store", store, "--checkpoint", "go1_v0", "--resamples", "200", "--out", ana)
+    _ok("select", "--out", ana, "--n-boundary", "1", "--n-recoveries", "0")
+    _ok("replay", "--out", ana, "--no-verify")
+    _ok("clips", "--out", ana, "--width", "96", "--height", "72", "--workers", "1")
+    _ok("report", "--out", ana)
+
+    with Store(store) as s:
+        records = list(s.records("boundary"))
+    early = sum(failure.before_push(r.outcome["status"], r.outcome.get("t_fail"), r.data["world"]["push_t0"])
+                for r in records)
+    reduction = json.loads((ana / "reduce.json").read_text())
+    assert 0 < early < reduction["totals"]["failed"]
+    assert reduction["failed_before_push"] == early == sum(c["n_failed_before_push"] for c in reduction["cells"])
+    assert reduction["totals"]["failed"] == sum(r.outcome["status"] == "failed" for r in records)  # S unchanged
+
+    clips = json.loads((ana / "clips" / "clips.json").read_text())
+    assert [(c["mu"], c["push_pct_bw"], c["t_fail"], c["before_push"]) for c in clips] == [(0.3, 30.0, 0.82, True)]
+    html = ana / "report" / "report.html"
+    page = render_check(html)
+    assert page["loaded"] == page["images"] >= 2, page
+    text = page["text"]
+    assert f"Failures before the push: {early} of {reduction['totals']['failed']} failures" in text
+    assert "failed before push" in text  # the per-cell column
+    captions = re.findall(r"<video [^>]*></video>\s*<figcaption>(.*?) \(<a href", html.read_text(), re.S)
+    assert len(captions) == 1 and captions[0] in text  # as the browser shows it
+    assert captions[0].startswith("go1_v0: mu 0.3, push 30 %BW, seed ")  # the checkpoint, not the key's v2|
+    assert captions[0].endswith("failed at 0.82 s, before the push started (walking, not pushed)")
+    assert "boundary" not in captions[0]  # no push-failure label on a fall before the push
+    assert "do not include the grid's resolution (push step 20 %BW)" in text
+
+
+def _sweep(name: str, pushes: list[float], outcomes: list[tuple[int, float | None]]) -> Sweep:
+    """A one-row sweep of 8 seeds per cell from (failures, failure time) per cell."""
+    cells = {}
+    for j, (n_failed, t) in enumerate(outcomes):
+        cells[(0, j)] = [Rollout(f"{name}{j}{i}", f"v2|mu=1|push={pushes[j]}|seed={i}", i, i,
+                                 "failed" if i < n_failed else "survived", t if i < n_failed else None, None, None)
+                         for i in range(8)]
+    return Sweep(name, "0" * 64, "test", [1.0], pushes, 8, 90.0, 2.0,
+                 {"horizon_s": 5.0, "failure": failure.thresholds()}, cells, robot("ant"))
+
+
+def test_a_logrank_verdict_against_the_boundary_shift_is_explained(tmp_path):
+    """B survives the 20 %BW cell more often (its boundary moves outward), but where every robot of both
+    falls (30 and 40 %BW) B's fall sooner, which the log-rank test counts as B failing earlier."""
+    pushes = [10.0, 20.0, 30.0, 40.0]
+    a = _sweep("a", pushes, [(0, None), (6, 2.6), (8, 2.6), (8, 2.6)])
+    b = _sweep("b", pushes, [(0, None), (2, 2.6), (8, 2.05), (8, 2.05)])
+    with Store(tmp_path / "store") as store:
+        ra, rb = (reduce_sweep(store, s, resamples=200, seed=0, check_rule=False) for s in (a, b))
+    row = diff_reductions(ra, rb, q=0.05)["boundary_displacement"][0]
+    assert row["displacement_pct_bw"] > 0 and row["logrank_row_direction"] == "B fails earlier/more"
+    assert row["logrank_disagrees"] and row["logrank_cells_all_fell_pct_bw"] == [30.0, 40.0]
+    assert ra["boundary"][0]["between_pct_bw"] == [10.0, 20.0] and rb["boundary"][0]["between_pct_bw"] == [20.0, 30.0]
+
+    (tmp_path / "diff").mkdir()
+    html = diff_report(tmp_path / "diff", diff_reductions(ra, rb, q=0.05))
+    page = render_check(html)
+    assert page["loaded"] == page["images"] == 3, page
+    assert "In 1 row(s) the log-rank direction disagrees with the boundary shift" in page["text"]
+    assert ("the boundary moved outward (B survives larger pushes), yet the log-rank test says B fails earlier/more"
+            in page["text"])
+    assert "in 2 cell(s) (push 30, 40 %BW) every robot of both checkpoints fell" in page["text"]
+
+    agreeing = diff_reductions(ra, reduce_sweep(Store(tmp_path / "s2"), _sweep("c", pushes, [(0, None), (2, 2.6),
+                               (8, 2.6), (8, 2.6)]), resamples=200, seed=0, check_rule=False), q=0.05)
+    assert not agreeing["boundary_displacement"][0]["logrank_disagrees"]  # same times where all fell: no conflict
