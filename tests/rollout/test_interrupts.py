@@ -7,6 +7,7 @@ signals it once the store holds its first records, and checks what is left.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -32,13 +33,14 @@ LINE = re.compile(r"^policylab: interrupted after ([\d,]+) of 128 \(sweep ant_v0
 def uninterrupted(tmp_path_factory) -> Path:
     """The folder of the same sweep run without interruption."""
     folder = tmp_path_factory.mktemp("whole")
-    cwd = os.getcwd()
-    os.chdir(folder)
-    try:
-        assert invoke(GRID + ["--executor", "local"]) == 0
-    finally:
-        os.chdir(cwd)
+    _sweep_in(folder)
     return folder
+
+
+def _sweep_in(folder: Path) -> None:
+    """The whole sweep, uninterrupted, in-process, from `folder` (its paths are relative)."""
+    with contextlib.chdir(folder):
+        assert invoke(GRID + ["--executor", "local"]) == 0
 
 
 def _session(sid: int) -> list[str]:
@@ -116,12 +118,7 @@ def _check_stopped(folder: Path, code: int, err: str, expected: int) -> int:
 
 
 def _resume_matches(folder: Path, uninterrupted: Path) -> None:
-    cwd = os.getcwd()
-    os.chdir(folder)
-    try:
-        assert invoke(GRID + ["--executor", "local"]) == 0
-    finally:
-        os.chdir(cwd)
+    _sweep_in(folder)
     assert (folder / "O" / "sweep.json").read_bytes() == (uninterrupted / "O" / "sweep.json").read_bytes()
     with Store(folder / "S") as a, Store(uninterrupted / "S") as b:
         assert a.fingerprint() == b.fingerprint()

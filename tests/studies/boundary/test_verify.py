@@ -30,17 +30,7 @@ def test_verify_detects_a_tampered_record(tmp_path, small_sweep):
     """The gate can fail: a stored payload that differs from re-simulation is reported, exit status 1."""
     store_root, _ = small_sweep
     copy = tmp_path / "store"
-    shutil.copytree(store_root, copy)
-    with Store(copy) as s:
-        key = s.keys()[0]
-        rec = s.get(key)
-        p = s.payload(key)
-        p["qpos"][50, 0] += 1e-12
-        blob = arrays_to_bytes(p)
-        atomic_write_bytes(copy / rec.payload_path, blob)
-        data = dict(rec.data, payload_sha256=sha256_hex(blob))
-        s._db.execute("UPDATE rollouts SET payload_sha256=?, record=? WHERE key=?",
-                      (sha256_hex(blob), json.dumps(data), key))
+    _tampered_copy(store_root, copy)
     r = cli("verify", "--checkpoint", "ant_v0", "--store", copy, "--sample", "64", "--out", tmp_path / "v")
     assert r.returncode == 1, r.stderr
     assert "error" not in r.stderr  # a failed gate is a result, not an error
@@ -78,18 +68,8 @@ def test_verify_names_a_cross_machine_difference(tmp_path, small_sweep):
     CPU's arithmetic)."""
     store_root, _ = small_sweep
     copy = tmp_path / "store"
-    shutil.copytree(store_root, copy)
     other = {"machine": "x86_64", "features": "AVX FMA3 AVX2", "npy_disabled": ""}
-    with Store(copy) as s:
-        key = s.keys()[0]
-        rec = s.get(key)
-        p = s.payload(key)
-        p["qpos"][50, 0] += 1e-12
-        blob = arrays_to_bytes(p)
-        atomic_write_bytes(copy / rec.payload_path, blob)
-        data = dict(rec.data, payload_sha256=sha256_hex(blob), provenance={**rec.data["provenance"], "cpu": other})
-        s._db.execute("UPDATE rollouts SET payload_sha256=?, record=? WHERE key=?",
-                      (sha256_hex(blob), json.dumps(data), key))
+    data = _tampered_copy(store_root, copy, cpu=other)
     r = cli("verify", "--checkpoint", "ant_v0", "--store", copy, "--sample", "64", "--out", tmp_path / "v")
     assert r.returncode == 1, r.stderr
     headline, cross, _ = r.stdout.strip().splitlines()
@@ -98,3 +78,22 @@ def test_verify_names_a_cross_machine_difference(tmp_path, small_sweep):
                             "features (x86_64 AVX FMA3 AVX2) than this one (")
     rep = json.loads((tmp_path / "v" / "equivalence.json").read_text())
     assert rep["cross_machine"]["mismatches_recorded_on_other_cpus"] == {data["world"]["cache_key"]: other}
+
+
+def _tampered_copy(store_root, copy, cpu=None) -> dict:
+    """Copy the store and move one stored qpos by 1e-12 (its sha256 updated, so only a re-simulation
+    can tell); `cpu` rewrites the record's provenance as if another CPU had made it. Returns the record."""
+    shutil.copytree(store_root, copy)
+    with Store(copy) as s:
+        key = s.keys()[0]
+        rec = s.get(key)
+        p = s.payload(key)
+        p["qpos"][50, 0] += 1e-12
+        blob = arrays_to_bytes(p)
+        atomic_write_bytes(copy / rec.payload_path, blob)
+        data = dict(rec.data, payload_sha256=sha256_hex(blob))
+        if cpu is not None:
+            data["provenance"] = {**rec.data["provenance"], "cpu": cpu}
+        s._db.execute("UPDATE rollouts SET payload_sha256=?, record=? WHERE key=?",
+                      (sha256_hex(blob), json.dumps(data), key))
+    return data
