@@ -43,6 +43,7 @@ from mujoco import rollout as mj_rollout
 
 from results_file import record
 
+from policylab import portable_math
 from policylab.envs.robots.robot import robot
 from policylab.policies import linear
 from policylab.rollout.store import Store
@@ -185,8 +186,8 @@ def gymnasium_loop(ckpt: checkpoint.Checkpoint, worlds, store_root: Path, keys) 
             if k == k0:
                 angle = float(ANT.heading(u.data.qpos)) + np.deg2rad(w.push_dir)
             on = k0 <= k < k0 + protocol.push_steps(ANT)
-            u.data.xfrc_applied[torso, 0] = force * np.cos(angle) if on else 0.0
-            u.data.xfrc_applied[torso, 1] = force * np.sin(angle) if on else 0.0
+            u.data.xfrc_applied[torso, 0] = force * portable_math.cos(angle) if on else 0.0
+            u.data.xfrc_applied[torso, 1] = force * portable_math.sin(angle) if on else 0.0
             action = policy.act(np.concatenate([u.data.qpos[2:], u.data.qvel])[None])[0]
             env.step(action)
             qpos.append(u.data.qpos.copy())
