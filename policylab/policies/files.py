@@ -22,7 +22,8 @@ def policy_kind(path: str | Path) -> str:
 
 
 def load_policy(path: str | Path, obs_dim: int | None = None, act_dim: int | None = None, *,
-                what: str = "the robot", field: str = "checkpoint"):
+                what: str = "the robot", field: str = "checkpoint", output: str | None = None):
+    """The policy file `path` checked against the sizes; `output` names an ONNX file's action output."""
     kind = policy_kind(path)
     if kind == "linear":
         from policylab.policies import linear
@@ -30,4 +31,4 @@ def load_policy(path: str | Path, obs_dim: int | None = None, act_dim: int | Non
         return linear.load(path, obs_dim, act_dim, robot_name=what, field=field)
     from policylab.policies import onnx
 
-    return onnx.load(path, obs_dim, act_dim, what=what, field=field)
+    return onnx.load(path, obs_dim, act_dim, what=what, field=field, output=output)

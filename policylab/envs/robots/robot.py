@@ -317,7 +317,7 @@ class Robot:
         mode: scaled torque (or the action itself); pd and position modes: the nominal joint pose +
         action_scale * action (position targets of the spec's servos, or of the MJCF's own)."""
         c = self.spec.control
-        a = np.clip(action, -c.action_clip, c.action_clip)
+        a = action if c.action_clip is None else np.clip(action, -c.action_clip, c.action_clip)
         if self.act_perm is not None:
             a = a[..., self.act_perm]
         if c.mode in ("pd", "position"):

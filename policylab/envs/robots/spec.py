@@ -105,7 +105,7 @@ class ObsTerm(_Strict):
 
 class Control(_Strict):
     mode: Literal["torque", "pd", "position"]
-    action_clip: float = Field(1.0, gt=0)
+    action_clip: Optional[float] = Field(1.0, gt=0)  # null: the action unclipped
     action_scale: Optional[float] = Field(None, gt=0)  # pd: radians per unit action
     kp: Optional[float] = Field(None, gt=0)
     kd: Optional[float] = Field(None, ge=0)

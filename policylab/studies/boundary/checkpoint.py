@@ -66,8 +66,14 @@ def resolve_checkpoint(spec: str | None, robot: str | None = None) -> Checkpoint
             "path of a .npz or .onnx policy file"
         )
     rob = load_robot(robot)
-    load_policy(path, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot")
+    robot_policy(path, rob)
     return Checkpoint(path.stem, path, sha256_hex(path.read_bytes()), rob)
+
+
+def robot_policy(path: str | Path, rob: Robot):
+    """The policy file `path` opened for `rob`: checked against its observation and action sizes, an ONNX
+    file's action output named by the spec's ``policy_output``."""
+    return load_policy(path, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot", output=rob.spec.policy_output)
 
 
 def policy_record(ckpt: Checkpoint) -> dict:
