@@ -17,6 +17,7 @@ app = typer.Typer(
 )
 
 S = "policylab.studies.boundary"
+command(app, "robot", r.RobotRequest, f"{S}.robot_card:run")
 command(app, "train", r.TrainRequest, f"{S}.train:run")
 command(app, "calibrate", r.CalibrateRequest, f"{S}.threshold_data:run")
 command(app, "sweep", r.SweepRequest, f"{S}.sweep:run")
