@@ -1,0 +1,78 @@
+"""A policy trained elsewhere plugs in as it is: a torch actor-critic in the common trainers' Go1
+layout, exported with a fixed batch of 1 and two outputs, runs through sweep, verify, reduce, select,
+replay, clips and report with nothing but a spec file written here (tests/support/trainer_layout.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+
+from tests.support.boundary_fixtures import cli
+from tests.support.trainer_layout import ACT, OBS, export_policy, spec_file
+
+# The stand-still policy settles every seed to one standing pose by 2 s, so its boundary is a step
+# (survives 40 %BW, falls at 42, whatever the seed); pushed at 0.5 s out of a noisier reset, the seeds
+# differ and the 40 %BW cells are mixed, which gives select and replay boundary worlds to work on.
+GRID = ["--n-mu", 2, "--mu-min", 0.5, "--mu-max", 1.0, "--n-push", 3, "--push-min", 30, "--push-max", 50,
+        "--seeds-per-cell", 4, "--push-t0", 0.5]
+RESET = {"qpos_uniform": 0.1, "qpos_noise_on": "joints", "qvel_normal": 0.5}
+
+
+@pytest.mark.slow
+def test_trainer_layout_policy_runs_every_stage(tmp_path):
+    spec = spec_file(tmp_path / "spec", reset=RESET)
+    policy = export_policy(tmp_path / "policy" / "go1_joystick.onnx")
+    model = onnx.load(str(policy))  # as the trainers export it: batch fixed at 1, actions beside the critic
+    assert [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim] == [1, OBS]
+    assert [o.name for o in model.graph.output] == ["continuous_actions", "value"]
+
+    res = cli("robot", spec, "--out", tmp_path / "card")
+    assert res.returncode == 0, res.stderr
+    card = json.loads((tmp_path / "card" / "robot.json").read_text())
+    assert card["observation"]["size"] == OBS and card["action_size"] == ACT and not card["warnings"]
+    assert [r["slice"] for r in card["observation"]["layout"]] == [[0, 3], [3, 6], [6, 9], [9, 21], [21, 33],
+                                                                    [33, 45], [45, 48]]
+
+    store, ana = tmp_path / "store", tmp_path / "ana"
+    res = cli("sweep", "--robot", spec, "--checkpoint", policy, *GRID, "--store", store, "--out", tmp_path / "sweep")
+    assert res.returncode == 0, res.stderr
+    summary = json.loads((tmp_path / "sweep" / "sweep.json").read_text())
+    counts = summary["counts"]
+    assert counts["missing"] == counts["diverged"] == 0 and counts["survived"] > 0 and counts["failed"] > 0, counts
+    assert summary["protocol"]["command"] == [0.5, 0.0, 0.0]
+    assert summary["protocol"]["control"]["mode"] == "position"
+
+    res = cli("verify", "--robot", spec, "--checkpoint", policy, "--store", store, "--sample", 4,
+              "--out", tmp_path / "verify")
+    assert res.returncode == 0, res.stdout + res.stderr
+    eq = json.loads((tmp_path / "verify" / "equivalence.json").read_text())
+    assert eq["passed"] and eq["harness_vs_plain_loop"]["identical"] == 2
+    for args in (("reduce", "--store", store, "--checkpoint", policy.stem, "--out", ana),
+                 ("select", "--out", ana, "--n-boundary", 2, "--n-recoveries", 1),
+                 ("replay", "--out", ana, "--checkpoint", policy),
+                 ("clips", "--out", ana, "--width", 64, "--height", 48, "--workers", 1),
+                 ("report", "--out", ana)):
+        res = cli(*args)
+        assert res.returncode == 0, (args[0], res.stdout, res.stderr)
+    replays = json.loads((ana / "replay" / "replays.json").read_text())
+    eqs = replays["equivalence_summary"]
+    assert eqs["checked"] > 0 and eqs["bitwise_equal"] == eqs["checked"]
+    assert any(p.suffix == ".mp4" for p in (ana / "clips").rglob("*"))
+    assert (ana / "report" / "report.html").is_file()
+
+
+def test_fixed_batch_one_acts_row_by_row_as_a_batch_would(tmp_path):
+    """The loader runs a batch-1 file row by row; each row equals the same network run alone."""
+    from policylab.policies import onnx as onnx_policy
+
+    path = export_policy(tmp_path / "p.onnx", steps=5)
+    pol = onnx_policy.load(path, OBS, ACT, output="continuous_actions")
+    assert pol.batch_one
+    x = np.random.default_rng(0).standard_normal((5, OBS))
+    together = pol.act(x)
+    assert together.shape == (5, ACT)
+    for i in range(5):
+        assert np.array_equal(pol.act(x[i: i + 1]), together[i: i + 1])
