@@ -108,11 +108,12 @@ def from_bytes(raw: bytes, p: Path, obs_dim: int | None = None, act_dim: int | N
     by the bytes' hash checks and runs exactly the bytes it hashed."""
     try:
         model = onnx.load_from_string(raw)
-        onnx.checker.check_model(model)
+        external = _external_data(model)  # before the checker, which would only say the data file is missing
+        if external is None:
+            onnx.checker.check_model(model)
     except Exception as exc:  # onnx raises DecodeError, ValidationError, ... for a bad file
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BadInput(field, f"{p} is not a valid ONNX model ({msg[:200]})") from None
-    external = _external_data(model)
     if external is not None:
         raise BadInput(field, f"{p} keeps its weights in an external data file ({external!r}); save the network as "
                        "one file: onnx.save(onnx.load(PATH), NEW_PATH, save_as_external_data=False)")

@@ -13,6 +13,7 @@ so the spec must name the action output. It need not walk; it stands, and falls 
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 from policylab.envs.robots.spec import SPECS_DIR
@@ -90,6 +91,8 @@ def export_policy(path: Path, steps: int = 300) -> Path:
         loss.backward()
         opt.step()
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(net, (torch.zeros(1, OBS),), str(path), dynamo=False, input_names=["obs"],
-                      output_names=["continuous_actions", "value"], opset_version=11)
+    with warnings.catch_warnings():  # the legacy exporter is chosen on purpose (no onnxscript needed)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(net, (torch.zeros(1, OBS),), str(path), dynamo=False, input_names=["obs"],
+                          output_names=["continuous_actions", "value"], opset_version=11)
     return path

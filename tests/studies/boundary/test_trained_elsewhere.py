@@ -76,3 +76,32 @@ def test_fixed_batch_one_acts_row_by_row_as_a_batch_would(tmp_path):
     assert together.shape == (5, ACT)
     for i in range(5):
         assert np.array_equal(pol.act(x[i: i + 1]), together[i: i + 1])
+
+
+def test_policy_that_does_not_fit_the_spec_is_one_line_and_writes_nothing(tmp_path):
+    """A 48-input policy against a spec whose observation has 51 values (a 3-value offset of a wider
+    command) is refused before anything is written, naming the checkpoint and both sizes."""
+    policy = export_policy(tmp_path / "p.onnx", steps=5)
+    spec = spec_file(tmp_path / "spec", observation=[
+        {"term": "sensor", "name": "local_linvel"}, {"term": "sensor", "name": "gyro"},
+        {"term": "site_gravity", "name": "imu"}, {"term": "joint_pos_rel"}, {"term": "joint_vel"},
+        {"term": "last_action"}, {"term": "command", "value": [0.0] * 6}])
+    res = cli("sweep", "--robot", spec, "--checkpoint", policy, *GRID, "--store", tmp_path / "store", "--out",
+              tmp_path / "sweep")
+    assert res.returncode == 2
+    assert res.stderr.strip() == (f"policylab: error: checkpoint: {policy}: input 'obs' takes 48 observation values; "
+                                  "the go1_trained_elsewhere robot gives 51")
+    assert not (tmp_path / "store").exists() and not (tmp_path / "sweep").exists()
+
+
+def test_robot_command_warns_when_the_zero_policy_never_survives(tmp_path):
+    """An uprightness threshold no standing robot meets: every zero-policy world fails, which is a warning."""
+    spec = spec_file(tmp_path / "spec", failure={"torso_z_fail_m": 0.15, "uprightness_fail": 0.99999,
+                                                 "rule_version": 1})
+    res = cli("robot", spec, "--zero-policy-worlds", 2, "--out", tmp_path / "card")
+    assert res.returncode == 0, res.stderr
+    assert "zero policy: survived 0 of 2 nominal worlds" in res.stdout
+    assert "warning: the zero policy survived 0 of 2 nominal worlds" in res.stdout
+    res = cli("robot", tmp_path / "nope.json", "--out", tmp_path / "card2")
+    assert res.returncode == 2 and res.stderr.startswith("policylab: error: spec: unknown robot")
+    assert not (tmp_path / "card2").exists()
