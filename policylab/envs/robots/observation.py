@@ -12,6 +12,9 @@ derived fields are those MuJoCo left after the world's last step, exactly what a
 its ``data`` after ``mj_step`` (sensors are computed at the start of a physics step, so they lag
 the integrated state by one physics step, in the trainer as here).
 
+Terms that need no copy read views (qpos/qvel slices), and frames allocate nothing a plain state
+observation did not: ARS training's batched einsum (`policies.linear.act` on 3-D weights) rounds by
+its operands' memory layout, and the committed learning curves are reproduced to the last bit.
 Every operation is elementwise IEEE arithmetic on a row (products and sums written out, no BLAS),
 so a world's observation is the same bits alone, in any batch, at any position and on any x86-64 CPU.
 Per term: ``clip(scale * (raw - offset), -clip, clip)``; the terms concatenate into a frame; with
@@ -46,6 +49,7 @@ class Term:
     body: int = -1  # the site's body (its cvel row)
     root: int = -1  # that body's root (where its cvel's linear part is taken: subtree_com[root])
     offset: np.ndarray | None = None  # None: no offset
+    home: np.ndarray | None = None  # joint_pos_rel: the home pose of its joints
 
 
 def _site_local(xmat: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -54,21 +58,25 @@ def _site_local(xmat: np.ndarray, v: np.ndarray) -> np.ndarray:
                     axis=1)
 
 
-def raw_value(rob, t: Term, src: Mapping[str, np.ndarray], last: np.ndarray) -> np.ndarray:
-    """The raw (B, width) value of term `t` for the rows of `src` (`last`: their previous actions)."""
+def raw_value(rob, t: Term, src: Mapping[str, np.ndarray], last: np.ndarray | None, cache: dict) -> np.ndarray:
+    """The raw (B, width) value of term `t` for the rows of `src` (`last`: their previous actions; `cache`
+    holds what several terms of one frame share)."""
     name = t.spec.term
     qpos, qvel = src["qpos"], src["qvel"]
-    if name in ("qpos", "joint_pos_rel"):
-        p = qpos[:, t.index]
-        return p - rob.nominal_qpos[t.index] if name == "joint_pos_rel" else p
-    if name in ("qvel", "joint_vel"):
+    if name in ("qpos", "qvel"):  # a slice (a view, as the arrays' layout is part of reproducing training)
+        return (qpos if name == "qpos" else qvel)[:, t.spec.start:t.spec.stop]
+    if name == "joint_pos_rel":
+        return qpos[:, t.index] - t.home
+    if name == "joint_vel":
         return qvel[:, t.index]
     if name == "height":
         return qpos[:, rob.root_qpos + 2: rob.root_qpos + 3]
     if name == "angvel_body":
         return qvel[:, rob.root_dof + 3: rob.root_dof + 6]
     if name in ("gravity_body", "linvel_body"):
-        rt = rob.rotation_t(qpos)
+        if "rt" not in cache:
+            cache["rt"] = rob.rotation_t(qpos)
+        rt = cache["rt"]
         v = np.broadcast_to([0.0, 0.0, -1.0], (len(qpos), 3)) if name == "gravity_body" \
             else qvel[:, rob.root_dof: rob.root_dof + 3]
         return np.einsum("bij,bj->bi", rt, v)
@@ -108,9 +116,10 @@ def finish(t: Term, p: np.ndarray) -> np.ndarray:
     return p
 
 
-def frame(rob, src: Mapping[str, np.ndarray], last: np.ndarray) -> np.ndarray:
+def frame(rob, src: Mapping[str, np.ndarray], last: np.ndarray | None) -> np.ndarray:
     """One observation frame (B, frame_dim): every term, finished, concatenated."""
-    parts = [finish(t, raw_value(rob, t, src, last)) for t in rob.terms]
+    cache: dict = {}
+    parts = [finish(t, raw_value(rob, t, src, last, cache)) for t in rob.terms]
     return np.array(parts[0]) if len(parts) == 1 else np.concatenate(parts, axis=1)
 
 
@@ -120,13 +129,14 @@ class Observer:
 
     def __init__(self, rob, n: int):
         self.rob = rob
-        self.last = np.tile(rob.initial_action, (n, 1))
+        uses_last = any(t.spec.term == "last_action" for t in rob.terms)
+        self.last = np.tile(rob.initial_action, (n, 1)) if uses_last else None
         h = rob.spec.history
         self.hist = None if h is None or h.length == 1 else np.zeros((n, h.length, rob.frame_dim))
         self.started = np.zeros(n, dtype=bool)
 
     def observe(self, src: Mapping[str, np.ndarray], sel=slice(None)) -> np.ndarray:
-        f = frame(self.rob, src, self.last[sel])
+        f = frame(self.rob, src, None if self.last is None else self.last[sel])
         if self.hist is not None:
             rows = np.arange(len(self.started))[sel]
             h = self.hist[rows]
@@ -143,4 +153,5 @@ class Observer:
         return f
 
     def acted(self, action: np.ndarray, sel=slice(None)) -> None:
-        self.last[sel] = action
+        if self.last is not None:
+            self.last[sel] = action

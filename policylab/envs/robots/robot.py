@@ -143,7 +143,8 @@ class Robot:
             if offset.ndim == 1 and len(offset) != width:
                 raise BadInput(FIELD, f"robot spec {f}: observation {t.term} has {width} values; its offset has "
                                f"{len(offset)}")
-        return Term(t, width, index, site, body, root, offset)
+        home = self.nominal_qpos[index].copy() if t.term == "joint_pos_rel" else None
+        return Term(t, width, index, site, body, root, offset, home)
 
     def _initial_action(self) -> np.ndarray:
         t = next((t for t in self.spec.observation if t.term == "last_action"), None)
