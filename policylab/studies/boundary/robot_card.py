@@ -36,7 +36,8 @@ def observation_layout(rob: Robot) -> list[dict]:
     rows, at = [], 0
     for t in rob.terms:
         s = t.spec
-        label = s.term + (f"[{s.name}]" if s.name else "") + (f"[{s.start}:{s.stop}]" if s.term in ("qpos", "qvel") else "")
+        span = f"[{'' if s.start is None else s.start}:{'' if s.stop is None else s.stop}]"
+        label = s.term + (f"[{s.name}]" if s.name else "") + (span if s.term in ("qpos", "qvel") else "")
         rows.append({"term": label, "slice": [at, at + t.width], "width": t.width,
                      **{k: v for k, v in s.model_dump(exclude_none=True).items()
                         if k in ("scale", "offset", "clip", "initial", "value", "hz") and v not in (1.0, 0.0)}})

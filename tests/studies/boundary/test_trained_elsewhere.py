@@ -105,3 +105,30 @@ def test_robot_command_warns_when_the_zero_policy_never_survives(tmp_path):
     res = cli("robot", tmp_path / "nope.json", "--out", tmp_path / "card2")
     assert res.returncode == 2 and res.stderr.startswith("policylab: error: spec: unknown robot")
     assert not (tmp_path / "card2").exists()
+
+
+def test_normalisation_beside_the_policy_file_is_applied_and_names_the_policy(tmp_path):
+    from policylab.errors import BadInput
+    from policylab.policies import onnx as onnx_policy
+    from policylab.studies.boundary.checkpoint import policy_record, resolve_checkpoint, robot_policy
+
+    spec = spec_file(tmp_path / "spec")
+    policy = export_policy(tmp_path / "p" / "net.onnx", steps=5)
+    plain = resolve_checkpoint(str(policy), str(spec))
+    assert plain.as_dict() == {"name": "net", "sha256": plain.sha256}  # no file beside: the keys stand
+    mean, std = np.linspace(-1, 1, OBS), np.linspace(0.5, 2, OBS)
+    beside = policy.with_suffix(".obs_norm.json")
+    beside.write_text(json.dumps({"mean": mean.tolist(), "std": std.tolist()}))
+    ckpt = resolve_checkpoint(str(policy), str(spec))
+    assert ckpt.obs_norm_sha256 and ckpt.as_dict()["obs_norm_sha256"] == ckpt.obs_norm_sha256
+    assert policy_record(ckpt)["params"]["obs_norm_sha256"] == ckpt.obs_norm_sha256
+    x = np.random.default_rng(2).standard_normal((3, OBS))
+    raw = onnx_policy.load(policy, OBS, ACT, output="continuous_actions")
+    assert np.array_equal(robot_policy(policy, ckpt.robot).act(x), raw.act((x - mean) / std))
+    beside.write_text(json.dumps({"mean": [0.0] * 47, "std": [1.0] * 47}))
+    with pytest.raises(BadInput, match="mean and std need 48 values each"):
+        resolve_checkpoint(str(policy), str(spec))
+    beside.write_text(json.dumps({"mean": [0.0] * 48, "std": [1.0] * 48}))
+    twice = spec_file(tmp_path / "spec2", normalization={"mean": [0.0] * 48, "std": [1.0] * 48})
+    with pytest.raises(BadInput, match="already normalises; keep one of them"):
+        resolve_checkpoint(str(policy), str(twice))
