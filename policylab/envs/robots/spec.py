@@ -14,8 +14,11 @@ module) or the path of a user's spec. A spec names:
   ``physics_dt``; solver iterations, integrator, cone, contact geoms, joint damping);
 - ``control``: ``torque`` (the policy's action, clipped, is the actuators' ctrl) or ``pd`` (the
   actuators become MuJoCo position servos with gains kp, kd and force limits; ctrl = nominal joint
-  pose + action_scale * action, so the PD law runs at every physics step inside MuJoCo);
-- ``physics_dt`` and ``control_dt`` (their ratio is the number of substeps);
+  pose + action_scale * action, so the PD law runs at every physics step inside MuJoCo) or
+  ``position`` (the MJCF's own position actuators, untouched, at ctrl = home + action_scale * action:
+  how the common trainers drive them);
+- ``physics_dt`` and ``control_dt`` (their ratio is the number of substeps; ``control_dt`` is the
+  policy's contract: it acts once per control step, its action held over the substeps);
 - ``reset``: how a world's seed draws its initial state (uniform qpos noise, Gaussian qvel noise);
 - ``observation``: the policy's input, a list of terms (see `OBS_TERMS`), each with an optional
   scale, offset and clip; ``history`` stacks the last k observations, ``normalization`` whitens the
