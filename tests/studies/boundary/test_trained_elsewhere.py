@@ -64,6 +64,7 @@ def test_trainer_layout_policy_runs_every_stage(tmp_path):
     assert (ana / "report" / "report.html").is_file()
 
 
+@pytest.mark.slow  # torch's import and export: about 15 s on a loaded machine
 def test_fixed_batch_one_acts_row_by_row_as_a_batch_would(tmp_path):
     """The loader runs a batch-1 file row by row; each row equals the same network run alone."""
     from policylab.policies import onnx as onnx_policy
@@ -78,6 +79,7 @@ def test_fixed_batch_one_acts_row_by_row_as_a_batch_would(tmp_path):
         assert np.array_equal(pol.act(x[i: i + 1]), together[i: i + 1])
 
 
+@pytest.mark.slow  # torch's import and export: about 15 s on a loaded machine
 def test_policy_that_does_not_fit_the_spec_is_one_line_and_writes_nothing(tmp_path):
     """A 48-input policy against a spec whose observation has 51 values (a 3-value offset of a wider
     command) is refused before anything is written, naming the checkpoint and both sizes."""
@@ -107,6 +109,7 @@ def test_robot_command_warns_when_the_zero_policy_never_survives(tmp_path):
     assert not (tmp_path / "card2").exists()
 
 
+@pytest.mark.slow  # torch's import and export: about 15 s on a loaded machine
 def test_normalisation_beside_the_policy_file_is_applied_and_names_the_policy(tmp_path):
     from policylab.errors import BadInput
     from policylab.policies import onnx as onnx_policy
