@@ -44,7 +44,7 @@ class Term:
 
     spec: ObsTerm
     width: int
-    index: np.ndarray | None = None  # qpos/qvel columns, sensordata entries, or actuated joints' qpos/dof
+    index: np.ndarray | None = None  # sensordata entries, or the policy's joints' qpos/dof addresses
     site: int = -1
     body: int = -1  # the site's body (its cvel row)
     root: int = -1  # that body's root (where its cvel's linear part is taken: subtree_com[root])

@@ -114,11 +114,9 @@ class Robot:
         site = body = root = -1
         index = None
         if t.term in ("qpos", "qvel"):
-            n = self.nq if t.term == "qpos" else self.nv
-            index = np.arange(n)[slice(t.start, t.stop)]
-            if len(index) < 1:
+            width = len(range(self.nq if t.term == "qpos" else self.nv)[slice(t.start, t.stop)])
+            if width < 1:
                 raise BadInput(FIELD, f"robot spec {f}: observation {t.term}[{t.start}:{t.stop}] is empty")
-            width = len(index)
         elif t.term in ("joint_pos_rel", "joint_vel"):
             index = (self.joint_qpos if t.term == "joint_pos_rel" else self.joint_dof)[self.policy_joints]
             width = self.nu
