@@ -3,15 +3,58 @@
 `load_policy(path, obs_dim, act_dim)` picks the loader by suffix and checks the file against the
 sizes the robot gives and takes, before anything is created; anything wrong is `BadInput` naming the
 field (one line, exit 2). Both kinds expose ``act(obs) -> actions`` on (B, obs_dim) float64 batches.
+
+Normalisation a trainer kept outside its network may lie beside the file: ``NAME.obs_norm.json``
+(``{"mean": [...], "std": [...]}``, one value per observation entry, std > 0) next to ``NAME.onnx``
+or ``NAME.npz``; the policy then acts on (obs - mean) / std. Its bytes are part of what names the
+policy (`obs_norm_file`), so editing it plays the worlds again.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from policylab.errors import BadInput
 
 SUFFIXES = {".npz": "linear", ".onnx": "onnx"}
+OBS_NORM_SUFFIX = ".obs_norm.json"
+
+
+def obs_norm_file(path: str | Path) -> Path | None:
+    """The normalisation file beside policy file `path` (``NAME.obs_norm.json``), or None."""
+    p = Path(path).with_suffix(OBS_NORM_SUFFIX)
+    return p if p.is_file() else None
+
+
+@dataclass(frozen=True)
+class Normalized:
+    """A policy acting on (obs - mean) / std."""
+
+    policy: object
+    mean: np.ndarray
+    std: np.ndarray
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        return self.policy.act((obs - self.mean) / self.std)
+
+
+def _read_norm(path: Path, obs_dim: int | None, field: str) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        data = json.loads(path.read_text())
+        mean, std = (np.asarray(data[k], dtype=float) for k in ("mean", "std"))
+    except (OSError, ValueError, KeyError, TypeError):
+        raise BadInput(field, f"{path} is not a normalisation file (a JSON object with number lists mean and std)") \
+            from None
+    want = obs_dim if obs_dim is not None else len(mean)
+    if mean.shape != (want,) or std.shape != (want,):
+        raise BadInput(field, f"{path}: mean and std need {want} values each (they have {mean.size} and {std.size})")
+    if not (np.isfinite(mean).all() and np.isfinite(std).all() and (std > 0).all()):
+        raise BadInput(field, f"{path}: mean and std must be finite and std positive")
+    return mean, std
 
 
 def policy_kind(path: str | Path) -> str:
@@ -22,12 +65,16 @@ def policy_kind(path: str | Path) -> str:
 
 
 def load_policy(path: str | Path, obs_dim: int | None = None, act_dim: int | None = None, *,
-                what: str = "the robot", field: str = "checkpoint"):
+                what: str = "the robot", field: str = "checkpoint", output: str | None = None):
+    """The policy file `path` checked against the sizes; `output` names an ONNX file's action output."""
     kind = policy_kind(path)
     if kind == "linear":
         from policylab.policies import linear
 
-        return linear.load(path, obs_dim, act_dim, robot_name=what, field=field)
-    from policylab.policies import onnx
+        policy = linear.load(path, obs_dim, act_dim, robot_name=what, field=field)
+    else:
+        from policylab.policies import onnx
 
-    return onnx.load(path, obs_dim, act_dim, what=what, field=field)
+        policy = onnx.load(path, obs_dim, act_dim, what=what, field=field, output=output)
+    norm = obs_norm_file(path)
+    return policy if norm is None else Normalized(policy, *_read_norm(norm, obs_dim, field))

@@ -1,11 +1,16 @@
 """ONNX policy files, run with onnxruntime on the CPU: the one ONNX loader of the project.
 
-A policy network is an ``.onnx`` file with one float input of shape (batch, obs_dim) and one float
-output of shape (batch, act_dim) (the batch dimension may be symbolic). `load(path, obs_dim,
-act_dim)` checks the file before anything runs: that it parses and passes ``onnx.checker``, that the
-declared input and output shapes fit the caller's sizes, and that onnxruntime opens it and maps a
-probe batch of zeros to finite actions of the right shape. Anything wrong is `BadInput` naming the
-field (one line, exit 2).
+A policy network is an ``.onnx`` file with one float input of shape (batch, obs_dim) and a float
+output of shape (batch, act_dim). The batch dimension may be symbolic, or fixed at 1, as torch's
+exporter and the common trainers write it: such a file acts row by row (one run per observation),
+which gives the same rows as a batched run, since a row's result never depends on its batch (below).
+A file with several outputs (an actor-critic export: actions, value, log-std...) names the action
+output with `output`; a file whose weights lie in external data files is refused with how to make it
+one file (the loader takes bytes, so it cannot follow the file's relative paths). `load(path,
+obs_dim, act_dim)` checks the file before anything runs: that it parses and passes
+``onnx.checker``, that the declared input and output shapes fit the caller's sizes, and that
+onnxruntime opens it and maps a probe observation of zeros to finite actions of the right shape.
+Anything wrong is `BadInput` naming the field (one line, exit 2).
 
 Arithmetic: observations are cast to float32 (the network's precision) and actions back to float64.
 The session runs on one intra-op thread in sequential mode, so a row's result does not depend on how
@@ -44,19 +49,28 @@ class OnnxPolicy:
     input_dtype: type
     obs_dim: int
     act_dim: int
+    output_name: str | None = None  # None: the file's one output
+    batch_one: bool = False  # the input's batch dimension is fixed at 1: run row by row
 
     def act(self, obs: np.ndarray) -> np.ndarray:
         """(B, obs_dim) float -> (B, act_dim) float64 actions (the network's output, unclipped)."""
         x = np.ascontiguousarray(obs, dtype=self.input_dtype)
         if len(x) == 0:
             return np.zeros((0, self.act_dim))
-        return np.asarray(self.session.run(None, {self.input_name: x})[0], dtype=np.float64)
+        if self.batch_one:
+            return np.concatenate([self._run(x[i: i + 1]) for i in range(len(x))])
+        return self._run(x)
+
+    def _run(self, x: np.ndarray) -> np.ndarray:
+        outputs = None if self.output_name is None else [self.output_name]
+        return np.asarray(self.session.run(outputs, {self.input_name: x})[0], dtype=np.float64)
 
     def __getstate__(self):  # sessions do not pickle; a worker process re-opens the file
-        return {"path": self.path, "obs_dim": self.obs_dim, "act_dim": self.act_dim}
+        return {"path": self.path, "obs_dim": self.obs_dim, "act_dim": self.act_dim, "output_name": self.output_name}
 
     def __setstate__(self, state):
-        self.__dict__.update(load(state["path"], state["obs_dim"], state["act_dim"]).__dict__)
+        self.__dict__.update(load(state["path"], state["obs_dim"], state["act_dim"],
+                                  output=state.get("output_name")).__dict__)
 
 
 def session(model_bytes: bytes) -> onnxruntime.InferenceSession:
@@ -69,30 +83,51 @@ def session(model_bytes: bytes) -> onnxruntime.InferenceSession:
 
 
 def load(path: str | Path, obs_dim: int | None = None, act_dim: int | None = None, *, what: str = "the robot",
-         field: str = "checkpoint") -> OnnxPolicy:
-    """The ONNX policy in `path`, checked against `obs_dim` and `act_dim` (when given)."""
+         field: str = "checkpoint", output: str | None = None) -> OnnxPolicy:
+    """The ONNX policy in `path`, checked against `obs_dim` and `act_dim` (when given); `output` names the
+    action output of a file with several."""
     p = Path(path)
     if not p.is_file():
         raise BadInput(field, f"file not found: {p}")
-    return from_bytes(p.read_bytes(), p, obs_dim, act_dim, what=what, field=field)
+    return from_bytes(p.read_bytes(), p, obs_dim, act_dim, what=what, field=field, output=output)
+
+
+def _external_data(model) -> str | None:
+    """The external data file a model's weights point to, if any."""
+    from onnx.external_data_helper import uses_external_data
+
+    for t in model.graph.initializer:
+        if uses_external_data(t):
+            return next((e.value for e in t.external_data if e.key == "location"), "?")
+    return None
 
 
 def from_bytes(raw: bytes, p: Path, obs_dim: int | None = None, act_dim: int | None = None, *,
-               what: str = "the robot", field: str = "checkpoint") -> OnnxPolicy:
+               what: str = "the robot", field: str = "checkpoint", output: str | None = None) -> OnnxPolicy:
     """`load` on a file's bytes already read (`p` names it in messages): a caller that keys results
     by the bytes' hash checks and runs exactly the bytes it hashed."""
     try:
         model = onnx.load_from_string(raw)
-        onnx.checker.check_model(model)
+        external = _external_data(model)  # before the checker, which would only say the data file is missing
+        if external is None:
+            onnx.checker.check_model(model)
     except Exception as exc:  # onnx raises DecodeError, ValidationError, ... for a bad file
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BadInput(field, f"{p} is not a valid ONNX model ({msg[:200]})") from None
+    if external is not None:
+        raise BadInput(field, f"{p} keeps its weights in an external data file ({external!r}); save the network as "
+                       "one file: onnx.save(onnx.load(PATH), NEW_PATH, save_as_external_data=False)")
     inits = {i.name for i in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in inits]
-    if len(inputs) != 1 or len(model.graph.output) != 1:
-        raise BadInput(field, f"{p}: a policy network needs exactly one input and one output (it has "
-                       f"{len(inputs)} and {len(model.graph.output)})")
-    inp, out = inputs[0], model.graph.output[0]
+    outputs = {o.name: o for o in model.graph.output}
+    if len(inputs) != 1:
+        raise BadInput(field, f"{p}: a policy network needs exactly one input (it has {len(inputs)})")
+    if output is not None and output not in outputs:
+        raise BadInput(field, f"{p} has no output named {output!r} (its outputs: {', '.join(outputs)})")
+    if output is None and len(outputs) != 1:
+        raise BadInput(field, f"{p} has {len(outputs)} outputs ({', '.join(outputs)}); name the action output "
+                       "(a robot spec's policy_output)")
+    inp, out = inputs[0], outputs[output] if output is not None else model.graph.output[0]
     elem = inp.type.tensor_type.elem_type
     if elem not in _FLOAT_TYPES:
         raise BadInput(field, f"{p}: input {inp.name!r} must be float32 or float64")
@@ -107,14 +142,20 @@ def from_bytes(raw: bytes, p: Path, obs_dim: int | None = None, act_dim: int | N
     a_dim = act_dim if act_dim is not None else out_dims[1]
     if not isinstance(o_dim, int) or not isinstance(a_dim, int):
         raise BadInput(field, f"{p}: the observation and action sizes must be fixed numbers")
+    batch_one = in_dims[0] == 1
+    if isinstance(in_dims[0], int) and not batch_one:
+        raise BadInput(field, f"{p}: input {inp.name!r} has a fixed batch of {in_dims[0]}; a policy takes a batch of "
+                       "1 or a symbolic batch")
+    n = 1 if batch_one else 2
     try:
         sess = session(raw)
-        probe = sess.run(None, {inp.name: np.zeros((2, o_dim), dtype=_FLOAT_TYPES[elem])})[0]
+        probe = sess.run([out.name], {inp.name: np.zeros((n, o_dim), dtype=_FLOAT_TYPES[elem])})[0]
     except Exception as exc:  # onnxruntime's errors have no common base class
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BadInput(field, f"{p}: onnxruntime cannot run it ({msg[:200]})") from None
-    if np.shape(probe) != (2, a_dim):
-        raise BadInput(field, f"{p}: a batch of 2 observations gave output shape {np.shape(probe)}, not (2, {a_dim})")
+    if np.shape(probe) != (n, a_dim):
+        raise BadInput(field, f"{p}: a batch of {n} observations gave output shape {np.shape(probe)}, not ({n}, {a_dim})")
     if not np.isfinite(probe).all():
         raise BadInput(field, f"{p}: the network gives non-finite actions for a zero observation")
-    return OnnxPolicy(p, sess, inp.name, _FLOAT_TYPES[elem], o_dim, a_dim)
+    return OnnxPolicy(p, sess, inp.name, _FLOAT_TYPES[elem], o_dim, a_dim, None if output is None else out.name,
+                      batch_one)

@@ -63,6 +63,8 @@ boundary    verify       1_000_000  2          ``verify``'s harness check: the f
                                                seeds in the nominal world (shares sweep on purpose)
 boundary    calibration  3_000_000  1_000_000  ``calibrate``: nominal and hard-push worlds, outside
                                                every sweep's seeds
+boundary    robot        4_000_000  1_000      ``boundary robot``: a spec's nominal worlds played by
+                                               the zero policy
 ==========  ===========  =========  =========  =====================================================
 
 Not ranges, and kept where they are: single seeds picked for what they show (the Breakout trace
@@ -125,6 +127,7 @@ RANGES: dict[tuple[str, str], SeedRange] = {(r.study, r.purpose): r for r in (
     SeedRange("boundary", "sweep", 1_000_000, 2_000_000),
     SeedRange("boundary", "verify", 1_000_000, 2, shares=("sweep",)),
     SeedRange("boundary", "calibration", 3_000_000, 1_000_000),
+    SeedRange("boundary", "robot", 4_000_000, 1_000),
 )}
 
 

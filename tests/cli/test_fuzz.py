@@ -38,6 +38,7 @@ BASELINES: dict[str, list[str]] = {
     "breakout lockstep": ["--episodes", "1", "--max-steps", "2", "--policy", "v3", "--out", "{tmp}/out"],
     "demo": ["--out", "{tmp}/out"],
     "runs": ["{tmp}/runs"],
+    "boundary robot": ["ant", "--zero-policy-worlds", "1", "--out", "{tmp}/out"],
     "boundary train": ["--config", "v0", "--iterations", "1", "--out", "{tmp}/out"],
     "boundary calibrate": ["--checkpoint", "ant_v0", "--n-nominal", "1", "--n-pushed", "1", "--out", "{tmp}/out"],
     "boundary sweep": ["--checkpoint", "ant_v0", "--n-mu", "2", "--n-push", "2", "--seeds-per-cell", "1",

@@ -43,6 +43,7 @@ class RobotBatch:
         self._batch = None
         if not n:
             self.qpos, self.qvel, self.time = np.empty((0, rob.nq)), np.empty((0, rob.nv)), np.empty(0)
+            self.derived = {}
             return
         b = mujoco.batch.Batch(rob.base, n, max(1, min(nthread, n)))
         if any(mu is not None for mu in mus):
@@ -54,11 +55,18 @@ class RobotBatch:
         qpos, qvel = b.bind("qpos"), b.bind("qvel")
         for i, seed in enumerate(seeds):
             qpos[i], qvel[i] = rob.reset_state(seed)
+        derived = {f: b.bind(f) for f in rob.data_fields}  # bound before forward, so they hold the reset state's
         b.forward()  # as MujocoEnv.set_state does (changes no state, so not the trajectory)
         self._batch = b
         self._ctrl = b.bind("ctrl")
         self._push = b.bind("xfrc_applied")[:, rob.push_body, :2]
         self.qpos, self.qvel, self.time = _read_only(qpos), _read_only(qvel), _read_only(b.bind("time"))
+        self.derived = derived
+
+    def source(self, sel=slice(None)) -> dict[str, np.ndarray]:
+        """What the observation reads of the worlds `sel`: state rows and the derived fields the spec needs."""
+        return {"qpos": self.qpos[sel], "qvel": self.qvel[sel], "time": self.time[sel],
+                **{f: a[sel] for f, a in self.derived.items()}}
 
     def step(self, ctrl: np.ndarray, push_xy: np.ndarray, ids: np.ndarray | None = None) -> None:
         if self._batch is None:
@@ -137,6 +145,7 @@ def run_closed_loop(
             return {"qpos": qpos, "qvel": qvel, "time": time, "ctrl": ctrl, "action": action, "push": push,
                     "n_states": n_states, "bad_action_step": bad_action}
         qpos[:, 0], qvel[:, 0], time[:, 0] = batch.qpos, batch.qvel, batch.time
+        observer = rob.observer(n)
         angle = np.zeros(n)
         pushed = push_k0 >= 0
         live = np.ones(n, dtype=bool)
@@ -153,11 +162,12 @@ def run_closed_loop(
             if active.any():
                 push[active, k, 0] = force_n[active] * portable_math.cos_array(angle[active])
                 push[active, k, 1] = force_n[active] * portable_math.sin_array(angle[active])
-            obs = rob.observe(batch.qpos[sel], batch.qvel[sel], batch.time[sel])
+            obs = observer.observe(batch.source(sel), sel)
             if policy_ids:
                 a = np.asarray(policy(obs, np.arange(n) if ids is None else ids), dtype=float)
             else:
                 a = np.asarray(policy(obs), dtype=float)
+            observer.acted(a, sel)
             action[sel, k] = a
             invalid = ~np.isfinite(a).all(axis=1)
             if invalid.any():
@@ -201,6 +211,7 @@ def plain_loop(rob: Robot, policy: Callable[[np.ndarray], np.ndarray], mu: float
     d.qpos[:], d.qvel[:] = rob.reset_state(seed)
     mujoco.mj_forward(m, d)
     qpos, qvel, time, ctrl = [d.qpos.copy()], [d.qvel.copy()], [d.time], []
+    observer = rob.observer(1)
     angle = 0.0
     for k in range(n_steps):
         if k == push_k0:
@@ -208,10 +219,12 @@ def plain_loop(rob: Robot, policy: Callable[[np.ndarray], np.ndarray], mu: float
         on = push_k0 >= 0 and push_k0 <= k < push_k0 + n_push
         d.xfrc_applied[rob.push_body, 0] = force_n * portable_math.cos(angle) if on else 0.0
         d.xfrc_applied[rob.push_body, 1] = force_n * portable_math.sin(angle) if on else 0.0
-        obs = rob.observe(d.qpos[None], d.qvel[None], np.array([d.time]))
-        a = np.asarray(policy(obs), dtype=float)
+        src = {"qpos": d.qpos[None], "qvel": d.qvel[None], "time": np.array([d.time]),
+               **{f: getattr(d, f)[None] for f in rob.data_fields}}
+        a = np.asarray(policy(observer.observe(src)), dtype=float)
         if not np.isfinite(a).all():
             break  # the world ends before a non-finite action, as in `run_closed_loop`
+        observer.acted(a)
         c = rob.ctrl(a)[0]
         d.ctrl[:] = c
         mujoco.mj_step(m, d, nstep=rob.frame_skip)

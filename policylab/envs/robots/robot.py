@@ -19,7 +19,9 @@ import numpy as np
 
 from policylab import portable_math
 from policylab.errors import BadInput
-from policylab.envs.robots.spec import DEFAULT_ROBOT, FIELD, SPECS_DIR, RobotSpec, load_spec, mjcf_path, spec_path
+from policylab.envs.robots.observation import TERM_FIELDS, Observer, Term
+from policylab.envs.robots.spec import (DEFAULT_ROBOT, FIELD, OBS_TERMS, SITE_TERMS, SPECS_DIR, RobotSpec, load_spec,
+                                        mjcf_path, spec_path)
 
 _INTEGRATORS = {"euler": mujoco.mjtIntegrator.mjINT_EULER, "rk4": mujoco.mjtIntegrator.mjINT_RK4,
                 "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
@@ -83,8 +85,93 @@ class Robot:
         self.nominal_qpos = (base.key_qpos[self.key] if self.key is not None else base.qpos0).copy()
         self.nominal_joints = self.nominal_qpos[self.joint_qpos].copy()
         self.nq, self.nv, self.nu = base.nq, base.nv, base.nu
-        self.obs_dim = sum(self._term_width(t) for t in spec.observation)
         self.act_dim = base.nu
+        self.policy_joints = self._policy_joints(base)
+        self.act_perm = None if spec.joint_order is None else np.argsort(self.policy_joints)
+        self.terms = [self._compile(base, t) for t in spec.observation]
+        self.data_fields = sorted({f for t in self.terms for f in TERM_FIELDS.get(t.spec.term, ())})
+        self.frame_dim = sum(t.width for t in self.terms)
+        self.obs_dim = self.frame_dim * (spec.history.length if spec.history else 1)
+        self.initial_action = self._initial_action()
+        self._check_contract(base)
+
+    def _policy_joints(self, m: mujoco.MjModel) -> np.ndarray:
+        """For each of the policy's joints (its action and joint terms), the actuator that drives it."""
+        order = self.spec.joint_order
+        if order is None:
+            return np.arange(m.nu)
+        by_joint = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, int(j)): a
+                    for a, j in enumerate(m.actuator_trnid[:, 0])}
+        unknown = [n for n in order if n not in by_joint]
+        if unknown or sorted(order) != sorted(by_joint):
+            what = f"names no actuated joint {unknown[0]!r}" if unknown else \
+                f"must name each of the {m.nu} actuated joints once ({', '.join(sorted(by_joint))})"
+            raise BadInput(FIELD, f"robot spec {self.spec_file}: joint_order {what}")
+        return np.array([by_joint[n] for n in order])
+
+    def _compile(self, m: mujoco.MjModel, t) -> Term:
+        f = self.spec_file
+        site = body = root = -1
+        index = None
+        if t.term in ("qpos", "qvel"):
+            width = len(range(self.nq if t.term == "qpos" else self.nv)[slice(t.start, t.stop)])
+            if width < 1:
+                raise BadInput(FIELD, f"robot spec {f}: observation {t.term}[{t.start}:{t.stop}] is empty")
+        elif t.term in ("joint_pos_rel", "joint_vel"):
+            index = (self.joint_qpos if t.term == "joint_pos_rel" else self.joint_dof)[self.policy_joints]
+            width = self.nu
+        elif t.term == "sensor":
+            s = _id(m, mujoco.mjtObj.mjOBJ_SENSOR, t.name, "sensor", f)
+            index = np.arange(m.sensor_adr[s], m.sensor_adr[s] + m.sensor_dim[s])
+            width = len(index)
+        elif t.term in SITE_TERMS:
+            site = _id(m, mujoco.mjtObj.mjOBJ_SITE, t.name, "site", f)
+            body = int(m.site_bodyid[site])
+            root = int(m.body_rootid[body])
+            width = 3
+        elif t.term == "last_action":
+            width = self.nu
+        elif t.term == "command":
+            width = len(t.value)
+        else:
+            width = OBS_TERMS[t.term]
+        offset = None
+        if t.offset != 0.0:
+            offset = np.asarray(t.offset, dtype=float)
+            if offset.ndim == 1 and len(offset) != width:
+                raise BadInput(FIELD, f"robot spec {f}: observation {t.term} has {width} values; its offset has "
+                               f"{len(offset)}")
+        home = self.nominal_qpos[index].copy() if t.term == "joint_pos_rel" else None
+        return Term(t, width, index, site, body, root, offset, home)
+
+    def _initial_action(self) -> np.ndarray:
+        t = next((t for t in self.spec.observation if t.term == "last_action"), None)
+        if t is None or t.initial is None:
+            return np.zeros(self.act_dim)
+        if len(t.initial) != self.act_dim:
+            raise BadInput(FIELD, f"robot spec {self.spec_file}: last_action.initial has {len(t.initial)} values; the "
+                           f"robot has {self.act_dim} actuators")
+        return np.asarray(t.initial, dtype=float)
+
+    def _check_contract(self, m: mujoco.MjModel) -> None:
+        """What loads but cannot be run as a trained policy expects: sizes, actuators, a home pose that fails."""
+        s, f = self.spec, self.spec_file
+        if s.normalization is not None and len(s.normalization.mean) != self.obs_dim:
+            raise BadInput(FIELD, f"robot spec {f}: normalization has {len(s.normalization.mean)} values; the "
+                           f"observation has {self.obs_dim}")
+        if s.control.mode == "position":
+            servo = (m.actuator_gaintype == mujoco.mjtGain.mjGAIN_FIXED) & \
+                    (m.actuator_biastype == mujoco.mjtBias.mjBIAS_AFFINE) & \
+                    (m.actuator_biasprm[:, 0] == 0) & (m.actuator_biasprm[:, 1] == -m.actuator_gainprm[:, 0]) & \
+                    (m.actuator_gainprm[:, 0] > 0)
+            if not servo.all():
+                name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, int(np.flatnonzero(~servo)[0]))
+                raise BadInput(FIELD, f"robot spec {f}: control.mode position drives the MJCF's position actuators; "
+                               f"actuator {name!r} is not one (use pd or torque)")
+        home_z = float(self.nominal_qpos[self.root_qpos + 2])
+        if s.failure.torso_z_fail_m >= home_z:
+            raise BadInput(FIELD, f"robot spec {f}: failure.torso_z_fail_m {s.failure.torso_z_fail_m:g} m is not "
+                           f"below the home pose's torso height {home_z:.4g} m: every rollout would fail at once")
 
     # -- the model ------------------------------------------------------------------------------
     def _apply_overrides(self, m: mujoco.MjModel) -> None:
@@ -201,18 +288,7 @@ class Robot:
         return portable_math.atan2_array(num.reshape(-1), den.reshape(-1)).reshape(num.shape)
 
     # -- observation and action -----------------------------------------------------------------
-    def _term_width(self, t) -> int:
-        if t.term in ("qpos", "qvel"):
-            n = self.nq if t.term == "qpos" else self.nv
-            width = len(range(n)[slice(t.start, t.stop)])
-            if width < 1:
-                raise BadInput(FIELD, f"robot spec {self.spec_file}: observation {t.term}[{t.start}:{t.stop}] is empty")
-            return width
-        if t.term in ("joint_pos_rel", "joint_vel"):
-            return self.nu
-        return {"height": 1, "gravity_body": 3, "linvel_body": 3, "angvel_body": 3, "phase": 2}[t.term]
-
-    def _rotation_t(self, qpos: np.ndarray) -> np.ndarray:
+    def rotation_t(self, qpos: np.ndarray) -> np.ndarray:
         """(B, 3, 3) world-to-torso rotations from the free joint quaternion (normalised)."""
         q = qpos[:, self.root_qpos + 3: self.root_qpos + 7]
         q = q / np.linalg.norm(q, axis=1, keepdims=True)
@@ -223,46 +299,27 @@ class Robot:
         r[:, 2, 0], r[:, 2, 1], r[:, 2, 2] = 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)
         return r.transpose(0, 2, 1)
 
-    def observe(self, qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray,
-                out: np.ndarray | None = None) -> np.ndarray:
-        """The policy's observation for a batch: (B, nq), (B, nv), (B,) -> (B, obs_dim), elementwise per row."""
-        parts = []
-        rt = None
-        for t in self.spec.observation:
-            if t.term == "qpos":
-                p = qpos[:, t.start:t.stop]
-            elif t.term == "qvel":
-                p = qvel[:, t.start:t.stop]
-            elif t.term == "height":
-                p = qpos[:, self.root_qpos + 2: self.root_qpos + 3]
-            elif t.term == "angvel_body":
-                p = qvel[:, self.root_dof + 3: self.root_dof + 6]
-            elif t.term in ("gravity_body", "linvel_body"):
-                rt = self._rotation_t(qpos) if rt is None else rt
-                v = np.broadcast_to([0.0, 0.0, -1.0], (len(qpos), 3)) if t.term == "gravity_body" \
-                    else qvel[:, self.root_dof: self.root_dof + 3]
-                p = np.einsum("bij,bj->bi", rt, v)
-            elif t.term == "joint_pos_rel":
-                p = qpos[:, self.joint_qpos] - self.nominal_joints
-            elif t.term == "joint_vel":
-                p = qvel[:, self.joint_dof]
-            else:  # phase
-                ang = 2.0 * np.pi * t.hz * time
-                p = np.stack([portable_math.sin_array(ang), portable_math.cos_array(ang)], axis=1)
-            parts.append(p if t.scale == 1.0 else p * t.scale)
-        if len(parts) == 1:
-            if out is None:
-                return np.array(parts[0])
-            out[...] = parts[0]
-            return out
-        return np.concatenate(parts, axis=1, out=out)
+    def observer(self, n: int) -> Observer:
+        """The observation state of `n` worlds of one closed loop (previous actions, history)."""
+        return Observer(self, n)
+
+    def observe(self, qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray) -> np.ndarray:
+        """The observation of states alone, (B, nq), (B, nv), (B,) -> (B, obs_dim): only for a spec whose
+        terms read nothing but the state (no sensors, sites, previous action or history), e.g. to
+        whiten stored states when training."""
+        if self.data_fields or self.spec.history is not None or any(t.spec.term == "last_action" for t in self.terms):
+            raise ValueError(f"{self.spec.name}'s observation needs a closed loop's Observer")
+        return self.observer(len(qpos)).observe({"qpos": qpos, "qvel": qvel, "time": time})
 
     def ctrl(self, action: np.ndarray) -> np.ndarray:
-        """Actuator ctrl from the policy's action: clipped; torque mode: scaled torque (or the action
-        itself); pd mode: the nominal joint pose + action_scale * action (position targets)."""
+        """Actuator ctrl from the policy's action (in `joint_order`, then in actuator order): clipped; torque
+        mode: scaled torque (or the action itself); pd and position modes: the nominal joint pose +
+        action_scale * action (position targets of the spec's servos, or of the MJCF's own)."""
         c = self.spec.control
-        a = np.clip(action, -c.action_clip, c.action_clip)
-        if c.mode == "pd":
+        a = action if c.action_clip is None else np.clip(action, -c.action_clip, c.action_clip)
+        if self.act_perm is not None:
+            a = a[..., self.act_perm]
+        if c.mode in ("pd", "position"):
             return self.nominal_joints + c.action_scale * a
         return a if c.action_scale is None else c.action_scale * a
 

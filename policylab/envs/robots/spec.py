@@ -14,10 +14,17 @@ module) or the path of a user's spec. A spec names:
   ``physics_dt``; solver iterations, integrator, cone, contact geoms, joint damping);
 - ``control``: ``torque`` (the policy's action, clipped, is the actuators' ctrl) or ``pd`` (the
   actuators become MuJoCo position servos with gains kp, kd and force limits; ctrl = nominal joint
-  pose + action_scale * action, so the PD law runs at every physics step inside MuJoCo);
-- ``physics_dt`` and ``control_dt`` (their ratio is the number of substeps);
+  pose + action_scale * action, so the PD law runs at every physics step inside MuJoCo) or
+  ``position`` (the MJCF's own position actuators, untouched, at ctrl = home + action_scale * action:
+  how the common trainers drive them);
+- ``physics_dt`` and ``control_dt`` (their ratio is the number of substeps; ``control_dt`` is the
+  policy's contract: it acts once per control step, its action held over the substeps);
 - ``reset``: how a world's seed draws its initial state (uniform qpos noise, Gaussian qvel noise);
-- ``observation``: the policy's input, a list of terms (see `OBS_TERMS`);
+- ``observation``: the policy's input, a list of terms (see `OBS_TERMS`), each with an optional
+  scale, offset and clip; ``history`` stacks the last k observations, ``normalization`` whitens the
+  stacked vector outside the network, ``joint_order`` names the policy's joints (its action and
+  joint terms) when they are not in the model's actuator order, and ``policy_output`` picks an ONNX
+  file's action output by name;
 - ``failure``: the frozen rule (torso height, uprightness thresholds, version) and the calibration
   data it was frozen from; ``stop_at_failure``: whether a rollout stops at its failure (the record
   then ends there).
@@ -54,7 +61,14 @@ OBS_TERMS = {
     "joint_pos_rel": None,  # actuated joint angles minus the nominal pose
     "joint_vel": None,  # actuated joint velocities
     "phase": 2,  # sin, cos of 2 pi hz t (a gait clock; t = simulation time)
+    "sensor": None,  # a named MuJoCo sensor's sensordata (its dim)
+    "site_gravity": 3,  # gravity direction in a named site's frame (site_xmat.T @ [0, 0, -1])
+    "site_linvel": 3,  # linear velocity of a named site's origin in the site's frame (a velocimeter's reading)
+    "site_angvel": 3,  # angular velocity in a named site's frame (a gyro's reading)
+    "last_action": None,  # the policy's previous action as it returned it (initial: zeros or `initial`)
+    "command": None,  # a constant command vector (`value`), part of the protocol the sweep records
 }
+SITE_TERMS = ("site_gravity", "site_linvel", "site_angvel")
 
 
 class _Strict(BaseModel):
@@ -62,12 +76,20 @@ class _Strict(BaseModel):
 
 
 class ObsTerm(_Strict):
+    """One term of the observation: ``clip(scale * (raw - offset), -clip, clip)`` of the term's raw value."""
+
     term: Literal["qpos", "qvel", "height", "gravity_body", "linvel_body", "angvel_body", "joint_pos_rel",
-                  "joint_vel", "phase"]
+                  "joint_vel", "phase", "sensor", "site_gravity", "site_linvel", "site_angvel", "last_action",
+                  "command"]
     start: Optional[int] = Field(None, ge=0)
     stop: Optional[int] = Field(None, ge=0)
     hz: Optional[float] = Field(None, gt=0, le=100)
+    name: Optional[str] = Field(None, min_length=1)  # sensor: the sensor's name; site_*: the site's name
+    initial: Optional[list[float]] = None  # last_action: its value before the first action (default zeros)
+    value: Optional[list[float]] = Field(None, min_length=1)  # command: the constant vector
     scale: float = Field(1.0, gt=0)
+    offset: Union[float, list[float]] = 0.0  # subtracted before scaling (one value, or one per entry)
+    clip: Optional[float] = Field(None, gt=0)
 
     @model_validator(mode="after")
     def _fields_fit_term(self) -> "ObsTerm":
@@ -75,12 +97,18 @@ class ObsTerm(_Strict):
             raise ValueError(f"start/stop only apply to qpos and qvel, not {self.term}")
         if (self.hz is None) != (self.term != "phase"):
             raise ValueError("phase needs hz (and only phase takes it)")
+        if (self.name is None) == (self.term in ("sensor", *SITE_TERMS)):
+            raise ValueError(f"{self.term} {'needs' if self.name is None else 'takes no'} name (a sensor or site name)")
+        if self.initial is not None and self.term != "last_action":
+            raise ValueError("initial only applies to last_action")
+        if (self.value is None) == (self.term == "command"):
+            raise ValueError("command needs value (and only command takes it)")
         return self
 
 
 class Control(_Strict):
-    mode: Literal["torque", "pd"]
-    action_clip: float = Field(1.0, gt=0)
+    mode: Literal["torque", "pd", "position"]
+    action_clip: Optional[float] = Field(1.0, gt=0)  # null: the action unclipped
     action_scale: Optional[float] = Field(None, gt=0)  # pd: radians per unit action
     kp: Optional[float] = Field(None, gt=0)
     kd: Optional[float] = Field(None, ge=0)
@@ -90,8 +118,10 @@ class Control(_Strict):
     def _pd_has_gains(self) -> "Control":
         if self.mode == "pd" and (self.kp is None or self.kd is None or self.action_scale is None):
             raise ValueError("pd control needs kp, kd and action_scale")
-        if self.mode == "torque" and (self.kp is not None or self.kd is not None):
-            raise ValueError("torque control takes no kp/kd")
+        if self.mode == "position" and self.action_scale is None:
+            raise ValueError("position control needs action_scale")
+        if self.mode != "pd" and (self.kp is not None or self.kd is not None):
+            raise ValueError(f"{self.mode} control takes no kp/kd (position control uses the MJCF's gains)")
         if self.force_limits is not None and any(f <= 0 for f in self.force_limits):
             raise ValueError("force_limits must be positive")
         return self
@@ -124,6 +154,29 @@ class Failure(_Strict):
     calibration: dict = Field(default_factory=dict)
 
 
+class History(_Strict):
+    """The policy sees its last `length` observations stacked (before the first step: the reset
+    observation repeated)."""
+
+    length: int = Field(ge=1, le=64)
+    newest_first: bool = False
+
+
+class Normalization(_Strict):
+    """Whitening outside the network: the policy gets (observation - mean) / std, over the stacked vector."""
+
+    mean: list[float] = Field(min_length=1)
+    std: list[float] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _sizes(self) -> "Normalization":
+        if len(self.mean) != len(self.std):
+            raise ValueError(f"mean has {len(self.mean)} values, std {len(self.std)}")
+        if any(s <= 0 for s in self.std):
+            raise ValueError("std must be positive")
+        return self
+
+
 class Render(_Strict):
     camera_distance: float = Field(3.5, gt=0)
     camera_elevation: float = -20.0
@@ -145,6 +198,10 @@ class RobotSpec(_Strict):
     control_dt: float = Field(gt=0, le=1.0)
     reset: Reset = Reset()
     observation: list[ObsTerm] = Field(min_length=1)
+    history: Optional[History] = None
+    normalization: Optional[Normalization] = None
+    joint_order: Optional[list[str]] = Field(None, min_length=1)  # the policy's joints, by MJCF joint name
+    policy_output: Optional[str] = Field(None, min_length=1)  # the ONNX output that holds the action
     failure: Failure
     stop_at_failure: bool = False
     render: Render = Render()
@@ -168,6 +225,10 @@ class RobotSpec(_Strict):
     def frame_skip(self) -> int:
         return int(round(self.control_dt / self.physics_dt))
 
+    @property
+    def command(self) -> Optional[list[float]]:
+        """The command vector the observation carries (None: no command term)."""
+        return next((t.value for t in self.observation if t.term == "command"), None)
 
 
 def available() -> list[str]:

@@ -202,11 +202,10 @@ def prior_weights(cfg: TrainConfig, rob: Robot) -> np.ndarray:
     if not (cfg.prior_thigh or cfg.prior_knee):
         return w
     col, clock = 0, None
-    for t in rob.spec.observation:
-        width = rob._term_width(t)
-        if t.term == "phase":
+    for t in rob.terms:
+        if t.spec.term == "phase":
             clock = col
-        col += width
+        col += t.width
     if clock is None:
         raise ValueError(f"a gait prior needs a phase term in {rob.spec.name}'s observation")
     for th, kn, off in zip(cfg.prior_thigh_idx, cfg.prior_knee_idx, cfg.prior_leg_offset):

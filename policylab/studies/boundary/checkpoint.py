@@ -15,7 +15,7 @@ from policylab.envs.robots.robot import Robot, robot as load_robot
 from policylab.envs.robots.spec import available as available_robots
 from policylab.errors import BadInput
 from policylab.hashing import sha256_hex
-from policylab.policies.files import SUFFIXES, load_policy
+from policylab.policies.files import SUFFIXES, load_policy, obs_norm_file
 from policylab.studies.boundary.constants import CHECKPOINT_DIR
 
 
@@ -25,9 +25,13 @@ class Checkpoint:
     path: Path
     sha256: str
     robot: Robot
+    obs_norm_sha256: str | None = None  # the normalisation file beside the policy file, when there is one
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "sha256": self.sha256}
+        """What names the policy in records and keys (the normalisation only when present, so the keys of
+        policies without one stand)."""
+        return {"name": self.name, "sha256": self.sha256,
+                **({"obs_norm_sha256": self.obs_norm_sha256} if self.obs_norm_sha256 else {})}
 
 
 def available_checkpoints() -> list[str]:
@@ -73,11 +77,23 @@ def checkpoint_on(spec: str, rob: Robot) -> Checkpoint:
             "checkpoint", f"unknown checkpoint {spec!r}; expected one of {', '.join(available_checkpoints())} or the "
             "path of a .npz or .onnx policy file"
         )
-    load_policy(path, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot")
-    return Checkpoint(path.stem, path, sha256_hex(path.read_bytes()), rob)
+    robot_policy(path, rob)
+    norm = obs_norm_file(path)
+    return Checkpoint(path.stem, path, sha256_hex(path.read_bytes()), rob,
+                      None if norm is None else sha256_hex(norm.read_bytes()))
+
+
+def robot_policy(path: str | Path, rob: Robot):
+    """The policy file `path` opened for `rob`: checked against its observation and action sizes, an ONNX
+    file's action output named by the spec's ``policy_output``."""
+    if rob.spec.normalization is not None and obs_norm_file(path) is not None:
+        raise BadInput("checkpoint", f"{obs_norm_file(path)} normalises the observation that the robot spec's "
+                       "normalization already normalises; keep one of them")
+    return load_policy(path, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot", output=rob.spec.policy_output)
 
 
 def policy_record(ckpt: Checkpoint) -> dict:
     """The policy part of a rollout record: the policy file's kind and the checkpoint it names."""
     kind = SUFFIXES.get(ckpt.path.suffix.lower(), "linear")
-    return {"name": kind, "params": {"checkpoint": ckpt.name, "sha256": ckpt.sha256}}
+    norm = {"obs_norm_sha256": ckpt.obs_norm_sha256} if ckpt.obs_norm_sha256 else {}
+    return {"name": kind, "params": {"checkpoint": ckpt.name, "sha256": ckpt.sha256, **norm}}

@@ -45,6 +45,8 @@ def protocol(rob: Robot) -> dict:
         "solver": {"iterations": int(m.opt.iterations), "ls_iterations": int(m.opt.ls_iterations),
                    "integrator": int(m.opt.integrator), "cone": int(m.opt.cone), "impratio": float(m.opt.impratio)},
         "control": rob.spec.control.model_dump(exclude_none=True),
+        # a command term's vector (absent without one, so the keys of robots without a command stand)
+        **({"command": rob.spec.command} if rob.spec.command is not None else {}),
     }
 
 

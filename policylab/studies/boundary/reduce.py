@@ -116,7 +116,7 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep
                        f"(differs in: {', '.join(changed)}); sweep again into a new store")
     grid = grid_from_meta(meta)
     ckpt = Checkpoint(checkpoint, Path(checkpoint) if meta.get("policy_kind") != "onnx" else Path(f"{checkpoint}.onnx"),
-                      meta["checkpoint"]["sha256"], rob)
+                      meta["checkpoint"]["sha256"], rob, meta["checkpoint"].get("obs_norm_sha256"))
     cells: dict[tuple[int, int], list[Rollout]] = {}
     missing = 0
     for key, gw in sweep_keys(grid, ckpt):

@@ -147,7 +147,26 @@ def _check_checkpoint(cls, v: str | None, info: ValidationInfo) -> str | None:
     return v
 
 
-# -- train, calibrate, sweep, verify ------------------------------------------------------------
+# -- robot, train, calibrate, sweep, verify ------------------------------------------------------------
+class RobotRequest(Request):
+    """Check a robot spec against its model and describe it: bodies, actuators, sensors, the observation's
+    layout and size, and how a zero policy fares in nominal worlds (a warning when none survives).
+    Writes OUT/robot.json."""
+
+    spec: Annotated[str, AfterValidator(_robot)] = Field(
+        description="A shipped robot (go1, go1_imu, ant) or the path of a robot spec .json.",
+        json_schema_extra={"argument": True})
+    zero_policy_worlds: int = Field(8, ge=1, le=1_000, description="Nominal worlds the zero policy plays.")
+    out: OutDir = Field(None, description="Folder for robot.json (default runs/boundary/robot-<spec name>).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _out_default(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("out") is None and data.get("spec"):
+            data = {**data, "out": RUNS / f"robot-{Path(str(data['spec'])).stem}"}
+        return data
+
+
 class TrainRequest(Request):
     """Train a committed config's linear walking policy with seeded ARS; write <name>.npz, <name>.json
     (config and learning curve) and <name>.timing.json into OUT."""

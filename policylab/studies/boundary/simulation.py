@@ -14,9 +14,8 @@ import numpy as np
 
 from policylab.envs.robots.batch import run_closed_loop
 from policylab.envs.robots.robot import Robot
-from policylab.policies.files import load_policy
 from policylab.rollout.ensure import Planned
-from policylab.studies.boundary.checkpoint import Checkpoint
+from policylab.studies.boundary.checkpoint import Checkpoint, robot_policy
 from policylab.studies.boundary.protocol import BAD_ACTION, classify, n_steps, push_steps
 from policylab.studies.boundary.world import World
 
@@ -24,7 +23,7 @@ from policylab.studies.boundary.world import World
 def simulate_worlds(checkpoint_path: str, worlds: list[World], rob: Robot,
                     nthread: int = 1) -> list[tuple[dict, dict]]:
     """(outcome, payload) for each world, simulated as one batch. Pure in its inputs."""
-    policy = load_policy(checkpoint_path, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot")
+    policy = robot_policy(checkpoint_path, rob)
     dt = rob.control_dt
     k0 = np.array([int(round(w.push_t0 / dt)) for w in worlds])
     traj = run_closed_loop(

@@ -31,11 +31,10 @@ from policylab.errors import BadInput
 from policylab.fileio import arrays_to_bytes, write_json
 from policylab.hashing import sha256_hex
 from policylab import provenance
-from policylab.policies.files import load_policy
 from policylab.rollout.seeds import named_range
 from policylab.rollout.store import Store
 from policylab.studies.boundary import gate
-from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint
+from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint, robot_policy
 from policylab.studies.boundary.protocol import n_steps
 from policylab.studies.boundary.records import (diverged_cause, grid_from_meta, meta_name, recorded_robot,
                                                 refuse_diverged, robot_from_meta, sweep_keys)
@@ -76,7 +75,7 @@ def harness_check(ckpt: Checkpoint, seeds=HARNESS_SEEDS) -> dict:
     """Our batched simulator vs Gymnasium's Ant-v5 env.step loop (the Ant) or a plain per-world MuJoCo
     loop (any other robot), nominal world, bitwise per state."""
     rob = ckpt.robot
-    policy = load_policy(ckpt.path, rob.obs_dim, rob.act_dim)
+    policy = robot_policy(ckpt.path, rob)
     steps = n_steps(rob)
     ours = run_robot_loop(rob, policy.act, [None] * len(seeds), list(seeds), n_steps=steps, nthread=2)
     if rob.spec.env != ANT_V5_ENV:

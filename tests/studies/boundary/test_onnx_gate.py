@@ -148,7 +148,7 @@ def test_bad_onnx_files_are_refused(tmp_path):
     cases = {
         "junk.onnx": "is not a valid ONNX model",
         linear_as_onnx(npz, tmp_path / "wide.onnx", obs_dim=30).name: "takes 30 observation values; the ant robot gives 27",
-        linear_as_onnx(npz, tmp_path / "two.onnx", outputs=2).name: "needs exactly one input and one output",
+        linear_as_onnx(npz, tmp_path / "two.onnx", outputs=2).name: "has 2 outputs (action, raw); name the action output",
     }
     for name, words in cases.items():
         res = cli("sweep", "--robot", "ant", "--checkpoint", tmp_path / name, "--store", tmp_path / "s", "--out",
