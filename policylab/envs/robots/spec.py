@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from policylab.errors import BadInput
 
 SPECS_DIR = Path(__file__).parent / "specs"
-DEFAULT_ROBOT = "go1"  # no --robot: the Go1 (go1_v0 survived 248 of 256 nominal worlds, go1.json failure.calibration)
+DEFAULT_ROBOT = "go1"  # no --robot: the Go1 (go1_v0 survives 245 of 256 nominal worlds; docs/boundary.md)
 FIELD = "robot"
 
 # observation terms: name -> width (None: depends on the model)
