@@ -1,0 +1,377 @@
+"""The compiled half of the vector env: N Breakout games stepped, preprocessed and frame-stacked in one
+numba call, producing exactly the bytes ale-py's `AtariVectorEnv` produces.
+
+Why a kernel of its own: the issue's budget is a few microseconds per env-step for four emulated frames,
+a max-pool, grayscale, an 84 x 84 resize and the frame stack. Drawing two 210 x 160 frames and resizing
+them costs several times that, so the observation is updated incrementally: most of Breakout's screen does
+not change between agent steps, so only the output rows whose source rows hold the ball (in any of the four
+frames of this and the previous pair) or the paddle (when it moved) are recomputed; anything else that is
+drawn (bricks, score, colours) changing redraws the whole observation.
+
+What ale-py does, measured against its output (tests/envs/breakout/test_vector.py):
+- grayscale is ALE's luminance palette, `round(0.2989 r + 0.587 g + 0.114 b)` of the NTSC colour;
+- max-pool takes the per-pixel maximum of the last two emulated frames' grayscale screens;
+- the resize is OpenCV's INTER_AREA (bundled in ale-py): per output pixel a float32 sum over source rows
+  of (row weight x float32 sum over source columns of pixel x column weight), accumulated in source order,
+  rounded half to even. The weights are OpenCV's `computeResizeAreaTab`; this module repeats the same
+  float32 operations in the same order, so the bytes are identical (a zero pixel adds exactly nothing,
+  which is what lets the kernel skip the black field);
+- reset: ALE's `reset_game`, then noops (count from the env's MT19937 noop stream), then FIRE; the stack
+  is zeros but for the newest frame.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from policylab.envs.breakout import ale_random as R
+from policylab.envs.breakout.rom import kernel as EK
+
+SRC_H, SRC_W = 210, 160
+
+
+def gray_palette(palette: np.ndarray) -> np.ndarray:
+    """(256,) uint8: ALE's grayscale value of every TIA colour byte (the low bit ignored, as the TIA does)."""
+    rgb = palette[np.arange(256) >> 1].astype(np.float64)
+    return np.round(rgb @ np.array([0.2989, 0.5870, 0.1140])).astype(np.uint8)
+
+
+def area_table(ssize: int, dsize: int) -> np.ndarray:
+    """OpenCV's `computeResizeAreaTab` for one axis: rows (destination, source, float32 weight bits as int64),
+    destinations ascending and sources ascending within each, from OpenCV's double-precision cell edges."""
+    scale = 1.0 / (dsize / ssize)  # OpenCV: scale = 1 / inv_scale, inv_scale = dsize / ssize
+    out = []
+    for dx in range(dsize):
+        fsx1 = dx * scale
+        fsx2 = fsx1 + scale
+        cell = min(scale, ssize - fsx1)
+        sx1, sx2 = int(np.ceil(fsx1)), int(np.floor(fsx2))
+        sx2 = min(sx2, ssize - 1)
+        sx1 = min(sx1, sx2)
+        if sx1 - fsx1 > 1e-3:
+            out.append((dx, sx1 - 1, np.float32((sx1 - fsx1) / cell)))
+        for sx in range(sx1, sx2):
+            out.append((dx, sx, np.float32(1.0 / cell)))
+        if fsx2 - sx2 > 1e-3:
+            out.append((dx, sx2, np.float32(min(min(fsx2 - sx2, 1.0), cell) / cell)))
+    return out
+
+
+def resize_tables(height: int, width: int):
+    """The x and y tables as arrays: (source index, destination index) int64 and weights float32; plus, per
+    destination row, the range of its y-table entries."""
+    xt, yt = area_table(SRC_W, width), area_table(SRC_H, height)
+    xi = np.array([(s, d) for d, s, _ in xt], dtype=np.int64)
+    xw = np.array([w for _, _, w in xt], dtype=np.float32)
+    yi = np.array([(s, d) for d, s, _ in yt], dtype=np.int64)
+    yw = np.array([w for _, _, w in yt], dtype=np.float32)
+    ystart = np.searchsorted(yi[:, 1], np.arange(height + 1)).astype(np.int64)
+    return xi, xw, yi, yw, ystart
+
+
+# Drawing-relevant RAM beyond the ball and paddle position: the wall (0-35), the paddle pattern (55), the
+# colours (59-69), the digit pointers (80-89), the score mask (110) and the pointers the frame was drawn with.
+STATIC_BYTES = np.array(list(range(36)) + [55] + list(range(59, 70)) + list(range(80, 90)) + [110, EK.SHOWN],
+                        dtype=np.int64)
+
+
+@numba.njit(cache=True, inline="always")
+def _pf_half(out, base, pf0, pf1, pf2, colour):
+    """One half of a playfield line into out[base:base + 80]: PF0 bits 4-7, PF1 bits 7-0, PF2 bits 0-7, 4 px each."""
+    for b in range(20):
+        if b < 4:
+            on = (pf0 >> (4 + b)) & 1
+        elif b < 12:
+            on = (pf1 >> (11 - b)) & 1
+        else:
+            on = (pf2 >> (b - 12)) & 1
+        if on:
+            for d in range(4):
+                out[base + 4 * b + d] = colour
+
+
+@numba.njit(cache=True)
+def row_colours(m, rom, r, out):
+    """The TIA colour bytes of screen row r of the frame drawn for state row m (RAM, then the kernel's extras),
+    into out (160,): `rom.render.render_colours`, one row at a time."""
+    shown = m[EK.SHOWN]
+    pf = m[60]
+    for c in range(SRC_W):
+        out[c] = m[61]
+    if r == 0:
+        for c in range(8):
+            out[c] = 0
+    if 5 <= r <= 14:
+        off = 4 - (r - 5) // 2
+        p80 = shown & 255
+        p82 = (shown >> 8) & 255
+        p84 = (shown >> 16) & 255
+        p86 = (shown >> 24) & 255
+        p88 = (shown >> 32) & 255
+        g80 = rom[(((m[81] << 8) | p80) + off) & 0x7FF]
+        g82 = rom[(((m[83] << 8) | p82) + off) & 0x7FF]
+        g84 = rom[(((m[85] << 8) | p84) + off) & 0x7FF]
+        g86 = rom[(((m[87] << 8) | p86) + off) & 0x7FF]
+        g88 = rom[(((m[89] << 8) | p88) + off) & 0x7FF]
+        _pf_half(out, 0, 0, g80 & 0x0F & m[110], (g82 & 0x0F) | (g84 & 0xF0), pf)
+        _pf_half(out, 80, 0, g86 & 0xF0 & m[110], g88 & 0x0F, pf)
+    if EK.TOP_WALL[0] <= r <= EK.TOP_WALL[1]:
+        for c in range(SRC_W):
+            out[c] = pf
+    ball_colour = m[62]
+    if r < EK.BRICK_TOP:
+        ball_colour = pf
+    elif r < EK.BRICK_TOP + 6 * EK.BRICK_H:
+        x = 5 - (r - EK.BRICK_TOP) // EK.BRICK_H
+        ball_colour = m[64 + x]
+        _pf_half(out, 0, m[30 + x], m[24 + x], m[18 + x], ball_colour)
+        _pf_half(out, 80, m[12 + x], m[6 + x], m[x], ball_colour)
+    b = m[101]
+    if EK.BALL_ROWS[b, 0] <= r <= EK.BALL_ROWS[b, 1]:
+        last = EK.LAST_ROW_COLUMNS[1 - (b & 1)]
+        for dx in range(2):
+            c = (m[99] - 49 + dx) % SRC_W
+            if r < EK.LAST_ROW or c < last:
+                out[c] = ball_colour
+    if 17 <= r <= EK.LAST_ROW:
+        left = pf if r < 189 else m[63]
+        for c in range(EK.SIDE_W):
+            out[c] = left
+        if r < EK.LAST_ROW:
+            right = pf if r < 189 else m[62]
+            for c in range(SRC_W - EK.SIDE_W, SRC_W):
+                out[c] = right
+    if EK.PADDLE_ROWS[0] <= r <= EK.PADDLE_ROWS[1]:
+        p0 = m[72] - 47
+        for k in range(8):
+            if (m[55] >> (7 - k)) & 1:
+                for d in range(4):
+                    out[(p0 + 4 * k + d) % SRC_W] = m[62]
+
+
+@numba.njit(cache=True)
+def _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out):
+    """Output row dy of the resized grayscale frame of state b, max-pooled with a (`maxpool` >= 1) and c
+    (`maxpool` 2), into out."""
+    width = out.shape[0]
+    for dx in range(width):
+        hbuf[dx] = np.float32(0.0)  # the vertical sum
+    for j in range(ystart[dy], ystart[dy + 1]):
+        sy = yi[j, 0]
+        beta = yw[j]
+        row_colours(b, rom, sy, cbuf)
+        for x in range(SRC_W):
+            gbuf[x] = gray[cbuf[x]]
+        for other in range(maxpool):
+            row_colours(a if other == 0 else c, rom, sy, cbuf)
+            for x in range(SRC_W):
+                g = gray[cbuf[x]]
+                if g > gbuf[x]:
+                    gbuf[x] = g
+        for dx in range(width):
+            hbuf[width + dx] = np.float32(0.0)
+        for k in range(xi.shape[0]):
+            v = gbuf[xi[k, 0]]
+            if v != 0:  # adding 0.0 to a non-negative float32 changes nothing: the black field is skipped
+                hbuf[width + xi[k, 1]] += np.float32(v) * xw[k]
+        for dx in range(width):
+            hbuf[dx] += beta * hbuf[width + dx]
+    for dx in range(width):
+        out[dx] = np.uint8(min(255.0, np.rint(hbuf[dx])))  # OpenCV's saturate_cast: round half to even
+
+
+@numba.njit(cache=True)
+def draw_full(a, b, c, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out):
+    """The whole resized observation of the frames (a, b, c: see `_out_row`) into out (height, width)."""
+    for dy in range(out.shape[0]):
+        _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out[dy])
+
+
+@numba.njit(cache=True, inline="always")
+def _mark_ball(m, dirty):
+    r0 = EK.BALL_ROWS[m[101], 0]
+    r1 = EK.BALL_ROWS[m[101], 1]
+    for r in range(max(r0, 0), r1 + 1):
+        dirty[r] = True
+
+
+@numba.njit(cache=True)
+def draw_changed(pa, pb, a, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, static, cbuf, gbuf, hbuf, dirty, out):
+    """Update out (holding the observation of the pair (pa, pb)) to the pair (a, b): only the rows whose
+    source rows could differ (the ball's rows in any of the four frames; the paddle's when it moved), or
+    everything when anything else that is drawn changed."""
+    for k in range(static.shape[0]):
+        s = static[k]
+        if a[s] != pa[s] or b[s] != pb[s]:
+            draw_full(a, b, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out)
+            return
+    for r in range(SRC_H):
+        dirty[r] = False
+    _mark_ball(b, dirty)
+    _mark_ball(pb, dirty)
+    if maxpool:
+        _mark_ball(a, dirty)
+        _mark_ball(pa, dirty)
+    if b[72] != pb[72] or (maxpool and a[72] != pa[72]):
+        for r in range(EK.PADDLE_ROWS[0], EK.PADDLE_ROWS[1] + 1):
+            dirty[r] = True
+    for dy in range(out.shape[0]):
+        for j in range(ystart[dy], ystart[dy + 1]):
+            if dirty[yi[j, 0]]:
+                _out_row(a, b, b, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out[dy])
+                break
+
+
+@numba.njit(cache=True, inline="always")
+def noop_count(mt, i, noop_max):
+    """Noops before FIRE at a reset: libstdc++'s `uniform_int_distribution(0, noop_max - 1)` over the env's
+    MT19937 (Lemire's multiply-shift with rejection), as ale-py draws it."""
+    if noop_max <= 0:
+        return 0
+    span = np.uint64(noop_max)
+    threshold = (np.uint64(2**32) - span) % span
+    while True:
+        prod = R.mt_next(mt, i) * span
+        if (prod & np.uint64(0xFFFFFFFF)) >= threshold:
+            break
+    return np.int64(prod >> np.uint64(32))
+
+
+@numba.njit(cache=True, inline="always")
+def _emulate(m, action):
+    """One emulated frame of `action` (minimal set index) on state row m: the paddle resistance moves first,
+    then the cartridge's frame; returns the change of ALE's score."""
+    pot = m[EK.POT]
+    if action == EK.RIGHT or action == EK.LEFT:
+        pot = EK.pot_after(pot, action)
+        m[EK.POT] = pot
+    before = EK.ale_score(m)
+    m[EK.FLAGS] |= EK.frame(m, EK.paddle_reading(pot), action == EK.FIRE)
+    m[EK.LAST_ACT] = action
+    return EK.ale_score(m) - before
+
+
+# per-env counters in `C` (n, NC) int64
+EP_FRAMES, FRAMES, DONE, NC = 0, 1, 2, 3
+
+
+@numba.njit(cache=True)
+def _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi, xw, yi, yw, ystart,
+               cbuf, gbuf, hbuf, obs):
+    """ALE's reset of env i (reset_game, noops, FIRE) and its first observation: a zero stack but the newest frame."""
+    m = I[i]
+    for k in range(EK.RAM_N):
+        m[k] = EK.RESET_RAM[k]
+    m[EK.POT] = EK.PADDLE_DEFAULT
+    m[EK.LAST_ACT] = EK.NOOP
+    m[EK.TERM] = 0
+    m[EK.FLAGS] = 0
+    m[EK.SHOWN] = EK.digits_drawn(m)
+    a = pairs[i, 0]
+    a[:] = m
+    n = noop_count(mt, i, noop_max)
+    if fire_reset:  # ale-py's FIRE frame takes the place of one noop
+        n = max(n - 1, 0)
+    for _ in range(n):
+        a[:] = m
+        _emulate(m, EK.NOOP)
+        C[i, EP_FRAMES] += 1
+    if fire_reset:
+        a[:] = m
+        _emulate(m, EK.FIRE)
+        C[i, EP_FRAMES] += 1
+    C[i, FRAMES] += C[i, EP_FRAMES]
+    pairs[i, 1, :] = m
+    obs[i, :-1] = 0
+    draw_full(a, m, m, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, obs[i, -1])
+
+
+@numba.njit(cache=True, nogil=True)
+def reset_kernel(rows, seeds, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi, xw, yi, yw, ystart,
+                 obs, lives, frame_number, episode_frame_number):
+    """Reset envs `rows` (a seed >= 0 reseeds the env's noop stream and restarts its frame count)."""
+    width = obs.shape[3]
+    cbuf = np.zeros(SRC_W, dtype=np.int64)
+    gbuf = np.zeros(SRC_W, dtype=np.uint8)
+    hbuf = np.zeros(2 * width, dtype=np.float32)
+    unused = np.zeros(mt.shape[0], dtype=np.uint64)  # `mt_seed`'s buffer of drawn-ahead decisions: none here
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        if seeds[k] >= 0:
+            R.mt_seed(mt, unused, i, seeds[k])
+            C[i, FRAMES] = 0
+        C[i, EP_FRAMES] = 0
+        C[i, DONE] = 0
+        _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi, xw, yi, yw, ystart,
+                   cbuf, gbuf, hbuf, obs)
+    for i in range(I.shape[0]):
+        lives[i] = I[i, 57]
+        frame_number[i] = C[i, FRAMES]
+        episode_frame_number[i] = C[i, EP_FRAMES]
+
+
+@numba.njit(cache=True, nogil=True)
+def step_kernel(actions, I, pairs, C, mt, frameskip, max_frames, noop_max, fire_reset, maxpool, clip, rom, gray,
+                xi, xw, yi, yw, ystart, static, prev, obs, reward, terminated, truncated, lives, frame_number,
+                episode_frame_number):
+    """One agent step of every env (gymnasium's NextStep autoreset: an env that ended on the last step is
+    reset now and its action ignored): `frameskip` frames, the reward summed (clipped to its sign when
+    `clip`), the observation stack shifted with the new max-pooled, resized frame last (from `prev`, the
+    last step's stack, into `obs`). As ale-py, the max-pool reads two slots, filled by the step's last two
+    planned frames, and pools into the second: the frame that ends an episode (game over, truncation) fills
+    neither, so a step that ends one early repeats the last frame, and one that ends on its last frame pools
+    the frame before it with the last step's two."""
+    width = obs.shape[3]
+    cbuf = np.zeros(SRC_W, dtype=np.int64)
+    gbuf = np.zeros(SRC_W, dtype=np.uint8)
+    hbuf = np.zeros(2 * width, dtype=np.float32)
+    dirty = np.zeros(SRC_H, dtype=np.bool_)
+    last_pair = np.zeros((2, I.shape[1]), dtype=np.int64)
+    m_slot = np.zeros(I.shape[1], dtype=np.int64)
+    for i in range(I.shape[0]):
+        reward[i] = 0
+        terminated[i] = False
+        truncated[i] = False
+        if C[i, DONE]:
+            C[i, EP_FRAMES] = 0
+            C[i, DONE] = 0
+            _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi, xw, yi, yw, ystart,
+                       cbuf, gbuf, hbuf, obs)
+        else:
+            m = I[i]
+            last_pair[:] = pairs[i]
+            total = 0
+            for f in range(frameskip):
+                total += _emulate(m, actions[i])
+                C[i, EP_FRAMES] += 1
+                C[i, FRAMES] += 1
+                if m[57] == 0:
+                    terminated[i] = True
+                    break
+                if max_frames > 0 and C[i, EP_FRAMES] > max_frames:
+                    truncated[i] = True
+                    break
+                slot = f - frameskip + 2  # ale-py's max-pool slots: the step's last two planned frames
+                if slot >= 0:
+                    pairs[i, slot, :] = m
+                    if slot == 0:
+                        m_slot[:] = m
+            ended_last = (terminated[i] or truncated[i]) and f == frameskip - 1
+            if terminated[i] or truncated[i]:  # ale-py keeps the pooled slot and pools into it: see docstring
+                pairs[i] = last_pair
+            if clip:
+                total = (total > 0) - (total < 0)
+            reward[i] = total
+            obs[i, :-1] = prev[i, 1:]
+            obs[i, -1] = prev[i, -1]
+            if ended_last and maxpool:
+                draw_full(last_pair[0], last_pair[1], m_slot, 2, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf,
+                          hbuf, obs[i, -1])
+            else:
+                draw_changed(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], maxpool, rom, gray, xi, xw, yi,
+                             yw, ystart, static, cbuf, gbuf, hbuf, dirty, obs[i, -1])
+            C[i, DONE] = terminated[i] or truncated[i]
+        lives[i] = I[i, 57]
+        frame_number[i] = C[i, FRAMES]
+        episode_frame_number[i] = C[i, EP_FRAMES]
