@@ -80,6 +80,7 @@ class BreakoutVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._tables = (np.frombuffer(_rom(), dtype=np.uint8).astype(np.int64), VK.gray_palette(PALETTE),
                         *VK.resize_tables(img_height, img_width))
+        self._pixels = VK.pixel_tables(self._tables[2], self._tables[4], img_height, img_width)
         n = num_envs
         self._I = np.zeros((n, EK.NI), dtype=np.int64)
         self._pairs = np.zeros((n, 2, EK.NI), dtype=np.int64)
@@ -138,6 +139,6 @@ class BreakoutVectorEnv(VectorEnv):
         lives, frames, ep_frames = (np.zeros(n, dtype=np.int32) for _ in range(3))
         VK.step_kernel(acts.astype(np.int64, copy=False), self._I, self._pairs, self._C, self._mt, self.frameskip,
                        self.max_frames, self.noop_max, self.fire_reset, self.maxpool, self.clip, *self._tables,
-                       VK.STATIC_BYTES, self._obs, obs, reward, terminated, truncated, lives, frames, ep_frames)
+                       VK.STATIC_BYTES, *self._pixels, self._obs, obs, reward, terminated, truncated, lives, frames, ep_frames)
         self._obs = obs
         return obs, reward, terminated, truncated, self._info(lives, frames, ep_frames)

@@ -188,39 +188,137 @@ def draw_full(a, b, c, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, h
         _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out[dy])
 
 
-@numba.njit(cache=True, inline="always")
-def _mark_ball(m, dirty):
-    r0 = EK.BALL_ROWS[m[101], 0]
-    r1 = EK.BALL_ROWS[m[101], 1]
-    for r in range(max(r0, 0), r1 + 1):
-        dirty[r] = True
+def pixel_tables(xi: np.ndarray, yi: np.ndarray, height: int, width: int):
+    """For the per-pixel update: each output column's range of x-table entries, and each source row's
+    (column's) first and last output row (column)."""
+    xstart = np.searchsorted(xi[:, 1], np.arange(width + 1)).astype(np.int64)
+    dyr = np.zeros((SRC_H, 2), dtype=np.int64)
+    dxr = np.zeros((SRC_W, 2), dtype=np.int64)
+    for rng, table, n in ((dyr, yi, SRC_H), (dxr, xi, SRC_W)):
+        for s in range(n):
+            d = table[table[:, 0] == s, 1]
+            rng[s] = d.min(), d.max()
+    return xstart, dyr, dxr
 
 
 @numba.njit(cache=True)
-def draw_changed(pa, pb, a, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, static, cbuf, gbuf, hbuf, dirty, out):
-    """Update out (holding the observation of the pair (pa, pb)) to the pair (a, b): only the rows whose
-    source rows could differ (the ball's rows in any of the four frames; the paddle's when it moved), or
-    everything when anything else that is drawn changed."""
+def pixel_colour(m, rom, r, c):
+    """The colour byte of screen pixel (r, c) of the frame drawn for m: `row_colours` for one pixel, the objects
+    checked from the last drawn (on top) down."""
+    if EK.PADDLE_ROWS[0] <= r <= EK.PADDLE_ROWS[1]:
+        k = (c - (m[72] - 47)) % SRC_W
+        if k < 32 and (m[55] >> (7 - k // 4)) & 1:
+            return m[62]
+    if 17 <= r <= EK.LAST_ROW:
+        if c < EK.SIDE_W:
+            return m[60] if r < 189 else m[63]
+        if c >= SRC_W - EK.SIDE_W and r < EK.LAST_ROW:
+            return m[60] if r < 189 else m[62]
+    b = m[101]
+    in_bricks = EK.BRICK_TOP <= r < EK.BRICK_TOP + 6 * EK.BRICK_H
+    if EK.BALL_ROWS[b, 0] <= r <= EK.BALL_ROWS[b, 1]:
+        x0 = (m[99] - 49) % SRC_W
+        if (c == x0 or c == (x0 + 1) % SRC_W) and (r < EK.LAST_ROW or c < EK.LAST_ROW_COLUMNS[1 - (b & 1)]):
+            if r < EK.BRICK_TOP:
+                return m[60]
+            if in_bricks:
+                return m[64 + 5 - (r - EK.BRICK_TOP) // EK.BRICK_H]
+            return m[62]
+    if in_bricks:
+        row = (r - EK.BRICK_TOP) // EK.BRICK_H
+        if EK._pf_bit(m, row, c):
+            return m[64 + 5 - row]
+    if EK.TOP_WALL[0] <= r <= EK.TOP_WALL[1]:
+        return m[60]
+    if 5 <= r <= 14:  # rare here (nothing that moves reaches the score): the row's drawing, one pixel of it
+        line = np.zeros(SRC_W, dtype=np.int64)
+        row_colours(m, rom, r, line)
+        return line[c]
+    if r == 0 and c < 8:
+        return 0
+    return m[61]
+
+
+@numba.njit(cache=True)
+def _pixel_out(a, b, maxpool, dy, dx, rom, gray, xi, xw, yi, yw, ystart, xstart):
+    """Output pixel (dy, dx) from scratch, with `_out_row`'s float32 operations in its order."""
+    total = np.float32(0.0)
+    for j in range(ystart[dy], ystart[dy + 1]):
+        sy = yi[j, 0]
+        h = np.float32(0.0)
+        for k in range(xstart[dx], xstart[dx + 1]):
+            sx = xi[k, 0]
+            v = gray[pixel_colour(b, rom, sy, sx)]
+            if maxpool:
+                g = gray[pixel_colour(a, rom, sy, sx)]
+                if g > v:
+                    v = g
+            if v != 0:
+                h += np.float32(v) * xw[k]
+        total += yw[j] * h
+    return np.uint8(min(255.0, np.rint(total)))
+
+
+@numba.njit(cache=True)
+def _redo(a, b, maxpool, r0, r1, c0, c1, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, out):
+    """Recompute the output pixels that read source rows r0..r1 and columns c0..c1."""
+    for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
+        for dx in range(dxr[c0, 0], dxr[c1, 1] + 1):
+            out[dy, dx] = _pixel_out(a, b, maxpool, dy, dx, rom, gray, xi, xw, yi, yw, ystart, xstart)
+
+
+@numba.njit(cache=True)
+def _redo_ball(m, a, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, out):
+    """Recompute the output pixels under state m's ball (its two columns; apart when it wraps at 160)."""
+    r0 = EK.BALL_ROWS[m[101], 0]
+    if r0 < 0:
+        return
+    r1 = EK.BALL_ROWS[m[101], 1]
+    c = (m[99] - 49) % SRC_W
+    if c + 1 < SRC_W:
+        _redo(a, b, maxpool, r0, r1, c, c + 1, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, out)
+    else:
+        _redo(a, b, maxpool, r0, r1, c, c, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, out)
+        _redo(a, b, maxpool, r0, r1, 0, 0, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, out)
+
+
+@numba.njit(cache=True)
+def _redo_rows(a, b, maxpool, r0, r1, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf, hbuf, out):
+    """Recompute the output rows that read source rows r0..r1, whole."""
+    for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
+        _out_row(a, b, b, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out[dy])
+
+
+@numba.njit(cache=True)
+def draw_changed(pa, pb, a, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, cbuf, gbuf,
+                 hbuf, out):
+    """Update out (holding the observation of the pair (pa, pb)) to the pair (a, b), recomputing only what can
+    differ: the pixels under the ball in any of the four frames; the paddle's rows when it moved; a brick row
+    whose bricks changed; the score rows when the score or lives did; everything when a colour did."""
+    bricks = 0
+    score = False
     for k in range(static.shape[0]):
         s = static[k]
         if a[s] != pa[s] or b[s] != pb[s]:
-            draw_full(a, b, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out)
-            return
-    for r in range(SRC_H):
-        dirty[r] = False
-    _mark_ball(b, dirty)
-    _mark_ball(pb, dirty)
-    if maxpool:
-        _mark_ball(a, dirty)
-        _mark_ball(pa, dirty)
-    if b[72] != pb[72] or (maxpool and a[72] != pa[72]):
-        for r in range(EK.PADDLE_ROWS[0], EK.PADDLE_ROWS[1] + 1):
-            dirty[r] = True
-    for dy in range(out.shape[0]):
-        for j in range(ystart[dy], ystart[dy + 1]):
-            if dirty[yi[j, 0]]:
-                _out_row(a, b, b, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out[dy])
-                break
+            if s < 36:  # RAM 0-35: byte s holds part of brick row 5 - s % 6 (`rom.kernel.brick_flags`)
+                bricks |= 1 << (5 - s % 6)
+            elif 80 <= s < 90 or s == 110 or s == EK.SHOWN:
+                score = True
+            else:
+                draw_full(a, b, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out)
+                return
+    for row in range(6):
+        if bricks & (1 << row):
+            r0 = EK.BRICK_TOP + EK.BRICK_H * row
+            _redo_rows(a, b, maxpool, r0, r0 + EK.BRICK_H - 1, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf,
+                       hbuf, out)
+    if score:
+        _redo_rows(a, b, maxpool, 5, 14, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf, hbuf, out)
+    if b[72] != pb[72] or a[72] != pa[72]:
+        _redo_rows(a, b, maxpool, EK.PADDLE_ROWS[0], EK.PADDLE_ROWS[1], rom, gray, xi, xw, yi, yw, ystart, dyr,
+                   cbuf, gbuf, hbuf, out)
+    for m in (pb, b, pa, a):
+        _redo_ball(m, a, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, out)
 
 
 @numba.njit(cache=True, inline="always")
@@ -313,7 +411,7 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, noop_max, fire_reset, maxpool, ro
 
 @numba.njit(cache=True, nogil=True)
 def step_kernel(actions, I, pairs, C, mt, frameskip, max_frames, noop_max, fire_reset, maxpool, clip, rom, gray,
-                xi, xw, yi, yw, ystart, static, prev, obs, reward, terminated, truncated, lives, frame_number,
+                xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, prev, obs, reward, terminated, truncated, lives, frame_number,
                 episode_frame_number):
     """One agent step of every env (gymnasium's NextStep autoreset: an env that ended on the last step is
     reset now and its action ignored): `frameskip` frames, the reward summed (clipped to its sign when
@@ -326,7 +424,6 @@ def step_kernel(actions, I, pairs, C, mt, frameskip, max_frames, noop_max, fire_
     cbuf = np.zeros(SRC_W, dtype=np.int64)
     gbuf = np.zeros(SRC_W, dtype=np.uint8)
     hbuf = np.zeros(2 * width, dtype=np.float32)
-    dirty = np.zeros(SRC_H, dtype=np.bool_)
     last_pair = np.zeros((2, I.shape[1]), dtype=np.int64)
     m_slot = np.zeros(I.shape[1], dtype=np.int64)
     for i in range(I.shape[0]):
@@ -370,7 +467,7 @@ def step_kernel(actions, I, pairs, C, mt, frameskip, max_frames, noop_max, fire_
                           hbuf, obs[i, -1])
             else:
                 draw_changed(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], maxpool, rom, gray, xi, xw, yi,
-                             yw, ystart, static, cbuf, gbuf, hbuf, dirty, obs[i, -1])
+                             yw, ystart, static, xstart, dyr, dxr, cbuf, gbuf, hbuf, obs[i, -1])
             C[i, DONE] = terminated[i] or truncated[i]
         lives[i] = I[i, 57]
         frame_number[i] = C[i, FRAMES]
