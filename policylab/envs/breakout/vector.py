@@ -134,11 +134,13 @@ class BreakoutVectorEnv(VectorEnv):
             raise BadInput("reset", "call reset() before step()")
         n = self.num_envs
         obs = np.empty_like(self._obs)
+        obs[:, :-1] = self._obs[:, 1:]  # the stack shifted; the kernel updates the newest frame in place
+        obs[:, -1] = self._obs[:, -1]
         reward = np.zeros(n, dtype=np.int32)
         terminated, truncated = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
         lives, frames, ep_frames = (np.zeros(n, dtype=np.int32) for _ in range(3))
         VK.step_kernel(acts.astype(np.int64, copy=False), self._I, self._pairs, self._C, self._mt, self.frameskip,
                        self.max_frames, self.noop_max, self.fire_reset, self.maxpool, self.clip, *self._tables,
-                       VK.STATIC_BYTES, *self._pixels, self._obs, obs, reward, terminated, truncated, lives, frames, ep_frames)
+                       VK.STATIC_BYTES, *self._pixels, obs, reward, terminated, truncated, lives, frames, ep_frames)
         self._obs = obs
         return obs, reward, terminated, truncated, self._info(lives, frames, ep_frames)

@@ -206,7 +206,9 @@ def pixel_colour(m, rom, r, c):
     """The colour byte of screen pixel (r, c) of the frame drawn for m: `row_colours` for one pixel, the objects
     checked from the last drawn (on top) down."""
     if EK.PADDLE_ROWS[0] <= r <= EK.PADDLE_ROWS[1]:
-        k = (c - (m[72] - 47)) % SRC_W
+        k = c - (m[72] - 47)  # RAM 72 keeps the paddle within 8..144 px: one wrap at most (no modulo: it is slow)
+        if k < 0:
+            k += SRC_W
         if k < 32 and (m[55] >> (7 - k // 4)) & 1:
             return m[62]
     if 17 <= r <= EK.LAST_ROW:
@@ -217,8 +219,12 @@ def pixel_colour(m, rom, r, c):
     b = m[101]
     in_bricks = EK.BRICK_TOP <= r < EK.BRICK_TOP + 6 * EK.BRICK_H
     if EK.BALL_ROWS[b, 0] <= r <= EK.BALL_ROWS[b, 1]:
-        x0 = (m[99] - 49) % SRC_W
-        if (c == x0 or c == (x0 + 1) % SRC_W) and (r < EK.LAST_ROW or c < EK.LAST_ROW_COLUMNS[1 - (b & 1)]):
+        x0 = m[99] - 49  # -49..206: one wrap at most
+        if x0 < 0:
+            x0 += SRC_W
+        elif x0 >= SRC_W:
+            x0 -= SRC_W
+        if (c == x0 or c == x0 + 1 or c == x0 + 1 - SRC_W) and (r < EK.LAST_ROW or c < EK.LAST_ROW_COLUMNS[1 - (b & 1)]):
             if r < EK.BRICK_TOP:
                 return m[60]
             if in_bricks:
@@ -411,12 +417,13 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, noop_max, fire_reset, maxpool, ro
 
 @numba.njit(cache=True, nogil=True)
 def step_kernel(actions, I, pairs, C, mt, frameskip, max_frames, noop_max, fire_reset, maxpool, clip, rom, gray,
-                xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, prev, obs, reward, terminated, truncated, lives, frame_number,
+                xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, obs, reward, terminated, truncated, lives, frame_number,
                 episode_frame_number):
     """One agent step of every env (gymnasium's NextStep autoreset: an env that ended on the last step is
     reset now and its action ignored): `frameskip` frames, the reward summed (clipped to its sign when
-    `clip`), the observation stack shifted with the new max-pooled, resized frame last (from `prev`, the
-    last step's stack, into `obs`). As ale-py, the max-pool reads two slots, filled by the step's last two
+    `clip`), the new max-pooled, resized frame updated in place in `obs`, which holds the last step's stack
+    shifted by one (the caller shifts it: numpy's memcpy moves the bytes several times faster than a loop
+    compiled here). As ale-py, the max-pool reads two slots, filled by the step's last two
     planned frames, and pools into the second: the frame that ends an episode (game over, truncation) fills
     neither, so a step that ends one early repeats the last frame, and one that ends on its last frame pools
     the frame before it with the last step's two."""
@@ -460,8 +467,6 @@ def step_kernel(actions, I, pairs, C, mt, frameskip, max_frames, noop_max, fire_
             if clip:
                 total = (total > 0) - (total < 0)
             reward[i] = total
-            obs[i, :-1] = prev[i, 1:]
-            obs[i, -1] = prev[i, -1]
             if ended_last and maxpool:
                 draw_full(last_pair[0], last_pair[1], m_slot, 2, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf,
                           hbuf, obs[i, -1])
