@@ -201,7 +201,7 @@ def pixel_tables(xi: np.ndarray, yi: np.ndarray, height: int, width: int):
     return xstart, dyr, dxr
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def pixel_colour(m, rom, r, c):
     """The colour byte of screen pixel (r, c) of the frame drawn for m: `row_colours` for one pixel, the objects
     checked from the last drawn (on top) down."""
