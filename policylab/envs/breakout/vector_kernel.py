@@ -265,27 +265,36 @@ def _pixel_out(a, b, maxpool, dy, dx, rom, gray, xi, xw, yi, yw, ystart, xstart)
     return np.uint8(min(255.0, np.rint(total)))
 
 
-@numba.njit(cache=True)
-def _redo(a, b, maxpool, r0, r1, c0, c1, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, out):
-    """Recompute the output pixels that read source rows r0..r1 and columns c0..c1."""
+@numba.njit(cache=True, inline="always")
+def _mark(r0, r1, c0, c1, dyr, dxr, marked, todo, n):
+    """Add the output pixels that read source rows r0..r1 and columns c0..c1 to the list `todo` (n so far),
+    each once (`marked`); returns the new count."""
     for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
         for dx in range(dxr[c0, 0], dxr[c1, 1] + 1):
-            out[dy, dx] = _pixel_out(a, b, maxpool, dy, dx, rom, gray, xi, xw, yi, yw, ystart, xstart)
+            if not marked[dy, dx]:
+                marked[dy, dx] = True
+                todo[n, 0] = dy
+                todo[n, 1] = dx
+                n += 1
+    return n
 
 
-@numba.njit(cache=True)
-def _redo_ball(m, a, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, out):
-    """Recompute the output pixels under state m's ball (its two columns; apart when it wraps at 160)."""
+@numba.njit(cache=True, inline="always")
+def _mark_ball(m, dyr, dxr, marked, todo, n):
+    """`_mark` the output pixels under state m's ball (its two columns; apart when it wraps at 160)."""
     r0 = EK.BALL_ROWS[m[101], 0]
     if r0 < 0:
-        return
+        return n
     r1 = EK.BALL_ROWS[m[101], 1]
-    c = (m[99] - 49) % SRC_W
+    c = m[99] - 49
+    if c < 0:
+        c += SRC_W
+    elif c >= SRC_W:
+        c -= SRC_W
     if c + 1 < SRC_W:
-        _redo(a, b, maxpool, r0, r1, c, c + 1, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, out)
-    else:
-        _redo(a, b, maxpool, r0, r1, c, c, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, out)
-        _redo(a, b, maxpool, r0, r1, 0, 0, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, out)
+        return _mark(r0, r1, c, c + 1, dyr, dxr, marked, todo, n)
+    n = _mark(r0, r1, c, c, dyr, dxr, marked, todo, n)
+    return _mark(r0, r1, 0, 0, dyr, dxr, marked, todo, n)
 
 
 @numba.njit(cache=True)
@@ -297,7 +306,7 @@ def _redo_rows(a, b, maxpool, r0, r1, rom, gray, xi, xw, yi, yw, ystart, dyr, cb
 
 @numba.njit(cache=True)
 def draw_changed(pa, pb, a, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, cbuf, gbuf,
-                 hbuf, out):
+                 hbuf, marked, todo, out):
     """Update out (holding the observation of the pair (pa, pb)) to the pair (a, b), recomputing only what can
     differ: the pixels under the ball in any of the four frames; the paddle's rows when it moved; a brick row
     whose bricks changed; the score rows when the score or lives did; everything when a colour did."""
@@ -323,8 +332,13 @@ def draw_changed(pa, pb, a, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, stati
     if b[72] != pb[72] or a[72] != pa[72]:
         _redo_rows(a, b, maxpool, EK.PADDLE_ROWS[0], EK.PADDLE_ROWS[1], rom, gray, xi, xw, yi, yw, ystart, dyr,
                    cbuf, gbuf, hbuf, out)
+    n = 0  # the pixels under the ball in any of the four frames, each once (consecutive frames overlap)
     for m in (pb, b, pa, a):
-        _redo_ball(m, a, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, out)
+        n = _mark_ball(m, dyr, dxr, marked, todo, n)
+    for k in range(n):
+        dy, dx = todo[k, 0], todo[k, 1]
+        out[dy, dx] = _pixel_out(a, b, maxpool, dy, dx, rom, gray, xi, xw, yi, yw, ystart, xstart)
+        marked[dy, dx] = False
 
 
 @numba.njit(cache=True, inline="always")
@@ -433,6 +447,8 @@ def step_kernel(actions, I, pairs, C, mt, frameskip, max_frames, noop_max, fire_
     hbuf = np.zeros(2 * width, dtype=np.float32)
     last_pair = np.zeros((2, I.shape[1]), dtype=np.int64)
     m_slot = np.zeros(I.shape[1], dtype=np.int64)
+    marked = np.zeros((obs.shape[2], width), dtype=np.bool_)
+    todo = np.zeros((obs.shape[2] * width, 2), dtype=np.int64)
     for i in range(I.shape[0]):
         reward[i] = 0
         terminated[i] = False
@@ -472,7 +488,7 @@ def step_kernel(actions, I, pairs, C, mt, frameskip, max_frames, noop_max, fire_
                           hbuf, obs[i, -1])
             else:
                 draw_changed(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], maxpool, rom, gray, xi, xw, yi,
-                             yw, ystart, static, xstart, dyr, dxr, cbuf, gbuf, hbuf, obs[i, -1])
+                             yw, ystart, static, xstart, dyr, dxr, cbuf, gbuf, hbuf, marked, todo, obs[i, -1])
             C[i, DONE] = terminated[i] or truncated[i]
         lives[i] = I[i, 57]
         frame_number[i] = C[i, FRAMES]
