@@ -36,6 +36,12 @@ class BreakoutVectorEnv(VectorEnv):
     (`use_fire_reset`) at every reset; rewards clipped to their sign (`reward_clipping`); truncation after
     `max_num_frames_per_episode` frames. Observations (N, stack_num, H, W) uint8, rewards int32.
 
+    Equal to ale-py, byte for byte, with `noop_max=0`: observations, rewards, terminations, truncations, info
+    (tests/envs/breakout/test_vector.py). With noops (the default 30, as ale-py's) the number of noops per
+    reset is ale-py's (its MT19937 stream and libstdc++'s uniform draw, seeded by the env's seed), but the
+    first frame after them is not: ale-py's noop/FIRE sequence at a reset is not reproduced, so the games
+    differ from ale-py's; they are valid Breakout games, started after a random number of noops.
+
     What ale-py offers and this does not: `grayscale=False`, `episodic_life`, `life_loss_info`, sticky actions
     (`repeat_action_probability` > 0), `full_action_space`, `continuous`, batched async stepping
     (`batch_size`): each a `BadInput` naming it. `num_threads` and `thread_affinity_offset` are accepted and

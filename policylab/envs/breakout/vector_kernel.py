@@ -3,10 +3,11 @@ numba call, producing exactly the bytes ale-py's `AtariVectorEnv` produces.
 
 Why a kernel of its own: the issue's budget is a few microseconds per env-step for four emulated frames,
 a max-pool, grayscale, an 84 x 84 resize and the frame stack. Drawing two 210 x 160 frames and resizing
-them costs several times that, so the observation is updated incrementally: most of Breakout's screen does
-not change between agent steps, so only the output rows whose source rows hold the ball (in any of the four
-frames of this and the previous pair) or the paddle (when it moved) are recomputed; anything else that is
-drawn (bricks, score, colours) changing redraws the whole observation.
+them costs several times that, so the newest frame is updated in place (`draw_changed`): most of Breakout's
+screen does not change between agent steps, so only the output pixels that read the ball (in any of the
+four frames of this and the previous pair) are recomputed, one by one; the paddle's output rows when it
+moved, a brick row's when its bricks changed, the score's when the digits did; everything when a colour did
+(and at a reset).
 
 What ale-py does, measured against its output (tests/envs/breakout/test_vector.py):
 - grayscale is ALE's luminance palette, `round(0.2989 r + 0.587 g + 0.114 b)` of the NTSC colour;
@@ -16,8 +17,9 @@ What ale-py does, measured against its output (tests/envs/breakout/test_vector.p
   rounded half to even. The weights are OpenCV's `computeResizeAreaTab`; this module repeats the same
   float32 operations in the same order, so the bytes are identical (a zero pixel adds exactly nothing,
   which is what lets the kernel skip the black field);
-- reset: ALE's `reset_game`, then noops (count from the env's MT19937 noop stream), then FIRE; the stack
-  is zeros but for the newest frame.
+- reset: ALE's `reset_game`, then FIRE; the stack is zeros but for the newest frame. With `noop_max` > 0
+  the number of noops (the env's MT19937 noop stream) is ale-py's, but its reset frame is not (see
+  `BreakoutVectorEnv`).
 """
 
 from __future__ import annotations
@@ -37,9 +39,9 @@ def gray_palette(palette: np.ndarray) -> np.ndarray:
     return np.round(rgb @ np.array([0.2989, 0.5870, 0.1140])).astype(np.uint8)
 
 
-def area_table(ssize: int, dsize: int) -> np.ndarray:
-    """OpenCV's `computeResizeAreaTab` for one axis: rows (destination, source, float32 weight bits as int64),
-    destinations ascending and sources ascending within each, from OpenCV's double-precision cell edges."""
+def area_table(ssize: int, dsize: int) -> list[tuple[int, int, np.float32]]:
+    """OpenCV's `computeResizeAreaTab` for one axis: (destination, source, float32 weight) tuples, destinations
+    ascending and sources ascending within each, from OpenCV's double-precision cell edges."""
     scale = 1.0 / (dsize / ssize)  # OpenCV: scale = 1 / inv_scale, inv_scale = dsize / ssize
     out = []
     for dx in range(dsize):
