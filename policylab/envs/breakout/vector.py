@@ -32,15 +32,12 @@ ACTION_MEANINGS = ("NOOP", "FIRE", "RIGHT", "LEFT")
 class BreakoutVectorEnv(VectorEnv):
     """N Breakout games with ale-py `AtariVectorEnv`'s preprocessing: `frameskip` frames per step, the max of the
     last two frames' grayscale screens (`maxpool`), resized to `img_height` x `img_width` with OpenCV's
-    INTER_AREA, the last `stack_num` stacked; `noop_max` noops (ale-py's stream) then FIRE
-    (`use_fire_reset`) at every reset; rewards clipped to their sign (`reward_clipping`); truncation after
+    INTER_AREA, the last `stack_num` stacked; FIRE (`use_fire_reset`) then noops (up to `noop_max`, ale-py's
+    stream) at every reset; rewards clipped to their sign (`reward_clipping`); truncation after
     `max_num_frames_per_episode` frames. Observations (N, stack_num, H, W) uint8, rewards int32.
 
-    Equal to ale-py, byte for byte, with `noop_max=0`: observations, rewards, terminations, truncations, info
-    (tests/envs/breakout/test_vector.py). With noops (the default 30, as ale-py's) the number of noops per
-    reset is ale-py's (its MT19937 stream and libstdc++'s uniform draw, seeded by the env's seed), but the
-    first frame after them is not: ale-py's noop/FIRE sequence at a reset is not reproduced, so the games
-    differ from ale-py's; they are valid Breakout games, started after a random number of noops.
+    Equal to ale-py, byte for byte, for the same seeds: observations, rewards, terminations, truncations and
+    info, with or without noop starts (tests/envs/breakout/test_vector.py).
 
     What ale-py offers and this does not: `grayscale=False`, `episodic_life`, `life_loss_info`, sticky actions
     (`repeat_action_probability` > 0), `full_action_space`, `continuous`, batched async stepping

@@ -17,9 +17,9 @@ What ale-py does, measured against its output (tests/envs/breakout/test_vector.p
   rounded half to even. The weights are OpenCV's `computeResizeAreaTab`; this module repeats the same
   float32 operations in the same order, so the bytes are identical (a zero pixel adds exactly nothing,
   which is what lets the kernel skip the black field);
-- reset: ALE's `reset_game`, then FIRE; the stack is zeros but for the newest frame. With `noop_max` > 0
-  the number of noops (the env's MT19937 noop stream) is ale-py's, but its reset frame is not (see
-  `BreakoutVectorEnv`).
+- reset: ALE's `reset_game`, FIRE, then noops (their number from the env's MT19937 noop stream, drawn as
+  libstdc++'s `uniform_int_distribution(0, noop_max - 1)`; the FIRE frame counts as one); the stack is
+  zeros but for the last frame, not pooled.
 """
 
 from __future__ import annotations
@@ -379,7 +379,8 @@ EP_FRAMES, FRAMES, DONE, NC = 0, 1, 2, 3
 @numba.njit(cache=True)
 def _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi, xw, yi, yw, ystart,
                cbuf, gbuf, hbuf, obs):
-    """ALE's reset of env i (reset_game, noops, FIRE) and its first observation: a zero stack but the newest frame."""
+    """ale-py's reset of env i (reset_game, FIRE, noops) and its first observation: a zero stack but the last
+    frame (not pooled)."""
     m = I[i]
     for k in range(EK.RAM_N):
         m[k] = EK.RESET_RAM[k]
@@ -388,23 +389,19 @@ def _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi,
     m[EK.TERM] = 0
     m[EK.FLAGS] = 0
     m[EK.SHOWN] = EK.digits_drawn(m)
-    a = pairs[i, 0]
-    a[:] = m
     n = noop_count(mt, i, noop_max)
-    if fire_reset:  # ale-py's FIRE frame takes the place of one noop
-        n = max(n - 1, 0)
-    for _ in range(n):
-        a[:] = m
-        _emulate(m, EK.NOOP)
-        C[i, EP_FRAMES] += 1
-    if fire_reset:
-        a[:] = m
+    if fire_reset:  # ale-py presses FIRE first, and that frame counts as one of the noops
         _emulate(m, EK.FIRE)
         C[i, EP_FRAMES] += 1
+        n = max(n - 1, 0)
+    for _ in range(n):
+        _emulate(m, EK.NOOP)
+        C[i, EP_FRAMES] += 1
     C[i, FRAMES] += C[i, EP_FRAMES]
+    pairs[i, 0, :] = m  # the first observation is the last frame alone
     pairs[i, 1, :] = m
     obs[i, :-1] = 0
-    draw_full(a, m, m, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, obs[i, -1])
+    draw_full(m, m, m, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, obs[i, -1])
 
 
 @numba.njit(cache=True, nogil=True)
