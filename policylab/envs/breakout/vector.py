@@ -41,7 +41,7 @@ class BreakoutVectorEnv(VectorEnv):
 
     What ale-py offers and this does not: `grayscale=False`, `episodic_life`, `life_loss_info`, sticky actions
     (`repeat_action_probability` > 0), `full_action_space`, `continuous`, batched async stepping
-    (`batch_size`): each a `BadInput` naming it. `num_threads` and `thread_affinity_offset` are accepted and
+    (`batch_size`), frameskip 1 with max-pooling: each a `BadInput` naming it. `num_threads` and `thread_affinity_offset` are accepted and
     ignored (the kernel is one thread; run several envs on threads: it releases the GIL)."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -67,6 +67,8 @@ class BreakoutVectorEnv(VectorEnv):
             raise BadInput("num_envs", "must be a positive integer")
         if type(frameskip) is not int or frameskip <= 0:
             raise BadInput("frameskip", "must be a positive integer")
+        if frameskip == 1 and maxpool:  # ale-py pools a frame it keeps from elsewhere, not modelled
+            raise BadInput("frameskip", "1 with maxpool=True is not supported (pass maxpool=False)")
         if not (0 < img_height < VK.SRC_H and 0 < img_width < VK.SRC_W):
             raise BadInput("img_height", f"the resize only shrinks: need 0 < img_height < {VK.SRC_H} and "
                                          f"0 < img_width < {VK.SRC_W}")

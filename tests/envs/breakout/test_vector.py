@@ -71,6 +71,11 @@ def test_equals_ale_vector_env_without_maxpool_and_at_another_size():
     _lockstep(5, 200, SEEDS[2], noop_max=0, maxpool=False, img_height=64, img_width=72, stack_num=2)
 
 
+def test_equals_ale_vector_env_at_frameskip_2_and_1_without_maxpool():
+    _lockstep(4, 150, SEEDS[0], frameskip=2)
+    _lockstep(4, 150, SEEDS[1], frameskip=1, maxpool=False)
+
+
 def test_noop_counts_vary_with_the_seed():
     ours = BreakoutVectorEnv(6, noop_max=30)
     counts = set()
@@ -93,7 +98,7 @@ def test_make_vec_builds_it_with_ale_spaces():
 
 @pytest.mark.parametrize("kwargs", [{"grayscale": False}, {"episodic_life": True},
                                     {"repeat_action_probability": 0.25}, {"full_action_space": True},
-                                    {"img_height": 300}, {"frameskip": 0}])
+                                    {"img_height": 300}, {"frameskip": 0}, {"frameskip": 1}])
 def test_unsupported_settings_are_one_clear_error(kwargs):
     with pytest.raises(BadInput):
         BreakoutVectorEnv(2, **kwargs)
