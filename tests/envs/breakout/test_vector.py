@@ -1,0 +1,117 @@
+"""The Breakout vector env (`envs/breakout/vector.py`) against ale-py's own `AtariVectorEnv`, stepped side by
+side on the same seeds and random actions: observations (4 x 84 x 84 stacks), rewards, terminations,
+truncations and every `info` array equal on every step, through game overs and NextStep autoresets."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import policylab  # noqa: F401  (registers policylab/Breakout-v5)
+from policylab.envs.breakout.registration import GYM_ID
+from policylab.envs.breakout.vector import BreakoutVectorEnv
+from policylab.errors import BadInput
+from policylab.rollout.seeds import named_range
+from tests.support.paths import ROOT
+
+ale_py = pytest.importorskip("ale_py")
+SEEDS = named_range("breakout", "vector").first(3)
+
+
+def _lockstep(n_envs: int, steps: int, seed: int, **kwargs) -> dict[str, int]:
+    """Step both envs with the same random actions; assert equality of everything on every step. Returns
+    how many terminations, truncations and nonzero rewards were met (so a test can require them)."""
+    ale = ale_py.AtariVectorEnv("breakout", num_envs=n_envs, **kwargs)
+    ours = BreakoutVectorEnv(n_envs, **kwargs)
+    (oa, ia), (ob, ib) = ale.reset(seed=seed), ours.reset(seed=seed)
+    np.testing.assert_array_equal(ob, oa)
+    for k in ia:
+        np.testing.assert_array_equal(ib[k], ia[k], err_msg=f"reset info {k}")
+    rng = np.random.default_rng(seed)
+    seen = {"terminated": 0, "truncated": 0, "rewards": 0}
+    for t in range(steps):
+        actions = rng.integers(0, 4, n_envs)
+        ra, rb = ale.step(actions), ours.step(actions)
+        for name, x, y in zip(("obs", "reward", "terminated", "truncated"), ra[:4], rb[:4]):
+            assert y.dtype == x.dtype and y.shape == x.shape, (name, y.dtype, x.dtype)
+            np.testing.assert_array_equal(y, x, err_msg=f"step {t}: {name}")
+        assert ra[4].keys() == rb[4].keys()
+        for k in ra[4]:
+            np.testing.assert_array_equal(rb[4][k], ra[4][k], err_msg=f"step {t}: info {k}")
+        seen["terminated"] += int(ra[2].sum())
+        seen["truncated"] += int(ra[3].sum())
+        seen["rewards"] += int((ra[1] != 0).sum())
+    ale.close()
+    return seen
+
+
+@pytest.mark.slow
+def test_equals_ale_vector_env_through_game_overs():
+    seen = _lockstep(8, 1200, SEEDS[0], noop_max=0)
+    assert seen["terminated"] >= 4 and seen["rewards"] > 20  # game overs and autoresets were exercised
+
+
+def test_equals_ale_vector_env_with_its_noop_starts():
+    """The default noop_max=30: ale-py's noop stream (seeded resets and the autoresets after game overs)."""
+    seen = _lockstep(6, 700, SEEDS[1], noop_max=30)
+    assert seen["terminated"] >= 2
+
+
+def test_equals_ale_vector_env_with_truncation_unclipped_rewards_and_frameskip_5():
+    seen = _lockstep(4, 250, SEEDS[1], noop_max=0, max_num_frames_per_episode=300, reward_clipping=False,
+                     frameskip=5)
+    assert seen["truncated"] >= 4 and seen["rewards"] > 0
+
+
+def test_equals_ale_vector_env_without_maxpool_and_at_another_size():
+    _lockstep(5, 200, SEEDS[2], noop_max=0, maxpool=False, img_height=64, img_width=72, stack_num=2)
+
+
+def test_equals_ale_vector_env_at_frameskip_2_and_1_without_maxpool():
+    _lockstep(4, 150, SEEDS[0], frameskip=2)
+    _lockstep(4, 150, SEEDS[1], frameskip=1, maxpool=False)
+
+
+def test_noop_counts_vary_with_the_seed():
+    ours = BreakoutVectorEnv(6, noop_max=30)
+    counts = set()
+    for seed in SEEDS:
+        counts |= set(ours.reset(seed=seed)[1]["frame_number"].tolist())
+    assert len(counts) > 5 and max(counts) <= 30
+
+
+def test_make_vec_builds_it_with_ale_spaces():
+    env = gym.make_vec(GYM_ID, num_envs=3, vectorization_mode="vector_entry_point", noop_max=0)
+    assert isinstance(env, BreakoutVectorEnv)
+    ref = ale_py.AtariVectorEnv("breakout", num_envs=3)
+    assert env.single_observation_space == ref.single_observation_space
+    assert env.single_action_space == ref.single_action_space
+    assert env.observation_space == ref.observation_space
+    assert env.metadata["autoreset_mode"] == ref.metadata["autoreset_mode"]
+    obs, info = env.reset(seed=SEEDS[0])
+    assert obs.shape == (3, 4, 84, 84) and set(info) == {"env_id", "lives", "frame_number", "episode_frame_number"}
+
+
+@pytest.mark.parametrize("kwargs", [{"grayscale": False}, {"episodic_life": True},
+                                    {"repeat_action_probability": 0.25}, {"full_action_space": True},
+                                    {"img_height": 300}, {"frameskip": 0}, {"frameskip": 1}])
+def test_unsupported_settings_are_one_clear_error(kwargs):
+    with pytest.raises(BadInput):
+        BreakoutVectorEnv(2, **kwargs)
+
+
+def test_bad_actions_are_one_clear_error():
+    env = BreakoutVectorEnv(2)
+    env.reset(seed=SEEDS[0])
+    with pytest.raises(BadInput):
+        env.step(np.array([0, 4]))
+
+
+def test_import_policylab_registers_without_importing_gymnasium():
+    code = ("import sys, policylab; assert 'gymnasium' not in sys.modules; import gymnasium; "
+            f"assert {GYM_ID!r} in gymnasium.registry")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
