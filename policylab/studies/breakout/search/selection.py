@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from policylab.errors import BadInput
-from policylab.stats import distribution, paired_delta
+from policylab.stats import distribution, interval_side, paired_delta
 from policylab.studies.breakout.requests import DEFAULT_RULE
 
 SORTABLE = ("low_score_count", "score_min", "score_max", "score_mean", "score_median", "score_stdev")
@@ -49,13 +49,11 @@ def rank_candidates(rows: Sequence[Mapping[str, Any]], rule: str = DEFAULT_RULE)
     return ordered
 
 
+VERDICTS = {1: "improved", -1: "worse", 0: "inconclusive"}
+
+
 def verdict(ci95: Sequence[float]) -> str:
-    lo, hi = ci95
-    if lo > 0:
-        return "improved"
-    if hi < 0:
-        return "worse"
-    return "inconclusive"
+    return VERDICTS[interval_side(ci95)]
 
 
 def compare_paired(seeds: Sequence[int], new: Sequence[float], base: Sequence[float], new_name: str = "pick",
