@@ -1,6 +1,6 @@
 """Selection rules and verdicts of the Breakout training loop.
 
-A selection rule is the original's sort key written as text, e.g.
+A selection rule is a sort key written as text (each `--objective` is one, `requests.OBJECTIVES`), e.g.
 ``"low_score_count asc, score_min desc, score_mean desc"`` (the default, `requests.DEFAULT_RULE`,
 verbatim from the original report). Candidates are sorted stably by it, so ties keep input (candidate id) order, and the first
 one is the pick.
@@ -20,7 +20,7 @@ from policylab.errors import BadInput
 from policylab.stats import distribution, interval_side, paired_delta
 from policylab.studies.breakout.requests import DEFAULT_RULE
 
-SORTABLE = ("low_score_count", "score_min", "score_max", "score_mean", "score_median", "score_stdev")
+SORTABLE = ("low_score_count", "score_min", "score_max", "score_mean", "score_median", "score_q25", "score_stdev")
 
 
 def parse_rule(rule: str) -> list[tuple[str, bool]]:
