@@ -62,6 +62,9 @@ PRESET_HELP = ("Shadow-simulator preset: ale-exact (the default; the cartridge's
                "file.")
 PARAMS_HELP = ("JSON file with the policy's full parameter set (every field, in range; a 'policy_' prefix is "
                "accepted); default: the policy's own defaults.")
+EXACT_HELP = ("On the exact shadow (ale-exact): the network, v3 and the search pick validated on this many fresh "
+              "shadow seeds (ALE's scores on those seeds), the first --episodes of them replayed on ALE, each score "
+              "checked equal to the shadow's (0: validate on ALE only).")
 STICKY_HELP = ("Sticky-action probability. ALE's default is 0.25 (repeat_action_probability); given explicitly it "
                "also overrides the shadow preset's own value (which must stay below 1).")
 
@@ -231,6 +234,7 @@ class TransferRequest(BreakoutRun):
                           "of the gap's seeds).")
     gap_episodes: int = Field(100, ge=1, le=MAX_EPISODES, description="Episodes per policy on each env for the "
                               "transfer gap (20 cannot resolve a 10% ratio).")
+    exact_episodes: int = Field(2000, ge=0, le=MAX_EPISODES, description=EXACT_HELP)
     seed: Seed = Field(seed_range_base("breakout", "transfer"), description="First seed S (both envs); episode i "
                        "runs on seed S + i. Default: the breakout.transfer range, disjoint from every training, "
                        "search, screening and validation seed.")
@@ -244,7 +248,7 @@ class TransferRequest(BreakoutRun):
     ray_address: RayAddress = None
 
     def needs(self) -> tuple[int, int]:
-        shadow, ale = 3 * self.gap_episodes, 3 * max(self.episodes, self.gap_episodes)
+        shadow, ale = 3 * max(self.gap_episodes, self.exact_episodes), 3 * max(self.episodes, self.gap_episodes)
         return self._memory(shadow, True), self._disk(shadow, ale)
 
 
@@ -469,6 +473,7 @@ class LearnRequest(Request):
                                    "the validation).")
     gap_episodes: int = Field(100, ge=1, le=MAX_EPISODES, description="Episodes on each env behind each policy's "
                               "shadow/ALE mean ratio (the transfer gap; 20 seeds cannot resolve 10%).")
+    exact_episodes: int = Field(2000, ge=0, le=MAX_EPISODES, description=EXACT_HELP)
     executor: ExecutorOption = Field("processes", description="Where the validation's episodes run: local (this "
                                      "process), processes (a process pool) or ray; results are identical.")
 

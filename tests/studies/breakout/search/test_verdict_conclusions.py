@@ -31,10 +31,12 @@ from policylab.studies.breakout.requests import TrainRequest
 from policylab.studies.breakout.episodes.runner import EpisodeTask, planned
 from policylab.studies.breakout.search.search_space import random_candidates
 
-ARGS = {"space": "random", "budget": 3, "search_seeds": "0", "screen_top": 3, "screen_episodes": 3,
-        "validate_episodes": 8, "max_steps": 100, "video": False}
-CLI = ["--space", "random", "--budget", "3", "--search-seeds", "0", "--screen-top", "3", "--screen-episodes", "3",
-       "--validate-episodes", "8", "--max-steps", "100", "--no-video"]
+# one search round on one seed, the original's rule, the validation on ALE (--exact-episodes 0)
+ARGS = {"space": "random", "budget": 3, "search_seeds": 1, "rounds": 1, "objective": "worst-case", "screen_top": 3,
+        "screen_episodes": 3, "validate_episodes": 8, "exact_episodes": 0, "max_steps": 100, "video": False}
+CLI = ["--space", "random", "--budget", "3", "--search-seeds", "1", "--rounds", "1", "--objective", "worst-case",
+       "--screen-top", "3", "--screen-episodes", "3", "--validate-episodes", "8", "--exact-episodes", "0",
+       "--max-steps", "100", "--no-video"]
 
 # ALE screening scores (3 screening seeds) per candidate. By the rule: c001 has no score below 3
 # (low_score_count 0) and is the pick; c000 has the best mean (20) but one low score; c002 is last.
