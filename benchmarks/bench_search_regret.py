@@ -42,8 +42,9 @@ BUDGETS = {
     "original_6_seeds_worst_case": (6, 1, 3, "worst-case"),
     "flat_200_seeds_mean": (200, 1, 3, "mean"),
     "flat_6_seeds_mean": (6, 1, 3, "mean"),
-    "flat_30_seeds_mean": (30, 1, 3, "mean"),
-    "halving_10x3_4_rounds_mean": (10, 4, 3, "mean"),
+    "flat_50_seeds_mean": (50, 1, 3, "mean"),
+    "halving_10_seeds_first_mean": (10, 4, 3, "mean"),
+    "halving_15_seeds_first_mean": (15, 4, 3, "mean"),
     "default_schedule_q25": (DEFAULT.search_seeds, DEFAULT.rounds, DEFAULT.keep, "q25"),
     "default_schedule_worst_case": (DEFAULT.search_seeds, DEFAULT.rounds, DEFAULT.keep, "worst-case"),
 }
