@@ -69,7 +69,8 @@ def main() -> None:
         "results_identical": same,
     }
     print(json.dumps(result, indent=2))
-    record("train_loop", {**result, "demo_pick": pick_summary(reports[1])})
+    record("train_loop", {**result, "goal_s": 120, "timed_command": "policylab breakout train --executor "
+                          "local|processes --out DIR", "demo_pick": pick_summary(reports[1])})
 
 
 if __name__ == "__main__":

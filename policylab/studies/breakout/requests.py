@@ -226,7 +226,7 @@ class TransferRequest(BreakoutRun):
     search pick on fresh seeds, on ALE (paired by seed: bootstrap CIs, verdicts) and on the shadow (the transfer
     gap: shadow vs ALE means and their ratio); write transfer.json and transfer.html."""
 
-    SIZE_FIELDS = ("episodes", "gap_episodes", "max_steps")
+    SIZE_FIELDS = ("episodes", "gap_episodes", "exact_episodes", "max_steps")
 
     policy: Policy = Field(description="The network to validate: an ONNX network file (.onnx) that declares its "
                            "observation (docs/breakout.md, 'Network policies').")
@@ -255,7 +255,7 @@ class TransferRequest(BreakoutRun):
 class TrainRequest(BreakoutRun):
     """Search v3-family parameters in the search env, validate the pick on ALE, give a verdict."""
 
-    SIZE_FIELDS = ("budget", "search_seeds", "screen_episodes", "validate_episodes", "max_steps")
+    SIZE_FIELDS = ("budget", "search_seeds", "rounds", "screen_episodes", "exact_episodes", "max_steps")
 
     out: Out
     space: Literal["grid216", "random", "tpe"] = Field(

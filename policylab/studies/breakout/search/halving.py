@@ -59,8 +59,11 @@ def regret_estimate(finalists: Sequence[dict], pick_id: str, *, seed: int = 0,
         return None
     scores = np.array([r["scores"] for r in finalists], dtype=float)  # finalists x seeds
     pick = next(i for i, r in enumerate(finalists) if r["candidate_id"] == pick_id)
-    idx = np.random.Generator(np.random.PCG64(seed)).integers(0, scores.shape[1], size=(n_resamples, scores.shape[1]))
-    means = scores[:, idx].mean(axis=2)  # finalists x resamples
+    n = scores.shape[1]
+    idx = np.random.Generator(np.random.PCG64(seed)).integers(0, n, size=(n_resamples, n))
+    counts = np.zeros((n_resamples, n))  # how often each seed is drawn: finalists x seeds x resamples never exists
+    np.add.at(counts, (np.arange(n_resamples)[:, None], idx), 1.0)
+    means = scores @ counts.T / n  # finalists x resamples
     regret = means.max(axis=0) - means[pick]
     return {"mean_regret": float(regret.mean()), "regret_q95": float(np.quantile(regret, 0.95)),
             "prob_pick_is_best": float((means.argmax(axis=0) == pick).mean()),
