@@ -161,7 +161,7 @@ def _report_data(network: NetworkFile, pick: dict, players: list[Contender], sco
     gap_rows = []
     for c in players:
         g = len(gap_seeds)
-        sh, al = distribution(scores[c.key]["shadow"]), distribution(scores[c.key]["ale"][:g])
+        sh, al = distribution(scores[c.key]["shadow"][:g]), distribution(scores[c.key]["ale"][:g])
         ratio = ratio_of_means(sh["scores"], al["scores"])
         gap_rows.append({"key": c.key, "policy": c.label, "episodes": g,
                          "shadow_mean": sh["mean"], "shadow_ci95": sh["mean_ci95"], "shadow_stdev": sh["stdev"],
