@@ -4,7 +4,7 @@ The oracle: every grid216 candidate (and breakout_policy_v3) played on the exact
 ALE's scores seed for seed) on the first 2,000 seeds of breakout.exact_validation, the seeds the
 training loop validates on, disjoint from the search's. For each search budget (the default successive
 halving, the original's six seeds ranked worst-case first, and others measured to choose the default):
-the pick, the agent steps' worth of episodes it spent, its oracle mean, its regret (the oracle best
+the pick, the candidate-seed scores it ranked, its oracle mean, its regret (the oracle best
 minus the pick's oracle mean), its oracle rank (1 = the best), whether it is within 5% of the oracle
 best, and its paired verdict against v3 on the oracle seeds with its interval. Every search runs
 in-process without a store (the same `halving.halve` the command runs); the episodes are the
@@ -67,7 +67,7 @@ def parallel_scores(cands: list[dict], seeds: tuple[int, ...], workers: int, per
 
 class CachedScorer:
     """The command's scorer with a (candidate, seed) cache, so budgets that share seeds play them once;
-    counts the episodes each search asks for."""
+    counts the scores each search asks for (with the earlier rounds' seeds again)."""
 
     def __init__(self) -> None:
         self.score = shadow_scorer(_protocol(), load_preset(PRESET), PRESET)
@@ -132,8 +132,9 @@ def main() -> None:
                    "v3_mean": float(v3.mean()), "top10": top, "wall_s": oracle_s,
                    "candidate_means": {c["candidate_id"]: float(m) for c, m in zip(cands, means)}},
         "budgets": budgets,
-        "note": "episodes: what each search asks for (the command plays them all, through its store); "
-                "search_wall_s_cached is not a speed: budgets share a cache of played episodes",
+        "note": "episodes: the candidate-seed scores each search ranks, summed over its rounds (a round re-ranks "
+                "the earlier rounds' seeds, which the command's store does not play again); search_wall_s_cached is "
+                "not a speed: budgets share a cache of played episodes",
     })
 
 
