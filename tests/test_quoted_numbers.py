@@ -138,7 +138,7 @@ def test_checker_catches_wrong_missing_and_unsourced_quotes():
     assert "not a number" in check_quote("1", fid, "pools.4242.presets")
     assert "no number" in check_quote("Spearman high", fid, good)
     assert check_quote("1,684x", "benchmarks/results/shadow_throughput.json", "median_speedup_per_core") is None
-    assert check_quote("[32.5", "benchmarks/results/train_loop.json", "demo_pick.paired_delta.ci95.0") is None
+    assert check_quote("[32.5", "benchmarks/results/train_loop.json", "before_halving.demo_pick.paired_delta.ci95.0") is None
 
 
 def test_every_results_file_names_its_date_command_and_machine():

@@ -39,7 +39,7 @@ def test_paired_delta():
     base = [4, 5, 6, 7, 8, 9]
     d = stats.paired_delta(new, base)
     assert d["mean_delta"] == 1.0 and d["ci95"] == [1.0, 1.0]
-    assert d["prob_improvement"] == 1.0 and d["wins"] == 6
+    assert d["verdict_agreement"] == 1.0 and d["wins"] == 6
 
 
 def test_rank_correlations_match_scipy():

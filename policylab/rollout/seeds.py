@@ -22,8 +22,10 @@ kept so stored records, traces and checkpoints replay bit for bit):
 ==========  ===========  =========  =========  =====================================================
 study       purpose      base       size       why
 ==========  ===========  =========  =========  =====================================================
-breakout    search       0          1_000      ``train --search-seeds`` (default 0-5): the original's
-                                               seeds, on the search env (shadow by default)
+breakout    search       0          1_000      ``train``'s search: round r of the successive halving
+                                               scores a candidate on the first
+                                               ``search_seeds * keep**r`` seeds (25, 75, 225, 675
+                                               by default; the original's were 0-5)
 breakout    eval         0          1_000      ``eval`` / ``audit --seed`` (default 0); the audit's
                                                noise-ceiling reference set is the next N seeds
                                                (S+N..S+2N-1). Shares search: standalone commands,
@@ -31,6 +33,10 @@ breakout    eval         0          1_000      ``eval`` / ``audit --seed`` (defa
 breakout    screening    1_000      9_000      ``train --screen-seed``: ALE screening of the top K
 breakout    validation   10_000     990_000    ``train --validate-seed``: fresh ALE seeds, disjoint
                                                from every seed used for selection
+breakout    exact_vali-  2_000_000  1_000_000  ``train --exact-seed``: the validation on the exact
+            dation                                 shadow (2,000 seeds by default, the first 20 also on
+                                                   ALE) and benchmarks/bench_search_regret.py's oracle
+                                                   means; disjoint from every seed used for selection
 breakout    fidelity     5_000_000  1_000_000  benchmarks/bench_breakout_fidelity.py shadow episodes
 breakout    calibration  7_000_000  1_000_000  ``calibrate``: the traces' policies played closed-loop
                                                in the shadow (64 seeds each)
@@ -114,6 +120,7 @@ RANGES: dict[tuple[str, str], SeedRange] = {(r.study, r.purpose): r for r in (
     SeedRange("breakout", "eval", 0, 1_000, shares=("search",)),
     SeedRange("breakout", "screening", 1_000, 9_000),
     SeedRange("breakout", "validation", 10_000, 990_000),
+    SeedRange("breakout", "exact_validation", 2_000_000, 1_000_000),
     SeedRange("breakout", "fidelity", 5_000_000, 1_000_000),
     SeedRange("breakout", "calibration", 7_000_000, 1_000_000),
     SeedRange("breakout", "transfer", 9_000_000, 100_000),

@@ -41,8 +41,8 @@ def _breakout(root: Path) -> None:
          "--max-steps", 50, "--preset", "go-v1", "--out", b / "eval")
     _cli("breakout", "audit", "--policy", "breakout_policy_v3", "--episodes", 2, "--max-steps", 50,
          "--preset", "go-v1", "--out", b / "audit")
-    _cli("breakout", "train", "--space", "random", "--budget", 2, "--search-seeds", "0-1",
-         "--validate-episodes", 2, "--max-steps", 50, "--no-video", "--out", b / "train")
+    _cli("breakout", "train", "--space", "random", "--budget", 2, "--search-seeds", 2, "--rounds", 1,
+         "--validate-episodes", 2, "--exact-episodes", 4, "--max-steps", 50, "--no-video", "--out", b / "train")
     _cli("breakout", "learn", "--steps", 1024, "--envs", 8, "--rollout", 32, "--minibatch", 64, "--epochs", 2,
          "--hidden", 16, "--max-steps", 40, "--validate-episodes", 2, "--gap-episodes", 2, "--executor", "local",
          "--out", b / "learn")

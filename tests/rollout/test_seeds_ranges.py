@@ -11,7 +11,7 @@ import re
 import pytest
 
 from policylab.errors import BadInput
-from policylab.rollout.seeds import (BOUNDARY_SEED_OFFSET, BOUNDARY_SEED_SCHEME, RANGES, named_range, seed_range,
+from policylab.rollout.seeds import (BOUNDARY_SEED_OFFSET, BOUNDARY_SEED_SCHEME, RANGES, named_range,
                                      seed_range_base, world_seed)
 
 from tests.support.paths import ROOT
@@ -100,13 +100,18 @@ def _train_defaults() -> dict[str, dict]:
 def test_user_facing_train_defaults_are_disjoint_and_inside_their_ranges():
     defaults = _train_defaults()
     assert defaults
-    keys = ("search_seeds", "screen_seed", "validate_seed", "screen_episodes", "validate_episodes")
+    keys = ("search_seeds", "rounds", "keep", "screen_seed", "validate_seed", "exact_seed", "screen_episodes",
+            "validate_episodes", "exact_episodes")
     for where, d in defaults.items():
-        search = set(seed_range(d["search_seeds"]))
+        # the halving's last round plays the most search seeds: the first search_seeds * keep**(rounds - 1)
+        search = set(range(d["search_seeds"] * d["keep"] ** (d["rounds"] - 1)))
         screen = {world_seed("breakout", 0, i, base=d["screen_seed"]) for i in range(d["screen_episodes"])}
         validate = {world_seed("breakout", 0, i, base=d["validate_seed"]) for i in range(d["validate_episodes"])}
-        assert not search & screen and not search & validate and not screen & validate, where
-        for seeds, purpose in ((search, "search"), (screen, "screening"), (validate, "validation")):
+        exact = {world_seed("breakout", 0, i, base=d["exact_seed"]) for i in range(d["exact_episodes"])}
+        sets = [search, screen, validate, exact]
+        assert all(not a & b for i, a in enumerate(sets) for b in sets[i + 1:]), where
+        for seeds, purpose in ((search, "search"), (screen, "screening"), (validate, "validation"),
+                               (exact, "exact_validation")):
             assert all(s in named_range("breakout", purpose) for s in seeds), (where, purpose)
     # every definition offers the same defaults
     assert len({tuple(d[k] for k in keys) for d in defaults.values()}) == 1, defaults

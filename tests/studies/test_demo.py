@@ -1,13 +1,13 @@
-"""`policylab demo`, the README's main job, run once (module fixture, about 40 s on 2 idle cores) and
-checked for what the README promises:
+"""`policylab demo`, the README's main job, run once (module fixture, about a minute on 2 idle cores)
+and checked for what the README promises:
 
 - it exits 0 and its stdout ends with the path of its report;
 - the training report page opens in headless Chromium with every image loaded and its video
   playable (decoded by the browser to the size and length the report states);
-- its conclusions follow from its own store: the 8 screened candidates are the shadow search's top 8
-  by the stated rule, the pick is the rule's first on the ALE screening rows, the regret is the best
-  screening mean minus the pick's, and the verdict is the stated rule applied to the paired interval
-  recomputed here from the validation rows;
+- its conclusions follow from its own store: the successive halving (216 x 25, 72 x 75, 24 x 225,
+  8 x 675 search seeds, ranked by the mean) replayed here from the stored scores gives the pick, and
+  the verdict is the stated rule applied to the paired interval recomputed here from the 2,000
+  exact-shadow validation rows; the 20 ALE confirmation episodes score what the shadow scored;
 - the numbers README.md and docs/breakout.md quote for it (benchmarks/results/train_loop.json,
   demo_pick) are the ones it computes;
 - a re-run into the same folder runs nothing (the store's row count and every payload's mtime are
@@ -35,9 +35,9 @@ from policylab.studies.breakout.search.search_space import grid216
 
 from tests.support.paths import ROOT
 
-RULE = "low_score_count asc, score_min desc, score_mean desc"  # the original's rule, the default (docs/breakout.md)
-SEARCH_SEEDS, SCREEN_SEEDS = range(0, 6), range(1000, 1005)  # the demo's defaults: --search-seeds 0-5, 5 screening
-VALIDATE_SEEDS = range(10000, 10020)  # episodes from --screen-seed 1000, 20 validation episodes from 10000
+SCHEDULE = [(216, 25), (72, 75), (24, 225), (8, 675)]  # (candidates, seeds 0..n-1 each) per halving round
+EXACT_SEEDS = range(2_000_000, 2_002_000)  # breakout.exact_validation's first 2,000: the verdict's seeds
+ALE_SEEDS = EXACT_SEEDS[:20]  # the ALE confirmation sample
 
 
 def run(*args) -> tuple[int, str]:
@@ -103,7 +103,7 @@ def test_train_page_in_chromium_every_image_and_the_video_load(demo):
     html = out / "report.html"
     seen = render_check(html)
     figures = re.findall(r'<img src="([^"]+)"', html.read_text())
-    assert len(figures) == 3 and all((out / f).is_file() for f in figures)
+    assert len(figures) == 2 and all((out / f).is_file() for f in figures)
     assert seen["images"] == len(figures) and seen["loaded"] == seen["images"]
     video = json.loads((out / "report.json").read_text())["evidence"]["video"]
     (state,) = video_states(html)
@@ -127,19 +127,6 @@ def rows_by_params(store_root: Path) -> dict[tuple[str, str], dict[int, float]]:
     return out
 
 
-def summary(scores: list[float]) -> dict:
-    return {"low_score_count": sum(s < 3 for s in scores), "score_min": min(scores),
-            "score_mean": sum(scores) / len(scores)}
-
-
-def rank(items: list[tuple[str, list[float]]]) -> list[str]:
-    """Params sorted by RULE, stable (ties keep the given order)."""
-    def key(item):
-        s = summary(item[1])
-        return (s["low_score_count"], -s["score_min"], -s["score_mean"])
-    return [p for p, _ in sorted(items, key=key)]
-
-
 def paired_interval(new, base, resamples=2000, seed=0) -> list[float]:
     """docs/breakout.md, training loop step 4: 2000 bootstrap resamples of seeds (PCG64 seed 0), the
     2.5/97.5% percentiles of the resampled mean paired delta."""
@@ -148,54 +135,38 @@ def paired_interval(new, base, resamples=2000, seed=0) -> list[float]:
     return [float(v) for v in np.quantile(d[idx].sum(axis=1) / d.size, [0.025, 0.975])]
 
 
-def test_selection_regret_and_verdict_follow_from_the_store(demo):
+def test_the_pick_and_the_verdict_follow_from_the_store(demo):
     out, _, _ = demo
     data = json.loads((out / "report.json").read_text())
     rows = rows_by_params(out / "store")
-    # the grid's candidate order (c000..c215, docs/breakout.md) breaks ties, as the stable sort does
-    grid = [json.dumps(c["params"], sort_keys=True) for c in grid216()]
-    # search: every grid candidate on the shadow, seeds 0-5; the top 8 by the rule are screened
-    assert {p for env, p in rows if env == "shadow"} == set(grid)
-    top8 = rank([(p, [rows[("shadow", p)][i] for i in SEARCH_SEEDS]) for p in grid])[:8]
-    screened = [json.dumps(r["params"], sort_keys=True) for r in data["training"]["screening"]]
-    assert screened == top8
-    # screening: the pick is the rule's first on the ALE screening rows of those 8
-    screening = [(p, [rows[("ale", p)][s] for s in SCREEN_SEEDS]) for p in top8]
-    pick = rank(screening)[0]
+    # the halving, replayed: each round ranks its candidates by their mean over the round's seeds (a
+    # stable sort: ties keep the order the candidates came in, the grid's c000..c215 in round 1)
+    alive = [json.dumps(c["params"], sort_keys=True) for c in grid216()]
+    for count, n in SCHEDULE:
+        alive = alive[:count]
+        means = {p: float(np.mean([rows[("shadow", p)][s] for s in range(n)])) for p in alive}
+        alive = sorted(alive, key=lambda p: -means[p])
     params = json.loads((out / "policy_params.json").read_text())["params"]
-    assert json.dumps(params, sort_keys=True) == pick
-    means = {p: float(np.mean(s)) for p, s in screening}
-    regret = data["evaluation"]["regret"]
-    assert regret["regret"] == pytest.approx(max(means.values()) - means[pick], abs=1e-9)
-    # validation: the pick and the baseline on 20 fresh ALE seeds, paired by seed
+    assert json.dumps(params, sort_keys=True) == alive[0]
+    assert [(r["candidates"], r["seeds_each"]) for r in data["training"]["rounds"]] == SCHEDULE
+    # validation: the pick and the baseline on 2,000 fresh exact-shadow seeds, paired by seed
     base_p = json.dumps(load_params("breakout_policy_v3", None), sort_keys=True)
-    new = [rows[("ale", pick)][s] for s in VALIDATE_SEEDS]
-    base = [rows[("ale", base_p)][s] for s in VALIDATE_SEEDS]
-    ci = paired_interval(new, base)
+    new = [rows[("shadow", alive[0])][s] for s in EXACT_SEEDS]
+    base = [rows[("shadow", base_p)][s] for s in EXACT_SEEDS]
     ev = data["evaluation"]
     assert [(r["seed"], r["pick_score"], r["baseline_score"]) for r in ev["paired_by_seed"]] == \
-        list(zip(VALIDATE_SEEDS, new, base))
+        list(zip(EXACT_SEEDS, new, base))
+    ci = paired_interval(new, base)
     assert ev["paired_delta"]["ci95"] == pytest.approx(ci, abs=1e-9)
     want = "improved" if ci[0] > 0 else "worse" if ci[1] < 0 else "inconclusive"
     assert data["decision"]["verdict"] == want
+    # the ALE confirmation: the first 20 seeds on ALE score what the shadow scored, for both policies
+    assert [rows[("ale", alive[0])][s] for s in ALE_SEEDS] == new[:20]
+    assert [rows[("ale", base_p)][s] for s in ALE_SEEDS] == base[:20]
+    assert (ev["ale_confirmation"]["equal"], ev["ale_confirmation"]["of"]) == (20, 20)
+    curse = ev["winners_curse"]
+    assert curse["search_seeds"] == 675 and curse["validation_mean"] == pytest.approx(np.mean(new))
 
-
-def test_the_exact_shadow_replays_every_ale_episode_of_the_demo(demo):
-    """The demo searches on `ale-exact`, the default preset, so the shadow plays ALE's game on each
-    seed: every ALE episode the demo stored (the screening and the validation) scores the same in
-    the shadow on its seed and parameters. This is why docs/breakout.md calls the ALE screening a
-    check the exact shadow makes redundant (it adds fresh seeds, not a second simulator)."""
-    from policylab.studies.breakout.episodes.runner import EpisodeTask, run_shadow_group
-
-    out, _, _ = demo
-    data = json.loads((out / "report.json").read_text())
-    assert data["objective"]["preset"] == "ale-exact"
-    ale = {p: seeds for (env, p), seeds in rows_by_params(out / "store").items() if env == "ale"}
-    assert sum(map(len, ale.values())) == 8 * 5 + 2 * 20
-    tasks = [EpisodeTask("shadow", tuple(seeds), "breakout_policy_v3", json.loads(p), data["objective"]["protocol"],
-                         preset="ale-exact") for p, seeds in ale.items()]
-    for (p, seeds), eps in zip(ale.items(), run_shadow_group(tasks)):
-        assert [float(e.outcome["score"]) for e in eps] == list(seeds.values()), p
 
 def test_the_quoted_demo_numbers_are_what_the_demo_computes(demo):
     """README.md and docs/breakout.md quote benchmarks/results/train_loop.json's demo_pick (checked
@@ -204,13 +175,16 @@ def test_the_quoted_demo_numbers_are_what_the_demo_computes(demo):
     quoted = json.loads((ROOT / "benchmarks" / "results" / "train_loop.json").read_text())["demo_pick"]
     data = json.loads((out / "report.json").read_text())
     ev = data["evaluation"]
-    got = {"candidate_id": data["training"]["selected_candidate"]["candidate_id"],
-           "screening_ale_mean": data["training"]["selected_candidate"]["score_mean"],
-           "validation_ale_mean": ev["new_policy"]["mean"], "validation_ale_mean_ci95": ev["new_policy"]["mean_ci95"],
-           "baseline_ale_mean": ev["baseline_policy"]["mean"], "verdict": data["decision"]["verdict"],
-           "regret": ev["regret"]["regret"],
-           "screened_spearman": data["training"]["shadow_vs_ale_rank_correlation"]["spearman"],
-           "paired_delta": {k: ev["paired_delta"][k] for k in ("mean_delta", "ci95", "wins", "losses", "prob_improvement")}}
+    ev, tr, conf = data["evaluation"], data["training"], data["evaluation"]["ale_confirmation"]
+    got = {"preset": data["objective"]["preset"], "candidate_id": tr["selected_candidate"]["candidate_id"],
+           "search_mean": ev["winners_curse"]["search_mean"], "search_seeds": ev["winners_curse"]["search_seeds"],
+           "validation_seeds": ev["paired_delta"]["n"], "validation_mean": ev["new_policy"]["mean"],
+           "validation_mean_ci95": ev["new_policy"]["mean_ci95"], "baseline_mean": ev["baseline_policy"]["mean"],
+           "paired_delta": {k: ev["paired_delta"][k] for k in ("mean_delta", "ci95", "wins", "losses",
+                                                               "verdict_agreement")},
+           "verdict": data["decision"]["verdict"], "ale_confirmed": conf["equal"], "ale_confirmation_seeds": conf["of"],
+           "ale_paired_delta": {k: conf["ale"]["paired_delta"][k] for k in ("mean_delta", "ci95")},
+           "ale_verdict": conf["ale"]["verdict"], "regret_estimate": tr["regret_estimate"]["mean_regret"]}
 
     def same(q, g, where):
         if isinstance(q, dict):
@@ -241,8 +215,10 @@ def test_demo_rerun_runs_nothing_and_writes_the_same_report(demo):
     report = (out / "report.json").read_bytes()
     rows = _rows(out / "store")
     payloads = {p: p.stat().st_mtime_ns for p in (out / "store" / "payloads").rglob("*.npz")}
-    # 216 x 6 shadow search + 8 x 5 screening + 2 x 20 validation + the video's own record
-    assert rows == len(payloads) == 216 * 6 + 8 * 5 + 2 * 20 + 1
+    # the halving's shadow episodes + 2 x 2,000 exact validation + 2 x 20 ALE confirmation + the video's own record
+    search = sum(c * (n - prev) for (c, n), prev in zip(SCHEDULE, [0] + [n for _, n in SCHEDULE[:-1]]))
+    assert search == 216 * 25 + 72 * 50 + 24 * 150 + 8 * 450
+    assert rows == len(payloads) == search + 2 * 2000 + 2 * 20 + 1
     code, stdout = run("demo", "--out", out)
     assert code == 0 and stdout.strip().splitlines()[-1] == f"report: {out / 'report.html'}"
     assert _rows(out / "store") == rows

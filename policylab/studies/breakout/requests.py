@@ -36,7 +36,7 @@ from policylab.config import ExistingDir, InputFile, OutDir, Request
 from policylab.envs.breakout.presets import DEFAULT_PRESET
 from policylab.errors import BadInput
 from policylab.rollout.executors import default_workers
-from policylab.rollout.seeds import seed_range, seed_range_base
+from policylab.rollout.seeds import seed_range_base
 from policylab.studies.breakout.sizes import SHADOW_BATCH, step_bytes
 
 MAX_EPISODES = 100_000
@@ -45,8 +45,9 @@ MAX_SEED = 2**30  # ALE's random_seed is a C int; S + 2 x MAX_EPISODES stays bel
 MAX_CANDIDATES = 10_000  # random / tpe budget
 MAX_SEARCH_SEEDS = 1_000  # seeds each candidate is scored on (the breakout.search range's size)
 DEFAULT_RULE = "low_score_count asc, score_min desc, score_mean desc"  # the original's sort key, verbatim
+# What the search maximises, as the selection rule that ranks by it (`selection.rank_candidates`)
+OBJECTIVES = {"mean": "score_mean desc", "q25": "score_q25 desc, score_mean desc", "worst-case": DEFAULT_RULE}
 GRID_SIZE = 216  # candidates of the grid216 space (search_space.GRID216_AXES)
-DEMO_SCREEN_TOP, DEMO_SCREEN_EPISODES = 8, 5  # `policylab demo`: the multi-fidelity loop of README.md
 ALE_STEP_PYTHON_BYTES = 1024  # an ALE step while its episode runs: obs and RAM kept as small arrays in lists
 REPLAY_ROW_BYTES = 256  # one line of an eval's replays/*.jsonl
 
@@ -61,6 +62,9 @@ PRESET_HELP = ("Shadow-simulator preset: ale-exact (the default; the cartridge's
                "file.")
 PARAMS_HELP = ("JSON file with the policy's full parameter set (every field, in range; a 'policy_' prefix is "
                "accepted); default: the policy's own defaults.")
+EXACT_HELP = ("On the exact shadow (ale-exact): the network, v3 and the search pick validated on this many fresh "
+              "shadow seeds (ALE's scores on those seeds), the first --episodes of them replayed on ALE, each score "
+              "checked equal to the shadow's (0: validate on ALE only).")
 STICKY_HELP = ("Sticky-action probability. ALE's default is 0.25 (repeat_action_probability); given explicitly it "
                "also overrides the shadow preset's own value (which must stay below 1).")
 
@@ -222,7 +226,7 @@ class TransferRequest(BreakoutRun):
     search pick on fresh seeds, on ALE (paired by seed: bootstrap CIs, verdicts) and on the shadow (the transfer
     gap: shadow vs ALE means and their ratio); write transfer.json and transfer.html."""
 
-    SIZE_FIELDS = ("episodes", "gap_episodes", "max_steps")
+    SIZE_FIELDS = ("episodes", "gap_episodes", "exact_episodes", "max_steps")
 
     policy: Policy = Field(description="The network to validate: an ONNX network file (.onnx) that declares its "
                            "observation (docs/breakout.md, 'Network policies').")
@@ -230,6 +234,7 @@ class TransferRequest(BreakoutRun):
                           "of the gap's seeds).")
     gap_episodes: int = Field(100, ge=1, le=MAX_EPISODES, description="Episodes per policy on each env for the "
                               "transfer gap (20 cannot resolve a 10% ratio).")
+    exact_episodes: int = Field(2000, ge=0, le=MAX_EPISODES, description=EXACT_HELP)
     seed: Seed = Field(seed_range_base("breakout", "transfer"), description="First seed S (both envs); episode i "
                        "runs on seed S + i. Default: the breakout.transfer range, disjoint from every training, "
                        "search, screening and validation seed.")
@@ -243,14 +248,14 @@ class TransferRequest(BreakoutRun):
     ray_address: RayAddress = None
 
     def needs(self) -> tuple[int, int]:
-        shadow, ale = 3 * self.gap_episodes, 3 * max(self.episodes, self.gap_episodes)
+        shadow, ale = 3 * max(self.gap_episodes, self.exact_episodes), 3 * max(self.episodes, self.gap_episodes)
         return self._memory(shadow, True), self._disk(shadow, ale)
 
 
 class TrainRequest(BreakoutRun):
     """Search v3-family parameters in the search env, validate the pick on ALE, give a verdict."""
 
-    SIZE_FIELDS = ("budget", "search_seeds", "screen_episodes", "validate_episodes", "max_steps")
+    SIZE_FIELDS = ("budget", "search_seeds", "rounds", "screen_episodes", "exact_episodes", "max_steps")
 
     out: Out
     space: Literal["grid216", "random", "tpe"] = Field(
@@ -262,19 +267,34 @@ class TrainRequest(BreakoutRun):
     search_env: Literal["shadow", "ale"] = Field("shadow", description="Where candidates are searched: shadow (the "
                                                  "fast simulator) or ale.")
     preset: Preset = Field(DEFAULT_PRESET, description=PRESET_HELP + " Used with --search-env shadow.")
-    search_seeds: str = Field("0-5", min_length=1, max_length=1000, description="Seeds every candidate is scored "
-                              f"on in the search env, e.g. 0-5 or 0,3,9 (at most {MAX_SEARCH_SEEDS:,}).")
-    select: str = Field(DEFAULT_RULE, min_length=1, max_length=1000, description="Selection rule: 'FIELD asc|desc, "
-                        "...' with FIELD among low_score_count, score_min, score_max, score_mean, score_median, "
-                        "score_stdev.")
+    objective: Literal["mean", "q25", "worst-case"] = Field(
+        "mean", description="What the search maximises over a candidate's search seeds: mean (the mean score), q25 "
+        "(the lower quartile, then the mean) or worst-case (the original's rule: fewest scores below 3, then the "
+        "minimum, then the mean).")
+    search_seeds: int = Field(25, ge=1, le=MAX_SEARCH_SEEDS, description="Seeds of breakout.search every candidate "
+                              "is scored on in the first round (the first N of the range).")
+    rounds: int = Field(4, ge=1, le=10, description="Successive-halving rounds: after each but the last, the best "
+                        "1/--keep of the candidates go on, on --keep times as many seeds (1: every candidate on "
+                        "--search-seeds seeds, no halving).")
+    keep: int = Field(3, ge=2, le=10, description="Halving factor: each round keeps 1/K of the candidates and "
+                      "scores them on K times the seeds.")
     screen_top: Optional[int] = Field(None, ge=1, le=MAX_CANDIDATES, description="Multi-fidelity: re-play the top "
                                       "K search candidates on ALE and pick among them on ALE.")
     screen_episodes: int = Field(5, ge=1, le=MAX_EPISODES, description="ALE episodes per screened candidate.")
     screen_seed: Seed = Field(seed_range_base("breakout", "screening"), description="First ALE screening seed.")
-    validate_episodes: int = Field(20, ge=1, le=MAX_EPISODES, description="Fresh ALE seeds for validating the pick "
-                                   "against the baseline (paired by seed).")
+    validate_episodes: int = Field(20, ge=1, le=MAX_EPISODES, description="ALE seeds of the validation: on a "
+                                   "physics preset (or --exact-episodes 0) the validation itself, from --validate-seed; "
+                                   "on the exact shadow the first K exact seeds replayed on ALE, each ALE score "
+                                   "checked equal to the shadow's.")
     validate_seed: Seed = Field(seed_range_base("breakout", "validation"),
-                                description="First validation seed; must not overlap the search or screening seeds.")
+                                description="First ALE validation seed (physics presets); must not overlap the search "
+                                            "or screening seeds.")
+    exact_episodes: int = Field(2000, ge=0, le=MAX_EPISODES, description="On the exact shadow (ale-exact): the pick "
+                                "and the baseline validated on this many fresh shadow seeds from --exact-seed, which "
+                                "are ALE's scores on those seeds (0: validate on ALE only).")
+    exact_seed: Seed = Field(seed_range_base("breakout", "exact_validation"), description="First seed of the exact "
+                             "validation (default: the breakout.exact_validation range, disjoint from every seed "
+                             "used for selection).")
     baseline: Policy = Field("breakout_policy_v3", description="Baseline policy (a registered one with its "
                              "defaults, or an ONNX network file).")
     max_steps: MaxSteps = Field(1800, description="Horizon in agent steps, on both envs (27,000 = ALE's "
@@ -286,20 +306,22 @@ class TrainRequest(BreakoutRun):
     executor: ExecutorOption = "local"
     ray_address: RayAddress = None
 
-    @field_validator("search_seeds")
+    @field_validator("keep")
     @classmethod
-    def _search_seeds(cls, v: str) -> str:
-        for part in v.split(","):  # bound the count before a range like 0-999999999 is expanded
-            lo, dash, hi = part.strip().partition("-")
-            if dash and lo.isdigit() and hi.isdigit() and int(hi) - int(lo) >= MAX_SEARCH_SEEDS:
-                raise ValueError(f"{part.strip()!r} holds more than {MAX_SEARCH_SEEDS:,} seeds")
-        try:
-            seeds = seed_range(v)
-        except BadInput as exc:
-            raise ValueError(exc.message) from None
-        if len(seeds) > MAX_SEARCH_SEEDS or seeds[-1] > MAX_SEED:
-            raise ValueError(f"at most {MAX_SEARCH_SEEDS:,} seeds, each <= {MAX_SEED:,}")
+    def _schedule_fits_the_range(cls, v: int, info: ValidationInfo) -> int:
+        first, rounds = info.data.get("search_seeds"), info.data.get("rounds")
+        if first is not None and rounds is not None and first * v ** (rounds - 1) > MAX_SEARCH_SEEDS:
+            raise ValueError(f"the last round would need {first} x {v}^{rounds - 1} = {first * v ** (rounds - 1):,} "
+                             f"seeds per candidate; breakout.search holds {MAX_SEARCH_SEEDS:,}")
         return v
+
+    def schedule(self, pool: int) -> list[tuple[int, int]]:
+        """(candidates, seeds each) per round of the successive halving over `pool` candidates."""
+        out, alive = [], pool
+        for r in range(self.rounds):
+            out.append((alive, self.search_seeds * self.keep ** r))
+            alive = max(1, -(-alive // self.keep))
+        return out
 
     @field_validator("budget")
     @classmethod
@@ -323,25 +345,26 @@ class TrainRequest(BreakoutRun):
         return GRID_SIZE if self.budget is None else self.budget
 
     def needs(self) -> tuple[int, int]:
-        search = self.pool_size() * len(seed_range(self.search_seeds))
+        search, seen = 0, 0
+        for alive, seeds in self.schedule(self.pool_size()):
+            search, seen = search + alive * (seeds - seen), seeds
         screen = (self.screen_top or 0) * self.screen_episodes
         ale = 2 * self.validate_episodes + screen + (search if self.search_env == "ale" else 0) + (2 if self.video else 0)
-        shadow = search if self.search_env == "shadow" else 0
+        shadow = (search if self.search_env == "shadow" else 0) + 2 * self.exact_episodes
         return self._memory(shadow, True), self._disk(shadow, ale)
 
 
 class DemoRequest(Request):
-    """Run the Breakout training loop on its defaults (216 grid candidates x 6 seeds in the shadow
-    simulator on ale-exact, the top 8 screened on real ALE for 5 episodes each, the pick validated
-    against breakout_policy_v3 on 20 fresh ALE seeds) and print where its report is."""
+    """Run the Breakout training loop on its defaults (the 216 grid candidates searched by successive halving
+    on the exact shadow, the pick validated against breakout_policy_v3 on 2,000 fresh exact-shadow seeds, the
+    first 20 confirmed on real ALE) and print where its report is."""
 
     out: Out = Field(Path("runs/demo"), description="Output folder for the demo's reports.")
     executor: ExecutorOption = "processes"
     ray_address: RayAddress = None
 
     def train_request(self) -> TrainRequest:
-        return TrainRequest(out=self.out, screen_top=DEMO_SCREEN_TOP, screen_episodes=DEMO_SCREEN_EPISODES,
-                            executor=self.executor, ray_address=self.ray_address)
+        return TrainRequest(out=self.out, executor=self.executor, ray_address=self.ray_address)
 
     def needs(self) -> tuple[int, int]:
         return self.train_request().needs()
@@ -450,6 +473,7 @@ class LearnRequest(Request):
                                    "the validation).")
     gap_episodes: int = Field(100, ge=1, le=MAX_EPISODES, description="Episodes on each env behind each policy's "
                               "shadow/ALE mean ratio (the transfer gap; 20 seeds cannot resolve 10%).")
+    exact_episodes: int = Field(2000, ge=0, le=MAX_EPISODES, description=EXACT_HELP)
     executor: ExecutorOption = Field("processes", description="Where the validation's episodes run: local (this "
                                      "process), processes (a process pool) or ray; results are identical.")
 

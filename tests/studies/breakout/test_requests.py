@@ -136,13 +136,16 @@ BAD = [
     ("budget_for_grid", lambda t: ["breakout", "train", "--budget", "5"], "budget"),
     ("no_budget_for_random", lambda t: ["breakout", "train", "--space", "random"], "budget"),
     ("zero_budget", lambda t: ["breakout", "train", "--space", "random", "--budget", "0"], "budget"),
-    ("select", lambda t: ["breakout", "train", "--select", "score_mean sideways"], "select"),
+    ("objective", lambda t: ["breakout", "train", "--objective", "sideways"], "objective"),
     ("search_seeds_malformed", lambda t: ["breakout", "train", "--search-seeds", "5-1"], "search_seeds"),
-    ("search_seeds_too_many", lambda t: ["breakout", "train", "--search-seeds", "0-99999999999"], "search_seeds"),
-    ("validation_overlaps_search", lambda t: ["breakout", "train", "--search-seeds", "0-5", "--validate-seed", "4"],
+    ("search_seeds_too_many", lambda t: ["breakout", "train", "--search-seeds", "1001"], "search_seeds"),
+    ("schedule_past_range", lambda t: ["breakout", "train", "--search-seeds", "200"], "keep"),  # 200 x 3^3 > 1,000
+    ("validation_overlaps_search", lambda t: ["breakout", "train", "--exact-seed", "4"], "exact_seed"),
+    ("ale_validation_overlaps_search", lambda t: ["breakout", "train", "--preset", "atari-cal", "--validate-seed", "4"],
      "validate_seed"),
     ("validation_overlaps_screening", lambda t: ["breakout", "train", "--screen-top", "3", "--screen-seed", "20000",
-                                                  "--validate-seed", "20001"], "validate_seed"),
+                                                  "--exact-seed", "20001"], "exact_seed"),
+    ("confirmation_past_exact", lambda t: ["breakout", "train", "--exact-episodes", "5"], "validate_episodes"),
     ("screen_top_past_pool", lambda t: ["breakout", "train", "--screen-top", "500"], "screen_top"),
     ("baseline", lambda t: ["breakout", "train", "--baseline", "nobody"], "baseline"),
     ("train_preset", lambda t: ["breakout", "train", "--preset", "nope"], "preset"),
@@ -188,8 +191,7 @@ def test_needs_grow_with_every_stage_of_train(tmp_path):
     screened = R.TrainRequest(out=tmp_path, screen_top=8)
     ale = R.TrainRequest(out=tmp_path, search_env="ale")
     assert base.needs()[1] < screened.needs()[1] < ale.needs()[1]
-    assert R.DemoRequest(out=tmp_path).needs() == R.TrainRequest(out=tmp_path, screen_top=8, screen_episodes=5,
-                                                                 executor="processes").needs()
+    assert R.DemoRequest(out=tmp_path).needs() == R.TrainRequest(out=tmp_path, executor="processes").needs()
 
 
 def test_an_out_folder_holding_another_config_is_left_as_it_was(tmp_path, capsys):

@@ -30,7 +30,8 @@ def run(req: LearnRequest) -> Result:
     if req.validate_episodes:
         validation = transfer.validate_network(onnx_path, out=req.out, preset=req.preset, protocol=p.protocol,
                                                shadow=p.shadow, episodes=req.validate_episodes,
-                                               gap_episodes=req.gap_episodes, executor=req.executor)
+                                               gap_episodes=req.gap_episodes, exact_episodes=req.exact_episodes,
+                                               executor=req.executor)
         head += transfer.headlines(validation)
     report = write_learn_report(req.out, build_report(p, learner, validation))
     return Result(report, tuple(head))

@@ -6,9 +6,12 @@ run draws): the network, `breakout_policy_v3` (its defaults) and the search pick
 `policylab breakout train` picks on its defaults, `train.default_pick`).
 
 - **Validation** (the training loop's, `selection.compare_paired`): the network against v3 and
-  against the pick on ALE on the first `episodes` seeds (20 by default), paired by seed: score
-  distributions with bootstrap intervals, the paired mean delta with its interval, a verdict
-  (improved / worse / inconclusive).
+  against the pick, paired by seed: score distributions with bootstrap intervals, the paired mean
+  delta with its interval, a verdict (improved / worse / inconclusive) and the probability that a
+  fresh set of the same size reaches it. On the exact shadow (``ale-exact``, whose score on seed s is
+  ALE's) on the first `exact_episodes` seeds (2,000 by default) in the shadow, with the first
+  `episodes` (20) replayed on ALE as a confirmation (each ALE score must equal the shadow's; the ALE
+  verdicts on those seeds are shown beside); on a physics preset on ALE on the first `episodes`.
 - **Transfer gap**: each policy's shadow mean against its ALE mean on the same protocol, over the
   first `gap_episodes` seeds on each (100 by default: 20 ALE episodes cannot resolve a 10% ratio),
   with bootstrap intervals of both means and of their ratio (the two environments resampled
@@ -54,6 +57,7 @@ from policylab.studies.breakout.search.train import default_pick
 V3 = "breakout_policy_v3"
 # the issue's protocol: a 20-seed ALE verdict, 100-episode means per env for the ratio
 VALIDATE_EPISODES, GAP_EPISODES = 20, 100
+EXACT_EPISODES = 2000  # the exact shadow's validation: seconds of shadow time, an interval a few points wide
 RATIO_GOAL = 0.10  # |shadow / ALE - 1| the issue asks of the network on the default preset
 ALE_MEAN_GOAL = 200.0  # the network's 20-seed ALE mean the issue asks for (twice the search pick)
 KEYS = ("network", "v3", "pick")  # order of every table and chart
@@ -84,7 +88,8 @@ def contenders(network: NetworkFile, pick: dict) -> list[Contender]:
 def validate_network(policy: str | Path | NetworkFile, *, out: Path, preset: str = DEFAULT_PRESET,
                      protocol: dict | None = None, shadow: ShadowParams | None = None,
                      episodes: int = VALIDATE_EPISODES, gap_episodes: int = GAP_EPISODES,
-                     seed: int = seed_range_base("breakout", "transfer"), store: Path | None = None,
+                     exact_episodes: int = EXACT_EPISODES, seed: int = seed_range_base("breakout", "transfer"),
+                     store: Path | None = None,
                      executor: str = "local", ray_address: str | None = None, pick: dict | None = None) -> dict:
     """Play the network `policy` (a file, or one already read), v3 and the search pick on ALE and on the
     shadow (`shadow`, the physics resolved under the label `preset`; default: `preset` loaded) under
@@ -99,23 +104,27 @@ def validate_network(policy: str | Path | NetworkFile, *, out: Path, preset: str
     if pick is None:
         pick = default_pick()
     players = contenders(network, pick)
-    seeds = tuple(world_seed("breakout", 0, i, base=seed) for i in range(max(episodes, gap_episodes)))
-    ale_seeds, gap_seeds = seeds, seeds[:gap_episodes]
-    tasks = [c.task(env, ale_seeds if env == "ale" else gap_seeds, protocol, shadow, preset)
+    exact = shadow.model == "rom" and exact_episodes > 0
+    if exact and episodes > exact_episodes:
+        raise BadInput("episodes", f"the ALE confirmation sample ({episodes}) is larger than the exact validation "
+                       f"({exact_episodes} seeds)")
+    shadow_n = max(gap_episodes, exact_episodes if exact else 0)
+    seeds = tuple(world_seed("breakout", 0, i, base=seed) for i in range(max(episodes, gap_episodes, shadow_n)))
+    ale_seeds, shadow_seeds, gap_seeds = seeds[:max(episodes, gap_episodes)], seeds[:shadow_n], seeds[:gap_episodes]
+    tasks = [c.task(env, ale_seeds if env == "ale" else shadow_seeds, protocol, shadow, preset)
              for c in players for env in ("ale", "shadow")]
     store_root = Path(out) / "store" if store is None else Path(store)
     with Store(store_root) as st:
         records = ensure_episodes(st, tasks, executor=executor, ray_address=ray_address, label="transfer validation")
     scores = {c.key: {env: [records[(2 * i + j, s)].outcome["score"] for s in tasks[2 * i + j].seeds]
                       for j, env in enumerate(("ale", "shadow"))} for i, c in enumerate(players)}
-    return _report_data(network, pick, players, scores, seeds[:episodes], gap_seeds, preset, protocol,
+    return _report_data(network, pick, players, scores, seeds[:exact_episodes] if exact else seeds[:episodes],
+                        seeds[:episodes] if exact else None, gap_seeds, preset, protocol,
                         options.store_label(store_root, Path(out)))
 
 
-def _report_data(network: NetworkFile, pick: dict, players: list[Contender], scores: dict, val_seeds: tuple[int, ...],
-                 gap_seeds: tuple[int, ...], preset: str, protocol: dict, store: str) -> dict:
-    n = len(val_seeds)
-    val = {k: scores[k]["ale"][:n] for k in KEYS}
+def _compare(val_seeds: tuple[int, ...], val: dict, players: list[Contender]) -> tuple[dict, list[dict]]:
+    """The network against v3 and the pick on `val` (key -> scores on `val_seeds`): comparisons, rows."""
     comparisons, rows = {}, [{"seed": s} for s in val_seeds]
     for base in ("v3", "pick"):
         cmp = compare_paired(val_seeds, val["network"], val[base], "network", base)
@@ -124,14 +133,35 @@ def _report_data(network: NetworkFile, pick: dict, players: list[Contender], sco
         for row, paired in zip(rows, cmp["paired"]):
             row.update({"network_score": paired["network_score"], f"{base}_score": paired[f"{base}_score"],
                         f"delta_vs_{base}": paired["delta"]})
-    validation = {"episodes": n, "env": "ale", "distributions": {k: distribution(val[k]) for k in KEYS},
-                  "comparisons": comparisons, "paired_by_seed": rows,
+    return comparisons, rows
+
+
+def _report_data(network: NetworkFile, pick: dict, players: list[Contender], scores: dict, val_seeds: tuple[int, ...],
+                 confirm_seeds: tuple[int, ...] | None, gap_seeds: tuple[int, ...], preset: str, protocol: dict,
+                 store: str) -> dict:
+    n = len(val_seeds)
+    env = "ale" if confirm_seeds is None else "shadow"
+    val = {k: scores[k][env][:n] for k in KEYS}
+    comparisons, rows = _compare(val_seeds, val, players)
+    confirmation = None
+    if confirm_seeds is not None:
+        m = len(confirm_seeds)
+        ale = {k: scores[k]["ale"][:m] for k in KEYS}
+        ale_cmp, _ = _compare(confirm_seeds, ale, players)
+        equal = sum(all(scores[k]["ale"][i] == scores[k]["shadow"][i] for k in KEYS) for i in range(m))
+        confirmation = {"of": m, "equal": equal, "seeds": list(confirm_seeds),
+                        "rule": "a seed is confirmed when all three policies' ALE scores equal their shadow scores",
+                        "ale_comparisons": {b: {"paired_delta": c["paired_delta"], "verdict": c["verdict"]}
+                                            for b, c in ale_cmp.items()}}
+    validation = {"episodes": n, "env": "ale" if confirm_seeds is None else f"shadow ({preset}, exact)",
+                  "distributions": {k: distribution(val[k]) for k in KEYS},
+                  "comparisons": comparisons, "paired_by_seed": rows, "ale_confirmation": confirmation,
                   "verdict_rule": "improved if the bootstrap 95% interval of the paired mean delta (network - other) "
                                   "is above 0, worse if below 0, inconclusive otherwise"}
     gap_rows = []
     for c in players:
         g = len(gap_seeds)
-        sh, al = distribution(scores[c.key]["shadow"]), distribution(scores[c.key]["ale"][:g])
+        sh, al = distribution(scores[c.key]["shadow"][:g]), distribution(scores[c.key]["ale"][:g])
         ratio = ratio_of_means(sh["scores"], al["scores"])
         gap_rows.append({"key": c.key, "policy": c.label, "episodes": g,
                          "shadow_mean": sh["mean"], "shadow_ci95": sh["mean_ci95"], "shadow_stdev": sh["stdev"],
@@ -139,9 +169,9 @@ def _report_data(network: NetworkFile, pick: dict, players: list[Contender], sco
                          "ratio_shadow_over_ale": ratio["ratio"], "ratio_ci95": ratio["ci95"],
                          "shadow_scores": sh["scores"], "ale_scores": al["scores"]})
     net_gap = gap_rows[0]
+    ale_mean = float(np.mean(scores["network"]["ale"][:len(val_seeds if confirm_seeds is None else confirm_seeds)]))
     goals = {
-        "ale_mean_at_least": ALE_MEAN_GOAL, "ale_mean": validation["distributions"]["network"]["mean"],
-        "ale_mean_met": validation["distributions"]["network"]["mean"] >= ALE_MEAN_GOAL,
+        "ale_mean_at_least": ALE_MEAN_GOAL, "ale_mean": ale_mean, "ale_mean_met": ale_mean >= ALE_MEAN_GOAL,
         "ratio_within": RATIO_GOAL, "ratio": net_gap["ratio_shadow_over_ale"],
         "ratio_met": net_gap["ratio_shadow_over_ale"] is not None
         and abs(net_gap["ratio_shadow_over_ale"] - 1) <= RATIO_GOAL,
@@ -155,9 +185,10 @@ def _report_data(network: NetworkFile, pick: dict, players: list[Contender], sco
             "policy": network.name, "network": network.record, "preset": preset, "protocol": protocol,
             "search_pick": pick,
             "seeds": {"range": "breakout.transfer", "validation": list(val_seeds),
+                      "ale_confirmation": None if confirm_seeds is None else list(confirm_seeds),
                       "gap_first": gap_seeds[0], "gap_count": len(gap_seeds),
-                      "note": "the same seed numbers on both envs; the ALE validation seeds are the first of the "
-                              "gap's ALE seeds"},
+                      "note": "the same seed numbers on both envs; the gap's seeds and the ALE validation (or "
+                              "confirmation) seeds are the first of the validation's"},
         },
         "validation": validation,
         "transfer_gap": {"episodes": len(gap_seeds), "rows": gap_rows,
@@ -179,13 +210,20 @@ def _ratio(v: float | None, ci: list[float] | None) -> str:
 
 
 def headlines(data: dict) -> list[str]:
-    """The lines a command prints: the network's ALE mean, both verdicts, the three transfer ratios."""
+    """The lines a command prints: the network's mean, both verdicts with their intervals and how sure
+    they are, the ALE confirmation, the three transfer ratios."""
     v = data["validation"]
     net = v["distributions"]["network"]
-    out = [f"network on ALE ({v['episodes']} fresh seeds): mean {net['mean']:.1f} {_ci(net['mean_ci95'])}"]
+    where = "ALE" if v["ale_confirmation"] is None else "the exact shadow"
+    out = [f"network on {where} ({v['episodes']:,} fresh seeds): mean {net['mean']:.1f} {_ci(net['mean_ci95'])}"]
     for base, c in v["comparisons"].items():
         d = c["paired_delta"]
-        out.append(f"  vs {c['against']}: paired delta {d['mean_delta']:+.1f} {_ci(d['ci95'])}: {c['verdict']}")
+        out.append(f"  vs {c['against']}: {c['verdict']}, paired delta {d['mean_delta']:+.1f} {_ci(d['ci95'])} "
+                   f"(95% CI); same verdict on a fresh set with probability {d['verdict_agreement']:.2f}")
+    conf = v["ale_confirmation"]
+    if conf is not None:
+        out.append(f"ALE confirmation: {conf['equal']} of {conf['of']} seeds score the same on ALE as in the shadow "
+                   "for all three policies")
     gap = data["transfer_gap"]
     out.append(f"transfer gap, shadow/ALE over {gap['episodes']} episodes each: " + "; ".join(
         f"{r['policy']} {_ratio(r['ratio_shadow_over_ale'], r['ratio_ci95'])}" for r in gap["rows"]))
@@ -207,21 +245,28 @@ def section(data: dict) -> Section:
     v, gap = data["validation"], data["transfer_gap"]
     net = v["distributions"]["network"]
     net_gap = gap["rows"][0]
-    headline = [("network ALE mean", net["mean"]), ("95% CI", net["mean_ci95"])]
+    headline = [(f"network mean ({v['episodes']:,} seeds, {v['env']})", net["mean"]), ("95% CI", net["mean_ci95"])]
     for base, c in v["comparisons"].items():
         headline += [(f"vs {c['against']}", c["verdict"]), (f"delta vs {base}", c["paired_delta"]["mean_delta"])]
     headline += [("shadow/ALE (network)", net_gap["ratio_shadow_over_ale"]), ("ratio 95% CI", net_gap["ratio_ci95"])]
     comparisons = [{"against": c["against"], "network mean": net["mean"],
                     "other mean": v["distributions"][base]["mean"], "paired delta": c["paired_delta"]["mean_delta"],
                     "delta 95% CI": c["paired_delta"]["ci95"], "wins": c["paired_delta"]["wins"],
-                    "losses": c["paired_delta"]["losses"], "P(improvement)": c["paired_delta"]["prob_improvement"],
+                    "losses": c["paired_delta"]["losses"],
+                    "P(same verdict, fresh set)": c["paired_delta"]["verdict_agreement"],
                     "verdict": c["verdict"]} for base, c in v["comparisons"].items()]
     gap_table = [{"policy": r["policy"], "shadow mean": r["shadow_mean"], "shadow 95% CI": r["shadow_ci95"],
                   "ALE mean": r["ale_mean"], "ALE 95% CI": r["ale_ci95"], "shadow / ALE": r["ratio_shadow_over_ale"],
                   "ratio 95% CI": r["ratio_ci95"], "episodes": r["episodes"]} for r in gap["rows"]]
     g = data["goals"]
+    conf = v["ale_confirmation"]
     notes = [
-        v["verdict_rule"] + f"; {v['episodes']} fresh ALE seeds of breakout.transfer, paired by seed.",
+        v["verdict_rule"] + f"; {v['episodes']:,} fresh seeds of breakout.transfer on {v['env']}, paired by seed.",
+        *([f"ALE confirmation: {conf['equal']} of {conf['of']} seeds ({conf['rule']}); on those seeds alone: "
+           + "; ".join(f"vs {b} {c['verdict']} {_ci(c['paired_delta']['ci95'])}"
+                       for b, c in conf["ale_comparisons"].items())] if conf is not None else []),
+        "The probability of the same verdict on a fresh set: " + next(iter(v["comparisons"].values()))["paired_delta"]
+        ["verdict_agreement_method"] + ".",
         f"Transfer gap: each policy's shadow ({data['objective']['preset']}) and ALE means over {gap['episodes']} "
         "episodes each on the same protocol; " + gap["ratio"] + ".",
         f"Goals of the issue (binding for the default preset and protocol, 20 ALE seeds and 100 episodes per env): "
@@ -231,8 +276,9 @@ def section(data: dict) -> Section:
     columns = ["seed", "network_score", "v3_score", "pick_score", "delta_vs_v3", "delta_vs_pick"]
     tables = [
         Table("Transfer gap: shadow vs ALE on the same protocol", list(gap_table[0]), gap_table),
-        Table("Validation on ALE: the network against v3 and the search pick", list(comparisons[0]), comparisons),
-        Table("Validation on ALE, paired by seed", columns, v["paired_by_seed"]),
+        Table(f"Validation on {v['env']}: the network against v3 and the search pick", list(comparisons[0]),
+              comparisons),
+        Table(f"Validation on {v['env']}, paired by seed (the first 20)", columns, v["paired_by_seed"][:20]),
     ]
     return Section(headline, notes, tables)
 
@@ -278,19 +324,21 @@ def run(req: TransferRequest):
         raise BadInput("policy", f"{req.policy} is a registered policy; transfer validates a network file (.onnx) "
                        "against it and the search pick")
     shadow = options.resolve_preset(req.preset, req.sticky)
-    last = req.seed + max(req.episodes, req.gap_episodes) - 1
+    last = req.seed + max(req.episodes, req.gap_episodes, req.exact_episodes) - 1
     learn = named_range("breakout", "learn")
     if req.seed < learn.stop and learn.base <= last:
         raise BadInput("seed", f"seeds {req.seed}..{last} overlap breakout.learn, the learner's training seeds")
     store_root = options.check_run(req)
     config = {"command": "breakout transfer", "policy": choice.name, **choice.recorded(), "episodes": req.episodes,
-              "gap_episodes": req.gap_episodes, "seed": req.seed, "protocol": protocol, "preset": req.preset,
+              "gap_episodes": req.gap_episodes, "exact_episodes": req.exact_episodes, "seed": req.seed,
+              "protocol": protocol, "preset": req.preset,
               "shadow_overrides": options.shadow_overrides(req.sticky),
               "store": options.store_label(store_root, req.out)}
     claim_out_dir(req.out, config)
     started = time.time()
     data = validate_network(choice.network, out=req.out, preset=req.preset, protocol=protocol, shadow=shadow,
-                            episodes=req.episodes, gap_episodes=req.gap_episodes, seed=req.seed, store=store_root,
+                            episodes=req.episodes, gap_episodes=req.gap_episodes, exact_episodes=req.exact_episodes,
+                            seed=req.seed, store=store_root,
                             executor=req.executor, ray_address=req.ray_address)
     page = write_transfer_report(req.out, data)
     write_json(req.out / "wallclock.json", {"wall_seconds": time.time() - started,

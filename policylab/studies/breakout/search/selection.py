@@ -1,13 +1,15 @@
 """Selection rules and verdicts of the Breakout training loop.
 
-A selection rule is the original's sort key written as text, e.g.
-``"low_score_count asc, score_min desc, score_mean desc"`` (the default, `requests.DEFAULT_RULE`,
-verbatim from the original report). Candidates are sorted stably by it, so ties keep input (candidate id) order, and the first
-one is the pick.
+A selection rule is a sort key written as text; each search objective is one (`requests.OBJECTIVES`):
+``"score_mean desc"`` (the default objective, the mean), ``"score_q25 desc, score_mean desc"`` (a lower
+quartile) and ``"low_score_count asc, score_min desc, score_mean desc"`` (the original's worst-case
+rule, verbatim from its report, `requests.DEFAULT_RULE`). Candidates are sorted stably by it, so ties
+keep input order, and the first one is the pick.
 
 The verdict compares the pick with the baseline on fresh validation seeds, paired by seed:
 ``improved`` when the bootstrap 95% interval of the mean paired delta lies entirely above zero,
-``worse`` when it lies entirely below zero, ``inconclusive`` otherwise. The original's boolean
+``worse`` when it lies entirely below zero, ``inconclusive`` otherwise, with the probability that a
+fresh validation set of the same size reaches the same verdict (`stats.verdict_agreement`). The original's boolean
 ``new_policy_not_lower_than_previous_best`` (new mean >= baseline mean) is reported beside it, since
 it ignores noise and is what the original decided on.
 """
@@ -17,10 +19,10 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from policylab.errors import BadInput
-from policylab.stats import distribution, paired_delta
+from policylab.stats import distribution, interval_side, paired_delta
 from policylab.studies.breakout.requests import DEFAULT_RULE
 
-SORTABLE = ("low_score_count", "score_min", "score_max", "score_mean", "score_median", "score_stdev")
+SORTABLE = ("low_score_count", "score_min", "score_max", "score_mean", "score_median", "score_q25", "score_stdev")
 
 
 def parse_rule(rule: str) -> list[tuple[str, bool]]:
@@ -49,13 +51,11 @@ def rank_candidates(rows: Sequence[Mapping[str, Any]], rule: str = DEFAULT_RULE)
     return ordered
 
 
+VERDICTS = {1: "improved", -1: "worse", 0: "inconclusive"}
+
+
 def verdict(ci95: Sequence[float]) -> str:
-    lo, hi = ci95
-    if lo > 0:
-        return "improved"
-    if hi < 0:
-        return "worse"
-    return "inconclusive"
+    return VERDICTS[interval_side(ci95)]
 
 
 def compare_paired(seeds: Sequence[int], new: Sequence[float], base: Sequence[float], new_name: str = "pick",

@@ -1,22 +1,27 @@
-"""`policylab breakout train`: search in the shadow simulator, validate on ALE, give an honest verdict.
+"""`policylab breakout train`: search in the shadow simulator, validate at scale, give an honest verdict.
 
 Stages (each reads and writes the store, so a killed run resumes and ends with the same report):
 
-1. **search**: every candidate of the search space is played on the search env (shadow by
-   default) on the search seeds; one store record per (candidate, env, seed).
-2. **select**: candidates are sorted by the selection rule (default: the original's
-   "low_score_count asc, score_min desc, score_mean desc"); with ``--screen-top K`` the top K are
+1. **search**: successive halving (`halving`): every candidate of the search space on the first
+   ``--search-seeds`` seeds of breakout.search, the best 1/``--keep`` on ``--keep`` times as many, for
+   ``--rounds`` rounds, ranked by the objective (``--objective``: the mean by default, a lower quartile,
+   or the original's worst-case rule); one store record per (candidate, env, seed).
+2. **select**: the last round's first; with ``--screen-top K`` the top K of the last round are
    re-played on ALE for M screening episodes and the pick is made by the same rule on ALE
-   (multi-fidelity: the cheap simulator proposes, the reference environment decides).
-3. **validate**: the pick and the baseline on ALE on fresh validation seeds, disjoint from every
-   seed used for selection, paired by seed.
+   (multi-fidelity, for physics presets: the cheap simulator proposes, the reference decides).
+3. **validate**: the pick and the baseline, paired by seed, on seeds disjoint from every seed used
+   for selection. On the exact shadow (``ale-exact``: ALE's game, so a shadow score on seed s is ALE's
+   score on seed s) on ``--exact-episodes`` fresh shadow seeds (2,000), the first
+   ``--validate-episodes`` of them replayed on ALE, where each score must equal the shadow's; on a
+   physics preset on ALE, on ``--validate-episodes`` seeds from ``--validate-seed``.
 4. **decide**: paired mean delta with a bootstrap 95% interval; verdict ``improved`` if the
-   interval lies above 0, ``worse`` if below, else ``inconclusive``; the original's boolean
-   ``new_policy_not_lower_than_previous_best`` beside it.
+   interval lies above 0, ``worse`` if below, else ``inconclusive``; beside it the probability that a
+   fresh validation set of the same size reaches the same verdict, the winner's curse (the pick's
+   search mean against its validation mean) and the original's ``new_policy_not_lower_than_previous_best``.
 5. **report**: params JSON, manifest with the rerun command, report.json + report.html.
 
-Seeds: search seeds are a range on the search env; screening seeds start at ``--screen-seed``
-and validation seeds at ``--validate-seed`` (both through the seed scheme); overlapping ranges are
+Seeds: the search's from breakout.search, screening seeds from ``--screen-seed``, validation seeds
+from ``--exact-seed`` (breakout.exact_validation) or ``--validate-seed``; overlapping sets are
 refused before anything runs.
 """
 
@@ -35,16 +40,17 @@ from policylab.fileio import write_json
 from policylab.policies.breakout_net import NetworkFile
 from policylab.progress import say
 from policylab.result import command_line
-from policylab.rollout.seeds import seed_range, world_seed
+from policylab.rollout.seeds import named_range, world_seed
 from policylab.rollout.store import Store
-from policylab.stats import distribution, pearson, spearman, spearman_ci
+from policylab.stats import pearson, spearman, spearman_ci
 from policylab.studies.breakout import options
 from policylab.studies.breakout.episodes.runner import EpisodeTask, ensure_episodes, run_shadow_group
 from policylab.studies.breakout.episodes.video import episode_video
-from policylab.studies.breakout.requests import TrainRequest
+from policylab.studies.breakout.requests import OBJECTIVES, TrainRequest
 from policylab.studies.breakout.search.report import write_train_report
 from policylab.studies.breakout.search.search_space import grid216, random_candidates, tpe_candidates
-from policylab.studies.breakout.search.selection import compare_paired, parse_rule, rank_candidates
+from policylab.studies.breakout.search.halving import candidate_row, halve, regret_estimate
+from policylab.studies.breakout.search.selection import compare_paired, rank_candidates
 
 SEARCH_POLICY = "breakout_policy_v3"  # the family every candidate belongs to
 
@@ -58,9 +64,13 @@ class Plan:
     protocol: dict
     shadow: ShadowParams | None  # the search env's physics, resolved once (shadow search only)
     baseline: options.PolicyChoice
-    search_seeds: tuple[int, ...]
+    rule: str  # the objective's selection rule
+    schedule: tuple[tuple[int, int], ...]  # (candidates, seeds each) per halving round
+    search_seeds: tuple[int, ...]  # the last round's (every round's are its first ones)
     screen_seeds: tuple[int, ...]
-    validate_seeds: tuple[int, ...]
+    validate_seeds: tuple[int, ...]  # the verdict's: exact shadow seeds, or ALE seeds
+    ale_seeds: tuple[int, ...]  # played on ALE: the validation itself, or the exact validation's confirmation sample
+    exact: bool  # validated on the exact shadow, confirmed on ALE
     store_root: Path
     config: dict
 
@@ -69,29 +79,44 @@ def _seeds(base: int, n: int) -> tuple[int, ...]:
     return tuple(world_seed("breakout", 0, i, base=base) for i in range(n))
 
 
+def search_seeds(n: int) -> tuple[int, ...]:
+    """The first `n` seeds of breakout.search: round r of the halving plays the first n_r."""
+    return named_range("breakout", "search").first(n)
+
+
 def plan(req: TrainRequest) -> Plan:
     """Check everything the request model could not (nothing is written here)."""
-    parse_rule(req.select)
     protocol = options.protocol_from(req)
     shadow = options.resolve_preset(req.preset, req.sticky) if req.search_env == "shadow" else None
     baseline = options.resolve_policy(req.baseline, None, "baseline")
-    search = tuple(seed_range(req.search_seeds))
+    schedule = tuple(req.schedule(req.pool_size()))
+    search = search_seeds(schedule[-1][1])
     screen = _seeds(req.screen_seed, req.screen_episodes) if req.screen_top else ()
-    validate = _seeds(req.validate_seed, req.validate_episodes)
+    exact = shadow is not None and shadow.model == "rom" and req.exact_episodes > 0
+    if exact:
+        if req.validate_episodes > req.exact_episodes:
+            raise BadInput("validate_episodes", f"the ALE confirmation sample ({req.validate_episodes}) is larger than "
+                           f"the exact validation ({req.exact_episodes} seeds)")
+        validate = _seeds(req.exact_seed, req.exact_episodes)
+        ale = validate[: req.validate_episodes]
+    else:
+        validate = ale = _seeds(req.validate_seed, req.validate_episodes)
+    field = "exact_seed" if exact else "validate_seed"
     if set(validate) & set(search):
-        raise BadInput("validate_seed", "validation seeds overlap the search seeds; selection and "
-                       "validation never share seeds")
+        raise BadInput(field, "validation seeds overlap the search seeds; selection and validation never share seeds")
     if set(validate) & set(screen):
-        raise BadInput("validate_seed", "validation seeds overlap the screening seeds")
+        raise BadInput(field, "validation seeds overlap the screening seeds")
     if req.search_env == "ale" and set(screen) & set(search):
         raise BadInput("screen_seed", "screening seeds overlap the ALE search seeds")
     store_root = options.check_run(req)
     config = req.model_dump(mode="json", exclude=set(RUN_ONLY))
-    config.update({"command": "breakout train", "protocol": protocol,
-                   "seeds": {"search": list(search), "screen": list(screen), "validate": list(validate)}})
+    config.update({"command": "breakout train", "protocol": protocol, "selection_rule": OBJECTIVES[req.objective],
+                   "seeds": {"search": list(search), "screen": list(screen), "validate": list(validate),
+                             "ale": list(ale)}})
     if baseline.network is not None:  # a network baseline is its file name and content, not its path
         config.update({"baseline": baseline.name, "baseline_network": baseline.network.record})
-    return Plan(req, protocol, shadow, baseline, search, screen, validate, store_root, config)
+    return Plan(req, protocol, shadow, baseline, OBJECTIVES[req.objective], schedule, search, screen, validate, ale,
+                exact, store_root, config)
 
 
 # -- stages -----------------------------------------------------------------------------------------
@@ -106,38 +131,50 @@ def _task(p: Plan, env: str, params: dict, seeds: tuple[int, ...], policy: str =
 def score_rows(store: Store, p: Plan, env: str, candidates: list[dict], seeds: tuple[int, ...],
                label: str) -> list[dict]:
     """Play every candidate on `env` x `seeds` (skipping stored keys) and summarise each one."""
-    tasks = [_task(p, env, c["params"], seeds) for c in candidates]
-    records = ensure_episodes(store, tasks, executor=p.req.executor, ray_address=p.req.ray_address, label=label)
-    return [candidate_row(cand, [records[(ti, s)].outcome["score"] for s in seeds])
-            for ti, cand in enumerate(candidates)]
+    return [candidate_row(c, s) for c, s in zip(candidates, store_scores(store, p, env, label)(candidates, seeds))]
 
 
-def candidate_row(cand: dict, scores: list[float]) -> dict:
-    """A candidate's summary over its seeds: what the selection rule ranks."""
-    d = distribution(scores)
-    return {"candidate_id": cand["candidate_id"], "params": cand["params"], "scores": d["scores"],
-            "score_mean": d["mean"], "score_median": d["median"], "score_min": d["min"],
-            "score_max": d["max"], "score_stdev": d["stdev"], "low_score_count": d["low_score_count"]}
+def store_scores(store: Store, p: Plan, env: str, label: str):
+    """A halving scorer that plays through the store (a killed run resumes; a round replays nothing)."""
+    def score(candidates: list[dict], seeds: tuple[int, ...]) -> list[list[float]]:
+        tasks = [_task(p, env, c["params"], seeds) for c in candidates]
+        records = ensure_episodes(store, tasks, executor=p.req.executor, ray_address=p.req.ray_address,
+                                  label=f"{label}, {len(candidates)} x {len(seeds)} seeds")
+        return [[records[(ti, s)].outcome["score"] for s in seeds] for ti in range(len(candidates))]
+    return score
+
+
+PLAY_CHUNK = 4096  # shadow envs per in-process batch: each keeps its trajectory until the batch ends
+
+
+def shadow_scorer(protocol: dict, shadow: ShadowParams, preset: str, policy: str = SEARCH_POLICY):
+    """A halving scorer that plays in-process, without a store, in batches of at most PLAY_CHUNK envs
+    (`default_pick` and the regret benchmark)."""
+    def score(candidates: list[dict], seeds: tuple[int, ...]) -> list[list[float]]:
+        per = max(1, PLAY_CHUNK // len(seeds))
+        out: list[list[float]] = []
+        for i in range(0, len(candidates), per):
+            tasks = [EpisodeTask("shadow", tuple(seeds), policy, c["params"], protocol, shadow=shadow, preset=preset)
+                     for c in candidates[i: i + per]]
+            out += [[float(e.outcome["score"]) for e in eps] for eps in run_shadow_group(tasks)]
+        return out
+    return score
 
 
 def default_pick() -> dict:
-    """What `policylab breakout train` picks on its defaults (shadow-only: its search space, search
-    seeds, preset, protocol and selection rule, all read from `TrainRequest`'s defaults), recomputed
-    in-process without a store (about 3 s): {"candidate_id", "params", "source"}. The lockstep
-    harness and the transfer validation play it as "the search pick"."""
-    d = {k: f.default for k, f in TrainRequest.model_fields.items()}
-    assert d["space"] == "grid216" and d["search_env"] == "shadow" and d["screen_top"] is None
-    seeds = tuple(seed_range(d["search_seeds"]))
-    protocol = Protocol(max_steps=d["max_steps"], serve=d["serve"]).model_dump()
-    shadow = load_preset(d["preset"])
-    cands = grid216()
-    tasks = [EpisodeTask("shadow", seeds, SEARCH_POLICY, c["params"], protocol, shadow=shadow, preset=d["preset"])
-             for c in cands]
-    rows = [candidate_row(cand, [e.outcome["score"] for e in eps])
-            for cand, eps in zip(cands, run_shadow_group(tasks))]
-    best = rank_candidates(rows, d["select"])[0]
-    source = (f"policylab breakout train on its defaults ({d['space']}, search seeds {d['search_seeds']} on the "
-              f"shadow preset {d['preset']}, rule '{d['select']}'), recomputed")
+    """What `policylab breakout train` picks on its defaults (its search space, halving schedule, search
+    seeds, preset, protocol and objective, all read from `TrainRequest`'s defaults), recomputed
+    in-process without a store (seconds): {"candidate_id", "params", "source"}. The lockstep harness
+    and the transfer validation play it as "the search pick"."""
+    d = TrainRequest.model_construct()  # every field's default (out has none, and is not needed)
+    assert d.space == "grid216" and d.search_env == "shadow" and d.screen_top is None
+    protocol = Protocol(max_steps=d.max_steps, serve=d.serve).model_dump()
+    rounds = halve(grid216(), shadow_scorer(protocol, load_preset(d.preset), d.preset), d.schedule(len(grid216())),
+                   search_seeds, OBJECTIVES[d.objective])
+    best = rounds[-1]["ranked"][0]
+    source = (f"policylab breakout train on its defaults ({d.space}, successive halving "
+              f"{' -> '.join(f'{c} x {n}' for c, n in d.schedule(len(grid216())))} seeds on the shadow preset "
+              f"{d.preset}, objective {d.objective}), recomputed")
     return {"candidate_id": best["candidate_id"], "params": dict(best["params"]), "source": source}
 
 
@@ -150,7 +187,8 @@ def candidates_for(store: Store, p: Plan) -> list[dict]:
 
     def score(batch: list[dict]) -> list[float]:
         cands = [{"candidate_id": f"tpe{i}", "params": b} for i, b in enumerate(batch)]
-        return [r["score_mean"] for r in score_rows(store, p, req.search_env, cands, p.search_seeds, "tpe round")]
+        return [r["score_mean"] for r in score_rows(store, p, req.search_env, cands, search_seeds(p.schedule[0][1]),
+                                                    "tpe round")]
 
     return tpe_candidates(req.budget, req.space_seed, score)
 
@@ -162,18 +200,19 @@ def run(req: TrainRequest) -> Path:
     started = time.time()
     with Store(p.store_root) as store:
         candidates = candidates_for(store, p)
-        search = score_rows(store, p, req.search_env, candidates, p.search_seeds, f"search on {req.search_env}")
-        ranked = rank_candidates(search, req.select)
+        rounds = halve(candidates, store_scores(store, p, req.search_env, f"search on {req.search_env}"), p.schedule,
+                       search_seeds, p.rule)
+        ranked = rounds[-1]["ranked"]
         screening: list[dict] = []
         if req.screen_top:
             screening = score_rows(store, p, "ale", ranked[: req.screen_top], p.screen_seeds, "screening on ALE")
-            pick = rank_candidates(screening, req.select)[0]
+            pick = rank_candidates(screening, p.rule)[0]
         else:
             pick = ranked[0]
         validation = _validate(store, p, pick)
         video = _evidence_video(store, p, pick) if req.video else None
 
-    data = build_report(p, search, ranked, screening, pick, validation, video)
+    data = build_report(p, rounds, screening, pick, validation, video)
     write_json(req.out / "policy_params.json", {"policy": SEARCH_POLICY, "candidate_id": pick["candidate_id"],
                                                 "params": pick["params"]})
     write_json(req.out / "manifest.json", {"policy": SEARCH_POLICY, "params_file": "policy_params.json",
@@ -181,33 +220,46 @@ def run(req: TrainRequest) -> Path:
     report = write_train_report(req.out, data)
     write_json(req.out / "wallclock.json", {"wall_seconds": time.time() - started,
                                             "note": "wall-clock time only; every other file is deterministic"})
-    say(f"verdict: {data['decision']['verdict']}")
+    for line in data["decision"]["headlines"]:
+        say(line)
     return report
 
 
 def _validate(store: Store, p: Plan, pick: dict) -> dict:
-    tasks = [_task(p, "ale", pick["params"], p.validate_seeds),
-             _task(p, "ale", p.baseline.params, p.validate_seeds, policy=p.baseline.name, network=p.baseline.network)]
+    """The pick's and the baseline's scores on the validation seeds (the exact shadow's or ALE's), and
+    on ALE's seeds when those are a confirmation sample of the exact ones."""
+    envs = [("shadow", p.validate_seeds), ("ale", p.ale_seeds)] if p.exact else [("ale", p.validate_seeds)]
+    tasks = [t for env, seeds in envs for t in (
+        _task(p, env, pick["params"], seeds),
+        _task(p, env, p.baseline.params, seeds, policy=p.baseline.name, network=p.baseline.network))]
     records = ensure_episodes(store, tasks, executor=p.req.executor, ray_address=p.req.ray_address,
-                              label="validation on ALE")
-    pick_scores = [records[(0, s)].outcome["score"] for s in p.validate_seeds]
-    base_scores = [records[(1, s)].outcome["score"] for s in p.validate_seeds]
-    return {"pick": pick_scores, "baseline": base_scores}
+                              label="validation on the exact shadow and ALE" if p.exact else "validation on ALE")
+    scores = [[records[(i, s)].outcome["score"] for s in t.seeds] for i, t in enumerate(tasks)]
+    out = {"pick": scores[0], "baseline": scores[1]}
+    if p.exact:
+        out.update({"ale_pick": scores[2], "ale_baseline": scores[3]})
+    return out
 
 
 def _evidence_video(store: Store, p: Plan, pick: dict) -> dict:
-    task = _task(p, "ale", pick["params"], p.validate_seeds[:1])
+    task = _task(p, "ale", pick["params"], p.ale_seeds[:1])
     return episode_video(store, task, p.req.out, name="pick_ale_validation_ep000.mp4")
 
 
 # -- decision and report data ------------------------------------------------------------------------
-def build_report(p: Plan, search: list[dict], ranked: list[dict], screening: list[dict], pick: dict,
-                 validation: dict, video: dict | None) -> dict:
+def build_report(p: Plan, rounds: list[dict], screening: list[dict], pick: dict, validation: dict,
+                 video: dict | None) -> dict:
     req = p.req
+    search, ranked = rounds[0]["ranked"], rounds[-1]["ranked"]
     cmp = compare_paired(p.validate_seeds, validation["pick"], validation["baseline"])
     new, base, delta, label, not_lower, paired = (cmp[k] for k in ("new", "base", "delta", "verdict", "not_lower",
                                                                    "paired"))
-    fidelity = _screen_fidelity(search, screening)
+    confirmation = _confirmation(p, validation) if p.exact else None
+    verdict_source = "exact shadow" if p.exact else "ALE"
+    if confirmation is not None and confirmation["equal"] < confirmation["of"]:
+        label, delta, verdict_source = confirmation["ale"]["verdict"], confirmation["ale"]["paired_delta"], \
+            "ALE confirmation sample (the shadow did not replay ALE on every confirmation seed)"
+    fidelity = _screen_fidelity(ranked, screening)
     regret = None
     if screening:
         best = max(screening, key=lambda r: r["score_mean"])
@@ -215,21 +267,36 @@ def build_report(p: Plan, search: list[dict], ranked: list[dict], screening: lis
                   "best_screened_candidate": best["candidate_id"],
                   "regret": best["score_mean"] - pick["score_mean"],
                   "seeds": "screening seeds (the pick's and the best's ALE means on the same seeds)"}
-    return {
+    searched = next(r for r in ranked if r["candidate_id"] == pick["candidate_id"])
+    curse = {"search_mean": searched["score_mean"], "search_seeds": len(searched["scores"]),
+             "screening_mean": pick["score_mean"] if screening else None,
+             "validation_mean": new["mean"], "validation_seeds": len(p.validate_seeds),
+             "validation_env": "exact shadow" if p.exact else "ALE",
+             "note": "the pick was chosen for its search scores, which regress on fresh seeds: the validation "
+                     "mean is what it scores"}
+    validation_env = f"shadow ({req.preset}, exact), confirmed on ALE" if p.exact else "ale"
+    data = {
         "objective": {
             "goal": "find a v3-family policy that scores higher than the baseline on real ALE Breakout",
             "search_env": req.search_env, "preset": req.preset if req.search_env == "shadow" else None,
-            "space": req.space, "budget": len(search), "selection_rule": req.select,
+            "space": req.space, "budget": len(search), "search_objective": req.objective,
+            "selection_rule": p.rule, "schedule": [{"candidates": c, "seeds_each": n} for c, n in p.schedule],
             "multi_fidelity": bool(req.screen_top), "protocol": p.protocol, "baseline": p.config["baseline"],
-            "seeds": p.config["seeds"],
+            "validation_env": validation_env, "seeds": p.config["seeds"],
             **({"baseline_network": p.config["baseline_network"]} if "baseline_network" in p.config else {}),
         },
         "training": {
-            "training_source": f"{req.search_env} parameter search ({req.space})",
+            "training_source": f"{req.search_env} parameter search ({req.space}, successive halving)",
             "searched_candidates": len(search),
             "selected_candidate": {k: pick[k] for k in ("candidate_id", "params", "scores", "score_mean",
                                                          "score_min", "score_max", "low_score_count")},
             "selected_on": "ALE screening" if screening else req.search_env,
+            "rounds": [{"round": r["round"], "candidates": r["candidates"], "seeds_each": r["seeds_each"],
+                        "best": r["ranked"][0]["candidate_id"]} for r in rounds],
+            "contenders": [{k: r[k] for k in ("candidate_id", "score_mean", "score_mean_ci95", "score_q25",
+                                              "score_min", "low_score_count")} | {"seeds": len(r["scores"])}
+                           for r in ranked],
+            "regret_estimate": regret_estimate(ranked, searched["candidate_id"]),
             "top_search_candidates": ranked[:10],
             "all_candidates": [{k: r[k] for k in ("candidate_id", "score_mean", "score_min", "low_score_count")}
                                for r in search],
@@ -237,14 +304,18 @@ def build_report(p: Plan, search: list[dict], ranked: list[dict], screening: lis
             "shadow_vs_ale_rank_correlation": fidelity,
         },
         "evaluation": {
+            "validation_env": validation_env,
             "new_policy": new, "baseline_policy": base,
             "atari_mean_delta_vs_baseline": new["mean"] - base["mean"],
             "paired_delta": delta, "paired_by_seed": paired, "regret": regret,
+            "ale_confirmation": confirmation, "winners_curse": curse,
         },
         "decision": {
             "verdict": label,
+            "verdict_source": verdict_source,
             "verdict_rule": "improved if the bootstrap 95% interval of the paired mean delta (pick - baseline) "
                             "is above 0, worse if below 0, inconclusive otherwise",
+            "verdict_agreement": delta["verdict_agreement"],
             "new_policy_not_lower_than_previous_best": not_lower,
             "failure_reason": None if label == "improved" else _failure_reason(label, delta),
             "next_recommendation": _next_step(label, fidelity, p.shadow is not None and p.shadow.model == "rom"),
@@ -253,12 +324,54 @@ def build_report(p: Plan, search: list[dict], ranked: list[dict], screening: lis
             "train": command_line("policylab breakout train", req),
             "validate_pick": (f"policylab breakout eval --env ale --policy {SEARCH_POLICY} --params "
                               f"{shlex.quote(str(req.out / 'policy_params.json'))} --episodes "
-                              f"{req.validate_episodes} --seed {req.validate_seed} --max-steps {req.max_steps}"
+                              f"{len(p.ale_seeds)} --seed {p.ale_seeds[0]} --max-steps {req.max_steps}"
                               + (f" --sticky {req.sticky}" if req.sticky is not None else "")
                               + f" --serve {req.serve} --out {shlex.quote(str(req.out) + '-validate')} --video"),
         },
         "evidence": {"video": video, "store": str(p.store_root)},
     }
+    data["decision"]["headlines"] = headlines(data)
+    return data
+
+
+def _confirmation(p: Plan, validation: dict) -> dict:
+    """The exact validation's first seeds on ALE: each ALE score against the shadow's on the same seed,
+    and the ALE-only paired verdict on them."""
+    n = len(p.ale_seeds)
+    rows = [{"seed": s, "pick_shadow": a, "pick_ale": b, "baseline_shadow": c, "baseline_ale": d}
+            for s, a, b, c, d in zip(p.ale_seeds, validation["pick"][:n], validation["ale_pick"],
+                                     validation["baseline"][:n], validation["ale_baseline"])]
+    equal = sum(r["pick_shadow"] == r["pick_ale"] and r["baseline_shadow"] == r["baseline_ale"] for r in rows)
+    ale = compare_paired(p.ale_seeds, validation["ale_pick"], validation["ale_baseline"])
+    return {"of": n, "equal": equal, "rows": rows,
+            "rule": "a seed is confirmed when both the pick's and the baseline's ALE scores equal their shadow scores",
+            "ale": {"paired_delta": ale["delta"], "verdict": ale["verdict"], "pick_mean": ale["new"]["mean"],
+                    "baseline_mean": ale["base"]["mean"]}}
+
+
+def _interval(d: dict) -> str:
+    lo, hi = d["ci95"]
+    return f"{d['mean_delta']:+.1f} [{lo:.1f}, {hi:.1f}]"
+
+
+def headlines(data: dict) -> list[str]:
+    """What the command prints: the verdict with its interval and how sure it is, the ALE confirmation,
+    the winner's curse."""
+    ev, dec = data["evaluation"], data["decision"]
+    d, curse = ev["paired_delta"], ev["winners_curse"]
+    pick = data["training"]["selected_candidate"]["candidate_id"]
+    out = [f"verdict: {dec['verdict']}: {pick} vs {data['objective']['baseline']}, paired delta {_interval(d)} "
+           f"(95% CI) on {d['n']:,} {dec['verdict_source']} seeds; a fresh set of {d['n']:,} seeds reaches the same "
+           f"verdict with probability {d['verdict_agreement']:.2f}"]
+    conf = ev["ale_confirmation"]
+    if conf is not None:
+        a = conf["ale"]
+        out.append(f"ALE confirmation: {conf['equal']} of {conf['of']} seeds score the same on ALE as in the shadow; "
+                   f"on those seeds alone: {_interval(a['paired_delta'])}, {a['verdict']}")
+    screen = "" if curse["screening_mean"] is None else f", screening mean {curse['screening_mean']:.1f}"
+    out.append(f"winner's curse: search mean {curse['search_mean']:.1f} ({curse['search_seeds']} seeds){screen}, "
+               f"validation mean {curse['validation_mean']:.1f} ({curse['validation_seeds']:,} seeds)")
+    return out
 
 
 def _screen_fidelity(search: list[dict], screening: list[dict]) -> dict | None:
@@ -285,7 +398,7 @@ def _next_step(label: str, fidelity: dict | None, exact: bool) -> str:
     if label == "improved":
         return "adopt the pick; re-validate on a fresh seed range before relying on the margin"
     if exact:
-        return "the search env is ALE's game: search on more seeds (--search-seeds) or validate on more episodes"
+        return "the search env is ALE's game: search on more seeds (--search-seeds, --rounds) or validate on more seeds"
     if fidelity is not None and not (fidelity["spearman"] >= 0.5):
         return "the search env ranks candidates unlike ALE: calibrate it (policylab breakout calibrate) or screen more on ALE"
     return "increase validation episodes or screen more candidates on ALE"

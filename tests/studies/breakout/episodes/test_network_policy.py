@@ -226,8 +226,8 @@ def test_audit_and_train_baseline_take_a_file(nets, tmp_path):
     audit = json.loads((tmp_path / "audit" / "audit.json").read_text())
     assert audit["objective"]["policy"] == "wall.onnx" and audit["objective"]["network"] == read(path).record
     assert [r["seed"] for r in audit["comparison"]["paired_by_seed"]] == [0, 1]
-    assert cli("train", "--baseline", path, "--search-seeds", "0", "--validate-episodes", "2", "--max-steps", STEPS,
-               "--no-video", "--out", tmp_path / "train") == 0
+    assert cli("train", "--baseline", path, "--search-seeds", "1", "--rounds", "1", "--validate-episodes", "2",
+               "--exact-episodes", "0", "--max-steps", STEPS, "--no-video", "--out", tmp_path / "train") == 0
     train = json.loads((tmp_path / "train" / "report.json").read_text())
     assert train["objective"]["baseline"] == "wall.onnx"
     assert train["objective"]["baseline_network"] == read(path).record

@@ -142,13 +142,15 @@ def test_plan_refuses_a_minibatch_larger_than_a_rollout(tmp_path):
 
 
 @pytest.mark.skipif(chromium_path() is None, reason="Chromium not installed (make setup installs it)")
-def test_learn_command_validates_on_ale_and_its_report_renders(tmp_path):
+def test_learn_command_validates_on_the_exact_shadow_and_ale_and_its_report_renders(tmp_path):
     out = tmp_path / "learn"
-    args = [f"--{k.replace('_', '-')}={v}" for k, v in {**TINY, "validate_episodes": 2}.items()]
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in {**TINY, "validate_episodes": 2, "exact_episodes": 4}.items()]
     assert invoke(["breakout", "learn", "--out", str(out), *args, "--gap-episodes", "2", "--executor", "local"]) == 0
     data = json.loads((out / "learn.json").read_text())
     assert data["updates"] == 4 and len(data["curves"]["entropy"]) == 4
     assert data["validation"]["transfer_gap"]["episodes"] == 2
+    v = data["validation"]["validation"]
+    assert v["episodes"] == 4 and (v["ale_confirmation"]["equal"], v["ale_confirmation"]["of"]) == (2, 2)
     assert (out / "policy.onnx").is_file()
     seen = render_check(out / "report.html")
     assert seen["images"] == 2 and seen["loaded"] == 2

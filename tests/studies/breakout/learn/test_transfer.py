@@ -1,6 +1,7 @@
 """The validation of a learned network (`transfer.validate_network`): the network, v3 and the search pick
-on fresh breakout.transfer seeds on real ALE and on the shadow, paired verdicts as the training loop
-decides them, the transfer gap table, the same bytes on a re-run, and a page that renders."""
+on fresh breakout.transfer seeds on the exact shadow, the first of them confirmed on real ALE, paired
+verdicts as the training loop decides them, the transfer gap table, the same bytes on a re-run, and a
+page that renders; on a physics preset the verdicts come from ALE."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from tests.support.breakout_nets import export, torch_mlp
 from tests.support.paths import ROOT
 
 STEPS = 200
-EPISODES, GAP = 2, 3
+EPISODES, GAP, EXACT = 2, 3, 5  # ALE confirmation seeds, gap episodes, exact-shadow validation seeds
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +33,7 @@ def run(tmp_path_factory):
     spec = NetObsSpec(history=2, wall=True)
     export(torch_mlp(spec, 0), spec, root / "net.onnx")
     pick = {**next(c for c in grid216() if c["candidate_id"] == "c129"), "source": "grid216 c129 (test)"}
-    kwargs = dict(out=root / "out", episodes=EPISODES, gap_episodes=GAP, pick=pick,
+    kwargs = dict(out=root / "out", episodes=EPISODES, gap_episodes=GAP, exact_episodes=EXACT, pick=pick,
                   protocol=Protocol(max_steps=STEPS).model_dump())
     data = validate_network(root / "net.onnx", **kwargs)
     return root, data, kwargs
@@ -42,7 +43,8 @@ def test_seeds_are_fresh_and_shared_by_both_envs(run):
     _, data, _ = run
     rng = named_range("breakout", "transfer")
     seeds = data["objective"]["seeds"]
-    assert seeds["validation"] == list(rng.first(EPISODES)) and seeds["gap_first"] == rng.base
+    assert seeds["validation"] == list(rng.first(EXACT)) and seeds["gap_first"] == rng.base
+    assert seeds["ale_confirmation"] == list(rng.first(EPISODES))
     for (study, purpose), other in RANGES.items():
         if study == "breakout" and purpose != "transfer":
             assert not rng.overlaps(other), purpose
@@ -52,32 +54,43 @@ def test_seeds_are_fresh_and_shared_by_both_envs(run):
 
 
 def test_verdicts_are_the_training_loops_on_the_evals_scores(run, tmp_path):
-    """The network's ALE validation scores are what `breakout eval` gives on those seeds (the same store
-    records); each comparison is the paired delta and verdict of the training loop on them."""
+    """The network's validation scores are what `breakout eval` gives on the exact shadow on those seeds
+    (the same store records), and its ALE scores on the confirmation seeds equal them; each comparison is
+    the paired delta and verdict of the training loop on them."""
     root, data, _ = run
     store = root / "out" / "store"
     net = root / "net.onnx"
-    assert invoke(["breakout", "eval", "--env", "ale", "--policy", str(net), "--episodes", str(EPISODES), "--seed",
-                   str(named_range("breakout", "transfer").base), "--max-steps", str(STEPS), "--store", str(store),
+    base_seed = str(named_range("breakout", "transfer").base)
+    common = ["--policy", str(net), "--seed", base_seed, "--max-steps", str(STEPS), "--store", str(store)]
+    assert invoke(["breakout", "eval", "--env", "shadow", "--episodes", str(EXACT), *common,
+                   "--out", str(tmp_path / "shadow")]) == 0
+    shadow = json.loads((tmp_path / "shadow" / "report.json").read_text())["distribution"]["scores"]
+    assert invoke(["breakout", "eval", "--env", "ale", "--episodes", str(EPISODES), *common,
                    "--out", str(tmp_path / "ale")]) == 0
     ale = [r["score"] for r in json.loads((tmp_path / "ale" / "report.json").read_text())["episodes"]]
     v = data["validation"]
-    assert v["distributions"]["network"]["scores"] == ale
+    assert v["distributions"]["network"]["scores"] == shadow and shadow[:EPISODES] == ale
+    assert (v["ale_confirmation"]["equal"], v["ale_confirmation"]["of"]) == (EPISODES, EPISODES)
     for base in ("v3", "pick"):
         other = v["distributions"][base]["scores"]
-        delta = paired_delta(ale, other)
+        delta = paired_delta(shadow, other)
         assert v["comparisons"][base]["paired_delta"] == delta
         assert v["comparisons"][base]["verdict"] == verdict(delta["ci95"])
-        assert [r[f"delta_vs_{base}"] for r in v["paired_by_seed"]] == [a - b for a, b in zip(ale, other)]
-    assert invoke(["breakout", "eval", "--env", "shadow", "--policy", str(net), "--episodes", str(GAP), "--seed",
-                   str(named_range("breakout", "transfer").base), "--max-steps", str(STEPS), "--store", str(store),
-                   "--out", str(tmp_path / "shadow")]) == 0
-    shadow = json.loads((tmp_path / "shadow" / "report.json").read_text())["distribution"]
+        assert [r[f"delta_vs_{base}"] for r in v["paired_by_seed"]] == [a - b for a, b in zip(shadow, other)]
     row = data["transfer_gap"]["rows"][0]
-    assert row["shadow_scores"] == shadow["scores"] and row["shadow_mean"] == shadow["mean"]
+    assert row["shadow_scores"] == shadow[:GAP] and row["ale_scores"][:EPISODES] == ale
     if row["ratio_shadow_over_ale"] is not None:
         assert row["ratio_shadow_over_ale"] == pytest.approx(row["shadow_mean"] / row["ale_mean"])
-    assert data["headlines"][0].startswith(f"network on ALE ({EPISODES} fresh seeds): mean ")
+    assert data["headlines"][0].startswith(f"network on the exact shadow ({EXACT} fresh seeds): mean ")
+    assert "same verdict on a fresh set with probability" in data["headlines"][1]
+
+
+def test_a_physics_preset_validates_on_ale(run):
+    root, _, kwargs = run
+    data = validate_network(root / "net.onnx", **{**kwargs, "preset": "atari-cal", "out": root / "physics"})
+    v = data["validation"]
+    assert v["env"] == "ale" and v["ale_confirmation"] is None and v["episodes"] == EPISODES
+    assert v["distributions"]["network"]["scores"] == data["transfer_gap"]["rows"][0]["ale_scores"][:EPISODES]
 
 
 def test_a_rerun_gives_the_same_bytes(run, tmp_path):
@@ -101,11 +114,12 @@ def test_the_page_renders_with_the_gap_table(run):
 
 
 def test_the_search_pick_is_what_train_picks_on_its_defaults():
-    """The recomputed pick is the candidate the benchmarks recorded for `breakout train` on its defaults."""
+    """The recomputed pick is the candidate the benchmark recorded for `breakout train` on its defaults
+    (`make demo`'s job)."""
     from policylab.studies.breakout.search.train import default_pick
 
     recorded = json.loads((ROOT / "benchmarks" / "results" / "train_loop.json")
-                          .read_text())["shadow_only_pick"]["candidate_id"]
+                          .read_text())["demo_pick"]["candidate_id"]
     pick = default_pick()
     assert pick["candidate_id"] == recorded
     assert pick["params"] == next(c for c in grid216() if c["candidate_id"] == recorded)["params"]
@@ -114,12 +128,12 @@ def test_the_search_pick_is_what_train_picks_on_its_defaults():
 def test_the_command_validates_a_file_and_refuses_what_it_cannot(run, tmp_path, capsys):
     root, _, _ = run
     argv = ["breakout", "transfer", "--policy", str(root / "net.onnx"), "--episodes", "1", "--gap-episodes", "2",
-            "--max-steps", "100"]
+            "--exact-episodes", "3", "--max-steps", "100"]
     outs = [tmp_path / "a", tmp_path / "b"]
     for out in outs:
         assert invoke([*argv, "--out", str(out)]) == 0
     printed = capsys.readouterr().out.strip().splitlines()
-    assert printed[0].startswith("network on ALE (1 fresh seeds): mean ") and printed[-1].startswith("report: ")
+    assert printed[0].startswith("network on the exact shadow (3 fresh seeds): mean ") and printed[-1].startswith("report: ")
     a, b = ((o / "transfer.json").read_bytes() for o in outs)
     assert a == b
     config = json.loads((outs[0] / "config.json").read_text())

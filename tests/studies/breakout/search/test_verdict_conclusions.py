@@ -31,10 +31,12 @@ from policylab.studies.breakout.requests import TrainRequest
 from policylab.studies.breakout.episodes.runner import EpisodeTask, planned
 from policylab.studies.breakout.search.search_space import random_candidates
 
-ARGS = {"space": "random", "budget": 3, "search_seeds": "0", "screen_top": 3, "screen_episodes": 3,
-        "validate_episodes": 8, "max_steps": 100, "video": False}
-CLI = ["--space", "random", "--budget", "3", "--search-seeds", "0", "--screen-top", "3", "--screen-episodes", "3",
-       "--validate-episodes", "8", "--max-steps", "100", "--no-video"]
+# one search round on one seed, the original's rule, the validation on ALE (--exact-episodes 0)
+ARGS = {"space": "random", "budget": 3, "search_seeds": 1, "rounds": 1, "objective": "worst-case", "screen_top": 3,
+        "screen_episodes": 3, "validate_episodes": 8, "exact_episodes": 0, "max_steps": 100, "video": False}
+CLI = ["--space", "random", "--budget", "3", "--search-seeds", "1", "--rounds", "1", "--objective", "worst-case",
+       "--screen-top", "3", "--screen-episodes", "3", "--validate-episodes", "8", "--exact-episodes", "0",
+       "--max-steps", "100", "--no-video"]
 
 # ALE screening scores (3 screening seeds) per candidate. By the rule: c001 has no score below 3
 # (low_score_count 0) and is the pick; c000 has the best mean (20) but one low score; c002 is last.
@@ -125,3 +127,35 @@ def test_verdict_pick_and_regret_follow_the_stated_rules(tmp_path, case):
         assert ci[0] == -5.0
     if case != "improved":  # the default search env is ale-exact: its scores are ALE's, nothing to calibrate
         assert "calibrate" not in dec["next_recommendation"] and "--search-seeds" in dec["next_recommendation"]
+
+
+def test_an_ale_confirmation_that_disagrees_with_the_shadow_decides_on_ale(tmp_path):
+    """The exact validation stands for ALE only if ALE agrees on its confirmation seeds. ALE records
+    planted with scores the shadow cannot have (every one 1,000 above what the exact shadow plays)
+    are counted as unconfirmed, and the verdict is then the ALE seeds' own (every planted pick delta
+    is > 0, so any percentile interval lies above 0: improved), said so in verdict_source."""
+    args = {"space": "random", "budget": 1, "search_seeds": 1, "rounds": 1, "validate_episodes": 3,
+            "exact_episodes": 6, "max_steps": 100, "video": False}
+    store = tmp_path / "store"
+    p = train.plan(TrainRequest(out=tmp_path / "planning", **args))
+    assert p.exact and len(p.ale_seeds) == 3
+    (cand,) = random_candidates(1, 0)
+    base = load_params("breakout_policy_v3", None)
+    with Store(store) as st:
+        for params, scores in ((cand["params"], [1000.0, 1001.0, 1002.0]), (base, [0.0, 1.0, 2.0])):
+            task = EpisodeTask("ale", p.ale_seeds, "breakout_policy_v3", params, p.protocol)
+            for s, score in zip(p.ale_seeds, scores):
+                pl = planned(task, s)
+                st.put(pl.key, study=pl.study, world={**pl.world, **pl.labels}, policy=pl.policy,
+                       protocol=pl.protocol, outcome={"score": score, "planted_by": "test_verdict_conclusions"})
+    out = tmp_path / "run"
+    cli = ["--space", "random", "--budget", "1", "--search-seeds", "1", "--rounds", "1", "--validate-episodes", "3",
+           "--exact-episodes", "6", "--max-steps", "100", "--no-video"]
+    assert invoke(["breakout", "train", *cli, "--store", str(store), "--out", str(out)]) == 0
+    data = json.loads((out / "report.json").read_text())
+    conf = data["evaluation"]["ale_confirmation"]
+    assert (conf["equal"], conf["of"]) == (0, 3)
+    assert [r["pick_ale"] for r in conf["rows"]] == [1000.0, 1001.0, 1002.0]
+    dec = data["decision"]
+    assert dec["verdict"] == "improved" and dec["verdict_source"].startswith("ALE confirmation sample")
+    assert data["evaluation"]["paired_delta"]["n"] == 3 and conf["ale"]["verdict"] == "improved"
