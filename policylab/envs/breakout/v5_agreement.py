@@ -1,0 +1,56 @@
+"""`policylab/Breakout-v5` against ALE's own `ALE/Breakout-v5`, step by step: the one check the exactness
+tests (short episodes) and the long sweep (`benchmarks/bench_breakout_gym.py`) both run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from policylab.envs.breakout.registration import GYM_ID
+
+
+def _equal(a, b) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.asarray(a).dtype == np.asarray(b).dtype and np.array_equal(a, b)
+    return type(a) is type(b) and a == b
+
+
+def first_difference(kwargs: dict[str, Any], seed: int, max_steps: int, action_seed: int,
+                     actions: np.ndarray | None = None, resets: int = 1) -> str | None:
+    """Play `resets` episodes (the first reset with `seed`, later ones without, as a training loop does) of
+    at most `max_steps` agent steps on both envs made with `kwargs`, the same actions on both (`actions`
+    cycled, else uniform from a generator seeded `action_seed`). Compares the observation, reward,
+    terminated, truncated and info (values and types) after every reset and step; returns where and what
+    first differed, or None."""
+    import ale_py
+    import gymnasium as gym
+
+    gym.register_envs(ale_py)
+    envs = [gym.make(GYM_ID, **kwargs), gym.make("ALE/Breakout-v5", **kwargs)]
+    names = ("obs", "reward", "terminated", "truncated", "info")
+    rng = np.random.default_rng(action_seed)
+    n_actions = envs[0].action_space.n
+    try:
+        for episode in range(resets):
+            ours, theirs = (e.reset(seed=seed if episode == 0 else None) for e in envs)
+            for name, a, b in zip(("obs", "info"), ours, theirs):
+                if not _equal(a, b):
+                    return f"episode {episode} reset: {name} differs ({a if name == 'info' else ''} vs {b if name == 'info' else ''})"
+            for t in range(max_steps):
+                action = int(actions[t % len(actions)]) if actions is not None else int(rng.integers(n_actions))
+                ours, theirs = (e.step(action) for e in envs)
+                for name, a, b in zip(names, ours, theirs):
+                    if not _equal(a, b):
+                        shown = f"{a!r} vs {b!r}" if name != "obs" else f"{int((np.asarray(a) != np.asarray(b)).sum())} values"
+                        return f"episode {episode} step {t}: {name} differs ({shown})"
+                if ours[2] or ours[3]:
+                    break
+    finally:
+        for e in envs:
+            e.close()
+    return None
