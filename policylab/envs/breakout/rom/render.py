@@ -79,14 +79,28 @@ def _pf_on(pf0, pf1, pf2, k):
     return (pf2 >> (k - 12)) & 1
 
 
+@numba.njit(cache=True, inline="always")
+def _pf_line(line, x0, pf0, pf1, pf2, colour):
+    """Paint one half of a playfield line (80 px from column x0) where its bits are set."""
+    for k in range(20):
+        if _pf_on(pf0, pf1, pf2, k):
+            for d in range(4):
+                line[x0 + 4 * k + d] = colour
+
+
+@numba.njit(cache=True, inline="always")
+def _glyph(rom, shown, m, d, off):
+    """Byte `off` of digit d's glyph: the pointer's low byte as drawn (`shown`), its high byte RAM 81 + 2d; the
+    2 KB ROM appears at $F000 (and its mirrors)."""
+    return rom[((m[81 + 2 * d] << 8 | ((shown >> (8 * d)) & 255)) + off) & 0x7FF]
+
+
 @numba.njit(cache=True)
 def draw(state, rom, out):
     """Draw into `out` ((210, 160) uint8) the TIA colour byte of every pixel of the frame the kernel drew for
     an exact-model env state row (RAM bytes, then the kernel's extras: the digit pointers it drew with)."""
-    m = state[: EK.RAM_N].copy()
+    m = state  # RAM 80-89's low bytes are read from the pointers the frame was drawn with (`shown`) instead
     shown = state[EK.SHOWN]
-    for k in range(5):
-        m[80 + 2 * k] = (shown >> (8 * k)) & 255
     pf_colour = m[60]
     p0_low = m[62]
     p1_low = m[63]
@@ -95,36 +109,40 @@ def draw(state, rom, out):
     # score, lives, player digits: the kernel's five glyph rows, two lines each, bottom glyph byte last
     for line in range(SCORE_ROWS[1] - SCORE_ROWS[0] + 1):
         off = 4 - line // 2
-        g = np.empty(5, dtype=np.int64)
-        for d in range(5):
-            g[d] = rom[((m[81 + 2 * d] << 8 | m[80 + 2 * d]) + off) & 0x7FF]
-        halves = ((0, g[0] & 0x0F & m[110], (g[1] & 0x0F) | (g[2] & 0xF0)), (0, g[3] & 0xF0 & m[110], g[4] & 0x0F))
+        g0 = _glyph(rom, shown, m, 0, off)
+        g1 = _glyph(rom, shown, m, 1, off)
+        g2 = _glyph(rom, shown, m, 2, off)
+        g3 = _glyph(rom, shown, m, 3, off)
+        g4 = _glyph(rom, shown, m, 4, off)
         for h in range(2):
-            pf0, pf1, pf2 = halves[h]
-            for k in range(20):
-                if _pf_on(pf0, pf1, pf2, k):
-                    out[SCORE_ROWS[0] + line, 80 * h + 4 * k : 80 * h + 4 * k + 4] = pf_colour
+            pf1 = g0 & 0x0F & m[110] if h == 0 else g3 & 0xF0 & m[110]
+            pf2 = (g1 & 0x0F) | (g2 & 0xF0) if h == 0 else g4 & 0x0F
+            _pf_line(out[SCORE_ROWS[0] + line], 80 * h, 0, pf1, pf2, pf_colour)
     out[EK.TOP_WALL[0] : EK.TOP_WALL[1] + 1, :] = pf_colour
-    row_colour = np.full(210, p0_low, dtype=np.int64)  # playfield colour by row: the ball takes it
-    row_colour[: EK.BRICK_TOP] = pf_colour
     for r in range(6):
         x = 5 - r
         y0 = EK.BRICK_TOP + EK.BRICK_H * r
         colour = m[64 + x]
-        row_colour[y0 : y0 + EK.BRICK_H] = colour
         for h in range(2):
             base = 30 - 18 * h
-            for k in range(20):
-                if _pf_on(m[base + x], m[base - 6 + x], m[base - 12 + x], k):
-                    out[y0 : y0 + EK.BRICK_H, 80 * h + 4 * k : 80 * h + 4 * k + 4] = colour
+            _pf_line(out[y0], 80 * h, m[base + x], m[base - 6 + x], m[base - 12 + x], colour)
+        for y in range(y0 + 1, y0 + EK.BRICK_H):
+            out[y, :] = out[y0, :]
     r0 = EK.BALL_ROWS[m[101], 0]
     r1 = EK.BALL_ROWS[m[101], 1]
     last = EK.LAST_ROW_COLUMNS[1 - (m[101] & 1)]
     for r in range(r0, r1 + 1):
+        # the ball takes the playfield colour of its row: the wall's above the bricks, a brick row's, then COLUP0
+        if r < EK.BRICK_TOP:
+            colour = pf_colour
+        elif r < EK.BRICK_TOP + 6 * EK.BRICK_H:
+            colour = m[64 + 5 - (r - EK.BRICK_TOP) // EK.BRICK_H]
+        else:
+            colour = p0_low
         for dx in range(2):
             c = (m[99] - 49 + dx) % 160
             if r < EK.LAST_ROW or c < last:
-                out[r, c] = row_colour[r]
+                out[r, c] = colour
     # walls: missile 1 on the left (COLUP1), missile 0 on the right (COLUP0), over the playfield
     out[WALL_TOP:RECOLOUR_ROW, : EK.SIDE_W] = pf_colour
     out[RECOLOUR_ROW : EK.LAST_ROW + 1, : EK.SIDE_W] = p1_low
