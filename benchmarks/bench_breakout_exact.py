@@ -83,7 +83,7 @@ def episode(seed: int, kind: str, params: dict, max_steps: int, frameskip: int, 
             if not repeats[step * frameskip + f]:
                 last = a
             pot = EK.pot_after(pot, last)
-            EK.frame(row, EK.paddle_reading(pot), last == FIRE)
+            EK.frame(row, pot, last == FIRE)
             ale.act(acts[last])
             frame += 1
             ram = ale.getRAM()

@@ -58,7 +58,7 @@ def act_frames(m, st, mt, buf, action, n, prob, max_frames):
         elif step > 0:
             st[POT] = min(EK.PADDLE_MAX, st[POT] + EK.PADDLE_DELTA)
         before = EK.ale_score(m)
-        m[EK.FLAGS] |= EK.frame(m, EK.paddle_reading(st[POT]), _FIRE[a])
+        m[EK.FLAGS] |= EK.frame(m, st[POT], _FIRE[a])
         reward += EK.ale_score(m) - before
         st[EPISODE_FRAMES] += 1
         st[FRAMES] += 1

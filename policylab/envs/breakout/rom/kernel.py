@@ -185,17 +185,27 @@ def collisions(m):
     return out
 
 
+# When RAM 62 (the paddle's colour) is 0, the lower field's samples come one scanline (76 cycles) earlier: the
+# bricks routine falls into the lower field's loop through `LDA $BE; STA COLUPF; BEQ $F0B3` ($F0A4), which on
+# a zero colour jumps over the loop's first WSYNC. Only attract mode's colour cycling makes it 0 (shade $46 or
+# $4E: 256 frames in every 32,768 once the game has sat 65,536 frames unserved). Measured against ALE's RAM 70
+# with RAM 62 set to 0: every reachable resistance agrees for a shift of 74-78 cycles.
+POT_LOWER_EARLY = 76
+
+
 @numba.njit(cache=True)
-def paddle_reading(pot):
+def paddle_reading(pot, lower_early=False):
     """RAM 70 after the kernel: the last sampled Y (two scanlines per step) at which INPT0 still read low.
     Stella's pot: high once more than int(1.6 * R * 0.01e-6 * 1.19e6) CPU cycles passed since VBLANK
-    released the dump transistor; ALE passes its paddle value as R."""
+    released the dump transistor; ALE passes its paddle value as R. `lower_early`: the lower field's samples
+    start `POT_LOWER_EARLY` cycles sooner (RAM 62 is 0)."""
     needed = np.int64(1.6 * pot * 0.01e-6 * 1.19e6)
     y = 0
     for s in range(4):
-        if needed < POT_C0[s]:
+        c0 = POT_C0[s] - (POT_LOWER_EARLY if lower_early and s == 3 else 0)
+        if needed < c0:
             break
-        k = (needed - POT_C0[s]) // 152
+        k = (needed - c0) // 152
         last = POT_Y0[s] + 2 * k
         y = last if last < POT_Y1[s] else POT_Y1[s]
     return y
@@ -400,12 +410,13 @@ def _divide(a, d):
 
 
 @numba.njit(cache=True)
-def frame(m, reading, fire):
-    """One emulated frame of the cartridge on env state row `m` (int64 (NI,), RAM bytes first): `reading` is
-    RAM 70 as this frame's kernel will measure it (`paddle_reading` of ALE's resistance after the action),
-    `fire` whether the paddle button is down. Returns UNMODELLED bits for anything met outside the
+def frame(m, pot, fire):
+    """One emulated frame of the cartridge on env state row `m` (int64 (NI,), RAM bytes first): `pot` is ALE's
+    paddle resistance after the action (the kernel measures it into RAM 70: `paddle_reading`), `fire` whether
+    the paddle button is down. Returns UNMODELLED bits for anything met outside the
     translated game. Temporaries (RAM 59-61) and stack bytes get their end-of-frame values only."""
     cx = collisions(m)  # latched while the frame now in RAM was drawn
+    reading = paddle_reading(pot, m[62] == 0)  # the kernel runs with the colours the last overscan set
     m[SHOWN] = digits_drawn(m)  # this frame's kernel draws the digits last frame's overscan pointed at
     flags = 0
     done = False
@@ -675,15 +686,13 @@ def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_
         pot = I[i, POT]
         last = I[i, LAST_ACT]
         before = I[i, SCORE]
-        reading = paddle_reading(pot)
         repeats = R.step_repeats(mt, rng, i, sticky, frameskip)
         for f in range(frameskip):
             if not (repeats >> np.uint64(f)) & np.uint64(1):
                 last = a
             if last == RIGHT or last == LEFT:
                 pot = pot_after(pot, last)
-                reading = paddle_reading(pot)
-            I[i, FLAGS] |= frame(m, reading, last == FIRE)
+            I[i, FLAGS] |= frame(m, pot, last == FIRE)
             if m[57] == 0:
                 I[i, TERM] = 1
                 break
