@@ -136,7 +136,7 @@ class RomALEInterface:
         row = self._row
         row[:] = 0
         row[: EK.RAM_N] = EK.RESET_RAM
-        row[EK.SHOWN] = EK.digits_drawn(row)
+        row[EK.SHOWN] = EK.drawn_with(row)
         self._st[POT] = EK.PADDLE_DEFAULT
         self._st[LAST] = 0
         self._st[EPISODE_FRAMES] = 0

@@ -27,7 +27,7 @@ Other game variations (catch, timed, two players) are outside it and flagged (`U
 
 State per env (the batch arrays `ShadowBreakout` passes, named as the physics kernel's): `I` int64 (n, NI),
 the 128 RAM bytes then ALE's paddle resistance, the last applied action, steps, game over, score, lives,
-the UNMODELLED bits and the digit pointers the last frame was drawn with; `F` the previous observation's
+the UNMODELLED bits and what the last frame was drawn with (digit pointers, colours); `F` the previous observation's
 ball (for velocities); `mt`/`rng` ALE's sticky stream (`ale_random`).
 """
 
@@ -381,10 +381,26 @@ def _build_step(m, c):
 
 
 @numba.njit(cache=True, inline="always")
-def digits_drawn(m):
-    """RAM 80, 82, 84, 86, 88 (the five digit pointers' low bytes) packed 8 bits each: the kernel draws a
-    frame with the pointers the previous overscan computed, so a score or life change shows one frame late."""
-    return m[80] | (m[82] << 8) | (m[84] << 16) | (m[86] << 24) | (m[88] << 32)
+def drawn_with(m):
+    """What the kernel draws a frame with that the frame's own overscan then changes: RAM 80, 82, 84, 86, 88
+    (the five digit pointers' low bytes) packed 8 bits each, so a score or life change shows one frame late;
+    then the colours' shade (RAM 59, bits 40-47) and whether a game is on (RAM 52 bit 7, bit 48: attract mode
+    masks the colours with $F7), so attract mode's colour cycling shows one frame late too (`drawn_colour`)."""
+    return (m[80] | (m[82] << 8) | (m[84] << 16) | (m[86] << 24) | (m[88] << 32) | (m[59] << 40)
+            | ((m[52] >> 7) << 48))
+
+
+@numba.njit(cache=True, inline="always")
+def drawn_ram_colour(shown, x):
+    """RAM 60 + x as the frame was drawn, from `drawn_with`'s shade and mask: the overscan stores ($F7AA[x] XOR
+    shade) AND mask (the default game; RAM 53's variation is flagged, not drawn)."""
+    return (COLOURS[x] ^ ((shown >> 40) & 255)) & (0xFF if (shown >> 48) & 1 else 0xF7)
+
+
+@numba.njit(cache=True, inline="always")
+def drawn_colour(shown, x):
+    """The TIA colour the frame was drawn with for RAM 60 + x (the TIA ignores a colour register's bit 0)."""
+    return drawn_ram_colour(shown, x) & 0xFE
 
 
 @numba.njit(cache=True, inline="always")
@@ -417,7 +433,7 @@ def frame(m, pot, fire):
     translated game. Temporaries (RAM 59-61) and stack bytes get their end-of-frame values only."""
     cx = collisions(m)  # latched while the frame now in RAM was drawn
     reading = paddle_reading(pot, m[62] == 0)  # the kernel runs with the colours the last overscan set
-    m[SHOWN] = digits_drawn(m)  # this frame's kernel draws the digits last frame's overscan pointed at
+    m[SHOWN] = drawn_with(m)  # this frame's kernel draws the digits last frame's overscan pointed at
     flags = 0
     done = False
     # ---- vertical blank ($F34D)
@@ -596,7 +612,7 @@ def frame(m, pot, fire):
 # --- the batch: `ShadowBreakout`'s state arrays, with the physics kernel's names and this model's contents.
 # I[i, :128] is env i's RAM; after it, ALE's paddle resistance, the last applied action, agent steps, the game
 # over flag, ALE's score (as its Breakout settings read RAM 76/77), lives, the UNMODELLED bits and the digit
-# pointers the last frame was drawn with (`digits_drawn`). F holds the
+# pointers and colours the last frame was drawn with (`drawn_with`). F holds the
 # previous observation's ball x, y and in-play flag (for velocities, as `ale.ram_features`).
 RAM_N = 128
 POT, LAST_ACT, STEPS, TERM, SCORE, LIVES, FLAGS, SHOWN = range(RAM_N, RAM_N + 8)
@@ -652,7 +668,7 @@ def reset_kernel(p, F, I, bricks, rng, mt, seeds, obs):
         I[i, SCORE] = ale_score(I[i])
         I[i, LIVES] = I[i, 57]
         I[i, FLAGS] = 0
-        I[i, SHOWN] = digits_drawn(I[i])
+        I[i, SHOWN] = drawn_with(I[i])
         F[i, PIN] = 0.0
         _observe(F, I, i, obs)
 

@@ -10,11 +10,13 @@ whole episodes pixel for pixel):
 - the top wall: the whole playfield on rows 17-31; the side walls: missile 1 (left, columns 0-7) and
   missile 0 (right, 152-159) from row 17 to 194 (the left one also on 195), recoloured from row 189 on
   when the kernel sets the paddle's colours;
-- bricks: rows 57-92, six lines per brick row, playfield bits from RAM 0-35, colours RAM 64-69;
+- bricks: rows 57-92, six lines per brick row, playfield bits from RAM 0-35, colours RAM 64-69 (all colours
+  as they were when the frame was drawn: `rom.kernel.drawn_colour`);
 - the ball: the playfield colour of its row, rows from `rom.kernel.BALL_ROWS`;
 - the paddle: player 0 on rows 189-192, four times wide, pattern RAM 55, colour RAM 62;
 - the background (RAM 61; black during a game), but the first 8 pixels of row 0 are always black: the
-  kernel strobes HMOVE on that line.
+  kernel strobes HMOVE on that line; from row 203 on, ALE shows overscan lines, in the background the
+  overscan stores (attract mode's colour cycle changes it a frame before the rest of the screen).
 
 Colours are the TIA's colour bytes through ALE's NTSC palette. The drawing is compiled (`draw`), so a
 Gymnasium env can return a screen every step at a small cost beside the frame logic.
@@ -54,6 +56,7 @@ SCORE_ROWS = (5, 14)
 WALL_TOP = 17
 HMOVE_BLANK = 8
 RECOLOUR_ROW = 189  # the lower loop's paddle lines set COLUP0/COLUP1 from RAM 62/63
+OVERSCAN_BG = (203, 55)  # the overscan stores the new background (RAM 61) here: ALE's last rows show it
 
 
 GRAY = np.round(PALETTE.astype(np.float64) @ np.array([0.2989, 0.587, 0.114])).astype(np.uint8)
@@ -101,10 +104,10 @@ def draw(state, rom, out):
     an exact-model env state row (RAM bytes, then the kernel's extras: the digit pointers it drew with)."""
     m = state  # RAM 80-89's low bytes are read from the pointers the frame was drawn with (`shown`) instead
     shown = state[EK.SHOWN]
-    pf_colour = m[60]
-    p0_low = m[62]
-    p1_low = m[63]
-    out[:, :] = m[61]
+    pf_colour = EK.drawn_colour(shown, 0)
+    p0_low = EK.drawn_colour(shown, 2)
+    p1_low = EK.drawn_colour(shown, 3)
+    out[:, :] = EK.drawn_colour(shown, 1)
     out[0, :HMOVE_BLANK] = 0  # the line of the frame's one HMOVE starts with 8 blanked pixels
     # score, lives, player digits: the kernel's five glyph rows, two lines each, bottom glyph byte last
     for line in range(SCORE_ROWS[1] - SCORE_ROWS[0] + 1):
@@ -122,7 +125,7 @@ def draw(state, rom, out):
     for r in range(6):
         x = 5 - r
         y0 = EK.BRICK_TOP + EK.BRICK_H * r
-        colour = m[64 + x]
+        colour = EK.drawn_colour(shown, 4 + x)
         for h in range(2):
             base = 30 - 18 * h
             _pf_line(out[y0], 80 * h, m[base + x], m[base - 6 + x], m[base - 12 + x], colour)
@@ -136,24 +139,31 @@ def draw(state, rom, out):
         if r < EK.BRICK_TOP:
             colour = pf_colour
         elif r < EK.BRICK_TOP + 6 * EK.BRICK_H:
-            colour = m[64 + 5 - (r - EK.BRICK_TOP) // EK.BRICK_H]
+            colour = EK.drawn_colour(shown, 9 - (r - EK.BRICK_TOP) // EK.BRICK_H)
         else:
             colour = p0_low
         for dx in range(2):
             c = (m[99] - 49 + dx) % 160
             if r < EK.LAST_ROW or c < last:
                 out[r, c] = colour
+    # the lower field and the overscan: one line higher when RAM 62 was 0 (`rom.kernel.POT_LOWER_EARLY`: its first WSYNC is
+    # skipped); only attract mode gets there, where no ball is in play
+    up = 1 if EK.drawn_ram_colour(shown, 2) == 0 else 0
+    recolour = RECOLOUR_ROW - up
     # walls: missile 1 on the left (COLUP1), missile 0 on the right (COLUP0), over the playfield
-    out[WALL_TOP:RECOLOUR_ROW, : EK.SIDE_W] = pf_colour
-    out[RECOLOUR_ROW : EK.LAST_ROW + 1, : EK.SIDE_W] = p1_low
-    out[WALL_TOP:RECOLOUR_ROW, 160 - EK.SIDE_W :] = pf_colour
-    out[RECOLOUR_ROW : EK.LAST_ROW, 160 - EK.SIDE_W :] = p0_low
+    out[WALL_TOP:recolour, : EK.SIDE_W] = pf_colour
+    out[recolour : EK.LAST_ROW + 1 - up, : EK.SIDE_W] = p1_low
+    out[WALL_TOP:recolour, 160 - EK.SIDE_W :] = pf_colour
+    out[recolour : EK.LAST_ROW - up, 160 - EK.SIDE_W :] = p0_low
+    # ALE's last rows are overscan lines: from row 203, column 55 on, the background the overscan just stored
+    out[OVERSCAN_BG[0] - up, OVERSCAN_BG[1] :] = m[61] & 0xFE
+    out[OVERSCAN_BG[0] + 1 - up :, :] = m[61] & 0xFE
     # paddle: player 0, each of the pattern's bits 4 px wide
     p0 = m[72] - 47
     for k in range(8):
         if (m[55] >> (7 - k)) & 1:
             for d in range(4):
-                out[EK.PADDLE_ROWS[0] : EK.PADDLE_ROWS[1] + 1, (p0 + 4 * k + d) % 160] = p0_low
+                out[EK.PADDLE_ROWS[0] - up : EK.PADDLE_ROWS[1] + 1 - up, (p0 + 4 * k + d) % 160] = p0_low
 
 
 def render_colours(state: np.ndarray) -> np.ndarray:

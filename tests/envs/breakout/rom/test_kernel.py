@@ -24,7 +24,7 @@ SEEDS = named_range("breakout", "lockstep").first(3)
 def _state(ram) -> np.ndarray:
     row = np.zeros(EK.NI, dtype=np.int64)
     row[: EK.RAM_N] = ram
-    row[EK.SHOWN] = EK.digits_drawn(row)
+    row[EK.SHOWN] = EK.drawn_with(row)
     return row
 
 
