@@ -128,3 +128,18 @@ def test_import_policylab_registers_the_env_without_importing_gymnasium():
               "assert 'policylab/Breakout-v5' in gymnasium.registry\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.slow
+def test_an_idle_episode_equals_ales_to_the_frame_cap():
+    """No serve for 108,000 frames: the game switches to attract mode at frame 65,536 and cycles its colours;
+    while the paddle's colour is 0 (256 frames in every 32,768) the kernel's lower field runs a line early, which
+    moves the pot reading and the paddle (RAM 70, 72) and the bottom of the screen. Every step equals ALE's
+    screen to the cap, where both truncate."""
+    assert first_difference({"obs_type": "rgb"}, 0, 27_000, 0, actions=np.array([0])) is None
+    env = gym.make(GYM_ID, obs_type="ram")
+    env.reset(seed=0)
+    for t in range(27_000):
+        _, _, terminated, truncated, info = env.step(0)
+        assert not terminated and truncated == (t == 26_999)
+    assert info["episode_frame_number"] == 108_000
