@@ -58,11 +58,11 @@ class _Physics:
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Feature bounds of any state: positions inside the screen with a ball leaving it below or to the side
         (at most one step of the fastest ball beyond it), velocities across it, the preset's widths and lives;
-        the score is unbounded (walls refill)."""
+        the score has no bound (walls refill): the largest float32."""
         p = self.params
         width = max(p.paddle_width, p.paddle_width_small)
         low = [-SCREEN_W, -SCREEN_H, -2 * SCREEN_W, -2 * SCREEN_H, 0, -width, 0, 0, 0]
-        high = [2 * SCREEN_W, 2 * SCREEN_H, 2 * SCREEN_W, 2 * SCREEN_H, 1, SCREEN_W, width, p.lives, np.inf]
+        high = [2 * SCREEN_W, 2 * SCREEN_H, 2 * SCREEN_W, 2 * SCREEN_H, 1, SCREEN_W, width, p.lives, np.finfo(np.float32).max]
         return np.array(low, dtype=np.float32), np.array(high, dtype=np.float32)
 
     def render(self, F: np.ndarray, I: np.ndarray, bricks: np.ndarray) -> np.ndarray:
