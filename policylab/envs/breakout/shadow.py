@@ -216,6 +216,10 @@ class ShadowBreakout:
         wall a network policy sees, in the layout of `rom.kernel.brick_flags` on ALE's RAM."""
         return self._model.walls(self._I, self._bricks).reshape(self.n_envs, -1)
 
+    def feature_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) float32 (9,): bounds every observation of this batch's model and parameters satisfies."""
+        return self._model.bounds()
+
     def ram(self, i: int = 0) -> np.ndarray:
         """Env i's 128 RAM bytes (uint8, as ALE's `getRAM`); only the ROM model has them."""
         self._need(_Rom, "ram")
@@ -267,7 +271,7 @@ class ShadowBreakoutEnv(gym.Env):
                  max_steps: int | None = 1800, net_obs: NetObsSpec | dict | None = None):
         self.render_mode = render_mode
         self._batch = ShadowBreakout(1, preset, seeds=[0], max_steps=max_steps)
-        low, high = self._batch._model.bounds()
+        low, high = self._batch.feature_bounds()
         self._net = None
         if net_obs is not None:
             spec = net_obs if isinstance(net_obs, NetObsSpec) else NetObsSpec(**net_obs)

@@ -38,9 +38,10 @@ def first_difference(kwargs: dict[str, Any], seed: int, max_steps: int, action_s
     try:
         for episode in range(resets):
             ours, theirs = (e.reset(seed=seed if episode == 0 else None) for e in envs)
-            for name, a, b in zip(("obs", "info"), ours, theirs):
-                if not _equal(a, b):
-                    return f"episode {episode} reset: {name} differs ({a if name == 'info' else ''} vs {b if name == 'info' else ''})"
+            if not _equal(ours[0], theirs[0]):
+                return f"episode {episode} reset: obs differs"
+            if not _equal(ours[1], theirs[1]):
+                return f"episode {episode} reset: info differs ({ours[1]!r} vs {theirs[1]!r})"
             for t in range(max_steps):
                 action = int(actions[t % len(actions)]) if actions is not None else int(rng.integers(n_actions))
                 ours, theirs = (e.step(action) for e in envs)

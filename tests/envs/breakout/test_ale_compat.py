@@ -143,3 +143,24 @@ def test_an_idle_episode_equals_ales_to_the_frame_cap():
         _, _, terminated, truncated, info = env.step(0)
         assert not terminated and truncated == (t == 26_999)
     assert info["episode_frame_number"] == 108_000
+
+
+def test_an_async_vector_env_of_it_steps_as_ales():
+    """Subprocess workers (the env travels by pickle or is made there): two envs stepped through Gymnasium's
+    AsyncVectorEnv equal ALE's envs in a SyncVectorEnv, autoreset included."""
+    kwargs = {"obs_type": "ram", "repeat_action_probability": 0.25}
+    ours = gym.make_vec(GYM_ID, num_envs=2, vectorization_mode="async", **kwargs)
+    theirs = gym.make_vec("ALE/Breakout-v5", num_envs=2, vectorization_mode="sync", **kwargs)
+    try:
+        x, y = ours.reset(seed=[3, 4]), theirs.reset(seed=[3, 4])
+        assert np.array_equal(x[0], y[0])
+        rng = np.random.default_rng(1)
+        for t in range(300):
+            a = rng.integers(0, 4, 2)
+            x, y = ours.step(a), theirs.step(a)
+            for k in range(4):
+                assert np.array_equal(x[k], y[k]), (t, k)
+            assert np.array_equal(x[4]["lives"], y[4]["lives"]), t
+    finally:
+        ours.close()
+        theirs.close()

@@ -25,6 +25,7 @@ import numpy as np
 from policylab.envs.breakout import ale_random as R
 from policylab.envs.breakout.rom import kernel as EK
 from policylab.envs.breakout.rom.render import GRAY, PALETTE, draw, rom_bytes
+from policylab.errors import BadInput
 
 ACTION_NAMES = ("NOOP", "FIRE", "UP", "RIGHT", "LEFT", "DOWN", "UPRIGHT", "UPLEFT", "DOWNRIGHT", "DOWNLEFT",
                 "UPFIRE", "RIGHTFIRE", "LEFTFIRE", "DOWNFIRE", "UPRIGHTFIRE", "UPLEFTFIRE", "DOWNRIGHTFIRE",
@@ -32,8 +33,7 @@ ACTION_NAMES = ("NOOP", "FIRE", "UP", "RIGHT", "LEFT", "DOWN", "UPRIGHT", "UPLEF
 MINIMAL_ACTIONS = np.array([0, 1, 3, 4], dtype=np.int64)  # NOOP, FIRE, RIGHT, LEFT
 LEGAL_ACTIONS = np.arange(18, dtype=np.int64)
 # what each ALE action does to a paddle (ALE's applyActionPaddles): resistance step sign, button
-_MOVE = np.array([0 if "RIGHT" not in n and "LEFT" not in n else (-1 if "RIGHT" in n else 1)
-                  for n in ACTION_NAMES], dtype=np.int64)
+_MOVE = np.array([-1 if "RIGHT" in n else 1 if "LEFT" in n else 0 for n in ACTION_NAMES], dtype=np.int64)
 _FIRE = np.array(["FIRE" in n for n in ACTION_NAMES], dtype=np.bool_)
 
 # the emulator's counters and paddle, beside its RAM row
@@ -146,7 +146,7 @@ class RomALEInterface:
     def act(self, action: int, paddle_strength: float = 1.0, frames: int = 1) -> int:
         """`frames` of ALE's one-frame `act` (the Gymnasium env's frameskip loop in one call)."""
         if paddle_strength != 1.0:
-            raise ValueError("paddle_strength: the ROM model moves the paddle at full strength only (1.0)")
+            raise BadInput("paddle_strength", "the ROM model moves the paddle at full strength only (1.0)")
         self._drawn = False
         return int(act_frames(self._row, self._st, self._mt, self._buf, int(action), int(frames),
                               self.repeat_action_probability, self.max_num_frames_per_episode))
