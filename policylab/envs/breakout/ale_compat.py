@@ -11,8 +11,10 @@ frameskip each step), the second is ALE's `random_seed` (the sticky-action strea
 reloaded. `reset()` without a seed keeps both streams going, as ALE does.
 
 What the ROM model does not produce is refused in one line naming the argument: game modes and
-difficulties other than the default (mode 0, difficulty 0), `continuous` actions (ALE scales the paddle's
-step by a float strength whose rounding the model does not follow), `sound_obs`, and `render_mode="human"`
+difficulties other than the default (mode 0, difficulty 0), `continuous` actions (ALE moves the paddle by
+a fraction of its step for a fractional stick radius; truncating or rounding 23,000 x radius, in float or
+double, all leave ALE's RAM within 7-209 steps of random continuous actions, so the model does not claim it),
+`sound_obs`, and `render_mode="human"`
 (the env opens no window: render `rgb_array` frames into a viewer of your own).
 """
 
