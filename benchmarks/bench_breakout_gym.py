@@ -7,7 +7,8 @@ alternating rounds of the same run; the ratio quoted is the median of the rounds
 
 Exactness (the long sweep; tests/envs/breakout/test_ale_compat.py runs a short one): every obs_type x
 frameskip 1/4/5/(2,5) x sticky 0/0.25, `--seeds` seeds each, three episodes per seed (the first reset with
-the seed, the others without), random actions (all 18 with the full action set on a third of the seeds),
+the seed, the others without), random actions (all 18 with the full action set on a third of the seeds,
+continuous (radius, angle, fire) on another third),
 observation, reward, terminated, truncated and info compared after every reset and step
 (`envs.breakout.v5_agreement.first_difference`). Idle episodes: NOOP to the 108,000-frame cap at frameskip 4
 (rgb) and 1 (RAM), through attract mode's colour cycle.
@@ -72,7 +73,7 @@ def sweep(seeds: int) -> dict:
                 for k in range(seeds):
                     seed = 1_000 + 97 * k + 7 * frameskip[0] if isinstance(frameskip, tuple) else 1_000 + 97 * k + frameskip
                     kwargs = {"obs_type": obs_type, "frameskip": frameskip, "repeat_action_probability": sticky,
-                              "full_action_space": k % 3 == 2}
+                              "full_action_space": k % 3 == 1, "continuous": k % 3 == 2}
                     diff = first_difference(kwargs, seed, max_steps=5_000, action_seed=seed, resets=3)
                     episodes += 3
                     identical += 3 if diff is None else 0

@@ -11,11 +11,9 @@ frameskip each step), the second is ALE's `random_seed` (the sticky-action strea
 reloaded. `reset()` without a seed keeps both streams going, as ALE does.
 
 What the ROM model does not produce is refused in one line naming the argument: game modes and
-difficulties other than the default (mode 0, difficulty 0), `continuous` actions (ALE moves the paddle by
-a fraction of its step for a fractional stick radius; truncating or rounding 23,000 x radius, in float or
-double, all leave ALE's RAM within 7-209 steps of random continuous actions, so the model does not claim it),
-`sound_obs`, and `render_mode="human"`
-(the env opens no window: render `rgb_array` frames into a viewer of your own).
+difficulties other than the default (mode 0, difficulty 0), `sound_obs`, and `render_mode="human"` (the env
+opens no window: render `rgb_array` frames into a viewer of your own). `continuous=True` plays as ale-py's:
+the stick's direction past `continuous_action_threshold` picks the action, its radius the paddle strength.
 """
 
 from __future__ import annotations
@@ -69,9 +67,6 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
             raise BadInput("mode", f"the ROM model plays Breakout's default game (mode 0) only, got {mode!r}")
         if difficulty not in (None, 0):
             raise BadInput("difficulty", f"the ROM model plays difficulty 0 only, got {difficulty!r}")
-        if continuous:
-            raise BadInput("continuous", "not supported: ALE scales the paddle's step by a float strength "
-                                         "the ROM model does not follow; use discrete actions")
         if sound_obs:
             raise BadInput("sound_obs", "not supported: the ROM model produces no sound")
         if render_mode == "human":
@@ -91,8 +86,15 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
         self._obs_type = obs_type
         self.render_mode = render_mode
         self.ale = RomALEInterface(repeat_action_probability, max_num_frames_per_episode or 0)
-        self._action_set = self.ale.getLegalActionSet() if full_action_space else self.ale.getMinimalActionSet()
-        self.action_space = spaces.Discrete(len(self._action_set))
+        full = full_action_space or continuous
+        self._action_set = self.ale.getLegalActionSet() if full else self.ale.getMinimalActionSet()
+        self.continuous = bool(continuous)
+        self.continuous_action_threshold = float(continuous_action_threshold)
+        if self.continuous:  # radius, angle, fire
+            self.action_space = spaces.Box(low=np.array([0.0, -np.pi, 0.0], dtype=np.float32),
+                                           high=np.array([1.0, np.pi, 1.0], dtype=np.float32), dtype=np.float32)
+        else:
+            self.action_space = spaces.Discrete(len(self._action_set))
         shape = {"rgb": (210, 160, 3), "grayscale": (210, 160), "ram": (128,)}[obs_type]
         self.observation_space = spaces.Box(low=0, high=255, shape=shape, dtype=np.uint8)
         self.seed_game()
@@ -116,7 +118,11 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
 
     def step(self, action):
         skip = self._frameskip if isinstance(self._frameskip, int) else self.np_random.integers(*self._frameskip)
-        reward = self.ale.act(self._action_set[action], frames=int(skip))
+        if self.continuous:
+            action, strength = self._joystick(action)
+        else:
+            action, strength = self._action_set[action], 1.0
+        reward = self.ale.act(action, strength, frames=int(skip))
         return (self._obs(), float(reward), self.ale.game_over(with_truncation=False), self.ale.game_truncated(),
                 self._info())
 
@@ -124,6 +130,19 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
         if self.render_mode == "rgb_array":
             return self.ale.getScreenRGB()
         raise BadInput("render_mode", "render() needs render_mode='rgb_array'")
+
+    def _joystick(self, action) -> tuple[int, float]:
+        """A continuous action (radius r, angle theta, fire) as ale-py reads it: the stick's x = r cos theta and
+        y = r sin theta, each past the threshold one way or the other, and fire past it, name the ALE action;
+        r is the paddle strength."""
+        a = np.asarray(action, dtype=np.float32)
+        if a.shape != (3,):
+            raise BadInput("action", f"a continuous action is (radius, theta, fire), got shape {a.shape}")
+        t = self.continuous_action_threshold
+        x, y = a[0] * np.cos(a[1]), a[0] * np.sin(a[1])
+        name = ("UP" if y > t else "DOWN" if y < -t else "") + ("RIGHT" if x > t else "LEFT" if x < -t else "")
+        name += "FIRE" if a[2] > t else ""
+        return ACTION_NAMES.index(name or "NOOP"), float(a[0])
 
     def get_action_meanings(self) -> list[str]:
         return [ACTION_NAMES[a] for a in self._action_set]

@@ -24,7 +24,7 @@ def first_difference(kwargs: dict[str, Any], seed: int, max_steps: int, action_s
                      actions: np.ndarray | None = None, resets: int = 1) -> str | None:
     """Play `resets` episodes (the first reset with `seed`, later ones without, as a training loop does) of
     at most `max_steps` agent steps on both envs made with `kwargs`, the same actions on both (`actions`
-    cycled, else uniform from a generator seeded `action_seed`). Compares the observation, reward,
+    cycled, else uniform over the action space from a generator seeded `action_seed`). Compares the observation, reward,
     terminated, truncated and info (values and types) after every reset and step; returns where and what
     first differed, or None."""
     import ale_py
@@ -34,7 +34,8 @@ def first_difference(kwargs: dict[str, Any], seed: int, max_steps: int, action_s
     envs = [gym.make(GYM_ID, **kwargs), gym.make("ALE/Breakout-v5", **kwargs)]
     names = ("obs", "reward", "terminated", "truncated", "info")
     rng = np.random.default_rng(action_seed)
-    n_actions = envs[0].action_space.n
+    space = envs[0].action_space
+    continuous = isinstance(space, gym.spaces.Box)
     try:
         for episode in range(resets):
             ours, theirs = (e.reset(seed=seed if episode == 0 else None) for e in envs)
@@ -43,7 +44,12 @@ def first_difference(kwargs: dict[str, Any], seed: int, max_steps: int, action_s
             if not _equal(ours[1], theirs[1]):
                 return f"episode {episode} reset: info differs ({ours[1]!r} vs {theirs[1]!r})"
             for t in range(max_steps):
-                action = int(actions[t % len(actions)]) if actions is not None else int(rng.integers(n_actions))
+                if actions is not None:
+                    action = actions[t % len(actions)]
+                elif continuous:
+                    action = rng.uniform(space.low, space.high).astype(np.float32)
+                else:
+                    action = int(rng.integers(space.n))
                 ours, theirs = (e.step(action) for e in envs)
                 for name, a, b in zip(names, ours, theirs):
                     if not _equal(a, b):

@@ -41,6 +41,25 @@ def test_full_action_space_and_the_frame_cap_equal_ales():
                             actions=serve_and_move, resets=2) is None
 
 
+def test_continuous_actions_play_as_on_ale():
+    """Radius, angle and fire drawn uniformly from the Box (fractional paddle strengths, sticky along with
+    their action): RAM, rewards and info equal ALE's on every step; the fractional resistances reach pot
+    readings the discrete steps never do."""
+    ours = gym.make(GYM_ID, obs_type="ram", continuous=True)
+    theirs = gym.make("ALE/Breakout-v5", obs_type="ram", continuous=True)
+    assert ours.action_space == theirs.action_space
+    rng = np.random.default_rng(5)
+    for seed in (1, 2, 3):
+        ours.reset(seed=seed)
+        theirs.reset(seed=seed)
+        for t in range(400):
+            a = np.array([rng.uniform(0, 1), rng.uniform(-np.pi, np.pi), rng.uniform(0, 1)], dtype=np.float32)
+            x, y = ours.step(a), theirs.step(a)
+            assert np.array_equal(x[0], y[0]) and x[1:] == y[1:], (seed, t)
+            if x[2] or x[3]:
+                break
+
+
 def test_spaces_meanings_and_info_keys_are_ales():
     for kwargs in ({}, {"obs_type": "grayscale"}, {"obs_type": "ram", "full_action_space": True}):
         ours, theirs = gym.make(GYM_ID, **kwargs), gym.make("ALE/Breakout-v5", **kwargs)
@@ -92,7 +111,7 @@ def test_an_integer_seed_is_ales_seed():
 
 
 @pytest.mark.parametrize("kwargs, field", [
-    ({"mode": 4}, "mode"), ({"difficulty": 1}, "difficulty"), ({"continuous": True}, "continuous"),
+    ({"mode": 4}, "mode"), ({"difficulty": 1}, "difficulty"),
     ({"sound_obs": True}, "sound_obs"), ({"render_mode": "human"}, "render_mode"), ({"obs_type": "rgb24"}, "obs_type"),
     ({"frameskip": (5, 2)}, "frameskip"), ({"frameskip": 0}, "frameskip"), ({"frameskip": 2.5}, "frameskip"),
     ({"repeat_action_probability": 1.5}, "repeat_action_probability"),

@@ -12,7 +12,12 @@ reach past the Gymnasium API into `env.unwrapped.ale` for lives, screens, RAM an
   resistance and NOOP as the previous action; the random stream and the total frame count go on;
 - `seed(s)` (ALE's `random_seed` then `loadROM`): a fresh stream and a zero frame count.
 
-Actions are ALE's action numbers (0-17); a paddle game reads only their RIGHT, LEFT and FIRE parts.
+numba caches `act_frames` with compiled copies of `rom.kernel`'s functions, keyed on this file alone: after
+a change to `rom/kernel.py`, clear this module's cache (`rom/__pycache__/ale_interface.*.nb*`).
+
+Actions are ALE's action numbers (0-17); a paddle game reads only their RIGHT, LEFT and FIRE parts, and
+`paddle_strength` (continuous actions) scales the resistance step as ALE does (`paddle_step`); the step is
+sticky along with the action.
 """
 
 from __future__ import annotations
@@ -25,7 +30,6 @@ import numpy as np
 from policylab.envs.breakout import ale_random as R
 from policylab.envs.breakout.rom import kernel as EK
 from policylab.envs.breakout.rom.render import GRAY, PALETTE, draw, rom_bytes
-from policylab.errors import BadInput
 
 ACTION_NAMES = ("NOOP", "FIRE", "UP", "RIGHT", "LEFT", "DOWN", "UPRIGHT", "UPLEFT", "DOWNRIGHT", "DOWNLEFT",
                 "UPFIRE", "RIGHTFIRE", "LEFTFIRE", "DOWNFIRE", "UPRIGHTFIRE", "UPLEFTFIRE", "DOWNRIGHTFIRE",
@@ -36,27 +40,35 @@ LEGAL_ACTIONS = np.arange(18, dtype=np.int64)
 _MOVE = np.array([-1 if "RIGHT" in n else 1 if "LEFT" in n else 0 for n in ACTION_NAMES], dtype=np.int64)
 _FIRE = np.array(["FIRE" in n for n in ACTION_NAMES], dtype=np.bool_)
 
-# the emulator's counters and paddle, beside its RAM row
-POT, LAST, EPISODE_FRAMES, FRAMES, OVER = range(5)
-N_COUNTERS = 5
+# the emulator's counters and paddle, beside its RAM row: LAST is the last applied action, STEP the resistance
+# step its paddle strength gave (sticky with it)
+POT, LAST, STEP, EPISODE_FRAMES, FRAMES, OVER = range(6)
+N_COUNTERS = 6
+
+
+def paddle_step(strength: float) -> int:
+    """ALE's resistance step for a paddle strength: the float product of its step (23,000) and |strength|,
+    truncated to an int."""
+    return int(np.float32(EK.PADDLE_DELTA) * np.float32(abs(strength)))
 
 
 @numba.njit(cache=True)
-def act_frames(m, st, mt, buf, action, n, prob, max_frames):
-    """`n` calls of ALE's one-frame `act(action)` on RAM row `m` and counters `st`; returns the reward (the
-    change of ALE's Breakout score over the frames emulated)."""
+def act_frames(m, st, mt, buf, action, step, n, prob, max_frames):
+    """`n` calls of ALE's one-frame `act(action)` (resistance step `step`: `paddle_step`) on RAM row `m` and
+    counters `st`; returns the reward (the change of ALE's Breakout score over the frames emulated)."""
     reward = 0
     for _ in range(n):
         if not R.frame_repeats(mt, buf, 0, prob):
             st[LAST] = action
+            st[STEP] = step
         if st[OVER] or (max_frames > 0 and st[EPISODE_FRAMES] >= max_frames):
             continue
         a = st[LAST]
-        step = _MOVE[a]
-        if step < 0:
-            st[POT] = max(EK.PADDLE_MIN, st[POT] - EK.PADDLE_DELTA)
-        elif step > 0:
-            st[POT] = min(EK.PADDLE_MAX, st[POT] + EK.PADDLE_DELTA)
+        move = _MOVE[a]
+        if move < 0:
+            st[POT] = max(EK.PADDLE_MIN, st[POT] - st[STEP])
+        elif move > 0:
+            st[POT] = min(EK.PADDLE_MAX, st[POT] + st[STEP])
         before = EK.ale_score(m)
         m[EK.FLAGS] |= EK.frame(m, st[POT], _FIRE[a])
         reward += EK.ale_score(m) - before
@@ -139,17 +151,16 @@ class RomALEInterface:
         row[EK.SHOWN] = EK.drawn_with(row)
         self._st[POT] = EK.PADDLE_DEFAULT
         self._st[LAST] = 0
+        self._st[STEP] = EK.PADDLE_DELTA
         self._st[EPISODE_FRAMES] = 0
         self._st[OVER] = 0
         self._drawn = False
 
     def act(self, action: int, paddle_strength: float = 1.0, frames: int = 1) -> int:
         """`frames` of ALE's one-frame `act` (the Gymnasium env's frameskip loop in one call)."""
-        if paddle_strength != 1.0:
-            raise BadInput("paddle_strength", "the ROM model moves the paddle at full strength only (1.0)")
         self._drawn = False
-        return int(act_frames(self._row, self._st, self._mt, self._buf, int(action), int(frames),
-                              self.repeat_action_probability, self.max_num_frames_per_episode))
+        return int(act_frames(self._row, self._st, self._mt, self._buf, int(action), paddle_step(paddle_strength),
+                              int(frames), self.repeat_action_probability, self.max_num_frames_per_episode))
 
     # --- what wrappers read
     def lives(self) -> int:
