@@ -67,7 +67,7 @@ def episode(seed: int, kind: str, params: dict, max_steps: int, frameskip: int, 
     repeats = ale_random.sticky_repeats(seed, max_steps * frameskip, sticky)
     row = np.zeros(EK.NI, dtype=np.int64)
     row[: EK.RAM_N] = EK.RESET_RAM
-    row[EK.SHOWN] = EK.digits_drawn(row)
+    row[EK.SHOWN] = EK.drawn_with(row)
     pot, last, frame = EK.PADDLE_DEFAULT, 0, 0
     rng = np.random.default_rng(seed)
     obs = ram_features(ale.getRAM(), None)
@@ -83,7 +83,7 @@ def episode(seed: int, kind: str, params: dict, max_steps: int, frameskip: int, 
             if not repeats[step * frameskip + f]:
                 last = a
             pot = EK.pot_after(pot, last)
-            EK.frame(row, EK.paddle_reading(pot), last == FIRE)
+            EK.frame(row, pot, last == FIRE)
             ale.act(acts[last])
             frame += 1
             ram = ale.getRAM()

@@ -8,4 +8,4 @@ __version__ = "0.1.0"
 
 from policylab.envs.breakout.registration import register_on_import as _register_gym_envs
 
-_register_gym_envs()  # Gymnasium's `policylab/Breakout-v5`, without importing Gymnasium here
+_register_gym_envs()  # gymnasium.make("policylab/Breakout-v5") works after `import policylab`, --help stays light

@@ -6,12 +6,9 @@ from frames needs a short history. Both environments can give both (ALE: the wal
 bytes ram[0:36], decoded by `envs.breakout.rom.kernel.brick_flags`; the shadow: `ShadowBreakout.walls`), so a network
 cannot tell which one it plays, exactly as a tracker cannot.
 
-The observation of one env at one agent step, float32, in this order:
-
-- the 9 contract features of the last `history` agent steps, newest first, each scaled by
-  `FEATURE_SCALE` so every value is of order 1 (before the first step the history repeats the
-  reset observation);
-- when `wall` is set, the 6 x 18 live-brick flags (0/1), top row first, left to right.
+The observation of one env at one agent step is `envs.breakout.net_obs`'s (scaled feature history, then
+the wall when the file asks for it), built there once for every path that feeds a network: the rollouts
+here, the learner, and the Gymnasium env `policylab/ShadowBreakout-v0` made with the file's `net_obs`.
 
 A network file is an ONNX model (one loader: `policylab.policies.onnx`) whose input is that vector
 and whose output is 4 logits over the minimal action set (NOOP, FIRE, RIGHT, LEFT). The file says
@@ -45,83 +42,14 @@ from typing import Sequence
 import numpy as np
 
 from policylab.envs.breakout.contract import N_FEATURES
+from policylab.envs.breakout.net_obs import (FEATURE_SCALE, MAX_HISTORY, OBS_METADATA_KEY, WALL_COLS,  # noqa: F401
+                                             WALL_ROWS, NetObsSpec, NetObserver)
 from policylab.errors import BadInput
 
-WALL_ROWS, WALL_COLS = 6, 18
 N_ACTIONS = 4
-OBS_METADATA_KEY = "policylab.breakout_obs"
-MAX_HISTORY = 8
 INPUT_NAME, OUTPUT_NAME = "obs", "logits"
 ACTIVATIONS = {"tanh": "Tanh", "relu": "Relu"}
 OPSET, IR_VERSION = 17, 8  # onnx 1.23 writes IR 8 for opset 17; onnxruntime 1.32 reads both
-
-# ball_x, ball_y, ball_vx, ball_vy, ball_in_play, paddle_x, paddle_width, lives, score
-FEATURE_SCALE = np.array([1 / 160, 1 / 210, 1 / 8, 1 / 8, 1.0, 1 / 160, 1 / 16, 1 / 5, 1 / 1000], dtype=np.float32)
-
-
-@dataclass(frozen=True)
-class NetObsSpec:
-    """Which observation a network takes: `history` steps of features, and the wall or not."""
-
-    history: int = 1
-    wall: bool = True
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.history, int) or not 1 <= self.history <= MAX_HISTORY:
-            raise BadInput("history", f"must be an integer from 1 to {MAX_HISTORY}")
-        if not isinstance(self.wall, bool):
-            raise BadInput("wall", "must be true or false")
-
-    @property
-    def dim(self) -> int:
-        return N_FEATURES * self.history + (WALL_ROWS * WALL_COLS if self.wall else 0)
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str, field: str = "policy") -> NetObsSpec:
-        try:
-            data = json.loads(text)
-            return cls(history=data["history"], wall=data["wall"])
-        except (ValueError, KeyError, TypeError):
-            raise BadInput(field, f"metadata {OBS_METADATA_KEY!r} is not a valid observation spec: {text[:120]!r}") from None
-
-
-class NetObserver:
-    """Builds the network observation of N envs step by step (the history is per env state)."""
-
-    def __init__(self, spec: NetObsSpec, n_envs: int):
-        self.spec = spec
-        self._hist = np.zeros((n_envs, spec.history, N_FEATURES), dtype=np.float32)
-
-    def reset(self, features: np.ndarray, walls: np.ndarray | None, rows: np.ndarray | None = None) -> np.ndarray:
-        """Start the history of `rows` (default: all) at `features`; returns every env's observation."""
-        scaled = np.asarray(features, dtype=np.float32) * FEATURE_SCALE
-        sel = slice(None) if rows is None else rows
-        self._hist[sel] = scaled[sel, None, :]
-        return self._vector(walls)
-
-    def observe(self, features: np.ndarray, walls: np.ndarray | None) -> np.ndarray:
-        """Push one agent step's features (N, 9) and walls (N, 108); returns (N, dim) float32."""
-        if self.spec.history > 1:
-            self._hist[:, 1:] = self._hist[:, :-1]
-        self._hist[:, 0] = np.asarray(features, dtype=np.float32) * FEATURE_SCALE
-        return self._vector(walls)
-
-    def history(self) -> np.ndarray:
-        """A copy of every env's feature history (a learner's checkpoint); `set_history` puts it back."""
-        return self._hist.copy()
-
-    def set_history(self, hist: np.ndarray) -> None:
-        self._hist[...] = hist
-
-    def _vector(self, walls: np.ndarray | None) -> np.ndarray:
-        n = self._hist.shape[0]
-        parts = [self._hist.reshape(n, -1)]
-        if self.spec.wall:
-            parts.append(np.asarray(walls, dtype=np.float32).reshape(n, WALL_ROWS * WALL_COLS))
-        return np.concatenate(parts, axis=1)
 
 
 @dataclass

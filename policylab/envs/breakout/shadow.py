@@ -28,6 +28,7 @@ import numpy as np
 
 from policylab.envs.breakout import ale_random as R
 from policylab.envs.breakout.contract import N_FEATURES, SCREEN_H, SCREEN_W
+from policylab.envs.breakout.net_obs import FEATURE_SCALE, NetObserver, NetObsSpec
 from policylab.envs.breakout.params import BreakoutParams, RomParams, ShadowParams, resolve_params
 from policylab.envs.breakout.physics import kernel as K
 from policylab.envs.breakout.physics.render import render_frame
@@ -54,6 +55,16 @@ class _Physics:
     def positions(self, F: np.ndarray, I: np.ndarray) -> tuple[float, float, float, bool]:
         return float(F[K.BX]), float(F[K.BY]), float(F[K.PX]), bool(I[K.IN_PLAY])
 
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Feature bounds of any state: positions inside the screen with a ball leaving it below or to the side
+        (at most one step of the fastest ball beyond it), velocities across it, the preset's widths and lives;
+        the score has no bound (walls refill): the largest float32."""
+        p = self.params
+        width = max(p.paddle_width, p.paddle_width_small)
+        low = [-SCREEN_W, -SCREEN_H, -2 * SCREEN_W, -2 * SCREEN_H, 0, -width, 0, 0, 0]
+        high = [2 * SCREEN_W, 2 * SCREEN_H, 2 * SCREEN_W, 2 * SCREEN_H, 1, SCREEN_W, width, p.lives, np.finfo(np.float32).max]
+        return np.array(low, dtype=np.float32), np.array(high, dtype=np.float32)
+
     def render(self, F: np.ndarray, I: np.ndarray, bricks: np.ndarray) -> np.ndarray:
         ball = (F[K.BX], F[K.BY]) if I[K.IN_PLAY] else None
         return render_frame(self.params, bricks, ball, F[K.PX], F[K.PW], int(I[K.SCORE]), int(I[K.LIVES]))
@@ -74,6 +85,15 @@ class _Rom:
     def positions(self, F: np.ndarray, I: np.ndarray) -> tuple[float, float, float, bool]:
         return (float(I[99] + EK.BALL_X_OFFSET), float(I[101] + EK.BALL_Y_OFFSET),
                 float(I[72] + EK.PADDLE_X_OFFSET), bool(I[101] != 0))
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Feature bounds of any state, from the RAM bytes the features read (`_observe`): ball x = RAM 99 - 49,
+        y = RAM 101 + 9 (0 without a ball), their step differences, paddle x = RAM 72 - 47 inside the ROM's
+        limits, width 2 * RAM 108 (at most 16), 5 lives, and ALE's score formula's largest value."""
+        x0, y0 = EK.BALL_X_OFFSET, EK.BALL_Y_OFFSET
+        low = [x0, 0, -255, -255, 0, EK.PADDLE_LIMITS[0] + EK.PADDLE_X_OFFSET, 0, 0, 0]
+        high = [255 + x0, 255 + y0, 255, 255, 1, EK.PADDLE_LIMITS[1] + EK.PADDLE_X_OFFSET, 16, 5, 15 + 10 * 15 + 100 * 15]
+        return np.array(low, dtype=np.float32), np.array(high, dtype=np.float32)
 
     def render(self, F: np.ndarray, I: np.ndarray, bricks: np.ndarray) -> np.ndarray:
         return render_ram(I)
@@ -196,6 +216,10 @@ class ShadowBreakout:
         wall a network policy sees, in the layout of `rom.kernel.brick_flags` on ALE's RAM."""
         return self._model.walls(self._I, self._bricks).reshape(self.n_envs, -1)
 
+    def feature_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) float32 (9,): bounds every observation of this batch's model and parameters satisfies."""
+        return self._model.bounds()
+
     def ram(self, i: int = 0) -> np.ndarray:
         """Env i's 128 RAM bytes (uint8, as ALE's `getRAM`); only the ROM model has them."""
         self._need(_Rom, "ram")
@@ -235,27 +259,40 @@ class ShadowBreakout:
 
 
 class ShadowBreakoutEnv(gym.Env):
-    """Single-env Gymnasium wrapper: obs = the 9 contract features (float32), Discrete(4) actions."""
+    """Single-env Gymnasium wrapper: obs = the 9 contract features (float32), Discrete(4) actions.
+
+    `net_obs` (a `NetObsSpec`, or its dict): the observation is instead what a network file with that spec
+    sees (`net_obs.NetObserver`: scaled feature history, then the wall), the same vector the episode runner
+    and the learner give it. The declared bounds hold for every state (`bounds` of the model)."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 15}
 
     def __init__(self, preset: BreakoutParams | str = DEFAULT_PRESET, render_mode: str | None = None,
-                 max_steps: int | None = 1800):
+                 max_steps: int | None = 1800, net_obs: NetObsSpec | dict | None = None):
         self.render_mode = render_mode
         self._batch = ShadowBreakout(1, preset, seeds=[0], max_steps=max_steps)
-        high = np.array([SCREEN_W, SCREEN_H, SCREEN_W, SCREEN_H, 1, SCREEN_W, SCREEN_W, 9, 10_000], dtype=np.float32)
-        low = np.array([0, 0, -SCREEN_W, -SCREEN_H, 0, 0, 0, 0, 0], dtype=np.float32)
-        self.observation_space = gym.spaces.Box(low, high, dtype=np.float32)
+        low, high = self._batch.feature_bounds()
+        self._net = None
+        if net_obs is not None:
+            spec = net_obs if isinstance(net_obs, NetObsSpec) else NetObsSpec(**net_obs)
+            self._net = NetObserver(spec, 1)
+            low = np.concatenate([np.tile(low * FEATURE_SCALE, spec.history), np.zeros(spec.dim - spec.history * N_FEATURES)])
+            high = np.concatenate([np.tile(high * FEATURE_SCALE, spec.history), np.ones(spec.dim - spec.history * N_FEATURES)])
+        self.observation_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
         self.action_space = gym.spaces.Discrete(4)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         s = int(seed) if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
         obs = self._batch.reset([s])
+        if self._net is not None:
+            obs = self._net.reset(obs, self._batch.walls)
         return obs[0], {"seed": s}
 
     def step(self, action):
         obs, rew, term, trunc, _ = self._batch.step(np.array([int(action)]))
+        if self._net is not None:
+            obs = self._net.observe(obs, self._batch.walls)
         return obs[0], float(rew[0]), bool(term[0]), bool(trunc[0]), {}
 
     def render(self):

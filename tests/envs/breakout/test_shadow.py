@@ -236,3 +236,37 @@ def test_with_no_preset_the_envs_play_the_commands_default():
     assert env.unwrapped._batch.params.name == DEFAULT_PRESET
     env.reset(seed=5)
     assert env.render().shape == (210, 160, 3)
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_the_feature_envs_bounds_hold_for_every_state_played(preset):
+    """Random play with frequent serves, restarted at every end: every observation lies inside the declared
+    Box (ball beyond the screen's edge, serve jumps in velocity, the shrunken paddle included)."""
+    env = gym.make(GYM_ID, preset=preset, max_steps=None)
+    env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    for t in range(4000):
+        obs, _, term, _, _ = env.step(int(rng.choice(4, p=[0.2, 0.3, 0.25, 0.25])))
+        assert env.observation_space.contains(obs), (t, obs)
+        if term:
+            env.reset(seed=t)
+
+
+def test_a_network_spec_gets_the_runners_observation_from_the_gym_env():
+    """net_obs: the Gymnasium env gives the vector NetObserver builds from the batch (scaled history, wall), the
+    path the episode runner and the learner feed a network file, not the raw features."""
+    from policylab.envs.breakout.net_obs import NetObserver, NetObsSpec
+
+    spec = NetObsSpec(history=3, wall=True)
+    env = gym.make(GYM_ID, net_obs={"history": 3, "wall": True})
+    batch = ShadowBreakout(1, seeds=[4])
+    observer = NetObserver(spec, 1)
+    got, _ = env.reset(seed=4)
+    want = observer.reset(batch.reset(), batch.walls)[0]
+    assert got.shape == (spec.dim,) and np.array_equal(got, want)
+    for t in range(300):
+        a = 1 if t % 40 == 0 else t % 4
+        got = env.step(a)[0]
+        want = observer.observe(batch.step(np.array([a]))[0], batch.walls)[0]
+        assert np.array_equal(got, want), t
+        assert env.observation_space.contains(got), t

@@ -27,7 +27,7 @@ Other game variations (catch, timed, two players) are outside it and flagged (`U
 
 State per env (the batch arrays `ShadowBreakout` passes, named as the physics kernel's): `I` int64 (n, NI),
 the 128 RAM bytes then ALE's paddle resistance, the last applied action, steps, game over, score, lives,
-the UNMODELLED bits and the digit pointers the last frame was drawn with; `F` the previous observation's
+the UNMODELLED bits and what the last frame was drawn with (digit pointers, colours); `F` the previous observation's
 ball (for velocities); `mt`/`rng` ALE's sticky stream (`ale_random`).
 """
 
@@ -67,11 +67,13 @@ PADDLE_LIMITS = (0x37, 0xBF)  # $F782: player 1's paddle range (RAM 72)
 # Pot reading: the kernel samples INPT0 every two scanlines (Y register += 2) in four stretches of code
 # (top wall, gap, bricks, lower field); RAM 70 keeps the last Y whose sample had not charged yet. The CPU
 # cycle of each stretch's first sample after the dump was released, with the sample spacing of 152 cycles
-# (two scanlines): fitted to ALE's RAM 70 over every resistance its paddle can reach (101 values), each
-# value inside the interval those readings allow (tests and `bench_breakout_exact.py` check all 101).
+# (two scanlines): fitted to ALE's RAM 70 over every resistance its paddle can reach with full-strength
+# moves (101 values; tests and `bench_breakout_exact.py` check all 101) and over the fractional resistances
+# continuous actions reach (2,825 of 2,826 readings from 39 paddle strengths; tests/envs/breakout/
+# test_ale_compat.py plays random continuous actions against ALE).
 POT_Y0 = np.array([12, 26, 50, 86], dtype=np.int64)
 POT_Y1 = np.array([24, 48, 84, 186], dtype=np.int64)
-POT_C0 = np.array([1762, 2906, 4783, 7543], dtype=np.int64)
+POT_C0 = np.array([1768, 2908, 4782, 7544], dtype=np.int64)
 
 # RAM after ALE's reset_game (power-on, 60 NOOP frames, console reset): the same for every seed
 RESET_RAM = np.frombuffer(bytes.fromhex(
@@ -185,17 +187,27 @@ def collisions(m):
     return out
 
 
+# When RAM 62 (the paddle's colour) is 0, the lower field's samples come one scanline (76 cycles) earlier: the
+# bricks routine falls into the lower field's loop through `LDA $BE; STA COLUPF; BEQ $F0B3` ($F0A4), which on
+# a zero colour jumps over the loop's first WSYNC. Only attract mode's colour cycling makes it 0 (shade $46 or
+# $4E: 256 frames in every 32,768 once the game has sat 65,536 frames unserved). Measured against ALE's RAM 70
+# with RAM 62 set to 0: every reachable resistance agrees for a shift of 74-78 cycles.
+POT_LOWER_EARLY = 76
+
+
 @numba.njit(cache=True)
-def paddle_reading(pot):
+def paddle_reading(pot, lower_early=False):
     """RAM 70 after the kernel: the last sampled Y (two scanlines per step) at which INPT0 still read low.
     Stella's pot: high once more than int(1.6 * R * 0.01e-6 * 1.19e6) CPU cycles passed since VBLANK
-    released the dump transistor; ALE passes its paddle value as R."""
+    released the dump transistor; ALE passes its paddle value as R. `lower_early`: the lower field's samples
+    start `POT_LOWER_EARLY` cycles sooner (RAM 62 is 0)."""
     needed = np.int64(1.6 * pot * 0.01e-6 * 1.19e6)
     y = 0
     for s in range(4):
-        if needed < POT_C0[s]:
+        c0 = POT_C0[s] - (POT_LOWER_EARLY if lower_early and s == 3 else 0)
+        if needed < c0:
             break
-        k = (needed - POT_C0[s]) // 152
+        k = (needed - c0) // 152
         last = POT_Y0[s] + 2 * k
         y = last if last < POT_Y1[s] else POT_Y1[s]
     return y
@@ -371,10 +383,26 @@ def _build_step(m, c):
 
 
 @numba.njit(cache=True, inline="always")
-def digits_drawn(m):
-    """RAM 80, 82, 84, 86, 88 (the five digit pointers' low bytes) packed 8 bits each: the kernel draws a
-    frame with the pointers the previous overscan computed, so a score or life change shows one frame late."""
-    return m[80] | (m[82] << 8) | (m[84] << 16) | (m[86] << 24) | (m[88] << 32)
+def drawn_with(m):
+    """What the kernel draws a frame with that the frame's own overscan then changes: RAM 80, 82, 84, 86, 88
+    (the five digit pointers' low bytes) packed 8 bits each, so a score or life change shows one frame late;
+    then the colours' shade (RAM 59, bits 40-47) and whether a game is on (RAM 52 bit 7, bit 48: attract mode
+    masks the colours with $F7), so attract mode's colour cycling shows one frame late too (`drawn_colour`)."""
+    return (m[80] | (m[82] << 8) | (m[84] << 16) | (m[86] << 24) | (m[88] << 32) | (m[59] << 40)
+            | ((m[52] >> 7) << 48))
+
+
+@numba.njit(cache=True, inline="always")
+def drawn_ram_colour(shown, x):
+    """RAM 60 + x as the frame was drawn, from `drawn_with`'s shade and mask: the overscan stores ($F7AA[x] XOR
+    shade) AND mask (the default game; RAM 53's variation is flagged, not drawn)."""
+    return (COLOURS[x] ^ ((shown >> 40) & 255)) & (0xFF if (shown >> 48) & 1 else 0xF7)
+
+
+@numba.njit(cache=True, inline="always")
+def drawn_colour(shown, x):
+    """The TIA colour the frame was drawn with for RAM 60 + x (the TIA ignores a colour register's bit 0)."""
+    return drawn_ram_colour(shown, x) & 0xFE
 
 
 @numba.njit(cache=True, inline="always")
@@ -400,13 +428,14 @@ def _divide(a, d):
 
 
 @numba.njit(cache=True)
-def frame(m, reading, fire):
-    """One emulated frame of the cartridge on env state row `m` (int64 (NI,), RAM bytes first): `reading` is
-    RAM 70 as this frame's kernel will measure it (`paddle_reading` of ALE's resistance after the action),
-    `fire` whether the paddle button is down. Returns UNMODELLED bits for anything met outside the
+def frame(m, pot, fire):
+    """One emulated frame of the cartridge on env state row `m` (int64 (NI,), RAM bytes first): `pot` is ALE's
+    paddle resistance after the action (the kernel measures it into RAM 70: `paddle_reading`), `fire` whether
+    the paddle button is down. Returns UNMODELLED bits for anything met outside the
     translated game. Temporaries (RAM 59-61) and stack bytes get their end-of-frame values only."""
     cx = collisions(m)  # latched while the frame now in RAM was drawn
-    m[SHOWN] = digits_drawn(m)  # this frame's kernel draws the digits last frame's overscan pointed at
+    reading = paddle_reading(pot, m[62] == 0)  # the kernel runs with the colours the last overscan set
+    m[SHOWN] = drawn_with(m)  # this frame's kernel draws the digits last frame's overscan pointed at
     flags = 0
     done = False
     # ---- vertical blank ($F34D)
@@ -585,7 +614,7 @@ def frame(m, reading, fire):
 # --- the batch: `ShadowBreakout`'s state arrays, with the physics kernel's names and this model's contents.
 # I[i, :128] is env i's RAM; after it, ALE's paddle resistance, the last applied action, agent steps, the game
 # over flag, ALE's score (as its Breakout settings read RAM 76/77), lives, the UNMODELLED bits and the digit
-# pointers the last frame was drawn with (`digits_drawn`). F holds the
+# pointers and colours the last frame was drawn with (`drawn_with`). F holds the
 # previous observation's ball x, y and in-play flag (for velocities, as `ale.ram_features`).
 RAM_N = 128
 POT, LAST_ACT, STEPS, TERM, SCORE, LIVES, FLAGS, SHOWN = range(RAM_N, RAM_N + 8)
@@ -641,7 +670,7 @@ def reset_kernel(p, F, I, bricks, rng, mt, seeds, obs):
         I[i, SCORE] = ale_score(I[i])
         I[i, LIVES] = I[i, 57]
         I[i, FLAGS] = 0
-        I[i, SHOWN] = digits_drawn(I[i])
+        I[i, SHOWN] = drawn_with(I[i])
         F[i, PIN] = 0.0
         _observe(F, I, i, obs)
 
@@ -675,15 +704,13 @@ def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_
         pot = I[i, POT]
         last = I[i, LAST_ACT]
         before = I[i, SCORE]
-        reading = paddle_reading(pot)
         repeats = R.step_repeats(mt, rng, i, sticky, frameskip)
         for f in range(frameskip):
             if not (repeats >> np.uint64(f)) & np.uint64(1):
                 last = a
             if last == RIGHT or last == LEFT:
                 pot = pot_after(pot, last)
-                reading = paddle_reading(pot)
-            I[i, FLAGS] |= frame(m, reading, last == FIRE)
+            I[i, FLAGS] |= frame(m, pot, last == FIRE)
             if m[57] == 0:
                 I[i, TERM] = 1
                 break

@@ -10,19 +10,23 @@ whole episodes pixel for pixel):
 - the top wall: the whole playfield on rows 17-31; the side walls: missile 1 (left, columns 0-7) and
   missile 0 (right, 152-159) from row 17 to 194 (the left one also on 195), recoloured from row 189 on
   when the kernel sets the paddle's colours;
-- bricks: rows 57-92, six lines per brick row, playfield bits from RAM 0-35, colours RAM 64-69;
+- bricks: rows 57-92, six lines per brick row, playfield bits from RAM 0-35, colours RAM 64-69 (all colours
+  as they were when the frame was drawn: `rom.kernel.drawn_colour`);
 - the ball: the playfield colour of its row, rows from `rom.kernel.BALL_ROWS`;
 - the paddle: player 0 on rows 189-192, four times wide, pattern RAM 55, colour RAM 62;
 - the background (RAM 61; black during a game), but the first 8 pixels of row 0 are always black: the
-  kernel strobes HMOVE on that line.
+  kernel strobes HMOVE on that line; from row 203 on, ALE shows overscan lines, in the background the
+  overscan stores (attract mode's colour cycle changes it a frame before the rest of the screen).
 
-Colours are the TIA's colour bytes through ALE's NTSC palette.
+Colours are the TIA's colour bytes through ALE's NTSC palette. The drawing is compiled (`draw`), so a
+Gymnasium env can return a screen every step at a small cost beside the frame logic.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+import numba
 import numpy as np
 
 from policylab.envs.breakout.rom import kernel as EK
@@ -52,73 +56,121 @@ SCORE_ROWS = (5, 14)
 WALL_TOP = 17
 HMOVE_BLANK = 8
 RECOLOUR_ROW = 189  # the lower loop's paddle lines set COLUP0/COLUP1 from RAM 62/63
+OVERSCAN_BG = (203, 55)  # the overscan stores the new background (RAM 61) here: ALE's last rows show it
+
+
+GRAY = np.round(PALETTE.astype(np.float64) @ np.array([0.2989, 0.587, 0.114])).astype(np.uint8)
+"""ALE's grayscale screen: each palette colour's luminance, 0.2989 R + 0.587 G + 0.114 B, rounded."""
 
 
 @lru_cache(maxsize=1)
-def _rom() -> bytes:
-    """The cartridge (ale-py ships it); its glyph tables are read where the kernel reads them."""
+def rom_bytes() -> np.ndarray:
+    """The cartridge (ale-py ships it) as uint8; its glyph tables are read where the kernel reads them."""
     from ale_py import roms
 
-    return roms.get_rom_path("breakout").read_bytes()
+    return np.frombuffer(roms.get_rom_path("breakout").read_bytes(), dtype=np.uint8).copy()
 
 
-def _pf_pixels(pf0: int, pf1: int, pf2: int) -> np.ndarray:
-    """80 booleans: one half of a playfield line (PF0 bits 4-7, PF1 bits 7-0, PF2 bits 0-7, 4 px each)."""
-    bits = [(pf0 >> b) & 1 for b in range(4, 8)] + [(pf1 >> b) & 1 for b in range(7, -1, -1)] + \
-           [(pf2 >> b) & 1 for b in range(8)]
-    return np.repeat(np.array(bits, dtype=bool), 4)
+@numba.njit(cache=True, inline="always")
+def _pf_on(pf0, pf1, pf2, k):
+    """Whether 4-px group k (0-19) of one half of a playfield line is set (PF0 bits 4-7, PF1 bits 7-0, PF2
+    bits 0-7)."""
+    if k < 4:
+        return (pf0 >> (4 + k)) & 1
+    if k < 12:
+        return (pf1 >> (11 - k)) & 1
+    return (pf2 >> (k - 12)) & 1
 
 
-def render_colours(state: np.ndarray) -> np.ndarray:
-    """(210, 160) uint8: the TIA colour byte of every pixel of the frame the kernel drew for an exact-model
-    env state row (RAM bytes, then the kernel's extras: the digit pointers it drew with)."""
-    row = np.asarray(state).reshape(-1)
-    m = [int(v) for v in row[: EK.RAM_N]]
-    shown = int(row[EK.SHOWN])
-    for k, addr in enumerate((80, 82, 84, 86, 88)):
-        m[addr] = (shown >> (8 * k)) & 255
-    rom = _rom()
-    pf_colour, p0_low, p1_low = m[60], m[62], m[63]
-    out = np.full((210, 160), m[61], dtype=np.uint8)
+@numba.njit(cache=True, inline="always")
+def _pf_line(line, x0, pf0, pf1, pf2, colour):
+    """Paint one half of a playfield line (80 px from column x0) where its bits are set."""
+    for k in range(20):
+        if _pf_on(pf0, pf1, pf2, k):
+            for d in range(4):
+                line[x0 + 4 * k + d] = colour
+
+
+@numba.njit(cache=True, inline="always")
+def _glyph(rom, shown, m, d, off):
+    """Byte `off` of digit d's glyph: the pointer's low byte as drawn (`shown`), its high byte RAM 81 + 2d; the
+    2 KB ROM appears at $F000 (and its mirrors)."""
+    return rom[((m[81 + 2 * d] << 8 | ((shown >> (8 * d)) & 255)) + off) & 0x7FF]
+
+
+@numba.njit(cache=True)
+def draw(state, rom, out):
+    """Draw into `out` ((210, 160) uint8) the TIA colour byte of every pixel of the frame the kernel drew for
+    an exact-model env state row (RAM bytes, then the kernel's extras: the digit pointers it drew with)."""
+    m = state  # RAM 80-89's low bytes are read from the pointers the frame was drawn with (`shown`) instead
+    shown = state[EK.SHOWN]
+    pf_colour = EK.drawn_colour(shown, 0)
+    p0_low = EK.drawn_colour(shown, 2)
+    p1_low = EK.drawn_colour(shown, 3)
+    out[:, :] = EK.drawn_colour(shown, 1)
     out[0, :HMOVE_BLANK] = 0  # the line of the frame's one HMOVE starts with 8 blanked pixels
     # score, lives, player digits: the kernel's five glyph rows, two lines each, bottom glyph byte last
-
-    def glyph(ptr_lo: int, ptr_hi: int, off: int) -> int:
-        return rom[(((ptr_hi << 8) | ptr_lo) + off) & 0x7FF]  # the 2 KB ROM appears at $F000 (and its mirrors)
-
     for line in range(SCORE_ROWS[1] - SCORE_ROWS[0] + 1):
         off = 4 - line // 2
-        left = _pf_pixels(0, glyph(m[80], m[81], off) & 0x0F & m[110],
-                          (glyph(m[82], m[83], off) & 0x0F) | (glyph(m[84], m[85], off) & 0xF0))
-        right = _pf_pixels(0, glyph(m[86], m[87], off) & 0xF0 & m[110], glyph(m[88], m[89], off) & 0x0F)
-        out[SCORE_ROWS[0] + line][np.concatenate([left, right])] = pf_colour
-    out[EK.TOP_WALL[0] : EK.TOP_WALL[1] + 1] = pf_colour
-    row_colour = np.full(210, p0_low, dtype=np.uint8)  # playfield colour by row: the ball takes it
-    row_colour[: EK.BRICK_TOP] = pf_colour
-    for k in range(6):
-        x = 5 - k
-        y0 = EK.BRICK_TOP + EK.BRICK_H * k
-        line = np.concatenate([_pf_pixels(m[30 + x], m[24 + x], m[18 + x]), _pf_pixels(m[12 + x], m[6 + x], m[x])])
-        colour = m[64 + x]
-        out[y0 : y0 + EK.BRICK_H, line] = colour
-        row_colour[y0 : y0 + EK.BRICK_H] = colour
-    r0, r1 = EK.BALL_ROWS[m[101]]
-    if r0 >= 0:
-        cols = [(m[99] - 49 + dx) % 160 for dx in range(2)]
-        for r in range(r0, r1 + 1):
-            last = EK.LAST_ROW_COLUMNS[1 - (m[101] & 1)]
-            out[r, [c for c in cols if r < EK.LAST_ROW or c < last]] = row_colour[r]
+        g0 = _glyph(rom, shown, m, 0, off)
+        g1 = _glyph(rom, shown, m, 1, off)
+        g2 = _glyph(rom, shown, m, 2, off)
+        g3 = _glyph(rom, shown, m, 3, off)
+        g4 = _glyph(rom, shown, m, 4, off)
+        for h in range(2):
+            pf1 = g0 & 0x0F & m[110] if h == 0 else g3 & 0xF0 & m[110]
+            pf2 = (g1 & 0x0F) | (g2 & 0xF0) if h == 0 else g4 & 0x0F
+            _pf_line(out[SCORE_ROWS[0] + line], 80 * h, 0, pf1, pf2, pf_colour)
+    out[EK.TOP_WALL[0] : EK.TOP_WALL[1] + 1, :] = pf_colour
+    for r in range(6):
+        x = 5 - r
+        y0 = EK.BRICK_TOP + EK.BRICK_H * r
+        colour = EK.drawn_colour(shown, 4 + x)
+        for h in range(2):
+            base = 30 - 18 * h
+            _pf_line(out[y0], 80 * h, m[base + x], m[base - 6 + x], m[base - 12 + x], colour)
+        for y in range(y0 + 1, y0 + EK.BRICK_H):
+            out[y, :] = out[y0, :]
+    r0 = EK.BALL_ROWS[m[101], 0]
+    r1 = EK.BALL_ROWS[m[101], 1]
+    last = EK.LAST_ROW_COLUMNS[1 - (m[101] & 1)]
+    for r in range(r0, r1 + 1):
+        # the ball takes the playfield colour of its row: the wall's above the bricks, a brick row's, then COLUP0
+        if r < EK.BRICK_TOP:
+            colour = pf_colour
+        elif r < EK.BRICK_TOP + 6 * EK.BRICK_H:
+            colour = EK.drawn_colour(shown, 9 - (r - EK.BRICK_TOP) // EK.BRICK_H)
+        else:
+            colour = p0_low
+        for dx in range(2):
+            c = (m[99] - 49 + dx) % 160
+            if r < EK.LAST_ROW or c < last:
+                out[r, c] = colour
+    # the lower field and the overscan: one line higher when RAM 62 was 0 (`rom.kernel.POT_LOWER_EARLY`: its first WSYNC is
+    # skipped); only attract mode gets there, where no ball is in play
+    up = 1 if EK.drawn_ram_colour(shown, 2) == 0 else 0
+    recolour = RECOLOUR_ROW - up
     # walls: missile 1 on the left (COLUP1), missile 0 on the right (COLUP0), over the playfield
-    out[WALL_TOP:RECOLOUR_ROW, : EK.SIDE_W] = pf_colour
-    out[RECOLOUR_ROW : EK.LAST_ROW + 1, : EK.SIDE_W] = p1_low
-    out[WALL_TOP:RECOLOUR_ROW, 160 - EK.SIDE_W :] = pf_colour
-    out[RECOLOUR_ROW : EK.LAST_ROW, 160 - EK.SIDE_W :] = p0_low
+    out[WALL_TOP:recolour, : EK.SIDE_W] = pf_colour
+    out[recolour : EK.LAST_ROW + 1 - up, : EK.SIDE_W] = p1_low
+    out[WALL_TOP:recolour, 160 - EK.SIDE_W :] = pf_colour
+    out[recolour : EK.LAST_ROW - up, 160 - EK.SIDE_W :] = p0_low
+    # ALE's last rows are overscan lines: from row 203, column 55 on, the background the overscan just stored
+    out[OVERSCAN_BG[0] - up, OVERSCAN_BG[1] :] = m[61] & 0xFE
+    out[OVERSCAN_BG[0] + 1 - up :, :] = m[61] & 0xFE
     # paddle: player 0, each of the pattern's bits 4 px wide
     p0 = m[72] - 47
     for k in range(8):
         if (m[55] >> (7 - k)) & 1:
-            cols = [(p0 + 4 * k + d) % 160 for d in range(4)]
-            out[EK.PADDLE_ROWS[0] : EK.PADDLE_ROWS[1] + 1, cols] = p0_low
+            for d in range(4):
+                out[EK.PADDLE_ROWS[0] - up : EK.PADDLE_ROWS[1] + 1 - up, (p0 + 4 * k + d) % 160] = p0_low
+
+
+def render_colours(state: np.ndarray) -> np.ndarray:
+    """(210, 160) uint8: the TIA colour byte of every pixel of the frame drawn for an exact-model env state
+    row (`draw`)."""
+    out = np.empty((210, 160), dtype=np.uint8)
+    draw(np.asarray(state, dtype=np.int64).reshape(-1), rom_bytes(), out)
     return out
 
 

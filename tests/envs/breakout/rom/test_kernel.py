@@ -24,7 +24,7 @@ SEEDS = named_range("breakout", "lockstep").first(3)
 def _state(ram) -> np.ndarray:
     row = np.zeros(EK.NI, dtype=np.int64)
     row[: EK.RAM_N] = ram
-    row[EK.SHOWN] = EK.digits_drawn(row)
+    row[EK.SHOWN] = EK.drawn_with(row)
     return row
 
 
@@ -41,7 +41,7 @@ def test_every_committed_trace_is_replayed_byte_for_byte(name):
     row, pot = _state(rams[0]), EK.PADDLE_DEFAULT
     for t, action in enumerate(arr["action"]):
         pot = EK.pot_after(pot, int(action))
-        assert EK.frame(row, EK.paddle_reading(pot), action == FIRE) == 0
+        assert EK.frame(row, pot, action == FIRE) == 0
         assert np.array_equal(row[: EK.RAM_N], rams[t + 1]), (name, t, np.flatnonzero(row[: EK.RAM_N] != rams[t + 1]))
 
 
@@ -98,7 +98,7 @@ def test_the_screen_is_ales():
             action = int(rng.choice([NOOP, RIGHT, LEFT]))
         a = FIRE if row[101] == 0 else action
         pot = EK.pot_after(pot, a)
-        EK.frame(row, EK.paddle_reading(pot), a == FIRE)
+        EK.frame(row, pot, a == FIRE)
         ale.act(acts[a])
         assert np.array_equal(render_ram(row), ale.getScreenRGB()), t
         if ale.game_over():
@@ -121,7 +121,7 @@ def test_the_wall_refills_as_ales():
         if t % 4 == 0:
             a = FIRE if obs[4] == 0 else int(breakout_policy_v3(obs[None].astype(np.float32), V3_DEFAULTS)[0])
         pot = EK.pot_after(pot, a)
-        EK.frame(row, EK.paddle_reading(pot), a == FIRE)
+        EK.frame(row, pot, a == FIRE)
         ale.act(acts[a])
         ram = ale.getRAM()
         assert np.array_equal(row[: EK.RAM_N], ram), (t, np.flatnonzero(row[: EK.RAM_N] != ram))
@@ -151,7 +151,7 @@ def test_attract_mode_after_65536_frames_is_followed_and_flagged():
                 row[k] = v
         a = FIRE if row[101] == 0 else int(rng.integers(0, 4))
         pot = EK.pot_after(pot, a)
-        flags |= EK.frame(row, EK.paddle_reading(pot), a == FIRE)
+        flags |= EK.frame(row, pot, a == FIRE)
         ale.act(acts[a])
         assert np.array_equal(row[: EK.RAM_N], ale.getRAM()), t
         late += not np.array_equal(render_colours(row), ale.getScreen())
@@ -190,6 +190,15 @@ def test_the_pot_reading_for_every_reachable_resistance():
     """RAM 70 after each frame equals `paddle_reading` of the frame's resistance, over all 101 resistances
     RIGHT/LEFT steps and clamps reach from ALE's default."""
     assert pot_readings(SEEDS[0]) == (101, 0)
+
+
+def test_the_pot_reading_when_the_paddle_colour_is_zero():
+    """With RAM 62 at 0 (attract mode's colour cycle reaches it) the lower field samples one scanline early:
+    RAM 70 equals `paddle_reading(pot, True)` for all 101 resistances, and differs from the usual reading
+    for some of them (the case matters)."""
+    assert pot_readings(SEEDS[0], paddle_colour_zero=True) == (101, 0)
+    assert pot_readings(SEEDS[0], paddle_colour_zero=False)[1] == 0
+    assert any(EK.paddle_reading(p, True) != EK.paddle_reading(p) for p in range(EK.PADDLE_MIN, EK.PADDLE_MAX, 23000))
 
 
 def test_same_seeds_same_bytes_whatever_the_batch():

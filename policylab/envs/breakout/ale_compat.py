@@ -1,0 +1,159 @@
+"""`policylab/Breakout-v5`: ALE's `ALE/Breakout-v5` Gymnasium env, played by the ROM model.
+
+Why: code written for `gymnasium.make("ALE/Breakout-v5", ...)` (CleanRL, SB3, gymnasium's Atari
+wrappers) runs unchanged on the exact shadow by changing the id: the same keyword arguments with the
+same defaults and meaning, the same spaces, observations, rewards, `terminated`/`truncated` and
+`info` on every step, and the same `unwrapped.ale` calls (`rom.ale_interface`).
+
+Seeds mean what they mean in ale-py 0.12.1 (`AtariEnv.seed_game`): `reset(seed=s)` draws two words from
+`numpy.random.SeedSequence(s)`; the first seeds the env's numpy generator (it draws a `(min, max)`
+frameskip each step), the second is ALE's `random_seed` (the sticky-action stream), and the game is
+reloaded. `reset()` without a seed keeps both streams going, as ALE does.
+
+What the ROM model does not produce is refused in one line naming the argument: game modes and
+difficulties other than the default (mode 0, difficulty 0), `sound_obs`, and `render_mode="human"` (the env
+opens no window: render `rgb_array` frames into a viewer of your own). `continuous=True` plays as ale-py's:
+the stick's direction past `continuous_action_threshold` picks the action, its radius the paddle strength.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces, utils
+from gymnasium.utils import seeding
+
+from policylab.envs.breakout.rom.ale_interface import ACTION_NAMES, RomALEInterface
+from policylab.errors import BadInput
+
+OBS_TYPES = ("rgb", "grayscale", "ram")
+
+
+def _frameskip(frameskip) -> int | tuple[int, int]:
+    if isinstance(frameskip, tuple):
+        if len(frameskip) != 2 or not 0 < int(frameskip[0]) < int(frameskip[1]):
+            raise BadInput("frameskip", f"a (min, max) range needs 0 < min < max, got {frameskip!r}")
+        return int(frameskip[0]), int(frameskip[1])
+    try:
+        value = operator.index(frameskip)
+    except TypeError:
+        raise BadInput("frameskip", f"an int or a (min, max) tuple, got {type(frameskip).__name__}") from None
+    if value <= 0:
+        raise BadInput("frameskip", f"must be positive, got {value}")
+    return value
+
+
+class BreakoutV5Env(gym.Env, utils.EzPickle):
+    """Atari Breakout with ALE's v5 constructor: `obs_type`, `frameskip`, `repeat_action_probability`,
+    `full_action_space`, `max_num_frames_per_episode`, `mode`, `difficulty`, `render_mode` (see the module
+    docstring for what is refused)."""
+
+    metadata = {"render_modes": ["human", "rgb_array"], "render_fps": 30}
+
+    def __init__(self, game: str = "breakout", mode: int | None = None, difficulty: int | None = None,
+                 obs_type: str = "rgb", frameskip: int | tuple[int, int] = 4,
+                 repeat_action_probability: float = 0.25, full_action_space: bool = False,
+                 continuous: bool = False, continuous_action_threshold: float = 0.5,
+                 max_num_frames_per_episode: int | None = 108_000, render_mode: str | None = None,
+                 sound_obs: bool = False):
+        if game != "breakout":
+            raise BadInput("game", f"this env plays breakout only, got {game!r}")
+        if obs_type not in OBS_TYPES:
+            raise BadInput("obs_type", f"one of {', '.join(OBS_TYPES)}, got {obs_type!r}")
+        if mode not in (None, 0):
+            raise BadInput("mode", f"the ROM model plays Breakout's default game (mode 0) only, got {mode!r}")
+        if difficulty not in (None, 0):
+            raise BadInput("difficulty", f"the ROM model plays difficulty 0 only, got {difficulty!r}")
+        if sound_obs:
+            raise BadInput("sound_obs", "not supported: the ROM model produces no sound")
+        if render_mode == "human":
+            raise BadInput("render_mode", "'human' is not supported (the env opens no window); use "
+                                          "'rgb_array' and show the frames yourself")
+        if render_mode not in (None, "rgb_array"):
+            raise BadInput("render_mode", f"None or 'rgb_array', got {render_mode!r}")
+        if not 0.0 <= float(repeat_action_probability) <= 1.0:
+            raise BadInput("repeat_action_probability", f"must be in [0, 1], got {repeat_action_probability!r}")
+        utils.EzPickle.__init__(self, game=game, mode=mode, difficulty=difficulty, obs_type=obs_type,
+                                frameskip=frameskip, repeat_action_probability=repeat_action_probability,
+                                full_action_space=full_action_space, continuous=continuous,
+                                continuous_action_threshold=continuous_action_threshold,
+                                max_num_frames_per_episode=max_num_frames_per_episode,
+                                render_mode=render_mode, sound_obs=sound_obs)
+        self._frameskip = _frameskip(frameskip)
+        self._obs_type = obs_type
+        self.render_mode = render_mode
+        self.ale = RomALEInterface(repeat_action_probability, max_num_frames_per_episode or 0)
+        full = full_action_space or continuous
+        self._action_set = self.ale.getLegalActionSet() if full else self.ale.getMinimalActionSet()
+        self.continuous = bool(continuous)
+        self.continuous_action_threshold = float(continuous_action_threshold)
+        if self.continuous:  # radius, angle, fire
+            self.action_space = spaces.Box(low=np.array([0.0, -np.pi, 0.0], dtype=np.float32),
+                                           high=np.array([1.0, np.pi, 1.0], dtype=np.float32), dtype=np.float32)
+        else:
+            self.action_space = spaces.Discrete(len(self._action_set))
+        shape = {"rgb": (210, 160, 3), "grayscale": (210, 160), "ram": (128,)}[obs_type]
+        self.observation_space = spaces.Box(low=0, high=255, shape=shape, dtype=np.uint8)
+        self.seed_game()
+
+    def seed_game(self, seed: int | None = None) -> tuple[np.uint32, np.uint32]:
+        """ale-py's derivation: SeedSequence(seed) -> (numpy generator's seed, ALE's random_seed); the game
+        is reloaded on the new stream."""
+        np_seed, ale_seed = np.random.SeedSequence(seed).generate_state(n_words=2)
+        self._np_random, _ = seeding.np_random(int(np_seed))
+        self.ale.seed(int(ale_seed))
+        return np_seed, ale_seed
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed, options=options)
+        seeded_with = self.seed_game(seed) if seed is not None else None
+        self.ale.reset_game()
+        info = self._info()
+        if seeded_with is not None:
+            info["seeds"] = seeded_with
+        return self._obs(), info
+
+    def step(self, action):
+        skip = self._frameskip if isinstance(self._frameskip, int) else self.np_random.integers(*self._frameskip)
+        if self.continuous:
+            action, strength = self._joystick(action)
+        else:
+            action, strength = self._action_set[action], 1.0
+        reward = self.ale.act(action, strength, frames=int(skip))
+        return (self._obs(), float(reward), self.ale.game_over(with_truncation=False), self.ale.game_truncated(),
+                self._info())
+
+    def render(self) -> np.ndarray | None:
+        if self.render_mode == "rgb_array":
+            return self.ale.getScreenRGB()
+        raise BadInput("render_mode", "render() needs render_mode='rgb_array'")
+
+    def _joystick(self, action) -> tuple[int, float]:
+        """A continuous action (radius r, angle theta, fire) as ale-py reads it: the stick's x = r cos theta and
+        y = r sin theta, each past the threshold one way or the other, and fire past it, name the ALE action;
+        r is the paddle strength."""
+        a = np.asarray(action, dtype=np.float32)
+        if a.shape != (3,):
+            raise BadInput("action", f"a continuous action is (radius, theta, fire), got shape {a.shape}")
+        t = self.continuous_action_threshold
+        x, y = a[0] * np.cos(a[1]), a[0] * np.sin(a[1])
+        name = ("UP" if y > t else "DOWN" if y < -t else "") + ("RIGHT" if x > t else "LEFT" if x < -t else "")
+        name += "FIRE" if a[2] > t else ""
+        return ACTION_NAMES.index(name or "NOOP"), float(a[0])
+
+    def get_action_meanings(self) -> list[str]:
+        return [ACTION_NAMES[a] for a in self._action_set]
+
+    def _obs(self) -> np.ndarray:
+        if self._obs_type == "ram":
+            return self.ale.getRAM()
+        if self._obs_type == "rgb":
+            return self.ale.getScreenRGB()
+        return self.ale.getScreenGrayscale()
+
+    def _info(self) -> dict[str, int]:
+        return {"lives": self.ale.lives(), "episode_frame_number": self.ale.getEpisodeFrameNumber(),
+                "frame_number": self.ale.getFrameNumber()}
