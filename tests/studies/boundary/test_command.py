@@ -16,12 +16,14 @@ from policylab.envs.robots.robot import commanded_robot, robot
 from policylab.rollout.store import Store
 from policylab.studies.boundary.protocol import protocol
 from policylab.studies.boundary.records import meta_name, stored_robot
-from policylab.studies.boundary.replay import resimulate_with
 from tests.support.boundary_fixtures import cli
 from tests.support.trainer_layout import linear_policy
 
-GRID = ["--n-mu", 1, "--mu-min", 1.0, "--mu-max", 1.0, "--n-push", 2, "--push-min", 20, "--push-max", 60,
-        "--seeds-per-cell", 2]
+# Commanded backward (vx -2), the leaner falls in a quarter of the unpushed and 10 %BW worlds: mixed
+# cells, which give select and replay worlds to re-simulate.
+BACKWARD = "-2,0,0"
+GRID = ["--n-mu", 1, "--mu-min", 1.0, "--mu-max", 1.0, "--n-push", 2, "--push-min", 0, "--push-max", 10,
+        "--seeds-per-cell", 4]
 
 
 def _sweep(tmp_path, policy, store, command=None):
@@ -31,8 +33,9 @@ def _sweep(tmp_path, policy, store, command=None):
 
 
 def _records(store):
+    """{rollout key: (the world's cache key, stored qpos)} of a store's records."""
     with Store(store) as s:
-        return {r.key: s.payload(r.key)["qpos"] for r in s.records("boundary")}
+        return {r.key: (r.data["world"]["cache_key"], s.payload(r.key)["qpos"]) for r in s.records("boundary")}
 
 
 def _refused(r, contains):
@@ -43,39 +46,42 @@ def _refused(r, contains):
 
 def test_commanded_sweep_verifies_and_replays_bitwise_under_its_own_keys(tmp_path):
     policy = linear_policy(tmp_path / "policy" / "leaner.npz")
-    fwd, back = tmp_path / "fwd", tmp_path / "back"
-    r = _sweep(tmp_path, policy, fwd, "0.5,0,0")
+    back, fwd, ana = tmp_path / "back", tmp_path / "fwd", tmp_path / "ana"
+    r = _sweep(tmp_path, policy, back, BACKWARD)
     assert r.returncode == 0, r.stderr
-    summary = json.loads((tmp_path / "fwd-sweep" / "sweep.json").read_text())
-    assert summary["protocol"]["command"] == [0.5, 0.0, 0.0] and summary["counts"]["missing"] == 0
-    with Store(fwd) as s:
-        assert s.get_meta(meta_name("leaner"))["protocol"]["command"] == [0.5, 0.0, 0.0]
+    summary = json.loads((tmp_path / "back-sweep" / "sweep.json").read_text())
+    assert summary["protocol"]["command"] == [-2.0, 0.0, 0.0] and summary["counts"]["missing"] == 0
+    assert summary["counts"]["survived"] > 0 and summary["counts"]["failed"] > 0
+    with Store(back) as s:
+        assert s.get_meta(meta_name("leaner"))["protocol"]["command"] == [-2.0, 0.0, 0.0]
+        assert stored_robot(s, "leaner").spec.command == [-2.0, 0.0, 0.0]
 
-    r = cli("verify", "--robot", "go1_imu", "--checkpoint", policy, "--store", fwd, "--sample", 4,
+    r = cli("verify", "--robot", "go1_imu", "--checkpoint", policy, "--store", back, "--sample", 4,
             "--out", tmp_path / "verify")
     assert r.returncode == 0, r.stdout + r.stderr
     eq = json.loads((tmp_path / "verify" / "equivalence.json").read_text())
     assert eq["passed"] and eq["agreement"] == {"n": 4, "identical": 4, "rate": 1.0}
-
-    stored = _records(fwd)
-    with Store(fwd) as s:  # what `replay --verify` re-simulates with: the sweep's robot from the store
-        rob = stored_robot(s, "leaner")
-        recs = [s.require(k).data for k in stored]
-    assert rob.spec.command == [0.5, 0.0, 0.0]
-    replayed = resimulate_with(policy, rob)(recs)
-    assert all(np.array_equal(p["qpos"], q) for p, q in zip(replayed, stored.values()))
+    for args in (("reduce", "--store", back, "--checkpoint", "leaner", "--out", ana),
+                 ("select", "--out", ana, "--n-boundary", 2, "--n-recoveries", 1),
+                 ("replay", "--out", ana)):  # re-simulated with the store's copy of the policy
+        r = cli(*args)
+        assert r.returncode == 0, (args[0], r.stdout, r.stderr)
+    eqs = json.loads((ana / "replay" / "replays.json").read_text())["equivalence_summary"]
+    assert eqs["checked"] >= 2 and eqs["bitwise_equal"] == eqs["checked"], eqs
 
     # another command into the same store is refused, and nothing is written there
-    r = _sweep(tmp_path, policy, fwd, "-0.5,0,0")
-    _refused(r, "another --store")
-    assert _records(fwd).keys() == stored.keys()
+    stored = _records(back)
+    _refused(_sweep(tmp_path, policy, back, "0.5,0,0"), "another --store")
+    assert _records(back).keys() == stored.keys()
 
     # in a store of its own it is another rollout: other keys, other trajectories
-    r = _sweep(tmp_path, policy, back, "-0.5,0,0")
+    r = _sweep(tmp_path, policy, fwd, "0.5,0,0")
     assert r.returncode == 0, r.stderr
-    other = _records(back)
-    assert len(other) == len(stored) == 4 and not other.keys() & stored.keys()
-    assert any(not np.array_equal(a, b) for a, b in zip(other.values(), stored.values()))
+    other = _records(fwd)
+    assert len(other) == len(stored) == 8 and not other.keys() & stored.keys()
+    by_world = dict(stored.values())
+    assert sorted(by_world) == sorted(w for w, _ in other.values())  # the same worlds, played otherwise
+    assert all(not np.array_equal(q, by_world[w]) for w, q in other.values())
 
 
 def test_bad_commands_are_refused_before_anything_is_written(tmp_path):
