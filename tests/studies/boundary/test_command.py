@@ -26,10 +26,9 @@ GRID = ["--n-mu", 1, "--mu-min", 1.0, "--mu-max", 1.0, "--n-push", 2, "--push-mi
         "--seeds-per-cell", 4]
 
 
-def _sweep(tmp_path, policy, store, command=None):
-    extra = [] if command is None else ["--command", command]
-    return cli("sweep", "--robot", "go1_imu", "--checkpoint", policy, *GRID, *extra, "--store", store,
-               "--out", tmp_path / f"{store.name}-sweep")
+def _sweep(tmp_path, policy, store, command, *options):
+    return cli("sweep", "--robot", "go1_imu", "--checkpoint", policy, *GRID, "--command", command, *options,
+               "--store", store, "--out", tmp_path / f"{store.name}-sweep")
 
 
 def _records(store):
@@ -74,9 +73,13 @@ def test_commanded_sweep_verifies_and_replays_bitwise_under_its_own_keys(tmp_pat
     _refused(_sweep(tmp_path, policy, back, "0.5,0,0"), "another --store")
     assert _records(back).keys() == stored.keys()
 
-    # in a store of its own it is another rollout: other keys, other trajectories
-    r = _sweep(tmp_path, policy, fwd, "0.5,0,0")
+    # in a store of its own it is another rollout: other keys, other trajectories; swept by worker
+    # processes, which get the robot pickled (its command with it, or verify would fail)
+    r = _sweep(tmp_path, policy, fwd, "0.5,0,0", "--executor", "processes", "--workers", 2, "--chunk", 4)
     assert r.returncode == 0, r.stderr
+    r = cli("verify", "--robot", "go1_imu", "--checkpoint", policy, "--store", fwd, "--sample", 2,
+            "--out", tmp_path / "verify-fwd")
+    assert r.returncode == 0, r.stdout + r.stderr
     other = _records(fwd)
     assert len(other) == len(stored) == 8 and not other.keys() & stored.keys()
     by_world = dict(stored.values())
