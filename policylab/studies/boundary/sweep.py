@@ -20,9 +20,9 @@ Record schema (study ``boundary``):
 The robot is a spec file (`policylab.envs.robots`): ``--robot go1|ant|PATH``; its reference (a shipped
 name or the spec's path) and identity are in the sweep's store meta (`records.py`), so later stages
 rebuild it (with the command vector the sweep gave a spec's command term, ``--command``, which the
-recorded protocol holds), and the store keeps a copy of the spec and of the policy file (`kept_files.py`), so they
-still can when either file has moved. The checkpoint is resolved in `checkpoint.py`, the protocol in `protocol.py`, the worlds
-simulated in `simulation.py`.
+recorded protocol holds), and the store keeps a copy of the spec and of the policy file
+(`kept_files.py`), so they still can when either file has moved. The checkpoint is resolved in
+`checkpoint.py`, the protocol in `protocol.py`, the worlds simulated in `simulation.py`.
 """
 
 from __future__ import annotations
