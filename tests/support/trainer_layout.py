@@ -8,6 +8,8 @@ actor-critic MLP toward a damping stand-still controller (a = -0.05 * joint velo
 Adam steps on seeded random observations, and exports it as the trainers do: torch's exporter with
 a fixed batch of 1, an `obs` input and two outputs (`continuous_actions` and the critic's `value`),
 so the spec must name the action output. It need not walk; it stands, and falls when pushed hard.
+`linear_policy` writes the same damping controller as a linear .npz (no torch: fast), plus a lean of
+the hips toward the command, so a rollout depends on the command it is given.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from policylab.envs.robots.spec import SPECS_DIR
 
 OBS, ACT = 48, 12
 JOINT_VEL = slice(21, 33)  # joint velocities' place in the observation (3 + 3 + 3 + 12 before them)
+COMMAND = slice(45, 48)  # the command's (vx, vy, yaw rate) place: last
 
 
 def spec_dict(**changes) -> dict:
@@ -95,4 +98,19 @@ def export_policy(path: Path, steps: int = 300) -> Path:
         warnings.simplefilter("ignore", DeprecationWarning)
         torch.onnx.export(net, (torch.zeros(1, OBS),), str(path), dynamo=False, input_names=["obs"],
                           output_names=["continuous_actions", "value"], opset_version=11)
+    return path
+
+
+def linear_policy(path: Path, command_gain: float = 0.2) -> Path:
+    """A linear policy (`policylab.policies.linear`) in the trainers' layout: a = -0.05 * joint velocity,
+    plus `command_gain` * vx on every thigh joint (actions 1, 4, 7, 10), so the command moves the robot."""
+    import numpy as np
+
+    from policylab.policies import linear
+
+    w = np.zeros((ACT, OBS))
+    w[np.arange(ACT), np.arange(JOINT_VEL.start, JOINT_VEL.stop)] = -0.05
+    w[[1, 4, 7, 10], COMMAND.start] = command_gain
+    path.parent.mkdir(parents=True, exist_ok=True)
+    linear.save(path, linear.LinearPolicy(w, np.zeros(OBS), np.ones(OBS)))
     return path

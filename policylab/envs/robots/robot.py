@@ -10,7 +10,9 @@ process rebuilds it from the same spec file.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
+from collections.abc import Sequence
 from functools import cached_property, lru_cache
 from pathlib import Path
 
@@ -42,6 +44,8 @@ def _sha256_file(path: Path) -> str:
 
 class Robot:
     """A robot spec compiled against its model. Build with `robot(name_or_path)` (cached)."""
+
+    uncommanded: "Robot | None" = None  # set by `commanded_robot`: the robot whose command vector it replaced
 
     def __init__(self, spec: RobotSpec, spec_file: Path, ref: str | None = None, mjcf: Path | None = None):
         self.spec, self.spec_file = spec, Path(spec_file)
@@ -338,6 +342,8 @@ class Robot:
 
 
     def __reduce__(self):
+        if self.uncommanded is not None:
+            return commanded_robot, (self.uncommanded, list(self.spec.command))
         if self.mjcf != mjcf_path(self.spec, self.spec_file):
             return robot_from_copy, (self.ref, str(self.spec_file), str(self.mjcf))
         return robot, (self.ref,)
@@ -378,3 +384,26 @@ def robot_from_copy(ref: str, spec_file: str | os.PathLike, mjcf: str | os.PathL
     p = Path(spec_file).resolve()
     st = p.stat()
     return _copy_cached(ref, str(p), str(Path(mjcf).resolve()), st.st_mtime_ns, st.st_size)
+
+
+def commanded_robot(rob: Robot, command: Sequence[float]) -> Robot:
+    """`rob` with its command term's vector set to `command` (a sweep's ``--command``): the spec's
+    `value` is the default, and a sweep may ask for another without a new spec file. The robot keeps
+    its reference and identity (same files); the command it carries is in the protocol, and so in the
+    keys. Bad input naming ``command`` when the spec has no command term, or the length or a value is
+    wrong."""
+    current = rob.spec.command
+    if current is None:
+        raise BadInput("command", f"the {rob.spec.name} robot's spec has no command term in its observation; "
+                       "--command only sets the vector of one")
+    values = [float(c) for c in command]
+    if len(values) != len(current):
+        raise BadInput("command", f"the {rob.spec.name} robot's command term takes {len(current)} values, "
+                       f"got {len(values)}")
+    if not all(math.isfinite(v) for v in values):
+        raise BadInput("command", f"every value must be a finite number, got {', '.join(map(str, values))}")
+    spec = rob.spec.model_copy(update={"observation": [t.model_copy(update={"value": values}) if t.term == "command"
+                                                       else t for t in rob.spec.observation]})
+    out = Robot(spec, rob.spec_file, rob.ref, rob.mjcf)
+    out.uncommanded = rob.uncommanded or rob
+    return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from policylab.envs.robots.robot import Robot, robot as load_robot
+from policylab.envs.robots.robot import Robot, commanded_robot, robot as load_robot
 from policylab.envs.robots.spec import available as available_robots
 from policylab.errors import BadInput
 from policylab.hashing import sha256_hex
@@ -51,16 +51,18 @@ def robot_of_checkpoint_name(name: str) -> str | None:
     return None
 
 
-def resolve_checkpoint(spec: str | None, robot: str | None = None) -> Checkpoint:
+def resolve_checkpoint(spec: str | None, robot: str | None = None, command: list[float] | None = None) -> Checkpoint:
     """A committed checkpoint by name (e.g. ``go1_v0``, ``ant_v0``) or the path of a policy file (.npz
     linear, .onnx network), checked against the robot (`robot`: a shipped name or spec path; None: the
-    committed checkpoint's own robot, else the default robot). Unknown is bad input, and so is a file its
-    loader refuses (not a policy file, corrupt, or sizes that do not fit the robot)."""
+    committed checkpoint's own robot, else the default robot), whose command term carries `command` when
+    given (`commanded_robot`). Unknown is bad input, and so is a file its loader refuses (not a policy
+    file, corrupt, or sizes that do not fit the robot), and a command the robot cannot take."""
     if spec is None:
         spec = default_checkpoint(load_robot(robot))
     if robot is None and _committed(spec) is not None:
         robot = robot_of_checkpoint_name(spec)
-    return checkpoint_on(spec, load_robot(robot))
+    rob = load_robot(robot)
+    return checkpoint_on(spec, rob if command is None else commanded_robot(rob, command))
 
 
 def _committed(spec: str) -> Path | None:

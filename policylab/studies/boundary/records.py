@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from policylab.envs.robots.robot import Robot, robot as load_robot
+from policylab.envs.robots.robot import Robot, commanded_robot, robot as load_robot
 from policylab.errors import BadInput
 from policylab.hashing import canonical_json
 from policylab.policies.files import policy_kind
@@ -73,9 +73,16 @@ def recorded_robot(meta: dict) -> dict:
 
 
 def robot_from_meta(meta: dict, field: str = "store", store: Store | None = None) -> Robot:
-    """The robot a stored sweep was made with: its spec where the sweep found it, if still the same file;
-    else the copy `store` keeps (`kept_files.py`), so a spec moved or changed after the sweep breaks
-    nothing; else bad input."""
+    """The robot a stored sweep was made with, carrying the sweep's command vector (`--command`, in the
+    recorded protocol; what verify and replay re-simulate with)."""
+    rob = _spec_robot(meta, field, store)
+    command = meta.get("protocol", {}).get("command")
+    return rob if command is None else commanded_robot(rob, command)
+
+
+def _spec_robot(meta: dict, field: str, store: Store | None) -> Robot:
+    """The robot of a sweep's spec where the sweep found it, if still the same file; else the copy `store`
+    keeps (`kept_files.py`), so a spec moved or changed after the sweep breaks nothing; else bad input."""
     info = recorded_robot(meta)
     try:
         rob = load_robot(info["ref"])
@@ -110,6 +117,10 @@ def check_resume(store_root: Path, grid: Grid, ckpt: Checkpoint) -> None:
         return
     if previous["checkpoint"] != ckpt.as_dict():
         raise BadInput("checkpoint", f"{store_root} holds a sweep of another {ckpt.name} (sha256 differs)")
+    command = previous["protocol"].get("command")
+    if command != ckpt.robot.spec.command:
+        raise BadInput("command", f"{store_root} holds the sweep of {ckpt.name} with command "
+                       f"{','.join(map(str, command or []))}; a sweep with another command goes to another --store")
     if canonical_json(previous) != canonical_json(sweep_meta(grid, ckpt)):
         g = previous["grid"]
         raise BadInput(

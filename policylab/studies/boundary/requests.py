@@ -12,12 +12,13 @@ line naming the field, exit status 2.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from policylab.config import OutDir, Request, check_out_dir
 from policylab.envs.robots.spec import DEFAULT_ROBOT
@@ -110,7 +111,21 @@ def _reduced_or_diff(out: Path) -> Path:
     return out
 
 
+def _command_values(v: Any) -> Any:
+    """``--command "vx,vy,yaw"``: comma-separated finite numbers (a list passes as it is)."""
+    if not isinstance(v, str):
+        return v
+    try:
+        values = [float(x) for x in v.split(",")]
+    except ValueError:
+        raise ValueError(f"expected comma-separated numbers (e.g. 0.5,0,0), got {v!r}") from None
+    if not all(math.isfinite(x) for x in values):
+        raise ValueError(f"every value must be a finite number, got {v!r}")
+    return values
+
+
 CheckpointSpec = Optional[str]
+Command = Annotated[Optional[list[float]], BeforeValidator(_command_values)]
 RobotSpec = Annotated[Optional[str], AfterValidator(_robot)]
 SweepName = Annotated[str, Field(min_length=1, max_length=200)]
 StoreDir = Annotated[Path, AfterValidator(_is_store)]
@@ -206,6 +221,10 @@ class SweepRequest(Request):
 
     robot: RobotSpec = Field(None, description=ROBOT_HELP)
     checkpoint: CheckpointSpec = Field(None, description=CHECKPOINT_HELP)
+    command: Command = Field(None, description="The command vector for the robot's command term, comma-separated "
+                             "(e.g. 0.5,0,0 for vx, vy, yaw rate), instead of the spec's value; only for a spec "
+                             "with a command term. Part of the protocol and so of the rollout keys; later stages "
+                             "re-simulate with it.")
     mu_min: float = Field(DEFAULT_MU[0], ge=MU_RANGE[0], le=MU_RANGE[1],
                           description=f"Lowest friction (resolution {MU_RES}).")
     mu_max: float = Field(DEFAULT_MU[1], ge=MU_RANGE[0], le=MU_RANGE[1], description="Highest friction.")
@@ -243,6 +262,19 @@ class SweepRequest(Request):
         return _default_out(data, cls, "sweep", per_store=True)
 
     _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
+
+    @field_validator("command")
+    @classmethod
+    def _command_fits_robot(cls, v: list[float] | None, info: ValidationInfo) -> list[float] | None:
+        if v is None or "checkpoint" not in info.data:
+            return v  # none given, or the checkpoint (or robot) was refused: that error is the one reported
+        from policylab.studies.boundary.checkpoint import resolve_checkpoint
+
+        try:
+            resolve_checkpoint(info.data["checkpoint"], info.data.get("robot"), v)
+        except BadInput as exc:
+            raise ValueError(exc.message) from None
+        return v
 
     @field_validator("mu_max", "push_max")
     @classmethod
@@ -299,7 +331,7 @@ class SweepRequest(Request):
         from policylab.studies.boundary.checkpoint import resolve_checkpoint
         from policylab.studies.boundary.protocol import RECORD_BYTES, WORKER_BYTES, WORLD_SIM_BYTES, payload_bytes
 
-        per = payload_bytes(resolve_checkpoint(self.checkpoint, self.robot).robot)
+        per = payload_bytes(resolve_checkpoint(self.checkpoint, self.robot, self.command).robot)
         workers = 0 if self.executor == "local" else self.workers or default_workers()
         simulating = max(workers, 1) * self.chunk * (WORLD_SIM_BYTES + 2 * per)
         memory = simulating + self.chunk * 2 * per + workers * WORKER_BYTES

@@ -19,9 +19,10 @@ Record schema (study ``boundary``):
 
 The robot is a spec file (`policylab.envs.robots`): ``--robot go1|ant|PATH``; its reference (a shipped
 name or the spec's path) and identity are in the sweep's store meta (`records.py`), so later stages
-rebuild it, and the store keeps a copy of the spec and of the policy file (`kept_files.py`), so they
-still can when either file has moved. The checkpoint is resolved in `checkpoint.py`, the protocol in `protocol.py`, the worlds
-simulated in `simulation.py`.
+rebuild it (with the command vector the sweep gave a spec's command term, ``--command``, which the
+recorded protocol holds), and the store keeps a copy of the spec and of the policy file
+(`kept_files.py`), so they still can when either file has moved. The checkpoint is resolved in
+`checkpoint.py`, the protocol in `protocol.py`, the worlds simulated in `simulation.py`.
 """
 
 from __future__ import annotations
@@ -65,7 +66,9 @@ def run_sweep(
     """
     check_executor(executor, ray_address)
     check_resume(store_root, grid, ckpt)
-    config = {"checkpoint": ckpt.as_dict(), "grid": grid.as_dict(), "store": str(store_root.resolve()), "robot": ckpt.robot.ref}
+    command = {} if ckpt.robot.uncommanded is None else {"command": ckpt.robot.spec.command}  # set by --command
+    config = {"checkpoint": ckpt.as_dict(), "grid": grid.as_dict(), "store": str(store_root.resolve()),
+              "robot": ckpt.robot.ref, **command}
     claim_out_dir(out, config)
     nthread = threads or (2 if executor == "local" else 1)
     t_start = time.perf_counter()
@@ -121,7 +124,7 @@ def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ck
 
 def run(req: SweepRequest) -> Result:
     """`policylab boundary sweep`: run the grid's missing worlds into the store, summarise into OUT."""
-    ckpt = resolve_checkpoint(req.checkpoint, req.robot)
+    ckpt = resolve_checkpoint(req.checkpoint, req.robot, req.command)
     grid = Grid.build((req.mu_min, req.mu_max), req.n_mu, (req.push_min, req.push_max), req.n_push,
                       req.seeds_per_cell, req.push_dir, req.push_t0)
     result = run_sweep(grid, ckpt, req.store, req.out, executor=req.executor, chunk=req.chunk, threads=req.threads,

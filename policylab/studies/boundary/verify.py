@@ -20,6 +20,7 @@ report refuse a sweep without a passing record for its checkpoint, robot and phy
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -125,6 +126,7 @@ def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path, *, ke
         if recorded_robot(meta)["ref"] != ckpt.robot.ref:
             raise BadInput("robot", f"the stored sweep of {ckpt.name} was made with robot "
                            f"{recorded_robot(meta)['ref']!r}; give --robot accordingly")
+        ckpt = replace(ckpt, robot=rob)  # the sweep's robot, with the command it was swept with
         planned = [(k, gw) for k, gw in sweep_keys(grid, ckpt) if store.has(k)]
         if not planned:
             raise BadInput("store", f"{store_root} holds no records of the {ckpt.name} sweep")
