@@ -23,7 +23,7 @@ from gymnasium.vector.utils import batch_space
 from policylab.envs.breakout import ale_random as R
 from policylab.envs.breakout import vector_kernel as VK
 from policylab.envs.breakout.rom import kernel as EK
-from policylab.envs.breakout.rom.render import PALETTE, _rom
+from policylab.envs.breakout.rom.render import GRAY, rom_bytes
 from policylab.errors import BadInput
 
 ACTION_MEANINGS = ("NOOP", "FIRE", "RIGHT", "LEFT")
@@ -83,7 +83,7 @@ class BreakoutVectorEnv(VectorEnv):
         self.single_action_space = Discrete(len(ACTION_MEANINGS))
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-        self._tables = (np.frombuffer(_rom(), dtype=np.uint8).astype(np.int64), VK.gray_palette(PALETTE),
+        self._tables = (rom_bytes().astype(np.int64), GRAY[np.arange(256) >> 1],  # TIA colour byte -> gray (low bit ignored)
                         *VK.resize_tables(img_height, img_width))
         self._pixels = VK.pixel_tables(self._tables[2], self._tables[4], img_height, img_width)
         n = num_envs

@@ -33,12 +33,6 @@ from policylab.envs.breakout.rom import kernel as EK
 SRC_H, SRC_W = 210, 160
 
 
-def gray_palette(palette: np.ndarray) -> np.ndarray:
-    """(256,) uint8: ALE's grayscale value of every TIA colour byte (the low bit ignored, as the TIA does)."""
-    rgb = palette[np.arange(256) >> 1].astype(np.float64)
-    return np.round(rgb @ np.array([0.2989, 0.5870, 0.1140])).astype(np.uint8)
-
-
 def area_table(ssize: int, dsize: int) -> list[tuple[int, int, np.float32]]:
     """OpenCV's `computeResizeAreaTab` for one axis: (destination, source, float32 weight) tuples, destinations
     ascending and sources ascending within each, from OpenCV's double-precision cell edges."""
@@ -367,7 +361,7 @@ def _emulate(m, action):
         pot = EK.pot_after(pot, action)
         m[EK.POT] = pot
     before = EK.ale_score(m)
-    m[EK.FLAGS] |= EK.frame(m, EK.paddle_reading(pot), action == EK.FIRE)
+    m[EK.FLAGS] |= EK.frame(m, pot, action == EK.FIRE)
     m[EK.LAST_ACT] = action
     return EK.ale_score(m) - before
 
@@ -388,7 +382,7 @@ def _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi,
     m[EK.LAST_ACT] = EK.NOOP
     m[EK.TERM] = 0
     m[EK.FLAGS] = 0
-    m[EK.SHOWN] = EK.digits_drawn(m)
+    m[EK.SHOWN] = EK.drawn_with(m)
     n = noop_count(mt, i, noop_max)
     if fire_reset:  # ale-py presses FIRE first, and that frame counts as one of the noops
         _emulate(m, EK.FIRE)
