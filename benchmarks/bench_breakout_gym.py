@@ -30,6 +30,9 @@ from results_file import record
 import policylab  # noqa: F401  (registers policylab/Breakout-v5)
 from policylab.envs.breakout.registration import GYM_ID
 from policylab.envs.breakout.v5_agreement import first_difference
+from policylab.rollout.seeds import seed_range_base
+
+AGREEMENT_BASE = seed_range_base("breakout", "v5_agreement")  # the sweep's episode k plays seed base + 97k + skip
 
 gym.register_envs(ale_py)
 
@@ -71,7 +74,8 @@ def sweep(seeds: int) -> dict:
         for frameskip in (1, 4, 5, (2, 5)):
             for sticky in (0.0, 0.25):
                 for k in range(seeds):
-                    seed = 1_000 + 97 * k + 7 * frameskip[0] if isinstance(frameskip, tuple) else 1_000 + 97 * k + frameskip
+                    step = 7 * frameskip[0] if isinstance(frameskip, tuple) else frameskip
+                    seed = AGREEMENT_BASE + 97 * k + step
                     kwargs = {"obs_type": obs_type, "frameskip": frameskip, "repeat_action_probability": sticky,
                               "full_action_space": k % 3 == 1, "continuous": k % 3 == 2}
                     diff = first_difference(kwargs, seed, max_steps=5_000, action_seed=seed, resets=3)

@@ -93,7 +93,21 @@ def leave(code: int) -> None:
 
 
 def _kill_descendants() -> None:
-    for pid in _descendants(os.getpid()):
+    """Stop the whole tree below this process, then kill it. Stopping first matters: a process killed
+    while its child is being started (Ray's raylet starting its agents) leaves that child to init,
+    out of reach; a stopped parent stays in the tree, so its new child is found on the next pass."""
+    stopped: list[int] = []
+    for _ in range(100):  # a tree still growing after 100 passes is not one this command made
+        new = [pid for pid in _descendants(os.getpid()) if pid not in stopped]
+        if not new:
+            break
+        for pid in new:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except OSError:
+                pass
+        stopped += new
+    for pid in stopped:
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:

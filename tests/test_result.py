@@ -18,8 +18,8 @@ from policylab.cli import invoke
 
 pytestmark = pytest.mark.slow
 
-TRAIN = ["breakout", "train", "--space", "random", "--budget", "2", "--search-seeds", "0-1",
-         "--validate-episodes", "2", "--max-steps", "50", "--no-video"]
+TRAIN = ["breakout", "train", "--space", "random", "--budget", "2", "--search-seeds", "2", "--rounds", "1",
+         "--validate-episodes", "2", "--exact-episodes", "4", "--max-steps", "50", "--no-video"]
 LEARN = ["breakout", "learn", "--steps", "1024", "--envs", "8", "--rollout", "32", "--minibatch", "64",
          "--epochs", "2", "--hidden", "16", "--max-steps", "40", "--validate-episodes", "2", "--gap-episodes", "2",
          "--executor", "local"]

@@ -61,6 +61,7 @@ def _lava(root: Path) -> None:
 def _boundary(root: Path) -> None:
     store = root / "boundary" / "store"  # a store outside any run: searched by no one
     _cli("boundary", "train", "--iterations", 1, "--out", root / "boundary" / "checkpoint")  # no run folder
+    _cli("boundary", "robot", "ant", "--zero-policy-worlds", 1, "--out", root / "boundary" / "robot")  # a card
     _cli("boundary", "calibrate", "--robot", "ant", "--checkpoint", "ant_v0", "--n-nominal", 2, "--n-pushed", 1,
          "--out", root / "boundary" / "calibrate")
     for name in ("ant_v0", "ant_v1"):
@@ -156,7 +157,7 @@ def test_every_command_declares_its_row(runs):
     assert RAN == set(INDEX) - set(NOT_RUN)
     for name, index in INDEX.items():
         hosts = [index.command] if isinstance(index, RunKind) else [index] if isinstance(index, str) else index or []
-        assert hosts or name in ("boundary train", "runs"), name
+        assert hosts or name in ("boundary train", "boundary robot", "runs"), name
         assert all(host in seen for host in hosts), (name, hosts)
     assert {k.command for k in run_kinds()} == {i.command for i in INDEX.values() if isinstance(i, RunKind)}
     assert (runs / "boundary" / "checkpoint").is_dir() and "boundary/checkpoint" not in {r["path"] for r in rows}
