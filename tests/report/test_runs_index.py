@@ -61,7 +61,7 @@ def _lava(root: Path) -> None:
 def _boundary(root: Path) -> None:
     store = root / "boundary" / "store"  # a store outside any run: searched by no one
     _cli("boundary", "train", "--iterations", 1, "--out", root / "boundary" / "checkpoint")  # no run folder
-    _cli("boundary", "robot", "ant", "--zero-policy-worlds", 1, "--out", root / "boundary" / "robot")  # a card
+    _cli("boundary", "robot", "ant", "--zero-policy-worlds", 1, "--out", root.parent / "robot-card")  # not a run
     _cli("boundary", "calibrate", "--robot", "ant", "--checkpoint", "ant_v0", "--n-nominal", 2, "--n-pushed", 1,
          "--out", root / "boundary" / "calibrate")
     for name in ("ant_v0", "ant_v1"):
