@@ -174,7 +174,6 @@ def test_the_quoted_demo_numbers_are_what_the_demo_computes(demo):
     out, _, _ = demo
     quoted = json.loads((ROOT / "benchmarks" / "results" / "train_loop.json").read_text())["demo_pick"]
     data = json.loads((out / "report.json").read_text())
-    ev = data["evaluation"]
     ev, tr, conf = data["evaluation"], data["training"], data["evaluation"]["ale_confirmation"]
     got = {"preset": data["objective"]["preset"], "candidate_id": tr["selected_candidate"]["candidate_id"],
            "search_mean": ev["winners_curse"]["search_mean"], "search_seeds": ev["winners_curse"]["search_seeds"],
