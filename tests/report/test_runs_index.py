@@ -175,7 +175,7 @@ def test_newest_first_ties_by_path(runs):
 
 def test_page_in_browser_links_resolve(runs, tmp_path):
     out = tmp_path / "elsewhere"  # index written outside root: links still relative, still resolve
-    _cli("runs", runs, "--out", out)  # the command itself
+    assert invoke(["runs", str(runs), "--out", str(out)]) == 0  # the command itself (not `_cli`: RAN is the fixture's)
     html = out / "index.html"
     assert html.is_file() and (out / "index.json").is_file()
     rows = json.loads((out / "index.json").read_text())["rows"]
