@@ -16,7 +16,7 @@ that numba vectorises run across independent outputs, each lane repeating the sa
 The transcendentals are FreeBSD msun's (fdlibm's) algorithms and coefficients (Sun Microsystems,
 "Permission to use, copy, modify, and distribute this software is freely granted, provided that this
 notice is preserved"): `atan2` (e_atan2.c, s_atan.c), `sin` and `cos` (k_sin.c, k_cos.c with the
-medium-range Cody-Waite reduction of e_rem_pio2.c) and `tanh` (s_tanh.c, s_expm1.c), within 3 ulp
+medium-range Cody-Waite reduction of e_rem_pio2.c), `exp` (e_exp.c) and `tanh` (s_tanh.c, s_expm1.c), within 3 ulp
 of glibc's (1 ulp but for tanh). The reduction for sin and cos is exact for |x| < 2^20 * pi/2 (about
 1.6e6 rad; a push heading or a gait clock stays far below) and still deterministic beyond.
 """
@@ -297,6 +297,49 @@ def tanh(x: float) -> float:
     else:
         z = 1.0
     return z if x >= 0.0 else -z
+
+
+# -- exp (fdlibm e_exp.c) -------------------------------------------------------------------------
+_EXP_P1, _EXP_P2, _EXP_P3 = 1.66666666666666019037e-01, -2.77777777770155933842e-03, 6.61375632143793436117e-05
+_EXP_P4, _EXP_P5 = -1.65339022054652515390e-06, 4.13813679705723846039e-08
+_EXP_OVERFLOW, _EXP_UNDERFLOW = 7.09782712893383973096e+02, -7.45133219101941108420e+02
+
+
+@numba.njit(**_NJIT)
+def exp(x: float) -> float:
+    """e**x: reduce to x = k ln2 + r with |r| <= ln2 / 2, a rational approximation of e**r, scale by 2**k."""
+    if x != x:
+        return x + x
+    if x > _EXP_OVERFLOW:
+        return math.inf
+    if x < _EXP_UNDERFLOW:
+        return 0.0
+    ax = abs(x)
+    k = 0
+    hi = x
+    lo = 0.0
+    if ax > 0.34657359027997264:  # ln2 / 2
+        if ax < 1.0397207708399179:  # 3 ln2 / 2
+            if x > 0.0:
+                hi, lo, k = x - _LN2_HI, _LN2_LO, 1
+            else:
+                hi, lo, k = x + _LN2_HI, -_LN2_LO, -1
+        else:
+            k = int(_INVLN2 * x + (0.5 if x > 0.0 else -0.5))
+            t = float(k)
+            hi = x - t * _LN2_HI
+            lo = t * _LN2_LO
+        x = hi - lo
+    elif ax < 3.725290298461914e-09:  # 2**-28: e**x rounds to 1 + x
+        return 1.0 + x
+    t = x * x
+    c = x - t * (_EXP_P1 + t * (_EXP_P2 + t * (_EXP_P3 + t * (_EXP_P4 + t * _EXP_P5))))
+    if k == 0:
+        return 1.0 - ((x * c) / (c - 2.0) - x)
+    y = 1.0 - ((lo - (x * c) / (2.0 - c)) - hi)
+    if k > 1023:  # 2**k itself would overflow although the product does not
+        return math.ldexp(y * 2.0, k - 1)
+    return math.ldexp(y, k)
 
 
 # -- array forms used by rollouts ----------------------------------------------------------------

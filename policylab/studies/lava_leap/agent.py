@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from policylab import portable_math
 from policylab.studies.lava_leap.floor import EXIT, FLOOR, VIEW
 
 PLAY_DRAWS = EXIT * 2  # uniforms one play consumes
@@ -47,12 +48,13 @@ def pattern_str(s: np.ndarray) -> str:
 
 @numba.njit(cache=True)
 def softmax_rows(logits):
-    """Row-wise softmax of an (N, 2) array (max-subtracted)."""
+    """Row-wise softmax of an (N, 2) array (max-subtracted), with fdlibm's exp: libm's resolves to an
+    FMA or an SSE2 build by CPU, and a last-bit difference in P(LEAP) would move every later update."""
     out = np.empty_like(logits)
     for i in range(logits.shape[0]):
         m = max(logits[i, 0], logits[i, 1])
-        e0 = np.exp(logits[i, 0] - m)
-        e1 = np.exp(logits[i, 1] - m)
+        e0 = portable_math.exp(logits[i, 0] - m)
+        e1 = portable_math.exp(logits[i, 1] - m)
         out[i, 0] = e0 / (e0 + e1)
         out[i, 1] = e1 / (e0 + e1)
     return out
