@@ -176,3 +176,25 @@ def test_nothing_outside_the_repository_is_cited(doc):
         resolved = (doc.parent / target).resolve()
         assert resolved.is_relative_to(ROOT), f"{doc.name} links {target}, outside the repository"
         assert resolved.exists(), f"{doc.name} links {target}, which does not exist"
+
+
+def test_benchmarks_names_the_benchmark_that_re_measures_each_readme_file():
+    """BENCHMARKS.md's owners table has a row, with a script that exists, for every results file the
+    README quotes."""
+    text = (ROOT / "BENCHMARKS.md").read_text()
+    owners = text[text.index("## Who owns the README's figures"):text.index("## Every benchmark")]
+    rows = {m[1]: m[2] for m in re.finditer(r"^\| `(\S+\.json)` \|.*\| `(\S+\.py)[^`]*`[^|]*\|$", owners, re.M)}
+    for file in {file for file, _ in sources(ROOT / "README.md")}:
+        name = file.split("/")[-1]
+        assert name in rows, f"BENCHMARKS.md names no benchmark for {name}"
+        assert (ROOT / "benchmarks" / rows[name]).is_file(), f"BENCHMARKS.md: no benchmarks/{rows[name]}"
+
+
+def test_a_run_stamps_the_commit_it_ran_at():
+    from benchmarks.results_file import provenance, stamped
+
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    stamp = provenance()
+    assert (stamp["commit"], date.fromisoformat(stamp["measured_on"])) == (head, date.today())
+    assert stamp["tree"] in ("clean", "dirty")
+    assert {k: v for k, v in stamped({"x": 1}).items() if k not in ("measured_on", "tree")} == {"x": 1, "commit": head}
