@@ -25,7 +25,8 @@ same functions, so the prose this writes is the prose the test accepts.
 `--backfill` stamps an entry measured before runs recorded their commit (or by a branch that did not
 yet) with the commit that last changed it in `git log`, and `tree: "recorded"`: results are committed
 with, or right after, the code that measured them, so that commit's tree holds that code (its parent
-may not).
+may not). (The entries of a file that kept several runs under one date were given their own, once,
+the same way: the date of that commit.)
 """
 
 from __future__ import annotations
