@@ -35,14 +35,13 @@ import argparse
 import copy
 import json
 import re
-import subprocess
 import sys
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+from benchmarks.results_file import RESULTS, ROOT, git, write
+
 
 # Anything that opens like a marker; a malformed one must fail, not be skipped.
 MARKER_START = re.compile(r"<!--\s*src\b")
@@ -218,10 +217,6 @@ def refresh(path: Path) -> str:
     return BLOCK.sub(lambda m: m[1] + provenance_table(path) + m[3], "\n".join(lines))
 
 
-def git(*args: str, root: Path = ROOT) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
-
-
 def _figures(value, drop: list[str]):
     """`value` without its stamp, its prose and the nested entries at the dotted paths `drop` (dated on
     their own), so an entry counts as changed only when its own figures changed."""
@@ -260,17 +255,20 @@ def last_change(file: str, entry_path: str, data: dict, root: Path = ROOT) -> st
 
 
 def backfill(path: Path) -> list[str]:
-    """Stamp every dated entry of a results file that has no commit with `last_change`; the entries stamped."""
+    """Stamp every dated entry of a results file that has no commit with `last_change`; what was done."""
     file = str(path.relative_to(ROOT))
     data = json.loads(path.read_text())
     done = []
     for entry_path in dated_entries(data):
         entry = resolve(data, entry_path)
-        if "commit" not in entry and (commit := last_change(file, entry_path, data)):
+        if "commit" in entry:
+            continue
+        commit = last_change(file, entry_path, data)
+        if commit:
             entry.update(commit=commit, tree="recorded")
-            done.append(f"{file} {entry_path or '(file)'}: {commit[:7]}")
-    if done:
-        path.write_text(json.dumps(data, indent=2) + "\n")
+        done.append(f"{file} {entry_path or '(file)'}: "
+                    + (commit[:7] if commit else "not stamped: its figures are in no commit yet (commit them first)"))
+    write(path, data)
     return done
 
 
@@ -280,8 +278,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.backfill:
         for path in sorted(RESULTS.glob("*.json")):
-            for stamped in backfill(path):
-                print(f"stamped {stamped}")
+            for line in backfill(path):
+                print(line)
     problems = [f"{where}: {problem}" for doc in documents() for where, before, file, dotted in find_markers(doc)
                 if (problem := check_quote(before, file, dotted)) and not problem.startswith("written ")]
     if problems:

@@ -23,8 +23,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = RESULTS.parents[1]
 
 
-def git(*args: str) -> str:
-    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout.strip()
+def git(*args: str, root: Path = ROOT) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout.strip()
 
 
 def commit() -> dict[str, str]:
