@@ -18,7 +18,7 @@ from datetime import date
 import pytest
 
 from benchmarks.refresh_quotes import (BLOCK, COMMIT, TREES, check_quote, dated_entry, documents, find_markers,
-                                       last_change, load, provenance_table, refresh, resolve, sources)
+                                       last_change, load, refresh, resolve, sources)
 from tests.support.paths import ROOT
 
 RESULTS = ROOT / "benchmarks" / "results"
