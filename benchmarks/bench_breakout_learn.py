@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from results_file import record
+from results_file import record, stamped
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -145,12 +145,12 @@ def main() -> None:
         for item in args.compare:
             label, _, sets = item.partition(":")
             variants[label] = dict(kv.split("=", 1) for kv in sets.split(","))
-        record("breakout_learn", throughput(args.updates, args.rounds, variants), lambda data, result:
+        record("breakout_learn", stamped(throughput(args.updates, args.rounds, variants)), lambda data, result:
                data.__setitem__("throughput", result), machine_note=note)
         return
     for preset in args.preset or ["atari-cal"]:
         key = preset_key(preset, args.steps, args.seed)
-        record("breakout_learn", {key: preset_run(preset, args.steps, args.seed)}, merge_into("presets"),
+        record("breakout_learn", {key: stamped(preset_run(preset, args.steps, args.seed))}, merge_into("presets"),
                machine_note=note)
 
 

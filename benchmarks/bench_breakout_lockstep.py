@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from results_file import record
+from results_file import record, stamped
 
 GOAL_IDENTICAL = 0.99  # the lockstep goal: episodes identical on every frame in objects, score and lives
 GOAL_SCREENS = 0.99  # and screens identical on this fraction of frames
@@ -59,7 +59,7 @@ def main() -> None:
         s = data["summary"]
         wall = json.loads((out / "wallclock.json").read_text())["wall_seconds"]  # the command's own clock
         cpu = usage.ru_utime + usage.ru_stime
-        results[preset] = {
+        results[preset] = stamped({
             "command": f"policylab breakout lockstep --preset {preset} --episodes {presets[preset]} --out OUT",
             "episodes": presets[preset],
             "pick": {k: data["pick"][k] for k in ("candidate_id", "source")} if data["pick"] else None,
@@ -70,7 +70,7 @@ def main() -> None:
             "frames_per_cpu_second": round(s["frames"] / cpu, 1),
             "goals_met": {"identical_to_end": s["identical_to_end_fraction"] >= GOAL_IDENTICAL,
                           "screens": s["screen_identical_fraction"] >= GOAL_SCREENS},
-        }
+        })
         print(f"{preset}: identical to the end {s['identical_to_end']}/{s['episodes']}, median first divergence "
               f"{s['median_first_divergence_frame']}, screens identical {s['screen_identical_fraction']:.3f}, "
               f"{results[preset]['frames_per_second']} frames/s")

@@ -12,15 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import shlex
 import shutil
 import subprocess
 import sys
 import time
-from datetime import date
 from pathlib import Path
 
-from results_file import record
+from results_file import record, stamped
 
 
 def pick_summary(report: dict) -> dict:
@@ -37,7 +35,6 @@ def pick_summary(report: dict) -> dict:
         "verdict": report["decision"]["verdict"], "ale_confirmed": conf["equal"], "ale_confirmation_seeds": conf["of"],
         "ale_paired_delta": {k: conf["ale"]["paired_delta"][k] for k in ("mean_delta", "ci95")},
         "ale_verdict": conf["ale"]["verdict"], "regret_estimate": tr["regret_estimate"]["mean_regret"],
-        "measured_on": date.today().isoformat(), "command": shlex.join(["python", *sys.argv]),
     }
 
 
@@ -70,7 +67,7 @@ def main() -> None:
     }
     print(json.dumps(result, indent=2))
     record("train_loop", {**result, "goal_s": 120, "timed_command": "policylab breakout train --executor "
-                          "local|processes --out DIR", "demo_pick": pick_summary(reports[1])})
+                          "local|processes --out DIR", "demo_pick": stamped(pick_summary(reports[1]))})
 
 
 if __name__ == "__main__":

@@ -17,16 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shlex
-import sys
 import time
-from datetime import date
 from pathlib import Path
 
+import results_file
 from policylab.cli import invoke
 
-RESULTS = Path(__file__).resolve().parent / "results" / "boundary_go1_study.json"
+RESULTS = results_file.RESULTS / "boundary_go1_study.json"
 
 
 def run(*args) -> float:
@@ -83,9 +80,6 @@ def record(r: Path, walls: dict) -> None:
         "study": "the Go1 failure boundary (go1_v0, default grid, 16 seeds) and the retrain diff (go1_v0 -> go1_v1, "
                  "32 seeds per cell)",
         "script": "benchmarks/boundary_go1_study.py",
-        "measured_on": date.today().isoformat(),
-        "command": "python benchmarks/boundary_go1_study.py --runs runs/boundary-go1",
-        "machine": f"{os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f} at the end",
         "sweep16": {"totals": red["totals"], "rule_check_agree": red["rule_check"]["agree"],
                     "rule_check_checked": red["rule_check"]["checked"], "wall_s": round(walls["sweep16"], 1),
                     "equivalence": eq16["agreement"], "gate_passed": eq16["passed"]},
@@ -103,8 +97,8 @@ def record(r: Path, walls: dict) -> None:
                           for row in d["boundary_displacement"]]},
         "walls_s": {k: round(v, 1) for k, v in walls.items()},
     }
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
+    results_file.record(RESULTS.stem, result, machine_note="the load average is at the end of the study")
 
 
 if __name__ == "__main__":

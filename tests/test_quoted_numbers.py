@@ -1,113 +1,29 @@
-"""Every number the prose quotes with a source marker equals the figure in its results file.
+"""Every number the prose quotes with a source marker equals the figure in its results file, and the
+front door says when and at which commit each was measured.
 
-A marker is an invisible HTML comment written right after the number it sources:
-
-    Spearman 0.950<!-- src: benchmarks/results/breakout_fidelity.json pools.4242.presets.atari-cal.spearman_vs_ale_all -->
-
-The number may carry a unit suffix (`x`, `%`, ` s`) and closing emphasis (`**`, `` ` ``) between it and
-the marker. It must equal the JSON value at the dotted path (list items by index) rounded to the
-written precision: "0.950" matches 0.95 and 0.9504, "1,684x" matches 1684.2. Percentages are compared
-as written (the JSON holds 99.6, not 0.996).
-
-The results files are written by the benchmark scripts that measure the figures, so a quote cannot
-drift from its measurement without this test failing. The front-door rules live here too: README.md
-stays short and nothing in README.md, BENCHMARKS.md or docs/ cites a file outside the repository.
+The marker syntax and the rules for a match are benchmarks/refresh_quotes.py's, which rewrites the
+prose from the results files after a benchmark runs; the checks here use its functions, so a quote
+cannot drift from its measurement, nor a date or commit from its run, without this test failing.
+The front-door rules live here too: README.md stays short and nothing in README.md, BENCHMARKS.md
+or docs/ cites a file outside the repository.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 from datetime import date
-from decimal import ROUND_HALF_UP, Decimal
-from pathlib import Path
 
 import pytest
 
+from benchmarks.refresh_quotes import (BLOCK, COMMIT, TREES, check_quote, dated_entry, documents, find_markers,
+                                       last_change, load, refresh, resolve, sources)
 from tests.support.paths import ROOT
 
 RESULTS = ROOT / "benchmarks" / "results"
 README_MAX_LINES = 250
-
-# Anything that opens like a marker; a malformed one must fail, not be skipped.
-MARKER_START = re.compile(r"<!--\s*src\b")
-MARKER = re.compile(r"<!-- src: (?P<file>\S+) (?P<path>\S+) -->")
-# The number right before a marker: optional sign, digits with thousands commas, optional decimals,
-# then an optional unit and closing emphasis.
-NUMBER_BEFORE = re.compile(r"(?P<num>[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?)"
-                           r"(?:x|%| s)?(?:\*\*|\*|`)?$")
 LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
-
-
-def documents() -> list[Path]:
-    """The prose that quotes numbers: the front door, the benchmark record and every docs page."""
-    return [ROOT / "README.md", ROOT / "BENCHMARKS.md", *sorted((ROOT / "docs").glob("*.md"))]
-
-
-def fenced_lines(text: str) -> set[int]:
-    """1-based numbers of the lines inside fenced code blocks (a comment there would show verbatim)."""
-    inside, out = False, set()
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.lstrip().startswith("```"):
-            inside = not inside
-        elif inside:
-            out.add(n)
-    return out
-
-
-def find_markers(path: Path) -> list[tuple[str, str, str, str]]:
-    """(location, text before the marker on its line, or a syntax error, file, dotted path) per marker."""
-    text = path.read_text()
-    fenced = fenced_lines(text)
-    found = []
-    for n, line in enumerate(text.splitlines(), 1):
-        where = f"{path.relative_to(ROOT)}:{n}"
-        for start in MARKER_START.finditer(line):
-            m = MARKER.match(line, start.start())
-            if m is None:
-                found.append((where, "malformed marker (expected '<!-- src: FILE DOTTED.PATH -->')", "", ""))
-            elif n in fenced:
-                found.append((where, "marker inside a fenced code block (it would show verbatim)", "", ""))
-            else:
-                found.append((where, line[: start.start()], m["file"], m["path"]))
-    return found
-
-
-def resolve(data, dotted: str):
-    """The value at a dotted path; dict keys by name, list items by index. Raises KeyError if absent."""
-    for part in dotted.split("."):
-        if isinstance(data, dict) and part in data:
-            data = data[part]
-        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
-            data = data[int(part)]
-        else:
-            raise KeyError(part)
-    return data
-
-
-def check_quote(before: str, file: str, dotted: str) -> str | None:
-    """None if the number at the end of `before` equals the sourced value at its precision, else why not."""
-    if not file:
-        return before
-    m = NUMBER_BEFORE.search(before)
-    if m is None:
-        return f"no number right before the marker (text ends {before[-30:]!r})"
-    source = ROOT / file
-    if not file.startswith("benchmarks/results/") or not source.is_file():
-        return f"{file}: no such results file under benchmarks/results/"
-    try:
-        value = resolve(json.loads(source.read_text()), dotted)
-    except KeyError as exc:
-        return f"{file}: no value at {dotted!r} (missing {exc.args[0]!r})"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f"{file} {dotted}: {value!r} is not a number"
-    written = m["num"].replace(",", "")
-    places = len(written.split(".")[1]) if "." in written else 0
-    step = Decimal(1).scaleb(-places)
-    sourced = Decimal(repr(value)).quantize(step, rounding=ROUND_HALF_UP)
-    if sourced != Decimal(written).quantize(step):
-        return f"written {m['num']}, but {file} {dotted} is {value!r} (rounds to {sourced})"
-    return None
 
 
 ALL_MARKERS = [marker for doc in documents() for marker in find_markers(doc)]
@@ -141,16 +57,112 @@ def test_checker_catches_wrong_missing_and_unsourced_quotes():
     assert check_quote("[32.5", "benchmarks/results/train_loop.json", "before_halving.demo_pick.paired_delta.ci95.0") is None
 
 
-def test_every_results_file_names_its_date_command_and_machine():
+def test_every_results_file_names_its_date_commit_command_and_machine():
     files = sorted(RESULTS.glob("*.json"))
     assert files, "benchmarks/results/ holds no results files"
     for f in files:
         data = json.loads(f.read_text())
-        for field in ("measured_on", "command", "machine"):
+        for field in ("measured_on", "commit", "tree", "command", "machine"):
             assert data.get(field), f"{f.name}: no {field!r}"
         date.fromisoformat(data["measured_on"])
 
 
+def _in_history(commit: str) -> bool:
+    return subprocess.run(["git", "-C", str(ROOT), "merge-base", "--is-ancestor", commit, "HEAD"]).returncode == 0
+
+
+@pytest.mark.parametrize("file,entry_path", sources(ROOT / "README.md"), ids=lambda v: v or "(file)")
+def test_every_readme_figure_was_measured_at_a_date_and_a_commit_of_this_history(file, entry_path):
+    entry = resolve(load(file), entry_path)
+    where = f"{file} {entry_path or '(file)'}"
+    date.fromisoformat(entry.get("measured_on", "none"))
+    assert COMMIT.fullmatch(str(entry.get("commit"))), f"{where}: no commit (python -m benchmarks.refresh_quotes --backfill)"
+    assert entry.get("tree") in TREES, f"{where}: tree {entry.get('tree')!r} is none of {sorted(TREES)}"
+    if subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"], capture_output=True,
+                      text=True).stdout.strip() != "false":
+        pytest.skip("no full git history to look the commit up in")
+    assert _in_history(entry["commit"]), f"{where}: commit {entry['commit']} is not in this branch's history"
+
+
+def test_readme_states_the_date_and_commit_of_every_figure():
+    """The README's provenance block lists each entry its figures come from with that entry's date and
+    commit (the page check below holds it equal to the files; this one that it is there and complete)."""
+    readme = ROOT / "README.md"
+    block = BLOCK.search(readme.read_text())
+    assert block, "README.md has no provenance block (<!-- provenance: ... --> ... <!-- /provenance -->)"
+    for file, entry_path in sources(readme):
+        entry = resolve(load(file), entry_path)
+        row = [line for line in block[2].splitlines() if line.startswith(f"| `{file.split('/')[-1]}`"
+                                                                        + (f" `{entry_path}` |" if entry_path else " |"))]
+        assert row and entry["measured_on"] in row[0] and f"`{entry['commit'][:7]}`" in row[0], (file, entry_path, row)
+
+
+@pytest.mark.parametrize("doc", documents(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_page_is_what_refresh_quotes_writes(doc):
+    """Running `python -m benchmarks.refresh_quotes` would change nothing: every figure, date and
+    provenance table is the results files' (a failure here: run it, after checking the new figures)."""
+    assert refresh(doc) == doc.read_text(), f"{doc.relative_to(ROOT)} differs from its results files"
+
+
+def test_refresh_rewrites_stale_figures_in_the_writers_style():
+    from benchmarks.refresh_quotes import MARKER, NUMBER_BEFORE, quote_text, refreshed
+
+    assert quote_text("1.00", 14.965) == "14.97"  # half up at the written precision
+    assert quote_text("+1,000", 52594.6) == "+52,595" and quote_text("+5.0", -3.25) == "-3.3"
+    assert quote_text("0.950", 0.9504) == "0.950" and quote_text("200", 200) == "200"
+    assert quote_text("2026-01-01", "2026-12-01") == "2026-12-01"
+    assert quote_text("2026-01-01", 5) is None and quote_text("5", "2026-12-01") is None
+    lava = "benchmarks/results/lava_leap.json"
+    line = (f"took **1.00 s**<!-- src: {lava} warm_median_s --> (+1,000<!-- src: {lava} cold_cache_s -->), "
+            f"measured 1999-01-01<!-- src: {lava} measured_on -->.")
+    new = refreshed(line)
+    assert new.startswith("took **") and " s**<!--" in new and "(+" in new
+    assert f"measured {load(lava)['measured_on']}<!--" in new
+    for m in MARKER.finditer(new):
+        assert check_quote(new[: m.start()], m["file"], m["path"]) is None, m[0]
+        assert NUMBER_BEFORE.search(new[: m.start()])
+    assert refreshed(new) == new
+    assert "is not a date" in check_quote("on 2026-12-01", lava, "warm_median_s")
+    assert "is not a number" in check_quote("1", lava, "measured_on")
+    assert "written 1999-01-01" in check_quote("on 1999-01-01", lava, "measured_on")
+
+
+def test_a_figure_is_dated_by_the_nearest_entry_that_carries_a_date():
+    data = {"measured_on": "2026-01-01", "a": {"measured_on": "2026-01-02", "b": {"x": [1, {"measured_on": "d", "y": 2}]}},
+            "c": {"z": 1}}
+    assert dated_entry(data, "a.b.x.0") == "a"
+    assert dated_entry(data, "a.b.x.1.y") == "a.b.x.1"
+    assert dated_entry(data, "c.z") == ""
+
+
+def test_backfill_names_the_commit_that_last_changed_each_entry(tmp_path):
+    """In a real repository: an entry's commit is the newest since which its figures are what they are;
+    prose edits and changes to other entries do not count, and figures no commit holds get none."""
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    path, commits = tmp_path / "r.json", []
+
+    def commit(data):
+        path.write_text(json.dumps(data))
+        git("add", "r.json")
+        git("commit", "-qm", "x")
+        commits.append(subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True,
+                                      text=True).stdout.strip())
+
+    entry = {"measured_on": "2026-01-01", "v": 1}
+    commit({"measured_on": "2026-01-01", "v": 1, "e": entry})
+    commit({"measured_on": "2026-01-02", "v": 2, "e": entry})
+    commit({"measured_on": "2026-01-02", "v": 2, "e": entry, "note": "reworded", "benchmark": "reworded"})
+    commit({"measured_on": "2026-01-02", "v": 2, "e": {**entry, "v": 3}, "note": "reworded"})
+    data = json.loads(path.read_text())
+    assert last_change("r.json", "e", data, tmp_path) == commits[3]
+    assert last_change("r.json", "", data, tmp_path) == commits[1]
+    data["v"] = 4
+    assert last_change("r.json", "", data, tmp_path) is None
 def test_readme_is_a_short_front_door():
     lines = (ROOT / "README.md").read_text().splitlines()
     assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines (at most {README_MAX_LINES})"
@@ -169,3 +181,25 @@ def test_nothing_outside_the_repository_is_cited(doc):
         resolved = (doc.parent / target).resolve()
         assert resolved.is_relative_to(ROOT), f"{doc.name} links {target}, outside the repository"
         assert resolved.exists(), f"{doc.name} links {target}, which does not exist"
+
+
+def test_benchmarks_names_the_benchmark_that_re_measures_each_readme_file():
+    """BENCHMARKS.md's owners table has a row, with a script that exists, for every results file the
+    README quotes."""
+    text = (ROOT / "BENCHMARKS.md").read_text()
+    owners = text[text.index("## Who owns the README's figures"):text.index("## Every benchmark")]
+    rows = {m[1]: m[2] for m in re.finditer(r"^\| `(\S+\.json)` \|.*\| `(\S+\.py)[^`]*`[^|]*\|$", owners, re.M)}
+    for file in {file for file, _ in sources(ROOT / "README.md")}:
+        name = file.split("/")[-1]
+        assert name in rows, f"BENCHMARKS.md names no benchmark for {name}"
+        assert (ROOT / "benchmarks" / rows[name]).is_file(), f"BENCHMARKS.md: no benchmarks/{rows[name]}"
+
+
+def test_a_run_stamps_the_commit_it_ran_at():
+    from benchmarks.results_file import provenance, stamped
+
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    stamp = provenance()
+    assert (stamp["commit"], date.fromisoformat(stamp["measured_on"])) == (head, date.today())
+    assert stamp["tree"] in ("clean", "dirty")
+    assert {k: v for k, v in stamped({"x": 1}).items() if k not in ("measured_on", "tree")} == {"x": 1, "commit": head}

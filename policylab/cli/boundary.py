@@ -19,7 +19,12 @@ app = typer.Typer(
 
 S = "policylab.studies.boundary"
 ANALYSIS = "boundary reduce"  # the stages after reduce write inside its analysis folder
-command(app, "robot", r.RobotRequest, f"{S}.robot_card:run", index=None)  # a robot card, not a run
+command(app, "robot", r.RobotRequest, f"{S}.robot_card:run", index=RunKind(
+    "boundary", "boundary robot", "robot.json", (), ("robot", "zero_policy_worlds"),
+    (("actuators", "action_size"), ("observation size", "observation.size"),
+     ("zero policy survived", "zero_policy.survived"), ("of nominal worlds", "zero_policy.worlds")),
+    lambda folder, data: "; ".join(data["warnings"]) or "spec checked, no warnings",
+    signature=("zero_policy_worlds", ANY)))
 command(app, "train", r.TrainRequest, f"{S}.train:run", index=None)  # a checkpoint folder, not a run
 command(app, "calibrate", r.CalibrateRequest, f"{S}.threshold_data:run", index=RunKind(
     "boundary", "boundary calibrate", "calibration.json", (), ("checkpoint.name", "n_nominal", "n_pushed"),

@@ -27,10 +27,14 @@ from policylab.result import Result, flag_of
 
 
 def _metavar(annotation: Any) -> str:
+    """What one value of an option looks like; a list inside one value (an optional list, which its
+    field's validator splits at commas) shows its item and a comma: `--command FLOAT,...`."""
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
     if typing.get_origin(annotation) is Literal:
         return "[" + "|".join(str(a) for a in args) + "]"
-    if args and typing.get_origin(annotation) is not list:
+    if typing.get_origin(annotation) is list:
+        return f"{_metavar(args[0])},..."
+    if args:
         return _metavar(args[0])
     if isinstance(annotation, type) and issubclass(annotation, Path):
         return "PATH"
@@ -73,9 +77,11 @@ def _parameter(name: str, info) -> inspect.Parameter:
         default = [str(v) for v in default]
     elif default is not None:
         default = str(default)
-    opt = typer.Option(... if required else default, *flags, help=help_text, metavar=_metavar(info.annotation),
+    repeated = _is_list(info.annotation)  # one value per flag: each shows as the item does
+    metavar = _metavar(typing.get_args(info.annotation)[0] if repeated else info.annotation)
+    opt = typer.Option(... if required else default, *flags, help=help_text, metavar=metavar,
                        show_default=default is not None)
-    kind = list[str] if _is_list(info.annotation) else str
+    kind = list[str] if repeated else str
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt,
                              annotation=kind if required else Optional[kind])
 

@@ -43,6 +43,19 @@ def test_every_help_names_its_options_bounds(capsys):
             assert ("--" + (info.alias or name).replace("_", "-")) in text or (info.alias or name).upper() in text
 
 
+def test_every_option_shows_what_its_value_looks_like(capsys):
+    """No option's value is a bare VALUE: a repeatable option shows one item (`--policy [v3|pick|...]`),
+    a comma-separated list its item type (`--command FLOAT,...`)."""
+    for cmd in COMMANDS:
+        assert invoke([*cmd.split(), "--help"]) == 0
+        text = capsys.readouterr().out
+        assert not re.search(r"--[\w-]+ VALUE\b", text), (cmd, re.findall(r"--[\w-]+ VALUE\b", text))
+    assert invoke(["boundary", "sweep", "--help"]) == 0
+    assert "--command FLOAT,..." in capsys.readouterr().out
+    assert invoke(["breakout", "lockstep", "--help"]) == 0
+    assert "--policy [v3|pick|random-v3|random-actions]" in capsys.readouterr().out
+
+
 def test_help_names_every_breakout_preset(capsys):
     for cmd in ("breakout eval", "breakout audit", "breakout train"):
         assert invoke([*cmd.split(), "--help"]) == 0

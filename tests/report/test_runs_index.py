@@ -1,6 +1,6 @@
 """The runs index over one real run of every command (small configs): breakout eval, audit, train,
 learn, transfer, trace, lockstep and calibrate, a Lava Leap run, the boundary commands (a checkpoint,
-calibrate, sweeps, verify, an analysis folder with its nested stage folders, a diff), plus a corrupt
+a robot card, calibrate, sweeps, verify, an analysis folder with its nested stage folders, a diff), plus a corrupt
 and an unfinished folder; rows, order, and the page (written by `policylab runs` itself) opened in
 headless Chromium with every link resolving. Each command's row comes from the kind it declares
 beside its `command(...)` line; `policylab demo` makes a `breakout train` run (the train run here
@@ -61,7 +61,7 @@ def _lava(root: Path) -> None:
 def _boundary(root: Path) -> None:
     store = root / "boundary" / "store"  # a store outside any run: searched by no one
     _cli("boundary", "train", "--iterations", 1, "--out", root / "boundary" / "checkpoint")  # no run folder
-    _cli("boundary", "robot", "ant", "--zero-policy-worlds", 1, "--out", root.parent / "robot-card")  # not a run
+    _cli("boundary", "robot", "ant", "--zero-policy-worlds", 1, "--out", root / "boundary" / "robot-ant")
     _cli("boundary", "calibrate", "--robot", "ant", "--checkpoint", "ant_v0", "--n-nominal", 2, "--n-pushed", 1,
          "--out", root / "boundary" / "calibrate")
     for name in ("ant_v0", "ant_v1"):
@@ -91,6 +91,7 @@ EXPECTED = {  # run folder -> (study, command, page, a headline label)
     "breakout/trace": ("breakout", "breakout trace", "traces.json", "traces"),
     "breakout/lockstep": ("breakout", "breakout lockstep", "report.html", "identical to the end"),
     "breakout/calibrate": ("breakout", "breakout calibrate", "calibration.html", "objective after"),
+    "boundary/robot-ant": ("boundary", "boundary robot", "robot.json", "zero policy survived"),
     "boundary/calibrate": ("boundary", "boundary calibrate", "calibration.json", "nominal survived"),
     "boundary/verify": ("boundary", "boundary verify", "equivalence.json", "identical"),
     "lava": ("lava_leap", "lava-leap run", "index.html", "GRPO final"),
@@ -142,6 +143,9 @@ def test_rows(runs):
     assert by_path["breakout/eval"]["verdict"] is None
     assert "max_steps=50" in by_path["breakout/eval"]["config_summary"]
     assert by_path["boundary/ana"]["headline"] and dict(by_path["boundary/ana"]["headline"])["rule agrees"] == 4
+    robot = by_path["boundary/robot-ant"]
+    assert dict(robot["headline"])["of nominal worlds"] == 1 and "robot=ant" in robot["config_summary"]
+    assert robot["verdict"] == "spec checked, no warnings" or robot["verdict"].startswith("the zero policy survived 0")
     broken, unfinished = by_path["broken"], by_path["unfinished"]
     assert broken["study"] is None and "config.json is not valid JSON" in broken["error"]
     assert unfinished["command"] == "breakout eval" and "report.json is missing" in unfinished["error"]
@@ -157,7 +161,7 @@ def test_every_command_declares_its_row(runs):
     assert RAN == set(INDEX) - set(NOT_RUN)
     for name, index in INDEX.items():
         hosts = [index.command] if isinstance(index, RunKind) else [index] if isinstance(index, str) else index or []
-        assert hosts or name in ("boundary train", "boundary robot", "runs"), name
+        assert hosts or name in ("boundary train", "runs"), name
         assert all(host in seen for host in hosts), (name, hosts)
     assert {k.command for k in run_kinds()} == {i.command for i in INDEX.values() if isinstance(i, RunKind)}
     assert (runs / "boundary" / "checkpoint").is_dir() and "boundary/checkpoint" not in {r["path"] for r in rows}
