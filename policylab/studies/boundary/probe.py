@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 
 from policylab.config import claim_out_dir
+from policylab.interrupts import Interrupted
 from policylab.progress import say
 from policylab.result import Result
 from policylab.studies.boundary.constants import DEFAULT_DIR, DEFAULT_T0
@@ -50,8 +51,11 @@ def run(req: ProbeRequest) -> Result:
         warm.join()
         probe = Probe(view, worker, req.out.resolve(), timeout=req.timeout, width=req.width, height=req.height)
         print(f"probe: {address(sock)}", flush=True)
-        serve(probe, sock)
+        try:
+            serve(probe, sock)
+        except Interrupted:  # Ctrl-C is how a server is meant to stop: not an interruption of work
+            pass
     finally:
         worker.close()
         sock.close()
-    return Result(req.out / "config.json", headlines=("probe stopped",))
+    return Result(req.out, headlines=(f"probe stopped; runs made: {len(probe.runs)}",))
