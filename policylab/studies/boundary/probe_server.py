@@ -2,7 +2,7 @@
 
 Routes: ``/`` the page and ``/probe.js`` its script (shipped in `probe_page/`; nothing is fetched from
 elsewhere), ``GET /api/maps`` the store's maps (`probe_view.StoreView.maps`), ``POST /api/run`` one world
-simulated (a `ProbeRunRequest` as JSON), ``POST /api/render/<run>`` that run's clip and .rrd, and
+simulated (a `ProbeRunForm` as JSON), ``POST /api/render/<run>`` that run's clip and .rrd, and
 ``/files/<name>`` the files runs wrote into the out folder (only those: a name is served only if a run of
 this server wrote it).
 
@@ -34,7 +34,7 @@ from policylab.studies.boundary.clips import slug
 from policylab.studies.boundary.constants import PUSH_DURATION_S
 from policylab.studies.boundary.probe_view import StoreView
 from policylab.studies.boundary.probe_worker import JobTimeout, WorkerProcess
-from policylab.studies.boundary.requests import ProbeRunRequest
+from policylab.studies.boundary.requests import ProbeRunForm
 
 PAGE_DIR = Path(__file__).parent / "probe_page"
 PAGE_FILES = {"/": ("index.html", "text/html; charset=utf-8"), "/probe.js": ("probe.js", "text/javascript")}
@@ -102,7 +102,7 @@ class Probe:
         """Plan the world the page asks for, play it in the worker, and say what the page shows of it."""
         if not isinstance(body, dict):
             raise BadInput("body", "must be a JSON object")
-        req = validated(ProbeRunRequest, body)
+        req = validated(ProbeRunForm, body)
         planned, ckpt, world = self.view.plan(req)
         run_id = f"{ckpt.name}-{ckpt.sha256[:8]}_{slug(world.key)}"
         job = {"planned": planned, "checkpoint_path": str(ckpt.path), "robot": ckpt.robot, "world": world,

@@ -29,7 +29,7 @@ from policylab.studies.boundary.kept_files import kept_policy
 from policylab.studies.boundary.protocol import protocol
 from policylab.studies.boundary.records import (STUDY, grid_from_meta, meta_name, planned_sweep, robot_from_meta,
                                                 world_record)
-from policylab.studies.boundary.requests import ProbeRunRequest
+from policylab.studies.boundary.requests import ProbeRunForm
 from policylab.studies.boundary.world import AXES, GridWorld, World, world_from
 
 PROBE_SEEDS = named_range("boundary", "probe")
@@ -127,7 +127,7 @@ class StoreView:
         return {"store": str(self.root), "sweeps": entries, "diffs": diffs, "axes": [a.as_dict() for a in AXES],
                 "probe_seeds": {"range": "boundary.probe", "base": PROBE_SEEDS.base, "size": PROBE_SEEDS.size}}
 
-    def plan(self, req: ProbeRunRequest) -> tuple[Planned, Checkpoint, World]:
+    def plan(self, req: ProbeRunForm) -> tuple[Planned, Checkpoint, World]:
         """The planned rollout of the world `req` asks for (bad input names the field)."""
         sweep = self.sweep(req.map)
         if req.checkpoint is not None:

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
-from policylab.config import OutDir, Request, check_out_dir
+from policylab.config import OutDir, Request, StrictModel, check_out_dir
 from policylab.envs.robots.spec import DEFAULT_ROBOT
 from policylab.errors import BadInput
 from policylab.rollout.seeds import named_range
@@ -477,6 +477,17 @@ class ReportRequest(Request):
 PROBE_SEEDS = named_range("boundary", "probe")
 
 
+def _host(host: str) -> str:
+    """An address this machine can listen on: an IP address or a name that resolves to one."""
+    import socket
+
+    try:
+        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise ValueError(f"{host!r} is not an address to listen on ({exc})") from None
+    return host
+
+
 class ProbeRequest(Request):
     """Start a local web page over the store: the map of every sweep in it, the diff of two, and any world
     (on or off the grid) simulated live for a checkpoint of the store or a policy file, with its tracks,
@@ -485,8 +496,9 @@ class ProbeRequest(Request):
     store: StoreDir = Field(STORE, description=STORE_HELP)
     out: OutDir = Field(None, description="Folder for the trajectories, clips and .rrd files of live runs, and the "
                         "server's log (default STORE-probe beside the store).")
-    host: str = Field("127.0.0.1", min_length=1, max_length=255, description="Address to listen on (default: this "
-                      "machine only).")
+    host: Annotated[str, AfterValidator(_host)] = Field("127.0.0.1", min_length=1, max_length=255,
+                                                        description="Address to listen on (default: this machine "
+                                                        "only).")
     port: int = Field(0, ge=0, le=65535, description="Port to listen on (0: a free one, printed at start).")
     timeout: float = Field(120.0, ge=1.0, le=3600.0, description="Seconds a run may take before it is stopped and "
                            "reported as timed out.")
@@ -507,8 +519,8 @@ class ProbeRequest(Request):
         return {"store": str(self.store.resolve())}
 
 
-class ProbeRunRequest(Request):
-    """One world the probe page asks to simulate: the sweep whose robot plays it (`map`), the policy (a
+class ProbeRunForm(StrictModel):
+    """One world the probe page asks to simulate (the page's form, not a command): the sweep whose robot plays it (`map`), the policy (a
     checkpoint swept in the store, or a policy file), the world's axes and its seed (an index into the
     `boundary.probe` seed range for a world entered by hand, or a sweep seed for a stored world)."""
 
@@ -524,7 +536,7 @@ class ProbeRunRequest(Request):
     save: bool = Field(False, description="Write the rollout into the store (through ensure) when it is not there.")
 
     @model_validator(mode="after")
-    def _one_of_each(self) -> "ProbeRunRequest":
+    def _one_of_each(self) -> "ProbeRunForm":
         if (self.checkpoint is None) == (self.policy_file is None):
             raise ValueError("give either a checkpoint of the store or a policy file")
         if (self.seed_index is None) == (self.sweep_seed is None):
