@@ -2,15 +2,21 @@
 
 `render_check(html)` loads the page with the flags that keep Chromium quiet on a closed network,
 lets scripts run, and returns the number of images and how many loaded (the page stamps them on
-<body>, see `report.html`). `screenshot(html, png)` takes a picture a person can look at.
+<body>, see `report.html`). `screenshot(html, png)` takes a picture a person can look at. `Session`
+drives a live page (a local server's): click, wait, read what it shows.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import re
+import select
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 _FLAGS = [
@@ -77,8 +83,6 @@ class Session:
     `wait_for(js)` polls an expression until it is truthy."""
 
     def __init__(self, timeout: float = 90):
-        import os
-
         exe = chromium_path()
         if exe is None:
             raise RuntimeError("Chromium is not installed (make setup installs Debian's chromium)")
@@ -87,8 +91,6 @@ class Session:
         self._in, from_browser = os.pipe()
 
         def wire() -> None:  # in the child, before exec: its fd 3 reads our commands, fd 4 writes answers
-            import fcntl
-
             # copies above 4 first, so neither end is overwritten by the other's move; then inheritable
             # copies at 3 and 4 (a pipe end that already was 3 or 4 would stay close-on-exec)
             high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (to_browser, from_browser)]
@@ -105,11 +107,6 @@ class Session:
         self._session: str | None = None
 
     def _send(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
-        import json
-        import os
-        import select
-        import time
-
         self._next += 1
         msg = {"id": self._next, "method": method, "params": params or {}}
         if session:
@@ -148,8 +145,6 @@ class Session:
 
     def wait_for(self, expression: str, timeout: float = 60, every: float = 0.05):
         """Poll `expression` until it is truthy; its value. TimeoutError after `timeout` s."""
-        import time
-
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -163,8 +158,6 @@ class Session:
             time.sleep(every)
 
     def close(self) -> None:
-        import os
-
         try:
             self._send("Browser.close")
         except (RuntimeError, TimeoutError, OSError):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 
 from policylab.config import claim_out_dir
+from policylab.errors import BadInput
 from policylab.interrupts import Interrupted
 from policylab.progress import say
 from policylab.result import Result
@@ -27,21 +28,20 @@ from policylab.studies.boundary.requests import ProbeRequest
 def run(req: ProbeRequest) -> Result:
     """Start the server, print its address, serve until Ctrl-C."""
     from policylab.studies.boundary.probe_server import Probe, address, bind, serve
-    from policylab.studies.boundary.probe_view import StoreView
-    from policylab.studies.boundary.probe_view import PROBE_SEEDS
+    from policylab.studies.boundary.probe_view import PROBE_SEEDS, StoreView
     from policylab.studies.boundary.probe_worker import WorkerProcess
     from policylab.studies.boundary.world import World
 
     view = StoreView(req.store.resolve(), req.resamples)
     if not view.sweeps:
-        from policylab.errors import BadInput
-
         raise BadInput("store", f"{req.store} holds no boundary sweep")
+    # every sweep's policy loads on its robot (else bad input, before anything is written)
+    checkpoints = [sweep.checkpoint for sweep in view.sweeps.values()]
     sock = bind(req.host, req.port)
     claim_out_dir(req.out, req.config())
     worker = WorkerProcess()
     try:
-        first = next(iter(view.sweeps.values())).checkpoint
+        first = checkpoints[0]
         job = {"robot": first.robot, "checkpoint_path": str(first.path), "width": req.width, "height": req.height,
                "world": World(1.0, 0.0, DEFAULT_DIR, DEFAULT_T0, PROBE_SEEDS.base)}
         warm = threading.Thread(target=worker.call, args=("warm", job, req.timeout))
