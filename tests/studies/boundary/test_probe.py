@@ -168,6 +168,13 @@ def test_probe_page_in_browser(store, tmp_path):
             assert (status, body["error"]) == (400, f"checkpoint: no sweep of 'nope' in {store.resolve()}; "
                                                     "stored: pd_limp, pd_soft")
 
+            status, body = _post(url + "api/run", {"map": "pd_soft", "policy_file": str(store / "missing.npz"),
+                                                   "world": OFF_GRID, "seed_index": 0})
+            assert (status, body["error"]) == (400, f"policy_file: {store / 'missing.npz'} is not a file")
+            status, body = _post(url + "api/run", {"map": "pd_soft", "checkpoint": "pd_soft", "world": OFF_GRID,
+                                                   "seed_index": 0, "sweep_seed": 1_000_000})
+            assert status == 400 and "either a probe seed index or a stored world's sweep seed" in body["error"]
+
             # requests queue: two at once both answer
             both = page.evaluate("""Promise.all([0, 1].map(i => fetch('/api/run', {method: 'POST',
                 body: JSON.stringify({map: 'pd_soft', checkpoint: 'pd_limp', seed_index: i,
@@ -219,3 +226,23 @@ def _alive(pid: int) -> bool:
             return False
         time.sleep(0.1)
     return True
+
+
+def test_a_job_past_its_timeout_is_stopped_and_the_worker_replaced():
+    """The worker process running a job past its timeout is ended; the next job gets a fresh worker."""
+    from policylab.studies.boundary.checkpoint import resolve_checkpoint
+    from policylab.studies.boundary.probe_worker import JobTimeout, WorkerProcess
+
+    ckpt = resolve_checkpoint("ant_v0")
+    job = {"robot": ckpt.robot, "checkpoint_path": str(ckpt.path), "width": 32, "height": 32,
+           "world": World(1.0, 0.0, 90.0, 2.0, 5_000_000)}
+    worker = WorkerProcess()
+    try:
+        first = worker.process.pid
+        with pytest.raises(JobTimeout, match="longer than 0.01 s"):
+            worker.call("warm", job, 0.01)  # importing the simulator alone takes longer
+        assert not _alive(first) and worker.process.pid != first
+        assert worker.call("warm", job, 120) == {}
+    finally:
+        worker.close()
+    assert not worker.process.is_alive()
