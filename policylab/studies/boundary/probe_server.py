@@ -2,9 +2,9 @@
 
 Routes: ``/`` the page and ``/probe.js`` its script (shipped in `probe_page/`; nothing is fetched from
 elsewhere), ``GET /api/maps`` the store's maps (`probe_view.StoreView.maps`), ``POST /api/run`` one world
-simulated (a `ProbeRunForm` as JSON), ``POST /api/render/<run>`` that run's clip and .rrd, and
-``/files/<name>`` the files runs wrote into the out folder (only those: a name is served only if a run of
-this server wrote it).
+simulated (a `ProbeRunForm` as JSON), ``POST /api/render/<run>`` that run's clip, ``/rrd/<run>`` its .rrd
+(exported on the first download), and ``/files/<name>`` the files runs wrote into the out folder (only
+those: a name is served only if a run of this server wrote it).
 
 Bad input (a body that is not JSON, a field out of range, an unknown checkpoint, a policy file that does
 not load) is HTTP 400 with the one-line message a command would print; a run past the timeout is 504; any
@@ -58,6 +58,7 @@ class Probe:
             Route("/api/maps", self._maps),
             Route("/api/run", self._run, methods=["POST"]),
             Route("/api/render/{run_id}", self._render, methods=["POST"]),
+            Route("/rrd/{run_id}", self._rrd),
             Route("/files/{name}", self._file),
         ])
 
@@ -78,6 +79,13 @@ class Probe:
     async def _render(self, request: HttpRequest) -> Response:
         run_id = request.path_params["run_id"]
         return await self._answer(lambda: self.render(run_id))
+
+    async def _rrd(self, request: HttpRequest) -> Response:
+        run_id = request.path_params["run_id"]
+        answer = await self._answer(lambda: self.recording(run_id))
+        if answer.status_code != 200:
+            return answer
+        return FileResponse(self.out / f"{run_id}.rrd", media_type=MEDIA[".rrd"], filename=f"{run_id}.rrd")
 
     async def _file(self, request: HttpRequest) -> Response:
         name = request.path_params["name"]
@@ -111,16 +119,25 @@ class Probe:
         self.runs[run_id] = {"robot": ckpt.robot, "world": dict(planned.world), "outcome": result["outcome"]}
         self.files.add(result["npz"])
         return {**result, "checkpoint": ckpt.name, "world": dict(planned.world),
-                "npz_url": f"/files/{result['npz']}", "thresholds": ckpt.robot.thresholds(),
+                "npz_url": f"/files/{result['npz']}", "rrd_url": f"/rrd/{run_id}", "thresholds": ckpt.robot.thresholds(),
                 "push_window_s": [world.push_t0, world.push_t0 + PUSH_DURATION_S]}
 
-    def render(self, run_id: str) -> dict:
+    def _job(self, run_id: str) -> dict:
         if run_id not in self.runs:
             raise BadInput("run", f"no run {run_id!r} on this page; run the world first")
-        result = self.worker.call("render", {**self.runs[run_id], "run_id": run_id, "out": str(self.out),
-                                             "width": self.width, "height": self.height}, self.timeout)
-        self.files.update((result["clip"], result["rrd"]))
-        return {**result, "clip_url": f"/files/{result['clip']}", "rrd_url": f"/files/{result['rrd']}"}
+        return {**self.runs[run_id], "run_id": run_id, "out": str(self.out), "width": self.width,
+                "height": self.height}
+
+    def render(self, run_id: str) -> dict:
+        result = self.worker.call("render", self._job(run_id), self.timeout)
+        self.files.add(result["clip"])
+        return {**result, "clip_url": f"/files/{result['clip']}"}
+
+    def recording(self, run_id: str) -> dict:
+        """The run's .rrd, exported once, when first asked for."""
+        if f"{run_id}.rrd" not in self.files:  # a run id names its checkpoint and world: one trajectory
+            self.files.add(self.worker.call("rrd", self._job(run_id), self.timeout)["rrd"])
+        return {}
 
 
 def _bad(exc: BadInput) -> Response:

@@ -81,7 +81,7 @@ class WorkerProcess:
 
 def _serve(conn) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    handlers = {"simulate": simulate, "render": render, "warm": warm}
+    handlers = {"simulate": simulate, "render": render, "rrd": recording, "warm": warm}
     renderers: dict = {}
     while True:
         try:
@@ -154,20 +154,25 @@ def simulate(job: Mapping, renderers: dict) -> dict:
 
 
 def render(job: Mapping, renderers: dict) -> dict:
-    """The clip (mp4) and the .rrd of a run's trajectory, read back from its .npz in the out folder."""
+    """The clip (mp4) of a run's trajectory, read back from its .npz in the out folder."""
     from policylab.studies.boundary.clips import render_payload
+
+    rob, out = job["robot"], Path(job["out"])
+    t0 = time.perf_counter()
+    renderer = _renderer(renderers, rob, job["width"], job["height"])
+    clip = render_payload(renderer, job["world"], job["outcome"], read_arrays(out / f"{job['run_id']}.npz"),
+                          out / f"{job['run_id']}.mp4", FPS, rob)
+    return {"clip": clip["file"], "clip_consistent": clip["consistent"], "clip_s": time.perf_counter() - t0}
+
+
+def recording(job: Mapping, renderers: dict) -> dict:
+    """The .rrd of a run's trajectory (made when first downloaded: most runs are only looked at)."""
     from policylab.studies.boundary.rrd import export_payload
 
     rob, out = job["robot"], Path(job["out"])
-    payload = read_arrays(out / f"{job['run_id']}.npz")
-    t0 = time.perf_counter()
-    renderer = _renderer(renderers, rob, job["width"], job["height"])
-    clip = render_payload(renderer, job["world"], job["outcome"], payload, out / f"{job['run_id']}.mp4", FPS, rob)
-    clip_s = time.perf_counter() - t0
-    rrd = export_payload(rob, renderers["models"][rob.ref], job["world"], job["outcome"], payload,
-                         out / f"{job['run_id']}.rrd")
-    return {"clip": clip["file"], "clip_consistent": clip["consistent"], "rrd": rrd["rrd_file"],
-            "clip_s": clip_s, "render_s": time.perf_counter() - t0}
+    rrd = export_payload(rob, rob.render_model(), job["world"], job["outcome"],
+                         read_arrays(out / f"{job['run_id']}.npz"), out / f"{job['run_id']}.rrd")
+    return {"rrd": rrd["rrd_file"]}
 
 
 def _renderer(renderers: dict, rob, width: int, height: int):
@@ -177,7 +182,6 @@ def _renderer(renderers: dict, rob, width: int, height: int):
     key = (rob.ref, rob.identity["spec_sha256"], width, height)
     if key not in renderers:
         renderers[key] = renderer_for(rob, width, height)[0]
-        renderers.setdefault("models", {})[rob.ref] = rob.render_model()
     return renderers[key]
 
 

@@ -140,7 +140,7 @@ def test_probe_page_in_browser(store, tmp_path):
                                          .lstrip("/")).read()
             assert hashlib.sha256(npz).hexdigest() == rec.payload_sha256  # the download is the trajectory
             rrd = page.evaluate("document.getElementById('dl-rrd').getAttribute('href')")
-            assert urllib.request.urlopen(url + rrd.lstrip("/")).read()[:4] == b"RRF2"
+            assert urllib.request.urlopen(url + rrd.lstrip("/")).read()[:4] == b"RRF2"  # rerun's file header
             assert page.wait_for("document.getElementById('clip').readyState >= 1")  # the clip loads in the page
 
             # an off-grid world with a probe seed, written into the store on request

@@ -187,7 +187,6 @@ async function run() {
     if ($("result").dataset.runId !== data.run_id) return;  // a later run is shown now
     const v = $("clip");
     v.src = r.data.clip_url; v.hidden = false;
-    $("dl-rrd").href = r.data.rrd_url; $("dl-rrd").hidden = false;
     $("clip-status").textContent = `clip rendered from this trajectory in ${r.data.clip_s.toFixed(2)} s (frames show the record's outcome: ${r.data.clip_consistent}); ${((performance.now() - t0) / 1000).toFixed(2)} s from click`;
     $("clip-status").dataset.done = "1";
   } catch (e) {
@@ -205,7 +204,7 @@ function fmtOutcome(o) {
 function showResult(d, ms) {
   $("result").hidden = false;
   $("result").dataset.runId = d.run_id;
-  $("clip").hidden = true; $("clip").removeAttribute("src"); $("dl-rrd").hidden = true;
+  $("clip").hidden = true; $("clip").removeAttribute("src");
   delete $("clip-status").dataset.done;
   const w = d.world, o = d.outcome, out = $("outcome");
   out.textContent = `${d.checkpoint}: ${fmtOutcome(o)} - mu ${w.mu}, push ${w.push_pct} %BW, direction ${w.push_dir} deg, start ${w.push_t0} s, seed ${w.seed}`;
@@ -224,6 +223,7 @@ function showResult(d, ms) {
   }
   $("timing").textContent = `simulated in ${d.simulate_s.toFixed(3)} s; ${(ms / 1000).toFixed(2)} s from click`;
   $("dl-npz").href = d.npz_url;
+  $("dl-rrd").href = d.rrd_url;
   drawTracks(d);
 }
 
