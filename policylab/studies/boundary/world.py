@@ -113,6 +113,9 @@ def world_from(values: Mapping[str, float], seed: int) -> World:
     missing = [a.name for a in AXES if a.name not in values]
     if missing:
         raise BadInput(missing[0], "is required")
+    unknown = sorted(set(values) - {a.name for a in AXES})
+    if unknown:
+        raise BadInput(unknown[0], f"is not an axis of the world; the axes are {', '.join(a.name for a in AXES)}")
     return World(**{a.name: a.check(float(values[a.name]), a.name) for a in AXES}, seed=seed)
 
 

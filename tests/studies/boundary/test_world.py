@@ -72,3 +72,5 @@ def test_world_from_checks_every_axis_by_name():
         assert exc.value.field == name
     with pytest.raises(BadInput, match="push_t0: is required"):
         world_from({k: v for k, v in ok.items() if k != "push_t0"}, 0)
+    with pytest.raises(BadInput, match="gravity: is not an axis of the world; the axes are mu, push_pct, "):
+        world_from({**ok, "gravity": 1.0}, 0)
