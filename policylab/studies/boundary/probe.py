@@ -15,6 +15,7 @@ writes only its out folder (and the store, when asked); it stops on Ctrl-C.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from policylab.config import claim_out_dir
 from policylab.errors import BadInput
@@ -23,6 +24,10 @@ from policylab.progress import say
 from policylab.result import Result
 from policylab.studies.boundary.constants import DEFAULT_DIR, DEFAULT_T0
 from policylab.studies.boundary.requests import ProbeRequest
+
+if TYPE_CHECKING:
+    from policylab.studies.boundary.checkpoint import Checkpoint
+    from policylab.studies.boundary.probe_view import StoreView
 
 
 def run(req: ProbeRequest) -> Result:
@@ -35,16 +40,14 @@ def run(req: ProbeRequest) -> Result:
     view = StoreView(req.store.resolve(), req.resamples)
     if not view.sweeps:
         raise BadInput("store", f"{req.store} holds no boundary sweep")
-    # every sweep's policy loads on its robot (else bad input, before anything is written)
-    checkpoints = [sweep.checkpoint for sweep in view.sweeps.values()]
+    first = _playable(view)
     sock = bind(req.host, req.port)
     claim_out_dir(req.out, req.config())
     worker = WorkerProcess()
     try:
-        first = checkpoints[0]
-        job = {"robot": first.robot, "checkpoint_path": str(first.path), "width": req.width, "height": req.height,
-               "world": World(1.0, 0.0, DEFAULT_DIR, DEFAULT_T0, PROBE_SEEDS.base)}
-        warm = threading.Thread(target=worker.call, args=("warm", job, req.timeout))
+        warm = threading.Thread(target=worker.call, args=("warm", {
+            "robot": first.robot, "checkpoint_path": str(first.path), "width": req.width, "height": req.height,
+            "world": World(1.0, 0.0, DEFAULT_DIR, DEFAULT_T0, PROBE_SEEDS.base)}, req.timeout))
         warm.start()
         say(f"probe: reducing {len(view.sweeps)} sweep(s) of {req.store} for the maps")
         view.maps()
@@ -59,3 +62,15 @@ def run(req: ProbeRequest) -> Result:
         worker.close()
         sock.close()
     return Result(req.out, headlines=(f"probe stopped; runs made: {len(probe.runs)}",))
+
+
+def _playable(view: "StoreView") -> "Checkpoint":
+    """The first sweep's checkpoint that can be played (the worker warms up with it); a sweep whose policy
+    cannot be played still shows its map, and a run of it is refused in the page with the reason."""
+    for sweep in view.sweeps.values():
+        try:
+            return sweep.checkpoint
+        except BadInput:
+            continue
+    raise BadInput("store", f"no sweep in {view.root} has a policy that can be played (the store keeps no copy "
+                   "of it and no committed checkpoint has its name)")

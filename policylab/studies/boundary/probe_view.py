@@ -58,11 +58,11 @@ class Sweep:
         with Store(self.store_root) as store:
             rob = robot_from_meta(self.meta, "checkpoint", store)
             kept = kept_policy(store, self.name)
-        ckpt = checkpoint_on(str(kept) if kept is not None else self.name, rob)
-        if ckpt.sha256 != self.meta["checkpoint"]["sha256"]:
-            raise BadInput("checkpoint", f"the policy file of {self.name!r} is not the one it was swept with "
-                           "(sha256 differs)")
-        return replace(ckpt, name=self.name)
+        ckpt = replace(checkpoint_on(str(kept) if kept is not None else self.name, rob), name=self.name)
+        if ckpt.as_dict() != self.meta["checkpoint"]:  # a normalisation file beside the policy is not kept
+            raise BadInput("checkpoint", f"the policy of {self.name!r} cannot be played as it was swept (its file or "
+                           "its normalisation file differs or is gone)")
+        return ckpt
 
 
 class StoreView:
