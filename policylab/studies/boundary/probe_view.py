@@ -101,8 +101,10 @@ class StoreView:
                 except BadInput as exc:
                     entry["error"] = exc.message
                 else:
-                    for c in red["cells"]:
-                        c.pop("km_curve", None)  # the page draws no curves; the cell list is what it needs
+                    for c in red["cells"]:  # what the page lists of a cell (the whole reduction is megabytes)
+                        c.pop("km_curve", None)
+                        c["rollouts"] = [{k: r[k] for k in ("seed_idx", "seed", "status", "t_fail")}
+                                         for r in c["rollouts"]]
                     reductions[name] = entry["reduction"] = red
                 try:
                     gate.require(store, name, "gate")
