@@ -54,11 +54,15 @@ class WorkerProcess:
     def call(self, kind: str, job: Mapping[str, Any], timeout: float) -> dict:
         """The worker's answer to one job; BadInput as the worker raised it; `JobTimeout` after `timeout` s."""
         with self.lock:
-            self._conn.send((kind, dict(job)))
-            if not self._conn.poll(timeout):
+            try:
+                self._conn.send((kind, dict(job)))
+                if not self._conn.poll(timeout):
+                    self._restart()
+                    raise JobTimeout(f"the run took longer than {timeout:g} s and was stopped")
+                status, value = self._conn.recv()
+            except (EOFError, OSError):  # the worker died (a crash in native code): the next job gets a new one
                 self._restart()
-                raise JobTimeout(f"the run took longer than {timeout:g} s and was stopped")
-            status, value = self._conn.recv()
+                raise RuntimeError(f"the worker process ended during a {kind} job") from None
         if status == "bad_input":
             raise BadInput(*value)
         if status == "error":
