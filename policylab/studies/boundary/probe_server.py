@@ -119,7 +119,8 @@ class Probe:
         self.runs[run_id] = {"robot": ckpt.robot, "world": dict(planned.world), "outcome": result["outcome"]}
         self.files.add(result["npz"])
         return {**result, "checkpoint": ckpt.name, "world": dict(planned.world),
-                "npz_url": f"/files/{result['npz']}", "rrd_url": f"/rrd/{run_id}", "thresholds": ckpt.robot.thresholds(),
+                "npz_url": f"/files/{result['npz']}", "rrd_url": f"/rrd/{run_id}",
+                "thresholds": ckpt.robot.thresholds(),
                 "push_window_s": [world.push_t0, world.push_t0 + PUSH_DURATION_S]}
 
     def _job(self, run_id: str) -> dict:

@@ -147,7 +147,8 @@ def simulate(job: Mapping, renderers: dict) -> dict:
             same = compare(store.payload(planned.key), payload)
             stored = {"outcome": dict(rec.outcome), "payload_sha256": rec.payload_sha256,
                       "bitwise_equal": rec.payload_sha256 == sha and same["equal"],
-                      "qpos_max_abs_diff": _finite_or_none(same["qpos_max_abs_diff"]), "same_outcome": dict(rec.outcome) == outcome}
+                      "qpos_max_abs_diff": _finite_or_none(same["qpos_max_abs_diff"]),
+                      "same_outcome": dict(rec.outcome) == outcome}
         elif job["save"]:
             ensure(store, [planned], _Computed((outcome, payload)), label="probe", unit="rollout")
             saved = store.has(planned.key)
