@@ -15,6 +15,7 @@ wait on the event loop; jobs queue on the worker's lock and run one at a time.
 
 from __future__ import annotations
 
+import errno
 import json
 import socket
 import traceback
@@ -154,7 +155,7 @@ def bind(host: str, port: int) -> socket.socket:
         sock.bind(addr)
         sock.listen(128)
     except OSError as exc:
-        raise BadInput("port" if isinstance(exc, PermissionError) or exc.errno == 98 else "host",
+        raise BadInput("port" if isinstance(exc, PermissionError) or exc.errno == errno.EADDRINUSE else "host",
                        f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
     return sock
 

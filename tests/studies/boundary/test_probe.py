@@ -246,3 +246,19 @@ def test_a_job_past_its_timeout_is_stopped_and_the_worker_replaced():
     finally:
         worker.close()
     assert not worker.process.is_alive()
+
+
+def test_a_port_in_use_is_bad_input_and_nothing_is_written(store, tmp_path):
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    try:
+        res = cli("probe", "--store", store, "--port", port, "--out", tmp_path / "out")
+    finally:
+        taken.close()
+    assert res.returncode == 2
+    assert res.stderr.strip() == f"policylab: error: port: cannot listen on 127.0.0.1:{port} (Address already in use)"
+    assert not (tmp_path / "out").exists()
