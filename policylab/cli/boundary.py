@@ -51,3 +51,4 @@ command(app, "diff", r.DiffRequest, f"{S}.diff:run", index=RunKind(
     (("cells safer", "summary.safer"), ("cells worse", "summary.worse"), ("unchanged", "summary.unchanged")),
     signature=("store_b", ANY)))
 command(app, "report", r.ReportRequest, f"{S}.report:run", index=(ANALYSIS, "boundary diff"))
+command(app, "probe", r.ProbeRequest, f"{S}.probe:run", index=None)  # a live page; its out folder holds no report

@@ -71,6 +71,9 @@ boundary    calibration  3_000_000  1_000_000  ``calibrate``: nominal and hard-p
                                                every sweep's seeds
 boundary    robot        4_000_000  1_000      ``boundary robot``: a spec's nominal worlds played by
                                                the zero policy
+boundary    probe        5_000_000  1_000_000  ``boundary probe``: a world entered by hand in the
+                                               page takes base + the index the user gives, so it
+                                               never is a sweep's world and can be found again
 ==========  ===========  =========  =========  =====================================================
 
 Not ranges, and kept where they are: single seeds picked for what they show (the Breakout trace
@@ -137,6 +140,7 @@ RANGES: dict[tuple[str, str], SeedRange] = {(r.study, r.purpose): r for r in (
     SeedRange("boundary", "verify", 1_000_000, 2, shares=("sweep",)),
     SeedRange("boundary", "calibration", 3_000_000, 1_000_000),
     SeedRange("boundary", "robot", 4_000_000, 1_000),
+    SeedRange("boundary", "probe", 5_000_000, 1_000_000),
 )}
 
 

@@ -52,6 +52,7 @@ BASELINES: dict[str, list[str]] = {
     "boundary report": ["--out", "{ana}"],
     "boundary diff": ["--store", "{store}", "--a", "ant_v0", "--b", "ant_v1", "--resamples", "100",
                       "--out", "{tmp}/out"],
+    "boundary probe": ["--store", "{store}", "--out", "{tmp}/out"],
 }
 
 # str options whose text is free (any value is valid): only type-level cases apply to them.

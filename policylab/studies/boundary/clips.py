@@ -187,7 +187,13 @@ def render_clip(renderer: OffscreenRenderer, store: Store, key: str, path: Path,
     """Write one clip of record `key` and return its manifest entry."""
     rec = store.require(key)
     payload = store.payload(key)  # sha256-verified against the record
-    world, outcome = rec.data["world"], rec.outcome
+    entry = render_payload(renderer, rec.data["world"], rec.outcome, payload, path, fps, rob)
+    return {"key": key, **entry, "payload_sha256": rec.payload_sha256}
+
+
+def render_payload(renderer: OffscreenRenderer, world: Mapping, outcome: Mapping, payload: Mapping[str, np.ndarray],
+                   path: Path, fps: int, rob: Robot | None = None) -> dict:
+    """Write the clip of one trajectory (a record's world, outcome and payload) and return its manifest entry."""
     time, qpos = payload["time"], payload["qpos"]
     finite = np.isfinite(qpos).all(axis=1)
     idx = [i for i in clip_frames(time, float(world["push_t0"]), outcome["status"], outcome.get("t_fail"), fps)
@@ -210,9 +216,9 @@ def render_clip(renderer: OffscreenRenderer, store: Store, key: str, path: Path,
                                                        f"{world['seed']}\n{time[i]:.2f} s"),
                                       force if on else None, float(world["push_pct"])))
     write_mp4(path, np.stack(frames), fps=fps, preset=MP4_PRESET)
-    return {"key": key, "cache_key": world.get("cache_key"), "file": path.name, "outcome": outcome["status"],
+    return {"cache_key": world.get("cache_key"), "file": path.name, "outcome": outcome["status"],
             "mu": world["mu"], "push_pct_bw": world["push_pct"], "seed": world["seed"], "before_push": before,
-            "t_fail": outcome.get("t_fail"), "payload_sha256": rec.payload_sha256, "frames": len(idx),
+            "t_fail": outcome.get("t_fail"), "frames": len(idx),
             "state_indices": idx, "window_s": [float(time[shown[0]]), float(time[shown[-1]])],
             "push_frames": sum(1 for i in idx if i < len(push) and np.any(push[i])),
             "frames_show": seen, "consistent": seen == outcome["status"]}

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
-from policylab.config import OutDir, Request, check_out_dir
+from policylab.config import OutDir, Request, StrictModel, check_out_dir
 from policylab.envs.robots.spec import DEFAULT_ROBOT
 from policylab.errors import BadInput
 from policylab.rollout.seeds import named_range
@@ -471,3 +471,74 @@ class ReportRequest(Request):
 
     out: Annotated[OutDir, AfterValidator(_reduced_or_diff)] = Field(description="An analysis folder (after "
                                                                      "reduce) or a diff folder.")
+
+
+# -- probe ----------------------------------------------------------------------------------------
+PROBE_SEEDS = named_range("boundary", "probe")
+
+
+def _host(host: str) -> str:
+    """An address this machine can listen on: an IP address or a name that resolves to one."""
+    import socket
+
+    try:
+        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise ValueError(f"{host!r} is not an address to listen on ({exc})") from None
+    return host
+
+
+class ProbeRequest(Request):
+    """Start a local web page over the store: the map of every sweep in it, the diff of two, and any world
+    (on or off the grid) simulated live for a checkpoint of the store or a policy file, with its tracks,
+    a clip and .npz/.rrd downloads. Stops on Ctrl-C."""
+
+    store: StoreDir = Field(STORE, description=STORE_HELP)
+    out: OutDir = Field(None, description="Folder for the trajectories, clips and .rrd files of live runs, and the "
+                        "server's log (default STORE-probe beside the store).")
+    host: Annotated[str, AfterValidator(_host)] = Field("127.0.0.1", min_length=1, max_length=255,
+                                                        description="Address to listen on (default: this machine "
+                                                        "only).")
+    port: int = Field(0, ge=0, le=65535, description="Port to listen on (0: a free one, printed at start).")
+    timeout: float = Field(120.0, ge=1.0, le=3600.0, description="Seconds a run may take before it is stopped and "
+                           "reported as timed out.")
+    resamples: int = Field(500, ge=100, le=100_000, description="Bootstrap resamples for the maps' boundary "
+                           "intervals.")
+    width: int = Field(320, ge=32, le=1920, description="Width of each of the clip's three camera views, pixels.")
+    height: int = Field(240, ge=32, le=1080, description="Height of each clip view, pixels.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _out_default(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("out") is None:
+            store = Path(str(data.get("store") or cls.model_fields["store"].default))
+            data = {**data, "out": store.parent / f"{store.name}-probe"}
+        return data
+
+    def config(self) -> dict:
+        return {"store": str(self.store.resolve())}
+
+
+class ProbeRunForm(StrictModel):
+    """One world the probe page asks to simulate (the page's form, not a command): the sweep whose robot plays it (`map`), the policy (a
+    checkpoint swept in the store, or a policy file), the world's axes and its seed (an index into the
+    `boundary.probe` seed range for a world entered by hand, or a sweep seed for a stored world)."""
+
+    map: SweepName = Field(description="The sweep in the store whose robot plays the world.")
+    checkpoint: Optional[SweepName] = Field(None, description="A checkpoint swept in the store.")
+    policy_file: Optional[Annotated[str, Field(min_length=1, max_length=4096)]] = Field(
+        None, description="The path of a .npz or .onnx policy file, instead of a checkpoint.")
+    world: dict[str, float] = Field(description="The world's axes (friction, push, direction, start, ...).")
+    seed_index: Optional[int] = Field(None, ge=0, lt=PROBE_SEEDS.size, description="Index into the boundary.probe "
+                                      f"seed range (seed {PROBE_SEEDS.base:,} + index).")
+    sweep_seed: Optional[int] = Field(None, ge=SWEEP_SEEDS.base, lt=SWEEP_SEEDS.stop, description="A sweep's seed "
+                                      "(a stored world's).")
+    save: bool = Field(False, description="Write the rollout into the store (through ensure) when it is not there.")
+
+    @model_validator(mode="after")
+    def _one_of_each(self) -> "ProbeRunForm":
+        if (self.checkpoint is None) == (self.policy_file is None):
+            raise ValueError("give either a checkpoint of the store or a policy file")
+        if (self.seed_index is None) == (self.sweep_seed is None):
+            raise ValueError("give either a probe seed index or a stored world's sweep seed")
+        return self

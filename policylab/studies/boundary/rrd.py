@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Mapping
 
 import mujoco
 import numpy as np
@@ -76,8 +77,13 @@ def _push_vector(rob: Robot, qpos_at_onset: np.ndarray, push_dir_deg: float, pus
 def export_rrd(store: Store, rob: Robot, model: mujoco.MjModel, key: str, path: Path) -> dict:
     """Write `path` (.rrd) and `<stem>.qpos.npz` beside it for record `key`; return the file facts."""
     rec = store.require(key)
-    payload = store.payload(key)
-    world, outcome = rec.data["world"], rec.outcome
+    return {"key": key, **export_payload(rob, model, rec.data["world"], rec.outcome, store.payload(key), path)}
+
+
+def export_payload(rob: Robot, model: mujoco.MjModel, world: Mapping, outcome: Mapping,
+                   payload: Mapping[str, np.ndarray], path: Path) -> dict:
+    """Write `path` (.rrd) and `<stem>.qpos.npz` beside it for one trajectory (a record's world, outcome and
+    payload); return the file facts."""
     qpos, time = payload["qpos"], payload["time"]
     t0, t_fail = float(world["push_t0"]), outcome.get("t_fail")
     data = mujoco.MjData(model)
@@ -86,7 +92,7 @@ def export_rrd(store: Store, rob: Robot, model: mujoco.MjModel, key: str, path: 
 
     # One chunk per entity by construction: the batcher never flushes on its own (by time, rows or
     # bytes), only at the end; no wall-clock timelines or start-time property enter the file.
-    rec_stream = rr.RecordingStream(APP_ID, recording_id=str(world.get("cache_key", key)), send_properties=False,
+    rec_stream = rr.RecordingStream(APP_ID, recording_id=str(world["cache_key"]), send_properties=False,
                                     batcher_config=rr.ChunkBatcherConfig.NEVER())
     rec_stream.set_log_time_enabled(False)
     rec_stream.set_log_tick_enabled(False)
@@ -131,7 +137,7 @@ def export_rrd(store: Store, rob: Robot, model: mujoco.MjModel, key: str, path: 
     atomic_write_bytes(qpos_path, arrays_to_bytes({
         "qpos": qpos, "ttf_s": np.array([-1.0 if t_fail is None else float(t_fail)]),
         "outcome": np.array([outcome["status"]])}))
-    return {"key": key, "cache_key": world.get("cache_key"), "rrd_file": path.name, "qpos_file": qpos_path.name,
+    return {"cache_key": world.get("cache_key"), "rrd_file": path.name, "qpos_file": qpos_path.name,
             "outcome": outcome["status"], "rrd_bytes": path.stat().st_size}
 
 

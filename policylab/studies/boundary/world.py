@@ -23,7 +23,7 @@ or action noise.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -78,6 +78,45 @@ class World:
     @property
     def key(self) -> str:
         return cache_key(self.mu, self.push_pct, self.push_dir, self.push_t0, self.seed)
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of a world a person can set (every `World` field but the seed): what a form shows and how
+    a value is checked and rounded (`check(value, field)`, bad input out of range)."""
+
+    name: str  # the World field
+    label: str
+    unit: str
+    lo: float
+    hi: float
+    res: float
+    check: Callable[[float, str], float]
+    default: float
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "label": self.label, "unit": self.unit, "min": self.lo, "max": self.hi,
+                "step": self.res, "default": self.default}
+
+
+AXES = (
+    Axis("mu", "friction", "mu", *MU_RANGE, MU_RES, check_mu, 1.0),
+    Axis("push_pct", "push", "%BW", *PUSH_RANGE, PUSH_RES, check_push, 0.0),
+    Axis("push_dir", "push direction", "deg from heading", 0.0, 360.0 - DIR_RES, DIR_RES,
+         lambda v, field: check_dir(v), DEFAULT_DIR),
+    Axis("push_t0", "push start", "s", *T0_RANGE, T0_RES, check_t0, DEFAULT_T0),
+)
+
+
+def world_from(values: Mapping[str, float], seed: int) -> World:
+    """The world of `values` (one per axis, each checked and rounded) and `seed`; bad input names the axis."""
+    missing = [a.name for a in AXES if a.name not in values]
+    if missing:
+        raise BadInput(missing[0], "is required")
+    unknown = sorted(set(values) - {a.name for a in AXES})
+    if unknown:
+        raise BadInput(unknown[0], f"is not an axis of the world; the axes are {', '.join(a.name for a in AXES)}")
+    return World(**{a.name: a.check(float(values[a.name]), a.name) for a in AXES}, seed=seed)
 
 
 @dataclass(frozen=True)

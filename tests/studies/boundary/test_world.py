@@ -59,3 +59,18 @@ def test_stored_records_follow_the_seed_scheme(small_sweep, small_grid):
         assert w["seed"] == 1_000_000 + w["rollout_index"]
         assert w["cache_key"] == cache_key(w["mu"], w["push_pct"], w["push_dir"], w["push_t0"], w["seed"])
         assert w["mu"] == small_grid.mus[w["mu_idx"]] and w["push_pct"] == small_grid.pushes[w["push_idx"]]
+
+
+def test_world_from_checks_every_axis_by_name():
+    from policylab.studies.boundary.world import AXES, world_from
+
+    ok = {a.name: a.default for a in AXES}
+    assert world_from({**ok, "mu": 0.734, "push_dir": 93}, 5_000_000) == World(0.73, 0.0, 95.0, 2.0, 5_000_000)
+    for name, bad in (("mu", 2.5), ("push_pct", -1), ("push_t0", 9)):
+        with pytest.raises(BadInput) as exc:
+            world_from({**ok, name: bad}, 0)
+        assert exc.value.field == name
+    with pytest.raises(BadInput, match="push_t0: is required"):
+        world_from({k: v for k, v in ok.items() if k != "push_t0"}, 0)
+    with pytest.raises(BadInput, match="gravity: is not an axis of the world; the axes are mu, push_pct, "):
+        world_from({**ok, "gravity": 1.0}, 0)

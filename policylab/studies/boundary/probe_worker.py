@@ -1,0 +1,194 @@
+"""The probe's worker: one process beside the web server that simulates the worlds the page asks for and
+renders their clips and .rrd files, one job at a time.
+
+Why a process: a rollout and a clip take a second or more of CPU (the clip's software rendering holds
+the GIL), which in the server's process would stall every other request; and a job that runs past the
+page's timeout can only be stopped by ending the process that runs it (`WorkerProcess.call` does, and
+starts a fresh one). The worker ignores SIGINT: Ctrl-C in a terminal reaches the whole process group,
+and the server, not the worker, decides how to stop (it ends the worker itself).
+
+A rollout is the sweep's own: `simulation.simulate_worlds` (one rollout loop for sweeps, verify, replay
+and the probe), so a world of a stored sweep played again here is compared bit for bit with its record,
+and a run the user asks to keep goes into the store through `ensure`, the sweep's writing path.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from policylab.errors import BadInput
+from policylab.fileio import arrays_to_bytes, atomic_write_bytes, read_arrays
+from policylab.hashing import sha256_hex
+
+FPS = 20
+
+
+class JobTimeout(Exception):
+    """A job ran past its timeout; its worker was ended and a fresh one started."""
+
+
+class WorkerProcess:
+    """One worker process and the pipe to it; `call` sends a job and waits for its answer (callers queue
+    on a lock, so jobs run one at a time, in the order they came)."""
+
+    def __init__(self) -> None:
+        self._ctx = multiprocessing.get_context("spawn")
+        self.lock = threading.Lock()
+        self._start()
+
+    def _start(self) -> None:
+        self._conn, child = self._ctx.Pipe()
+        self.process = self._ctx.Process(target=_serve, args=(child,), daemon=True, name="policylab-probe-worker")
+        self.process.start()
+        child.close()
+
+    def call(self, kind: str, job: Mapping[str, Any], timeout: float) -> dict:
+        """The worker's answer to one job; BadInput as the worker raised it; `JobTimeout` after `timeout` s."""
+        with self.lock:
+            try:
+                self._conn.send((kind, dict(job)))
+                if not self._conn.poll(timeout):
+                    self._restart()
+                    raise JobTimeout(f"the run took longer than {timeout:g} s and was stopped")
+                status, value = self._conn.recv()
+            except (EOFError, OSError):  # the worker died (a crash in native code): the next job gets a new one
+                self._restart()
+                raise RuntimeError(f"the worker process ended during a {kind} job") from None
+        if status == "bad_input":
+            raise BadInput(*value)
+        if status == "error":
+            raise RuntimeError(value)
+        return value
+
+    def _restart(self) -> None:
+        self.process.kill()
+        self.process.join()
+        self._conn.close()
+        self._start()
+
+    def close(self) -> None:
+        self._conn.close()  # the worker's recv ends and it returns; kill it if it is in a job
+        self.process.join(2.0)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+
+
+def _serve(conn) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    handlers = {"simulate": simulate, "render": render, "rrd": recording, "warm": warm}
+    renderers: dict = {}
+    while True:
+        try:
+            kind, job = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            answer = ("ok", handlers[kind](job, renderers))
+        except BadInput as exc:
+            answer = ("bad_input", (exc.field, exc.message))
+        except Exception:
+            answer = ("error", traceback.format_exc())
+        conn.send(answer)
+
+
+def warm(job: Mapping, renderers: dict) -> dict:
+    """Before the first run: import rerun, open the robot's render context, and play one world (`job`'s), so
+    the simulator's compiled arithmetic is compiled; the result is dropped."""
+    from policylab.studies.boundary import rrd  # noqa: F401
+    from policylab.studies.boundary.simulation import simulate_worlds
+
+    _renderer(renderers, job["robot"], job["width"], job["height"])
+    simulate_worlds(job["checkpoint_path"], [job["world"]], job["robot"], nthread=1)
+    return {}
+
+
+@dataclass(frozen=True)
+class _Computed:
+    """`ensure`'s runner for a rollout simulated already: its one unit is that result."""
+
+    result: tuple
+
+    def pack(self, todo):
+        return [(list(todo), [self.result])] if todo else []
+
+    run = staticmethod(lambda work: work)  # ensure's local executor calls it here; nothing is shipped
+
+
+def simulate(job: Mapping, renderers: dict) -> dict:
+    """Play one world; compare with the store's record of it, if any; save its trajectory (.npz) in the out
+    folder, and into the store through `ensure` when asked and absent."""
+    from policylab.rollout.ensure import ensure
+    from policylab.rollout.store import Store
+    from policylab.studies.boundary.replay import compare
+    from policylab.studies.boundary.simulation import simulate_worlds
+
+    planned, rob = job["planned"], job["robot"]
+    t0 = time.perf_counter()
+    (outcome, payload), = simulate_worlds(job["checkpoint_path"], [job["world"]], rob, nthread=1)
+    simulate_s = time.perf_counter() - t0
+    blob = arrays_to_bytes(payload)
+    sha = sha256_hex(blob)
+    npz = Path(job["out"]) / f"{job['run_id']}.npz"
+    atomic_write_bytes(npz, blob)
+    stored, saved = None, False
+    with Store(Path(job["store"])) as store:
+        rec = store.get(planned.key)
+        if rec is not None:
+            same = compare(store.payload(planned.key), payload)
+            stored = {"outcome": dict(rec.outcome), "payload_sha256": rec.payload_sha256,
+                      "bitwise_equal": rec.payload_sha256 == sha and same["equal"],
+                      "qpos_max_abs_diff": _finite_or_none(same["qpos_max_abs_diff"]),
+                      "same_outcome": dict(rec.outcome) == outcome}
+        elif job["save"]:
+            ensure(store, [planned], _Computed((outcome, payload)), label="probe", unit="rollout")
+            saved = store.has(planned.key)
+    return {"run_id": job["run_id"], "key": planned.key, "outcome": outcome, "payload_sha256": sha, "stored": stored,
+            "saved": saved, "npz": npz.name, "simulate_s": simulate_s,
+            "tracks": {name: [float(v) if np.isfinite(v) else None for v in payload[name]]  # JSON has no NaN
+                       for name in ("time", "torso_z", "uprightness")}}
+
+
+def render(job: Mapping, renderers: dict) -> dict:
+    """The clip (mp4) of a run's trajectory, read back from its .npz in the out folder."""
+    from policylab.studies.boundary.clips import render_payload
+
+    rob, out = job["robot"], Path(job["out"])
+    t0 = time.perf_counter()
+    renderer = _renderer(renderers, rob, job["width"], job["height"])
+    clip = render_payload(renderer, job["world"], job["outcome"], read_arrays(out / f"{job['run_id']}.npz"),
+                          out / f"{job['run_id']}.mp4", FPS, rob)
+    return {"clip": clip["file"], "clip_consistent": clip["consistent"], "clip_s": time.perf_counter() - t0}
+
+
+def recording(job: Mapping, renderers: dict) -> dict:
+    """The .rrd of a run's trajectory (made when first downloaded: most runs are only looked at)."""
+    from policylab.studies.boundary.rrd import export_payload
+
+    rob, out = job["robot"], Path(job["out"])
+    rrd = export_payload(rob, rob.render_model(), job["world"], job["outcome"],
+                         read_arrays(out / f"{job['run_id']}.npz"), out / f"{job['run_id']}.rrd")
+    return {"rrd": rrd["rrd_file"]}
+
+
+def _renderer(renderers: dict, rob, width: int, height: int):
+    """One render context per (robot, size) for the worker's life (opening one costs more than a clip)."""
+    from policylab.studies.boundary.clips import renderer_for
+
+    key = (rob.ref, rob.identity["spec_sha256"], width, height)
+    if key not in renderers:
+        renderers[key] = renderer_for(rob, width, height)[0]
+    return renderers[key]
+
+
+def _finite_or_none(x: float | None) -> float | None:
+    return x if x is not None and np.isfinite(x) else None
