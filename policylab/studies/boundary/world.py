@@ -10,7 +10,9 @@ clamped) and rounded to its resolutions:
     start     0.5 - 4.0 s    0.1 s
 
 The cache key, ``v2|mu=0.5000|push=80.00|dir=90.00|t0=2.00|seed=N``, names a world; its leading
-version is bumped whenever what a world means changes.
+version is bumped whenever what a world means changes. The later axes of the catalogue (`axes.py`:
+payload, motor strength, action delay, floor slope) join it only when a world sets them
+(``...|seed=N|payload=2.00``), so every world that sets none keeps its key.
 
 Seeds: the grid's rollout index is ``(mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx``
 and the world's seed is ``policylab.rollout.seeds.world_seed("boundary", cell, seed_idx,
@@ -29,6 +31,7 @@ import numpy as np
 
 from policylab.errors import BadInput
 from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, world_seed
+from policylab.studies.boundary.axes import BY_FIELD, NEW_AXES
 from policylab.studies.boundary.constants import (DEFAULT_DIR, DEFAULT_MU, DEFAULT_PUSH, DEFAULT_SEEDS_PER_CELL,
                                                   DEFAULT_T0, DIR_RES, MU_RANGE, MU_RES, PUSH_RANGE, PUSH_RES,
                                                   T0_RANGE, T0_RES)
@@ -62,22 +65,43 @@ def check_t0(t0: float, field: str = "push_t0") -> float:
     return _round_to(t0, T0_RES)
 
 
-def cache_key(mu: float | None, push_pct: float, push_dir: float, push_t0: float, seed: int) -> str:
+def cache_key(mu: float | None, push_pct: float, push_dir: float, push_t0: float, seed: int,
+              extra: dict[str, float] | None = None) -> str:
+    """A world's name; `extra` holds the later axes it sets ({World field: value}, `World.extra`)."""
     mu_s = "default" if mu is None else f"{mu:.4f}"
-    return f"{KEY_VERSION}|mu={mu_s}|push={push_pct:.2f}|dir={push_dir:.2f}|t0={push_t0:.2f}|seed={seed}"
+    tail = "".join(f"|{BY_FIELD[f].key_part(v)}" for f, v in (extra or {}).items())
+    return f"{KEY_VERSION}|mu={mu_s}|push={push_pct:.2f}|dir={push_dir:.2f}|t0={push_t0:.2f}|seed={seed}{tail}"
 
 
 @dataclass(frozen=True)
 class World:
+    """A world: the original four axes and a seed, plus the later axes of the catalogue at their defaults
+    unless set (`axes.NEW_AXES`)."""
+
     mu: float
     push_pct: float
     push_dir: float
     push_t0: float
     seed: int
+    payload_kg: float = 0.0
+    motor_scale: float = 1.0
+    action_delay: int = 0
+    slope_deg: float = 0.0
+
+    @property
+    def extra(self) -> dict[str, float]:
+        """The later axes this world sets, {field: value} in catalogue order (empty for a world of the grid)."""
+        return {a.field: getattr(self, a.field) for a in NEW_AXES if a.is_set(getattr(self, a.field))}
 
     @property
     def key(self) -> str:
-        return cache_key(self.mu, self.push_pct, self.push_dir, self.push_t0, self.seed)
+        return cache_key(self.mu, self.push_pct, self.push_dir, self.push_t0, self.seed, self.extra)
+
+    @classmethod
+    def from_record(cls, w: dict) -> "World":
+        """The world a record's world part describes (the later axes where it sets them)."""
+        return cls(w["mu"], w["push_pct"], w["push_dir"], w["push_t0"], w["seed"],
+                   **{a.field: w[a.field] for a in NEW_AXES if a.field in w})
 
 
 @dataclass(frozen=True)
