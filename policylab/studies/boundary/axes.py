@@ -126,3 +126,38 @@ def lattice(a: Axis, lo: float, hi: float, n: int, field: str) -> tuple[float, .
     if len(set(values)) != n:
         raise BadInput(field, f"{n} values in {lo:g}-{hi:g} collide at the resolution {a.resolution:g}")
     return values
+
+
+def parse_rows(specs: list[str], field: str = "rows") -> list[tuple[Axis, tuple[float, ...]]]:
+    """``AXIS=LO:HI:N`` (evenly spaced) or ``AXIS=V1,V2,...`` per axis, each axis once; push is the axis a
+    search searches, never a row axis."""
+    out, seen = [], set()
+    for spec in specs:
+        name, sep, values = spec.partition("=")
+        a = axis(name.strip(), field)
+        if not sep or a.name in seen or a.name == "push":
+            raise BadInput(field, f"{spec!r}: give each axis once as AXIS=LO:HI:N or AXIS=V1,V2 (push is the "
+                           "searched axis)")
+        seen.add(a.name)
+        try:
+            if ":" in values:
+                lo, hi, n = values.split(":")
+                vals = lattice(a, float(lo), float(hi), int(n), field)
+            else:
+                vals = tuple(a.check(float(v), field) for v in values.split(","))
+        except ValueError:
+            raise BadInput(field, f"{spec!r}: expected AXIS=LO:HI:N or AXIS=V1,V2,...") from None
+        if len(set(vals)) != len(vals):
+            raise BadInput(field, f"{spec!r}: values repeat at the axis's resolution {a.resolution:g}")
+        out.append((a, vals))
+    return out
+
+
+def fixed_axes(specs: list[str], rows: list[tuple[Axis, tuple[float, ...]]]) -> dict[str, float]:
+    """``AXIS=V`` per axis held at one value in every row (not a row axis, not push)."""
+    fixed = {}
+    for a, vals in parse_rows(specs, "set"):
+        if len(vals) != 1 or a.name in {r.name for r, _ in rows}:
+            raise BadInput("set", f"{a.name}: give one value (AXIS=V) of an axis that is not a row axis")
+        fixed[a.name] = vals[0]
+    return fixed
