@@ -212,7 +212,7 @@ def grid_comparison(store: Store, ckpt: Checkpoint, rows: list[Row], level: floa
     """The store's sweep of this checkpoint, when it holds a complete one: each friction row's boundary as
     reduce computes it from the grid (bootstrap over seeds, 2000 resamples, seed 0), beside the search's."""
     from policylab.errors import BadInput
-    from policylab.studies.boundary.reduce import boundaries, load_sweep
+    from policylab.studies.boundary.reduce import boundaries, load_sweep, survival_codes, survival_fraction
 
     try:
         sweep = load_sweep(store, ckpt.name, keep_diverged=True)
@@ -221,6 +221,8 @@ def grid_comparison(store: Store, ckpt: Checkpoint, rows: list[Row], level: floa
     if sweep.push_dir != DEFAULT_DIR or sweep.push_t0 != DEFAULT_T0:
         return None
     by_mu = {b["mu"]: b for b in boundaries(sweep, resamples=2000, seed=0)}
+    survival = [[None if np.isnan(v := float(survival_fraction(survival_codes(sweep.cells[(i, j)])))) else v
+                 for j in range(len(sweep.pushes))] for i in range(len(sweep.mus))]
     out = []
     for row in rows:
         if set(row.values) != {"friction"} or row.values["friction"] not in by_mu:
@@ -231,7 +233,8 @@ def grid_comparison(store: Store, ckpt: Checkpoint, rows: list[Row], level: floa
         out.append({"row": row.index, "mu": row.values["friction"], "grid_status": b["status"],
                     "grid_median_pct_bw": grid_point, "grid_ci95_pct_bw": b["ci95_pct_bw"],
                     "search_covers_grid_median": None if grid_point is None else bool(f.lo <= grid_point <= f.hi)})
-    return {"grid": sweep.grid, "rollouts": sweep.seeds_per_cell * len(sweep.mus) * len(sweep.pushes), "rows": out}
+    return {"grid": sweep.grid, "rollouts": sweep.seeds_per_cell * len(sweep.mus) * len(sweep.pushes),
+            "survival": survival, "rows": out}
 
 
 def summarize(ckpt: Checkpoint, rows: list[Row], rows_spec, fixed, *, push_range, level, target_width, budget, batch,
