@@ -71,6 +71,8 @@ boundary    calibration  3_000_000  1_000_000  ``calibrate``: nominal and hard-p
                                                every sweep's seeds
 boundary    robot        4_000_000  1_000      ``boundary robot``: a spec's nominal worlds played by
                                                the zero policy
+boundary    reference    4_100_000  100_000    benchmarks/bench_boundary_search.py's dense reference
+                                               rows (pushes every 2.5 %BW, 64 seeds each)
 boundary    search       10**10     10**10     ``boundary search``: worlds off the grid (or past its
                                                seeds); `search_seed(block, row, i)` = base + (block *
                                                10_000 + row) * 10_000 + i, the row's i-th such world
@@ -142,6 +144,7 @@ RANGES: dict[tuple[str, str], SeedRange] = {(r.study, r.purpose): r for r in (
     SeedRange("boundary", "verify", 1_000_000, 2, shares=("sweep",)),
     SeedRange("boundary", "calibration", 3_000_000, 1_000_000),
     SeedRange("boundary", "robot", 4_000_000, 1_000),
+    SeedRange("boundary", "reference", 4_100_000, 100_000),
     SeedRange("boundary", "search", 10**10, 10**10),
 )}
 

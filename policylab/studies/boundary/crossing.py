@@ -6,17 +6,18 @@ A search row holds rollouts at pushes x (1 = survived, 0 = failed). What is assu
   c and a free scale s > 0: ``logit S(x) = logit(level) - (x - c) / s``, so S(c) = level. A row
   whose rollouts contradict a decreasing curve is flagged (`monotonicity`), not silently fitted.
 - **Interval: integrated likelihood.** The likelihood is integrated over s (flat in log s, from
-  1/2000 of the push range's span to twice it) on a grid of c (the range extended by half its span
+  the push lattice's resolution, below which a curve is a step on that lattice, to twice the range's span) on a grid of c (the range extended by half its span
   on each side, so a crossing outside the range shows as an interval outside it); normalised, it is
   the crossing's distribution under a flat prior, and the 95% interval is its 2.5% and 97.5%
   quantiles, the estimate its median. Integrating rather than maximising over s matters with
   separated data (every survivor at a smaller push than every failure): the profile likelihood is
   then flat over the gap and its interval is the gap, which covered a planted crossing in only
-  78-87% of rows with moderate slopes; integrated, steep and shallow curves both count.
+  78-87% of rows with moderate slopes (measured while choosing the method); integrated, steep and
+  shallow curves both count (coverage: tests/studies/boundary/test_crossing.py).
 - **Stopping.** A row stops when its whole interval lies beyond one end of the range (no crossing
   in range), or when its interval is no wider than the target; never before `MIN_ROLLOUTS` rollouts
-  (stopping on the first narrow interval made the intervals too narrow by chance: 90% coverage at
-  16 rollouts, 95% at 24, planted logistic curves with scales 0.5-3 %BW).
+  (an interval from the first few rollouts is narrow by chance too often: with a minimum of 16
+  planted crossings were covered in 90% of rows, with 24 in 95%, measured while choosing it).
 - **Design: batched probabilistic bisection.** The next batch's k pushes are the (i + 1/2) / k
   quantiles of the crossing's distribution (the normalised integrated likelihood), on the push lattice and inside
   the range: each batch splits the crossing's current plausible range into equal-probability parts,
@@ -34,7 +35,7 @@ import numpy as np
 
 from policylab.stats import fisher_exact
 
-N_C_COARSE, N_C_FINE, N_S = 241, 241, 40
+N_C_COARSE, N_C_FINE, N_S = 121, 201, 24
 LOCATED, BELOW, ABOVE, OPEN = "crossing", "below range", "above range", "not located"
 MIN_ROLLOUTS = 24  # no row stops before: an interval from a handful of rollouts is narrow by chance too often
 MONOTONE_P = 0.01  # a later group of rollouts surviving more than an earlier one (one-sided Fisher, Bonferroni)
@@ -72,11 +73,11 @@ def _loglik(c: np.ndarray, s: np.ndarray, ux, n, k, level: float) -> np.ndarray:
     return -(k * np.logaddexp(0.0, -z) + (n - k) * np.logaddexp(0.0, z)).sum(axis=2)
 
 
-def fit(x, y, lo: float, hi: float, level: float = 0.5) -> Fit:
+def fit(x, y, lo: float, hi: float, level: float = 0.5, s_min: float = 0.5) -> Fit:
     """Integrated-likelihood fit of a row's rollouts (`x` pushes, `y` 1 = survived) over the range [lo, hi]."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     span = hi - lo
-    s = np.geomspace(span / 2000.0, span * 2.0, N_S)
+    s = np.geomspace(s_min, span * 2.0, N_S)
     c_lo, c_hi = lo - span / 2.0, hi + span / 2.0
     if not len(x):
         c = np.linspace(c_lo, c_hi, N_C_COARSE)
@@ -156,11 +157,12 @@ class Decision:
     next: list[float]  # the next batch's pushes (empty when done)
 
 
-def decide(x, y, lo: float, hi: float, *, level: float, batch: int, target_width: float, snap) -> Decision:
+def decide(x, y, lo: float, hi: float, *, level: float, batch: int, target_width: float, snap,
+           resolution: float) -> Decision:
     """One row's state after its rollouts so far: the fit, where the crossing lies, whether the row is done
     (the whole interval beyond one end of the range, or a located interval no wider than `target_width`)
     and, if not, the next batch."""
-    f = fit(x, y, lo, hi, level)
+    f = fit(x, y, lo, hi, level, resolution)
     st = status(f, lo, hi)
     done = len(x) >= MIN_ROLLOUTS and (st != LOCATED or f.width <= target_width)
     return Decision(f, st, done, [] if done else next_pushes(f, batch, lo, hi, snap))
@@ -176,7 +178,8 @@ def planted_search(curve, lo: float, hi: float, rng: np.random.Generator, *, lev
     x: list[float] = []
     y: list[int] = []
     while True:
-        d = decide(x, y, lo, hi, level=level, batch=batch, target_width=target_width, snap=snap)
+        d = decide(x, y, lo, hi, level=level, batch=batch, target_width=target_width, snap=snap,
+                   resolution=resolution)
         if d.done or len(x) + batch > max_rollouts:
             return d
         for p in d.next:

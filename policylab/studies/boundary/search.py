@@ -142,7 +142,7 @@ def run_search(ckpt: Checkpoint, rows_spec: list[tuple[Axis, tuple[float, ...]]]
                 if row.stopped:
                     continue
                 row.decision = crossing.decide(row.x, row.y, lo, hi, level=level, batch=batch,
-                                               target_width=target_width, snap=snap)
+                                               target_width=target_width, snap=snap, resolution=PUSH.resolution)
                 if row.decision.done:
                     row.stopped = "beyond range" if row.decision.status != crossing.LOCATED else "width"
                 else:
