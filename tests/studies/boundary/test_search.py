@@ -92,3 +92,21 @@ def test_bad_input_writes_nothing(tmp_path, args, field):
     res = cli("search", *args, "--store", tmp_path / "store", "--out", tmp_path / "out")
     assert res.returncode == 2 and field in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert not (tmp_path / "store").exists() and not (tmp_path / "out").exists()
+
+
+def test_several_row_axes_page_shows_each_axis(tmp_path):
+    """Rows over two axes (the Ant, fast) and a held axis: every combination is a row, the records name the
+    axes they set, and the page draws where the boundary moves along each axis."""
+    res = cli("search", "--robot", "ant", "--checkpoint", "ant_v0", "--rows", "friction=0.5,1.0", "--rows",
+              "motor=0.8,1.0", "--set", "delay=1", "--budget", 16, "--store", tmp_path / "store", "--out",
+              tmp_path / "out")
+    assert res.returncode == 0, res.stderr
+    data = json.loads((tmp_path / "out" / "search.json").read_text())
+    assert [r["values"] for r in data["rows"]] == [{"friction": f, "motor": m} for f in (0.5, 1.0) for m in (0.8, 1.0)]
+    with Store(tmp_path / "store") as store:
+        worlds = [r.data["world"] for r in store.records()]
+    assert len(worlds) == 16 and all(w["action_delay"] == 1 for w in worlds)
+    assert {w.get("motor_scale", 1.0) for w in worlds} == {0.8, 1.0}
+    assert cli("report", "--out", tmp_path / "out").returncode == 0
+    check = render_check(tmp_path / "out" / "report" / "report.html")
+    assert check["images"] == 3 and check["loaded"] == 3, check
