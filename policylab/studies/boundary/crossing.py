@@ -19,10 +19,14 @@ A search row holds rollouts at pushes x (1 = survived, 0 = failed). What is assu
   (an interval from the first few rollouts is narrow by chance too often: with a minimum of 16
   planted crossings were covered in 90% of rows, with 24 in 95%, measured while choosing it).
 - **Design: batched probabilistic bisection.** The next batch's k pushes are the (i + 1/2) / k
-  quantiles of the crossing's distribution (the normalised integrated likelihood), on the push lattice and inside
-  the range: each batch splits the crossing's current plausible range into equal-probability parts,
-  so rollouts go where they most shrink the interval (near the crossing once it is located, at the
-  range's end when the crossing lies beyond it, which is also the evidence for "no crossing").
+  quantiles of the crossing's distribution (the normalised integrated likelihood) raised to the
+  power `SPREAD` = 1/2 and renormalised, on the push lattice and inside the range: each batch splits
+  the crossing's plausible range into parts, so rollouts go where they most shrink the interval
+  (near the crossing once it is located, at the range's end when the crossing lies beyond it, which
+  is also the evidence for "no crossing"). The square root spreads a batch wider than the
+  distribution itself, so the curve's scale is learned as well as its centre: on curves drawn from
+  the dense Go1 reference (benchmarks/) it brought the share of rows whose interval reached 10 %BW
+  within 96 rollouts from 77% to 91% (measured while choosing it).
 
 Pure numpy, no simulation: the planted-curve tests run it on Bernoulli draws from known curves.
 """
@@ -37,6 +41,7 @@ from policylab.stats import fisher_exact
 
 N_C_COARSE, N_C_FINE, N_S = 121, 201, 24
 LOCATED, BELOW, ABOVE, OPEN = "crossing", "below range", "above range", "not located"
+SPREAD = 0.5  # the batch's pushes are quantiles of the crossing's distribution raised to this power
 MIN_ROLLOUTS = 24  # no row stops before: an interval from a handful of rollouts is narrow by chance too often
 MONOTONE_P = 0.01  # a later group of rollouts surviving more than an earlier one (one-sided Fisher, Bonferroni)
 
@@ -116,8 +121,10 @@ def status(f: Fit, lo: float, hi: float) -> str:
 
 
 def next_pushes(f: Fit, k: int, lo: float, hi: float, snap) -> list[float]:
-    """The next batch: `k` pushes at the (i + 1/2) / k quantiles of the crossing's distribution, clipped to [lo, hi] and put on the push lattice by `snap`."""
-    cdf = np.cumsum(f.weight)
+    """The next batch: `k` pushes at the (i + 1/2) / k quantiles of the crossing's distribution to the power
+    `SPREAD`, clipped to [lo, hi] and put on the push lattice by `snap`."""
+    w = f.weight ** SPREAD
+    cdf = np.cumsum(w / w.sum())
     q = (np.arange(k) + 0.5) / k
     c = f.c[np.minimum(np.searchsorted(cdf, q), len(f.c) - 1)]
     return [snap(float(min(max(v, lo), hi))) for v in c]

@@ -354,8 +354,9 @@ class SearchRequest(Request):
                                 a for a in AXES if a != "push") + " (docs/boundary.md, Perturbation axes).")
     set: list[str] = Field([], description="An axis held at one value in every row, AXIS=V (repeatable), e.g. "
                            "delay=1 or slope=5.")
-    push_min: float = Field(DEFAULT_PUSH[0], ge=PUSH_RANGE[0], le=PUSH_RANGE[1],
-                            description="Smallest push searched, % bodyweight.")
+    push_min: float = Field(PUSH_RANGE[0], ge=PUSH_RANGE[0], le=PUSH_RANGE[1],
+                            description="Smallest push searched, % bodyweight (default 0: a row whose survival is "
+                            "below the level there fails without a push).")
     push_max: float = Field(DEFAULT_PUSH[1], ge=PUSH_RANGE[0], le=PUSH_RANGE[1],
                             description="Largest push searched, % bodyweight.")
     level: float = Field(0.5, ge=0.05, le=0.95, description="Survival level whose crossing is located.")

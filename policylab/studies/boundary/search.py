@@ -55,7 +55,8 @@ METHOD = {
                 "curve's scale (flat in log scale) on a grid of crossings over the push range extended by half its "
                 "span each side (flat prior); estimate: its median",
     "design": "batched probabilistic bisection: each round, a row's batch of pushes are the (i + 1/2) / batch "
-              "quantiles of its crossing's distribution, on the push lattice, inside the range",
+              "quantiles of its crossing's distribution raised to the power 1/2 (spread wider than it, so the "
+              "curve's scale is learned too), on the push lattice, inside the range",
     "stopping": f"a row stops when its interval is no wider than the target, or lies wholly beyond one end of the "
                 f"push range (no crossing in range), never before {crossing.MIN_ROLLOUTS} rollouts; the budget "
                 "stops the rest (widest interval served first)",
