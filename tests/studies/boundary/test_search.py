@@ -5,6 +5,12 @@ default grid are the grid's records; the page in headless Chromium; bad input wr
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -16,6 +22,7 @@ from policylab.studies.boundary.records import sweep_keys
 from policylab.studies.boundary.search import run_search
 from policylab.studies.boundary.world import Grid
 from tests.support.boundary_fixtures import cli
+from tests.support.paths import ROOT
 
 ARGS = ("--rows", "friction=0.6", "--push-min", 10, "--push-max", 60, "--budget", 28, "--batch", 4)
 
@@ -58,6 +65,33 @@ def test_interrupted_search_resumes_to_the_same_bytes(first, tmp_path):
     with Store(tmp_path / "store") as store:
         assert len(store.keys()) == 8
     _search(tmp_path / "store", tmp_path / "out")
+    assert (tmp_path / "out" / "search.json").read_bytes() == (first / "a" / "out" / "search.json").read_bytes()
+
+
+def _count(db) -> int:
+    try:
+        with sqlite3.connect(db) as con:
+            return con.execute("SELECT COUNT(*) FROM rollouts").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+@pytest.mark.slow
+def test_killed_search_resumes_to_the_same_bytes(first, tmp_path):
+    """A real process killed (SIGKILL) part way, then the same command again: the same search.json."""
+    store = tmp_path / "store"
+    cmd = [sys.executable, "-m", "policylab.cli", "boundary", "search", *map(str, ARGS), "--store", str(store),
+           "--out", str(tmp_path / "out")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.time() + 120
+    while _count(store / "index.sqlite") < 8 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed_at = _count(store / "index.sqlite")
+    assert 0 < killed_at < 28, killed_at  # really interrupted part way
+    _search(store, tmp_path / "out")
     assert (tmp_path / "out" / "search.json").read_bytes() == (first / "a" / "out" / "search.json").read_bytes()
 
 
