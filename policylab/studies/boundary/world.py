@@ -1,8 +1,9 @@
 """The world of the failure-boundary study, its grid, and the cache key: one definition for every stage.
 
 World = (floor friction mu, push magnitude in % bodyweight, push direction, push start, seed).
-Values are checked against the spec's clamp ranges (out of range is bad input, never silently
-clamped) and rounded to its resolutions:
+Values are checked against the clamp ranges of the perturbation axes' catalogue (`axes.py`; out of
+range is bad input, never silently clamped) and rounded to their resolutions (a grid's pushes to
+whole %BW):
 
     mu        0.05 - 2.0     0.01
     push      0 - 300 %BW    1 %BW
@@ -31,38 +32,29 @@ import numpy as np
 
 from policylab.errors import BadInput
 from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, world_seed
-from policylab.studies.boundary.axes import BY_FIELD, NEW_AXES
+from policylab.studies.boundary.axes import AXES, BY_FIELD, NEW_AXES
 from policylab.studies.boundary.constants import (DEFAULT_DIR, DEFAULT_MU, DEFAULT_PUSH, DEFAULT_SEEDS_PER_CELL,
-                                                  DEFAULT_T0, DIR_RES, MU_RANGE, MU_RES, PUSH_RANGE, PUSH_RES,
-                                                  T0_RANGE, T0_RES)
+                                                  DEFAULT_T0, MU_RES, PUSH_RES)
 
 KEY_VERSION = "v2"
 
 
-def _round_to(value: float, res: float) -> float:
-    return round(round(value / res) * res, 6)
-
-
 def check_mu(mu: float, field: str = "mu") -> float:
-    if not (MU_RANGE[0] <= mu <= MU_RANGE[1]):
-        raise BadInput(field, f"friction {mu} outside the clamp range {MU_RANGE[0]}-{MU_RANGE[1]}")
-    return _round_to(mu, MU_RES)
+    return AXES["friction"].check(mu, field)
 
 
 def check_push(push: float, field: str = "push") -> float:
-    if not (PUSH_RANGE[0] <= push <= PUSH_RANGE[1]):
-        raise BadInput(field, f"push {push} %BW outside the clamp range {PUSH_RANGE[0]:g}-{PUSH_RANGE[1]:g}")
-    return _round_to(push, PUSH_RES)
+    """A grid's push: the catalogue's range, rounded to whole %BW (a grid's resolution, as it always was)."""
+    AXES["push"].check(push, field)
+    return round(round(push / PUSH_RES) * PUSH_RES, 6)
 
 
 def check_dir(direction: float) -> float:
-    return _round_to(direction % 360.0, DIR_RES) % 360.0
+    return AXES["push_dir"].check(direction)
 
 
 def check_t0(t0: float, field: str = "push_t0") -> float:
-    if not (T0_RANGE[0] <= t0 <= T0_RANGE[1]):
-        raise BadInput(field, f"push start {t0} s outside the clamp range {T0_RANGE[0]}-{T0_RANGE[1]}")
-    return _round_to(t0, T0_RES)
+    return AXES["push_t0"].check(t0, field)
 
 
 def cache_key(mu: float | None, push_pct: float, push_dir: float, push_t0: float, seed: int,
