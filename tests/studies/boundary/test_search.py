@@ -144,3 +144,23 @@ def test_several_row_axes_page_shows_each_axis(tmp_path):
     assert cli("report", "--out", tmp_path / "out").returncode == 0
     check = render_check(tmp_path / "out" / "report" / "report.html")
     assert check["images"] == 3 and check["loaded"] == 3, check
+
+
+def test_search_beside_a_grid_compares_with_it(tmp_path):
+    """A store that holds a complete sweep of the checkpoint: the search reports the grid's boundary row by
+    row beside its own, and the page draws both."""
+    store = tmp_path / "store"
+    assert cli("sweep", "--robot", "ant", "--checkpoint", "ant_v0", "--mu-min", 0.5, "--mu-max", 1.0, "--n-mu", 2,
+               "--push-min", 100, "--push-max", 300, "--n-push", 3, "--seeds-per-cell", 2, "--store", store,
+               "--out", tmp_path / "sweep").returncode == 0
+    res = cli("search", "--robot", "ant", "--checkpoint", "ant_v0", "--rows", "friction=0.5,0.75,1.0", "--budget", 24,
+              "--store", store, "--out", tmp_path / "out")
+    assert res.returncode == 0, res.stderr
+    grid = json.loads((tmp_path / "out" / "search.json").read_text())["grid_comparison"]
+    assert grid["rollouts"] == 12 and [g["mu"] for g in grid["rows"]] == [0.5, 1.0]  # 0.75 is not a grid row
+    assert len(grid["survival"]) == 2 and len(grid["survival"][0]) == 3
+    assert cli("report", "--out", tmp_path / "out").returncode == 0
+    html = tmp_path / "out" / "report" / "report.html"
+    assert "Search against the grid in the store" in html.read_text()
+    check = render_check(html)
+    assert check["images"] == 2 and check["loaded"] == 2, check
