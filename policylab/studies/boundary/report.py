@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
+from matplotlib.colors import LinearSegmentedColormap
 
 from policylab.result import Result
 from policylab.config import claim_out_dir
@@ -398,7 +399,8 @@ def search_figures(out: Path, search: Mapping) -> list[tuple[str, str]]:
     fig, ax = plt.subplots(figsize=(8, max(4.5, 0.28 * len(rows) + 1.5)))
     if grid and single:
         heatmap(ax, grid["grid"]["mus"], grid["grid"]["pushes_pct_bw"],
-                [[None if v is None else 1.0 - v for v in row] for row in grid["survival"]], cmap="Greys", vmax=1.6,
+                [[None if v is None else 1.0 - v for v in row] for row in grid["survival"]],
+                cmap=LinearSegmentedColormap.from_list("light_greys", ["white", "#8c8c8c"]),  # the points stay legible
                 label="grid: danger = 1 - S")
     rng = np.random.default_rng(0)  # jitter only spreads the markers of equal worlds; seeded, so the PNG repeats
     step = (np.diff(sorted(set(ys))).min() if len(set(ys)) > 1 else 1.0) * 0.25
