@@ -187,10 +187,10 @@ def spearman_ci(x: Sequence[float], y: Sequence[float], *, seed: int = 0,
     return [float(lo), float(hi)]
 
 
-def fisher_exact(a_fail: int, a_total: int, b_fail: int, b_total: int) -> float:
-    """Two-sided Fisher exact p-value for failure counts of two groups."""
+def fisher_exact(a_fail: int, a_total: int, b_fail: int, b_total: int, alternative: str = "two-sided") -> float:
+    """Fisher exact p-value for failure counts of two groups (two-sided, or "greater": A fails more than B)."""
     table = [[a_fail, a_total - a_fail], [b_fail, b_total - b_fail]]
-    return float(sps.fisher_exact(table, alternative="two-sided").pvalue)
+    return float(sps.fisher_exact(table, alternative=alternative).pvalue)
 
 
 def bh_qvalues(pvalues: Sequence[float]) -> list[float]:

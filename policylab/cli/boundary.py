@@ -34,6 +34,10 @@ command(app, "sweep", r.SweepRequest, f"{S}.sweep:run", index=RunKind(
     "boundary", "boundary sweep", "sweep.json", (), ("checkpoint.name", "grid.total_rollouts", "grid.seeds_per_cell"),
     (("survived", "counts.survived"), ("failed", "counts.failed"), ("diverged", "counts.diverged"),
      ("missing", "counts.missing")), signature=("grid", ANY)))
+command(app, "search", r.SearchRequest, f"{S}.search:run", index=RunKind(
+    "boundary", "boundary search", "search.json", ("report/report.html",), ("checkpoint.name", "budget", "seed_block"),
+    (("rows", "totals.rows"), ("located", "totals.located"), ("below range", "totals.below_range"),
+     ("above range", "totals.above_range"), ("rollouts", "totals.rollouts")), signature=("search", ANY)))
 command(app, "verify", r.VerifyRequest, f"{S}.verify:run", index=RunKind(
     "boundary", "boundary verify", "equivalence.json", (), ("checkpoint.name", "sample"),
     (("identical", "agreement.identical"), ("re-simulated", "agreement.n")),
@@ -50,5 +54,5 @@ command(app, "diff", r.DiffRequest, f"{S}.diff:run", index=RunKind(
     "boundary", "boundary diff", "diff.json", ("report/report.html",), ("a", "b", "q"),
     (("cells safer", "summary.safer"), ("cells worse", "summary.worse"), ("unchanged", "summary.unchanged")),
     signature=("store_b", ANY)))
-command(app, "report", r.ReportRequest, f"{S}.report:run", index=(ANALYSIS, "boundary diff"))
+command(app, "report", r.ReportRequest, f"{S}.report:run", index=(ANALYSIS, "boundary diff", "boundary search"))
 command(app, "probe", r.ProbeRequest, f"{S}.probe:run", index=None)  # a live page; its out folder holds no report

@@ -71,9 +71,16 @@ boundary    calibration  3_000_000  1_000_000  ``calibrate``: nominal and hard-p
                                                every sweep's seeds
 boundary    robot        4_000_000  1_000      ``boundary robot``: a spec's nominal worlds played by
                                                the zero policy
+boundary    reference    4_100_000  100_000    benchmarks/bench_boundary_search.py's dense reference
+                                               rows (pushes every 2.5 %BW, 64 seeds each)
 boundary    probe        5_000_000  1_000_000  ``boundary probe``: a world entered by hand in the
                                                page takes base + the index the user gives, so it
                                                never is a sweep's world and can be found again
+boundary    search       10**10     10**10     ``boundary search``: worlds off the grid (or past its
+                                               seeds); `search_seed(block, row, i)` = base + (block *
+                                               10_000 + row) * 10_000 + i, the row's i-th such world
+                                               in seed block `block` (up to 100 blocks of 10,000 rows
+                                               of 10,000 worlds)
 ==========  ===========  =========  =========  =====================================================
 
 Not ranges, and kept where they are: single seeds picked for what they show (the Breakout trace
@@ -140,7 +147,9 @@ RANGES: dict[tuple[str, str], SeedRange] = {(r.study, r.purpose): r for r in (
     SeedRange("boundary", "verify", 1_000_000, 2, shares=("sweep",)),
     SeedRange("boundary", "calibration", 3_000_000, 1_000_000),
     SeedRange("boundary", "robot", 4_000_000, 1_000),
+    SeedRange("boundary", "reference", 4_100_000, 100_000),
     SeedRange("boundary", "probe", 5_000_000, 1_000_000),
+    SeedRange("boundary", "search", 10**10, 10**10),
 )}
 
 
@@ -160,6 +169,20 @@ def seed_range_base(study: str, purpose: str) -> int:
 
 BOUNDARY_SEED_OFFSET = seed_range_base("boundary", "sweep")
 BOUNDARY_SEED_SCHEME = f"{BOUNDARY_SEED_OFFSET:_} + (mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx"
+
+
+SEARCH_ROWS = SEARCH_PER_ROW = 10_000  # a search block's rows, and a row's worlds seeded from the range
+SEARCH_BLOCKS = RANGES[("boundary", "search")].size // (SEARCH_ROWS * SEARCH_PER_ROW)
+SEARCH_SEED_SCHEME = (f"{seed_range_base('boundary', 'search'):_} + (block * {SEARCH_ROWS:_} + row) * "
+                      f"{SEARCH_PER_ROW:_} + i")
+
+
+def search_seed(block: int, row: int, index: int) -> int:
+    """Seed of a search's `index`-th world seeded from the search range in `row` of seed `block`."""
+    if not (0 <= block < SEARCH_BLOCKS and 0 <= row < SEARCH_ROWS and 0 <= index < SEARCH_PER_ROW):
+        raise BadInput("seed_block", f"block {block}, row {row}, world {index}: the search range holds "
+                       f"{SEARCH_BLOCKS} blocks of {SEARCH_ROWS:,} rows of {SEARCH_PER_ROW:,} worlds")
+    return seed_range_base("boundary", "search") + (block * SEARCH_ROWS + row) * SEARCH_PER_ROW + index
 
 
 def world_seed(study: str, cell: int, seed_index: int, *, seeds_per_cell: int = 1, base: int = 0) -> int:

@@ -43,6 +43,8 @@ BASELINES: dict[str, list[str]] = {
     "boundary calibrate": ["--checkpoint", "ant_v0", "--n-nominal", "1", "--n-pushed", "1", "--out", "{tmp}/out"],
     "boundary sweep": ["--checkpoint", "ant_v0", "--n-mu", "2", "--n-push", "2", "--seeds-per-cell", "1",
                        "--store", "{tmp}/store", "--out", "{tmp}/out"],
+    "boundary search": ["--checkpoint", "ant_v0", "--rows", "friction=0.5", "--budget", "4", "--store", "{tmp}/store",
+                        "--out", "{tmp}/out"],
     "boundary verify": ["--checkpoint", "ant_v0", "--store", "{store}", "--sample", "1", "--out", "{tmp}/out"],
     "boundary reduce": ["--store", "{store}", "--checkpoint", "ant_v0", "--resamples", "100", "--out", "{tmp}/out"],
     "boundary select": ["--out", "{ana}"],

@@ -1,6 +1,6 @@
 """The runs index over one real run of every command (small configs): breakout eval, audit, train,
 learn, transfer, trace, lockstep and calibrate, a Lava Leap run, the boundary commands (a checkpoint,
-a robot card, calibrate, sweeps, verify, an analysis folder with its nested stage folders, a diff), plus a corrupt
+a robot card, calibrate, sweeps, verify, an analysis folder with its nested stage folders, a diff, a search), plus a corrupt
 and an unfinished folder; rows, order, and the page (written by `policylab runs` itself) opened in
 headless Chromium with every link resolving. Each command's row comes from the kind it declares
 beside its `command(...)` line; `policylab demo` makes a `breakout train` run (the train run here
@@ -82,6 +82,9 @@ def _boundary(root: Path) -> None:
     _cli("boundary", "report", "--out", ana)
     _cli("boundary", "diff", "--store", store, "--a", "ant_v0", "--b", "ant_v1", "--resamples", 100,
          "--out", root / "boundary" / "diff")
+    _cli("boundary", "search", "--robot", "ant", "--checkpoint", "ant_v0", "--rows", "friction=0.5", "--budget", 8,
+         "--store", store, "--out", root / "boundary" / "search")
+    _cli("boundary", "report", "--out", root / "boundary" / "search")
 
 
 EXPECTED = {  # run folder -> (study, command, page, a headline label)
@@ -101,6 +104,7 @@ EXPECTED = {  # run folder -> (study, command, page, a headline label)
     "boundary/sweep-ant_v1": ("boundary", "boundary sweep", "sweep.json", "failed"),
     "boundary/ana": ("boundary", "boundary reduce", "report/report.html", "failed"),
     "boundary/diff": ("boundary", "boundary diff", "diff.json", "cells safer"),
+    "boundary/search": ("boundary", "boundary search", "report/report.html", "rollouts"),
 }
 
 

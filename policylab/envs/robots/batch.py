@@ -33,9 +33,13 @@ class RobotBatch:
     `step(ctrl, push_xy, ids)` advances the worlds `ids` (None: all) by one control step with actuator
     `ctrl` and a world-frame horizontal force `push_xy` on the push body's centre of mass. `qpos`, `qvel`
     and `time` are live read-only (B, ...) views, current after every step.
+
+    `model` sets other per-world model values (`ModelChanges`); a world it leaves at the model's values
+    runs on the model's own numbers, whatever its neighbours change, so it stays bit-identical.
     """
 
-    def __init__(self, rob: Robot, mus: list[float | None], seeds: list[int], nthread: int = 2):
+    def __init__(self, rob: Robot, mus: list[float | None], seeds: list[int], nthread: int = 2,
+                 model: "ModelChanges | None" = None):
         if len(mus) != len(seeds):
             raise ValueError("one friction per seed")
         self.robot = rob
@@ -51,6 +55,8 @@ class RobotBatch:
             for i, mu in enumerate(mus):
                 if mu is not None:
                     friction[i, rob.friction_geoms, 0] = mu
+        if model is not None:
+            model.apply(b, rob)
         b.reset()  # the model defaults (time 0, no warm start, zero ctrl and forces), as a new MjData
         qpos, qvel = b.bind("qpos"), b.bind("qvel")
         for i, seed in enumerate(seeds):
@@ -89,6 +95,49 @@ class RobotBatch:
         self.close()
 
 
+class ModelChanges:
+    """Per-world changes of a robot's model beyond friction, each array (B,) or None (no world changes it):
+
+    - `payload_kg`: mass added to the torso body at its centre of mass (its inertia tensor unchanged);
+    - `motor_scale`: every actuator's gain and bias parameters (the force law: for a position servo kp
+      and kd) and its force range multiplied by the scale;
+    - `gravity`: (B, 3) the world's gravity vector.
+
+    Mass and gravity are inputs of MuJoCo's derived constants (mj_setConst), recomputed for the worlds
+    that change them. A world whose values equal the model's is left untouched (no product, no
+    set_const), so its arithmetic is the model's own.
+    """
+
+    def __init__(self, payload_kg=None, motor_scale=None, gravity=None):
+        self.payload_kg = None if payload_kg is None else np.asarray(payload_kg, dtype=float)
+        self.motor_scale = None if motor_scale is None else np.asarray(motor_scale, dtype=float)
+        self.gravity = None if gravity is None else np.asarray(gravity, dtype=float)
+
+    def apply(self, b: "mujoco.batch.Batch", rob: Robot) -> None:
+        const = np.zeros(b.nsim, dtype=bool)
+        if self.payload_kg is not None and (self.payload_kg != 0).any():
+            mass = b.expand("body_mass")
+            for i in np.flatnonzero(self.payload_kg != 0):
+                mass[i, rob.torso] += self.payload_kg[i]
+                const[i] = True
+        if self.motor_scale is not None and (self.motor_scale != 1).any():
+            gain, bias = b.expand("actuator_gainprm"), b.expand("actuator_biasprm")
+            force = b.expand("actuator_forcerange")
+            for i in np.flatnonzero(self.motor_scale != 1):
+                s = self.motor_scale[i]
+                gain[i, :, 0] *= s
+                bias[i, :, :3] *= s
+                force[i] *= s
+        if self.gravity is not None:
+            changed = (self.gravity != rob.base.opt.gravity).any(axis=1)
+            if changed.any():
+                g = b.expand("opt.gravity")
+                g[changed] = self.gravity[changed]
+                const |= changed
+        if const.any():
+            b.set_const(np.flatnonzero(const))
+
+
 def _read_only(a: np.ndarray) -> np.ndarray:
     view = a.view()
     view.flags.writeable = False
@@ -109,6 +158,8 @@ def run_closed_loop(
     nthread: int = 2,
     stop_at_failure: bool | None = None,
     policy_ids: bool = False,
+    model: ModelChanges | None = None,
+    action_delay: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Play `policy` ((B, obs_dim) -> (B, act_dim) actions) in B worlds for `n_steps` control steps.
 
@@ -116,6 +167,10 @@ def run_closed_loop(
     ``force_n`` newtons acts on the push body's centre of mass (``xfrc_applied``), ``dir_deg``
     counter-clockwise from the torso heading captured at the first push step, then fixed in the world
     frame.
+
+    `model` changes the worlds' models (`ModelChanges`); `action_delay` (B,) delays each world's actions
+    by that many control steps: the action computed at step k is applied at step k + d, the zero action
+    before the first arrives (``action`` records what the policy computed, ``ctrl`` what was applied).
 
     Returns arrays with the batch first: ``qpos`` (B, T+1, nq), ``qvel`` (B, T+1, nv), ``time``
     (B, T+1), ``ctrl`` (B, T, nu), ``action`` (B, T, act_dim) and ``push`` (B, T, 2) (the world-frame
@@ -140,7 +195,10 @@ def run_closed_loop(
     push = np.zeros((n, n_steps, 2))
     n_states = np.full(n, n_steps + 1)
     bad_action = np.full(n, -1)
-    with RobotBatch(rob, mus, seeds, nthread=nthread) as batch:
+    delay = np.zeros(n, dtype=int) if action_delay is None else np.asarray(action_delay, dtype=int)
+    slots = int(delay.max()) + 1 if n else 1
+    queue = np.zeros((n, slots, rob.act_dim)) if slots > 1 else None  # the actions still on their way
+    with RobotBatch(rob, mus, seeds, nthread=nthread, model=model) as batch:
         if not n:
             return {"qpos": qpos, "qvel": qvel, "time": time, "ctrl": ctrl, "action": action, "push": push,
                     "n_states": n_states, "bad_action_step": bad_action}
@@ -180,6 +238,11 @@ def run_closed_loop(
                 sel = ids
                 if not len(ids):
                     break
+            if queue is not None:
+                rows = np.arange(n) if ids is None else ids
+                queue[rows, k % slots] = a
+                due = k - delay[rows]
+                a = np.where((due >= 0)[:, None], queue[rows, due % slots], 0.0)
             c = rob.ctrl(a)
             ctrl[sel, k] = c
             batch.step(c, push[sel, k], ids)

@@ -256,10 +256,11 @@ class Robot:
     def frame_skip(self) -> int:
         return self.spec.frame_skip
 
-    def body_weight_n(self) -> float:
-        """m * g of the robot (the torso's subtree), the unit of push magnitudes (% bodyweight)."""
+    def body_weight_n(self, payload_kg: float = 0.0) -> float:
+        """m * g of the robot (the torso's subtree, plus a payload it carries), the unit of push magnitudes
+        (% bodyweight)."""
         m = self.base
-        return float(m.body_subtreemass[self.torso] * -m.opt.gravity[2])
+        return float((m.body_subtreemass[self.torso] + payload_kg) * -m.opt.gravity[2])
 
     # -- state ----------------------------------------------------------------------------------
     def reset_state(self, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,8 @@ config that made it (a stage re-run with another config is refused, exit 2):
     OUT/rrd/rrd.json, *.rrd, *.qpos.npz       rrd     (rrd-files.json: sizes, not deterministic)
     OUT/report/report.json, report.html       report
 
-`diff` writes its own folder (config.json, diff.json); `report` renders either kind. The request
+`diff` and `search` write their own folders (config.json and diff.json or search.json); `report`
+renders any of the three kinds. The request
 models (`requests.py`) refuse a folder that lacks a stage the command reads, naming the command
 to run first; the stages then read the files with `read_stage`. Light: no numpy at import.
 """
@@ -32,6 +33,7 @@ STAGES: dict[str, tuple[str, ...]] = {
     "clips": ("clips/clips.json",),
     "rrd": ("rrd/rrd.json",),
     "diff": ("diff.json",),
+    "search": ("search.json", "config.json"),
 }
 
 

@@ -16,7 +16,7 @@ from policylab.studies.boundary.checkpoint import Checkpoint, policy_record
 from policylab.studies.boundary.constants import UNRECORDED_ROBOT
 from policylab.studies.boundary.kept_files import kept_robot
 from policylab.studies.boundary.protocol import protocol
-from policylab.studies.boundary.world import Grid, GridWorld
+from policylab.studies.boundary.world import Grid, GridWorld, World
 
 STUDY = "boundary"
 DIVERGED_CAUSES = ("action", "state")
@@ -38,6 +38,13 @@ def world_record(gw: GridWorld, ckpt: Checkpoint, env: str) -> dict:
         "seed_idx": gw.seed_idx,
         "rollout_index": gw.rollout_index,
     }
+
+
+def search_world_record(w: World, ckpt: Checkpoint, env: str) -> dict:
+    """The world part of a record of a world off the grid (a search's): the world's axes (the later ones
+    only where it sets them, `World.extra`) and its seed, without grid indices."""
+    return {"env": env, "mu": w.mu, "push_pct": w.push_pct, "push_dir": w.push_dir, "push_t0": w.push_t0,
+            **w.extra, "seed": w.seed, "cache_key": w.key, "checkpoint": ckpt.as_dict()}
 
 
 def planned_sweep(grid: Grid, ckpt: Checkpoint) -> list[Planned]:

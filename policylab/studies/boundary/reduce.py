@@ -210,7 +210,7 @@ def first_crossing(pushes: Sequence[float], survival: np.ndarray) -> np.ndarray:
     return result
 
 
-def _survival_fraction(codes: np.ndarray) -> np.ndarray:
+def survival_fraction(codes: np.ndarray) -> np.ndarray:
     """Kaplan-Meier S at the horizon when the only censoring is at the horizon: survivors over
     rollouts at risk (diverged excluded). Works on any leading shape; NaN where none is at risk."""
     at_risk = (codes >= 0).sum(axis=-1)
@@ -236,12 +236,12 @@ def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, 
     (seed, row), so each row's resamples are fixed and independent of the other rows.
     """
     codes = np.asarray(codes)
-    observed = _survival_fraction(codes)
+    observed = survival_fraction(codes)
     point = first_crossing(pushes, observed[None, :])[0]
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, row])))
     n_cells, n = codes.shape
     idx = rng.integers(0, n, size=(resamples, n_cells, n))
-    boot = first_crossing(pushes, _survival_fraction(np.take_along_axis(codes[None], idx, axis=2)))
+    boot = first_crossing(pushes, survival_fraction(np.take_along_axis(codes[None], idx, axis=2)))
     crossed = boot[~np.isnan(boot)]
     frac = crossed.size / resamples
     out = {"crossed_fraction": frac, "resamples": resamples, "point_pct_bw": None, "median_pct_bw": None,

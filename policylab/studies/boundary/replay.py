@@ -117,8 +117,7 @@ def resimulate_with(checkpoint_path: Path, rob: Robot) -> Resimulate:
     from policylab.studies.boundary.world import World
 
     def resimulate(records: Sequence[Mapping]) -> list[Mapping[str, np.ndarray]]:
-        worlds = [World(r["world"]["mu"], r["world"]["push_pct"], r["world"]["push_dir"], r["world"]["push_t0"],
-                        r["world"]["seed"]) for r in records]
+        worlds = [World.from_record(r["world"]) for r in records]
         return [payload for _, payload in simulate_worlds(str(checkpoint_path), worlds, rob, nthread=2)]
 
     return resimulate

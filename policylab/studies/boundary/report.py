@@ -1,4 +1,4 @@
-"""HTML reports for a sweep (reduce + selection + replays + clips) and for a diff of two sweeps.
+"""HTML reports for a sweep (reduce + selection + replays + clips), a diff of two sweeps, and a search.
 
 JSON first: `report.json` is written from the stage files, then `report.html` is rendered from it
 (policylab.report.html), with the charts as deterministic PNGs and the clips embedded as videos.
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
+from matplotlib.colors import LinearSegmentedColormap
 
 from policylab.result import Result
 from policylab.config import claim_out_dir
@@ -19,6 +20,7 @@ from policylab.fileio import write_json
 from policylab.report.charts import plt, save_png
 from policylab.report.html import Page, Table, render
 from policylab.studies.boundary.analysis_folder import read_stage, reduced_robot_ref, stage_path
+from policylab.studies.boundary.axes import AXES
 from policylab.studies.boundary.requests import ReportRequest
 
 
@@ -368,6 +370,151 @@ def diff_report(out: Path, diff: Mapping) -> Path:
     return out / "report.html"
 
 
+def _row_label(values: Mapping) -> str:
+    return ", ".join(f"{k} {v:g}" for k, v in values.items())
+
+
+def _draw_rows(ax, rows: Sequence[Mapping], ys: Sequence[float], color: str, label: str) -> None:
+    """Each located row's estimate and 95% interval; rows with no crossing in range as an arrow at the end
+    they lie beyond."""
+    located = [(r, y) for r, y in zip(rows, ys) if r["status"] == "crossing"]
+    if located:
+        est = np.array([r["estimate_pct_bw"] for r, _ in located])
+        lo = est - np.array([r["ci95_pct_bw"][0] for r, _ in located])
+        hi = np.array([r["ci95_pct_bw"][1] for r, _ in located]) - est
+        ax.errorbar(est, [y for _, y in located], xerr=[lo, hi], fmt="o", color=color, ms=4, capsize=3, label=label)
+    for r, y in zip(rows, ys):
+        if r["status"] != "crossing":
+            ax.annotate(r["status"], (0.01 if r["status"] == "below range" else 0.99, y),
+                        xycoords=("axes fraction", "data"), ha="left" if r["status"] == "below range" else "right",
+                        va="center", fontsize=7, color=color)
+
+
+def search_figures(out: Path, search: Mapping) -> list[tuple[str, str]]:
+    rows, lo_hi = search["rows"], search["push_range_pct_bw"]
+    axes_ = search["row_axes"]
+    single = len(axes_) == 1
+    ys = [r["values"][next(iter(axes_))] for r in rows] if single else list(range(len(rows)))
+    grid = search.get("grid_comparison")
+    fig, ax = plt.subplots(figsize=(8, max(4.5, 0.28 * len(rows) + 1.5)))
+    if grid and single:
+        heatmap(ax, grid["grid"]["mus"], grid["grid"]["pushes_pct_bw"],
+                [[None if v is None else 1.0 - v for v in row] for row in grid["survival"]],
+                cmap=LinearSegmentedColormap.from_list("light_greys", ["white", "#8c8c8c"]),  # the points stay legible
+                label="grid: danger = 1 - S")
+    rng = np.random.default_rng(0)  # jitter only spreads the markers of equal worlds; seeded, so the PNG repeats
+    step = (np.diff(sorted(set(ys))).min() if len(set(ys)) > 1 else 1.0) * 0.25
+    for r, y in zip(rows, ys):
+        for e in r["evidence"]:
+            n, k = e["n"], e["survived"]
+            jitter = rng.uniform(-step, step, n)
+            ax.scatter(np.full(n, e["push_pct_bw"]), y + jitter, s=6, c=["#2ca02c"] * k + ["#d62728"] * (n - k),
+                       alpha=0.6, linewidths=0)
+    _draw_rows(ax, rows, ys, "#1f4e99", f"search: crossing of S = {search['level']:g}, 95% interval")
+    if grid:
+        by_row = {g["row"]: g for g in grid["rows"] if g["grid_median_pct_bw"] is not None}
+        pts = [(by_row[r["row"]], y) for r, y in zip(rows, ys) if r["row"] in by_row]
+        if pts:
+            med = np.array([g["grid_median_pct_bw"] for g, _ in pts])
+            ax.errorbar(med, [y + step * 1.5 for _, y in pts],
+                        xerr=[med - np.array([g["grid_ci95_pct_bw"][0] for g, _ in pts]),
+                              np.array([g["grid_ci95_pct_bw"][1] for g, _ in pts]) - med],
+                        fmt="s", color="#ff7f0e", ms=4, capsize=2, label="grid: bootstrap median, 95% CI")
+    ax.set_xlim(lo_hi[0] - 2, lo_hi[1] + 2)
+    ax.set_xlabel("lateral push (% bodyweight)")
+    if single:
+        ax.set_ylabel(AXES[next(iter(axes_))].label)
+    else:
+        ax.set_yticks(ys, [_row_label(r["values"]) for r in rows], fontsize=6)
+    ax.set_title("Sampled worlds (green survived, red failed) and each row's crossing", fontsize=9)
+    ax.legend(loc="upper right", fontsize=7)
+    save_png(fig, out / "search_map.png")
+
+    fig, ax = plt.subplots(figsize=(7, max(3.0, 0.22 * len(rows) + 1.2)))
+    ax.barh(range(len(rows)), [r["rollouts"] for r in rows], color="#1f4e99")
+    ax.barh(range(len(rows)), [r["grid_worlds"] for r in rows], color="#ff7f0e", label="of which grid worlds")
+    ax.set_yticks(range(len(rows)), [_row_label(r["values"]) for r in rows], fontsize=6)
+    ax.set_xlabel("rollouts")
+    ax.legend(fontsize=7)
+    ax.set_title(f"Rollouts per row ({search['totals']['rollouts']} of a {search['budget']} budget)", fontsize=9)
+    save_png(fig, out / "search_rollouts.png")
+    figures = [("Sampled worlds on the map, each row's crossing with its 95% interval"
+                + (" and the grid's boundary (orange) over the grid's danger" if grid else ""), "search_map.png"),
+               ("Rollouts spent per row", "search_rollouts.png")]
+    if not single:
+        names = list(axes_)
+        fig, axs = plt.subplots(1, len(names), figsize=(4 * len(names), 3.4), squeeze=False, layout="constrained")
+        for ax, name in zip(axs[0], names):
+            located = [r for r in rows if r["status"] == "crossing"]
+            x = np.array([r["values"][name] for r in located])
+            est = np.array([r["estimate_pct_bw"] for r in located])
+            ax.errorbar(x, est, yerr=[est - np.array([r["ci95_pct_bw"][0] for r in located]),
+                                      np.array([r["ci95_pct_bw"][1] for r in located]) - est],
+                        fmt="o", ms=3, alpha=0.6, color="#1f4e99", capsize=2)
+            vals = axes_[name]
+            ax.plot(vals, [np.median(est[x == v]) if (x == v).any() else np.nan for v in vals], "-", color="black",
+                    lw=1.5, label="median over the other axes")
+            ax.set_xlabel(AXES[name].label)
+            ax.set_ylabel("crossing push (%BW)")
+            ax.legend(fontsize=7)
+        save_png(fig, out / "search_axes.png")
+        figures.append(("Where the boundary moves along each row axis (every located row; line: median over the "
+                        "other axes' values)", "search_axes.png"))
+    return figures
+
+
+def search_report(out: Path, search: Mapping) -> Path:
+    """Write report.json, the figures and report.html for a search folder's search.json."""
+    figures = search_figures(out, search)
+    t = search["totals"]
+    row_table = [{"row": _row_label(r["values"]), "status": r["status"], "stopped": r["stopped"],
+                  "estimate": r["estimate_pct_bw"], "ci95": r["ci95_pct_bw"], "width": r["width_pct_bw"],
+                  "rollouts": r["rollouts"], "grid worlds": r["grid_worlds"], "survived": r["survived"],
+                  "diverged": r["diverged"], "non-monotone": r["monotonicity"]["flagged"], "note": r["note"]}
+                 for r in search["rows"]]
+    evidence = [{"row": _row_label(r["values"]), "status": r["status"], "evidence": r["note"],
+                 "pushes (n, survived)": "; ".join(f"{e['push_pct_bw']:g}: {e['survived']}/{e['n']}"
+                                                   for e in r["evidence"])}
+                for r in search["rows"] if r["status"] != "crossing" or r["monotonicity"]["flagged"]]
+    grid = search.get("grid_comparison")
+    data = {k: search[k] for k in ("checkpoint", "robot", "row_axes", "fixed", "push_range_pct_bw", "level",
+                                   "target_width_pct_bw", "budget", "batch", "seed_block", "seed_scheme", "method",
+                                   "totals", "grid_comparison")}
+    data["rows"] = row_table
+    data["no_crossing_or_flagged"] = evidence
+    write_json(out / "report.json", data)
+    notes = [f"{k}: {v}" for k, v in search["method"].items()]
+    notes.append("The equivalence gate (`verify`) re-simulates a sweep's worlds; a search's rollouts come from the "
+                 "same simulator and loop, and the grid worlds it shares are the sweep's own records.")
+    if grid:
+        covered = [g for g in grid["rows"] if g["search_covers_grid_median"] is not None]
+        notes.append(f"Grid in the store: {grid['rollouts']} rollouts; the search's interval holds the grid's bootstrap "
+                     f"median in {sum(g['search_covers_grid_median'] for g in covered)} of {len(covered)} rows where "
+                     "the grid has a boundary.")
+    page = Page(
+        title=f"Boundary search: {search['checkpoint']['name']}",
+        subtitle=f"{t['rows']} rows ({', '.join(search['row_axes'])}) x push {search['push_range_pct_bw'][0]:g}-"
+                 f"{search['push_range_pct_bw'][1]:g} %BW; crossing of S = {search['level']:g}; seed block "
+                 f"{search['seed_block']}",
+        headline=[("rows located", f"{t['located']} / {t['rows']}"), ("below the push range", t["below_range"]),
+                  ("above the push range", t["above_range"]), ("stopped by the budget", t["budget_stopped"]),
+                  ("flagged non-monotone", t["non_monotone"]),
+                  ("rollouts", f"{t['rollouts']} / {search['budget']}"), ("grid worlds reused", t["grid_worlds"])]
+                 + ([("grid rollouts", grid["rollouts"])] if grid else []),
+        notes=notes,
+        tables=[Table("Rows (%BW)", ["row", "status", "stopped", "estimate", "ci95", "width", "rollouts", "grid worlds",
+                                     "survived", "diverged", "non-monotone", "note"], row_table),
+                Table("Rows with no crossing in range, or flagged non-monotone: the evidence",
+                      ["row", "status", "evidence", "pushes (n, survived)"], evidence)]
+               + ([Table("Search against the grid in the store", ["mu", "grid_status", "grid_median_pct_bw",
+                                                                  "grid_ci95_pct_bw", "search_covers_grid_median"],
+                         grid["rows"])] if grid else []),
+        figures=figures,
+    )
+    render(out / "report.html", page, data)
+    return out / "report.html"
+
+
 def run(req: ReportRequest) -> Result:
     """`policylab boundary report`: OUT/report/report.json and report.html, for an analysis folder (with
     whichever later stages it has) or a diff folder."""
@@ -375,6 +522,9 @@ def run(req: ReportRequest) -> Result:
     from policylab.rollout.store import Store
     from policylab.studies.boundary import gate
 
+    if stage_path(req.out, "search").is_file():
+        claim_out_dir(req.out / "report", {"kind": "search"})
+        return Result(search_report(req.out / "report", read_stage(req.out, "search")))
     config = load_json_file(req.out / "config.json", "out")
     sweeps = [(config["store"], config["a"]), (config["store_b"], config["b"])] if "a" in config else \
         [(config["store"], config["checkpoint"])]

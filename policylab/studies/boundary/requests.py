@@ -25,6 +25,7 @@ from policylab.envs.robots.spec import DEFAULT_ROBOT
 from policylab.errors import BadInput
 from policylab.rollout.seeds import named_range
 from policylab.studies.boundary.analysis_folder import missing_stage
+from policylab.studies.boundary.axes import AXES, fixed_axes, parse_rows
 from policylab.studies.boundary.constants import (CHECKPOINT_DIR, DEFAULT_DIR, DEFAULT_MU, DEFAULT_PUSH,
                                                   DEFAULT_SEEDS_PER_CELL, DEFAULT_T0, MU_RANGE, MU_RES, PUSH_DURATION_S,
                                                   PUSH_RANGE, PUSH_RES, T0_RANGE, axis_size)
@@ -106,7 +107,7 @@ def _not_a_run(out: Path) -> Path:
 
 
 def _reduced_or_diff(out: Path) -> Path:
-    if missing_stage(out, "diff") and missing_stage(out, "reduce"):
+    if missing_stage(out, "diff") and missing_stage(out, "reduce") and missing_stage(out, "search"):
         raise ValueError(missing_stage(out, "reduce"))
     return out
 
@@ -338,6 +339,70 @@ class SweepRequest(Request):
         return memory, self.n_worlds * (per + RECORD_BYTES)
 
 
+class SearchRequest(Request):
+    """Locate, per row, the push at which survival crosses a level, with a 95% interval, by sequential design
+    (batches where the crossing is still uncertain; a row stops at the target width or the budget). Every
+    rollout goes into the store through the same loop as a sweep's, so a search and a grid share the worlds
+    they have in common; a killed search started again resumes to the same bytes. Writes OUT/search.json;
+    `policylab boundary report --out OUT` draws it."""
+
+    robot: RobotSpec = Field(None, description=ROBOT_HELP)
+    checkpoint: CheckpointSpec = Field(None, description=CHECKPOINT_HELP)
+    rows: list[str] = Field([f"friction={DEFAULT_MU[0]:.2f}:{DEFAULT_MU[1]:.2f}:{DEFAULT_MU[2]}"],
+                            description="A row axis and its values, AXIS=LO:HI:N or AXIS=V1,V2,... (repeat the option "
+                            "for several axes: the rows are every combination). Axes: " + ", ".join(
+                                a for a in AXES if a != "push") + " (docs/boundary.md, Perturbation axes).")
+    set: list[str] = Field([], description="An axis held at one value in every row, AXIS=V (repeatable), e.g. "
+                           "delay=1 or slope=5.")
+    push_min: float = Field(PUSH_RANGE[0], ge=PUSH_RANGE[0], le=PUSH_RANGE[1],
+                            description="Smallest push searched, % bodyweight (default 0: a row whose survival is "
+                            "below the level there fails without a push).")
+    push_max: float = Field(DEFAULT_PUSH[1], ge=PUSH_RANGE[0], le=PUSH_RANGE[1],
+                            description="Largest push searched, % bodyweight.")
+    level: float = Field(0.5, ge=0.05, le=0.95, description="Survival level whose crossing is located.")
+    target_width: float = Field(10.0, gt=0.0, le=PUSH_RANGE[1], description="A row stops once its 95% interval is "
+                                "no wider than this, %BW (the default grid's push spacing).")
+    budget: int = Field(1280, ge=1, le=10_000_000, description="Rollouts for all rows together (default: 20% of the "
+                        "default grid's 6,400).")
+    batch: int = Field(4, ge=1, le=64, description="Rollouts a row gets per round.")
+    seed_block: int = Field(0, ge=0, le=99, description="Seed block: another block draws other seeds for the same "
+                            "design (block 0 shares the default grid's worlds and records).")
+    store: SweepStore = Field(STORE, description="Store folder: new, empty, or a store to resume or add to (a grid's "
+                              "records there are reused).")
+    out: OutDir = Field(None, description="Folder for search.json (default STORE-search-<checkpoint name> beside the "
+                        "store).")
+    threads: int = Field(2, ge=1, le=256, description="Simulation threads.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _out_default(cls, data: Any) -> Any:
+        return _default_out(data, cls, "search", per_store=True)
+
+    _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
+
+    @field_validator("rows", "set")
+    @classmethod
+    def _axes(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        try:
+            if info.field_name == "rows":
+                if not v:
+                    raise BadInput("rows", "give at least one row axis")
+                parse_rows(v)
+            else:
+                fixed_axes(v, parse_rows(info.data.get("rows") or []))
+        except BadInput as exc:
+            raise ValueError(exc.message) from None
+        return v
+
+    @field_validator("push_max")
+    @classmethod
+    def _above_min(cls, v: float, info: ValidationInfo) -> float:
+        lo = info.data.get("push_min")
+        if lo is not None and v <= lo:
+            raise ValueError(f"must be above --push-min ({lo:g})")
+        return v
+
+
 class VerifyRequest(Request):
     """Equivalence gate: re-simulate stored worlds and compare them bitwise with their records, and play
     the checkpoint in Gymnasium's own Ant-v5 loop against the study's simulator. Exit 1 when it fails."""
@@ -470,7 +535,7 @@ class ReportRequest(Request):
     """Write report.json and report.html (heatmaps, boundary curves, replays and clips) into OUT/report."""
 
     out: Annotated[OutDir, AfterValidator(_reduced_or_diff)] = Field(description="An analysis folder (after "
-                                                                     "reduce) or a diff folder.")
+                                                                     "reduce), a diff folder or a search folder.")
 
 
 # -- probe ----------------------------------------------------------------------------------------

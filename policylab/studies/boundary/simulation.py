@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from policylab.envs.robots.batch import run_closed_loop
+from policylab import portable_math
+from policylab.envs.robots.batch import ModelChanges, run_closed_loop
 from policylab.envs.robots.robot import Robot
 from policylab.rollout.ensure import Planned
 from policylab.studies.boundary.checkpoint import Checkpoint, robot_policy
@@ -32,11 +33,12 @@ def simulate_worlds(checkpoint_path: str, worlds: list[World], rob: Robot,
         [w.mu for w in worlds],
         [w.seed for w in worlds],
         n_steps=n_steps(rob),
-        force_n=np.array([w.push_pct / 100.0 * rob.body_weight_n() for w in worlds]),
+        force_n=np.array([w.push_pct / 100.0 * rob.body_weight_n(w.payload_kg) for w in worlds]),
         dir_deg=np.array([w.push_dir for w in worlds]),
         push_k0=k0,
         n_push=push_steps(rob),
         nthread=nthread,
+        **axis_changes(worlds, rob),
     )
     out = []
     for i in range(len(worlds)):
@@ -56,6 +58,26 @@ def simulate_worlds(checkpoint_path: str, worlds: list[World], rob: Robot,
             payload[BAD_ACTION] = traj["action"][i, k_bad][None].copy()
         out.append((classify(rob, qpos, qvel, t, bad_action_step=k_bad if k_bad >= 0 else None), payload))
     return out
+
+
+def axis_changes(worlds: list[World], rob: Robot) -> dict:
+    """The later axes of the catalogue (`axes.py`) as `run_closed_loop`'s per-world model changes and action
+    delays; empty when no world sets one, so a grid's chunk runs exactly as it always did. A slope turns
+    gravity about the world y axis by fdlibm's sin and cos (`portable_math`), so its bytes do not depend on
+    the CPU."""
+    if not any(w.extra for w in worlds):
+        return {}
+    g = float(-rob.base.opt.gravity[2])
+    gravity = None
+    if any(w.slope_deg for w in worlds):
+        gravity = np.tile(rob.base.opt.gravity, (len(worlds), 1))
+        for i, w in enumerate(worlds):
+            if w.slope_deg:
+                a = w.slope_deg * (np.pi / 180.0)
+                gravity[i] = (-g * portable_math.sin(a), 0.0, -g * portable_math.cos(a))
+    return {"model": ModelChanges(payload_kg=[w.payload_kg for w in worlds],
+                                  motor_scale=[w.motor_scale for w in worlds], gravity=gravity),
+            "action_delay": np.array([w.action_delay for w in worlds])}
 
 
 def run_chunk(work: dict) -> list[tuple[dict, dict]]:

@@ -1,8 +1,9 @@
 """The world of the failure-boundary study, its grid, and the cache key: one definition for every stage.
 
 World = (floor friction mu, push magnitude in % bodyweight, push direction, push start, seed).
-Values are checked against the spec's clamp ranges (out of range is bad input, never silently
-clamped) and rounded to its resolutions:
+Values are checked against the clamp ranges of the perturbation axes' catalogue (`axes.py`; out of
+range is bad input, never silently clamped) and rounded to their resolutions (a grid's pushes to
+whole %BW):
 
     mu        0.05 - 2.0     0.01
     push      0 - 300 %BW    1 %BW
@@ -10,7 +11,9 @@ clamped) and rounded to its resolutions:
     start     0.5 - 4.0 s    0.1 s
 
 The cache key, ``v2|mu=0.5000|push=80.00|dir=90.00|t0=2.00|seed=N``, names a world; its leading
-version is bumped whenever what a world means changes.
+version is bumped whenever what a world means changes. The later axes of the catalogue (`axes.py`:
+payload, motor strength, action delay, floor slope) join it only when a world sets them
+(``...|seed=N|payload=2.00``), so every world that sets none keeps its key.
 
 Seeds: the grid's rollout index is ``(mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx``
 and the world's seed is ``policylab.rollout.seeds.world_seed("boundary", cell, seed_idx,
@@ -29,55 +32,68 @@ import numpy as np
 
 from policylab.errors import BadInput
 from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, world_seed
+from policylab.studies.boundary.axes import AXES, BY_FIELD, NEW_AXES
 from policylab.studies.boundary.constants import (DEFAULT_DIR, DEFAULT_MU, DEFAULT_PUSH, DEFAULT_SEEDS_PER_CELL,
-                                                  DEFAULT_T0, DIR_RES, MU_RANGE, MU_RES, PUSH_RANGE, PUSH_RES,
-                                                  T0_RANGE, T0_RES)
+                                                  DEFAULT_T0, MU_RES, PUSH_RES)
 
 KEY_VERSION = "v2"
 
 
-def _round_to(value: float, res: float) -> float:
-    return round(round(value / res) * res, 6)
-
-
 def check_mu(mu: float, field: str = "mu") -> float:
-    if not (MU_RANGE[0] <= mu <= MU_RANGE[1]):
-        raise BadInput(field, f"friction {mu} outside the clamp range {MU_RANGE[0]}-{MU_RANGE[1]}")
-    return _round_to(mu, MU_RES)
+    return AXES["friction"].check(mu, field)
 
 
 def check_push(push: float, field: str = "push") -> float:
-    if not (PUSH_RANGE[0] <= push <= PUSH_RANGE[1]):
-        raise BadInput(field, f"push {push} %BW outside the clamp range {PUSH_RANGE[0]:g}-{PUSH_RANGE[1]:g}")
-    return _round_to(push, PUSH_RES)
+    """A grid's push: the catalogue's range, rounded to whole %BW (a grid's resolution, as it always was)."""
+    AXES["push"].check(push, field)
+    return round(round(push / PUSH_RES) * PUSH_RES, 6)
 
 
 def check_dir(direction: float) -> float:
-    return _round_to(direction % 360.0, DIR_RES) % 360.0
+    return AXES["push_dir"].check(direction)
 
 
 def check_t0(t0: float, field: str = "push_t0") -> float:
-    if not (T0_RANGE[0] <= t0 <= T0_RANGE[1]):
-        raise BadInput(field, f"push start {t0} s outside the clamp range {T0_RANGE[0]}-{T0_RANGE[1]}")
-    return _round_to(t0, T0_RES)
+    return AXES["push_t0"].check(t0, field)
 
 
-def cache_key(mu: float | None, push_pct: float, push_dir: float, push_t0: float, seed: int) -> str:
+def cache_key(mu: float | None, push_pct: float, push_dir: float, push_t0: float, seed: int,
+              extra: dict[str, float] | None = None) -> str:
+    """A world's name; `extra` holds the later axes it sets ({World field: value}, `World.extra`)."""
     mu_s = "default" if mu is None else f"{mu:.4f}"
-    return f"{KEY_VERSION}|mu={mu_s}|push={push_pct:.2f}|dir={push_dir:.2f}|t0={push_t0:.2f}|seed={seed}"
+    tail = "".join(f"|{BY_FIELD[f].key_part(v)}" for f, v in (extra or {}).items())
+    return f"{KEY_VERSION}|mu={mu_s}|push={push_pct:.2f}|dir={push_dir:.2f}|t0={push_t0:.2f}|seed={seed}{tail}"
 
 
 @dataclass(frozen=True)
 class World:
+    """A world: the original four axes and a seed, plus the later axes of the catalogue at their defaults
+    unless set (`axes.NEW_AXES`)."""
+
     mu: float
     push_pct: float
     push_dir: float
     push_t0: float
     seed: int
+    payload_kg: float = 0.0
+    motor_scale: float = 1.0
+    action_delay: int = 0
+    slope_deg: float = 0.0
+
+    @property
+    def extra(self) -> dict[str, float]:
+        """The later axes this world sets, {field: value} in catalogue order (empty for a world of the grid)."""
+        return {a.field: getattr(self, a.field) for a in NEW_AXES if a.is_set(getattr(self, a.field))}
 
     @property
     def key(self) -> str:
-        return cache_key(self.mu, self.push_pct, self.push_dir, self.push_t0, self.seed)
+        return cache_key(self.mu, self.push_pct, self.push_dir, self.push_t0, self.seed, self.extra)
+
+    @classmethod
+    def from_record(cls, w: dict) -> "World":
+        """The world a record's world part describes (the later axes where it sets them)."""
+        return cls(w["mu"], w["push_pct"], w["push_dir"], w["push_t0"], w["seed"],
+                   **{a.field: w[a.field] for a in NEW_AXES if a.field in w})
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from policylab.rollout.seeds import world_seed
 from policylab.rollout.store import Store
 from policylab.stats import kaplan_meier
 from policylab.studies.boundary import failure
-from policylab.studies.boundary.reduce import (NO_BOUNDARY, Rollout, _survival_fraction, cell_stats, first_crossing,
+from policylab.studies.boundary.reduce import (NO_BOUNDARY, Rollout, survival_fraction, cell_stats, first_crossing,
                                                load_sweep, row_boundary, rule_check)
 from policylab.studies.boundary.select import boundary_cells, recoveries
 
@@ -53,7 +53,7 @@ def test_survival_fraction_is_km_with_horizon_censoring():
             continue
         times = np.where(codes[at_risk] == 0, rng.uniform(0.1, 4.9, at_risk.sum()), 5.0)
         km = kaplan_meier(times, codes[at_risk] == 0, 5.0)["survival_at_horizon"]
-        assert _survival_fraction(codes) == pytest.approx(km)
+        assert survival_fraction(codes) == pytest.approx(km)
 
 
 # -- the boundary --------------------------------------------------------------------------------

@@ -24,8 +24,8 @@ from policylab.studies.boundary import ars, protocol, requests
 
 MODELS = [m for m in vars(requests).values()
           if isinstance(m, type) and issubclass(m, requests.Request) and m is not requests.Request]
-COMMANDS = ["robot", "train", "calibrate", "sweep", "verify", "reduce", "select", "replay", "clips", "rrd", "diff", "report",
-            "probe"]
+COMMANDS = ["robot", "train", "calibrate", "sweep", "search", "verify", "reduce", "select", "replay", "clips", "rrd", "diff",
+            "report", "probe"]
 
 
 def _bad(args, field, tmp_path, contains=""):
