@@ -30,7 +30,8 @@ from policylab.studies.boundary.protocol import protocol
 from policylab.studies.boundary.records import (STUDY, grid_from_meta, meta_name, planned_sweep, robot_from_meta,
                                                 world_record)
 from policylab.studies.boundary.requests import ProbeRunForm
-from policylab.studies.boundary.world import AXES, GridWorld, World, world_from
+from policylab.studies.boundary.axes import CATALOGUE
+from policylab.studies.boundary.world import GridWorld, World, world_from
 
 PROBE_SEEDS = named_range("boundary", "probe")
 SWEEP_SEEDS = named_range("boundary", "sweep")
@@ -126,7 +127,7 @@ class StoreView:
                                                            "delta_survival", "q_fisher", "change")}
                                         for c in d["cells"]],
                               "shrinkage_census": d["shrinkage_census"]})
-        return {"store": str(self.root), "sweeps": entries, "diffs": diffs, "axes": [a.as_dict() for a in AXES],
+        return {"store": str(self.root), "sweeps": entries, "diffs": diffs, "axes": [form_field(a) for a in CATALOGUE],
                 "probe_seeds": {"range": "boundary.probe", "base": PROBE_SEEDS.base, "size": PROBE_SEEDS.size}}
 
     def plan(self, req: ProbeRunForm) -> tuple[Planned, Checkpoint, World]:
@@ -161,3 +162,10 @@ def probe_world_record(world: World, ckpt: Checkpoint, seed_range: str, index: i
     for k in ("mu_idx", "push_idx", "seed_idx", "rollout_index"):
         del rec[k]
     return {**rec, "probe": {"seed_range": f"boundary.{seed_range}", "index": index}}
+
+
+def form_field(a) -> dict:
+    """One input of the page's world form: named by the World field (as records name it), with the
+    axis's label, unit, range, resolution and default."""
+    return {"name": a.field, "label": a.label, "unit": a.unit, "min": a.lo, "max": a.hi, "step": a.resolution,
+            "default": a.default}

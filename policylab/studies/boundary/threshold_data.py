@@ -40,7 +40,6 @@ def threshold_data(ckpt: Checkpoint, n_nominal: int, n_pushed: int, out: Path) -
     rob = ckpt.robot
     res = simulate_worlds(str(ckpt.path), nominal, rob, nthread=2)
     z = np.concatenate([p["torso_z"] for _, p in res])[None]  # records may end at a failure: pooled states
-    up = np.concatenate([p["uprightness"] for _, p in res])[None]
     report: dict = {
         "checkpoint": ckpt.as_dict(),
         "robot": rob.ref,

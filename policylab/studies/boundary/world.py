@@ -26,13 +26,13 @@ or action noise.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping
+from typing import Iterator, Mapping
 
 import numpy as np
 
 from policylab.errors import BadInput
 from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, world_seed
-from policylab.studies.boundary.axes import AXES, BY_FIELD, NEW_AXES
+from policylab.studies.boundary.axes import AXES, BY_FIELD, CATALOGUE, NEW_AXES
 from policylab.studies.boundary.constants import (DEFAULT_DIR, DEFAULT_MU, DEFAULT_PUSH, DEFAULT_SEEDS_PER_CELL,
                                                   DEFAULT_T0, MU_RES, PUSH_RES)
 
@@ -96,43 +96,18 @@ class World:
                    **{a.field: w[a.field] for a in NEW_AXES if a.field in w})
 
 
-@dataclass(frozen=True)
-class Axis:
-    """One axis of a world a person can set (every `World` field but the seed): what a form shows and how
-    a value is checked and rounded (`check(value, field)`, bad input out of range)."""
-
-    name: str  # the World field
-    label: str
-    unit: str
-    lo: float
-    hi: float
-    res: float
-    check: Callable[[float, str], float]
-    default: float
-
-    def as_dict(self) -> dict:
-        return {"name": self.name, "label": self.label, "unit": self.unit, "min": self.lo, "max": self.hi,
-                "step": self.res, "default": self.default}
-
-
-AXES = (
-    Axis("mu", "friction", "mu", *MU_RANGE, MU_RES, check_mu, 1.0),
-    Axis("push_pct", "push", "%BW", *PUSH_RANGE, PUSH_RES, check_push, 0.0),
-    Axis("push_dir", "push direction", "deg from heading", 0.0, 360.0 - DIR_RES, DIR_RES,
-         lambda v, field: check_dir(v), DEFAULT_DIR),
-    Axis("push_t0", "push start", "s", *T0_RANGE, T0_RES, check_t0, DEFAULT_T0),
-)
-
-
 def world_from(values: Mapping[str, float], seed: int) -> World:
-    """The world of `values` (one per axis, each checked and rounded) and `seed`; bad input names the axis."""
-    missing = [a.name for a in AXES if a.name not in values]
+    """The world of `values` ({World field: value}, each checked and rounded by its axis of the catalogue;
+    the original four required, the later ones at their defaults when absent) and `seed`; bad input
+    names the field."""
+    fields = [a.field for a in CATALOGUE]
+    missing = [a.field for a in CATALOGUE if a.always_keyed and a.field not in values]
     if missing:
         raise BadInput(missing[0], "is required")
-    unknown = sorted(set(values) - {a.name for a in AXES})
+    unknown = sorted(set(values) - set(fields))
     if unknown:
-        raise BadInput(unknown[0], f"is not an axis of the world; the axes are {', '.join(a.name for a in AXES)}")
-    return World(**{a.name: a.check(float(values[a.name]), a.name) for a in AXES}, seed=seed)
+        raise BadInput(unknown[0], f"is not an axis of the world; the axes are {', '.join(fields)}")
+    return World(**{f: BY_FIELD[f].check(float(v), f) for f, v in values.items()}, seed=seed)
 
 
 @dataclass(frozen=True)

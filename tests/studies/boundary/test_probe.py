@@ -161,7 +161,7 @@ def test_probe_page_in_browser(store, tmp_path):
                           "document.getElementById('axis-push_pct').value = '999';"
                           "document.getElementById('run').click()")
             assert page.wait_for("document.getElementById('error').innerText") == \
-                "push_pct: push 999.0 %BW outside the clamp range 0-300"
+                "push_pct: push 999 %BW outside the clamp range 0-300"
             assert page.evaluate("document.getElementById('error').dataset.status") == "400"
             status, body = _post(url + "api/run", {"map": "pd_soft", "checkpoint": "nope", "world": OFF_GRID,
                                                    "seed_index": 0})

@@ -62,9 +62,10 @@ def test_stored_records_follow_the_seed_scheme(small_sweep, small_grid):
 
 
 def test_world_from_checks_every_axis_by_name():
-    from policylab.studies.boundary.world import AXES, world_from
+    from policylab.studies.boundary.axes import CATALOGUE
+    from policylab.studies.boundary.world import world_from
 
-    ok = {a.name: a.default for a in AXES}
+    ok = {a.field: a.default for a in CATALOGUE if a.always_keyed}
     assert world_from({**ok, "mu": 0.734, "push_dir": 93}, 5_000_000) == World(0.73, 0.0, 95.0, 2.0, 5_000_000)
     for name, bad in (("mu", 2.5), ("push_pct", -1), ("push_t0", 9)):
         with pytest.raises(BadInput) as exc:

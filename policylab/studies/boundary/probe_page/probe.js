@@ -137,7 +137,7 @@ function setWorld(values) {
 
 function buildForm() {
   const box = $("axes");
-  for (const a of MAPS.axes) {  // one input per world axis the study declares (world.AXES)
+  for (const a of MAPS.axes) {  // one input per world axis the study declares (axes.CATALOGUE)
     const p = document.createElement("div");
     p.innerHTML = `<label for="axis-${a.name}">${a.label} (${a.unit})</label> <input id="axis-${a.name}" type="number" step="any" value="${a.default}"> <span class="muted">${a.min} to ${a.max}, resolution ${a.step}</span>`;
     box.appendChild(p);
