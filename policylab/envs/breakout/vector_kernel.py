@@ -29,6 +29,8 @@ import numpy as np
 
 from policylab.envs.breakout import ale_random as R
 from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.rom import render as RR
+from policylab.envs.breakout.rom.ale_interface import applied_frame
 
 SRC_H, SRC_W = 210, 160
 
@@ -72,80 +74,6 @@ STATIC_BYTES = np.array(list(range(36)) + [55] + list(range(59, 70)) + list(rang
                         dtype=np.int64)
 
 
-@numba.njit(cache=True, inline="always")
-def _pf_half(out, base, pf0, pf1, pf2, colour):
-    """One half of a playfield line into out[base:base + 80]: PF0 bits 4-7, PF1 bits 7-0, PF2 bits 0-7, 4 px each."""
-    for b in range(20):
-        if b < 4:
-            on = (pf0 >> (4 + b)) & 1
-        elif b < 12:
-            on = (pf1 >> (11 - b)) & 1
-        else:
-            on = (pf2 >> (b - 12)) & 1
-        if on:
-            for d in range(4):
-                out[base + 4 * b + d] = colour
-
-
-@numba.njit(cache=True)
-def row_colours(m, rom, r, out):
-    """The TIA colour bytes of screen row r of the frame drawn for state row m (RAM, then the kernel's extras),
-    into out (160,): `rom.render.render_colours`, one row at a time."""
-    shown = m[EK.SHOWN]
-    pf = m[60]
-    for c in range(SRC_W):
-        out[c] = m[61]
-    if r == 0:
-        for c in range(8):
-            out[c] = 0
-    if 5 <= r <= 14:
-        off = 4 - (r - 5) // 2
-        p80 = shown & 255
-        p82 = (shown >> 8) & 255
-        p84 = (shown >> 16) & 255
-        p86 = (shown >> 24) & 255
-        p88 = (shown >> 32) & 255
-        g80 = rom[(((m[81] << 8) | p80) + off) & 0x7FF]
-        g82 = rom[(((m[83] << 8) | p82) + off) & 0x7FF]
-        g84 = rom[(((m[85] << 8) | p84) + off) & 0x7FF]
-        g86 = rom[(((m[87] << 8) | p86) + off) & 0x7FF]
-        g88 = rom[(((m[89] << 8) | p88) + off) & 0x7FF]
-        _pf_half(out, 0, 0, g80 & 0x0F & m[110], (g82 & 0x0F) | (g84 & 0xF0), pf)
-        _pf_half(out, 80, 0, g86 & 0xF0 & m[110], g88 & 0x0F, pf)
-    if EK.TOP_WALL[0] <= r <= EK.TOP_WALL[1]:
-        for c in range(SRC_W):
-            out[c] = pf
-    ball_colour = m[62]
-    if r < EK.BRICK_TOP:
-        ball_colour = pf
-    elif r < EK.BRICK_TOP + 6 * EK.BRICK_H:
-        x = 5 - (r - EK.BRICK_TOP) // EK.BRICK_H
-        ball_colour = m[64 + x]
-        _pf_half(out, 0, m[30 + x], m[24 + x], m[18 + x], ball_colour)
-        _pf_half(out, 80, m[12 + x], m[6 + x], m[x], ball_colour)
-    b = m[101]
-    if EK.BALL_ROWS[b, 0] <= r <= EK.BALL_ROWS[b, 1]:
-        last = EK.LAST_ROW_COLUMNS[1 - (b & 1)]
-        for dx in range(2):
-            c = (m[99] - 49 + dx) % SRC_W
-            if r < EK.LAST_ROW or c < last:
-                out[c] = ball_colour
-    if 17 <= r <= EK.LAST_ROW:
-        left = pf if r < 189 else m[63]
-        for c in range(EK.SIDE_W):
-            out[c] = left
-        if r < EK.LAST_ROW:
-            right = pf if r < 189 else m[62]
-            for c in range(SRC_W - EK.SIDE_W, SRC_W):
-                out[c] = right
-    if EK.PADDLE_ROWS[0] <= r <= EK.PADDLE_ROWS[1]:
-        p0 = m[72] - 47
-        for k in range(8):
-            if (m[55] >> (7 - k)) & 1:
-                for d in range(4):
-                    out[(p0 + 4 * k + d) % SRC_W] = m[62]
-
-
 @numba.njit(cache=True)
 def _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out):
     """Output row dy of the resized grayscale frame of state b, max-pooled with a (`maxpool` >= 1) and c
@@ -156,11 +84,11 @@ def _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf
     for j in range(ystart[dy], ystart[dy + 1]):
         sy = yi[j, 0]
         beta = yw[j]
-        row_colours(b, rom, sy, cbuf)
+        RR.draw_row(b, rom, sy, cbuf)
         for x in range(SRC_W):
             gbuf[x] = gray[cbuf[x]]
         for other in range(maxpool):
-            row_colours(a if other == 0 else c, rom, sy, cbuf)
+            RR.draw_row(a if other == 0 else c, rom, sy, cbuf)
             for x in range(SRC_W):
                 g = gray[cbuf[x]]
                 if g > gbuf[x]:
@@ -197,50 +125,6 @@ def pixel_tables(xi: np.ndarray, yi: np.ndarray, height: int, width: int):
     return xstart, dyr, dxr
 
 
-@numba.njit(cache=True, inline="always")
-def pixel_colour(m, rom, r, c):
-    """The colour byte of screen pixel (r, c) of the frame drawn for m: `row_colours` for one pixel, the objects
-    checked from the last drawn (on top) down."""
-    if EK.PADDLE_ROWS[0] <= r <= EK.PADDLE_ROWS[1]:
-        k = c - (m[72] - 47)  # RAM 72 keeps the paddle within 8..144 px: one wrap at most (no modulo: it is slow)
-        if k < 0:
-            k += SRC_W
-        if k < 32 and (m[55] >> (7 - k // 4)) & 1:
-            return m[62]
-    if 17 <= r <= EK.LAST_ROW:
-        if c < EK.SIDE_W:
-            return m[60] if r < 189 else m[63]
-        if c >= SRC_W - EK.SIDE_W and r < EK.LAST_ROW:
-            return m[60] if r < 189 else m[62]
-    b = m[101]
-    in_bricks = EK.BRICK_TOP <= r < EK.BRICK_TOP + 6 * EK.BRICK_H
-    if EK.BALL_ROWS[b, 0] <= r <= EK.BALL_ROWS[b, 1]:
-        x0 = m[99] - 49  # -49..206: one wrap at most
-        if x0 < 0:
-            x0 += SRC_W
-        elif x0 >= SRC_W:
-            x0 -= SRC_W
-        if (c == x0 or c == x0 + 1 or c == x0 + 1 - SRC_W) and (r < EK.LAST_ROW or c < EK.LAST_ROW_COLUMNS[1 - (b & 1)]):
-            if r < EK.BRICK_TOP:
-                return m[60]
-            if in_bricks:
-                return m[64 + 5 - (r - EK.BRICK_TOP) // EK.BRICK_H]
-            return m[62]
-    if in_bricks:
-        row = (r - EK.BRICK_TOP) // EK.BRICK_H
-        if EK._pf_bit(m, row, c):
-            return m[64 + 5 - row]
-    if EK.TOP_WALL[0] <= r <= EK.TOP_WALL[1]:
-        return m[60]
-    if 5 <= r <= 14:  # rare here (nothing that moves reaches the score): the row's drawing, one pixel of it
-        line = np.zeros(SRC_W, dtype=np.int64)
-        row_colours(m, rom, r, line)
-        return line[c]
-    if r == 0 and c < 8:
-        return 0
-    return m[61]
-
-
 @numba.njit(cache=True)
 def _pixel_out(a, b, maxpool, dy, dx, rom, gray, xi, xw, yi, yw, ystart, xstart):
     """Output pixel (dy, dx) from scratch, with `_out_row`'s float32 operations in its order."""
@@ -250,9 +134,9 @@ def _pixel_out(a, b, maxpool, dy, dx, rom, gray, xi, xw, yi, yw, ystart, xstart)
         h = np.float32(0.0)
         for k in range(xstart[dx], xstart[dx + 1]):
             sx = xi[k, 0]
-            v = gray[pixel_colour(b, rom, sy, sx)]
+            v = gray[RR.pixel(b, rom, sy, sx)]
             if maxpool:
-                g = gray[pixel_colour(a, rom, sy, sx)]
+                g = gray[RR.pixel(a, rom, sy, sx)]
                 if g > v:
                     v = g
             if v != 0:
@@ -313,7 +197,9 @@ def draw_changed(pa, pb, a, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, stati
         if a[s] != pa[s] or b[s] != pb[s]:
             if s < 36:  # RAM 0-35: byte s holds part of brick row 5 - s % 6 (`rom.kernel.brick_flags`)
                 bricks |= 1 << (5 - s % 6)
-            elif 80 <= s < 90 or s == 110 or s == EK.SHOWN:
+            elif s == EK.SHOWN and (a[s] >> 40) == (pa[s] >> 40) and (b[s] >> 40) == (pb[s] >> 40):
+                score = True  # the digit pointers drawn (`rom.kernel.drawn_with`); its high bits are colours
+            elif 80 <= s < 90 or s == 110:
                 score = True
             else:
                 draw_full(a, b, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out)
@@ -325,9 +211,10 @@ def draw_changed(pa, pb, a, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, stati
                        hbuf, out)
     if score:
         _redo_rows(a, b, maxpool, 5, 14, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf, hbuf, out)
-    if b[72] != pb[72] or a[72] != pa[72]:
-        _redo_rows(a, b, maxpool, EK.PADDLE_ROWS[0], EK.PADDLE_ROWS[1], rom, gray, xi, xw, yi, yw, ystart, dyr,
-                   cbuf, gbuf, hbuf, out)
+    if b[72] != pb[72] or a[72] != pa[72]:  # a colour change (which can move them a line up) redrew everything
+        up = RR.lower_up(b[EK.SHOWN])
+        _redo_rows(a, b, maxpool, EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up, rom, gray, xi, xw, yi, yw, ystart,
+                   dyr, cbuf, gbuf, hbuf, out)
     n = 0  # the pixels under the ball in any of the four frames, each once (consecutive frames overlap)
     for m in (pb, b, pa, a):
         n = _mark_ball(m, dyr, dxr, marked, todo, n)
@@ -353,29 +240,35 @@ def noop_count(mt, i, noop_max):
 
 
 @numba.njit(cache=True, inline="always")
-def _emulate(m, action):
-    """One emulated frame of `action` (minimal set index) on state row m: the paddle resistance moves first,
-    then the cartridge's frame; returns the change of ALE's score."""
-    pot = m[EK.POT]
-    if action == EK.RIGHT or action == EK.LEFT:
-        pot = EK.pot_after(pot, action)
-        m[EK.POT] = pot
-    before = EK.ale_score(m)
-    m[EK.FLAGS] |= EK.frame(m, pot, action == EK.FIRE)
-    m[EK.LAST_ACT] = action
-    return EK.ale_score(m) - before
+def _emulate(m, c, smt, sbuf, i, prob, action, step):
+    """One emulated frame of ALE action `action` (paddle resistance step `step`) on state row m, counters c: ALE's
+    sticky decision first (the previous frame's action and step again with probability `prob`, from the env's
+    own stream `smt`/`sbuf`; at 0 nothing repeats, so nothing is drawn), then `ale_interface.applied_frame`.
+    Returns the change of ALE's score."""
+    if prob <= 0.0 or not R.frame_repeats(smt, sbuf, i, prob):
+        m[EK.LAST_ACT] = action
+        c[STEP] = step
+    pot, reward = applied_frame(m, m[EK.POT], m[EK.LAST_ACT], c[STEP])
+    m[EK.POT] = pot
+    return reward
 
 
-# per-env counters in `C` (n, NC) int64
-EP_FRAMES, FRAMES, DONE, NC = 0, 1, 2, 3
+FIRE_ACTION = 1  # ALE's action number of FIRE
+
+# per-env counters in `C` (n, NC) int64: frames of the episode and in all, whether the last step ended the
+# episode (reset on the next), the paddle step the applied action carries (sticky with it)
+EP_FRAMES, FRAMES, DONE, STEP, NC = 0, 1, 2, 3, 4
+# life-loss modes (ale-py's `episodic_life`, `life_loss_info`)
+LIVES_IGNORED, LIFE_LOSS_INFO, EPISODIC_LIFE = 0, 1, 2
 
 
 @numba.njit(cache=True)
-def _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi, xw, yi, yw, ystart,
+def _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw, ystart,
                cbuf, gbuf, hbuf, obs):
-    """ale-py's reset of env i (reset_game, FIRE, noops) and its first observation: a zero stack but the last
-    frame (not pooled)."""
+    """ale-py's reset of env i (reset_game, FIRE, noops: sticky frames like any other) and its first observation:
+    a zero stack but the last frame (not pooled)."""
     m = I[i]
+    c = C[i]
     for k in range(EK.RAM_N):
         m[k] = EK.RESET_RAM[k]
     m[EK.POT] = EK.PADDLE_DEFAULT
@@ -383,25 +276,28 @@ def _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi,
     m[EK.TERM] = 0
     m[EK.FLAGS] = 0
     m[EK.SHOWN] = EK.drawn_with(m)
+    c[STEP] = EK.PADDLE_DELTA
     n = noop_count(mt, i, noop_max)
     if fire_reset:  # ale-py presses FIRE first, and that frame counts as one of the noops
-        _emulate(m, EK.FIRE)
-        C[i, EP_FRAMES] += 1
+        _emulate(m, c, smt, sbuf, i, prob, FIRE_ACTION, EK.PADDLE_DELTA)
+        c[EP_FRAMES] += 1
         n = max(n - 1, 0)
     for _ in range(n):
-        _emulate(m, EK.NOOP)
-        C[i, EP_FRAMES] += 1
-    C[i, FRAMES] += C[i, EP_FRAMES]
+        _emulate(m, c, smt, sbuf, i, prob, EK.NOOP, EK.PADDLE_DELTA)
+        c[EP_FRAMES] += 1
+    c[FRAMES] += c[EP_FRAMES]
     pairs[i, 0, :] = m  # the first observation is the last frame alone
     pairs[i, 1, :] = m
     obs[i, :-1] = 0
-    draw_full(m, m, m, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, obs[i, -1])
+    for ch in range(pal.shape[0]):
+        draw_full(m, m, m, maxpool, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, obs[i, -1, :, :, ch])
 
 
 @numba.njit(cache=True, nogil=True)
-def reset_kernel(rows, seeds, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi, xw, yi, yw, ystart,
-                 obs, lives, frame_number, episode_frame_number):
-    """Reset envs `rows` (a seed >= 0 reseeds the env's noop stream and restarts its frame count)."""
+def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi,
+                 yw, ystart, obs, lives, frame_number, episode_frame_number):
+    """Reset envs `rows` (a seed >= 0 reseeds the env's noop stream and its sticky stream, ALE's `random_seed`,
+    and restarts its frame count, as ale-py's reload of the game does)."""
     width = obs.shape[3]
     cbuf = np.zeros(SRC_W, dtype=np.int64)
     gbuf = np.zeros(SRC_W, dtype=np.uint8)
@@ -411,11 +307,12 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, noop_max, fire_reset, maxpool, ro
         i = rows[k]
         if seeds[k] >= 0:
             R.mt_seed(mt, unused, i, seeds[k])
+            R.mt_seed(smt, sbuf, i, seeds[k])
             C[i, FRAMES] = 0
         C[i, EP_FRAMES] = 0
         C[i, DONE] = 0
-        _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi, xw, yi, yw, ystart,
-                   cbuf, gbuf, hbuf, obs)
+        _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw,
+                   ystart, cbuf, gbuf, hbuf, obs)
     for i in range(I.shape[0]):
         lives[i] = I[i, 57]
         frame_number[i] = C[i, FRAMES]
@@ -423,17 +320,21 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, noop_max, fire_reset, maxpool, ro
 
 
 @numba.njit(cache=True, nogil=True)
-def step_kernel(actions, I, pairs, C, mt, frameskip, max_frames, noop_max, fire_reset, maxpool, clip, rom, gray,
-                xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, obs, reward, terminated, truncated, lives, frame_number,
-                episode_frame_number):
+def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max_frames, noop_max, fire_reset,
+                maxpool, clip, life_mode, rom, pal, xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, obs, reward,
+                terminated, truncated, lives, frame_number, episode_frame_number):
     """One agent step of every env (gymnasium's NextStep autoreset: an env that ended on the last step is
-    reset now and its action ignored): `frameskip` frames, the reward summed (clipped to its sign when
-    `clip`), the new max-pooled, resized frame updated in place in `obs`, which holds the last step's stack
-    shifted by one (the caller shifts it: numpy's memcpy moves the bytes several times faster than a loop
-    compiled here). As ale-py, the max-pool reads two slots, filled by the step's last two
-    planned frames, and pools into the second: the frame that ends an episode (game over, truncation) fills
-    neither, so a step that ends one early repeats the last frame, and one that ends on its last frame pools
-    the frame before it with the last step's two."""
+    reset now and its action ignored): `frameskip` frames of ALE action `actions[i]` with paddle step `steps[i]`,
+    the reward summed (clipped to its sign when `clip`), the new max-pooled, resized frame updated in place in
+    `obs` ((n, stack, H, W, channels): one channel per row of `pal`, the colour byte's gray or R, G, B), which
+    holds the last step's stack shifted by one (the caller shifts it: numpy's memcpy moves the bytes several
+    times faster than a loop compiled here).
+
+    As ale-py, the max-pool reads two slots, filled by the step's last two planned frames, and pools into the
+    second: the frame that ends an episode (game over, truncation) fills neither, so a step that ends one early
+    repeats the last frame, and one that ends on its last frame pools the frame before it with the last step's
+    two; at frameskip 1 the first slot keeps the reset's frame. A lost life ends a step as a game over does under
+    `LIFE_LOSS_INFO` (the game goes on at the next step) and `EPISODIC_LIFE` (the game is reset at the next)."""
     width = obs.shape[3]
     cbuf = np.zeros(SRC_W, dtype=np.int64)
     gbuf = np.zeros(SRC_W, dtype=np.uint8)
@@ -449,18 +350,24 @@ def step_kernel(actions, I, pairs, C, mt, frameskip, max_frames, noop_max, fire_
         if C[i, DONE]:
             C[i, EP_FRAMES] = 0
             C[i, DONE] = 0
-            _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi, xw, yi, yw, ystart,
-                       cbuf, gbuf, hbuf, obs)
+            _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw,
+                       ystart, cbuf, gbuf, hbuf, obs)
         else:
             m = I[i]
+            lives_before = m[57]
+            lost_life = False
             last_pair[:] = pairs[i]
             total = 0
             for f in range(frameskip):
-                total += _emulate(m, actions[i])
+                total += _emulate(m, C[i], smt, sbuf, i, prob, actions[i], steps[i])
                 C[i, EP_FRAMES] += 1
                 C[i, FRAMES] += 1
                 if m[57] == 0:
                     terminated[i] = True
+                    break
+                if life_mode != LIVES_IGNORED and m[57] < lives_before:
+                    terminated[i] = True
+                    lost_life = True
                     break
                 if max_frames > 0 and C[i, EP_FRAMES] > max_frames:
                     truncated[i] = True
@@ -470,19 +377,22 @@ def step_kernel(actions, I, pairs, C, mt, frameskip, max_frames, noop_max, fire_
                     pairs[i, slot, :] = m
                     if slot == 0:
                         m_slot[:] = m
-            ended_last = (terminated[i] or truncated[i]) and f == frameskip - 1
-            if terminated[i] or truncated[i]:  # ale-py keeps the pooled slot and pools into it: see docstring
+            ended = terminated[i] or truncated[i]
+            ended_last = ended and f == frameskip - 1
+            if ended:  # ale-py keeps the pooled slot and pools into it: see docstring
                 pairs[i] = last_pair
             if clip:
                 total = (total > 0) - (total < 0)
             reward[i] = total
-            if ended_last and maxpool:
-                draw_full(last_pair[0], last_pair[1], m_slot, 2, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf,
-                          hbuf, obs[i, -1])
-            else:
-                draw_changed(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], maxpool, rom, gray, xi, xw, yi,
-                             yw, ystart, static, xstart, dyr, dxr, cbuf, gbuf, hbuf, marked, todo, obs[i, -1])
-            C[i, DONE] = terminated[i] or truncated[i]
+            for ch in range(pal.shape[0]):
+                out = obs[i, -1, :, :, ch]
+                if ended_last and maxpool:
+                    draw_full(last_pair[0], last_pair[1], m_slot, 2, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf,
+                              hbuf, out)
+                else:
+                    draw_changed(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], maxpool, rom, pal[ch], xi, xw,
+                                 yi, yw, ystart, static, xstart, dyr, dxr, cbuf, gbuf, hbuf, marked, todo, out)
+            C[i, DONE] = ended and (life_mode == EPISODIC_LIFE or not lost_life)
         lives[i] = I[i, 57]
         frame_number[i] = C[i, FRAMES]
         episode_frame_number[i] = C[i, EP_FRAMES]

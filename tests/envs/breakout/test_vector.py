@@ -22,6 +22,14 @@ ale_py = pytest.importorskip("ale_py")
 SEEDS = named_range("breakout", "vector").first(3)
 
 
+def _random_actions(rng, env, n_envs: int) -> np.ndarray:
+    """Uniform random actions of the env's space: indices, or (radius, angle, fire) float32 triples."""
+    if env.continuous:
+        low, high = env.single_action_space.low, env.single_action_space.high
+        return rng.uniform(low, high, (n_envs, 3)).astype(np.float32)
+    return rng.integers(0, env.single_action_space.n, n_envs)
+
+
 def _lockstep(n_envs: int, steps: int, seed: int, **kwargs) -> dict[str, int]:
     """Step both envs with the same random actions; assert equality of everything on every step. Returns
     how many terminations, truncations and nonzero rewards were met (so a test can require them)."""
@@ -34,7 +42,7 @@ def _lockstep(n_envs: int, steps: int, seed: int, **kwargs) -> dict[str, int]:
     rng = np.random.default_rng(seed)
     seen = {"terminated": 0, "truncated": 0, "rewards": 0}
     for t in range(steps):
-        actions = rng.integers(0, 4, n_envs)
+        actions = _random_actions(rng, ours, n_envs)
         ra, rb = ale.step(actions), ours.step(actions)
         for name, x, y in zip(("obs", "reward", "terminated", "truncated"), ra[:4], rb[:4]):
             assert y.dtype == x.dtype and y.shape == x.shape, (name, y.dtype, x.dtype)
@@ -96,9 +104,40 @@ def test_make_vec_builds_it_with_ale_spaces():
     assert obs.shape == (3, 4, 84, 84) and set(info) == {"env_id", "lives", "frame_number", "episode_frame_number"}
 
 
-@pytest.mark.parametrize("kwargs", [{"grayscale": False}, {"episodic_life": True},
-                                    {"repeat_action_probability": 0.25}, {"full_action_space": True},
-                                    {"img_height": 300}, {"frameskip": 0}, {"frameskip": 1}])
+def test_equals_ale_vector_env_with_sticky_actions():
+    """Each env's sticky stream is ALE's for its seed, drawn on every frame, the reset's FIRE and noops too."""
+    seen = _lockstep(4, 500, SEEDS[2], repeat_action_probability=0.25)
+    assert seen["terminated"] >= 1
+
+
+def test_equals_ale_vector_env_with_episodic_life():
+    """A lost life terminates the step and the game is reset on the next."""
+    seen = _lockstep(4, 300, SEEDS[0], noop_max=0, episodic_life=True)
+    assert seen["terminated"] >= 8
+
+
+def test_equals_ale_vector_env_with_life_loss_info():
+    """A lost life terminates the step; the game goes on (only a game over resets it)."""
+    seen = _lockstep(4, 500, SEEDS[1], life_loss_info=True, repeat_action_probability=0.25)
+    assert seen["terminated"] >= 8
+
+
+def test_equals_ale_vector_env_in_rgb():
+    _lockstep(3, 150, SEEDS[2], noop_max=0, grayscale=False)
+
+
+def test_equals_ale_vector_env_with_the_full_and_the_continuous_action_space():
+    _lockstep(3, 200, SEEDS[0], full_action_space=True, repeat_action_probability=0.25)
+    _lockstep(3, 200, SEEDS[1], continuous=True, repeat_action_probability=0.25)
+
+
+def test_equals_ale_vector_env_at_frameskip_1_with_maxpool():
+    """ale-py's first max-pool slot is never refilled at frameskip 1: it keeps the reset's frame."""
+    _lockstep(3, 200, SEEDS[2], frameskip=1, noop_max=0)
+
+
+@pytest.mark.parametrize("kwargs", [{"batch_size": 1}, {"autoreset_mode": "SameStep"},
+                                    {"img_height": 300}, {"frameskip": 0}, {"repeat_action_probability": 1.5}])
 def test_unsupported_settings_are_one_clear_error(kwargs):
     with pytest.raises(BadInput):
         BreakoutVectorEnv(2, **kwargs)

@@ -98,72 +98,244 @@ def _glyph(rom, shown, m, d, off):
     return rom[((m[81 + 2 * d] << 8 | ((shown >> (8 * d)) & 255)) + off) & 0x7FF]
 
 
+@numba.njit(cache=True, inline="always")
+def lower_up(shown):
+    """1 when the frame's lower field, walls' foot and overscan were drawn a line higher: RAM 62 was 0 when it was
+    drawn (`rom.kernel.POT_LOWER_EARLY`: the lower field's first WSYNC is skipped; only attract mode gets there,
+    where no ball is in play)."""
+    return 1 if EK.drawn_ram_colour(shown, 2) == 0 else 0
+
+
+@numba.njit(cache=True, inline="always")
+def ball_colour(shown, r):
+    """The ball's colour on row r: the playfield colour of its row (the wall's above the bricks, a brick row's),
+    then COLUP0."""
+    if r < EK.BRICK_TOP:
+        return EK.drawn_colour(shown, 0)
+    if r < EK.BRICK_TOP + 6 * EK.BRICK_H:
+        return EK.drawn_colour(shown, 9 - (r - EK.BRICK_TOP) // EK.BRICK_H)
+    return EK.drawn_colour(shown, 2)
+
+
+@numba.njit(cache=True, inline="always")
+def wall_colour(shown, r, right):
+    """The side wall's colour on row r (missile 1 on the left, COLUP1; missile 0 on the right, COLUP0; the
+    playfield colour above the recoloured foot), -1 where the wall is not drawn."""
+    up = lower_up(shown)
+    if r < WALL_TOP or r > EK.LAST_ROW - up - right:
+        return -1
+    if r < RECOLOUR_ROW - up:
+        return EK.drawn_colour(shown, 0)
+    return EK.drawn_colour(shown, 2 if right else 3)
+
+
+@numba.njit(cache=True, inline="always")
+def background(m, r, c):
+    """The background at (r, c): the colour the frame was drawn with; black for the first 8 pixels of row 0 (the
+    line of the frame's one HMOVE); ALE's last rows are overscan lines, from row 203 column 55 on in the
+    background the overscan has just stored (RAM 61, already changed when attract mode's colours cycle)."""
+    shown = m[EK.SHOWN]
+    over = OVERSCAN_BG[0] - lower_up(shown)
+    if r > over or (r == over and c >= OVERSCAN_BG[1]):
+        return m[61] & 0xFE
+    if r == 0 and c < HMOVE_BLANK:
+        return 0
+    return EK.drawn_colour(shown, 1)
+
+
+@numba.njit(cache=True, inline="always")
+def on_paddle(m, r, c):
+    """Whether (r, c) shows the paddle: player 0 on rows 189-192 (a line higher: `lower_up`), pattern RAM 55
+    four times wide from column RAM 72 - 47 (8..144: it wraps at most once)."""
+    up = lower_up(m[EK.SHOWN])
+    if not EK.PADDLE_ROWS[0] - up <= r <= EK.PADDLE_ROWS[1] - up:
+        return False
+    k = c - (m[72] - 47)
+    if k < 0:
+        k += 160
+    return k < 32 and (m[55] >> (7 - k // 4)) & 1 == 1
+
+
+@numba.njit(cache=True, inline="always")
+def ball_column(m):
+    """The ball's left column (RAM 99 - 49, wrapped into 0..159); it is 2 px wide and wraps at 160."""
+    x0 = m[99] - 49
+    if x0 < 0:
+        x0 += 160
+    elif x0 >= 160:
+        x0 -= 160
+    return x0
+
+
+@numba.njit(cache=True, inline="always")
+def on_ball(m, r, c):
+    """Whether (r, c) shows the ball: rows `rom.kernel.BALL_ROWS` of RAM 101, 2 px from `ball_column`, cut on the
+    last row where the kernel's clears land mid-line."""
+    b = m[101]
+    if not EK.BALL_ROWS[b, 0] <= r <= EK.BALL_ROWS[b, 1]:
+        return False
+    x0 = ball_column(m)
+    if not (c == x0 or c == x0 + 1 or c == x0 + 1 - 160):
+        return False
+    return r < EK.LAST_ROW or c < EK.LAST_ROW_COLUMNS[1 - (b & 1)]
+
+
 @numba.njit(cache=True)
-def draw(state, rom, out):
-    """Draw into `out` ((210, 160) uint8) the TIA colour byte of every pixel of the frame the kernel drew for
-    an exact-model env state row (RAM bytes, then the kernel's extras: the digit pointers it drew with)."""
-    m = state  # RAM 80-89's low bytes are read from the pointers the frame was drawn with (`shown`) instead
-    shown = state[EK.SHOWN]
+def draw_row(m, rom, r, line):
+    """Row r of the frame the kernel drew for an exact-model state row m (RAM bytes, then the kernel's extras:
+    the digit pointers and colours it drew with, `rom.kernel.drawn_with`) into line (160,): the TIA colour
+    byte of each pixel (`pixel` answers the same for one pixel)."""
+    colour = EK.drawn_colour(m[EK.SHOWN], 1)
+    for c in range(160):
+        line[c] = colour
+    _paint_row(m, rom, r, line)
+
+
+@numba.njit(cache=True, inline="always")
+def _paint_score(m, rom, r, line):
+    """Score, lives and player on row r (5-14): the kernel's five glyph rows, two lines each, bottom glyph byte
+    last, as playfield in the playfield colour."""
+    shown = m[EK.SHOWN]
+    off = 4 - (r - SCORE_ROWS[0]) // 2
+    g0 = _glyph(rom, shown, m, 0, off)
+    g1 = _glyph(rom, shown, m, 1, off)
+    g2 = _glyph(rom, shown, m, 2, off)
+    g3 = _glyph(rom, shown, m, 3, off)
+    g4 = _glyph(rom, shown, m, 4, off)
     pf_colour = EK.drawn_colour(shown, 0)
-    p0_low = EK.drawn_colour(shown, 2)
-    p1_low = EK.drawn_colour(shown, 3)
-    out[:, :] = EK.drawn_colour(shown, 1)
-    out[0, :HMOVE_BLANK] = 0  # the line of the frame's one HMOVE starts with 8 blanked pixels
-    # score, lives, player digits: the kernel's five glyph rows, two lines each, bottom glyph byte last
-    for line in range(SCORE_ROWS[1] - SCORE_ROWS[0] + 1):
-        off = 4 - line // 2
-        g0 = _glyph(rom, shown, m, 0, off)
-        g1 = _glyph(rom, shown, m, 1, off)
-        g2 = _glyph(rom, shown, m, 2, off)
-        g3 = _glyph(rom, shown, m, 3, off)
-        g4 = _glyph(rom, shown, m, 4, off)
-        for h in range(2):
-            pf1 = g0 & 0x0F & m[110] if h == 0 else g3 & 0xF0 & m[110]
-            pf2 = (g1 & 0x0F) | (g2 & 0xF0) if h == 0 else g4 & 0x0F
-            _pf_line(out[SCORE_ROWS[0] + line], 80 * h, 0, pf1, pf2, pf_colour)
-    out[EK.TOP_WALL[0] : EK.TOP_WALL[1] + 1, :] = pf_colour
-    for r in range(6):
-        x = 5 - r
-        y0 = EK.BRICK_TOP + EK.BRICK_H * r
-        colour = EK.drawn_colour(shown, 4 + x)
-        for h in range(2):
-            base = 30 - 18 * h
-            _pf_line(out[y0], 80 * h, m[base + x], m[base - 6 + x], m[base - 12 + x], colour)
-        for y in range(y0 + 1, y0 + EK.BRICK_H):
-            out[y, :] = out[y0, :]
-    r0 = EK.BALL_ROWS[m[101], 0]
-    r1 = EK.BALL_ROWS[m[101], 1]
-    last = EK.LAST_ROW_COLUMNS[1 - (m[101] & 1)]
-    for r in range(r0, r1 + 1):
-        # the ball takes the playfield colour of its row: the wall's above the bricks, a brick row's, then COLUP0
-        if r < EK.BRICK_TOP:
-            colour = pf_colour
-        elif r < EK.BRICK_TOP + 6 * EK.BRICK_H:
-            colour = EK.drawn_colour(shown, 9 - (r - EK.BRICK_TOP) // EK.BRICK_H)
-        else:
-            colour = p0_low
-        for dx in range(2):
-            c = (m[99] - 49 + dx) % 160
-            if r < EK.LAST_ROW or c < last:
-                out[r, c] = colour
-    # the lower field and the overscan: one line higher when RAM 62 was 0 (`rom.kernel.POT_LOWER_EARLY`: its first WSYNC is
-    # skipped); only attract mode gets there, where no ball is in play
-    up = 1 if EK.drawn_ram_colour(shown, 2) == 0 else 0
-    recolour = RECOLOUR_ROW - up
-    # walls: missile 1 on the left (COLUP1), missile 0 on the right (COLUP0), over the playfield
-    out[WALL_TOP:recolour, : EK.SIDE_W] = pf_colour
-    out[recolour : EK.LAST_ROW + 1 - up, : EK.SIDE_W] = p1_low
-    out[WALL_TOP:recolour, 160 - EK.SIDE_W :] = pf_colour
-    out[recolour : EK.LAST_ROW - up, 160 - EK.SIDE_W :] = p0_low
-    # ALE's last rows are overscan lines: from row 203, column 55 on, the background the overscan just stored
-    out[OVERSCAN_BG[0] - up, OVERSCAN_BG[1] :] = m[61] & 0xFE
-    out[OVERSCAN_BG[0] + 1 - up :, :] = m[61] & 0xFE
-    # paddle: player 0, each of the pattern's bits 4 px wide
+    _pf_line(line, 0, 0, g0 & 0x0F & m[110], (g1 & 0x0F) | (g2 & 0xF0), pf_colour)
+    _pf_line(line, 80, 0, g3 & 0xF0 & m[110], g4 & 0x0F, pf_colour)
+
+
+@numba.njit(cache=True, inline="always")
+def _paint_bricks(m, r, line):
+    """Brick row (r - 57) // 6 on row r: the playfield bits of RAM 0-35 in the row's colour."""
+    x = 5 - (r - EK.BRICK_TOP) // EK.BRICK_H
+    colour = EK.drawn_colour(m[EK.SHOWN], 4 + x)
+    _pf_line(line, 0, m[30 + x], m[24 + x], m[18 + x], colour)
+    _pf_line(line, 80, m[12 + x], m[6 + x], m[x], colour)
+
+
+@numba.njit(cache=True, inline="always")
+def _paint_ball(m, r, line):
+    """The ball's pixels on row r, in the playfield colour of the row."""
+    x0 = ball_column(m)
+    for c in (x0, x0 + 1 if x0 < 159 else 0):
+        if on_ball(m, r, c):
+            line[c] = ball_colour(m[EK.SHOWN], r)
+
+
+@numba.njit(cache=True, inline="always")
+def _paint_walls(m, r, line):
+    """The side walls' pixels on row r."""
+    left = wall_colour(m[EK.SHOWN], r, 0)
+    if left >= 0:
+        for c in range(EK.SIDE_W):
+            line[c] = left
+    right = wall_colour(m[EK.SHOWN], r, 1)
+    if right >= 0:
+        for c in range(160 - EK.SIDE_W, 160):
+            line[c] = right
+
+
+@numba.njit(cache=True, inline="always")
+def _paint_paddle(m, line):
+    """The paddle's pixels on one of its rows: each of the pattern's bits 4 px wide, wrapping at 160."""
+    colour = EK.drawn_colour(m[EK.SHOWN], 2)
     p0 = m[72] - 47
     for k in range(8):
         if (m[55] >> (7 - k)) & 1:
             for d in range(4):
-                out[EK.PADDLE_ROWS[0] - up : EK.PADDLE_ROWS[1] + 1 - up, (p0 + 4 * k + d) % 160] = p0_low
+                c = p0 + 4 * k + d
+                line[c if c < 160 else c - 160] = colour
+
+
+@numba.njit(cache=True, inline="always")
+def _paint_over_row(m, r, line):
+    """What lies over the playfield on row r: the ball, the side walls over it, the paddle over everything."""
+    if EK.BALL_ROWS[m[101], 0] <= r <= EK.BALL_ROWS[m[101], 1]:
+        _paint_ball(m, r, line)
+    _paint_walls(m, r, line)
+    up = lower_up(m[EK.SHOWN])
+    if EK.PADDLE_ROWS[0] - up <= r <= EK.PADDLE_ROWS[1] - up:
+        _paint_paddle(m, line)
+
+
+@numba.njit(cache=True, inline="always")
+def _background_exceptions(m, r, line):
+    """Where row r's background is not the frame's background colour (row 0's HMOVE blank, the overscan rows)."""
+    if r == 0 or r >= OVERSCAN_BG[0] - lower_up(m[EK.SHOWN]):
+        for c in range(160):
+            line[c] = background(m, r, c)
+
+
+@numba.njit(cache=True, inline="always")
+def _paint_row(m, rom, r, line):
+    """Paint on row r, which holds the frame's background colour, what differs from it, in the order the screen
+    stacks the objects: the background's own exceptions, score, top wall, bricks, then `_paint_over_row`."""
+    _background_exceptions(m, r, line)
+    if SCORE_ROWS[0] <= r <= SCORE_ROWS[1]:
+        _paint_score(m, rom, r, line)
+    if EK.TOP_WALL[0] <= r <= EK.TOP_WALL[1]:
+        colour = EK.drawn_colour(m[EK.SHOWN], 0)
+        for c in range(160):
+            line[c] = colour
+    if EK.BRICK_TOP <= r < EK.BRICK_TOP + 6 * EK.BRICK_H:
+        _paint_bricks(m, r, line)
+    _paint_over_row(m, r, line)
+
+
+@numba.njit(cache=True)
+def pixel(m, rom, r, c):
+    """The colour byte of pixel (r, c) of the frame drawn for m: `draw_row`'s answer for one pixel, from the
+    object on top down."""
+    shown = m[EK.SHOWN]
+    if on_paddle(m, r, c):
+        return EK.drawn_colour(shown, 2)
+    if c < EK.SIDE_W or c >= 160 - EK.SIDE_W:
+        wall = wall_colour(shown, r, 0 if c < EK.SIDE_W else 1)
+        if wall >= 0:
+            return wall
+    if on_ball(m, r, c):
+        return ball_colour(shown, r)
+    if EK.BRICK_TOP <= r < EK.BRICK_TOP + 6 * EK.BRICK_H:
+        row = (r - EK.BRICK_TOP) // EK.BRICK_H
+        if EK._pf_bit(m, row, c):
+            return EK.drawn_colour(shown, 9 - row)
+    if EK.TOP_WALL[0] <= r <= EK.TOP_WALL[1]:
+        return EK.drawn_colour(shown, 0)
+    if SCORE_ROWS[0] <= r <= SCORE_ROWS[1]:  # never under anything that moves: the row's drawing, one pixel of it
+        line = np.empty(160, dtype=np.int64)
+        draw_row(m, rom, r, line)
+        return line[c]
+    return background(m, r, c)
+
+
+@numba.njit(cache=True)
+def draw(state, rom, out):
+    """Draw into `out` ((210, 160) uint8) the TIA colour byte of every pixel of the frame the kernel drew for
+    an exact-model env state row: `draw_row` for every row, with the rows that repeat (the background, the
+    top wall, each brick row's six lines) filled once."""
+    m = state
+    shown = m[EK.SHOWN]
+    out[:, :] = EK.drawn_colour(shown, 1)
+    out[EK.TOP_WALL[0] : EK.TOP_WALL[1] + 1, :] = EK.drawn_colour(shown, 0)
+    for row in range(6):
+        y0 = EK.BRICK_TOP + EK.BRICK_H * row
+        _paint_bricks(m, y0, out[y0])
+        for y in range(y0 + 1, y0 + EK.BRICK_H):
+            out[y, :] = out[y0, :]
+    for r in range(out.shape[0]):
+        _background_exceptions(m, r, out[r])
+        if SCORE_ROWS[0] <= r <= SCORE_ROWS[1]:
+            _paint_score(m, rom, r, out[r])
+    for r in range(EK.BALL_ROWS[m[101], 0], EK.BALL_ROWS[m[101], 1] + 1):  # `_paint_over_row`, layer by layer
+        _paint_ball(m, r, out[r])
+    for r in range(WALL_TOP, EK.LAST_ROW + 1):
+        _paint_walls(m, r, out[r])
+    up = lower_up(shown)
+    for r in range(EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] + 1 - up):
+        _paint_paddle(m, out[r])
 
 
 def render_colours(state: np.ndarray) -> np.ndarray:
