@@ -76,7 +76,9 @@ class BreakoutVectorEnv(VectorEnv):
         self.num_envs = num_envs
         self.frameskip, self.max_frames = frameskip, int(max_num_frames_per_episode)
         self.noop_max, self.fire_reset = int(noop_max), bool(use_fire_reset)
-        self.maxpool, self.clip = int(bool(maxpool)), bool(reward_clipping)  # the kernel pools with `maxpool` frames
+        # the kernel pools with `maxpool` frames; at frameskip 1 ale-py's pool reads a slot no frame fills (it
+        # equals maxpool=False on every step: tests/envs/breakout/test_vector.py)
+        self.maxpool, self.clip = int(bool(maxpool) and frameskip > 1), bool(reward_clipping)
         self.sticky = float(repeat_action_probability)
         self.life_mode = (VK.EPISODIC_LIFE if episodic_life else VK.LIFE_LOSS_INFO if life_loss_info
                           else VK.LIVES_IGNORED)

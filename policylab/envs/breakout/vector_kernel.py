@@ -333,8 +333,9 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
     As ale-py, the max-pool reads two slots, filled by the step's last two planned frames, and pools into the
     second: the frame that ends an episode (game over, truncation) fills neither, so a step that ends one early
     repeats the last frame, and one that ends on its last frame pools the frame before it with the last step's
-    two; at frameskip 1 the first slot keeps the reset's frame. A lost life ends a step as a game over does under
-    `LIFE_LOSS_INFO` (the game goes on at the next step) and `EPISODIC_LIFE` (the game is reset at the next)."""
+    two; at frameskip 1 the first slot keeps the reset's frame. Under `EPISODIC_LIFE` a lost life ends the
+    episode as a game over does; under `LIFE_LOSS_INFO` a step (all its frames played) in which a life was lost
+    is terminated and the game goes on."""
     width = obs.shape[3]
     cbuf = np.zeros(SRC_W, dtype=np.int64)
     gbuf = np.zeros(SRC_W, dtype=np.uint8)
@@ -355,7 +356,6 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
         else:
             m = I[i]
             lives_before = m[57]
-            lost_life = False
             last_pair[:] = pairs[i]
             total = 0
             for f in range(frameskip):
@@ -365,9 +365,8 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
                 if m[57] == 0:
                     terminated[i] = True
                     break
-                if life_mode != LIVES_IGNORED and m[57] < lives_before:
+                if life_mode == EPISODIC_LIFE and m[57] < lives_before:
                     terminated[i] = True
-                    lost_life = True
                     break
                 if max_frames > 0 and C[i, EP_FRAMES] > max_frames:
                     truncated[i] = True
@@ -392,7 +391,9 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
                 else:
                     draw_changed(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], maxpool, rom, pal[ch], xi, xw,
                                  yi, yw, ystart, static, xstart, dyr, dxr, cbuf, gbuf, hbuf, marked, todo, out)
-            C[i, DONE] = ended and (life_mode == EPISODIC_LIFE or not lost_life)
+            C[i, DONE] = ended
+            if life_mode == LIFE_LOSS_INFO and m[57] < lives_before:  # reported; the game goes on
+                terminated[i] = True
         lives[i] = I[i, 57]
         frame_number[i] = C[i, FRAMES]
         episode_frame_number[i] = C[i, EP_FRAMES]

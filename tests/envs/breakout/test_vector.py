@@ -132,7 +132,7 @@ def test_equals_ale_vector_env_with_the_full_and_the_continuous_action_space():
 
 
 def test_equals_ale_vector_env_at_frameskip_1_with_maxpool():
-    """ale-py's first max-pool slot is never refilled at frameskip 1: it keeps the reset's frame."""
+    """At frameskip 1 ale-py's pool has one frame: the observation is the frame itself."""
     _lockstep(3, 200, SEEDS[2], frameskip=1, noop_max=0)
 
 
