@@ -34,7 +34,7 @@ class BreakoutVectorEnv(VectorEnv):
     the last `stack_num` stacked; FIRE (`use_fire_reset`) then noops (up to `noop_max`, ale-py's stream) at every
     reset; rewards clipped to their sign (`reward_clipping`); a lost life terminates a step with
     `life_loss_info` (the game goes on) or `episodic_life` (the game is reset); truncation after
-    `max_num_frames_per_episode` frames; the minimal (4), full (18, `full_action_space`) or continuous
+    `max_num_frames_per_episode` frames of agent steps (the reset's are not counted); the minimal (4), full (18, `full_action_space`) or continuous
     (`continuous`: radius, angle, fire, as ale-py maps them) actions. Observations (N, stack_num, H, W) uint8,
     (N, stack_num, H, W, 3) in RGB; rewards int32.
 

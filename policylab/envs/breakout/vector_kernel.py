@@ -256,8 +256,9 @@ def _emulate(m, c, smt, sbuf, i, prob, action, step):
 FIRE_ACTION = 1  # ALE's action number of FIRE
 
 # per-env counters in `C` (n, NC) int64: frames of the episode and in all, whether the last step ended the
-# episode (reset on the next), the paddle step the applied action carries (sticky with it)
-EP_FRAMES, FRAMES, DONE, STEP, NC = 0, 1, 2, 3, 4
+# episode (reset on the next), the paddle step the applied action carries (sticky with it), the frames its
+# reset played (FIRE and noops: they do not count towards truncation)
+EP_FRAMES, FRAMES, DONE, STEP, RESET_FRAMES, NC = 0, 1, 2, 3, 4, 5
 # life-loss modes (ale-py's `episodic_life`, `life_loss_info`)
 LIVES_IGNORED, LIFE_LOSS_INFO, EPISODIC_LIFE = 0, 1, 2
 
@@ -286,6 +287,7 @@ def _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpoo
         _emulate(m, c, smt, sbuf, i, prob, EK.NOOP, EK.PADDLE_DELTA)
         c[EP_FRAMES] += 1
     c[FRAMES] += c[EP_FRAMES]
+    c[RESET_FRAMES] = c[EP_FRAMES]
     pairs[i, 0, :] = m  # the first observation is the last frame alone
     pairs[i, 1, :] = m
     obs[i, :-1] = 0
@@ -368,7 +370,7 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
                 if life_mode == EPISODIC_LIFE and m[57] < lives_before:
                     terminated[i] = True
                     break
-                if max_frames > 0 and C[i, EP_FRAMES] > max_frames:
+                if max_frames > 0 and C[i, EP_FRAMES] - C[i, RESET_FRAMES] >= max_frames:
                     truncated[i] = True
                     break
                 slot = f - frameskip + 2  # ale-py's max-pool slots: the step's last two planned frames

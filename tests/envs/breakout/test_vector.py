@@ -154,3 +154,26 @@ def test_import_policylab_registers_without_importing_gymnasium():
     code = ("import sys, policylab; assert 'gymnasium' not in sys.modules; import gymnasium; "
             f"assert {GYM_ID!r} in gymnasium.registry")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+@pytest.mark.slow
+def test_an_idle_episode_into_attract_mode_equals_ale_vector_env():
+    """NOOPs without a FIRE reset (and noop starts, which do not count towards truncation): no ball is ever served, the game drops into attract mode after 65,536 frames
+    and cycles its colours (drawn a frame late; the lower field a line higher while the paddle's colour is 0,
+    from frame 91,137), to the 108,000-frame truncation."""
+    n = 2
+    kwargs = dict(use_fire_reset=False, noop_max=30)
+    ale = ale_py.AtariVectorEnv("breakout", num_envs=n, **kwargs)
+    ours = BreakoutVectorEnv(n, **kwargs)
+    np.testing.assert_array_equal(ours.reset(seed=SEEDS[2])[0], ale.reset(seed=SEEDS[2])[0])
+    noops = np.zeros(n, dtype=np.int64)
+    for t in range(108_000 // 4 + 1):
+        ra, rb = ale.step(noops), ours.step(noops)
+        for name, x, y in zip(("obs", "reward", "terminated", "truncated"), ra[:4], rb[:4]):
+            np.testing.assert_array_equal(y, x, err_msg=f"step {t}: {name}")
+        for k in ra[4]:
+            np.testing.assert_array_equal(rb[4][k], ra[4][k], err_msg=f"step {t}: info {k}")
+        if ra[3].all():
+            break
+    assert ra[3].all() and (ra[4]["episode_frame_number"] > 91_137 + 256).all()
+    ale.close()
