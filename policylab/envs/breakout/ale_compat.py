@@ -26,7 +26,7 @@ import numpy as np
 from gymnasium import spaces, utils
 from gymnasium.utils import seeding
 
-from policylab.envs.breakout.rom.ale_interface import ACTION_NAMES, RomALEInterface
+from policylab.envs.breakout.rom.ale_interface import ACTION_NAMES, JOYSTICK, RomALEInterface
 from policylab.errors import BadInput
 
 OBS_TYPES = ("rgb", "grayscale", "ram")
@@ -140,9 +140,8 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
             raise BadInput("action", f"a continuous action is (radius, theta, fire), got shape {a.shape}")
         t = self.continuous_action_threshold
         x, y = a[0] * np.cos(a[1]), a[0] * np.sin(a[1])
-        name = ("UP" if y > t else "DOWN" if y < -t else "") + ("RIGHT" if x > t else "LEFT" if x < -t else "")
-        name += "FIRE" if a[2] > t else ""
-        return ACTION_NAMES.index(name or "NOOP"), float(a[0])
+        h, v = int(x > t) - int(x < -t), int(y > t) - int(y < -t)
+        return int(JOYSTICK[h + 1, v + 1, int(a[2] > t)]), float(a[0])
 
     def get_action_meanings(self) -> list[str]:
         return [ACTION_NAMES[a] for a in self._action_set]

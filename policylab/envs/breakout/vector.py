@@ -23,7 +23,8 @@ from gymnasium.vector.utils import batch_space
 from policylab.envs.breakout import ale_random as R
 from policylab.envs.breakout import vector_kernel as VK
 from policylab.envs.breakout.rom import kernel as EK
-from policylab.envs.breakout.rom.ale_interface import ACTION_NAMES, LEGAL_ACTIONS, MINIMAL_ACTIONS, paddle_step
+from policylab.envs.breakout.rom.ale_interface import (ACTION_NAMES, JOYSTICK, LEGAL_ACTIONS, MINIMAL_ACTIONS,
+                                                       paddle_step)
 from policylab.envs.breakout.rom.render import GRAY, PALETTE, rom_bytes
 from policylab.errors import BadInput
 
@@ -181,25 +182,10 @@ class BreakoutVectorEnv(VectorEnv):
             t = self.continuous_action_threshold
             x, y = acts[:, 0] * np.cos(acts[:, 1]), acts[:, 0] * np.sin(acts[:, 1])
             h, v = (x > t).astype(np.int64) - (x < -t), (y > t).astype(np.int64) - (y < -t)
-            ids = _JOYSTICK[h + 1, v + 1, (acts[:, 2] > t).astype(np.int64)]
+            ids = JOYSTICK[h + 1, v + 1, (acts[:, 2] > t).astype(np.int64)]
             steps = np.array([paddle_step(r) for r in acts[:, 0]], dtype=np.int64)
             return ids, steps
         k = len(self._action_set)
         if acts.shape != (n,) or acts.dtype.kind not in "iu" or ((acts < 0) | (acts >= k)).any():
             raise BadInput("actions", f"need {n} integer actions in 0-{k - 1}, got {acts.dtype} {acts.shape}")
         return self._action_set[acts], np.full(n, EK.PADDLE_DELTA, dtype=np.int64)
-
-
-def _joystick_table() -> np.ndarray:
-    """(3, 3, 2): ALE's action number for a stick's horizontal (-1 left, 0, 1 right) and vertical (-1 down, 0,
-    1 up) direction and the button."""
-    table = np.zeros((3, 3, 2), dtype=np.int64)
-    for h in (-1, 0, 1):
-        for v in (-1, 0, 1):
-            for fire in (0, 1):
-                name = ("UP" if v > 0 else "DOWN" if v < 0 else "") + ("RIGHT" if h > 0 else "LEFT" if h < 0 else "")
-                table[h + 1, v + 1, fire] = ACTION_NAMES.index((name + ("FIRE" if fire else "")) or "NOOP")
-    return table
-
-
-_JOYSTICK = _joystick_table()

@@ -40,6 +40,20 @@ LEGAL_ACTIONS = np.arange(18, dtype=np.int64)
 PADDLE_MOVE = np.array([-1 if "RIGHT" in n else 1 if "LEFT" in n else 0 for n in ACTION_NAMES], dtype=np.int64)
 PRESSES_FIRE = np.array(["FIRE" in n for n in ACTION_NAMES], dtype=np.bool_)
 
+def _joystick_table() -> np.ndarray:
+    """(3, 3, 2): ALE's action number for a stick's horizontal (-1 left, 0, 1 right) and vertical (-1 down, 0,
+    1 up) direction and the button (ale-py's `map_action_idx`, which continuous actions go through)."""
+    table = np.zeros((3, 3, 2), dtype=np.int64)
+    for h in (-1, 0, 1):
+        for v in (-1, 0, 1):
+            for fire in (0, 1):
+                name = ("UP" if v > 0 else "DOWN" if v < 0 else "") + ("RIGHT" if h > 0 else "LEFT" if h < 0 else "")
+                table[h + 1, v + 1, fire] = ACTION_NAMES.index((name + ("FIRE" if fire else "")) or "NOOP")
+    return table
+
+
+JOYSTICK = _joystick_table()
+
 # the emulator's counters and paddle, beside its RAM row: LAST is the last applied action, STEP the resistance
 # step its paddle strength gave (sticky with it)
 POT, LAST, STEP, EPISODE_FRAMES, FRAMES, OVER = range(6)
