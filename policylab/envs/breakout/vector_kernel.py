@@ -125,103 +125,157 @@ def pixel_tables(xi: np.ndarray, yi: np.ndarray, height: int, width: int):
     return xstart, dyr, dxr
 
 
+@numba.njit(cache=True, inline="always")
+def _mark(r0, r1, c0, c1, dyr, dxr, lo, hi):
+    """Widen each output row's span to redo, [lo[dy], hi[dy]], to the output pixels that read source rows r0..r1
+    and columns c0..c1 (c1 < 320: columns from 160 on wrap to 0, and a wrapped span takes the whole row)."""
+    if c1 >= SRC_W:
+        if c0 >= SRC_W:
+            c0, c1 = c0 - SRC_W, c1 - SRC_W
+        else:
+            c0, c1 = 0, SRC_W - 1
+    for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
+        lo[dy] = min(lo[dy], dxr[c0, 0])
+        hi[dy] = max(hi[dy], dxr[c1, 1])
+
+
+@numba.njit(cache=True, inline="always")
+def _mark_ball(m, dyr, dxr, lo, hi):
+    """`_mark` the output pixels under state m's ball (2 px from `render.ball_column`)."""
+    r0 = EK.BALL_ROWS[m[101], 0]
+    if r0 >= 0:
+        c = RR.ball_column(m)
+        _mark(r0, EK.BALL_ROWS[m[101], 1], c, c + 1, dyr, dxr, lo, hi)
+
+
+@numba.njit(cache=True, inline="always")
+def _mark_paddle_move(old, new, dyr, dxr, lo, hi):
+    """`_mark` the output pixels whose paddle pixels differ between frames old and new (of one pattern and
+    colour): the columns the paddle left on one side and took on the other."""
+    if old[72] == new[72]:
+        return
+    up = RR.lower_up(new[EK.SHOWN])
+    width = 0
+    for k in range(8):
+        width += 4 * ((new[55] >> k) & 1)  # the pattern's bits are contiguous (`rom.kernel.PADDLE_GFX`)
+    c0, c1 = min(old[72], new[72]) - 47, max(old[72], new[72]) - 47  # 8..144
+    r0, r1 = EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up
+    _mark(r0, r1, c0, c1 - 1, dyr, dxr, lo, hi)
+    _mark(r0, r1, c0 + width, c1 + width - 1, dyr, dxr, lo, hi)
+
+
 @numba.njit(cache=True)
-def _pixel_out(a, b, maxpool, dy, dx, rom, gray, xi, xw, yi, yw, ystart, xstart):
-    """Output pixel (dy, dx) from scratch, with `_out_row`'s float32 operations in its order."""
-    total = np.float32(0.0)
+def _redo_span(a, b, maxpool, dy, lo, hi, still, gray, xi, xw, yi, yw, ystart, xstart, cbuf, gbuf, hbuf, out):
+    """Recompute output pixels dy, lo..hi of the pair (a, b), whose still layer is `still`, with `_out_row`'s
+    float32 operations in its order: each source row the span reads is the still row with `render.paint_moving`
+    over it, for the span's source columns only."""
+    c0, c1 = xi[xstart[lo], 0], xi[xstart[hi + 1] - 1, 0]
+    for dx in range(lo, hi + 1):
+        hbuf[dx] = np.float32(0.0)
     for j in range(ystart[dy], ystart[dy + 1]):
         sy = yi[j, 0]
-        h = np.float32(0.0)
-        for k in range(xstart[dx], xstart[dx + 1]):
-            sx = xi[k, 0]
-            v = gray[RR.pixel(b, rom, sy, sx)]
-            if maxpool:
-                g = gray[RR.pixel(a, rom, sy, sx)]
-                if g > v:
-                    v = g
-            if v != 0:
-                h += np.float32(v) * xw[k]
-        total += yw[j] * h
-    return np.uint8(min(255.0, np.rint(total)))
-
-
-@numba.njit(cache=True, inline="always")
-def _mark(r0, r1, c0, c1, dyr, dxr, marked, todo, n):
-    """Add the output pixels that read source rows r0..r1 and columns c0..c1 to the list `todo` (n so far),
-    each once (`marked`); returns the new count."""
-    for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
-        for dx in range(dxr[c0, 0], dxr[c1, 1] + 1):
-            if not marked[dy, dx]:
-                marked[dy, dx] = True
-                todo[n, 0] = dy
-                todo[n, 1] = dx
-                n += 1
-    return n
-
-
-@numba.njit(cache=True, inline="always")
-def _mark_ball(m, dyr, dxr, marked, todo, n):
-    """`_mark` the output pixels under state m's ball (its two columns; apart when it wraps at 160)."""
-    r0 = EK.BALL_ROWS[m[101], 0]
-    if r0 < 0:
-        return n
-    r1 = EK.BALL_ROWS[m[101], 1]
-    c = m[99] - 49
-    if c < 0:
-        c += SRC_W
-    elif c >= SRC_W:
-        c -= SRC_W
-    if c + 1 < SRC_W:
-        return _mark(r0, r1, c, c + 1, dyr, dxr, marked, todo, n)
-    n = _mark(r0, r1, c, c, dyr, dxr, marked, todo, n)
-    return _mark(r0, r1, 0, 0, dyr, dxr, marked, todo, n)
+        for c in range(c0, c1 + 1):
+            cbuf[c] = still[sy, c]
+        RR.paint_moving(b, sy, cbuf)
+        for c in range(c0, c1 + 1):
+            gbuf[c] = gray[cbuf[c]]
+        if maxpool:
+            for c in range(c0, c1 + 1):
+                cbuf[c] = still[sy, c]
+            RR.paint_moving(a, sy, cbuf)
+            for c in range(c0, c1 + 1):
+                g = gray[cbuf[c]]
+                if g > gbuf[c]:
+                    gbuf[c] = g
+        beta = yw[j]
+        for dx in range(lo, hi + 1):
+            h = np.float32(0.0)
+            for k in range(xstart[dx], xstart[dx + 1]):
+                v = gbuf[xi[k, 0]]
+                if v != 0:  # as `_out_row`: adding 0.0 changes nothing
+                    h += np.float32(v) * xw[k]
+            hbuf[dx] += beta * h
+    for dx in range(lo, hi + 1):
+        out[dy, dx] = np.uint8(min(255.0, np.rint(hbuf[dx])))
 
 
 @numba.njit(cache=True)
-def _redo_rows(a, b, maxpool, r0, r1, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf, hbuf, out):
-    """Recompute the output rows that read source rows r0..r1, whole."""
+def _redo_rows(a, b, maxpool, r0, r1, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf, hbuf, redone, out):
+    """Recompute the output rows that read source rows r0..r1, whole, and flag them in `redone`."""
     for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
         _out_row(a, b, b, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out[dy])
+        redone[dy] = True
+
+
+# what changed in the still layer between two pairs of frames (`still_changes`)
+ALL_CHANGED = -1
+SCORE_CHANGED = 1 << 6  # bits 0-5: brick row k changed
 
 
 @numba.njit(cache=True)
-def draw_changed(pa, pb, a, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, cbuf, gbuf,
-                 hbuf, marked, todo, out):
-    """Update out (holding the observation of the pair (pa, pb)) to the pair (a, b), recomputing only what can
-    differ: the pixels under the ball in any of the four frames; the paddle's rows when it moved; a brick row
-    whose bricks changed; the score rows when the score or lives did; everything when a colour did."""
-    bricks = 0
-    score = False
+def still_changes(pa, pb, a, b, static):
+    """What differs in the still layer (`render.draw_row` without the moving objects) between the frames (pa, pb)
+    and (a, b): `ALL_CHANGED` when a colour or the paddle's pattern did, else bit k for brick row k and
+    `SCORE_CHANGED` for the score rows."""
+    changed = 0
     for k in range(static.shape[0]):
         s = static[k]
         if a[s] != pa[s] or b[s] != pb[s]:
             if s < 36:  # RAM 0-35: byte s holds part of brick row 5 - s % 6 (`rom.kernel.brick_flags`)
-                bricks |= 1 << (5 - s % 6)
+                changed |= 1 << (5 - s % 6)
             elif s == EK.SHOWN and (a[s] >> 40) == (pa[s] >> 40) and (b[s] >> 40) == (pb[s] >> 40):
-                score = True  # the digit pointers drawn (`rom.kernel.drawn_with`); its high bits are colours
+                changed |= SCORE_CHANGED  # the digit pointers drawn (`rom.kernel.drawn_with`); its high bits are colours
             elif 80 <= s < 90 or s == 110:
-                score = True
+                changed |= SCORE_CHANGED
             else:
-                draw_full(a, b, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out)
-                return
+                return ALL_CHANGED
+    return changed
+
+
+@numba.njit(cache=True)
+def update_still(b, changed, rom, still):
+    """Bring `still` ((210, 160) colour bytes) to frame b's still layer, given `still_changes`."""
+    for r in range(SRC_H):
+        if changed == ALL_CHANGED:
+            redraw = True
+        elif EK.BRICK_TOP <= r < EK.BRICK_TOP + 6 * EK.BRICK_H:
+            redraw = (changed >> ((r - EK.BRICK_TOP) // EK.BRICK_H)) & 1 == 1
+        else:
+            redraw = RR.SCORE_ROWS[0] <= r <= RR.SCORE_ROWS[1] and changed & SCORE_CHANGED != 0
+        if redraw:
+            RR.draw_row(b, rom, r, still[r], False)
+
+
+@numba.njit(cache=True)
+def draw_changed(pa, pb, a, b, changed, maxpool, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, cbuf, gbuf,
+                 hbuf, lo, hi, redone, still, out):
+    """Update out (holding the observation of the pair (pa, pb)) to the pair (a, b), whose still layer is
+    `still`, recomputing only what can differ (`changed`: `still_changes`): everything when a colour changed;
+    a brick row whose bricks changed and the score rows when the score or lives did, whole; and the output
+    pixels under the ball in any of the four frames and those the paddle left or took (per output row, the span
+    from the first to the last; `lo` and `hi` hold no span, `redone` no row, before and after)."""
+    if changed == ALL_CHANGED:
+        draw_full(a, b, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out)
+        return
     for row in range(6):
-        if bricks & (1 << row):
+        if changed & (1 << row):
             r0 = EK.BRICK_TOP + EK.BRICK_H * row
             _redo_rows(a, b, maxpool, r0, r0 + EK.BRICK_H - 1, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf,
-                       hbuf, out)
-    if score:
-        _redo_rows(a, b, maxpool, 5, 14, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf, hbuf, out)
-    if b[72] != pb[72] or a[72] != pa[72]:  # a colour change (which can move them a line up) redrew everything
-        up = RR.lower_up(b[EK.SHOWN])
-        _redo_rows(a, b, maxpool, EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up, rom, gray, xi, xw, yi, yw, ystart,
-                   dyr, cbuf, gbuf, hbuf, out)
-    n = 0  # the pixels under the ball in any of the four frames, each once (consecutive frames overlap)
+                       hbuf, redone, out)
+    if changed & SCORE_CHANGED:
+        _redo_rows(a, b, maxpool, RR.SCORE_ROWS[0], RR.SCORE_ROWS[1], rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf,
+                   gbuf, hbuf, redone, out)
     for m in (pb, b, pa, a):
-        n = _mark_ball(m, dyr, dxr, marked, todo, n)
-    for k in range(n):
-        dy, dx = todo[k, 0], todo[k, 1]
-        out[dy, dx] = _pixel_out(a, b, maxpool, dy, dx, rom, gray, xi, xw, yi, yw, ystart, xstart)
-        marked[dy, dx] = False
+        _mark_ball(m, dyr, dxr, lo, hi)
+    _mark_paddle_move(pa, a, dyr, dxr, lo, hi)
+    _mark_paddle_move(pb, b, dyr, dxr, lo, hi)
+    for dy in range(out.shape[0]):
+        if hi[dy] >= 0 and not redone[dy]:  # a redone row is exact already; `still` may be b's alone there
+            _redo_span(a, b, maxpool, dy, lo[dy], hi[dy], still, gray, xi, xw, yi, yw, ystart, xstart, cbuf, gbuf,
+                       hbuf, out)
+        lo[dy] = out.shape[1]
+        hi[dy] = -1
+        redone[dy] = False
 
 
 @numba.njit(cache=True, inline="always")
@@ -265,7 +319,7 @@ LIVES_IGNORED, LIFE_LOSS_INFO, EPISODIC_LIFE = 0, 1, 2
 
 @numba.njit(cache=True)
 def _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw, ystart,
-               cbuf, gbuf, hbuf, obs):
+               cbuf, gbuf, hbuf, still, obs):
     """ale-py's reset of env i (reset_game, FIRE, noops: sticky frames like any other) and its first observation:
     a zero stack but the last frame (not pooled)."""
     m = I[i]
@@ -291,13 +345,14 @@ def _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpoo
     pairs[i, 0, :] = m  # the first observation is the last frame alone
     pairs[i, 1, :] = m
     obs[i, :-1] = 0
+    update_still(m, ALL_CHANGED, rom, still[i])
     for ch in range(pal.shape[0]):
         draw_full(m, m, m, maxpool, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, obs[i, -1, :, :, ch])
 
 
 @numba.njit(cache=True, nogil=True)
 def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi,
-                 yw, ystart, obs, lives, frame_number, episode_frame_number):
+                 yw, ystart, still, obs, lives, frame_number, episode_frame_number):
     """Reset envs `rows` (a seed >= 0 reseeds the env's noop stream and its sticky stream, ALE's `random_seed`,
     and restarts its frame count, as ale-py's reload of the game does)."""
     width = obs.shape[3]
@@ -314,7 +369,7 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_r
         C[i, EP_FRAMES] = 0
         C[i, DONE] = 0
         _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw,
-                   ystart, cbuf, gbuf, hbuf, obs)
+                   ystart, cbuf, gbuf, hbuf, still, obs)
     for i in range(I.shape[0]):
         lives[i] = I[i, 57]
         frame_number[i] = C[i, FRAMES]
@@ -323,8 +378,8 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_r
 
 @numba.njit(cache=True, nogil=True)
 def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max_frames, noop_max, fire_reset,
-                maxpool, clip, life_mode, rom, pal, xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, obs, reward,
-                terminated, truncated, lives, frame_number, episode_frame_number):
+                maxpool, clip, life_mode, rom, pal, xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, still, obs,
+                reward, terminated, truncated, lives, frame_number, episode_frame_number):
     """One agent step of every env (gymnasium's NextStep autoreset: an env that ended on the last step is
     reset now and its action ignored): `frameskip` frames of ALE action `actions[i]` with paddle step `steps[i]`,
     the reward summed (clipped to its sign when `clip`), the new max-pooled, resized frame updated in place in
@@ -344,8 +399,9 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
     hbuf = np.zeros(2 * width, dtype=np.float32)
     last_pair = np.zeros((2, I.shape[1]), dtype=np.int64)
     m_slot = np.zeros(I.shape[1], dtype=np.int64)
-    marked = np.zeros((obs.shape[2], width), dtype=np.bool_)
-    todo = np.zeros((obs.shape[2] * width, 2), dtype=np.int64)
+    lo = np.full(obs.shape[2], width, dtype=np.int64)
+    hi = np.full(obs.shape[2], -1, dtype=np.int64)
+    redone = np.zeros(obs.shape[2], dtype=np.bool_)
     for i in range(I.shape[0]):
         reward[i] = 0
         terminated[i] = False
@@ -354,7 +410,7 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
             C[i, EP_FRAMES] = 0
             C[i, DONE] = 0
             _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw,
-                       ystart, cbuf, gbuf, hbuf, obs)
+                       ystart, cbuf, gbuf, hbuf, still, obs)
         else:
             m = I[i]
             lives_before = m[57]
@@ -385,14 +441,17 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
             if clip:
                 total = (total > 0) - (total < 0)
             reward[i] = total
-            for ch in range(pal.shape[0]):
-                out = obs[i, -1, :, :, ch]
-                if ended_last and maxpool:
+            if ended_last and maxpool:  # the next step resets (and redraws the still layer)
+                for ch in range(pal.shape[0]):
                     draw_full(last_pair[0], last_pair[1], m_slot, 2, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf,
-                              hbuf, out)
-                else:
-                    draw_changed(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], maxpool, rom, pal[ch], xi, xw,
-                                 yi, yw, ystart, static, xstart, dyr, dxr, cbuf, gbuf, hbuf, marked, todo, out)
+                              hbuf, obs[i, -1, :, :, ch])
+            else:
+                changed = still_changes(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], static)
+                update_still(pairs[i, 1], changed, rom, still[i])
+                for ch in range(pal.shape[0]):
+                    draw_changed(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], changed, maxpool, rom, pal[ch],
+                                 xi, xw, yi, yw, ystart, xstart, dyr, dxr, cbuf, gbuf, hbuf, lo, hi, redone,
+                                 still[i], obs[i, -1, :, :, ch])
             C[i, DONE] = ended
             if life_mode == LIFE_LOSS_INFO and m[57] < lives_before:  # reported; the game goes on
                 terminated[i] = True

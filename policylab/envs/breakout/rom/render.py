@@ -181,14 +181,15 @@ def on_ball(m, r, c):
 
 
 @numba.njit(cache=True)
-def draw_row(m, rom, r, line):
+def draw_row(m, rom, r, line, moving=True):
     """Row r of the frame the kernel drew for an exact-model state row m (RAM bytes, then the kernel's extras:
     the digit pointers and colours it drew with, `rom.kernel.drawn_with`) into line (160,): the TIA colour
-    byte of each pixel (`pixel` answers the same for one pixel)."""
+    byte of each pixel. Without the ball and the paddle when not `moving`: the still layer, which changes only
+    when a brick, the score or a colour does (`paint_moving` completes it)."""
     colour = EK.drawn_colour(m[EK.SHOWN], 1)
     for c in range(160):
         line[c] = colour
-    _paint_row(m, rom, r, line)
+    _paint_row(m, rom, r, line, moving)
 
 
 @numba.njit(cache=True, inline="always")
@@ -251,13 +252,14 @@ def _paint_paddle(m, line):
 
 
 @numba.njit(cache=True, inline="always")
-def _paint_over_row(m, r, line):
-    """What lies over the playfield on row r: the ball, the side walls over it, the paddle over everything."""
-    if EK.BALL_ROWS[m[101], 0] <= r <= EK.BALL_ROWS[m[101], 1]:
+def _paint_over_row(m, r, line, moving):
+    """What lies over the playfield on row r: the ball, the side walls over it, the paddle over everything (the
+    ball and the paddle only when `moving`)."""
+    if moving and EK.BALL_ROWS[m[101], 0] <= r <= EK.BALL_ROWS[m[101], 1]:
         _paint_ball(m, r, line)
     _paint_walls(m, r, line)
     up = lower_up(m[EK.SHOWN])
-    if EK.PADDLE_ROWS[0] - up <= r <= EK.PADDLE_ROWS[1] - up:
+    if moving and EK.PADDLE_ROWS[0] - up <= r <= EK.PADDLE_ROWS[1] - up:
         _paint_paddle(m, line)
 
 
@@ -270,7 +272,7 @@ def _background_exceptions(m, r, line):
 
 
 @numba.njit(cache=True, inline="always")
-def _paint_row(m, rom, r, line):
+def _paint_row(m, rom, r, line, moving):
     """Paint on row r, which holds the frame's background colour, what differs from it, in the order the screen
     stacks the objects: the background's own exceptions, score, top wall, bricks, then `_paint_over_row`."""
     _background_exceptions(m, r, line)
@@ -282,33 +284,14 @@ def _paint_row(m, rom, r, line):
             line[c] = colour
     if EK.BRICK_TOP <= r < EK.BRICK_TOP + 6 * EK.BRICK_H:
         _paint_bricks(m, r, line)
-    _paint_over_row(m, r, line)
+    _paint_over_row(m, r, line, moving)
 
 
-@numba.njit(cache=True)
-def pixel(m, rom, r, c):
-    """The colour byte of pixel (r, c) of the frame drawn for m: `draw_row`'s answer for one pixel, from the
-    object on top down."""
-    shown = m[EK.SHOWN]
-    if on_paddle(m, r, c):
-        return EK.drawn_colour(shown, 2)
-    if c < EK.SIDE_W or c >= 160 - EK.SIDE_W:
-        wall = wall_colour(shown, r, 0 if c < EK.SIDE_W else 1)
-        if wall >= 0:
-            return wall
-    if on_ball(m, r, c):
-        return ball_colour(shown, r)
-    if EK.BRICK_TOP <= r < EK.BRICK_TOP + 6 * EK.BRICK_H:
-        row = (r - EK.BRICK_TOP) // EK.BRICK_H
-        if EK._pf_bit(m, row, c):
-            return EK.drawn_colour(shown, 9 - row)
-    if EK.TOP_WALL[0] <= r <= EK.TOP_WALL[1]:
-        return EK.drawn_colour(shown, 0)
-    if SCORE_ROWS[0] <= r <= SCORE_ROWS[1]:  # never under anything that moves: the row's drawing, one pixel of it
-        line = np.empty(160, dtype=np.int64)
-        draw_row(m, rom, r, line)
-        return line[c]
-    return background(m, r, c)
+@numba.njit(cache=True, inline="always")
+def paint_moving(m, r, line):
+    """Paint on row r of the frame's still layer (`draw_row` without `moving`) the ball and the paddle, and the
+    side walls again over the ball: row r of the whole frame."""
+    _paint_over_row(m, r, line, True)
 
 
 @numba.njit(cache=True)
