@@ -164,7 +164,7 @@ def _mark_paddle_move(old, new, dyr, dxr, lo, hi):
     _mark(r0, r1, c0 + width, c1 + width - 1, dyr, dxr, lo, hi)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")  # called for a few rows of every env-step: no call, no reference counting
 def _redo_span(a, b, maxpool, dy, lo, hi, still, gray, xi, xw, yi, yw, ystart, xstart, cbuf, gbuf, hbuf, out):
     """Recompute output pixels dy, lo..hi of the pair (a, b), whose still layer is `still`, with `_out_row`'s
     float32 operations in its order: each source row the span reads is the still row with `render.paint_moving`
@@ -212,7 +212,7 @@ ALL_CHANGED = -1
 SCORE_CHANGED = 1 << 6  # bits 0-5: brick row k changed
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def still_changes(pa, pb, a, b, static):
     """What differs in the still layer (`render.draw_row` without the moving objects) between the frames (pa, pb)
     and (a, b): `ALL_CHANGED` when a colour or the paddle's pattern did, else bit k for brick row k and
@@ -232,9 +232,11 @@ def still_changes(pa, pb, a, b, static):
     return changed
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def update_still(b, changed, rom, still):
     """Bring `still` ((210, 160) colour bytes) to frame b's still layer, given `still_changes`."""
+    if changed == 0:
+        return
     for r in range(SRC_H):
         if changed == ALL_CHANGED:
             redraw = True
@@ -265,8 +267,10 @@ def draw_changed(pa, pb, a, b, changed, maxpool, rom, gray, xi, xw, yi, yw, ysta
     if changed & SCORE_CHANGED:
         _redo_rows(a, b, maxpool, RR.SCORE_ROWS[0], RR.SCORE_ROWS[1], rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf,
                    gbuf, hbuf, redone, out)
-    for m in (pb, b, pa, a):
-        _mark_ball(m, dyr, dxr, lo, hi)
+    _mark_ball(pb, dyr, dxr, lo, hi)
+    _mark_ball(b, dyr, dxr, lo, hi)
+    _mark_ball(pa, dyr, dxr, lo, hi)
+    _mark_ball(a, dyr, dxr, lo, hi)
     _mark_paddle_move(pa, a, dyr, dxr, lo, hi)
     _mark_paddle_move(pb, b, dyr, dxr, lo, hi)
     for dy in range(out.shape[0]):
@@ -413,11 +417,14 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
                        ystart, cbuf, gbuf, hbuf, still, obs)
         else:
             m = I[i]
+            c = C[i]
             lives_before = m[57]
-            last_pair[:] = pairs[i]
+            for k in range(m.shape[0]):
+                last_pair[0, k] = pairs[i, 0, k]
+                last_pair[1, k] = pairs[i, 1, k]
             total = 0
             for f in range(frameskip):
-                total += _emulate(m, C[i], smt, sbuf, i, prob, actions[i], steps[i])
+                total += _emulate(m, c, smt, sbuf, i, prob, actions[i], steps[i])
                 C[i, EP_FRAMES] += 1
                 C[i, FRAMES] += 1
                 if m[57] == 0:
@@ -430,8 +437,9 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
                     truncated[i] = True
                     break
                 slot = f - frameskip + 2  # ale-py's max-pool slots: the step's last two planned frames
-                if slot >= 0:
-                    pairs[i, slot, :] = m
+                if slot >= 0:  # element by element: a slice would be a view, reference-counted
+                    for k in range(m.shape[0]):
+                        pairs[i, slot, k] = m[k]
                     if slot == 0:
                         m_slot[:] = m
             ended = terminated[i] or truncated[i]

@@ -219,11 +219,14 @@ def _paint_bricks(m, r, line):
 
 @numba.njit(cache=True, inline="always")
 def _paint_ball(m, r, line):
-    """The ball's pixels on row r, in the playfield colour of the row."""
+    """The ball's pixels on row r, in the playfield colour of the row, where the side walls (drawn over it) are
+    not."""
+    shown = m[EK.SHOWN]
     x0 = ball_column(m)
     for c in (x0, x0 + 1 if x0 < 159 else 0):
-        if on_ball(m, r, c):
-            line[c] = ball_colour(m[EK.SHOWN], r)
+        if on_ball(m, r, c) and ((EK.SIDE_W <= c < 160 - EK.SIDE_W)
+                                 or wall_colour(shown, r, 0 if c < EK.SIDE_W else 1) < 0):
+            line[c] = ball_colour(shown, r)
 
 
 @numba.njit(cache=True, inline="always")
@@ -253,13 +256,21 @@ def _paint_paddle(m, line):
 
 @numba.njit(cache=True, inline="always")
 def _paint_over_row(m, r, line, moving):
-    """What lies over the playfield on row r: the ball, the side walls over it, the paddle over everything (the
-    ball and the paddle only when `moving`)."""
-    if moving and EK.BALL_ROWS[m[101], 0] <= r <= EK.BALL_ROWS[m[101], 1]:
-        _paint_ball(m, r, line)
+    """What lies over the playfield on row r: the side walls, the ball where they are not (they are drawn over it),
+    the paddle over everything (the ball and the paddle only when `moving`)."""
     _paint_walls(m, r, line)
+    if moving:
+        paint_moving(m, r, line)
+
+
+@numba.njit(cache=True, inline="always")
+def paint_moving(m, r, line):
+    """Paint on row r of the frame's still layer (`draw_row` without `moving`) what moves: the ball (under the
+    side walls) and the paddle: row r of the whole frame."""
+    if EK.BALL_ROWS[m[101], 0] <= r <= EK.BALL_ROWS[m[101], 1]:
+        _paint_ball(m, r, line)
     up = lower_up(m[EK.SHOWN])
-    if moving and EK.PADDLE_ROWS[0] - up <= r <= EK.PADDLE_ROWS[1] - up:
+    if EK.PADDLE_ROWS[0] - up <= r <= EK.PADDLE_ROWS[1] - up:
         _paint_paddle(m, line)
 
 
@@ -287,13 +298,6 @@ def _paint_row(m, rom, r, line, moving):
     _paint_over_row(m, r, line, moving)
 
 
-@numba.njit(cache=True, inline="always")
-def paint_moving(m, r, line):
-    """Paint on row r of the frame's still layer (`draw_row` without `moving`) the ball and the paddle, and the
-    side walls again over the ball: row r of the whole frame."""
-    _paint_over_row(m, r, line, True)
-
-
 @numba.njit(cache=True)
 def draw(state, rom, out):
     """Draw into `out` ((210, 160) uint8) the TIA colour byte of every pixel of the frame the kernel drew for
@@ -312,10 +316,10 @@ def draw(state, rom, out):
         _background_exceptions(m, r, out[r])
         if SCORE_ROWS[0] <= r <= SCORE_ROWS[1]:
             _paint_score(m, rom, r, out[r])
-    for r in range(EK.BALL_ROWS[m[101], 0], EK.BALL_ROWS[m[101], 1] + 1):  # `_paint_over_row`, layer by layer
-        _paint_ball(m, r, out[r])
-    for r in range(WALL_TOP, EK.LAST_ROW + 1):
+    for r in range(WALL_TOP, EK.LAST_ROW + 1):  # `_paint_over_row`, layer by layer
         _paint_walls(m, r, out[r])
+    for r in range(EK.BALL_ROWS[m[101], 0], EK.BALL_ROWS[m[101], 1] + 1):
+        _paint_ball(m, r, out[r])
     up = lower_up(shown)
     for r in range(EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] + 1 - up):
         _paint_paddle(m, out[r])
