@@ -7,8 +7,8 @@ them costs several times that, so the newest frame is updated in place (`draw_ch
 screen does not change between agent steps. Each game keeps its still layer (`render.draw_row` without the
 ball and the paddle: walls, bricks, score, background), redrawn only where a brick, the score or a colour
 changed; the output pixels that read the ball in any of the four frames of this and the previous pair, or the
-columns the paddle left or took, are recomputed from it with `render.paint_moving` over it, a span of each
-output row; a brick row's or the score's output rows whole when they changed; everything when a colour did
+columns the paddle left or took, are recomputed from it and `render.moving_colour`, a span of each output
+row; a brick row's or the score's output rows whole when they changed; everything when a colour did
 (and at a reset). The screen itself is `rom.render`'s, the one the single env shows.
 
 What ale-py does, measured against its output (tests/envs/breakout/test_vector.py):
@@ -170,29 +170,25 @@ def _mark_paddle_move(old, new, dyr, dxr, lo, hi):
     _mark(r0, r1, c0 + width, c1 + width - 1, dyr, dxr, lo, hi)
 
 
-@numba.njit(cache=True, inline="always")  # called for a few rows of every env-step: no call, no reference counting
-def _redo_span(a, b, maxpool, dy, lo, hi, still, gray, xi, xw, yi, yw, ystart, xstart, cbuf, gbuf, hbuf, out):
-    """Recompute output pixels dy, lo..hi of the pair (a, b), whose still layer is `still`, with `_out_row`'s
-    float32 operations in its order: each source row the span reads is the still row with `render.paint_moving`
-    over it, for the span's source columns only."""
+@numba.njit(cache=True)
+def _redo_span(moving_a, moving_b, maxpool, dy, lo, hi, still, gray, xi, xw, yi, yw, ystart, xstart, gbuf, hbuf, out):
+    """Recompute output pixels dy, lo..hi of the pair of frames whose moving objects are `moving_a`, `moving_b`
+    (`render.moving_objects`) and whose still layer is `still`, with `_out_row`'s float32 operations in its
+    order, from the span's source columns only."""
     c0, c1 = xi[xstart[lo], 0], xi[xstart[hi + 1] - 1, 0]
     for dx in range(lo, hi + 1):
         hbuf[dx] = np.float32(0.0)
     for j in range(ystart[dy], ystart[dy + 1]):
         sy = yi[j, 0]
         for c in range(c0, c1 + 1):
-            cbuf[c] = still[sy, c]
-        RR.paint_moving(b, sy, cbuf)
-        for c in range(c0, c1 + 1):
-            gbuf[c] = gray[cbuf[c]]
-        if maxpool:
-            for c in range(c0, c1 + 1):
-                cbuf[c] = still[sy, c]
-            RR.paint_moving(a, sy, cbuf)
-            for c in range(c0, c1 + 1):
-                g = gray[cbuf[c]]
-                if g > gbuf[c]:
-                    gbuf[c] = g
+            colour = RR.moving_colour(moving_b, sy, c)
+            v = gray[colour if colour >= 0 else still[sy, c]]
+            if maxpool:
+                colour = RR.moving_colour(moving_a, sy, c)
+                g = gray[colour if colour >= 0 else still[sy, c]]
+                if g > v:
+                    v = g
+            gbuf[c] = v
         beta = yw[j]
         for dx in range(lo, hi + 1):
             h = np.float32(0.0)
@@ -279,10 +275,11 @@ def draw_changed(pa, pb, a, b, changed, maxpool, rom, gray, xi, xw, yi, yw, ysta
     _mark_ball(a, dyr, dxr, lo, hi)
     _mark_paddle_move(pa, a, dyr, dxr, lo, hi)
     _mark_paddle_move(pb, b, dyr, dxr, lo, hi)
+    moving_a, moving_b = RR.moving_objects(a), RR.moving_objects(b)
     for dy in range(out.shape[0]):
         if hi[dy] >= 0 and not redone[dy]:  # a redone row is exact already; `still` may be b's alone there
-            _redo_span(a, b, maxpool, dy, lo[dy], hi[dy], still, gray, xi, xw, yi, yw, ystart, xstart, cbuf, gbuf,
-                       hbuf, out)
+            _redo_span(moving_a, moving_b, maxpool, dy, lo[dy], hi[dy], still, gray, xi, xw, yi, yw, ystart, xstart,
+                       gbuf, hbuf, out)
         lo[dy] = out.shape[1]
         hi[dy] = -1
         redone[dy] = False

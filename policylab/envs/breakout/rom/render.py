@@ -144,19 +144,6 @@ def background(m, r, c):
 
 
 @numba.njit(cache=True, inline="always")
-def on_paddle(m, r, c):
-    """Whether (r, c) shows the paddle: player 0 on rows 189-192 (a line higher: `lower_up`), pattern RAM 55
-    four times wide from column RAM 72 - 47 (8..144: it wraps at most once)."""
-    up = lower_up(m[EK.SHOWN])
-    if not EK.PADDLE_ROWS[0] - up <= r <= EK.PADDLE_ROWS[1] - up:
-        return False
-    k = c - (m[72] - 47)
-    if k < 0:
-        k += 160
-    return k < 32 and (m[55] >> (7 - k // 4)) & 1 == 1
-
-
-@numba.njit(cache=True, inline="always")
 def ball_column(m):
     """The ball's left column (RAM 99 - 49, wrapped into 0..159); it is 2 px wide and wraps at 160."""
     x0 = m[99] - 49
@@ -168,16 +155,35 @@ def ball_column(m):
 
 
 @numba.njit(cache=True, inline="always")
-def on_ball(m, r, c):
-    """Whether (r, c) shows the ball: rows `rom.kernel.BALL_ROWS` of RAM 101, 2 px from `ball_column`, cut on the
-    last row where the kernel's clears land mid-line."""
+def moving_objects(m):
+    """What moves in frame m, as plain integers (a compiled caller passes them without reference counting): the
+    ball's first and last row (`rom.kernel.BALL_ROWS` of RAM 101), left column (`ball_column`) and the column
+    its last row is cut at (the kernel's clears land mid-line); the paddle's first and last row (189-192, a line
+    higher: `lower_up`), left column (RAM 72 - 47: 8..144, it wraps at most once), pattern (RAM 55, each bit
+    4 px) and colour; and the frame's drawn colours (`rom.kernel.drawn_with`)."""
+    shown = m[EK.SHOWN]
     b = m[101]
-    if not EK.BALL_ROWS[b, 0] <= r <= EK.BALL_ROWS[b, 1]:
-        return False
-    x0 = ball_column(m)
-    if not (c == x0 or c == x0 + 1 or c == x0 + 1 - 160):
-        return False
-    return r < EK.LAST_ROW or c < EK.LAST_ROW_COLUMNS[1 - (b & 1)]
+    up = lower_up(shown)
+    return (EK.BALL_ROWS[b, 0], EK.BALL_ROWS[b, 1], ball_column(m), EK.LAST_ROW_COLUMNS[1 - (b & 1)],
+            EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up, m[72] - 47, m[55], EK.drawn_colour(shown, 2), shown)
+
+
+@numba.njit(cache=True, inline="always")
+def moving_colour(objects, r, c):
+    """The colour byte at (r, c) of what moves (`moving_objects`): the paddle over the side walls over the ball;
+    -1 where the still layer (`draw_row` without `moving`) shows."""
+    ball_r0, ball_r1, ball_x, ball_cut, paddle_r0, paddle_r1, paddle_x, pattern, paddle_colour, shown = objects
+    if paddle_r0 <= r <= paddle_r1:
+        k = c - paddle_x
+        if k < 0:
+            k += 160
+        if k < 32 and (pattern >> (7 - k // 4)) & 1:
+            return paddle_colour
+    if ball_r0 <= r <= ball_r1 and (c == ball_x or c == ball_x + 1 or c == ball_x + 1 - 160) and (
+            r < EK.LAST_ROW or c < ball_cut):
+        if EK.SIDE_W <= c < 160 - EK.SIDE_W or wall_colour(shown, r, 0 if c < EK.SIDE_W else 1) < 0:
+            return ball_colour(shown, r)
+    return -1
 
 
 @numba.njit(cache=True)
@@ -218,18 +224,6 @@ def _paint_bricks(m, r, line):
 
 
 @numba.njit(cache=True, inline="always")
-def _paint_ball(m, r, line):
-    """The ball's pixels on row r, in the playfield colour of the row, where the side walls (drawn over it) are
-    not."""
-    shown = m[EK.SHOWN]
-    x0 = ball_column(m)
-    for c in (x0, x0 + 1 if x0 < 159 else 0):
-        if on_ball(m, r, c) and ((EK.SIDE_W <= c < 160 - EK.SIDE_W)
-                                 or wall_colour(shown, r, 0 if c < EK.SIDE_W else 1) < 0):
-            line[c] = ball_colour(shown, r)
-
-
-@numba.njit(cache=True, inline="always")
 def _paint_walls(m, r, line):
     """The side walls' pixels on row r."""
     left = wall_colour(m[EK.SHOWN], r, 0)
@@ -243,18 +237,6 @@ def _paint_walls(m, r, line):
 
 
 @numba.njit(cache=True, inline="always")
-def _paint_paddle(m, line):
-    """The paddle's pixels on one of its rows: each of the pattern's bits 4 px wide, wrapping at 160."""
-    colour = EK.drawn_colour(m[EK.SHOWN], 2)
-    p0 = m[72] - 47
-    for k in range(8):
-        if (m[55] >> (7 - k)) & 1:
-            for d in range(4):
-                c = p0 + 4 * k + d
-                line[c if c < 160 else c - 160] = colour
-
-
-@numba.njit(cache=True, inline="always")
 def _paint_over_row(m, r, line, moving):
     """What lies over the playfield on row r: the side walls, the ball where they are not (they are drawn over it),
     the paddle over everything (the ball and the paddle only when `moving`)."""
@@ -265,13 +247,20 @@ def _paint_over_row(m, r, line, moving):
 
 @numba.njit(cache=True, inline="always")
 def paint_moving(m, r, line):
-    """Paint on row r of the frame's still layer (`draw_row` without `moving`) what moves: the ball (under the
-    side walls) and the paddle: row r of the whole frame."""
-    if EK.BALL_ROWS[m[101], 0] <= r <= EK.BALL_ROWS[m[101], 1]:
-        _paint_ball(m, r, line)
-    up = lower_up(m[EK.SHOWN])
-    if EK.PADDLE_ROWS[0] - up <= r <= EK.PADDLE_ROWS[1] - up:
-        _paint_paddle(m, line)
+    """Paint on row r of the frame's still layer (`draw_row` without `moving`) what moves (`moving_colour`): row r
+    of the whole frame."""
+    objects = moving_objects(m)
+    if objects[0] <= r <= objects[1]:
+        for c in (objects[2], objects[2] + 1 if objects[2] < 159 else 0):
+            colour = moving_colour(objects, r, c)
+            if colour >= 0:
+                line[c] = colour
+    if objects[4] <= r <= objects[5]:  # the paddle is on top: its pattern's pixels, 4 per bit
+        for k in range(8):
+            if (objects[7] >> (7 - k)) & 1:
+                for d in range(4):
+                    c = objects[6] + 4 * k + d
+                    line[c if c < 160 else c - 160] = objects[8]
 
 
 @numba.njit(cache=True, inline="always")
@@ -318,11 +307,11 @@ def draw(state, rom, out):
             _paint_score(m, rom, r, out[r])
     for r in range(WALL_TOP, EK.LAST_ROW + 1):  # `_paint_over_row`, layer by layer
         _paint_walls(m, r, out[r])
-    for r in range(EK.BALL_ROWS[m[101], 0], EK.BALL_ROWS[m[101], 1] + 1):
-        _paint_ball(m, r, out[r])
-    up = lower_up(shown)
-    for r in range(EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] + 1 - up):
-        _paint_paddle(m, out[r])
+    objects = moving_objects(m)
+    for r in range(objects[0], objects[1] + 1):  # the ball's rows, then the paddle's (a row of both: the same)
+        paint_moving(m, r, out[r])
+    for r in range(objects[4], objects[5] + 1):
+        paint_moving(m, r, out[r])
 
 
 def render_colours(state: np.ndarray) -> np.ndarray:
