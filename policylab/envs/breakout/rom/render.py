@@ -19,7 +19,9 @@ whole episodes pixel for pixel):
   overscan stores (attract mode's colour cycle changes it a frame before the rest of the screen).
 
 Colours are the TIA's colour bytes through ALE's NTSC palette. The drawing is compiled (`draw`), so a
-Gymnasium env can return a screen every step at a small cost beside the frame logic.
+Gymnasium env can return a screen every step at a small cost beside the frame logic. It is the one drawing of
+both Breakout envs: the single env draws whole frames (`draw`), the vector env rows (`draw_row`), each game's
+still layer (`draw_row` without what moves) and what moves over it (`moving_objects`, `moving_colour`).
 """
 
 from __future__ import annotations
