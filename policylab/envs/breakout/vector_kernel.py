@@ -11,6 +11,10 @@ columns the paddle left or took, are recomputed from it and `render.moving_colou
 row; a brick row's or the score's output rows whole when they changed; everything when a colour did
 (and at a reset). The screen itself is `rom.render`'s, the one the single env shows.
 
+numba caches these kernels with compiled copies of `rom.render`'s and `rom.kernel`'s functions, keyed on this
+file alone: after a change to those, clear this module's cache (`__pycache__/vector_kernel.*.nb*`;
+tests/envs/breakout/test_vector.py catches a stale one).
+
 What ale-py does, measured against its output (tests/envs/breakout/test_vector.py):
 - grayscale is ALE's luminance palette, `round(0.2989 r + 0.587 g + 0.114 b)` of the NTSC colour;
 - max-pool takes the per-pixel maximum of the last two emulated frames' grayscale screens;

@@ -84,6 +84,27 @@ def test_equals_ale_vector_env_at_frameskip_2_and_1_without_maxpool():
     _lockstep(4, 150, SEEDS[1], frameskip=1, maxpool=False)
 
 
+def test_the_newest_frame_is_the_single_envs_screen_resized():
+    """One renderer: without max-pooling, each step's newest frame is the single env's grayscale screen of the
+    same state (`rom.render`) through OpenCV's INTER_AREA. numba caches `vector_kernel` with compiled copies of
+    `rom.render` and `rom.kernel` keyed on vector_kernel.py alone, so this also catches a cache left stale by a
+    change to either (clear `envs/breakout/__pycache__/vector_kernel.*.nb*`)."""
+    cv2 = pytest.importorskip("cv2")
+    from policylab.envs.breakout.rom.render import GRAY, render_colours
+
+    env = BreakoutVectorEnv(3, noop_max=0, maxpool=False)
+    env.reset(seed=SEEDS[0])
+    rng = np.random.default_rng(SEEDS[0])
+    compared = 0
+    for _ in range(300):
+        obs, _, terminated, truncated, _ = env.step(rng.integers(0, 4, 3))
+        for i in np.flatnonzero(~(terminated | truncated)):
+            screen = GRAY[render_colours(env._I[i]) >> 1]
+            np.testing.assert_array_equal(obs[i, -1], cv2.resize(screen, (84, 84), interpolation=cv2.INTER_AREA))
+            compared += 1
+    assert compared > 800
+
+
 def test_noop_counts_vary_with_the_seed():
     ours = BreakoutVectorEnv(6, noop_max=30)
     counts = set()
