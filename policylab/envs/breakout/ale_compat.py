@@ -11,8 +11,9 @@ frameskip each step), the second is ALE's `random_seed` (the sticky-action strea
 reloaded. `reset()` without a seed keeps both streams going, as ALE does.
 
 What the ROM model does not produce is refused in one line naming the argument: game modes and
-difficulties other than the default (mode 0, difficulty 0), `sound_obs`, and `render_mode="human"` (the env
-opens no window: render `rgb_array` frames into a viewer of your own). `continuous=True` plays as ale-py's:
+difficulties other than the default (mode 0, difficulty 0), `sound_obs`, and `render_mode="human"` (ale-py draws
+its window with the SDL2 it bundles; this env opens none: gymnasium's `HumanRendering` wrapper shows its
+`rgb_array` frames in a pygame window). `continuous=True` plays as ale-py's:
 the stick's direction past `continuous_action_threshold` picks the action, its radius the paddle strength.
 """
 
@@ -26,7 +27,7 @@ import numpy as np
 from gymnasium import spaces, utils
 from gymnasium.utils import seeding
 
-from policylab.envs.breakout.rom.ale_interface import ACTION_NAMES, RomALEInterface
+from policylab.envs.breakout.rom.ale_interface import ACTION_NAMES, JOYSTICK, RomALEInterface
 from policylab.errors import BadInput
 
 OBS_TYPES = ("rgb", "grayscale", "ram")
@@ -51,7 +52,9 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
     `full_action_space`, `max_num_frames_per_episode`, `mode`, `difficulty`, `render_mode` (see the module
     docstring for what is refused)."""
 
-    metadata = {"render_modes": ["human", "rgb_array"], "render_fps": 30}
+    # ALE's "human" window is drawn by the SDL2 ale-py bundles; this env has no window code, and no machine it is
+    # tested on has a display to check one against, so it offers rgb_array only (HumanRendering shows those)
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
 
     def __init__(self, game: str = "breakout", mode: int | None = None, difficulty: int | None = None,
                  obs_type: str = "rgb", frameskip: int | tuple[int, int] = 4,
@@ -70,8 +73,8 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
         if sound_obs:
             raise BadInput("sound_obs", "not supported: the ROM model produces no sound")
         if render_mode == "human":
-            raise BadInput("render_mode", "'human' is not supported (the env opens no window); use "
-                                          "'rgb_array' and show the frames yourself")
+            raise BadInput("render_mode", "'human' is not supported (this env opens no window); use 'rgb_array', "
+                                          "and gymnasium.wrappers.HumanRendering (pygame) to show the frames")
         if render_mode not in (None, "rgb_array"):
             raise BadInput("render_mode", f"None or 'rgb_array', got {render_mode!r}")
         if not 0.0 <= float(repeat_action_probability) <= 1.0:
@@ -140,9 +143,8 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
             raise BadInput("action", f"a continuous action is (radius, theta, fire), got shape {a.shape}")
         t = self.continuous_action_threshold
         x, y = a[0] * np.cos(a[1]), a[0] * np.sin(a[1])
-        name = ("UP" if y > t else "DOWN" if y < -t else "") + ("RIGHT" if x > t else "LEFT" if x < -t else "")
-        name += "FIRE" if a[2] > t else ""
-        return ACTION_NAMES.index(name or "NOOP"), float(a[0])
+        h, v = int(x > t) - int(x < -t), int(y > t) - int(y < -t)
+        return int(JOYSTICK[h + 1, v + 1, int(a[2] > t)]), float(a[0])
 
     def get_action_meanings(self) -> list[str]:
         return [ACTION_NAMES[a] for a in self._action_set]

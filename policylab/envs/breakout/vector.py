@@ -23,26 +23,29 @@ from gymnasium.vector.utils import batch_space
 from policylab.envs.breakout import ale_random as R
 from policylab.envs.breakout import vector_kernel as VK
 from policylab.envs.breakout.rom import kernel as EK
-from policylab.envs.breakout.rom.render import GRAY, rom_bytes
+from policylab.envs.breakout.rom.ale_interface import (ACTION_NAMES, JOYSTICK, LEGAL_ACTIONS, MINIMAL_ACTIONS,
+                                                       paddle_step)
+from policylab.envs.breakout.rom.render import GRAY, PALETTE, rom_bytes
 from policylab.errors import BadInput
 
-ACTION_MEANINGS = ("NOOP", "FIRE", "RIGHT", "LEFT")
-
-
 class BreakoutVectorEnv(VectorEnv):
-    """N Breakout games with ale-py `AtariVectorEnv`'s preprocessing: `frameskip` frames per step, the max of the
-    last two frames' grayscale screens (`maxpool`), resized to `img_height` x `img_width` with OpenCV's
-    INTER_AREA, the last `stack_num` stacked; FIRE (`use_fire_reset`) then noops (up to `noop_max`, ale-py's
-    stream) at every reset; rewards clipped to their sign (`reward_clipping`); truncation after
-    `max_num_frames_per_episode` frames. Observations (N, stack_num, H, W) uint8, rewards int32.
+    """N Breakout games with ale-py `AtariVectorEnv`'s preprocessing: `frameskip` frames per step, each sticky
+    with `repeat_action_probability` (ALE's stream of each env's seed), the max of the last two frames' screens
+    (`maxpool`), grayscale or RGB (`grayscale`), resized to `img_height` x `img_width` with OpenCV's INTER_AREA,
+    the last `stack_num` stacked; FIRE (`use_fire_reset`) then noops (up to `noop_max`, ale-py's stream) at every
+    reset; rewards clipped to their sign (`reward_clipping`); a lost life terminates a step with
+    `life_loss_info` (the game goes on) or `episodic_life` (the game is reset); truncation after
+    `max_num_frames_per_episode` frames of agent steps (the reset's are not counted); the minimal (4), full (18, `full_action_space`) or continuous
+    (`continuous`: radius, angle, fire, as ale-py maps them) actions. Observations (N, stack_num, H, W) uint8,
+    (N, stack_num, H, W, 3) in RGB; rewards int32.
 
     Equal to ale-py, byte for byte, for the same seeds: observations, rewards, terminations, truncations and
-    info, with or without noop starts (tests/envs/breakout/test_vector.py).
+    info (tests/envs/breakout/test_vector.py).
 
-    What ale-py offers and this does not: `grayscale=False`, `episodic_life`, `life_loss_info`, sticky actions
-    (`repeat_action_probability` > 0), `full_action_space`, `continuous`, batched async stepping
-    (`batch_size`), frameskip 1 with max-pooling: each a `BadInput` naming it. `num_threads` and `thread_affinity_offset` are accepted and
-    ignored (the kernel is one thread; run several envs on threads: it releases the GIL)."""
+    What ale-py offers and this does not: batched async stepping (`batch_size` other than N), the
+    SameStep/Disabled autoreset modes, other games: each a `BadInput` naming it. `num_threads` and
+    `thread_affinity_offset` are accepted and ignored (the kernel is one thread; run several envs on threads:
+    it releases the GIL)."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
 
@@ -54,11 +57,8 @@ class BreakoutVectorEnv(VectorEnv):
                  img_width: int = 84, grayscale: bool = True, stack_num: int = 4, frameskip: int = 4,
                  maxpool: bool = True, noop_max: int = 30, episodic_life: bool = False,
                  life_loss_info: bool = False, reward_clipping: bool = True, use_fire_reset: bool = True):
-        del num_threads, thread_affinity_offset, continuous_action_threshold  # one thread; no continuous actions
+        del num_threads, thread_affinity_offset  # one thread
         unsupported = {"game": game != "breakout", "batch_size": batch_size not in (0, num_envs),
-                       "repeat_action_probability": repeat_action_probability != 0.0,
-                       "full_action_space": full_action_space, "continuous": continuous,
-                       "grayscale": not grayscale, "episodic_life": episodic_life, "life_loss_info": life_loss_info,
                        "autoreset_mode": AutoresetMode(autoreset_mode) != AutoresetMode.NEXT_STEP}
         for name, bad in unsupported.items():
             if bad:
@@ -67,8 +67,8 @@ class BreakoutVectorEnv(VectorEnv):
             raise BadInput("num_envs", "must be a positive integer")
         if type(frameskip) is not int or frameskip <= 0:
             raise BadInput("frameskip", "must be a positive integer")
-        if frameskip == 1 and maxpool:  # ale-py pools a frame it keeps from elsewhere, not modelled
-            raise BadInput("frameskip", "1 with maxpool=True is not supported (pass maxpool=False)")
+        if not 0.0 <= float(repeat_action_probability) <= 1.0:
+            raise BadInput("repeat_action_probability", f"must be in [0, 1], got {repeat_action_probability!r}")
         if not (0 < img_height < VK.SRC_H and 0 < img_width < VK.SRC_W):
             raise BadInput("img_height", f"the resize only shrinks: need 0 < img_height < {VK.SRC_H} and "
                                          f"0 < img_width < {VK.SRC_W}")
@@ -77,13 +77,28 @@ class BreakoutVectorEnv(VectorEnv):
         self.num_envs = num_envs
         self.frameskip, self.max_frames = frameskip, int(max_num_frames_per_episode)
         self.noop_max, self.fire_reset = int(noop_max), bool(use_fire_reset)
-        self.maxpool, self.clip = int(bool(maxpool)), bool(reward_clipping)  # the kernel pools with `maxpool` frames
+        # the kernel pools with `maxpool` frames; at frameskip 1 ale-py's pool reads a slot no frame fills (it
+        # equals maxpool=False on every step: tests/envs/breakout/test_vector.py)
+        self.maxpool, self.clip = int(bool(maxpool) and frameskip > 1), bool(reward_clipping)
+        self.sticky = float(repeat_action_probability)
+        self.life_mode = (VK.EPISODIC_LIFE if episodic_life else VK.LIFE_LOSS_INFO if life_loss_info
+                          else VK.LIVES_IGNORED)
+        self.continuous, self.continuous_action_threshold = bool(continuous), float(continuous_action_threshold)
+        self.grayscale = bool(grayscale)
         self.autoreset_mode = AutoresetMode.NEXT_STEP
-        self.single_observation_space = Box(0, 255, (stack_num, img_height, img_width), np.uint8)
-        self.single_action_space = Discrete(len(ACTION_MEANINGS))
+        shape = (stack_num, img_height, img_width) + (() if grayscale else (3,))
+        self.single_observation_space = Box(0, 255, shape, np.uint8)
+        self._action_set = LEGAL_ACTIONS if full_action_space or continuous else MINIMAL_ACTIONS
+        if self.continuous:  # radius, angle, fire
+            self.single_action_space = Box(low=np.array([0.0, -np.pi, 0.0], dtype=np.float32),
+                                           high=np.array([1.0, np.pi, 1.0], dtype=np.float32), dtype=np.float32)
+        else:
+            self.single_action_space = Discrete(len(self._action_set))
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-        self._tables = (rom_bytes().astype(np.int64), GRAY[np.arange(256) >> 1],  # TIA colour byte -> gray (low bit ignored)
+        colours = np.arange(256) >> 1  # TIA colour byte -> palette entry (the low bit is ignored)
+        pal = GRAY[colours][None] if grayscale else PALETTE[colours].T  # (channels, 256)
+        self._tables = (rom_bytes().astype(np.int64), np.ascontiguousarray(pal),
                         *VK.resize_tables(img_height, img_width))
         self._pixels = VK.pixel_tables(self._tables[2], self._tables[4], img_height, img_width)
         n = num_envs
@@ -91,11 +106,17 @@ class BreakoutVectorEnv(VectorEnv):
         self._pairs = np.zeros((n, 2, EK.NI), dtype=np.int64)
         self._C = np.zeros((n, VK.NC), dtype=np.int64)
         self._mt = np.zeros((n, R.ROW), dtype=np.uint32)
-        self._obs = np.zeros((n, *self.single_observation_space.shape), dtype=np.uint8)
+        self._smt, self._sbuf = R.new_state(n)
+        self._obs = np.zeros((n, stack_num, img_height, img_width, pal.shape[0]), dtype=np.uint8)
+        self._still = np.zeros((n, VK.SRC_H, VK.SRC_W), dtype=np.uint8)  # each game's still layer (`vector_kernel`)
         self._reset_done = False
 
+    def _public(self, obs: np.ndarray) -> np.ndarray:
+        """The kernel's (N, stack, H, W, channels) observation in ale-py's shape (no channel axis in grayscale)."""
+        return obs[..., 0] if self.grayscale else obs
+
     def get_action_meanings(self) -> list[str]:
-        return list(ACTION_MEANINGS)
+        return [ACTION_NAMES[a] for a in self._action_set]
 
     def _info(self, lives, frames, ep_frames) -> dict[str, np.ndarray]:
         return {"env_id": np.arange(self.num_envs, dtype=np.int32), "lives": lives, "frame_number": frames,
@@ -125,16 +146,15 @@ class BreakoutVectorEnv(VectorEnv):
             raise BadInput("seed", "seeds must be non-negative")
         obs = self._obs.copy()
         lives, frames, ep_frames = (np.zeros(self.num_envs, dtype=np.int32) for _ in range(3))
-        VK.reset_kernel(rows.astype(np.int64), seeds, self._I, self._pairs, self._C, self._mt, self.noop_max,
-                        self.fire_reset, self.maxpool, *self._tables, obs, lives, frames, ep_frames)
+        VK.reset_kernel(rows.astype(np.int64), seeds, self._I, self._pairs, self._C, self._mt, self._smt, self._sbuf,
+                        self.sticky, self.noop_max, self.fire_reset, self.maxpool, *self._tables, self._still, obs,
+                        lives, frames, ep_frames)
         self._obs = obs
         self._reset_done = True
-        return obs, self._info(lives, frames, ep_frames)
+        return self._public(obs), self._info(lives, frames, ep_frames)
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,) or acts.dtype.kind not in "iu" or ((acts < 0) | (acts > 3)).any():
-            raise BadInput("actions", f"need {self.num_envs} integer actions in 0-3, got {acts.dtype} {acts.shape}")
+        ids, steps = self._ale_actions(actions)
         if not self._reset_done:
             raise BadInput("reset", "call reset() before step()")
         n = self.num_envs
@@ -144,8 +164,29 @@ class BreakoutVectorEnv(VectorEnv):
         reward = np.zeros(n, dtype=np.int32)
         terminated, truncated = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
         lives, frames, ep_frames = (np.zeros(n, dtype=np.int32) for _ in range(3))
-        VK.step_kernel(acts.astype(np.int64, copy=False), self._I, self._pairs, self._C, self._mt, self.frameskip,
-                       self.max_frames, self.noop_max, self.fire_reset, self.maxpool, self.clip, *self._tables,
-                       VK.STATIC_BYTES, *self._pixels, obs, reward, terminated, truncated, lives, frames, ep_frames)
+        VK.step_kernel(ids, steps, self._I, self._pairs, self._C, self._mt, self._smt, self._sbuf, self.sticky,
+                       self.frameskip, self.max_frames, self.noop_max, self.fire_reset, self.maxpool, self.clip,
+                       self.life_mode, *self._tables, VK.STATIC_BYTES, *self._pixels, self._still, obs, reward,
+                       terminated, truncated, lives, frames, ep_frames)
         self._obs = obs
-        return obs, reward, terminated, truncated, self._info(lives, frames, ep_frames)
+        return self._public(obs), reward, terminated, truncated, self._info(lives, frames, ep_frames)
+
+    def _ale_actions(self, actions) -> tuple[np.ndarray, np.ndarray]:
+        """ALE's action numbers and paddle resistance steps for the agent's actions. Continuous actions as ale-py
+        maps them: the stick's x = r cos theta and y = r sin theta past the threshold one way or the other, and
+        fire past it, name the action; the radius is the paddle strength."""
+        acts = np.asarray(actions)
+        n = self.num_envs
+        if self.continuous:
+            if acts.shape != (n, 3) or acts.dtype != np.float32:
+                raise BadInput("actions", f"need float32 actions of shape ({n}, 3), got {acts.dtype} {acts.shape}")
+            t = self.continuous_action_threshold
+            x, y = acts[:, 0] * np.cos(acts[:, 1]), acts[:, 0] * np.sin(acts[:, 1])
+            h, v = (x > t).astype(np.int64) - (x < -t), (y > t).astype(np.int64) - (y < -t)
+            ids = JOYSTICK[h + 1, v + 1, (acts[:, 2] > t).astype(np.int64)]
+            steps = np.array([paddle_step(r) for r in acts[:, 0]], dtype=np.int64)
+            return ids, steps
+        k = len(self._action_set)
+        if acts.shape != (n,) or acts.dtype.kind not in "iu" or ((acts < 0) | (acts >= k)).any():
+            raise BadInput("actions", f"need {n} integer actions in 0-{k - 1}, got {acts.dtype} {acts.shape}")
+        return self._action_set[acts], np.full(n, EK.PADDLE_DELTA, dtype=np.int64)

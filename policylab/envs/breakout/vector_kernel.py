@@ -4,10 +4,16 @@ numba call, producing exactly the bytes ale-py's `AtariVectorEnv` produces.
 Why a kernel of its own: the issue's budget is a few microseconds per env-step for four emulated frames,
 a max-pool, grayscale, an 84 x 84 resize and the frame stack. Drawing two 210 x 160 frames and resizing
 them costs several times that, so the newest frame is updated in place (`draw_changed`): most of Breakout's
-screen does not change between agent steps, so only the output pixels that read the ball (in any of the
-four frames of this and the previous pair) are recomputed, one by one; the paddle's output rows when it
-moved, a brick row's when its bricks changed, the score's when the digits did; everything when a colour did
-(and at a reset).
+screen does not change between agent steps. Each game keeps its still layer (`render.draw_row` without the
+ball and the paddle: walls, bricks, score, background), redrawn only where a brick, the score or a colour
+changed; the output pixels that read the ball in any of the four frames of this and the previous pair, or the
+columns the paddle left or took, are recomputed from it and `render.moving_colour`, a span of each output
+row; a brick row's or the score's output rows whole when they changed; everything when a colour did
+(and at a reset). The screen itself is `rom.render`'s, the one the single env shows.
+
+numba caches these kernels with compiled copies of `rom.render`'s and `rom.kernel`'s functions, keyed on this
+file alone: after a change to those, clear this module's cache (`__pycache__/vector_kernel.*.nb*`;
+tests/envs/breakout/test_vector.py catches a stale one).
 
 What ale-py does, measured against its output (tests/envs/breakout/test_vector.py):
 - grayscale is ALE's luminance palette, `round(0.2989 r + 0.587 g + 0.114 b)` of the NTSC colour;
@@ -19,7 +25,11 @@ What ale-py does, measured against its output (tests/envs/breakout/test_vector.p
   which is what lets the kernel skip the black field);
 - reset: ALE's `reset_game`, FIRE, then noops (their number from the env's MT19937 noop stream, drawn as
   libstdc++'s `uniform_int_distribution(0, noop_max - 1)`; the FIRE frame counts as one); the stack is
-  zeros but for the last frame, not pooled.
+  zeros but for the last frame, not pooled; a seeded reset also seeds ALE's sticky stream with the env's
+  seed, and every frame, the reset's included, draws its sticky decision;
+- truncation counts the frames of agent steps, not the reset's; at frameskip 1 the pool is the frame alone;
+  `episodic_life` ends an episode at a lost life as a game over does (the step's frames stop there), while
+  `life_loss_info` only sets `terminated` after a full step in which a life was lost.
 """
 
 from __future__ import annotations
@@ -29,6 +39,8 @@ import numpy as np
 
 from policylab.envs.breakout import ale_random as R
 from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.rom import render as RR
+from policylab.envs.breakout.rom.ale_interface import applied_frame
 
 SRC_H, SRC_W = 210, 160
 
@@ -72,80 +84,6 @@ STATIC_BYTES = np.array(list(range(36)) + [55] + list(range(59, 70)) + list(rang
                         dtype=np.int64)
 
 
-@numba.njit(cache=True, inline="always")
-def _pf_half(out, base, pf0, pf1, pf2, colour):
-    """One half of a playfield line into out[base:base + 80]: PF0 bits 4-7, PF1 bits 7-0, PF2 bits 0-7, 4 px each."""
-    for b in range(20):
-        if b < 4:
-            on = (pf0 >> (4 + b)) & 1
-        elif b < 12:
-            on = (pf1 >> (11 - b)) & 1
-        else:
-            on = (pf2 >> (b - 12)) & 1
-        if on:
-            for d in range(4):
-                out[base + 4 * b + d] = colour
-
-
-@numba.njit(cache=True)
-def row_colours(m, rom, r, out):
-    """The TIA colour bytes of screen row r of the frame drawn for state row m (RAM, then the kernel's extras),
-    into out (160,): `rom.render.render_colours`, one row at a time."""
-    shown = m[EK.SHOWN]
-    pf = m[60]
-    for c in range(SRC_W):
-        out[c] = m[61]
-    if r == 0:
-        for c in range(8):
-            out[c] = 0
-    if 5 <= r <= 14:
-        off = 4 - (r - 5) // 2
-        p80 = shown & 255
-        p82 = (shown >> 8) & 255
-        p84 = (shown >> 16) & 255
-        p86 = (shown >> 24) & 255
-        p88 = (shown >> 32) & 255
-        g80 = rom[(((m[81] << 8) | p80) + off) & 0x7FF]
-        g82 = rom[(((m[83] << 8) | p82) + off) & 0x7FF]
-        g84 = rom[(((m[85] << 8) | p84) + off) & 0x7FF]
-        g86 = rom[(((m[87] << 8) | p86) + off) & 0x7FF]
-        g88 = rom[(((m[89] << 8) | p88) + off) & 0x7FF]
-        _pf_half(out, 0, 0, g80 & 0x0F & m[110], (g82 & 0x0F) | (g84 & 0xF0), pf)
-        _pf_half(out, 80, 0, g86 & 0xF0 & m[110], g88 & 0x0F, pf)
-    if EK.TOP_WALL[0] <= r <= EK.TOP_WALL[1]:
-        for c in range(SRC_W):
-            out[c] = pf
-    ball_colour = m[62]
-    if r < EK.BRICK_TOP:
-        ball_colour = pf
-    elif r < EK.BRICK_TOP + 6 * EK.BRICK_H:
-        x = 5 - (r - EK.BRICK_TOP) // EK.BRICK_H
-        ball_colour = m[64 + x]
-        _pf_half(out, 0, m[30 + x], m[24 + x], m[18 + x], ball_colour)
-        _pf_half(out, 80, m[12 + x], m[6 + x], m[x], ball_colour)
-    b = m[101]
-    if EK.BALL_ROWS[b, 0] <= r <= EK.BALL_ROWS[b, 1]:
-        last = EK.LAST_ROW_COLUMNS[1 - (b & 1)]
-        for dx in range(2):
-            c = (m[99] - 49 + dx) % SRC_W
-            if r < EK.LAST_ROW or c < last:
-                out[c] = ball_colour
-    if 17 <= r <= EK.LAST_ROW:
-        left = pf if r < 189 else m[63]
-        for c in range(EK.SIDE_W):
-            out[c] = left
-        if r < EK.LAST_ROW:
-            right = pf if r < 189 else m[62]
-            for c in range(SRC_W - EK.SIDE_W, SRC_W):
-                out[c] = right
-    if EK.PADDLE_ROWS[0] <= r <= EK.PADDLE_ROWS[1]:
-        p0 = m[72] - 47
-        for k in range(8):
-            if (m[55] >> (7 - k)) & 1:
-                for d in range(4):
-                    out[(p0 + 4 * k + d) % SRC_W] = m[62]
-
-
 @numba.njit(cache=True)
 def _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out):
     """Output row dy of the resized grayscale frame of state b, max-pooled with a (`maxpool` >= 1) and c
@@ -156,11 +94,11 @@ def _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf
     for j in range(ystart[dy], ystart[dy + 1]):
         sy = yi[j, 0]
         beta = yw[j]
-        row_colours(b, rom, sy, cbuf)
+        RR.draw_row(b, rom, sy, cbuf)
         for x in range(SRC_W):
             gbuf[x] = gray[cbuf[x]]
         for other in range(maxpool):
-            row_colours(a if other == 0 else c, rom, sy, cbuf)
+            RR.draw_row(a if other == 0 else c, rom, sy, cbuf)
             for x in range(SRC_W):
                 g = gray[cbuf[x]]
                 if g > gbuf[x]:
@@ -198,143 +136,157 @@ def pixel_tables(xi: np.ndarray, yi: np.ndarray, height: int, width: int):
 
 
 @numba.njit(cache=True, inline="always")
-def pixel_colour(m, rom, r, c):
-    """The colour byte of screen pixel (r, c) of the frame drawn for m: `row_colours` for one pixel, the objects
-    checked from the last drawn (on top) down."""
-    if EK.PADDLE_ROWS[0] <= r <= EK.PADDLE_ROWS[1]:
-        k = c - (m[72] - 47)  # RAM 72 keeps the paddle within 8..144 px: one wrap at most (no modulo: it is slow)
-        if k < 0:
-            k += SRC_W
-        if k < 32 and (m[55] >> (7 - k // 4)) & 1:
-            return m[62]
-    if 17 <= r <= EK.LAST_ROW:
-        if c < EK.SIDE_W:
-            return m[60] if r < 189 else m[63]
-        if c >= SRC_W - EK.SIDE_W and r < EK.LAST_ROW:
-            return m[60] if r < 189 else m[62]
-    b = m[101]
-    in_bricks = EK.BRICK_TOP <= r < EK.BRICK_TOP + 6 * EK.BRICK_H
-    if EK.BALL_ROWS[b, 0] <= r <= EK.BALL_ROWS[b, 1]:
-        x0 = m[99] - 49  # -49..206: one wrap at most
-        if x0 < 0:
-            x0 += SRC_W
-        elif x0 >= SRC_W:
-            x0 -= SRC_W
-        if (c == x0 or c == x0 + 1 or c == x0 + 1 - SRC_W) and (r < EK.LAST_ROW or c < EK.LAST_ROW_COLUMNS[1 - (b & 1)]):
-            if r < EK.BRICK_TOP:
-                return m[60]
-            if in_bricks:
-                return m[64 + 5 - (r - EK.BRICK_TOP) // EK.BRICK_H]
-            return m[62]
-    if in_bricks:
-        row = (r - EK.BRICK_TOP) // EK.BRICK_H
-        if EK._pf_bit(m, row, c):
-            return m[64 + 5 - row]
-    if EK.TOP_WALL[0] <= r <= EK.TOP_WALL[1]:
-        return m[60]
-    if 5 <= r <= 14:  # rare here (nothing that moves reaches the score): the row's drawing, one pixel of it
-        line = np.zeros(SRC_W, dtype=np.int64)
-        row_colours(m, rom, r, line)
-        return line[c]
-    if r == 0 and c < 8:
-        return 0
-    return m[61]
+def _mark(r0, r1, c0, c1, dyr, dxr, lo, hi):
+    """Widen each output row's span to redo, [lo[dy], hi[dy]], to the output pixels that read source rows r0..r1
+    and columns c0..c1 (c1 < 320: columns from 160 on wrap to 0, and a wrapped span takes the whole row)."""
+    if c1 >= SRC_W:
+        if c0 >= SRC_W:
+            c0, c1 = c0 - SRC_W, c1 - SRC_W
+        else:
+            c0, c1 = 0, SRC_W - 1
+    for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
+        lo[dy] = min(lo[dy], dxr[c0, 0])
+        hi[dy] = max(hi[dy], dxr[c1, 1])
+
+
+@numba.njit(cache=True, inline="always")
+def _mark_ball(m, dyr, dxr, lo, hi):
+    """`_mark` the output pixels under state m's ball (2 px from `render.ball_column`)."""
+    r0 = EK.BALL_ROWS[m[101], 0]
+    if r0 >= 0:
+        c = RR.ball_column(m)
+        _mark(r0, EK.BALL_ROWS[m[101], 1], c, c + 1, dyr, dxr, lo, hi)
+
+
+@numba.njit(cache=True, inline="always")
+def _mark_paddle_move(old, new, dyr, dxr, lo, hi):
+    """`_mark` the output pixels whose paddle pixels differ between frames old and new (of one pattern and
+    colour): the columns the paddle left on one side and took on the other."""
+    if old[72] == new[72]:
+        return
+    up = RR.lower_up(new[EK.SHOWN])
+    width = 0
+    for k in range(8):
+        width += 4 * ((new[55] >> k) & 1)  # the pattern's bits are contiguous (`rom.kernel.PADDLE_GFX`)
+    c0, c1 = min(old[72], new[72]) - 47, max(old[72], new[72]) - 47  # 8..144
+    r0, r1 = EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up
+    _mark(r0, r1, c0, c1 - 1, dyr, dxr, lo, hi)
+    _mark(r0, r1, c0 + width, c1 + width - 1, dyr, dxr, lo, hi)
 
 
 @numba.njit(cache=True)
-def _pixel_out(a, b, maxpool, dy, dx, rom, gray, xi, xw, yi, yw, ystart, xstart):
-    """Output pixel (dy, dx) from scratch, with `_out_row`'s float32 operations in its order."""
-    total = np.float32(0.0)
+def _redo_span(moving_a, moving_b, maxpool, dy, lo, hi, still, gray, xi, xw, yi, yw, ystart, xstart, gbuf, hbuf, out):
+    """Recompute output pixels dy, lo..hi of the pair of frames whose moving objects are `moving_a`, `moving_b`
+    (`render.moving_objects`) and whose still layer is `still`, with `_out_row`'s float32 operations in its
+    order, from the span's source columns only."""
+    c0, c1 = xi[xstart[lo], 0], xi[xstart[hi + 1] - 1, 0]
+    for dx in range(lo, hi + 1):
+        hbuf[dx] = np.float32(0.0)
     for j in range(ystart[dy], ystart[dy + 1]):
         sy = yi[j, 0]
-        h = np.float32(0.0)
-        for k in range(xstart[dx], xstart[dx + 1]):
-            sx = xi[k, 0]
-            v = gray[pixel_colour(b, rom, sy, sx)]
+        for c in range(c0, c1 + 1):
+            colour = RR.moving_colour(moving_b, sy, c)
+            v = gray[colour if colour >= 0 else still[sy, c]]
             if maxpool:
-                g = gray[pixel_colour(a, rom, sy, sx)]
+                colour = RR.moving_colour(moving_a, sy, c)
+                g = gray[colour if colour >= 0 else still[sy, c]]
                 if g > v:
                     v = g
-            if v != 0:
-                h += np.float32(v) * xw[k]
-        total += yw[j] * h
-    return np.uint8(min(255.0, np.rint(total)))
-
-
-@numba.njit(cache=True, inline="always")
-def _mark(r0, r1, c0, c1, dyr, dxr, marked, todo, n):
-    """Add the output pixels that read source rows r0..r1 and columns c0..c1 to the list `todo` (n so far),
-    each once (`marked`); returns the new count."""
-    for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
-        for dx in range(dxr[c0, 0], dxr[c1, 1] + 1):
-            if not marked[dy, dx]:
-                marked[dy, dx] = True
-                todo[n, 0] = dy
-                todo[n, 1] = dx
-                n += 1
-    return n
-
-
-@numba.njit(cache=True, inline="always")
-def _mark_ball(m, dyr, dxr, marked, todo, n):
-    """`_mark` the output pixels under state m's ball (its two columns; apart when it wraps at 160)."""
-    r0 = EK.BALL_ROWS[m[101], 0]
-    if r0 < 0:
-        return n
-    r1 = EK.BALL_ROWS[m[101], 1]
-    c = m[99] - 49
-    if c < 0:
-        c += SRC_W
-    elif c >= SRC_W:
-        c -= SRC_W
-    if c + 1 < SRC_W:
-        return _mark(r0, r1, c, c + 1, dyr, dxr, marked, todo, n)
-    n = _mark(r0, r1, c, c, dyr, dxr, marked, todo, n)
-    return _mark(r0, r1, 0, 0, dyr, dxr, marked, todo, n)
+            gbuf[c] = v
+        beta = yw[j]
+        for dx in range(lo, hi + 1):
+            h = np.float32(0.0)
+            for k in range(xstart[dx], xstart[dx + 1]):
+                v = gbuf[xi[k, 0]]
+                if v != 0:  # as `_out_row`: adding 0.0 changes nothing
+                    h += np.float32(v) * xw[k]
+            hbuf[dx] += beta * h
+    for dx in range(lo, hi + 1):
+        out[dy, dx] = np.uint8(min(255.0, np.rint(hbuf[dx])))
 
 
 @numba.njit(cache=True)
-def _redo_rows(a, b, maxpool, r0, r1, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf, hbuf, out):
-    """Recompute the output rows that read source rows r0..r1, whole."""
+def _redo_rows(a, b, maxpool, r0, r1, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf, hbuf, redone, out):
+    """Recompute the output rows that read source rows r0..r1, whole, and flag them in `redone`."""
     for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
         _out_row(a, b, b, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out[dy])
+        redone[dy] = True
 
 
-@numba.njit(cache=True)
-def draw_changed(pa, pb, a, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, cbuf, gbuf,
-                 hbuf, marked, todo, out):
-    """Update out (holding the observation of the pair (pa, pb)) to the pair (a, b), recomputing only what can
-    differ: the pixels under the ball in any of the four frames; the paddle's rows when it moved; a brick row
-    whose bricks changed; the score rows when the score or lives did; everything when a colour did."""
-    bricks = 0
-    score = False
+# what changed in the still layer between two pairs of frames (`still_changes`)
+ALL_CHANGED = -1
+SCORE_CHANGED = 1 << 6  # bits 0-5: brick row k changed
+
+
+@numba.njit(cache=True, inline="always")
+def still_changes(pa, pb, a, b, static):
+    """What differs in the still layer (`render.draw_row` without the moving objects) between the frames (pa, pb)
+    and (a, b): `ALL_CHANGED` when a colour or the paddle's pattern did, else bit k for brick row k and
+    `SCORE_CHANGED` for the score rows."""
+    changed = 0
     for k in range(static.shape[0]):
         s = static[k]
         if a[s] != pa[s] or b[s] != pb[s]:
             if s < 36:  # RAM 0-35: byte s holds part of brick row 5 - s % 6 (`rom.kernel.brick_flags`)
-                bricks |= 1 << (5 - s % 6)
-            elif 80 <= s < 90 or s == 110 or s == EK.SHOWN:
-                score = True
+                changed |= 1 << (5 - s % 6)
+            elif s == EK.SHOWN and (a[s] >> 40) == (pa[s] >> 40) and (b[s] >> 40) == (pb[s] >> 40):
+                changed |= SCORE_CHANGED  # the digit pointers drawn (`rom.kernel.drawn_with`); its high bits are colours
+            elif 80 <= s < 90 or s == 110:
+                changed |= SCORE_CHANGED
             else:
-                draw_full(a, b, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out)
-                return
+                return ALL_CHANGED
+    return changed
+
+
+@numba.njit(cache=True, inline="always")
+def update_still(b, changed, rom, still):
+    """Bring `still` ((210, 160) colour bytes) to frame b's still layer, given `still_changes`."""
+    if changed == 0:
+        return
+    for r in range(SRC_H):
+        if changed == ALL_CHANGED:
+            redraw = True
+        elif EK.BRICK_TOP <= r < EK.BRICK_TOP + 6 * EK.BRICK_H:
+            redraw = (changed >> ((r - EK.BRICK_TOP) // EK.BRICK_H)) & 1 == 1
+        else:
+            redraw = RR.SCORE_ROWS[0] <= r <= RR.SCORE_ROWS[1] and changed & SCORE_CHANGED != 0
+        if redraw:
+            RR.draw_row(b, rom, r, still[r], False)
+
+
+@numba.njit(cache=True)
+def draw_changed(pa, pb, a, b, changed, maxpool, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, cbuf, gbuf,
+                 hbuf, lo, hi, redone, still, out):
+    """Update out (holding the observation of the pair (pa, pb)) to the pair (a, b), whose still layer is
+    `still`, recomputing only what can differ (`changed`: `still_changes`): everything when a colour changed;
+    a brick row whose bricks changed and the score rows when the score or lives did, whole; and the output
+    pixels under the ball in any of the four frames and those the paddle left or took (per output row, the span
+    from the first to the last; `lo` and `hi` hold no span, `redone` no row, before and after)."""
+    if changed == ALL_CHANGED:
+        draw_full(a, b, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out)
+        return
     for row in range(6):
-        if bricks & (1 << row):
+        if changed & (1 << row):
             r0 = EK.BRICK_TOP + EK.BRICK_H * row
             _redo_rows(a, b, maxpool, r0, r0 + EK.BRICK_H - 1, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf,
-                       hbuf, out)
-    if score:
-        _redo_rows(a, b, maxpool, 5, 14, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf, hbuf, out)
-    if b[72] != pb[72] or a[72] != pa[72]:
-        _redo_rows(a, b, maxpool, EK.PADDLE_ROWS[0], EK.PADDLE_ROWS[1], rom, gray, xi, xw, yi, yw, ystart, dyr,
-                   cbuf, gbuf, hbuf, out)
-    n = 0  # the pixels under the ball in any of the four frames, each once (consecutive frames overlap)
-    for m in (pb, b, pa, a):
-        n = _mark_ball(m, dyr, dxr, marked, todo, n)
-    for k in range(n):
-        dy, dx = todo[k, 0], todo[k, 1]
-        out[dy, dx] = _pixel_out(a, b, maxpool, dy, dx, rom, gray, xi, xw, yi, yw, ystart, xstart)
-        marked[dy, dx] = False
+                       hbuf, redone, out)
+    if changed & SCORE_CHANGED:
+        _redo_rows(a, b, maxpool, RR.SCORE_ROWS[0], RR.SCORE_ROWS[1], rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf,
+                   gbuf, hbuf, redone, out)
+    _mark_ball(pb, dyr, dxr, lo, hi)
+    _mark_ball(b, dyr, dxr, lo, hi)
+    _mark_ball(pa, dyr, dxr, lo, hi)
+    _mark_ball(a, dyr, dxr, lo, hi)
+    _mark_paddle_move(pa, a, dyr, dxr, lo, hi)
+    _mark_paddle_move(pb, b, dyr, dxr, lo, hi)
+    moving_a, moving_b = RR.moving_objects(a), RR.moving_objects(b)
+    for dy in range(out.shape[0]):
+        if hi[dy] >= 0 and not redone[dy]:  # a redone row is exact already; `still` may be b's alone there
+            _redo_span(moving_a, moving_b, maxpool, dy, lo[dy], hi[dy], still, gray, xi, xw, yi, yw, ystart, xstart,
+                       gbuf, hbuf, out)
+        lo[dy] = out.shape[1]
+        hi[dy] = -1
+        redone[dy] = False
 
 
 @numba.njit(cache=True, inline="always")
@@ -353,29 +305,36 @@ def noop_count(mt, i, noop_max):
 
 
 @numba.njit(cache=True, inline="always")
-def _emulate(m, action):
-    """One emulated frame of `action` (minimal set index) on state row m: the paddle resistance moves first,
-    then the cartridge's frame; returns the change of ALE's score."""
-    pot = m[EK.POT]
-    if action == EK.RIGHT or action == EK.LEFT:
-        pot = EK.pot_after(pot, action)
-        m[EK.POT] = pot
-    before = EK.ale_score(m)
-    m[EK.FLAGS] |= EK.frame(m, pot, action == EK.FIRE)
-    m[EK.LAST_ACT] = action
-    return EK.ale_score(m) - before
+def _emulate(m, c, smt, sbuf, i, prob, action, step):
+    """One emulated frame of ALE action `action` (paddle resistance step `step`) on state row m, counters c: ALE's
+    sticky decision first (the previous frame's action and step again with probability `prob`, from the env's
+    own stream `smt`/`sbuf`; at 0 nothing repeats, so nothing is drawn), then `ale_interface.applied_frame`.
+    Returns the change of ALE's score."""
+    if prob <= 0.0 or not R.frame_repeats(smt, sbuf, i, prob):
+        m[EK.LAST_ACT] = action
+        c[STEP] = step
+    pot, reward = applied_frame(m, m[EK.POT], m[EK.LAST_ACT], c[STEP])
+    m[EK.POT] = pot
+    return reward
 
 
-# per-env counters in `C` (n, NC) int64
-EP_FRAMES, FRAMES, DONE, NC = 0, 1, 2, 3
+FIRE_ACTION = 1  # ALE's action number of FIRE
+
+# per-env counters in `C` (n, NC) int64: frames of the episode and in all, whether the last step ended the
+# episode (reset on the next), the paddle step the applied action carries (sticky with it), the frames its
+# reset played (FIRE and noops: they do not count towards truncation)
+EP_FRAMES, FRAMES, DONE, STEP, RESET_FRAMES, NC = 0, 1, 2, 3, 4, 5
+# life-loss modes (ale-py's `episodic_life`, `life_loss_info`)
+LIVES_IGNORED, LIFE_LOSS_INFO, EPISODIC_LIFE = 0, 1, 2
 
 
 @numba.njit(cache=True)
-def _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi, xw, yi, yw, ystart,
-               cbuf, gbuf, hbuf, obs):
-    """ale-py's reset of env i (reset_game, FIRE, noops) and its first observation: a zero stack but the last
-    frame (not pooled)."""
+def _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw, ystart,
+               cbuf, gbuf, hbuf, still, obs):
+    """ale-py's reset of env i (reset_game, FIRE, noops: sticky frames like any other) and its first observation:
+    a zero stack but the last frame (not pooled)."""
     m = I[i]
+    c = C[i]
     for k in range(EK.RAM_N):
         m[k] = EK.RESET_RAM[k]
     m[EK.POT] = EK.PADDLE_DEFAULT
@@ -383,25 +342,30 @@ def _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi,
     m[EK.TERM] = 0
     m[EK.FLAGS] = 0
     m[EK.SHOWN] = EK.drawn_with(m)
+    c[STEP] = EK.PADDLE_DELTA
     n = noop_count(mt, i, noop_max)
     if fire_reset:  # ale-py presses FIRE first, and that frame counts as one of the noops
-        _emulate(m, EK.FIRE)
-        C[i, EP_FRAMES] += 1
+        _emulate(m, c, smt, sbuf, i, prob, FIRE_ACTION, EK.PADDLE_DELTA)
+        c[EP_FRAMES] += 1
         n = max(n - 1, 0)
     for _ in range(n):
-        _emulate(m, EK.NOOP)
-        C[i, EP_FRAMES] += 1
-    C[i, FRAMES] += C[i, EP_FRAMES]
+        _emulate(m, c, smt, sbuf, i, prob, EK.NOOP, EK.PADDLE_DELTA)
+        c[EP_FRAMES] += 1
+    c[FRAMES] += c[EP_FRAMES]
+    c[RESET_FRAMES] = c[EP_FRAMES]
     pairs[i, 0, :] = m  # the first observation is the last frame alone
     pairs[i, 1, :] = m
     obs[i, :-1] = 0
-    draw_full(m, m, m, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, obs[i, -1])
+    update_still(m, ALL_CHANGED, rom, still[i])
+    for ch in range(pal.shape[0]):
+        draw_full(m, m, m, maxpool, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, obs[i, -1, :, :, ch])
 
 
 @numba.njit(cache=True, nogil=True)
-def reset_kernel(rows, seeds, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi, xw, yi, yw, ystart,
-                 obs, lives, frame_number, episode_frame_number):
-    """Reset envs `rows` (a seed >= 0 reseeds the env's noop stream and restarts its frame count)."""
+def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi,
+                 yw, ystart, still, obs, lives, frame_number, episode_frame_number):
+    """Reset envs `rows` (a seed >= 0 reseeds the env's noop stream and its sticky stream, ALE's `random_seed`,
+    and restarts its frame count, as ale-py's reload of the game does)."""
     width = obs.shape[3]
     cbuf = np.zeros(SRC_W, dtype=np.int64)
     gbuf = np.zeros(SRC_W, dtype=np.uint8)
@@ -411,11 +375,12 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, noop_max, fire_reset, maxpool, ro
         i = rows[k]
         if seeds[k] >= 0:
             R.mt_seed(mt, unused, i, seeds[k])
+            R.mt_seed(smt, sbuf, i, seeds[k])
             C[i, FRAMES] = 0
         C[i, EP_FRAMES] = 0
         C[i, DONE] = 0
-        _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi, xw, yi, yw, ystart,
-                   cbuf, gbuf, hbuf, obs)
+        _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw,
+                   ystart, cbuf, gbuf, hbuf, still, obs)
     for i in range(I.shape[0]):
         lives[i] = I[i, 57]
         frame_number[i] = C[i, FRAMES]
@@ -423,25 +388,31 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, noop_max, fire_reset, maxpool, ro
 
 
 @numba.njit(cache=True, nogil=True)
-def step_kernel(actions, I, pairs, C, mt, frameskip, max_frames, noop_max, fire_reset, maxpool, clip, rom, gray,
-                xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, obs, reward, terminated, truncated, lives, frame_number,
-                episode_frame_number):
+def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max_frames, noop_max, fire_reset,
+                maxpool, clip, life_mode, rom, pal, xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, still, obs,
+                reward, terminated, truncated, lives, frame_number, episode_frame_number):
     """One agent step of every env (gymnasium's NextStep autoreset: an env that ended on the last step is
-    reset now and its action ignored): `frameskip` frames, the reward summed (clipped to its sign when
-    `clip`), the new max-pooled, resized frame updated in place in `obs`, which holds the last step's stack
-    shifted by one (the caller shifts it: numpy's memcpy moves the bytes several times faster than a loop
-    compiled here). As ale-py, the max-pool reads two slots, filled by the step's last two
-    planned frames, and pools into the second: the frame that ends an episode (game over, truncation) fills
-    neither, so a step that ends one early repeats the last frame, and one that ends on its last frame pools
-    the frame before it with the last step's two."""
+    reset now and its action ignored): `frameskip` frames of ALE action `actions[i]` with paddle step `steps[i]`,
+    the reward summed (clipped to its sign when `clip`), the new max-pooled, resized frame updated in place in
+    `obs` ((n, stack, H, W, channels): one channel per row of `pal`, the colour byte's gray or R, G, B), which
+    holds the last step's stack shifted by one (the caller shifts it: numpy's memcpy moves the bytes several
+    times faster than a loop compiled here).
+
+    As ale-py, the max-pool reads two slots, filled by the step's last two planned frames, and pools into the
+    second: the frame that ends an episode (game over, truncation) fills neither, so a step that ends one early
+    repeats the last frame, and one that ends on its last frame pools the frame before it with the last step's
+    two; at frameskip 1 the first slot keeps the reset's frame. Under `EPISODIC_LIFE` a lost life ends the
+    episode as a game over does; under `LIFE_LOSS_INFO` a step (all its frames played) in which a life was lost
+    is terminated and the game goes on."""
     width = obs.shape[3]
     cbuf = np.zeros(SRC_W, dtype=np.int64)
     gbuf = np.zeros(SRC_W, dtype=np.uint8)
     hbuf = np.zeros(2 * width, dtype=np.float32)
     last_pair = np.zeros((2, I.shape[1]), dtype=np.int64)
     m_slot = np.zeros(I.shape[1], dtype=np.int64)
-    marked = np.zeros((obs.shape[2], width), dtype=np.bool_)
-    todo = np.zeros((obs.shape[2] * width, 2), dtype=np.int64)
+    lo = np.full(obs.shape[2], width, dtype=np.int64)
+    hi = np.full(obs.shape[2], -1, dtype=np.int64)
+    redone = np.zeros(obs.shape[2], dtype=np.bool_)
     for i in range(I.shape[0]):
         reward[i] = 0
         terminated[i] = False
@@ -449,40 +420,56 @@ def step_kernel(actions, I, pairs, C, mt, frameskip, max_frames, noop_max, fire_
         if C[i, DONE]:
             C[i, EP_FRAMES] = 0
             C[i, DONE] = 0
-            _reset_one(i, I, pairs, C, mt, noop_max, fire_reset, maxpool, rom, gray, xi, xw, yi, yw, ystart,
-                       cbuf, gbuf, hbuf, obs)
+            _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw,
+                       ystart, cbuf, gbuf, hbuf, still, obs)
         else:
             m = I[i]
-            last_pair[:] = pairs[i]
+            c = C[i]
+            lives_before = m[57]
+            for k in range(m.shape[0]):
+                last_pair[0, k] = pairs[i, 0, k]
+                last_pair[1, k] = pairs[i, 1, k]
             total = 0
             for f in range(frameskip):
-                total += _emulate(m, actions[i])
+                total += _emulate(m, c, smt, sbuf, i, prob, actions[i], steps[i])
                 C[i, EP_FRAMES] += 1
                 C[i, FRAMES] += 1
                 if m[57] == 0:
                     terminated[i] = True
                     break
-                if max_frames > 0 and C[i, EP_FRAMES] > max_frames:
+                if life_mode == EPISODIC_LIFE and m[57] < lives_before:
+                    terminated[i] = True
+                    break
+                if max_frames > 0 and C[i, EP_FRAMES] - C[i, RESET_FRAMES] >= max_frames:
                     truncated[i] = True
                     break
                 slot = f - frameskip + 2  # ale-py's max-pool slots: the step's last two planned frames
-                if slot >= 0:
-                    pairs[i, slot, :] = m
+                if slot >= 0:  # element by element: a slice would be a view, reference-counted
+                    for k in range(m.shape[0]):
+                        pairs[i, slot, k] = m[k]
                     if slot == 0:
                         m_slot[:] = m
-            ended_last = (terminated[i] or truncated[i]) and f == frameskip - 1
-            if terminated[i] or truncated[i]:  # ale-py keeps the pooled slot and pools into it: see docstring
+            ended = terminated[i] or truncated[i]
+            ended_last = ended and f == frameskip - 1
+            if ended:  # ale-py keeps the pooled slot and pools into it: see docstring
                 pairs[i] = last_pair
             if clip:
                 total = (total > 0) - (total < 0)
             reward[i] = total
-            if ended_last and maxpool:
-                draw_full(last_pair[0], last_pair[1], m_slot, 2, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf,
-                          hbuf, obs[i, -1])
+            if ended_last and maxpool:  # the next step resets (and redraws the still layer)
+                for ch in range(pal.shape[0]):
+                    draw_full(last_pair[0], last_pair[1], m_slot, 2, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf,
+                              hbuf, obs[i, -1, :, :, ch])
             else:
-                draw_changed(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], maxpool, rom, gray, xi, xw, yi,
-                             yw, ystart, static, xstart, dyr, dxr, cbuf, gbuf, hbuf, marked, todo, obs[i, -1])
-            C[i, DONE] = terminated[i] or truncated[i]
+                changed = still_changes(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], static)
+                update_still(pairs[i, 1], changed, rom, still[i])
+                for ch in range(pal.shape[0]):
+                    draw_changed(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], changed, maxpool, rom, pal[ch],
+                                 xi, xw, yi, yw, ystart, xstart, dyr, dxr, cbuf, gbuf, hbuf, lo, hi, redone,
+                                 still[i], obs[i, -1, :, :, ch])
+            C[i, DONE] = ended
+            if life_mode == LIFE_LOSS_INFO and m[57] < lives_before:  # reported; the game goes on
+                terminated[i] = True
         lives[i] = I[i, 57]
         frame_number[i] = C[i, FRAMES]
         episode_frame_number[i] = C[i, EP_FRAMES]

@@ -112,7 +112,7 @@ def test_an_integer_seed_is_ales_seed():
 
 @pytest.mark.parametrize("kwargs, field", [
     ({"mode": 4}, "mode"), ({"difficulty": 1}, "difficulty"),
-    ({"sound_obs": True}, "sound_obs"), ({"render_mode": "human"}, "render_mode"), ({"obs_type": "rgb24"}, "obs_type"),
+    ({"sound_obs": True}, "sound_obs"), ({"obs_type": "rgb24"}, "obs_type"),
     ({"frameskip": (5, 2)}, "frameskip"), ({"frameskip": 0}, "frameskip"), ({"frameskip": 2.5}, "frameskip"),
     ({"repeat_action_probability": 1.5}, "repeat_action_probability"),
 ])
@@ -120,6 +120,25 @@ def test_what_the_model_cannot_play_is_one_clear_error(kwargs, field):
     with pytest.raises(BadInput) as err:
         gym.make(GYM_ID, **kwargs)
     assert err.value.field == field
+
+
+def test_human_rendering_is_gymnasiums_window_over_rgb_frames():
+    """The env opens no window itself (ale-py's is SDL2's): built directly, "human" is one clear error; through
+    gym.make, Gymnasium wraps the rgb_array env in HumanRendering, whose pygame window needs pygame and a
+    display (neither is here: its first reset says so)."""
+    from policylab.envs.breakout.ale_compat import BreakoutV5Env
+
+    with pytest.raises(BadInput) as err:
+        BreakoutV5Env(render_mode="human")
+    assert err.value.field == "render_mode"
+    with pytest.warns(UserWarning, match="HumanRendering"):
+        env = gym.make(GYM_ID, render_mode="human")
+    assert isinstance(env, gym.wrappers.HumanRendering) and env.unwrapped.render_mode == "rgb_array"
+    try:
+        import pygame  # noqa: F401
+    except ImportError:
+        with pytest.raises(gym.error.DependencyNotInstalled):
+            env.reset(seed=0)
 
 
 def test_the_default_mode_and_difficulty_are_accepted():

@@ -22,6 +22,14 @@ ale_py = pytest.importorskip("ale_py")
 SEEDS = named_range("breakout", "vector").first(3)
 
 
+def _random_actions(rng, env, n_envs: int) -> np.ndarray:
+    """Uniform random actions of the env's space: indices, or (radius, angle, fire) float32 triples."""
+    if env.continuous:
+        low, high = env.single_action_space.low, env.single_action_space.high
+        return rng.uniform(low, high, (n_envs, 3)).astype(np.float32)
+    return rng.integers(0, env.single_action_space.n, n_envs)
+
+
 def _lockstep(n_envs: int, steps: int, seed: int, **kwargs) -> dict[str, int]:
     """Step both envs with the same random actions; assert equality of everything on every step. Returns
     how many terminations, truncations and nonzero rewards were met (so a test can require them)."""
@@ -34,7 +42,7 @@ def _lockstep(n_envs: int, steps: int, seed: int, **kwargs) -> dict[str, int]:
     rng = np.random.default_rng(seed)
     seen = {"terminated": 0, "truncated": 0, "rewards": 0}
     for t in range(steps):
-        actions = rng.integers(0, 4, n_envs)
+        actions = _random_actions(rng, ours, n_envs)
         ra, rb = ale.step(actions), ours.step(actions)
         for name, x, y in zip(("obs", "reward", "terminated", "truncated"), ra[:4], rb[:4]):
             assert y.dtype == x.dtype and y.shape == x.shape, (name, y.dtype, x.dtype)
@@ -76,6 +84,27 @@ def test_equals_ale_vector_env_at_frameskip_2_and_1_without_maxpool():
     _lockstep(4, 150, SEEDS[1], frameskip=1, maxpool=False)
 
 
+def test_the_newest_frame_is_the_single_envs_screen_resized():
+    """One renderer: without max-pooling, each step's newest frame is the single env's grayscale screen of the
+    same state (`rom.render`) through OpenCV's INTER_AREA. numba caches `vector_kernel` with compiled copies of
+    `rom.render` and `rom.kernel` keyed on vector_kernel.py alone, so this also catches a cache left stale by a
+    change to either (clear `envs/breakout/__pycache__/vector_kernel.*.nb*`)."""
+    cv2 = pytest.importorskip("cv2")
+    from policylab.envs.breakout.rom.render import GRAY, render_colours
+
+    env = BreakoutVectorEnv(3, noop_max=0, maxpool=False)
+    env.reset(seed=SEEDS[0])
+    rng = np.random.default_rng(SEEDS[0])
+    compared = 0
+    for _ in range(300):
+        obs, _, terminated, truncated, _ = env.step(rng.integers(0, 4, 3))
+        for i in np.flatnonzero(~(terminated | truncated)):
+            screen = GRAY[render_colours(env._I[i]) >> 1]
+            np.testing.assert_array_equal(obs[i, -1], cv2.resize(screen, (84, 84), interpolation=cv2.INTER_AREA))
+            compared += 1
+    assert compared > 800
+
+
 def test_noop_counts_vary_with_the_seed():
     ours = BreakoutVectorEnv(6, noop_max=30)
     counts = set()
@@ -96,9 +125,40 @@ def test_make_vec_builds_it_with_ale_spaces():
     assert obs.shape == (3, 4, 84, 84) and set(info) == {"env_id", "lives", "frame_number", "episode_frame_number"}
 
 
-@pytest.mark.parametrize("kwargs", [{"grayscale": False}, {"episodic_life": True},
-                                    {"repeat_action_probability": 0.25}, {"full_action_space": True},
-                                    {"img_height": 300}, {"frameskip": 0}, {"frameskip": 1}])
+def test_equals_ale_vector_env_with_sticky_actions():
+    """Each env's sticky stream is ALE's for its seed, drawn on every frame, the reset's FIRE and noops too."""
+    seen = _lockstep(4, 500, SEEDS[2], repeat_action_probability=0.25)
+    assert seen["terminated"] >= 1
+
+
+def test_equals_ale_vector_env_with_episodic_life():
+    """A lost life terminates the step and the game is reset on the next."""
+    seen = _lockstep(4, 300, SEEDS[0], noop_max=0, episodic_life=True)
+    assert seen["terminated"] >= 8
+
+
+def test_equals_ale_vector_env_with_life_loss_info():
+    """A lost life terminates the step; the game goes on (only a game over resets it)."""
+    seen = _lockstep(4, 500, SEEDS[1], life_loss_info=True, repeat_action_probability=0.25)
+    assert seen["terminated"] >= 8
+
+
+def test_equals_ale_vector_env_in_rgb():
+    _lockstep(3, 150, SEEDS[2], noop_max=0, grayscale=False)
+
+
+def test_equals_ale_vector_env_with_the_full_and_the_continuous_action_space():
+    _lockstep(3, 200, SEEDS[0], full_action_space=True, repeat_action_probability=0.25)
+    _lockstep(3, 200, SEEDS[1], continuous=True, repeat_action_probability=0.25)
+
+
+def test_equals_ale_vector_env_at_frameskip_1_with_maxpool():
+    """At frameskip 1 ale-py's pool has one frame: the observation is the frame itself."""
+    _lockstep(3, 200, SEEDS[2], frameskip=1, noop_max=0)
+
+
+@pytest.mark.parametrize("kwargs", [{"batch_size": 1}, {"autoreset_mode": "SameStep"},
+                                    {"img_height": 300}, {"frameskip": 0}, {"repeat_action_probability": 1.5}])
 def test_unsupported_settings_are_one_clear_error(kwargs):
     with pytest.raises(BadInput):
         BreakoutVectorEnv(2, **kwargs)
@@ -115,3 +175,26 @@ def test_import_policylab_registers_without_importing_gymnasium():
     code = ("import sys, policylab; assert 'gymnasium' not in sys.modules; import gymnasium; "
             f"assert {GYM_ID!r} in gymnasium.registry")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+@pytest.mark.slow
+def test_an_idle_episode_into_attract_mode_equals_ale_vector_env():
+    """NOOPs without a FIRE reset (and noop starts, which do not count towards truncation): no ball is ever served, the game drops into attract mode after 65,536 frames
+    and cycles its colours (drawn a frame late; the lower field a line higher while the paddle's colour is 0,
+    from frame 91,137), to the 108,000-frame truncation."""
+    n = 2
+    kwargs = dict(use_fire_reset=False, noop_max=30)
+    ale = ale_py.AtariVectorEnv("breakout", num_envs=n, **kwargs)
+    ours = BreakoutVectorEnv(n, **kwargs)
+    np.testing.assert_array_equal(ours.reset(seed=SEEDS[2])[0], ale.reset(seed=SEEDS[2])[0])
+    noops = np.zeros(n, dtype=np.int64)
+    for t in range(108_000 // 4 + 1):
+        ra, rb = ale.step(noops), ours.step(noops)
+        for name, x, y in zip(("obs", "reward", "terminated", "truncated"), ra[:4], rb[:4]):
+            np.testing.assert_array_equal(y, x, err_msg=f"step {t}: {name}")
+        for k in ra[4]:
+            np.testing.assert_array_equal(rb[4][k], ra[4][k], err_msg=f"step {t}: info {k}")
+        if ra[3].all():
+            break
+    assert ra[3].all() and (ra[4]["episode_frame_number"] > 91_137 + 256).all()
+    ale.close()

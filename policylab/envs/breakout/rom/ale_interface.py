@@ -37,8 +37,22 @@ ACTION_NAMES = ("NOOP", "FIRE", "UP", "RIGHT", "LEFT", "DOWN", "UPRIGHT", "UPLEF
 MINIMAL_ACTIONS = np.array([0, 1, 3, 4], dtype=np.int64)  # NOOP, FIRE, RIGHT, LEFT
 LEGAL_ACTIONS = np.arange(18, dtype=np.int64)
 # what each ALE action does to a paddle (ALE's applyActionPaddles): resistance step sign, button
-_MOVE = np.array([-1 if "RIGHT" in n else 1 if "LEFT" in n else 0 for n in ACTION_NAMES], dtype=np.int64)
-_FIRE = np.array(["FIRE" in n for n in ACTION_NAMES], dtype=np.bool_)
+PADDLE_MOVE = np.array([-1 if "RIGHT" in n else 1 if "LEFT" in n else 0 for n in ACTION_NAMES], dtype=np.int64)
+PRESSES_FIRE = np.array(["FIRE" in n for n in ACTION_NAMES], dtype=np.bool_)
+
+def _joystick_table() -> np.ndarray:
+    """(3, 3, 2): ALE's action number for a stick's horizontal (-1 left, 0, 1 right) and vertical (-1 down, 0,
+    1 up) direction and the button (ale-py's `map_action_idx`, which continuous actions go through)."""
+    table = np.zeros((3, 3, 2), dtype=np.int64)
+    for h in (-1, 0, 1):
+        for v in (-1, 0, 1):
+            for fire in (0, 1):
+                name = ("UP" if v > 0 else "DOWN" if v < 0 else "") + ("RIGHT" if h > 0 else "LEFT" if h < 0 else "")
+                table[h + 1, v + 1, fire] = ACTION_NAMES.index((name + ("FIRE" if fire else "")) or "NOOP")
+    return table
+
+
+JOYSTICK = _joystick_table()
 
 # the emulator's counters and paddle, beside its RAM row: LAST is the last applied action, STEP the resistance
 # step its paddle strength gave (sticky with it)
@@ -52,6 +66,21 @@ def paddle_step(strength: float) -> int:
     return int(np.float32(EK.PADDLE_DELTA) * np.float32(abs(strength)))
 
 
+@numba.njit(cache=True, inline="always")
+def applied_frame(m, pot, action, step):
+    """One emulated frame of the applied ALE action `action` on RAM row m: the paddle's resistance `pot` moved by
+    `step` (RIGHT lowers it, LEFT raises it, clamped to the travel), then the cartridge's frame with the button
+    as the action presses it. Returns the new resistance and the change of ALE's score."""
+    move = PADDLE_MOVE[action]
+    if move < 0:
+        pot = max(EK.PADDLE_MIN, pot - step)
+    elif move > 0:
+        pot = min(EK.PADDLE_MAX, pot + step)
+    before = EK.ale_score(m)
+    m[EK.FLAGS] |= EK.frame(m, pot, PRESSES_FIRE[action])
+    return pot, EK.ale_score(m) - before
+
+
 @numba.njit(cache=True)
 def act_frames(m, st, mt, buf, action, step, n, prob, max_frames):
     """`n` calls of ALE's one-frame `act(action)` (resistance step `step`: `paddle_step`) on RAM row `m` and
@@ -63,15 +92,8 @@ def act_frames(m, st, mt, buf, action, step, n, prob, max_frames):
             st[STEP] = step
         if st[OVER] or (max_frames > 0 and st[EPISODE_FRAMES] >= max_frames):
             continue
-        a = st[LAST]
-        move = _MOVE[a]
-        if move < 0:
-            st[POT] = max(EK.PADDLE_MIN, st[POT] - st[STEP])
-        elif move > 0:
-            st[POT] = min(EK.PADDLE_MAX, st[POT] + st[STEP])
-        before = EK.ale_score(m)
-        m[EK.FLAGS] |= EK.frame(m, st[POT], _FIRE[a])
-        reward += EK.ale_score(m) - before
+        st[POT], r = applied_frame(m, st[POT], st[LAST], st[STEP])
+        reward += r
         st[EPISODE_FRAMES] += 1
         st[FRAMES] += 1
         if m[57] == 0:

@@ -19,7 +19,9 @@ whole episodes pixel for pixel):
   overscan stores (attract mode's colour cycle changes it a frame before the rest of the screen).
 
 Colours are the TIA's colour bytes through ALE's NTSC palette. The drawing is compiled (`draw`), so a
-Gymnasium env can return a screen every step at a small cost beside the frame logic.
+Gymnasium env can return a screen every step at a small cost beside the frame logic. It is the one drawing of
+both Breakout envs: the single env draws whole frames (`draw`), the vector env rows (`draw_row`), each game's
+still layer (`draw_row` without what moves) and what moves over it (`moving_objects`, `moving_colour`).
 """
 
 from __future__ import annotations
@@ -98,72 +100,220 @@ def _glyph(rom, shown, m, d, off):
     return rom[((m[81 + 2 * d] << 8 | ((shown >> (8 * d)) & 255)) + off) & 0x7FF]
 
 
+@numba.njit(cache=True, inline="always")
+def lower_up(shown):
+    """1 when the frame's lower field, walls' foot and overscan were drawn a line higher: RAM 62 was 0 when it was
+    drawn (`rom.kernel.POT_LOWER_EARLY`: the lower field's first WSYNC is skipped; only attract mode gets there,
+    where no ball is in play)."""
+    return 1 if EK.drawn_ram_colour(shown, 2) == 0 else 0
+
+
+@numba.njit(cache=True, inline="always")
+def ball_colour(shown, r):
+    """The ball's colour on row r: the playfield colour of its row (the wall's above the bricks, a brick row's),
+    then COLUP0."""
+    if r < EK.BRICK_TOP:
+        return EK.drawn_colour(shown, 0)
+    if r < EK.BRICK_TOP + 6 * EK.BRICK_H:
+        return EK.drawn_colour(shown, 9 - (r - EK.BRICK_TOP) // EK.BRICK_H)
+    return EK.drawn_colour(shown, 2)
+
+
+@numba.njit(cache=True, inline="always")
+def wall_colour(shown, r, right):
+    """The side wall's colour on row r (missile 1 on the left, COLUP1; missile 0 on the right, COLUP0; the
+    playfield colour above the recoloured foot), -1 where the wall is not drawn."""
+    up = lower_up(shown)
+    if r < WALL_TOP or r > EK.LAST_ROW - up - right:
+        return -1
+    if r < RECOLOUR_ROW - up:
+        return EK.drawn_colour(shown, 0)
+    return EK.drawn_colour(shown, 2 if right else 3)
+
+
+@numba.njit(cache=True, inline="always")
+def background(m, r, c):
+    """The background at (r, c): the colour the frame was drawn with; black for the first 8 pixels of row 0 (the
+    line of the frame's one HMOVE); ALE's last rows are overscan lines, from row 203 column 55 on in the
+    background the overscan has just stored (RAM 61, already changed when attract mode's colours cycle)."""
+    shown = m[EK.SHOWN]
+    over = OVERSCAN_BG[0] - lower_up(shown)
+    if r > over or (r == over and c >= OVERSCAN_BG[1]):
+        return m[61] & 0xFE
+    if r == 0 and c < HMOVE_BLANK:
+        return 0
+    return EK.drawn_colour(shown, 1)
+
+
+@numba.njit(cache=True, inline="always")
+def ball_column(m):
+    """The ball's left column (RAM 99 - 49, wrapped into 0..159); it is 2 px wide and wraps at 160."""
+    x0 = m[99] - 49
+    if x0 < 0:
+        x0 += 160
+    elif x0 >= 160:
+        x0 -= 160
+    return x0
+
+
+@numba.njit(cache=True, inline="always")
+def moving_objects(m):
+    """What moves in frame m, as plain integers (a compiled caller passes them without reference counting): the
+    ball's first and last row (`rom.kernel.BALL_ROWS` of RAM 101), left column (`ball_column`) and the column
+    its last row is cut at (the kernel's clears land mid-line); the paddle's first and last row (189-192, a line
+    higher: `lower_up`), left column (RAM 72 - 47: 8..144, it wraps at most once), pattern (RAM 55, each bit
+    4 px) and colour; and the frame's drawn colours (`rom.kernel.drawn_with`)."""
+    shown = m[EK.SHOWN]
+    b = m[101]
+    up = lower_up(shown)
+    return (EK.BALL_ROWS[b, 0], EK.BALL_ROWS[b, 1], ball_column(m), EK.LAST_ROW_COLUMNS[1 - (b & 1)],
+            EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up, m[72] - 47, m[55], EK.drawn_colour(shown, 2), shown)
+
+
+@numba.njit(cache=True, inline="always")
+def moving_colour(objects, r, c):
+    """The colour byte at (r, c) of what moves (`moving_objects`): the paddle over the side walls over the ball;
+    -1 where the still layer (`draw_row` without `moving`) shows."""
+    ball_r0, ball_r1, ball_x, ball_cut, paddle_r0, paddle_r1, paddle_x, pattern, paddle_colour, shown = objects
+    if paddle_r0 <= r <= paddle_r1:
+        k = c - paddle_x
+        if k < 0:
+            k += 160
+        if k < 32 and (pattern >> (7 - k // 4)) & 1:
+            return paddle_colour
+    if ball_r0 <= r <= ball_r1 and (c == ball_x or c == ball_x + 1 or c == ball_x + 1 - 160) and (
+            r < EK.LAST_ROW or c < ball_cut):
+        if EK.SIDE_W <= c < 160 - EK.SIDE_W or wall_colour(shown, r, 0 if c < EK.SIDE_W else 1) < 0:
+            return ball_colour(shown, r)
+    return -1
+
+
+@numba.njit(cache=True)
+def draw_row(m, rom, r, line, moving=True):
+    """Row r of the frame the kernel drew for an exact-model state row m (RAM bytes, then the kernel's extras:
+    the digit pointers and colours it drew with, `rom.kernel.drawn_with`) into line (160,): the TIA colour
+    byte of each pixel. Without the ball and the paddle when not `moving`: the still layer, which changes only
+    when a brick, the score or a colour does (`paint_moving` completes it)."""
+    colour = EK.drawn_colour(m[EK.SHOWN], 1)
+    for c in range(160):
+        line[c] = colour
+    _paint_row(m, rom, r, line, moving)
+
+
+@numba.njit(cache=True, inline="always")
+def _paint_score(m, rom, r, line):
+    """Score, lives and player on row r (5-14): the kernel's five glyph rows, two lines each, bottom glyph byte
+    last, as playfield in the playfield colour."""
+    shown = m[EK.SHOWN]
+    off = 4 - (r - SCORE_ROWS[0]) // 2
+    g0 = _glyph(rom, shown, m, 0, off)
+    g1 = _glyph(rom, shown, m, 1, off)
+    g2 = _glyph(rom, shown, m, 2, off)
+    g3 = _glyph(rom, shown, m, 3, off)
+    g4 = _glyph(rom, shown, m, 4, off)
+    pf_colour = EK.drawn_colour(shown, 0)
+    _pf_line(line, 0, 0, g0 & 0x0F & m[110], (g1 & 0x0F) | (g2 & 0xF0), pf_colour)
+    _pf_line(line, 80, 0, g3 & 0xF0 & m[110], g4 & 0x0F, pf_colour)
+
+
+@numba.njit(cache=True, inline="always")
+def _paint_bricks(m, r, line):
+    """Brick row (r - 57) // 6 on row r: the playfield bits of RAM 0-35 in the row's colour."""
+    x = 5 - (r - EK.BRICK_TOP) // EK.BRICK_H
+    colour = EK.drawn_colour(m[EK.SHOWN], 4 + x)
+    _pf_line(line, 0, m[30 + x], m[24 + x], m[18 + x], colour)
+    _pf_line(line, 80, m[12 + x], m[6 + x], m[x], colour)
+
+
+@numba.njit(cache=True, inline="always")
+def _paint_walls(m, r, line):
+    """The side walls' pixels on row r."""
+    left = wall_colour(m[EK.SHOWN], r, 0)
+    if left >= 0:
+        for c in range(EK.SIDE_W):
+            line[c] = left
+    right = wall_colour(m[EK.SHOWN], r, 1)
+    if right >= 0:
+        for c in range(160 - EK.SIDE_W, 160):
+            line[c] = right
+
+
+@numba.njit(cache=True, inline="always")
+def _paint_over_row(m, r, line, moving):
+    """What lies over the playfield on row r: the side walls, the ball where they are not (they are drawn over it),
+    the paddle over everything (the ball and the paddle only when `moving`)."""
+    _paint_walls(m, r, line)
+    if moving:
+        paint_moving(m, r, line)
+
+
+@numba.njit(cache=True, inline="always")
+def paint_moving(m, r, line):
+    """Paint on row r of the frame's still layer (`draw_row` without `moving`) what moves (`moving_colour`): row r
+    of the whole frame."""
+    objects = moving_objects(m)
+    if objects[0] <= r <= objects[1]:
+        for c in (objects[2], objects[2] + 1 if objects[2] < 159 else 0):
+            colour = moving_colour(objects, r, c)
+            if colour >= 0:
+                line[c] = colour
+    if objects[4] <= r <= objects[5]:  # the paddle is on top: its pattern's pixels, 4 per bit
+        for k in range(8):
+            if (objects[7] >> (7 - k)) & 1:
+                for d in range(4):
+                    c = objects[6] + 4 * k + d
+                    line[c if c < 160 else c - 160] = objects[8]
+
+
+@numba.njit(cache=True, inline="always")
+def _background_exceptions(m, r, line):
+    """Where row r's background is not the frame's background colour (row 0's HMOVE blank, the overscan rows)."""
+    if r == 0 or r >= OVERSCAN_BG[0] - lower_up(m[EK.SHOWN]):
+        for c in range(160):
+            line[c] = background(m, r, c)
+
+
+@numba.njit(cache=True, inline="always")
+def _paint_row(m, rom, r, line, moving):
+    """Paint on row r, which holds the frame's background colour, what differs from it, in the order the screen
+    stacks the objects: the background's own exceptions, score, top wall, bricks, then `_paint_over_row`."""
+    _background_exceptions(m, r, line)
+    if SCORE_ROWS[0] <= r <= SCORE_ROWS[1]:
+        _paint_score(m, rom, r, line)
+    if EK.TOP_WALL[0] <= r <= EK.TOP_WALL[1]:
+        colour = EK.drawn_colour(m[EK.SHOWN], 0)
+        for c in range(160):
+            line[c] = colour
+    if EK.BRICK_TOP <= r < EK.BRICK_TOP + 6 * EK.BRICK_H:
+        _paint_bricks(m, r, line)
+    _paint_over_row(m, r, line, moving)
+
+
 @numba.njit(cache=True)
 def draw(state, rom, out):
     """Draw into `out` ((210, 160) uint8) the TIA colour byte of every pixel of the frame the kernel drew for
-    an exact-model env state row (RAM bytes, then the kernel's extras: the digit pointers it drew with)."""
-    m = state  # RAM 80-89's low bytes are read from the pointers the frame was drawn with (`shown`) instead
-    shown = state[EK.SHOWN]
-    pf_colour = EK.drawn_colour(shown, 0)
-    p0_low = EK.drawn_colour(shown, 2)
-    p1_low = EK.drawn_colour(shown, 3)
+    an exact-model env state row: `draw_row` for every row, with the rows that repeat (the background, the
+    top wall, each brick row's six lines) filled once."""
+    m = state
+    shown = m[EK.SHOWN]
     out[:, :] = EK.drawn_colour(shown, 1)
-    out[0, :HMOVE_BLANK] = 0  # the line of the frame's one HMOVE starts with 8 blanked pixels
-    # score, lives, player digits: the kernel's five glyph rows, two lines each, bottom glyph byte last
-    for line in range(SCORE_ROWS[1] - SCORE_ROWS[0] + 1):
-        off = 4 - line // 2
-        g0 = _glyph(rom, shown, m, 0, off)
-        g1 = _glyph(rom, shown, m, 1, off)
-        g2 = _glyph(rom, shown, m, 2, off)
-        g3 = _glyph(rom, shown, m, 3, off)
-        g4 = _glyph(rom, shown, m, 4, off)
-        for h in range(2):
-            pf1 = g0 & 0x0F & m[110] if h == 0 else g3 & 0xF0 & m[110]
-            pf2 = (g1 & 0x0F) | (g2 & 0xF0) if h == 0 else g4 & 0x0F
-            _pf_line(out[SCORE_ROWS[0] + line], 80 * h, 0, pf1, pf2, pf_colour)
-    out[EK.TOP_WALL[0] : EK.TOP_WALL[1] + 1, :] = pf_colour
-    for r in range(6):
-        x = 5 - r
-        y0 = EK.BRICK_TOP + EK.BRICK_H * r
-        colour = EK.drawn_colour(shown, 4 + x)
-        for h in range(2):
-            base = 30 - 18 * h
-            _pf_line(out[y0], 80 * h, m[base + x], m[base - 6 + x], m[base - 12 + x], colour)
+    out[EK.TOP_WALL[0] : EK.TOP_WALL[1] + 1, :] = EK.drawn_colour(shown, 0)
+    for row in range(6):
+        y0 = EK.BRICK_TOP + EK.BRICK_H * row
+        _paint_bricks(m, y0, out[y0])
         for y in range(y0 + 1, y0 + EK.BRICK_H):
             out[y, :] = out[y0, :]
-    r0 = EK.BALL_ROWS[m[101], 0]
-    r1 = EK.BALL_ROWS[m[101], 1]
-    last = EK.LAST_ROW_COLUMNS[1 - (m[101] & 1)]
-    for r in range(r0, r1 + 1):
-        # the ball takes the playfield colour of its row: the wall's above the bricks, a brick row's, then COLUP0
-        if r < EK.BRICK_TOP:
-            colour = pf_colour
-        elif r < EK.BRICK_TOP + 6 * EK.BRICK_H:
-            colour = EK.drawn_colour(shown, 9 - (r - EK.BRICK_TOP) // EK.BRICK_H)
-        else:
-            colour = p0_low
-        for dx in range(2):
-            c = (m[99] - 49 + dx) % 160
-            if r < EK.LAST_ROW or c < last:
-                out[r, c] = colour
-    # the lower field and the overscan: one line higher when RAM 62 was 0 (`rom.kernel.POT_LOWER_EARLY`: its first WSYNC is
-    # skipped); only attract mode gets there, where no ball is in play
-    up = 1 if EK.drawn_ram_colour(shown, 2) == 0 else 0
-    recolour = RECOLOUR_ROW - up
-    # walls: missile 1 on the left (COLUP1), missile 0 on the right (COLUP0), over the playfield
-    out[WALL_TOP:recolour, : EK.SIDE_W] = pf_colour
-    out[recolour : EK.LAST_ROW + 1 - up, : EK.SIDE_W] = p1_low
-    out[WALL_TOP:recolour, 160 - EK.SIDE_W :] = pf_colour
-    out[recolour : EK.LAST_ROW - up, 160 - EK.SIDE_W :] = p0_low
-    # ALE's last rows are overscan lines: from row 203, column 55 on, the background the overscan just stored
-    out[OVERSCAN_BG[0] - up, OVERSCAN_BG[1] :] = m[61] & 0xFE
-    out[OVERSCAN_BG[0] + 1 - up :, :] = m[61] & 0xFE
-    # paddle: player 0, each of the pattern's bits 4 px wide
-    p0 = m[72] - 47
-    for k in range(8):
-        if (m[55] >> (7 - k)) & 1:
-            for d in range(4):
-                out[EK.PADDLE_ROWS[0] - up : EK.PADDLE_ROWS[1] + 1 - up, (p0 + 4 * k + d) % 160] = p0_low
+    for r in range(out.shape[0]):
+        _background_exceptions(m, r, out[r])
+        if SCORE_ROWS[0] <= r <= SCORE_ROWS[1]:
+            _paint_score(m, rom, r, out[r])
+    for r in range(WALL_TOP, EK.LAST_ROW + 1):  # `_paint_over_row`, layer by layer
+        _paint_walls(m, r, out[r])
+    objects = moving_objects(m)
+    for r in range(objects[0], objects[1] + 1):  # the ball's rows, then the paddle's (a row of both: the same)
+        paint_moving(m, r, out[r])
+    for r in range(objects[4], objects[5] + 1):
+        paint_moving(m, r, out[r])
 
 
 def render_colours(state: np.ndarray) -> np.ndarray:
