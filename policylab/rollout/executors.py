@@ -196,8 +196,8 @@ def _start_ray(ray, workers: int, ray_address: str | None) -> None:
         if ray_address:
             ray.init(address=ray_address, include_dashboard=False, log_to_driver=False)
         else:
-            with _ray_processes_in_own_groups():
-                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            with _ray_processes_in_own_groups():  # "local": a fresh Ray, whatever cluster `ray start` left here
+                ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
     except SystemExit as exc:  # Ray's own SIGTERM handler, in place while it starts
         if exc.code != signal.SIGTERM:
             raise
