@@ -158,7 +158,7 @@ class StoreView:
 def probe_world_record(world: World, ckpt: Checkpoint, seed_range: str, index: int) -> dict:
     """The record of a world off every stored grid: a sweep's world part with the seed's origin (the
     `boundary.<seed_range>` range and the index in it) where a grid world has its grid indices."""
-    rec = world_record(GridWorld(world, -1, -1, -1, -1), ckpt, ckpt.robot.spec.env)
+    rec = world_record(GridWorld(world, -1, -1, -1, -1), ckpt, ckpt.robot.spec.env, None)
     for k in ("mu_idx", "push_idx", "seed_idx", "rollout_index"):
         del rec[k]
     return {**rec, "probe": {"seed_range": f"boundary.{seed_range}", "index": index}}
