@@ -138,14 +138,12 @@ def parse_axis(spec: str, field: str, check=None) -> tuple[Axis, tuple[float, ..
     one = (lambda v, f: check(a, v, f)) if check else a.check
     if not sep:
         raise BadInput(field, f"{spec!r}: expected AXIS=LO:HI:N or AXIS=V1,V2,...")
-    try:
-        if ":" in values:
-            lo, hi, n = values.split(":")
-            vals = lattice(a, float(lo), float(hi), int(n), field, one)
-        else:
-            vals = tuple(one(float(v), field) for v in values.split(","))
+    try:  # the numbers first, so that a value out of range is reported as such (BadInput is a ValueError)
+        lo, hi, n = values.split(":") if ":" in values else (None, None, None)
+        numbers = (float(lo), float(hi), int(n)) if ":" in values else [float(v) for v in values.split(",")]
     except ValueError:
         raise BadInput(field, f"{spec!r}: expected AXIS=LO:HI:N or AXIS=V1,V2,...") from None
+    vals = lattice(a, *numbers, field, one) if ":" in values else tuple(one(v, field) for v in numbers)
     if len(set(vals)) != len(vals):
         raise BadInput(field, f"{spec!r}: values repeat at the axis's resolution {a.resolution:g}")
     return a, vals
