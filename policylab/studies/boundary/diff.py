@@ -40,9 +40,10 @@ def _times(cell: Mapping, horizon: float) -> tuple[list[float], list[bool]]:
 def check_comparable(a: Mapping, b: Mapping) -> None:
     """Refuse to compare sweeps that differ in anything but the checkpoint."""
     ga, gb = a["sweep"]["grid"], b["sweep"]["grid"]
-    for field in ("mus", "pushes_pct_bw", "seeds_per_cell", "push_dir_deg", "push_t0_s"):
-        if ga[field] != gb[field]:
-            raise BadInput("b", f"the sweeps differ in {field}: {ga[field]} vs {gb[field]}")
+    for field in ("row_axis", "col_axis", "set", "mus", "pushes_pct_bw", "seeds_per_cell", "push_dir_deg",
+                  "push_t0_s"):  # the axes a grid maps and holds first: absent on a friction x push grid
+        if ga.get(field) != gb.get(field):
+            raise BadInput("b", f"the sweeps differ in {field}: {ga.get(field)} vs {gb.get(field)}")
     if a["sweep"]["env"] != b["sweep"]["env"]:
         raise BadInput("b", f"the sweeps differ in env: {a['sweep']['env']} vs {b['sweep']['env']}")
     if a["thresholds"] != b["thresholds"]:

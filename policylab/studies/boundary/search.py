@@ -219,7 +219,7 @@ def grid_comparison(store: Store, ckpt: Checkpoint, rows: list[Row], level: floa
         sweep = load_sweep(store, ckpt.name, keep_diverged=True)
     except BadInput:
         return None
-    if sweep.push_dir != DEFAULT_DIR or sweep.push_t0 != DEFAULT_T0:
+    if sweep.push_dir != DEFAULT_DIR or sweep.push_t0 != DEFAULT_T0 or sweep.axes:  # not a friction x push map
         return None
     by_mu = {b["mu"]: b for b in boundaries(sweep, resamples=2000, seed=0)}
     survival = [[None if np.isnan(v := float(survival_fraction(survival_codes(sweep.cells[(i, j)])))) else v
