@@ -20,7 +20,7 @@ from policylab.fileio import write_json
 from policylab.report.charts import plt, save_png
 from policylab.report.html import Page, Table, render
 from policylab.studies.boundary.analysis_folder import read_stage, reduced_robot_ref, stage_path
-from policylab.studies.boundary.axes import AXES, Axis
+from policylab.studies.boundary.axes import AXES, NEW_AXES, Axis
 from policylab.studies.boundary.requests import ReportRequest
 from policylab.studies.boundary.world import grid_axes
 
@@ -166,7 +166,8 @@ def _overlay_before_push(ax, cells: Sequence[Mapping]) -> None:
 def clip_caption(checkpoint: str, clip: Mapping) -> str:
     """A clip's caption: the checkpoint and the world (never the key's version prefix), and a failure before
     the push said as such."""
-    where = (f"mu {clip['mu']:g}, push {clip['push_pct_bw']:g} %BW, seed {clip['seed']}" if "mu" in clip
+    later = "".join(f", {a.name} {clip[a.field]:g} {a.unit}".rstrip() for a in NEW_AXES if a.field in clip)
+    where = (f"mu {clip['mu']:g}, push {clip['push_pct_bw']:g} %BW{later}, seed {clip['seed']}" if "mu" in clip
              else clip["cache_key"].split("|", 1)[-1])
     t = f" at {clip['t_fail']:.2f} s" if clip.get("t_fail") is not None else ""
     if clip.get("before_push"):

@@ -93,12 +93,22 @@ def test_reduce_report_and_diff_on_payload_by_push(base):
     red = json.loads((out / "reduce.json").read_text())
     assert (red["sweep"]["grid"]["row_axis"], red["sweep"]["grid"]["col_axis"]) == ("payload", "push")
     assert [b["mu"] for b in red["boundary"]] == [0.0, 0.3] and len(red["cells"]) == 6
+    _run("select", "--out", out, "--n-boundary", "2", "--n-recoveries", "1")
+    _run("replay", "--out", out)
+    _run("clips", "--out", out, "--width", "64", "--height", "48", "--workers", "1")
+    clips = json.loads((out / "clips" / "clips.json").read_text())
+    replays = json.loads((out / "replay" / "replays.json").read_text())["replays"]
+    assert all((r.get("equivalence") or {}).get("equal", True) for r in replays)
     _run("report", "--out", out)
     html = out / "report" / "report.html"
     check = render_check(html)
     assert check["images"] >= 2 and check["loaded"] == check["images"], check
     text = html.read_text()
     assert "Boundary per payload row" in text and "2 payload values x 3 pushes x 3 seeds" in text
+    assert clips
+    for c in clips:  # a clip's caption names the payload its world carries
+        assert ("payload_kg" in c) == ("payload" in c["cache_key"])
+        assert ("payload" in c["cache_key"]) <= (f"push {c['push_pct_bw']:g} %BW, payload 0.3 kg" in text)
 
     diff = base / "diff"
     _run("diff", "--store", base / "store", "--a", "pd_soft", "--b", "pd_limp", "--resamples", "200", "--out", diff)
