@@ -11,7 +11,7 @@ import pytest
 
 from policylab.errors import BadInput
 from policylab.hashing import canonical_json
-from policylab.report.browser import render_check
+from policylab.report.browser import Session, render_check
 from policylab.rollout.store import Store
 from policylab.studies.boundary.checkpoint import resolve_checkpoint
 from policylab.studies.boundary.diff import check_comparable
@@ -20,6 +20,7 @@ from policylab.studies.boundary.records import planned_sweep, sweep_meta
 from policylab.studies.boundary.requests import ProbeRunForm
 from policylab.studies.boundary.world import Grid
 from tests.support.boundary_fixtures import cli, make_grid_sweep
+from tests.support.probe_page import run_and_wait, start_probe, stop_probe
 
 # Hashes of the default grid's planned rollouts, written by the code before grids could map other axes
 # (commit 66c6615): the store keys, the records' world parts, the grid and the sweep's store meta.
@@ -135,6 +136,33 @@ def test_probe_map_of_payload_by_push(base):
     planned, _, _ = view.plan(form)
     with Store(base / "store") as store:
         assert store.get(planned.key) is not None  # "Load + run" on a cell finds its stored record
+
+
+@pytest.mark.slow
+def test_probe_page_on_payload_by_push(base, tmp_path):
+    """The page draws the payload x push map with its axes' titles, and "Load + run" on a cell plays the
+    cell's world (its payload included): the stored record, bit for bit."""
+    proc, url = start_probe(base / "store", tmp_path / "probe-out")
+    try:
+        with Session() as page:
+            page.open(url)
+            page.wait_for("document.body && document.body.dataset.ready", timeout=120)
+            page.evaluate("const s = document.getElementById('sweep'); s.value = 'pd_soft'; "
+                          "s.dispatchEvent(new Event('change'))")
+            titles = page.evaluate("[...document.querySelectorAll('#map text')].map(t => t.textContent)")
+            assert "torso payload, kg" in titles and "lateral push, %BW" in titles, titles
+            assert page.evaluate("document.querySelectorAll('rect.cell').length") == 6
+            page.evaluate("document.querySelector(\"rect.cell[data-mu='1'][data-push='0']\")"
+                          ".dispatchEvent(new MouseEvent('click'))")
+            assert "torso payload (kg) 0.3" in page.evaluate("document.getElementById('cell').innerText")
+            shown = run_and_wait(page, "document.querySelectorAll('#cell-worlds button.run-world')[0].click()")
+        with Store(base / "store") as store:
+            rec = next(r for r in store.records("boundary") if r.data["world"]["checkpoint"]["name"] == "pd_soft"
+                       and (r.data["world"]["mu_idx"], r.data["world"]["push_idx"], r.data["world"]["seed_idx"])
+                       == (1, 0, 0))
+        assert shown["key"] == rec.key and shown["stored"] == "equal", shown
+    finally:
+        stop_probe(proc)
 
 
 @pytest.mark.parametrize("args,field", [
