@@ -238,8 +238,8 @@ class SweepRequest(Request):
     n_push: int = Field(DEFAULT_PUSH[2], ge=1, le=axis_size(PUSH_RANGE, PUSH_RES),
                         description="Push magnitudes, evenly spaced from --push-min to --push-max.")
     seeds_per_cell: int = Field(DEFAULT_SEEDS_PER_CELL, ge=1, le=SWEEP_SEEDS.size,
-                                description="Seeds per (friction, push) cell; the whole grid must fit the sweep's "
-                                            f"seed range ({SWEEP_SEEDS.size:,} worlds).")
+                                description="Seeds per cell (a row and column value); the whole grid must fit the "
+                                            f"sweep's seed range ({SWEEP_SEEDS.size:,} worlds).")
     push_dir: float = Field(DEFAULT_DIR, ge=-360.0, le=360.0, description="Push direction in degrees from the "
                             "heading at onset (90 = left, -90 = right; resolution 5).")
     push_t0: float = Field(DEFAULT_T0, ge=T0_RANGE[0], le=T0_RANGE[1],
@@ -324,11 +324,9 @@ class SweepRequest(Request):
             raise ValueError(f"--{info.field_name} replaces --{kind}-min, --{kind}-max and --n-{kind}; give one or the "
                              "other")
         try:
-            name, _ = parse_grid_axis(v, info.field_name)
+            parse_grid_axis(v, info.field_name)  # rows and columns of one axis: Grid.build, as the grid's size
         except BadInput as exc:
             raise ValueError(exc.message) from None
-        if info.field_name == "cols" and name == cls._axis_name(info.data.get("rows"), "friction"):
-            raise ValueError(f"the rows and the columns are both {name}; map two different axes")
         return v
 
     @field_validator("set")

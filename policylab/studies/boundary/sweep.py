@@ -1,4 +1,5 @@
-"""The sweep: every world of a grid (friction x push, or any two axes of the catalogue) played once by a frozen checkpoint, into the store.
+"""The sweep: every world of a grid (friction x push, or any two axes of the catalogue) played once by a
+frozen checkpoint, into the store.
 
 Each rollout becomes one store record (the canonical record: outcome decided here, once, with its
 trajectory). Worlds whose key is already in the store are skipped, so a killed sweep restarted

@@ -15,6 +15,9 @@ version is bumped whenever what a world means changes. The later axes of the cat
 payload, motor strength, action delay, floor slope) join it only when a world sets them
 (``...|seed=N|payload=2.00``), so every world that sets none keeps its key.
 
+A grid maps friction (rows) x push (columns) unless it names two other axes of the catalogue, with more
+held at one value (`Grid.row_axis`, `col_axis`, `held`; `sweep --rows/--cols/--set`).
+
 Seeds: the grid's rollout index is ``(mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx``
 and the world's seed is ``policylab.rollout.seeds.world_seed("boundary", cell, seed_idx,
 seeds_per_cell=S)`` = 1_000_000 + rollout index. The seed drives only the initial state, drawn

@@ -68,7 +68,8 @@ def _run(*args):
 def test_records_name_their_axes(base):
     with Store(base / "store") as store:
         meta = store.get_meta("boundary/sweep/pd_soft")
-        worlds = [r.data["world"] for r in store.records("boundary") if r.data["world"]["checkpoint"]["name"] == "pd_soft"]
+        worlds = [r.data["world"] for r in store.records("boundary")
+                  if r.data["world"]["checkpoint"]["name"] == "pd_soft"]
     g = meta["grid"]
     assert (g["row_axis"], g["col_axis"], g["set"], g["mus"], g["pushes_pct_bw"]) == (
         "payload", "push", {}, [0.0, 0.3], [50.0, 150.0, 250.0])
@@ -88,6 +89,7 @@ def test_held_axes_enter_every_world():
     assert grid.as_dict()["set"] == {"delay": 1.0, "slope": 2.0}
 
 
+@pytest.mark.slow
 def test_reduce_report_and_diff_on_payload_by_push(base):
     out = base / "ana"
     _run("reduce", "--store", base / "store", "--checkpoint", "pd_soft", "--out", out, "--resamples", "200")

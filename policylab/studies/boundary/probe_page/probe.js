@@ -72,7 +72,7 @@ function drawSweep() {
     r.addEventListener("click", () => showCell(entry, c, r));
   }
   const tr = red.training;
-  if (tr && !grid.row_axis) {  // the training distribution (friction and push: drawn on that map alone): friction band and largest training push, dashed
+  if (tr && !grid.row_axis) {  // the training distribution on a friction x push map: friction band, largest push, dashed
     const dash = { stroke: "#1565c0", "stroke-width": 2, "stroke-dasharray": "6 4", fill: "none" };
     if (tr.friction_range) for (const m of tr.friction_range) svgEl(svg, "line", { ...dash, x1: g.L, x2: g.W - 10, y1: g.my(m), y2: g.my(m), class: "training" });
     if (tr.push_pct_max > 0) svgEl(svg, "line", { ...dash, x1: g.px(tr.push_pct_max), x2: g.px(tr.push_pct_max), y1: g.T, y2: g.H - g.B, class: "training" });
