@@ -67,11 +67,17 @@ def pd_checkpoint(folder: Path, name: str) -> Path:
 def make_sweep(base: Path, name: str, mu: tuple[float, float], n_mu: int, push: tuple[float, float], n_push: int,
                seeds: int, store: Path | None = None) -> Path:
     """Run `policylab boundary sweep` for checkpoint `name` into `store` (default base/store)."""
+    return make_grid_sweep(base, name, ["--mu-min", mu[0], "--mu-max", mu[1], "--n-mu", n_mu, "--push-min", push[0],
+                                        "--push-max", push[1], "--n-push", n_push], seeds, store)
+
+
+def make_grid_sweep(base: Path, name: str, grid_args: list, seeds: int, store: Path | None = None) -> Path:
+    """`make_sweep` on the grid that `grid_args` (sweep options: ranges, or --rows / --cols / --set) give,
+    then its equivalence gate."""
     store = store or base / "store"
     ckpt = pd_checkpoint(base / "checkpoints", name)
     out = base / f"sweep-{name}-{store.name}"
-    res = cli("sweep", "--robot", "ant", "--checkpoint", ckpt, "--mu-min", mu[0], "--mu-max", mu[1], "--n-mu", n_mu,
-              "--push-min", push[0], "--push-max", push[1], "--n-push", n_push, "--seeds-per-cell", seeds,
+    res = cli("sweep", "--robot", "ant", "--checkpoint", ckpt, *grid_args, "--seeds-per-cell", seeds,
               "--store", store, "--out", out)
     assert res.returncode == 0, res.stderr
     assert res.report == out / "sweep.json"

@@ -113,42 +113,52 @@ def axis(name: str, field: str = "axis") -> Axis:
         raise BadInput(field, f"unknown axis {name!r}; expected one of {', '.join(AXES)}") from None
 
 
-def lattice(a: Axis, lo: float, hi: float, n: int, field: str) -> tuple[float, ...]:
-    """`n` values of axis `a` evenly spaced over [lo, hi], checked and rounded; values that collide at the
-    resolution are bad input."""
+def lattice(a: Axis, lo: float, hi: float, n: int, field: str, check=None) -> tuple[float, ...]:
+    """`n` values of axis `a` evenly spaced over [lo, hi], checked and rounded (by `check(value, field)`,
+    default the axis's own); values that collide at the resolution are bad input."""
+    check = check or a.check
     if n < 1:
         raise BadInput(field, "needs at least 1 value")
     if n > 1 and not lo < hi:
         raise BadInput(field, f"range {lo:g}-{hi:g} must be increasing")
-    a.check(lo, field)
-    a.check(hi, field)
-    values = tuple(a.check(lo + (hi - lo) * i / (n - 1) if n > 1 else lo, field) for i in range(n))
+    check(lo, field)
+    check(hi, field)
+    values = tuple(check(lo + (hi - lo) * i / (n - 1) if n > 1 else lo, field) for i in range(n))
     if len(set(values)) != n:
         raise BadInput(field, f"{n} values in {lo:g}-{hi:g} collide at the resolution {a.resolution:g}")
     return values
 
 
+def parse_axis(spec: str, field: str, check=None) -> tuple[Axis, tuple[float, ...]]:
+    """One ``AXIS=LO:HI:N`` (evenly spaced) or ``AXIS=V1,V2,...``: the axis and its values, each checked and
+    rounded (by `check(axis, value, field)`, default the axis's own); values repeating at the resolution
+    are bad input."""
+    name, sep, values = spec.partition("=")
+    a = axis(name.strip(), field)
+    one = (lambda v, f: check(a, v, f)) if check else a.check
+    if not sep:
+        raise BadInput(field, f"{spec!r}: expected AXIS=LO:HI:N or AXIS=V1,V2,...")
+    try:  # the numbers first, so that a value out of range is reported as such (BadInput is a ValueError)
+        lo, hi, n = values.split(":") if ":" in values else (None, None, None)
+        numbers = (float(lo), float(hi), int(n)) if ":" in values else [float(v) for v in values.split(",")]
+    except ValueError:
+        raise BadInput(field, f"{spec!r}: expected AXIS=LO:HI:N or AXIS=V1,V2,...") from None
+    vals = lattice(a, *numbers, field, one) if ":" in values else tuple(one(v, field) for v in numbers)
+    if len(set(vals)) != len(vals):
+        raise BadInput(field, f"{spec!r}: values repeat at the axis's resolution {a.resolution:g}")
+    return a, vals
+
+
 def parse_rows(specs: list[str], field: str = "rows") -> list[tuple[Axis, tuple[float, ...]]]:
-    """``AXIS=LO:HI:N`` (evenly spaced) or ``AXIS=V1,V2,...`` per axis, each axis once; push is the axis a
+    """``AXIS=LO:HI:N`` or ``AXIS=V1,V2,...`` per axis (`parse_axis`), each axis once; push is the axis a
     search searches, never a row axis."""
     out, seen = [], set()
     for spec in specs:
-        name, sep, values = spec.partition("=")
-        a = axis(name.strip(), field)
-        if not sep or a.name in seen or a.name == "push":
+        a, vals = parse_axis(spec, field)
+        if a.name in seen or a.name == "push":
             raise BadInput(field, f"{spec!r}: give each axis once as AXIS=LO:HI:N or AXIS=V1,V2 (push is the "
                            "searched axis)")
         seen.add(a.name)
-        try:
-            if ":" in values:
-                lo, hi, n = values.split(":")
-                vals = lattice(a, float(lo), float(hi), int(n), field)
-            else:
-                vals = tuple(a.check(float(v), field) for v in values.split(","))
-        except ValueError:
-            raise BadInput(field, f"{spec!r}: expected AXIS=LO:HI:N or AXIS=V1,V2,...") from None
-        if len(set(vals)) != len(vals):
-            raise BadInput(field, f"{spec!r}: values repeat at the axis's resolution {a.resolution:g}")
         out.append((a, vals))
     return out
 

@@ -38,6 +38,7 @@ from policylab.fileio import write_json
 from policylab.progress import progress_bar
 from policylab.report.video import write_mp4
 from policylab.rollout.store import Store
+from policylab.studies.boundary.axes import NEW_AXES
 from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, reduced_config, stage_path
 from policylab.studies.boundary.constants import PUSH_DURATION_S
 from policylab.studies.boundary.records import stored_robot
@@ -217,7 +218,9 @@ def render_payload(renderer: OffscreenRenderer, world: Mapping, outcome: Mapping
                                       force if on else None, float(world["push_pct"])))
     write_mp4(path, np.stack(frames), fps=fps, preset=MP4_PRESET)
     return {"cache_key": world.get("cache_key"), "file": path.name, "outcome": outcome["status"],
-            "mu": world["mu"], "push_pct_bw": world["push_pct"], "seed": world["seed"], "before_push": before,
+            "mu": world["mu"], "push_pct_bw": world["push_pct"],
+            **{a.field: world[a.field] for a in NEW_AXES if a.field in world},  # a grid of other axes' worlds
+            "seed": world["seed"], "before_push": before,
             "t_fail": outcome.get("t_fail"), "frames": len(idx),
             "state_indices": idx, "window_s": [float(time[shown[0]]), float(time[shown[-1]])],
             "push_frames": sum(1 for i in idx if i < len(push) and np.any(push[i])),

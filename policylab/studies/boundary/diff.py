@@ -27,7 +27,9 @@ from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.stats import bh_qvalues, fisher_exact, logrank
 from policylab.studies.boundary.analysis_folder import stage_path
+from policylab.studies.boundary.axes import Axis
 from policylab.studies.boundary.requests import DiffRequest
+from policylab.studies.boundary.world import grid_axes
 
 
 def _times(cell: Mapping, horizon: float) -> tuple[list[float], list[bool]]:
@@ -40,9 +42,10 @@ def _times(cell: Mapping, horizon: float) -> tuple[list[float], list[bool]]:
 def check_comparable(a: Mapping, b: Mapping) -> None:
     """Refuse to compare sweeps that differ in anything but the checkpoint."""
     ga, gb = a["sweep"]["grid"], b["sweep"]["grid"]
-    for field in ("mus", "pushes_pct_bw", "seeds_per_cell", "push_dir_deg", "push_t0_s"):
-        if ga[field] != gb[field]:
-            raise BadInput("b", f"the sweeps differ in {field}: {ga[field]} vs {gb[field]}")
+    for field in ("row_axis", "col_axis", "set", "mus", "pushes_pct_bw", "seeds_per_cell", "push_dir_deg",
+                  "push_t0_s"):  # the axes a grid maps and holds first: absent on a friction x push grid
+        if ga.get(field) != gb.get(field):
+            raise BadInput("b", f"the sweeps differ in {field}: {ga.get(field)} vs {gb.get(field)}")
     if a["sweep"]["env"] != b["sweep"]["env"]:
         raise BadInput("b", f"the sweeps differ in env: {a['sweep']['env']} vs {b['sweep']['env']}")
     if a["thresholds"] != b["thresholds"]:
@@ -67,19 +70,22 @@ def _boundary_text(row: Mapping) -> str:
     return f"{row['median_pct_bw']:.1f} [{lo:.1f}, {hi:.1f}]"
 
 
-def _logrank_against_shift(row: Mapping, cells: list[Mapping]) -> dict:
-    """Whether a row's significant log-rank direction disagrees with its boundary shift, and why: the
-    row's cells where every robot of both checkpoints fell (their failure times differ, their S does not)."""
+def _logrank_against_shift(row: Mapping, cells: list[Mapping], col: Axis) -> dict:
+    """Whether a row's significant log-rank direction disagrees with its boundary shift (along the column
+    axis `col`), and why: the row's cells where every robot of both checkpoints fell (their failure times
+    differ, their S does not)."""
     shift, direction = row["displacement_pct_bw"], row["logrank_row_direction"]
     disagrees = bool(shift and direction and (shift > 0) == (direction == "B fails earlier/more"))
     if not disagrees:
         return {"logrank_disagrees": False, "logrank_note": ""}
     all_fell = [c["push_pct_bw"] for c in cells if c["n_a"] and c["n_b"] and c["failed_a"] == c["n_a"]
                 and c["failed_b"] == c["n_b"]]
-    where = (f"in {len(all_fell)} cell(s) (push {', '.join(f'{p:g}' for p in all_fell)} %BW) every robot of both "
+    values = f"{col.name} {', '.join(f'{p:g}' for p in all_fell)} {col.unit}".rstrip()
+    where = (f"in {len(all_fell)} cell(s) ({values}) every robot of both "
              "checkpoints fell, so S is 0 on both sides there, but their failure times differ"
              if all_fell else "no cell has every robot of both fall; the times differ in cells of mixed outcome")
-    side = "outward (B survives larger pushes)" if shift > 0 else "inward (B survives smaller pushes)"
+    larger = "pushes" if col.name == "push" else f"{col.name} values"
+    side = f"outward (B survives larger {larger})" if shift > 0 else f"inward (B survives smaller {larger})"
     return {"logrank_disagrees": True, "logrank_cells_all_fell_pct_bw": all_fell,
             "logrank_note": f"the boundary moved {side}, yet the log-rank test says {direction}: it weighs when "
                             f"robots fall, the boundary whether they survive; {where}"}
@@ -88,6 +94,7 @@ def _logrank_against_shift(row: Mapping, cells: list[Mapping]) -> dict:
 def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
     """The diff.json document from two reduce.json documents."""
     check_comparable(a, b)
+    col = grid_axes(a["sweep"]["grid"])[1]
     cells = []
     for ca, cb in zip(a["cells"], b["cells"]):
         na, nb = ca["n_failed"] + ca["n_censored"], cb["n_failed"] + cb["n_censored"]
@@ -131,7 +138,7 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
         row.update(p_logrank_row=t["p"], q_logrank_row=rq, chi2_logrank_row=t["chi2"],
                    logrank_row_direction=None if rq > q else ("B fails later/less" if t["o_minus_e_a"] > 0
                                                                else "B fails earlier/more"))
-        row.update(_logrank_against_shift(row, [c for c in cells if c["mu_idx"] == i]))
+        row.update(_logrank_against_shift(row, [c for c in cells if c["mu_idx"] == i], col))
     return {
         **{side: {"checkpoint": r["sweep"]["checkpoint"], "totals": r["totals"], "store_root": r["sweep"]["store_root"],
                   "training": r.get("training"), "diverged_causes": r.get("diverged_causes"),

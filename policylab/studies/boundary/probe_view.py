@@ -15,7 +15,7 @@ seed came from (`probe`: the named range and the index) instead of grid indices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -31,7 +31,7 @@ from policylab.studies.boundary.records import (STUDY, grid_from_meta, meta_name
                                                 world_record)
 from policylab.studies.boundary.requests import ProbeRunForm
 from policylab.studies.boundary.axes import CATALOGUE
-from policylab.studies.boundary.world import GridWorld, World, world_from
+from policylab.studies.boundary.world import GridWorld, World, grid_axes, world_from
 
 PROBE_SEEDS = named_range("boundary", "probe")
 SWEEP_SEEDS = named_range("boundary", "sweep")
@@ -107,6 +107,7 @@ class StoreView:
                         c["rollouts"] = [{k: r[k] for k in ("seed_idx", "seed", "status", "t_fail")}
                                          for r in c["rollouts"]]
                     reductions[name] = entry["reduction"] = red
+                    entry["axes"] = map_axes(red["sweep"]["grid"])
                 try:
                     gate.require(store, name, "gate")
                     entry["gate_warning"] = None
@@ -122,7 +123,7 @@ class StoreView:
                 except BadInput as exc:
                     diffs.append({"a": a, "b": b, "error": exc.message})
                     continue
-                diffs.append({"a": a, "b": b, "summary": d["summary"], "grid": d["grid"],
+                diffs.append({"a": a, "b": b, "summary": d["summary"], "grid": d["grid"], "axes": map_axes(d["grid"]),
                               "cells": [{k: c[k] for k in ("mu_idx", "push_idx", "survival_a", "survival_b",
                                                            "delta_survival", "q_fisher", "change")}
                                         for c in d["cells"]],
@@ -158,10 +159,21 @@ class StoreView:
 def probe_world_record(world: World, ckpt: Checkpoint, seed_range: str, index: int) -> dict:
     """The record of a world off every stored grid: a sweep's world part with the seed's origin (the
     `boundary.<seed_range>` range and the index in it) where a grid world has its grid indices."""
-    rec = world_record(GridWorld(world, -1, -1, -1, -1), ckpt, ckpt.robot.spec.env)
+    rec = world_record(GridWorld(world, -1, -1, -1, -1), ckpt, ckpt.robot.spec.env, None)
     for k in ("mu_idx", "push_idx", "seed_idx", "rollout_index"):
         del rec[k]
     return {**rec, "probe": {"seed_range": f"boundary.{seed_range}", "index": index}}
+
+
+def map_axes(grid: dict) -> dict:
+    """How the page draws and loads a map of `grid` (a reduction's): its row and column axes as form fields,
+    and the world every cell shares (`world`: each World field but the seed, the row and column fields to
+    be set from the cell), so "Load + run" sets every field of the form, never leaving one from before."""
+    g = grid_from_meta({"grid": grid})
+    row, col = grid_axes(grid)
+    world = asdict(g.world(g.mus[0], g.pushes[0], 0))
+    del world["seed"]
+    return {"row": form_field(row), "col": form_field(col), "world": world}
 
 
 def form_field(a) -> dict:

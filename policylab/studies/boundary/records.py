@@ -16,20 +16,28 @@ from policylab.studies.boundary.checkpoint import Checkpoint, policy_record
 from policylab.studies.boundary.constants import UNRECORDED_ROBOT
 from policylab.studies.boundary.kept_files import kept_robot
 from policylab.studies.boundary.protocol import protocol
-from policylab.studies.boundary.world import Grid, GridWorld, World
+from policylab.studies.boundary.axes import CATALOGUE
+from policylab.studies.boundary.world import Grid, GridWorld, World, grid_axes
 
 STUDY = "boundary"
 DIVERGED_CAUSES = ("action", "state")
 
 
-def world_record(gw: GridWorld, ckpt: Checkpoint, env: str) -> dict:
+def world_record(gw: GridWorld, ckpt: Checkpoint, env: str, grid: Grid | None) -> dict:
+    """The world part of a grid world's record: its axes (the later ones only where it sets them), seed and
+    grid indices; a grid of other axes than friction x push also names the axes `mu_idx` (the row) and
+    `push_idx` (the column) index, so today's grid's records are unchanged. `grid` None: the world part of
+    a world off every grid (the probe's), which has always held the original four axes alone."""
     w = gw.world
+    axes = {} if grid is None or grid.default_axes else {"row_axis": grid.row_axis, "col_axis": grid.col_axis}
+    extra = {} if grid is None else w.extra
     return {
         "env": env,
         "mu": w.mu,
         "push_pct": w.push_pct,
         "push_dir": w.push_dir,
         "push_t0": w.push_t0,
+        **extra,
         "seed": w.seed,
         "cache_key": w.key,
         "checkpoint": ckpt.as_dict(),
@@ -37,6 +45,7 @@ def world_record(gw: GridWorld, ckpt: Checkpoint, env: str) -> dict:
         "push_idx": gw.push_idx,
         "seed_idx": gw.seed_idx,
         "rollout_index": gw.rollout_index,
+        **axes,
     }
 
 
@@ -51,7 +60,7 @@ def planned_sweep(grid: Grid, ckpt: Checkpoint) -> list[Planned]:
     """Every world of `grid` as a planned rollout of `ckpt` (the policy and protocol records are built
     once and shared: only the world differs between rollouts)."""
     policy, proto, env = policy_record(ckpt), protocol(ckpt.robot), ckpt.robot.spec.env
-    return [Planned(STUDY, world_record(gw, ckpt, env), policy, proto, detail=gw) for gw in grid.worlds()]
+    return [Planned(STUDY, world_record(gw, ckpt, env, grid), policy, proto, detail=gw) for gw in grid.worlds()]
 
 
 def sweep_keys(grid: Grid, ckpt: Checkpoint) -> list[tuple[str, GridWorld]]:
@@ -71,7 +80,9 @@ def sweep_meta(grid: Grid, ckpt: Checkpoint) -> dict:
 def grid_from_meta(meta: dict) -> Grid:
     """The grid a sweep's meta records."""
     g = meta["grid"]
-    return Grid(tuple(g["mus"]), tuple(g["pushes_pct_bw"]), g["seeds_per_cell"], g["push_dir_deg"], g["push_t0_s"])
+    row, col = grid_axes(g)
+    return Grid(tuple(g["mus"]), tuple(g["pushes_pct_bw"]), g["seeds_per_cell"], g["push_dir_deg"], g["push_t0_s"],
+                row.name, col.name, tuple((a.name, g["set"][a.name]) for a in CATALOGUE if a.name in g.get("set", {})))
 
 
 def recorded_robot(meta: dict) -> dict:
@@ -130,11 +141,13 @@ def check_resume(store_root: Path, grid: Grid, ckpt: Checkpoint) -> None:
                        f"{','.join(map(str, command or []))}; a sweep with another command goes to another --store")
     if canonical_json(previous) != canonical_json(sweep_meta(grid, ckpt)):
         g = previous["grid"]
+        row, col = grid_axes(g)
         raise BadInput(
             "grid",
-            f"{store_root} holds a sweep of {ckpt.name} on another grid (mu {g['mus'][0]}-{g['mus'][-1]} x "
-            f"{len(g['mus'])}, push {g['pushes_pct_bw'][0]}-{g['pushes_pct_bw'][-1]} x {len(g['pushes_pct_bw'])}, "
-            f"{g['seeds_per_cell']} seeds per cell) or protocol; use the same grid or another --store",
+            f"{store_root} holds a sweep of {ckpt.name} on another grid ({row.name} {g['mus'][0]}-{g['mus'][-1]} x "
+            f"{len(g['mus'])}, {col.name} {g['pushes_pct_bw'][0]}-{g['pushes_pct_bw'][-1]} x "
+            f"{len(g['pushes_pct_bw'])}, {g['seeds_per_cell']} seeds per cell) or protocol; use the same grid or "
+            "another --store",
         )
 
 

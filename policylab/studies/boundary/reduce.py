@@ -23,7 +23,7 @@ Why it is built this way:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -38,6 +38,7 @@ from policylab.rollout.store import Store
 from policylab.stats import kaplan_meier
 from policylab.envs.robots.robot import Robot
 from policylab.studies.boundary.analysis_folder import stage_path
+from policylab.studies.boundary.axes import AXES
 from policylab.studies.boundary.checkpoint import Checkpoint
 from policylab.studies.boundary import failure
 from policylab.studies.boundary.protocol import bad_action_step, classify, protocol
@@ -82,6 +83,7 @@ class Sweep:
     cells: dict[tuple[int, int], list[Rollout]]
     robot: Robot
     policy_kind: str = "linear"
+    axes: dict = field(default_factory=dict)  # a grid of other axes than friction x push: `Grid.axes_record()`
 
     @property
     def horizon_s(self) -> float:
@@ -94,7 +96,7 @@ class Sweep:
     def grid(self) -> dict:
         return {"mus": self.mus, "pushes_pct_bw": self.pushes, "seeds_per_cell": self.seeds_per_cell,
                 "push_dir_deg": self.push_dir, "push_t0_s": self.push_t0,
-                "seed_scheme": BOUNDARY_SEED_SCHEME}
+                "seed_scheme": BOUNDARY_SEED_SCHEME, **self.axes}
 
 
 def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep_diverged: bool = True) -> Sweep:
@@ -140,7 +142,7 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep
         refuse_diverged(checkpoint, [(r.cache_key, r.status, r.diverged_cause) for rs in cells.values() for r in rs])
     return Sweep(checkpoint, meta["checkpoint"]["sha256"], meta["env"], list(grid.mus), list(grid.pushes),
                  grid.seeds_per_cell, grid.push_dir, grid.push_t0, meta["protocol"], cells, ckpt.robot,
-                 meta.get("policy_kind", "linear"))
+                 meta.get("policy_kind", "linear"), grid.axes_record())
 
 
 # -- cell statistics -----------------------------------------------------------------------------
@@ -219,18 +221,21 @@ def survival_fraction(codes: np.ndarray) -> np.ndarray:
         return np.where(at_risk > 0, surv / np.maximum(at_risk, 1), np.nan)
 
 
-def _no_boundary_note(observed: np.ndarray) -> str:
-    """Which side of the grid a row without a boundary lies on, from its observed survival."""
+def _no_boundary_note(observed: np.ndarray, col: str = "push") -> str:
+    """Which side of the grid a row without a boundary lies on, from its observed survival (along the
+    column axis `col`)."""
     defined = observed[~np.isnan(observed)]
     if defined.size and defined[0] < CROSSING_LEVEL:
-        return "S < 0.5 already at the smallest push (boundary below the grid)"
+        return f"S < 0.5 already at the smallest {col} (boundary below the grid)"
     if defined.size and (defined >= CROSSING_LEVEL).all():
-        return "S >= 0.5 up to the largest push (boundary above the grid)"
+        return f"S >= 0.5 up to the largest {col} (boundary above the grid)"
     return "the observed row crosses, but fewer than half the resamples do"
 
 
-def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, seed: int, row: int) -> dict:
-    """Boundary of one friction row: point estimate, and a bootstrap over seeds within each cell.
+def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, seed: int, row: int,
+                 col: str = "push") -> dict:
+    """Boundary of one row along the column axis `col` (push on today's grid): point estimate, and a
+    bootstrap over seeds within each cell.
 
     `codes` has shape (P, n) (cells of the row x seeds). The generator is PCG64 seeded with
     (seed, row), so each row's resamples are fixed and independent of the other rows.
@@ -245,7 +250,7 @@ def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, 
     crossed = boot[~np.isnan(boot)]
     frac = crossed.size / resamples
     out = {"crossed_fraction": frac, "resamples": resamples, "point_pct_bw": None, "median_pct_bw": None,
-           "ci95_pct_bw": None, "status": NO_BOUNDARY, "note": _no_boundary_note(observed),
+           "ci95_pct_bw": None, "status": NO_BOUNDARY, "note": _no_boundary_note(observed, col),
            "grid_step_pct_bw": _grid_step(pushes), "between_pct_bw": _bracket(pushes, observed)}
     if frac >= 0.5:
         lo, med, hi = np.quantile(crossed, [0.025, 0.5, 0.975])
@@ -279,7 +284,8 @@ def boundaries(sweep: Sweep, *, resamples: int, seed: int) -> list[dict]:
     for mi, mu in enumerate(sweep.mus):
         codes = np.stack([survival_codes(sweep.cells[(mi, pi)]) for pi in range(len(sweep.pushes))])
         rows.append({"mu": mu, "mu_idx": mi,
-                     **row_boundary(sweep.pushes, codes, resamples=resamples, seed=seed, row=mi)})
+                     **row_boundary(sweep.pushes, codes, resamples=resamples, seed=seed, row=mi,
+                                   col=sweep.axes.get("col_axis", "push"))})
     return rows
 
 
@@ -323,7 +329,13 @@ def rule_check(store: Store, sweep: Sweep) -> dict:
 
 
 def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check_rule: bool) -> dict:
-    """The reduce.json document: grid, thresholds, totals, cells (with their rollouts), boundaries."""
+    """The reduce.json document: grid, thresholds, totals, cells (with their rollouts), boundaries.
+
+    On a grid of other axes (`Sweep.axes`) the fields keep today's names: `mu`, `mu_idx` hold the row axis's
+    value and index, `push_pct_bw`, `push_idx` and the boundary's `*_pct_bw` the column axis's; the grid
+    names both."""
+    col = sweep.axes.get("col_axis", "push")
+    unit = AXES[col].unit
     cells = []
     totals = {s: 0 for s in STATUSES}
     causes = {c: 0 for c in DIVERGED_CAUSES}
@@ -362,8 +374,9 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
             "survival": "Kaplan-Meier per cell, right-censored at the horizon; diverged rollouts (a non-finite state "
                         "or action) leave the risk set",
             "danger": "1 - S(horizon)",
-            "boundary": "push where S first falls through 0.5, linear interpolation between neighbouring cells",
-            "resolution": "the bootstrap interval does not include the grid's resolution: each row states the push "
+            "boundary": f"{col} where S first falls through 0.5, linear interpolation between neighbouring cells"
+                        + ("" if col == "push" else f" (the *_pct_bw fields hold {col} values, {unit})"),
+            "resolution": f"the bootstrap interval does not include the grid's resolution: each row states the {col} "
                           "grid step and the two cells its observed S falls through 0.5 between",
             "before_push": "failures at or before the push start (t_fail <= push_t0) count as failures in S and are "
                            "counted apart per cell (n_failed_before_push)",

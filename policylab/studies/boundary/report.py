@@ -20,8 +20,9 @@ from policylab.fileio import write_json
 from policylab.report.charts import plt, save_png
 from policylab.report.html import Page, Table, render
 from policylab.studies.boundary.analysis_folder import read_stage, reduced_robot_ref, stage_path
-from policylab.studies.boundary.axes import AXES
+from policylab.studies.boundary.axes import AXES, NEW_AXES, Axis
 from policylab.studies.boundary.requests import ReportRequest
+from policylab.studies.boundary.world import grid_axes
 
 
 def _edges(values: Sequence[float]) -> np.ndarray:
@@ -36,19 +37,45 @@ def _matrix(rows: Sequence[Sequence[float | None]]) -> np.ndarray:
     return np.array([[np.nan if x is None else x for x in r] for r in rows], dtype=float)
 
 
-def heatmap(ax, mus, pushes, values, *, cmap="YlOrRd", vmin=0.0, vmax=1.0, label="danger = 1 - S"):
+def _name(a: Axis) -> str:
+    """An axis's column name in the tables: today's `mu` for friction, else the axis's own name."""
+    return "mu" if a.name == "friction" else a.name
+
+
+def _col_header(a: Axis) -> str:
+    return f"{a.name} {a.unit}".strip()
+
+
+def _plural(a: Axis) -> str:
+    return {"friction": "frictions", "push": "pushes"}.get(a.name, f"{a.name} values")
+
+
+def _relabel(rows: Sequence[Mapping], row: Axis, col: Axis) -> list[dict]:
+    """Table rows whose `mu` / `push_pct_bw` hold a grid's row and column values, under the axes' names
+    (unchanged on a friction x push grid)."""
+    names = {"mu": _name(row), "push_pct_bw": "push_pct_bw" if col.name == "push" else col.name}
+    return [{names.get(k, k): v for k, v in r.items()} for r in rows]
+
+
+def heatmap(ax, mus, pushes, values, *, cmap="YlOrRd", vmin=0.0, vmax=1.0, label="danger = 1 - S",
+            grid: Mapping | None = None):
+    """`values` over the rows `mus` x columns `pushes` of `grid` (friction x push unless it names other axes),
+    the axes labelled from the catalogue."""
     mesh = ax.pcolormesh(_edges(pushes), _edges(mus), np.ma.masked_invalid(_matrix(values)), cmap=cmap,
                          vmin=vmin, vmax=vmax, shading="flat")
-    ax.set_xlabel("lateral push (% bodyweight)")
-    ax.set_ylabel("friction mu")
+    row, col = grid_axes(grid or {})
+    ax.set_xlabel(col.label)
+    ax.set_ylabel(row.label)
     ax.figure.colorbar(mesh, ax=ax, label=label)
 
 
-def overlay_training(ax, training: Mapping | None, mus: Sequence[float], pushes: Sequence[float]) -> None:
+def overlay_training(ax, training: Mapping | None, mus: Sequence[float], pushes: Sequence[float],
+                     grid: Mapping | None = None) -> None:
     """The checkpoint's training distribution on a heatmap: its friction band (dashed lines and a bracket
     in the left margin; a single line when it trained at one friction) and, when it trained with pushes,
-    the push range it saw (hatched)."""
-    if not training:
+    the push range it saw (hatched). Drawn on a friction x push map only: the training record names those
+    two axes alone."""
+    if not training or (grid or {}).get("row_axis") is not None:
         return
     fr = training.get("friction_range")
     lo, hi = (fr[0], fr[1]) if fr else (1.0, 1.0)
@@ -82,6 +109,7 @@ def km_figure(out: Path, reduction: Mapping, max_rows: int = 20) -> tuple[str, s
         return None
     horizon = float(reduction["thresholds"].get("horizon_s", 5.0))
     pushes = reduction["sweep"]["grid"]["pushes_pct_bw"]
+    row, col = grid_axes(reduction["sweep"]["grid"])
     cols = min(3, len(rows))
     nr = (len(rows) + cols - 1) // cols
     fig, axes = plt.subplots(nr, cols, figsize=(4.2 * cols, 2.6 * nr), squeeze=False, layout="constrained")
@@ -95,7 +123,7 @@ def km_figure(out: Path, reduction: Mapping, max_rows: int = 20) -> tuple[str, s
             t = [0.0] + list(km["t_s"]) + [horizon]
             s = [1.0] + list(km["survival"]) + [km["survival"][-1] if km["survival"] else 1.0]
             ax.step(t, s, where="post", color=cmap(c["push_idx"] / max(1, len(pushes) - 1)), lw=1.0)
-        ax.set_title(f"mu {cells[0]['mu']:g}", fontsize=9, pad=2)
+        ax.set_title(f"{_name(row)} {cells[0]['mu']:g}", fontsize=9, pad=2)
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlim(0, horizon)
         ax.set_xlabel("time (s)", fontsize=8)
@@ -104,10 +132,11 @@ def km_figure(out: Path, reduction: Mapping, max_rows: int = 20) -> tuple[str, s
     for ax in axes.ravel()[len(rows):]:
         ax.axis("off")
     sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(pushes[0], pushes[-1]))
-    fig.colorbar(sm, ax=axes.ravel().tolist(), label="push (% bodyweight)")
+    fig.colorbar(sm, ax=axes.ravel().tolist(),
+                 label="push (% bodyweight)" if col.name == "push" else col.label)
     save_png(fig, out / "km_rows.png")
-    return ("Kaplan-Meier survival per cell in the boundary rows (one curve per push; censored at the horizon)",
-            "km_rows.png")
+    return (f"Kaplan-Meier survival per cell in the boundary rows (one curve per {col.name}; censored at the "
+            "horizon)", "km_rows.png")
 
 
 def _overlay_boundary(ax, boundary: Sequence[Mapping], color: str, label: str) -> None:
@@ -137,7 +166,8 @@ def _overlay_before_push(ax, cells: Sequence[Mapping]) -> None:
 def clip_caption(checkpoint: str, clip: Mapping) -> str:
     """A clip's caption: the checkpoint and the world (never the key's version prefix), and a failure before
     the push said as such."""
-    where = (f"mu {clip['mu']:g}, push {clip['push_pct_bw']:g} %BW, seed {clip['seed']}" if "mu" in clip
+    later = "".join(f", {a.name} {clip[a.field]:g} {a.unit}".rstrip() for a in NEW_AXES if a.field in clip)
+    where = (f"mu {clip['mu']:g}, push {clip['push_pct_bw']:g} %BW{later}, seed {clip['seed']}" if "mu" in clip
              else clip["cache_key"].split("|", 1)[-1])
     t = f" at {clip['t_fail']:.2f} s" if clip.get("t_fail") is not None else ""
     if clip.get("before_push"):
@@ -148,9 +178,10 @@ def clip_caption(checkpoint: str, clip: Mapping) -> str:
 def sweep_figures(out: Path, reduction: Mapping, selection: Mapping | None) -> list[tuple[str, str]]:
     grid = reduction["sweep"]["grid"]
     mus, pushes = grid["mus"], grid["pushes_pct_bw"]
+    row, col = grid_axes(grid)
     fig, ax = plt.subplots(figsize=(8, 6))
-    heatmap(ax, mus, pushes, reduction["danger"])
-    overlay_training(ax, reduction.get("training"), mus, pushes)
+    heatmap(ax, mus, pushes, reduction["danger"], grid=grid)
+    overlay_training(ax, reduction.get("training"), mus, pushes, grid)
     _overlay_boundary(ax, reduction["boundary"], "#1f4e99", "boundary: bootstrap median, 95% CI")
     _overlay_before_push(ax, reduction["cells"])
     if selection:
@@ -172,9 +203,9 @@ def sweep_figures(out: Path, reduction: Mapping, selection: Mapping | None) -> l
             ax.annotate("no boundary in range", (pushes[0], b["mu"]), fontsize=7, color="gray", va="center")
     ax.set_xlim(pushes[0], pushes[-1])
     ax.set_ylim(_edges(mus)[0], _edges(mus)[-1])
-    ax.set_xlabel("lateral push (% bodyweight)")
-    ax.set_ylabel("friction mu")
-    ax.set_title("Boundary per friction row (bootstrap median and 95% interval)", fontsize=10)
+    ax.set_xlabel(col.label)
+    ax.set_ylabel(row.label)
+    ax.set_title(f"Boundary per {row.name} row (bootstrap median and 95% interval)", fontsize=10)
     save_png(fig, out / "boundary.png")
     figures = [("Danger (1 - Kaplan-Meier survival at 5 s) with the boundary and the checkpoint's training "
                 "distribution (green)", "heatmap.png"),
@@ -187,12 +218,14 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
                  clips: Sequence[Mapping] | None, rrds: Sequence[Mapping] | None) -> Path:
     """Write report.json, the figures and report.html for one sweep's analysis folder `out`."""
     figures = sweep_figures(out, reduction, selection)
-    boundary_rows = [{"mu": b["mu"], "status": b["status"], "point": b["point_pct_bw"], "median": b["median_pct_bw"],
+    row, col = grid_axes(reduction["sweep"]["grid"])
+    rk, ck = _name(row), _col_header(col)
+    boundary_rows = [{rk: b["mu"], "status": b["status"], "point": b["point_pct_bw"], "median": b["median_pct_bw"],
                       "ci95": b["ci95_pct_bw"], "between cells": b.get("between_pct_bw"),
                       "grid step": b.get("grid_step_pct_bw"), "crossed": b["crossed_fraction"], "note": b["note"]}
                      for b in reduction["boundary"]]
     checkpoint = reduction["sweep"]["checkpoint"]
-    replay_rows = [{"kind": r["kind"], "mu": r["mu"], "push": r["push_pct_bw"], "seed": r.get("seed"),
+    replay_rows = [{"kind": r["kind"], rk: r["mu"], col.name: r["push_pct_bw"], "seed": r.get("seed"),
                     "outcome": r.get("outcome", r.get("recovery_search")), "t_fail": r.get("t_fail"),
                     "attempts": r.get("recovery_attempts"), "matched recorded": r.get("matched_recorded_survivor"),
                     "bitwise equal": (r.get("equivalence") or {}).get("equal"), "cache_key": r.get("cache_key")}
@@ -200,7 +233,7 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
     clip_rows = [{"kind": c["kind"], "file": c["file"], "outcome": c["outcome"], "t_fail": c["t_fail"],
                   "before push": c.get("before_push"), "frames": c["frames"], "push frames": c.get("push_frames"),
                   "frames show": c["frames_show"], "consistent": c["consistent"]} for c in clips or []]
-    count_rows = [{"mu": c["mu"], "push %BW": c["push_pct_bw"], "n": c["n"], "failed": c["n_failed"],
+    count_rows = [{rk: c["mu"], ck: c["push_pct_bw"], "n": c["n"], "failed": c["n_failed"],
                    "failed before push": c.get("n_failed_before_push"), "censored": c["n_censored"],
                    "diverged": c["n_diverged"], "S(5 s)": c["survival"],
                    "KM median s": c["km_median_s"], "TTF p25 s": c["ttf_p25_s"], "TTF p75 s": c["ttf_p75_s"]}
@@ -238,17 +271,18 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
              "and have their own column and clip label.",
              "Boundary intervals come from resampling seeds within each cell and interpolating linearly between "
              "neighbouring cells; they do not include the grid's resolution"
-             + (f" (push step {step:g} %BW)" if step else "") + ": where S drops from 1 to 0 between two cells, "
-             "every resample crosses at the same push and the interval shrinks to a point. The column "
-             "'between cells' names the two pushes the observed S falls through 0.5 between."]
+             + (f" ({col.name} step {step:g} {col.unit})".replace(" )", ")") if step else "")
+             + ": where S drops from 1 to 0 between two cells, "
+             f"every resample crosses at the same {col.name} and the interval shrinks to a point. The column "
+             f"'between cells' names the two {col.name} values the observed S falls through 0.5 between."]
     if t["diverged"]:
         notes.append(f"{t['diverged']} rollout(s) diverged ({causes.get('action', 0)} from a non-finite action of the "
                      f"policy, {causes.get('state', 0)} from a non-finite state) and are left out of S; this sweep was "
                      "reduced with --keep-diverged.")
     page = Page(
         title=f"Failure boundary: {reduction['sweep']['checkpoint']} on {reduction['sweep']['env']}",
-        subtitle=f"{reduction['sweep']['n_rollouts']} rollouts, {len(reduction['sweep']['grid']['mus'])} frictions x "
-                 f"{len(reduction['sweep']['grid']['pushes_pct_bw'])} pushes x "
+        subtitle=f"{reduction['sweep']['n_rollouts']} rollouts, {len(reduction['sweep']['grid']['mus'])} "
+                 f"{_plural(row)} x {len(reduction['sweep']['grid']['pushes_pct_bw'])} {_plural(col)} x "
                  f"{reduction['sweep']['grid']['seeds_per_cell']} seeds; outcomes read from the store",
         headline=[("failed", t["failed"]), ("of which before the push", early if early is not None else "n/a"),
                   ("censored (survived 5 s)", t["censored"]), ("diverged", t["diverged"]),
@@ -257,15 +291,16 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
                   ("rule agrees with records", f"{reduction['rule_check'].get('agree', 0)} / "
                                                f"{reduction['rule_check'].get('checked', 0)}")],
         notes=notes,
-        tables=[Table("Boundary per friction row (%BW; intervals without the grid's resolution)",
-                      ["mu", "status", "point", "median", "ci95", "between cells", "grid step", "crossed", "note"],
+        tables=[Table(f"Boundary per {row.name} row ({col.unit or col.name}; intervals without the grid's "
+                      "resolution)",
+                      [rk, "status", "point", "median", "ci95", "between cells", "grid step", "crossed", "note"],
                       boundary_rows),
-                Table("Replays (from the store)", ["kind", "mu", "push", "seed", "outcome", "t_fail", "attempts",
+                Table("Replays (from the store)", ["kind", rk, col.name, "seed", "outcome", "t_fail", "attempts",
                                                    "matched recorded", "bitwise equal"], replay_rows),
                 Table("Clips", ["kind", "file", "outcome", "t_fail", "before push", "frames", "push frames",
                                 "frames show", "consistent"], clip_rows),
                 Table("Per-cell counts (Kaplan-Meier, censored at the horizon)",
-                      ["mu", "push %BW", "n", "failed", "failed before push", "censored", "diverged", "S(5 s)",
+                      [rk, ck, "n", "failed", "failed before push", "censored", "diverged", "S(5 s)",
                        "KM median s", "TTF p25 s", "TTF p75 s"], count_rows)],
         figures=figures,
         videos=[(clip_caption(checkpoint, c), f"../clips/{c['file']}") for c in clips or []],
@@ -279,11 +314,12 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
 
 def diff_figures(out: Path, diff: Mapping) -> list[tuple[str, str]]:
     mus, pushes = diff["grid"]["mus"], diff["grid"]["pushes_pct_bw"]
+    row, col = grid_axes(diff["grid"])
     a, b = diff["a"]["checkpoint"], diff["b"]["checkpoint"]
     fig, axes = plt.subplots(1, 2, figsize=(13, 5))
     for ax, surface, name, side in ((axes[0], diff["surface_a"], a, "a"), (axes[1], diff["surface_b"], b, "b")):
-        heatmap(ax, mus, pushes, surface)
-        overlay_training(ax, diff[side].get("training"), mus, pushes)
+        heatmap(ax, mus, pushes, surface, grid=diff["grid"])
+        overlay_training(ax, diff[side].get("training"), mus, pushes, diff["grid"])
         ax.set_title(f"{name}: danger = 1 - S (green: its training distribution)", fontsize=10)
     save_png(fig, out / "surfaces.png")
 
@@ -291,7 +327,7 @@ def diff_figures(out: Path, diff: Mapping) -> list[tuple[str, str]]:
     delta = [[None] * len(pushes) for _ in mus]
     for c in diff["cells"]:
         delta[c["mu_idx"]][c["push_idx"]] = c["delta_survival"]
-    heatmap(ax, mus, pushes, delta, cmap="RdBu", vmin=-1.0, vmax=1.0, label=f"S({b}) - S({a})")
+    heatmap(ax, mus, pushes, delta, cmap="RdBu", vmin=-1.0, vmax=1.0, label=f"S({b}) - S({a})", grid=diff["grid"])
     for c in diff["cells"]:
         if c["change"] != "unchanged":
             ax.plot(c["push_pct_bw"], c["mu"], "+" if c["change"] == "safer" else "x", color="black", ms=9, mew=2)
@@ -314,8 +350,8 @@ def diff_figures(out: Path, diff: Mapping) -> list[tuple[str, str]]:
             ax.errorbar(med, [r["mu"] for r in rows], xerr=[lo, hi], fmt="o-", color=color, capsize=3, label=name)
     ax.set_xlim(pushes[0], pushes[-1])
     ax.set_ylim(_edges(mus)[0], _edges(mus)[-1])
-    ax.set_xlabel("lateral push (% bodyweight)")
-    ax.set_ylabel("friction mu")
+    ax.set_xlabel(col.label)
+    ax.set_ylabel(row.label)
     ax.legend(fontsize=8)
     ax.set_title("Boundary per row, both checkpoints (bootstrap median, 95% interval)", fontsize=10)
     save_png(fig, out / "boundary_shift.png")
@@ -328,7 +364,9 @@ def diff_report(out: Path, diff: Mapping) -> Path:
     data = {k: diff[k] for k in ("a", "b", "grid", "thresholds", "summary", "shrinkage_census", "safer_cells",
                                  "boundary_displacement", "method") if k in diff}
     data["logrank_summary"] = diff.get("logrank_summary")
-    cell_rows = [{"mu": c["mu"], "push %BW": c["push_pct_bw"], "failed A": f"{c['failed_a']}/{c['n_a']}",
+    row, col = grid_axes(diff["grid"])
+    rk, ck = _name(row), _col_header(col)
+    cell_rows = [{rk: c["mu"], ck: c["push_pct_bw"], "failed A": f"{c['failed_a']}/{c['n_a']}",
                   "failed B": f"{c['failed_b']}/{c['n_b']}", "before push A": c.get("failed_before_push_a"),
                   "before push B": c.get("failed_before_push_b"), "dS": c["delta_survival"], "p Fisher": c["p_fisher"],
                   "q Fisher": c.get("q_fisher"), "p log-rank": c.get("p_logrank"), "q log-rank": c.get("q_logrank"),
@@ -338,6 +376,7 @@ def diff_report(out: Path, diff: Mapping) -> Path:
     s = diff["summary"]
     census = diff["shrinkage_census"]
     against = [r for r in diff["boundary_displacement"] if r.get("logrank_disagrees")]
+    cc = "push_pct_bw" if col.name == "push" else col.name
     notes = [f"Shrinkage census: {census['cells_significantly_worse']} cell(s) significantly worse."
              + ("" if not census["cells"] else " Listed below."),
              f"Diverged rollouts (left out of both tables): A {diff['a']['totals']['diverged']}, "
@@ -354,15 +393,16 @@ def diff_report(out: Path, diff: Mapping) -> Path:
                  f"Benjamini-Hochberg q < {s['fdr_q']}",
         headline=[("cells safer", s["safer"]), ("cells worse (shrinkage)", s["worse"]), ("unchanged", s["unchanged"])],
         notes=notes,
-        tables=[Table("Shrinkage census: cells significantly worse", ["mu", "push_pct_bw", "survival_a", "survival_b",
-                                                                       "p_fisher"], census["cells"]),
-                Table("Cells made safer", ["mu", "push_pct_bw", "survival_a", "survival_b", "p_fisher"],
-                      diff["safer_cells"]),
-                Table("Boundary displacement per row (%BW) and the row's stratified log-rank test",
-                      ["mu", "a", "b", "displacement_pct_bw", "p_logrank_row", "q_logrank_row",
-                       "logrank_row_direction", "logrank_note", "note"], diff["boundary_displacement"]),
+        tables=[Table("Shrinkage census: cells significantly worse", [rk, cc, "survival_a", "survival_b", "p_fisher"],
+                      _relabel(census["cells"], row, col)),
+                Table("Cells made safer", [rk, cc, "survival_a", "survival_b", "p_fisher"],
+                      _relabel(diff["safer_cells"], row, col)),
+                Table(f"Boundary displacement per row ({col.unit or col.name}) and the row's stratified log-rank test",
+                      [rk, "a", "b", "displacement_pct_bw", "p_logrank_row", "q_logrank_row",
+                       "logrank_row_direction", "logrank_note", "note"],
+                      _relabel(diff["boundary_displacement"], row, col)),
                 Table("Cells with any failure: counts, Fisher and log-rank p- and q-values (BH over all cells)",
-                      ["mu", "push %BW", "failed A", "failed B", "before push A", "before push B", "dS", "p Fisher", "q Fisher", "p log-rank",
+                      [rk, ck, "failed A", "failed B", "before push A", "before push B", "dS", "p Fisher", "q Fisher", "p log-rank",
                        "q log-rank", "change"], cell_rows)],
         figures=figures,
     )

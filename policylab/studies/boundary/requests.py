@@ -215,8 +215,8 @@ class CalibrateRequest(Request):
 
 
 class SweepRequest(Request):
-    """Play the checkpoint in every world of the friction x push grid; each rollout becomes a store
-    record. Resumable: worlds already in the store are skipped."""
+    """Play the checkpoint in every world of the grid (friction x push, or any two axes with --rows and
+    --cols); each rollout becomes a store record. Resumable: worlds already in the store are skipped."""
 
     SIZE_FIELDS = ("n_mu", "n_push", "seeds_per_cell")
 
@@ -238,12 +238,21 @@ class SweepRequest(Request):
     n_push: int = Field(DEFAULT_PUSH[2], ge=1, le=axis_size(PUSH_RANGE, PUSH_RES),
                         description="Push magnitudes, evenly spaced from --push-min to --push-max.")
     seeds_per_cell: int = Field(DEFAULT_SEEDS_PER_CELL, ge=1, le=SWEEP_SEEDS.size,
-                                description="Seeds per (friction, push) cell; the whole grid must fit the sweep's "
-                                            f"seed range ({SWEEP_SEEDS.size:,} worlds).")
+                                description="Seeds per cell (a row and column value); the whole grid must fit the "
+                                            f"sweep's seed range ({SWEEP_SEEDS.size:,} worlds).")
     push_dir: float = Field(DEFAULT_DIR, ge=-360.0, le=360.0, description="Push direction in degrees from the "
                             "heading at onset (90 = left, -90 = right; resolution 5).")
     push_t0: float = Field(DEFAULT_T0, ge=T0_RANGE[0], le=T0_RANGE[1],
                            description=f"Push start in seconds (resolution 0.1); it lasts {PUSH_DURATION_S:g} s.")
+    rows: Optional[str] = Field(None, description="The rows' axis and values instead of friction, AXIS=LO:HI:N or "
+                                "AXIS=V1,V2,... (e.g. payload=0:10:11), in place of --mu-min/--mu-max/--n-mu. Axes: "
+                                + ", ".join(a for a in AXES if a != "push_t0") + " (docs/boundary.md, Perturbation "
+                                "axes).")
+    cols: Optional[str] = Field(None, description="The columns' axis and values instead of push, as --rows (e.g. "
+                                "push=0:200:21), in place of --push-min/--push-max/--n-push; the boundary of each "
+                                "row is located along it.")
+    set: list[str] = Field([], description="An axis held at one value over the whole grid, AXIS=V (repeatable), "
+                           "e.g. delay=1 or slope=5.")
     store: SweepStore = Field(STORE, description="Store folder (the canonical record): new, empty, or a store to "
                               "resume or add to.")
     out: OutDir = Field(None, description="Folder for sweep.json and timing.json "
@@ -303,10 +312,50 @@ class SweepRequest(Request):
             raise ValueError(exc.message) from None
         return n
 
+    @field_validator("rows", "cols")
+    @classmethod
+    def _grid_axis(cls, v: str | None, info: ValidationInfo) -> str | None:
+        from policylab.studies.boundary.world import parse_grid_axis
+
+        if v is None:
+            return v
+        kind, defaults = ("mu", DEFAULT_MU) if info.field_name == "rows" else ("push", DEFAULT_PUSH)
+        if tuple(info.data.get(k) for k in (f"{kind}_min", f"{kind}_max", f"n_{kind}")) != defaults:
+            raise ValueError(f"--{info.field_name} replaces --{kind}-min, --{kind}-max and --n-{kind}; give one or the "
+                             "other")
+        try:
+            parse_grid_axis(v, info.field_name)  # rows and columns of one axis: Grid.build, as the grid's size
+        except BadInput as exc:
+            raise ValueError(exc.message) from None
+        return v
+
+    @field_validator("set")
+    @classmethod
+    def _held(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        from policylab.studies.boundary.world import parse_held
+
+        try:
+            parse_held(v, (cls._axis_name(info.data.get("rows"), "friction"),
+                           cls._axis_name(info.data.get("cols"), "push")))
+        except BadInput as exc:
+            raise ValueError(exc.message) from None
+        return v
+
+    @staticmethod
+    def _axis_name(spec: str | None, default: str) -> str:
+        return default if spec is None else spec.partition("=")[0].strip()
+
+    def grid(self):
+        """The grid this request maps (`world.Grid.build`)."""
+        from policylab.studies.boundary.world import Grid
+
+        return Grid.build((self.mu_min, self.mu_max), self.n_mu, (self.push_min, self.push_max), self.n_push,
+                          self.seeds_per_cell, self.push_dir, self.push_t0, self.rows, self.cols, self.set)
+
     @field_validator("seeds_per_cell")
     @classmethod
     def _grid_fits_seed_range(cls, v: int, info: ValidationInfo) -> int:
-        worlds = info.data.get("n_mu", 1) * info.data.get("n_push", 1) * v
+        worlds = info.data.get("n_mu", 1) * info.data.get("n_push", 1) * v  # a grid of --rows / --cols: Grid.build
         if worlds > SWEEP_SEEDS.size:
             raise ValueError(f"the grid would hold {worlds:,} worlds; the sweep's seed range holds "
                              f"{SWEEP_SEEDS.size:,}")
@@ -321,7 +370,7 @@ class SweepRequest(Request):
 
     @property
     def n_worlds(self) -> int:
-        return self.n_mu * self.n_push * self.seeds_per_cell
+        return self.grid().n_rollouts
 
     def needs(self) -> tuple[int, int]:
         """Memory: the chunks simulating at once (one in this process, or one per worker process), each

@@ -113,7 +113,7 @@ class Planner:
         row.per_push[push] = row.per_push.get(push, 0) + 1
         if gw is not None:
             row.shared += 1
-            return Planned(STUDY, world_record(gw, self.ckpt, self.env), self.policy, self.proto, detail=gw)
+            return Planned(STUDY, world_record(gw, self.ckpt, self.env, self.grid), self.policy, self.proto, detail=gw)
         values = {"push_dir": DEFAULT_DIR, "push_t0": DEFAULT_T0, "friction": 1.0, **self.fixed, **row.values}
         fields = {AXES[name].field: v for name, v in values.items()}
         seed = search_seed(self.block, row.index, row.off_grid)
@@ -219,7 +219,7 @@ def grid_comparison(store: Store, ckpt: Checkpoint, rows: list[Row], level: floa
         sweep = load_sweep(store, ckpt.name, keep_diverged=True)
     except BadInput:
         return None
-    if sweep.push_dir != DEFAULT_DIR or sweep.push_t0 != DEFAULT_T0:
+    if sweep.push_dir != DEFAULT_DIR or sweep.push_t0 != DEFAULT_T0 or sweep.axes:  # not a friction x push map
         return None
     by_mu = {b["mu"]: b for b in boundaries(sweep, resamples=2000, seed=0)}
     survival = [[None if np.isnan(v := float(survival_fraction(survival_codes(sweep.cells[(i, j)])))) else v

@@ -1,4 +1,5 @@
-"""The sweep: every world of a friction x push grid played once by a frozen checkpoint, into the store.
+"""The sweep: every world of a grid (friction x push, or any two axes of the catalogue) played once by a
+frozen checkpoint, into the store.
 
 Each rollout becomes one store record (the canonical record: outcome decided here, once, with its
 trajectory). Worlds whose key is already in the store are skipped, so a killed sweep restarted
@@ -125,8 +126,7 @@ def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ck
 def run(req: SweepRequest) -> Result:
     """`policylab boundary sweep`: run the grid's missing worlds into the store, summarise into OUT."""
     ckpt = resolve_checkpoint(req.checkpoint, req.robot, req.command)
-    grid = Grid.build((req.mu_min, req.mu_max), req.n_mu, (req.push_min, req.push_max), req.n_push,
-                      req.seeds_per_cell, req.push_dir, req.push_t0)
+    grid = req.grid()
     result = run_sweep(grid, ckpt, req.store, req.out, executor=req.executor, chunk=req.chunk, threads=req.threads,
                        workers=req.workers, ray_address=req.ray_address)
     c, t = result["counts"], result["timing"]

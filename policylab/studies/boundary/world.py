@@ -15,6 +15,9 @@ version is bumped whenever what a world means changes. The later axes of the cat
 payload, motor strength, action delay, floor slope) join it only when a world sets them
 (``...|seed=N|payload=2.00``), so every world that sets none keeps its key.
 
+A grid maps friction (rows) x push (columns) unless it names two other axes of the catalogue, with more
+held at one value (`Grid.row_axis`, `col_axis`, `held`; `sweep --rows/--cols/--set`).
+
 Seeds: the grid's rollout index is ``(mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx``
 and the world's seed is ``policylab.rollout.seeds.world_seed("boundary", cell, seed_idx,
 seeds_per_cell=S)`` = 1_000_000 + rollout index. The seed drives only the initial state, drawn
@@ -31,12 +34,13 @@ from typing import Iterator, Mapping
 import numpy as np
 
 from policylab.errors import BadInput
-from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, world_seed
-from policylab.studies.boundary.axes import AXES, BY_FIELD, CATALOGUE, NEW_AXES
+from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, named_range, world_seed
+from policylab.studies.boundary.axes import AXES, BY_FIELD, CATALOGUE, NEW_AXES, Axis, parse_axis
 from policylab.studies.boundary.constants import (DEFAULT_DIR, DEFAULT_MU, DEFAULT_PUSH, DEFAULT_SEEDS_PER_CELL,
                                                   DEFAULT_T0, MU_RES, PUSH_RES)
 
 KEY_VERSION = "v2"
+SWEEP_SEEDS = named_range("boundary", "sweep")
 
 
 def check_mu(mu: float, field: str = "mu") -> float:
@@ -137,15 +141,57 @@ def axis(kind: str, lo: float, hi: float, n: int, field: str) -> tuple[float, ..
     return values
 
 
+# The axes today's grid maps: friction rows x push columns. A grid of these two with no held axis is
+# recorded exactly as before grids could map other axes (`Grid.as_dict`, `records.world_record`).
+DEFAULT_ROW_AXIS, DEFAULT_COL_AXIS = "friction", "push"
+
+
+def _grid_check(a: Axis, value: float, field: str) -> float:
+    """A grid's value of axis `a`: the catalogue's check, with a grid's pushes at whole %BW."""
+    return check_push(value, field) if a.name == "push" else a.check(value, field)
+
+
+def parse_grid_axis(spec: str, field: str) -> tuple[str, tuple[float, ...]]:
+    """``AXIS=LO:HI:N`` or ``AXIS=V1,V2,...`` for a grid's rows or columns: the axis's name and its values
+    (`axes.parse_axis`, pushes at whole %BW). The push start cannot be mapped: a failure "before the push"
+    needs one start for the whole grid (`--push-t0`)."""
+    a, values = parse_axis(spec, field, _grid_check)
+    if a.name == "push_t0":
+        raise BadInput(field, "push_t0 cannot be a grid axis (failures before the push need one push start); "
+                       "give it with --push-t0")
+    return a.name, values
+
+
+def parse_held(specs: list[str], mapped: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
+    """``--set AXIS=V``: axes held at one value over the whole grid (neither mapped nor push direction or
+    start, which have their own options), as ((name, value), ...) in catalogue order."""
+    held = {}
+    for spec in specs:
+        a, values = parse_axis(spec, "set")
+        if len(values) != 1 or a.name in mapped or a.name in held or a.name in ("push_dir", "push_t0"):
+            raise BadInput("set", f"{spec!r}: give one value (AXIS=V) of an axis that is neither a row nor a column "
+                           "axis, once (push direction and start: --push-dir, --push-t0)")
+        held[a.name] = values[0]
+    return tuple((a.name, held[a.name]) for a in CATALOGUE if a.name in held)
+
+
 @dataclass(frozen=True)
 class Grid:
-    """mu x push x seeds, with the push direction and start fixed for the whole sweep."""
+    """Rows x columns x seeds: the rows are values of `row_axis` (friction by default), the columns of
+    `col_axis` (push); the push direction and start, and any `held` axes, fixed for the whole sweep.
+
+    The fields keep the names of today's grid (`mus`, `pushes`: the row and column values; `mu_idx`,
+    `push_idx` in a `GridWorld`), so a friction x push grid is recorded byte for byte as before; a grid of
+    other axes says which in its record (`as_dict`, `records.world_record`)."""
 
     mus: tuple[float, ...]
     pushes: tuple[float, ...]
     seeds_per_cell: int
     push_dir: float = DEFAULT_DIR
     push_t0: float = DEFAULT_T0
+    row_axis: str = DEFAULT_ROW_AXIS
+    col_axis: str = DEFAULT_COL_AXIS
+    held: tuple[tuple[str, float], ...] = ()
 
     @classmethod
     def build(
@@ -157,16 +203,31 @@ class Grid:
         seeds_per_cell: int = DEFAULT_SEEDS_PER_CELL,
         push_dir: float = DEFAULT_DIR,
         push_t0: float = DEFAULT_T0,
+        rows: str | None = None,
+        cols: str | None = None,
+        held: list[str] = (),
     ) -> "Grid":
+        """Friction x push from the ranges, or the axes `rows` / `cols` name (``AXIS=LO:HI:N`` or
+        ``AXIS=V1,V2``) in their place, with `held` (``AXIS=V``) fixed; bad input names the option."""
         if seeds_per_cell < 1:
             raise BadInput("seeds_per_cell", "must be at least 1")
-        return cls(
-            axis("mu", *mu_range, n_mu, "mu_range"),
-            axis("push", *push_range, n_push, "push_range"),
-            seeds_per_cell,
-            check_dir(push_dir),
-            check_t0(push_t0),
-        )
+        row_axis, row_values = (parse_grid_axis(rows, "rows") if rows else
+                                (DEFAULT_ROW_AXIS, axis("mu", *mu_range, n_mu, "mu_range")))
+        col_axis, col_values = (parse_grid_axis(cols, "cols") if cols else
+                                (DEFAULT_COL_AXIS, axis("push", *push_range, n_push, "push_range")))
+        if row_axis == col_axis:
+            raise BadInput("cols", f"the rows and the columns are both {row_axis}; map two different axes")
+        grid = cls(row_values, col_values, seeds_per_cell, check_dir(push_dir), check_t0(push_t0), row_axis,
+                   col_axis, parse_held(list(held), (row_axis, col_axis)))
+        if grid.n_rollouts > SWEEP_SEEDS.size:
+            raise BadInput("seeds_per_cell", f"the grid would hold {grid.n_rollouts:,} worlds; the sweep's seed "
+                           f"range holds {SWEEP_SEEDS.size:,}")
+        return grid
+
+    @property
+    def default_axes(self) -> bool:
+        """Today's grid: friction rows, push columns, nothing held."""
+        return self.row_axis == DEFAULT_ROW_AXIS and self.col_axis == DEFAULT_COL_AXIS and not self.held
 
     @property
     def n_rollouts(self) -> int:
@@ -179,13 +240,29 @@ class Grid:
         cell = mu_idx * len(self.pushes) + push_idx
         return world_seed("boundary", cell, seed_idx, seeds_per_cell=self.seeds_per_cell)
 
+    def world(self, row: float, col: float, seed: int) -> World:
+        """The world of a cell: friction and push at their defaults unless mapped (the axes' defaults: mu 1,
+        no push), the held axes and the mapped ones set."""
+        values = {"mu": AXES["friction"].default, "push_pct": AXES["push"].default, "push_dir": self.push_dir,
+                  "push_t0": self.push_t0}
+        values.update((AXES[name].field, v) for name, v in self.held)
+        values[AXES[self.row_axis].field] = row
+        values[AXES[self.col_axis].field] = col
+        return World(**values, seed=seed)
+
     def worlds(self) -> Iterator[GridWorld]:
         """Every world of the grid in rollout-index order."""
-        for i, mu in enumerate(self.mus):
-            for j, push in enumerate(self.pushes):
+        for i, row in enumerate(self.mus):
+            for j, col in enumerate(self.pushes):
                 for s in range(self.seeds_per_cell):
-                    world = World(mu, push, self.push_dir, self.push_t0, self.seed(i, j, s))
-                    yield GridWorld(world, i, j, s, self.rollout_index(i, j, s))
+                    yield GridWorld(self.world(row, col, self.seed(i, j, s)), i, j, s, self.rollout_index(i, j, s))
+
+    def axes_record(self) -> dict:
+        """What a grid of other axes records beside its values (empty for today's grid): the row and column
+        axes its indices refer to, and the held axes."""
+        if self.default_axes:
+            return {}
+        return {"row_axis": self.row_axis, "col_axis": self.col_axis, "set": dict(self.held)}
 
     def as_dict(self) -> dict:
         return {
@@ -196,4 +273,11 @@ class Grid:
             "push_t0_s": self.push_t0,
             "seed_scheme": BOUNDARY_SEED_SCHEME,
             "total_rollouts": self.n_rollouts,
+            **self.axes_record(),
         }
+
+
+def grid_axes(grid: Mapping) -> tuple[Axis, Axis]:
+    """The row and column axes of a recorded grid (`Grid.as_dict`, or a reduction's grid): friction and
+    push unless it names others."""
+    return AXES[grid.get("row_axis", DEFAULT_ROW_AXIS)], AXES[grid.get("col_axis", DEFAULT_COL_AXIS)]

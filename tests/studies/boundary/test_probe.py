@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -29,7 +25,7 @@ from policylab.studies.boundary.records import stored_robot
 from policylab.studies.boundary.simulation import simulate_worlds
 from policylab.studies.boundary.world import World
 from tests.support.boundary_fixtures import cli, make_sweep, pd_checkpoint
-from tests.support.paths import ROOT
+from tests.support.probe_page import run_and_wait, start_probe, stop_probe
 
 pytestmark = pytest.mark.slow
 
@@ -50,16 +46,6 @@ def store(tmp_path_factory) -> Path:
     return base / "store"
 
 
-def _start(store: Path, out: Path) -> tuple[subprocess.Popen, str]:
-    """The real command in a session of its own (so Ctrl-C can go to its whole group); its address."""
-    proc = subprocess.Popen([sys.executable, "-m", "policylab.cli", "boundary", "probe", "--store", str(store),
-                             "--out", str(out)], env={**os.environ, "PYTHONPATH": str(ROOT)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    line = proc.stdout.readline()
-    assert line.startswith("probe: http://127.0.0.1:"), (line, proc.stderr.read() if proc.poll() is not None else "")
-    return proc, line.split()[1]
-
-
 def _resimulate(store: Path, world: World) -> dict:
     """The world played here, by the sweep's own policy and robot (the store's copies)."""
     with Store(store) as s:
@@ -77,28 +63,11 @@ def _post(url: str, body: dict) -> tuple[int, dict]:
         return exc.code, json.loads(exc.read())
 
 
-def _shown(page: Session) -> dict:
-    """What the result panel shows: outcome (status, t_fail), the store comparison, the key, the sha256."""
-    return page.evaluate("""(() => { const o = document.getElementById('outcome').dataset;
-        return {status: o.status, t_fail: JSON.parse(o.tFail), key: o.key, sha256: o.sha256,
-                text: document.getElementById('outcome').innerText,
-                stored: document.getElementById('stored').dataset.bitwise,
-                stored_text: document.getElementById('stored').innerText}; })()""")
-
-
-def _run_and_wait(page: Session, click_js: str) -> dict:
-    page.evaluate("document.getElementById('outcome').dataset.status = ''; "
-                  "delete document.getElementById('clip-status').dataset.done;" + click_js)
-    page.wait_for("document.getElementById('outcome').dataset.status", timeout=120)
-    page.wait_for("document.getElementById('clip-status').dataset.done", timeout=120)
-    return _shown(page)
-
-
 def test_probe_page_in_browser(store, tmp_path):
     with Store(store) as s:
         before = s.fingerprint()
     out = tmp_path / "probe-out"
-    proc, url = _start(store, out)
+    proc, url = start_probe(store, out)
     try:
         with Session() as page:
             page.open(url)
@@ -127,7 +96,7 @@ def test_probe_page_in_browser(store, tmp_path):
             assert [[seed, stored[seed].outcome["status"]] for seed, _ in rows] == rows
 
             # a stored world, run again: shown outcome == record == re-simulation, bit for bit
-            shown = _run_and_wait(page, "document.querySelectorAll('#cell-worlds button.run-world')[1].click()")
+            shown = run_and_wait(page, "document.querySelectorAll('#cell-worlds button.run-world')[1].click()")
             rec = stored[rows[1][0]]
             assert shown["key"] == rec.key
             assert (shown["status"], shown["t_fail"]) == (rec.outcome["status"], rec.outcome["t_fail"])
@@ -145,7 +114,7 @@ def test_probe_page_in_browser(store, tmp_path):
 
             # an off-grid world with a probe seed, written into the store on request
             fill = "".join(f"document.getElementById('axis-{k}').value = '{v}';" for k, v in OFF_GRID.items())
-            shown = _run_and_wait(page, fill + "document.getElementById('checkpoint').value = 'pd_soft';"
+            shown = run_and_wait(page, fill + "document.getElementById('checkpoint').value = 'pd_soft';"
                                   "document.getElementById('seed-probe').checked = true;"
                                   f"document.getElementById('seed_index').value = '{PROBE_INDEX}';"
                                   "document.getElementById('save').checked = true;"
@@ -190,12 +159,7 @@ def test_probe_page_in_browser(store, tmp_path):
         assert (out / "config.json").is_file() and list(out.glob("*.mp4"))
     finally:
         workers = [p for p in _children(proc.pid)]
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal reaches the whole group
-        try:
-            rest, err = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
+        rest, err = stop_probe(proc)
     assert proc.returncode == 0, err
     assert "Traceback" not in err, err
     # a stored world, an off-grid one and the two queued: four runs

@@ -28,8 +28,9 @@ function deltaColor(d) {  // survival change: blue safer, red worse
                 : `rgb(255,${Math.round(255 - 200 * a)},${Math.round(255 - 200 * a)})`;
 }
 
-// Grid geometry shared by both maps: columns are pushes, rows frictions (lowest at the bottom).
-function frame(svg, mus, pushes) {
+// Grid geometry shared by both maps: columns are the column axis's values (pushes), rows the row axis's
+// (frictions), lowest at the bottom; `ax` names both (probe_view.map_axes).
+function frame(svg, mus, pushes, ax) {
   svg.innerHTML = "";
   const W = +svg.getAttribute("width"), H = +svg.getAttribute("height"), L = 60, B = 40, T = 10, R = 10;
   const cw = (W - L - R) / pushes.length, ch = (H - T - B) / mus.length;
@@ -41,8 +42,8 @@ function frame(svg, mus, pushes) {
   pushes.forEach((p, j) => { if (j % step === 0) svgEl(svg, "text", { x: g.x(j) + cw / 2, y: H - B + 14, "text-anchor": "middle", "font-size": 10 }, p); });
   const mstep = Math.max(1, Math.ceil(mus.length / 12));
   mus.forEach((m, i) => { if (i % mstep === 0) svgEl(svg, "text", { x: L - 4, y: g.y(i) + ch / 2 + 3, "text-anchor": "end", "font-size": 10 }, m.toFixed(2)); });
-  svgEl(svg, "text", { x: L + (W - L - R) / 2, y: H - 6, "text-anchor": "middle", "font-size": 11 }, "push, % bodyweight");
-  svgEl(svg, "text", { x: 12, y: T + (H - T - B) / 2, "font-size": 11, transform: `rotate(-90 12 ${T + (H - T - B) / 2})`, "text-anchor": "middle" }, "friction mu");
+  svgEl(svg, "text", { x: L + (W - L - R) / 2, y: H - 6, "text-anchor": "middle", "font-size": 11 }, axisTitle(ax.col));
+  svgEl(svg, "text", { x: 12, y: T + (H - T - B) / 2, "font-size": 11, transform: `rotate(-90 12 ${T + (H - T - B) / 2})`, "text-anchor": "middle" }, axisTitle(ax.row));
   return g;
 }
 
@@ -63,15 +64,15 @@ function drawSweep() {
   $("cell").textContent = "Click a cell of the map.";
   if (!entry.reduction) { svg.innerHTML = ""; $("boundary-text").textContent = ""; return; }
   const red = entry.reduction, grid = red.sweep.grid, mus = grid.mus, pushes = grid.pushes_pct_bw;
-  const g = frame(svg, mus, pushes);
+  const ax = entry.axes, g = frame(svg, mus, pushes, ax);
   for (const c of red.cells) {
     const r = svgEl(svg, "rect", { class: "cell", x: g.x(c.push_idx), y: g.y(c.mu_idx), width: g.cw, height: g.ch,
       fill: dangerColor(c.danger), "data-mu": c.mu_idx, "data-push": c.push_idx });
-    svgEl(r, "title", {}, `mu ${c.mu}, push ${c.push_pct_bw} %BW: S = ${c.survival === null ? "n/a" : c.survival.toFixed(2)} (${c.n_failed} failed, ${c.n_censored} survived, ${c.n_diverged} diverged)`);
+    svgEl(r, "title", {}, `${cellName(ax, c)}: S = ${c.survival === null ? "n/a" : c.survival.toFixed(2)} (${c.n_failed} failed, ${c.n_censored} survived, ${c.n_diverged} diverged)`);
     r.addEventListener("click", () => showCell(entry, c, r));
   }
   const tr = red.training;
-  if (tr) {  // the training distribution: friction band and largest training push, dashed
+  if (tr && !grid.row_axis) {  // the training distribution on a friction x push map: friction band, largest push, dashed
     const dash = { stroke: "#1565c0", "stroke-width": 2, "stroke-dasharray": "6 4", fill: "none" };
     if (tr.friction_range) for (const m of tr.friction_range) svgEl(svg, "line", { ...dash, x1: g.L, x2: g.W - 10, y1: g.my(m), y2: g.my(m), class: "training" });
     if (tr.push_pct_max > 0) svgEl(svg, "line", { ...dash, x1: g.px(tr.push_pct_max), x2: g.px(tr.push_pct_max), y1: g.T, y2: g.H - g.B, class: "training" });
@@ -82,7 +83,7 @@ function drawSweep() {
     const y = g.y(b.mu_idx) + g.ch / 2;
     svgEl(svg, "line", { x1: g.px(b.ci95_pct_bw[0]), x2: g.px(b.ci95_pct_bw[1]), y1: y, y2: y, stroke: "#000", "stroke-width": 2, class: "boundary-ci" });
     svgEl(svg, "circle", { cx: g.px(b.median_pct_bw), cy: y, r: 4, fill: "#000", class: "boundary" });
-    lines.push(`mu ${b.mu}: ${b.median_pct_bw.toFixed(1)} [${b.ci95_pct_bw[0].toFixed(1)}, ${b.ci95_pct_bw[1].toFixed(1)}] %BW`);
+    lines.push(`${ax.row.label} ${b.mu}: ${b.median_pct_bw.toFixed(1)} [${b.ci95_pct_bw[0].toFixed(1)}, ${b.ci95_pct_bw[1].toFixed(1)}] ${ax.col.unit}`);
   }
   $("boundary-text").textContent = `${red.sweep.checkpoint}: ${red.totals.failed} failed, ${red.totals.censored} survived, ${red.totals.diverged} diverged. Boundary (median [95% CI]): ` + (lines.join("; ") || "none in range");
 }
@@ -91,7 +92,7 @@ function drawDiff() {
   const d = MAPS.diffs[+$("diff").value];
   const svg = $("diffmap");
   if (d.error) { svg.innerHTML = ""; $("diff-summary").textContent = `${d.a} vs ${d.b}: not comparable (${d.error})`; return; }
-  const g = frame(svg, d.grid.mus, d.grid.pushes_pct_bw);
+  const g = frame(svg, d.grid.mus, d.grid.pushes_pct_bw, d.axes);
   for (const c of d.cells) {
     const r = svgEl(svg, "rect", { x: g.x(c.push_idx), y: g.y(c.mu_idx), width: g.cw, height: g.ch, fill: deltaColor(c.delta_survival),
       stroke: c.change === "unchanged" ? "#fff" : "#000", "stroke-width": c.change === "unchanged" ? 0.5 : 2, class: `diff-cell ${c.change}` });
@@ -106,7 +107,7 @@ function showCell(entry, c, rect) {
   rect.classList.add("picked");
   const grid = entry.reduction.sweep.grid, box = $("cell");
   box.className = "";
-  box.innerHTML = `<p>${entry.name}: mu ${c.mu}, push ${c.push_pct_bw} %BW, direction ${grid.push_dir_deg} deg, start ${grid.push_t0_s} s; S = ${c.survival === null ? "n/a" : c.survival.toFixed(3)}</p>`;
+  box.innerHTML = `<p>${entry.name}: ${cellName(entry.axes, c)}, direction ${grid.push_dir_deg} deg, start ${grid.push_t0_s} s; S = ${c.survival === null ? "n/a" : c.survival.toFixed(3)}</p>`;
   const table = document.createElement("table");
   table.id = "cell-worlds";
   table.innerHTML = "<tr><th>seed index</th><th>seed</th><th>stored outcome</th><th>t_fail (s)</th><th></th></tr>";
@@ -120,7 +121,7 @@ function showCell(entry, c, rect) {
     b.textContent = "Load + run";
     b.className = "run-world";
     b.addEventListener("click", () => {
-      setWorld({ mu: c.mu, push_pct: c.push_pct_bw, push_dir: grid.push_dir_deg, push_t0: grid.push_t0_s });
+      setWorld({ ...entry.axes.world, [entry.axes.row.name]: c.mu, [entry.axes.col.name]: c.push_pct_bw });
       $("checkpoint").value = entry.name;
       $("sweep_seed").value = r.seed;
       $("seed-sweep").checked = true;
@@ -130,6 +131,11 @@ function showCell(entry, c, rect) {
   }
   box.appendChild(table);
 }
+
+function axisTitle(a) { return a.unit ? `${a.label.replace(/ \(.*\)$/, "")}, ${a.unit}` : a.label; }
+
+// A cell by its row and column values (`mu` and `push_pct_bw` hold them whatever the axes).
+function cellName(ax, c) { return `${ax.row.label} ${c.mu}, ${ax.col.label} ${c.push_pct_bw}`; }
 
 function setWorld(values) {
   for (const [k, v] of Object.entries(values)) { const el = $(`axis-${k}`); if (el) el.value = v; }
