@@ -5,13 +5,14 @@ and hands them, with a `BatchRunner` for its environment family, to `ensure`. `e
 the store already holds, packs the rest into units of work (the runner decides how: one emulator
 per ALE seed, thousands of shadow Breakout seeds per vectorized batch, a chunk of MuJoCo worlds,
 one Lava Leap training run), runs them on any executor with a progress bar, and writes each
-result as one record from the driver process as it arrives. A key that is present is never run
+result from the driver process as it arrives: one unit file of payloads and the unit's rows in one
+transaction. A key that is present is never run
 again, so a killed run resumes where it stopped and ends with the same store.
 
 Writes overlap simulation: a payload's compression and rename release the GIL, so one writer
 thread stores unit k while unit k+1 simulates (about 1 minute of a 6,400-rollout boundary sweep).
 At most one unit waits for the writer, so a kill loses at most the units not yet written, never
-a partial record (payloads are renamed into place before their index row is inserted). An
+a partial record (a unit's file is renamed into place before its index rows are inserted). An
 interrupt (Ctrl-C, SIGTERM) loses only the units still running: the executor hands over every unit
 that had finished, and each is written before `Interrupted` goes on up.
 """
@@ -31,7 +32,7 @@ import numpy as np
 from policylab.interrupts import check, deferred
 from policylab.progress import say, tally
 from policylab.rollout.executors import run_tasks
-from policylab.rollout.store import Record, Store, rollout_key
+from policylab.rollout.store import Put, Record, Store, rollout_key
 
 Outcome = Mapping[str, Any]
 Payload = Mapping[str, np.ndarray]
@@ -105,10 +106,9 @@ class _Writer:
             self._local.store = Store(self._root)
         if len(results) != len(unit):
             raise RuntimeError(f"a unit of {len(unit)} rollouts returned {len(results)} results")
-        for p, (outcome, payload) in zip(unit, results):
-            self._local.store.put(p.key, study=p.study, world={**p.world, **p.labels}, policy=p.policy,
-                                  protocol=p.protocol, outcome=outcome, payload=payload)
-            tally.add(1)
+        self._local.store.put_many([Put(p.key, p.study, {**p.world, **p.labels}, p.policy, p.protocol, outcome, payload)
+                                    for p, (outcome, payload) in zip(unit, results)])
+        tally.add(len(unit))
         self.busy_s += time.perf_counter() - t0
 
     def submit(self, unit: list[Planned], results) -> None:
