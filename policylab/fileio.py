@@ -201,9 +201,17 @@ def arrays_digest(arrays: Mapping[str, np.ndarray]) -> str:
     h = hashlib.sha256()
     for name in sorted(arrays):
         a = np.ascontiguousarray(arrays[name])
-        h.update(canonical_json([name, a.dtype.str, list(a.shape)]).encode())
+        h.update(_entry(name, a).encode())
         h.update(memoryview(a).cast("B") if a.size else b"")
     return h.hexdigest()
+
+
+def _entry(name: str, a: np.ndarray) -> str:
+    """`canonical_json([name, a.dtype.str, list(a.shape)])`, written directly (it is made per array)."""
+    return f"[{_ENCODE_STR(name)},{_ENCODE_STR(a.dtype.str)},[{','.join(map(str, a.shape))}]]"
+
+
+_ENCODE_STR = json.encoder.encode_basestring_ascii
 
 
 def pack_arrays(arrays: Mapping[str, np.ndarray]) -> tuple[bytes, str]:
@@ -219,13 +227,13 @@ def pack_arrays(arrays: Mapping[str, np.ndarray]) -> tuple[bytes, str]:
         a = np.ascontiguousarray(arrays[name])
         if a.dtype.hasobject:
             raise TypeError(f"array {name!r} holds Python objects; payloads hold numbers only")
-        entry = [name, a.dtype.str, list(a.shape)]
+        entry = _entry(name, a)
         header.append(entry)
-        h.update(canonical_json(entry).encode())
+        h.update(entry.encode())
         raw = memoryview(a).cast("B") if a.size else b""
         h.update(raw)
         parts.append(_shuffle(a) if a.dtype.itemsize > 1 and a.size else bytes(raw))
-    head = canonical_json(header).encode()
+    head = ("[" + ",".join(header) + "]").encode()
     body = _zstd().compress(b"".join(parts))
     return b"".join((PACKED_MAGIC, struct.pack("<I", len(head)), head, body)), h.hexdigest()
 

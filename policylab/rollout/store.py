@@ -125,6 +125,8 @@ def _canonical(obj: Any, out: list) -> None:
         out.append(_ENCODE_STR(obj))
     elif t is FrozenJSON:
         out.append(obj.canonical)
+    elif t is _Spliced:
+        out.append(obj.text)
     elif t is dict and all(type(k) is str for k in obj):
         out.append("{")
         for i, k in enumerate(sorted(obj)):
@@ -155,11 +157,6 @@ def _canonical(obj: Any, out: list) -> None:
 def _hash(obj: Any, length: int = 16) -> str:
     """`policylab.hashing.hash_obj`, through `canonical`."""
     return sha256_hex(canonical(obj).encode())[:length]
-
-
-def _as_dict(obj: Mapping[str, Any]) -> dict:
-    """A record's copy of a mapping (a `FrozenJSON` is kept: it is read-only and carries its JSON)."""
-    return obj if isinstance(obj, FrozenJSON) else dict(obj)
 
 
 def _provenance() -> FrozenJSON:
@@ -374,13 +371,13 @@ class Store:
         transaction; with `write`, the unit file is written first (else it is already in place, as a
         worker wrote it: `unit_path` of the same keys)."""
         path = unit_path([it.key for it in items]) if any(b is not None for b in blobs) else None
-        rows, offset = [], 0
+        rows, offset, memo = [], 0, {}
         for it, blob in zip(items, blobs):
             where = (None, None, None, None)
             if blob is not None:
                 where = (path, blob[1], offset, len(blob[0]))
                 offset += len(blob[0])
-            rows.append(_row(it, *where))
+            rows.append(_row(it, *where, memo))
         if write and path is not None:
             atomic_write_bytes(self.root / path, b"".join(b[0] for b in blobs if b is not None))
         before = self._db.total_changes
@@ -486,22 +483,47 @@ class Store:
         return int(self.get_meta(SCHEMA_META) or 1)
 
 
-def _row(it: Put, path, sha, offset, length) -> tuple:
-    world = it.world
+def _row(it: Put, path, sha, offset, length, memo: dict) -> tuple:
+    """The index row of a rollout. Each part's canonical JSON is made once and spliced into the
+    record (`_Spliced`), its hash taken from the same text; a unit's rollouts mostly share one
+    policy and one protocol object, whose texts `memo` keeps for the call."""
+    world = _spliced(it.world)
+    policy, protocol = _shared(it.policy, memo), _shared(it.protocol, memo)
     data = {
         "key": it.key,
         "study": it.study,
-        "world": dict(world),
-        "world_hash": _hash(world),
-        "policy": _as_dict(it.policy),
-        "policy_hash": _hash(it.policy),
-        "protocol": _as_dict(it.protocol),
+        "world": world,
+        "world_hash": world.hash,
+        "policy": policy,
+        "policy_hash": policy.hash,
+        "protocol": protocol,
         "outcome": dict(it.outcome),
         "provenance": _provenance(),
         "payload_sha256": sha,
     }
-    return (it.key, it.study, str(world.get("env", "")), str(it.policy.get("name", "")), int(world.get("seed", -1)),
-            canonical(data), path, sha, offset, length)
+    return (it.key, it.study, str(it.world.get("env", "")), str(it.policy.get("name", "")),
+            int(it.world.get("seed", -1)), canonical(data), path, sha, offset, length)
+
+
+class _Spliced:
+    """A part of a record whose canonical JSON is already made (`_canonical` writes `text` as it is)."""
+
+    __slots__ = ("text", "hash")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.hash = sha256_hex(text.encode())[:16]
+
+
+def _spliced(obj: Mapping[str, Any]) -> _Spliced:
+    return _Spliced(obj.canonical if isinstance(obj, FrozenJSON) else canonical(obj))
+
+
+def _shared(obj: Mapping[str, Any], memo: dict) -> _Spliced:
+    hit = memo.get(id(obj))
+    if hit is None or hit[0] is not obj:
+        hit = memo[id(obj)] = (obj, _spliced(obj))
+    return hit[1]
 
 
 def _encoded(payload: Mapping[str, np.ndarray]) -> tuple[bytes, str]:
