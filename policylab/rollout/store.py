@@ -51,10 +51,11 @@ from policylab.fileio import (EncodedArrays, arrays_digest, arrays_to_bytes, ato
                               read_arrays, unpack_arrays)
 from policylab.hashing import canonical_json, sha256_hex
 from policylab.provenance import record as provenance_record
+from policylab.rollout import unit_file
+from policylab.rollout.unit_file import UNITS
 
 SCHEMA_VERSION = 2
 SCHEMA_META = "store.schema_version"  # the meta row naming the layout's version
-UNITS = "units"
 LEGACY_PAYLOADS = "payloads"  # schema version 1: one npz per rollout
 
 # One transaction: a kill leaves the index as it was before (nothing, or a complete schema).
@@ -353,8 +354,8 @@ class Store:
         return self.require(key)
 
     def put_many(self, items: Sequence[Put]) -> int:
-        """Write a unit's rollouts: their payloads into one unit file, then their rows in one
-        transaction. Keys already present (or repeated) are left untouched; returns how many were new."""
+        """Write a unit's rollouts: their payloads into one unit file (`unit_file`), then their rows in
+        one transaction. Keys already present (or repeated) are left untouched; returns how many were new."""
         todo, seen = [], set()
         present = self._present([it.key for it in items])
         for it in items:
@@ -363,23 +364,23 @@ class Store:
                 seen.add(it.key)
         if not todo:
             return 0
-        blobs = [_encoded(it.payload) if it.payload is not None else None for it in todo]
-        return self.commit_unit(todo, blobs, write=True)
+        blobs = [encoded_payload(it.payload) if it.payload is not None else None for it in todo]
+        keys = [it.key for it in todo]
+        data, places = unit_file.encode(keys, [it.outcome for it in todo], blobs)
+        if any(b is not None for b in blobs):
+            atomic_write_bytes(self.root / unit_file.name(keys), data)
+        return self.commit_unit(todo, places)
 
-    def commit_unit(self, items: Sequence[Put], blobs: Sequence[tuple[bytes, str] | None], *, write: bool) -> int:
-        """Insert the rows of a unit whose payloads are `blobs` (packed bytes, digest), in one
-        transaction; with `write`, the unit file is written first (else it is already in place, as a
-        worker wrote it: `unit_path` of the same keys)."""
-        path = unit_path([it.key for it in items]) if any(b is not None for b in blobs) else None
-        rows, offset, memo = [], 0, {}
-        for it, blob in zip(items, blobs):
-            where = (None, None, None, None)
-            if blob is not None:
-                where = (path, blob[1], offset, len(blob[0]))
-                offset += len(blob[0])
+    def commit_unit(self, items: Sequence[Put], places: Sequence[tuple[str, int, int] | None],
+                    path: str | None = None) -> int:
+        """Insert the rows of a unit whose file is in place (`path`, by default `unit_file.name` of the
+        items' keys), each payload's (sha256, offset, length) in `places`, in one transaction; returns
+        how many were new."""
+        path = path or unit_file.name([it.key for it in items])
+        rows, memo = [], {}
+        for it, place in zip(items, places):
+            where = (None, None, None, None) if place is None else (path, *place)
             rows.append(_row(it, *where, memo))
-        if write and path is not None:
-            atomic_write_bytes(self.root / path, b"".join(b[0] for b in blobs if b is not None))
         before = self._db.total_changes
         with self._transaction():
             self._db.executemany("INSERT OR IGNORE INTO rollouts VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
@@ -526,16 +527,11 @@ def _shared(obj: Mapping[str, Any], memo: dict) -> _Spliced:
     return hit[1]
 
 
-def _encoded(payload: Mapping[str, np.ndarray]) -> tuple[bytes, str]:
+def encoded_payload(payload: Mapping[str, np.ndarray]) -> tuple[bytes, str]:
+    """(packed bytes, sha256) of a payload, made once (an `EncodedArrays` carries them already)."""
     if isinstance(payload, EncodedArrays):
         return payload.packed, payload.digest
     return pack_arrays(payload)
-
-
-def unit_path(keys: Sequence[str]) -> str:
-    """The unit file of a unit's rollouts, named by their keys: the same unit written twice (two
-    runs sharing a store, a worker and a resumed driver) is one file of the same bytes."""
-    return f"{UNITS}/{sha256_hex(chr(10).join(keys).encode())[:32]}.pack"
 
 
 def read_payload(root: Path, rec: Record, *, verify: bool = True,

@@ -17,7 +17,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from policylab.fileio import atomic_write_bytes, pack_arrays
-from policylab.rollout.store import LEGACY_PAYLOADS, UNITS, Record, Store, read_payload, temp_files, unit_path
+from policylab.rollout import unit_file
+from policylab.rollout.store import LEGACY_PAYLOADS, UNITS, Record, Store, read_payload, temp_files
 
 PACK_UNIT = 1000  # rollouts per unit file when a version-1 store is packed
 
@@ -98,14 +99,11 @@ def pack_store(root: Path) -> dict:
         for i in range(0, len(legacy), PACK_UNIT):
             part = legacy[i : i + PACK_UNIT]
             arrays = [store.payload(r.key) for r in part]  # DamagedPayload (exit 2) names `store check`
-            blobs = [pack_arrays(a) for a in arrays]
-            rel = unit_path([r.key for r in part])
-            atomic_write_bytes(root / rel, b"".join(b for b, _ in blobs))
-            moves, offset = [], 0
-            for rec, (blob, digest) in zip(part, blobs):
-                moves.append((rec.key, rel, digest, offset, len(blob)))
-                offset += len(blob)
-            store.move_payloads(moves)
+            keys = [r.key for r in part]
+            data, places = unit_file.encode(keys, [r.outcome for r in part], [pack_arrays(a) for a in arrays])
+            rel = unit_file.name(keys)
+            atomic_write_bytes(root / rel, data)
+            store.move_payloads([(key, rel, *place) for key, place in zip(keys, places)])
             for rec in part:
                 (root / rec.payload_path).unlink(missing_ok=True)
             moved += len(part)
