@@ -41,7 +41,7 @@ from policylab.interrupts import check, deferred
 from policylab.progress import say, tally
 from policylab.rollout.executors import run_tasks
 from policylab.rollout import unit_file
-from policylab.rollout.store import Put, Record, Store, encoded_payload, rollout_key
+from policylab.rollout.store import Put, Record, Store, encoded_payload, remove_stale_temps, rollout_key
 
 Outcome = Mapping[str, Any]
 Payload = Mapping[str, np.ndarray]
@@ -271,6 +271,8 @@ def ensure(
         check()
     finally:
         writer.close()
+        if executor != "local":  # a worker stopped mid-write leaves its temp file; its process is gone now
+            remove_stale_temps(store.root)
     stats.write_s = writer.busy_s
     out = {}
     for k in keys:
