@@ -16,9 +16,10 @@ committed (a killed driver, or another run sharing the store) is committed from 
 digests checked, when the next `ensure` plans its rollouts, instead of being run again.
 
 Writes overlap simulation: a payload's compression and rename release the GIL, so one writer
-thread stores unit k while unit k+1 simulates (about 1 minute of a 6,400-rollout boundary sweep).
-At most one unit waits for the writer, so a kill loses at most the units not yet written, never
-a partial record (a unit's file is renamed into place before its index rows are inserted). An
+thread stores unit k while unit k+1 simulates. At most one unit waits for the writer, which
+gathers units into files of about a thousand rollouts (`FILE_ROLLOUTS`), so a kill loses at most
+the units not yet written, never a partial record (a file is renamed into place before its index
+rows are inserted). An
 interrupt (Ctrl-C, SIGTERM) loses only the units still running: the executor hands over every unit
 that had finished, and each is written before `Interrupted` goes on up.
 """
@@ -162,32 +163,61 @@ def _digest_checks(data: bytes, entry: list) -> bool:
         return False
 
 
+FILE_ROLLOUTS = 1000  # the local writer gathers finished units into one unit file until it holds this many,
+GATHER_S = 1.0  # or until its first unit has waited this long (or units come further apart: nothing to gather)
+
+
 class _Writer:
-    """One background thread that owns its own store connection and writes finished units."""
+    """One background thread that owns its own store connection and writes finished units.
+
+    Units the driver ran itself are gathered until they hold `FILE_ROLLOUTS` rollouts (a shadow
+    Breakout unit holds 256 and takes about 0.1 s) or the first has waited `GATHER_S`, then written
+    as one file and one transaction, so a store holds about one payload file per thousand rollouts;
+    a kill loses the gathered rollouts too (about a second of simulation), never part of a record.
+    Slow units (a boundary chunk takes seconds) are written as they come, and units a worker wrote
+    are committed as they come.
+    """
 
     def __init__(self, root: Path):
         self._root = root
         self._pool = ThreadPoolExecutor(1)
         self._pending: Future | None = None
         self._local = threading.local()
+        self._gathered: list[Put] = []
+        self._file_rollouts = FILE_ROLLOUTS
+        self._first_t = self._last_t = time.monotonic()
         self.busy_s = 0.0
+
+    def _store(self) -> Store:
+        if not hasattr(self._local, "store"):
+            self._local.store = Store(self._root)
+        return self._local.store
 
     def _write(self, unit: list[Planned], results: Sequence[tuple[Outcome, Payload | None]] | WrittenUnit) -> None:
         t0 = time.perf_counter()
-        if not hasattr(self._local, "store"):
-            self._local.store = Store(self._root)
-        if isinstance(results, WrittenUnit):  # the worker wrote the unit file: the rows alone
-            self._local.store.commit_unit([Put(p.key, p.study, {**p.world, **p.labels}, p.policy, p.protocol, outcome)
-                                           for p, outcome in zip(unit, results.outcomes)], results.places)
-            tally.add(len(unit))
-            self.busy_s += time.perf_counter() - t0
-            return
         if len(results) != len(unit):
             raise RuntimeError(f"a unit of {len(unit)} rollouts returned {len(results)} results")
-        self._local.store.put_many([Put(p.key, p.study, {**p.world, **p.labels}, p.policy, p.protocol, outcome, payload)
-                                    for p, (outcome, payload) in zip(unit, results)])
-        tally.add(len(unit))
+        if isinstance(results, WrittenUnit):  # the worker wrote the unit file: the rows alone
+            self._store().commit_unit([Put(p.key, p.study, {**p.world, **p.labels}, p.policy, p.protocol, outcome)
+                                       for p, outcome in zip(unit, results.outcomes)], results.places)
+            tally.add(len(unit))
+        else:
+            now = time.monotonic()
+            if not self._gathered:
+                self._first_t = now
+            slow = now - self._last_t >= GATHER_S
+            self._last_t = now
+            self._gathered += [Put(p.key, p.study, {**p.world, **p.labels}, p.policy, p.protocol, outcome, payload)
+                               for p, (outcome, payload) in zip(unit, results)]
+            if slow or len(self._gathered) >= self._file_rollouts or now - self._first_t >= GATHER_S:
+                self._flush()
         self.busy_s += time.perf_counter() - t0
+
+    def _flush(self) -> None:
+        if self._gathered:
+            items, self._gathered = self._gathered, []
+            self._store().put_many(items)
+            tally.add(len(items))
 
     def submit(self, unit: list[Planned], results) -> None:
         self.wait()
@@ -202,8 +232,16 @@ class _Writer:
         try:
             self.wait()
         finally:
-            self._pool.submit(self._close_store).result()
-            self._pool.shutdown()
+            try:
+                self._pool.submit(self._timed_flush).result()
+            finally:
+                self._pool.submit(self._close_store).result()
+                self._pool.shutdown()
+
+    def _timed_flush(self) -> None:
+        t0 = time.perf_counter()
+        self._flush()
+        self.busy_s += time.perf_counter() - t0
 
     def _close_store(self) -> None:
         if hasattr(self._local, "store"):

@@ -16,7 +16,6 @@ from policylab.cli import invoke
 from policylab.fileio import arrays_digest, arrays_to_bytes, pack_arrays, unpack_arrays
 from policylab.hashing import sha256_hex
 from policylab.rollout.store import SCHEMA_META, SCHEMA_VERSION, DamagedPayload, Put, Store, rollout_key
-from policylab.rollout.store_check import pack_store
 
 WORLD = {"env": "test-env", "seed": 7, "preset": "p"}
 POLICY = {"name": "pol", "params": {"a": 1.0}}

@@ -10,7 +10,7 @@ import pytest
 from policylab.fileio import pack_arrays
 from policylab.rollout import unit_file
 from policylab.rollout.ensure import EnsureStats, WrittenUnit, adopt_unit_files, ensure, run_and_write
-from policylab.rollout.store import Store
+from policylab.rollout.store import Put, Store
 from policylab.studies.lava_leap import runs
 from tests.rollout.test_ensure import _plan
 
@@ -40,7 +40,9 @@ def test_a_worker_writes_its_unit_and_the_driver_commits_the_same_store(tmp_path
     runner = runs.Runner()
     units = runner.pack(plan)
     with Store(tmp_path / "driver") as driver:
-        ensure(driver, plan, runner)  # the driver's writer thread writes every unit file
+        for unit, work in units:  # what the driver writes for each unit alone
+            driver.put_many([Put(p.key, p.study, {**p.world, **p.labels}, p.policy, p.protocol, o, payload)
+                             for p, (o, payload) in zip(unit, runner.run(work))])
         expected = {k: driver.require(k) for k in driver.keys()}
     with Store(tmp_path / "workers") as store:
         for unit, work in units:
@@ -76,3 +78,24 @@ def test_a_unit_file_whose_digests_do_not_check_is_run_again(tmp_path):
         ensure(plain, plan, runner)
         with Store(root) as store:
             assert store.fingerprint() == plain.fingerprint()
+
+
+def test_the_local_writer_gathers_units_into_files_of_file_rollouts(tmp_path, monkeypatch):
+    from policylab.rollout import ensure as ensure_module
+
+    monkeypatch.setattr(ensure_module, "GATHER_S", 1e9)  # gather by count alone: the layout is then fixed
+    monkeypatch.setattr(ensure_module, "FILE_ROLLOUTS", 4)
+    plan = _plan()
+    runner = runs.Runner()
+    assert len(runner.pack(plan)) == len(plan) == 6  # one training run per unit
+    with Store(tmp_path / "s") as store:
+        ensure(store, plan, runner)
+        files = sorted((tmp_path / "s" / "units").glob("*.pack"))
+        assert len(files) == 2  # 4 + the 2 the end of the run flushed
+        assert sorted(len(unit_file.trailer_of(f)) for f in files) == [2, 4]
+        with Store(tmp_path / "plain") as plain:
+            monkeypatch.setattr(ensure_module, "FILE_ROLLOUTS", 1)
+            ensure(plain, plan, runner)
+            assert len(list((tmp_path / "plain" / "units").glob("*.pack"))) == 6
+            assert plain.fingerprint() == store.fingerprint()
+            assert [plain.require(k).data for k in plain.keys()] == [store.require(k).data for k in store.keys()]
