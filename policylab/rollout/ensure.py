@@ -42,7 +42,8 @@ from policylab.interrupts import check, deferred
 from policylab.progress import say, tally
 from policylab.rollout.executors import run_tasks
 from policylab.rollout import unit_file
-from policylab.rollout.store import Put, Record, Store, encoded_payload, remove_stale_temps, rollout_key
+from policylab.rollout.store import (Put, Record, Store, canonical, encoded_payload, remove_stale_temps,
+                                     rollout_key)
 
 Outcome = Mapping[str, Any]
 Payload = Mapping[str, np.ndarray]
@@ -122,7 +123,7 @@ def run_and_write(task: tuple) -> WrittenUnit:
         raise RuntimeError(f"a unit of {len(keys)} rollouts returned {len(results)} results")
     outcomes = [outcome for outcome, _ in results]
     blobs = [None if payload is None else encoded_payload(payload) for _, payload in results]
-    data, places = unit_file.encode(keys, outcomes, blobs)
+    data, places = unit_file.encode(keys, [canonical(o) for o in outcomes], blobs)
     if any(b is not None for b in blobs):
         unit_file.write(base, unit_file.name(keys), data)
     return WrittenUnit(outcomes, places)

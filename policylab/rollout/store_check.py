@@ -18,7 +18,7 @@ from pathlib import Path
 
 from policylab.fileio import atomic_write_bytes, pack_arrays
 from policylab.rollout import unit_file
-from policylab.rollout.store import LEGACY_PAYLOADS, UNITS, Record, Store, read_payload, temp_files
+from policylab.rollout.store import LEGACY_PAYLOADS, UNITS, Record, Store, canonical, read_payload, temp_files
 
 PACK_UNIT = 1000  # rollouts per unit file when a version-1 store is packed
 
@@ -100,7 +100,8 @@ def pack_store(root: Path) -> dict:
             part = legacy[i : i + PACK_UNIT]
             arrays = [store.payload(r.key) for r in part]  # DamagedPayload (exit 2) names `store check`
             keys = [r.key for r in part]
-            data, places = unit_file.encode(keys, [r.outcome for r in part], [pack_arrays(a) for a in arrays])
+            data, places = unit_file.encode(keys, [canonical(r.outcome) for r in part],
+                                            [pack_arrays(a) for a in arrays])
             rel = unit_file.name(keys)
             atomic_write_bytes(root / rel, data)
             store.move_payloads([(key, rel, *place) for key, place in zip(keys, places)])

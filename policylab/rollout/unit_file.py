@@ -20,11 +20,12 @@ import os
 import socket
 import struct
 import uuid
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
-from policylab.hashing import canonical_json, sha256_hex
+from policylab.hashing import sha256_hex
 
 MAGIC = b"PLU1"
+_ENCODE_STR = json.encoder.encode_basestring_ascii
 UNITS = "units"
 _TAIL = struct.Struct("<Q4s")
 
@@ -34,22 +35,22 @@ def name(keys: Sequence[str]) -> str:
     return f"{UNITS}/{sha256_hex(chr(10).join(keys).encode())[:32]}.pack"
 
 
-def encode(keys: Sequence[str], outcomes: Sequence[Mapping[str, Any]],
+def encode(keys: Sequence[str], outcomes: Sequence[str],
            blobs: Sequence[tuple[bytes, str] | None]) -> tuple[bytes, list[tuple[str, int, int] | None]]:
-    """(file bytes, per rollout (sha256, offset, length) or None) of a unit whose payloads are
-    `blobs` (packed bytes, sha256)."""
+    """(file bytes, per rollout (sha256, offset, length) or None) of a unit whose outcomes are
+    `outcomes` (each its canonical JSON text) and payloads `blobs` (packed bytes, sha256)."""
     places: list[tuple[str, int, int] | None] = []
     entries, parts, offset = [], [], 0
     for key, outcome, blob in zip(keys, outcomes, blobs):
         if blob is None:
             places.append(None)
-            entries.append([key, dict(outcome), None, None, None])
+            entries.append(f"[{_ENCODE_STR(key)},{outcome},null,null,null]")
             continue
         places.append((blob[1], offset, len(blob[0])))
-        entries.append([key, dict(outcome), offset, len(blob[0]), blob[1]])
+        entries.append(f"[{_ENCODE_STR(key)},{outcome},{offset},{len(blob[0])},{_ENCODE_STR(blob[1])}]")
         parts.append(blob[0])
         offset += len(blob[0])
-    trailer = canonical_json(entries).encode()
+    trailer = ("[" + ",".join(entries) + "]").encode()  # canonical JSON, written directly
     return b"".join(parts) + trailer + _TAIL.pack(len(trailer), MAGIC), places
 
 

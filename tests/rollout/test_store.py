@@ -15,7 +15,9 @@ import pytest
 from policylab.cli import invoke
 from policylab.fileio import arrays_digest, arrays_to_bytes, pack_arrays, unpack_arrays
 from policylab.hashing import sha256_hex
-from policylab.rollout.store import SCHEMA_META, SCHEMA_VERSION, DamagedPayload, Put, Store, rollout_key
+from policylab.hashing import canonical_json
+from policylab.rollout.store import (SCHEMA_META, SCHEMA_VERSION, DamagedPayload, FrozenJSON, Put, Store, canonical,
+                                     rollout_key)
 
 WORLD = {"env": "test-env", "seed": 7, "preset": "p"}
 POLICY = {"name": "pol", "params": {"a": 1.0}}
@@ -90,6 +92,22 @@ def test_packed_bytes_are_deterministic_and_lossless():
         assert back[k].dtype == a[k].dtype and back[k].shape == a[k].shape and np.array_equal(back[k], a[k])
     changed = dict(a, a=np.arange(5) + 1)
     assert arrays_digest(changed) != digest
+
+
+def test_a_record_is_the_canonical_json_of_its_data(tmp_path):
+    physics = FrozenJSON({"gravity": 9.81, "paddle": [1, 2], "name": "p"})
+    world = {"env": "e", "seed": 3, "physics": physics, "unicode": "caf\u00e9"}
+    outcome = {"score": float("nan"), "steps": np.int64(7), "nested": {"b": 1, "a": [0.1, None]}}
+    with Store(tmp_path / "s") as store:
+        key = rollout_key(world, POLICY, PROTOCOL)
+        store.put(key, study="t", world=world, policy=FrozenJSON(POLICY), protocol=PROTOCOL, outcome=outcome,
+                  payload={"x": np.zeros(3)})
+        row = store._db.execute("SELECT record FROM rollouts").fetchone()[0]
+    data = json.loads(row)
+    assert row == canonical_json(data) == canonical(data)
+    assert data["outcome"] == {"score": None, "steps": 7, "nested": {"a": [0.1, None], "b": 1}}
+    assert data["world_hash"] == sha256_hex(canonical_json(world).encode())[:16]
+    assert data["policy_hash"] == sha256_hex(canonical_json(POLICY).encode())[:16]
 
 
 def test_present_key_is_never_rewritten(tmp_path):

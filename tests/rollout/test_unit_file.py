@@ -10,7 +10,7 @@ import pytest
 from policylab.fileio import pack_arrays
 from policylab.rollout import unit_file
 from policylab.rollout.ensure import EnsureStats, WrittenUnit, adopt_unit_files, ensure, run_and_write
-from policylab.rollout.store import Put, Store
+from policylab.rollout.store import Put, Store, canonical
 from policylab.studies.lava_leap import runs
 from tests.rollout.test_ensure import _plan
 
@@ -22,7 +22,7 @@ BLOBS = [pack_arrays({"a": np.arange(5.0)}), None, pack_arrays({"b": np.ones((2,
 @pytest.mark.parametrize("base", ["file", "plain", "memory"])
 def test_a_unit_file_written_through_fsspec_reads_back(tmp_path, base):
     root = {"file": f"file://{tmp_path}/store", "plain": str(tmp_path / "store"), "memory": "memory://store-test"}[base]
-    data, places = unit_file.encode(KEYS, OUTCOMES, BLOBS)
+    data, places = unit_file.encode(KEYS, [canonical(o) for o in OUTCOMES], BLOBS)
     rel = unit_file.name(KEYS)
     unit_file.write(root, rel, data)
     assert unit_file.read(root, rel) == data
