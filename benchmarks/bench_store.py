@@ -11,6 +11,8 @@
    wall seconds, files left in the out folder, store bytes: the size of real trajectories.
 3. `policylab breakout eval --env shadow --episodes 100000` in this checkout only (the goal: <= 3
    minutes, <= 200 files).
+4. The default Go1 sweep (`policylab boundary sweep`, 6,400 rollouts) in both trees: wall seconds,
+   the store writer thread's busy seconds (its timing.json), store files and bytes.
 
 Each measurement runs in a subprocess with PYTHONPATH set to its tree; rounds alternate the trees.
 Usage:
@@ -113,6 +115,19 @@ def eval_run(tree: Path, out: Path, episodes: int) -> dict:
             "store_bytes": store_size}
 
 
+def go1_sweep(tree: Path, out: Path) -> dict:
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [sys.executable, "-m", "policylab.cli", "boundary", "sweep", "--store", str(out / "store"),
+           "--out", str(out / "sweep")]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=tree_env(tree), cwd=tree)
+    timing = json.loads((out / "sweep" / "timing.json").read_text())
+    files, size = files_and_bytes(out / "store")
+    shutil.rmtree(out, ignore_errors=True)
+    return {"wall_s": timing["wall_s"], "store_write_s": timing["store_write_s"],
+            "write_share": round(timing["store_write_s"] / timing["wall_s"], 4), "store_files": files,
+            "store_bytes": size}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--baseline-tree", type=Path, required=True)
@@ -121,6 +136,7 @@ def main() -> None:
     ap.add_argument("--eval-episodes", type=int, default=10_000)
     ap.add_argument("--out", type=Path, default=Path("runs/bench-store"))
     ap.add_argument("--skip-100k", action="store_true")
+    ap.add_argument("--skip-go1", action="store_true")
     args = ap.parse_args()
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -177,6 +193,11 @@ def main() -> None:
         print("eval 100k", big, flush=True)
         result["eval_100k"] = {**big, "goal_wall_met": big["wall_s"] <= GOAL_100K_S,
                                "goal_files_met": big["files_in_out"] <= GOAL_100K_FILES}
+    if not args.skip_go1:
+        go1 = {side: go1_sweep(tree, out / f"go1-{side}") for side, tree in trees.items()}
+        print("go1", go1, flush=True)
+        result["go1_sweep"] = {**go1, "store_size_ratio": round(go1["packed"]["store_bytes"] / go1["before"]["store_bytes"], 3),
+                               "goal_write_share": 0.05, "goal_write_share_met": go1["packed"]["write_share"] <= 0.05}
     print(record("store", result))
 
 

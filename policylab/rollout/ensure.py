@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from policylab.fileio import arrays_digest, unpack_arrays
+from policylab.fileio import EncodedArrays, arrays_digest, unpack_arrays
 from policylab.interrupts import check, deferred
 from policylab.progress import say, tally
 from policylab.rollout.executors import run_tasks
@@ -127,6 +127,13 @@ def run_and_write(task: tuple) -> WrittenUnit:
     if any(b is not None for b in blobs):
         unit_file.write(base, unit_file.name(keys), data)
     return WrittenUnit(outcomes, places)
+
+
+def _encoding(results: Sequence[tuple[Outcome, Payload | None]]) -> list[tuple[Outcome, Payload | None]]:
+    """A unit's payloads, their packing started on the encoder threads (zstd and sha256 release the
+    GIL): it overlaps the next unit's simulation instead of filling the writer's time."""
+    return [(o, p if p is None or isinstance(p, EncodedArrays) else EncodedArrays(p, background=True))
+            for o, p in results]
 
 
 def adopt_unit_files(store: Store, todo: Sequence[Planned]) -> set[str]:
@@ -305,7 +312,7 @@ def ensure(
         for i, results in run_tasks(fn, tasks, executor=executor, workers=workers, ray_address=ray_address,
                                     label=label, unit=unit):
             with deferred():  # a finished unit always reaches the writer; run_tasks raises a signal noted here
-                writer.submit(units[i][0], results)
+                writer.submit(units[i][0], results if isinstance(results, WrittenUnit) else _encoding(results))
                 stats.ran += len(results)
         check()
     finally:

@@ -347,7 +347,7 @@ class Store:
             _create(self._db)
             remove_stale_temps(self.root)
         cols = {r[1] for r in self._db.execute("PRAGMA table_info(rollouts)")}
-        self._row = _ROW if "payload_offset" in cols else _ROW_V1
+        self._columns = _ROW if "payload_offset" in cols else _ROW_V1
 
     def close(self) -> None:
         self._db.close()
@@ -422,7 +422,7 @@ class Store:
         return out
 
     def get(self, key: str) -> Record | None:
-        row = self._db.execute(f"SELECT {self._row} FROM rollouts WHERE key=?", (key,)).fetchone()
+        row = self._db.execute(f"SELECT {self._columns} FROM rollouts WHERE key=?", (key,)).fetchone()
         return None if row is None else _row_record(row)
 
     def require(self, key: str) -> Record:
@@ -439,7 +439,7 @@ class Store:
         return [r[0] for r in rows]
 
     def records(self, study: str | None = None) -> Iterator[Record]:
-        sql = f"SELECT {self._row} FROM rollouts"
+        sql = f"SELECT {self._columns} FROM rollouts"
         args: tuple = ()
         if study is not None:
             sql += " WHERE study=?"
