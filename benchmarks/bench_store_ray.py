@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,7 +31,9 @@ PORT = "6391"
 
 def start_node(*args: str) -> subprocess.Popen:
     """`ray start ... --block` in a session of its own: stopping it (the group) stops that node's
-    processes alone, never another Ray on this machine (`ray stop` would stop them all)."""
+    processes alone, never another Ray on this machine (`ray stop` would stop them all). Its temp
+    folder is its own too: the head records itself there as the machine's current cluster, which a
+    later `ray.init()` elsewhere on the machine would try to join."""
     exe = Path(sys.executable).with_name("ray")
     return subprocess.Popen([str(exe), "start", *args, "--block", "--disable-usage-stats"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True,
@@ -65,7 +68,9 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     from policylab.rollout.store import Store
 
-    nodes = [start_node("--head", f"--port={PORT}", "--num-cpus=1", "--include-dashboard=false")]
+    ray_tmp = tempfile.mkdtemp(prefix="pl-ray-")  # short: Ray's socket paths live in it
+    nodes = [start_node("--head", f"--port={PORT}", "--num-cpus=1", "--include-dashboard=false",
+                        f"--temp-dir={ray_tmp}")]
     try:
         time.sleep(10)  # the head's GCS, before a node joins it
         nodes.append(start_node(f"--address=127.0.0.1:{PORT}", "--num-cpus=1"))
@@ -98,6 +103,7 @@ def main() -> None:
     print(result)
     print(record("store", result))
     shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
