@@ -1,4 +1,4 @@
-"""The `policylab` command: one sub-command group per study, plus `demo` and `runs`.
+"""The `policylab` command: one sub-command group per study, `store`, plus `demo`, `runs` and `export`.
 
 Every failure ends as one line on stderr. Bad input (a field, a file, a folder) exits 2 with the
 field named and leaves the out folder as it was; anything else is an internal error: exit 1, and
@@ -35,6 +35,7 @@ GROUPS = [
     ("breakout", "policylab.cli.breakout"),
     ("lava-leap", "policylab.cli.lava_leap"),
     ("boundary", "policylab.cli.boundary"),
+    ("store", "policylab.cli.store"),
 ]
 
 
@@ -51,6 +52,7 @@ def build_app() -> typer.Typer:
     for name, module in GROUPS:
         app.add_typer(importlib.import_module(module).app, name=name)
     top.register(app)
+    importlib.import_module("policylab.cli.store").register(app)
     return app
 
 

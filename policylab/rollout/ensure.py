@@ -5,19 +5,28 @@ and hands them, with a `BatchRunner` for its environment family, to `ensure`. `e
 the store already holds, packs the rest into units of work (the runner decides how: one emulator
 per ALE seed, thousands of shadow Breakout seeds per vectorized batch, a chunk of MuJoCo worlds,
 one Lava Leap training run), runs them on any executor with a progress bar, and writes each
-result as one record from the driver process as it arrives. A key that is present is never run
+result from the driver process as it arrives: one unit file of payloads and the unit's rows in one
+transaction. A key that is present is never run
 again, so a killed run resumes where it stopped and ends with the same store.
 
+With `--executor processes` or `ray`, a worker writes its unit's payload file into the store root
+itself (`unit_file.write`, through fsspec: a shared folder or a filesystem URL on a cluster) and
+hands back only outcomes and digests; the driver commits the rows. A unit file whose rows were never
+committed (a killed driver, or another run sharing the store) is committed from the file, its
+digests checked, when the next `ensure` plans its rollouts, instead of being run again.
+
 Writes overlap simulation: a payload's compression and rename release the GIL, so one writer
-thread stores unit k while unit k+1 simulates (about 1 minute of a 6,400-rollout boundary sweep).
-At most one unit waits for the writer, so a kill loses at most the units not yet written, never
-a partial record (payloads are renamed into place before their index row is inserted). An
+thread stores unit k while unit k+1 simulates. At most one unit waits for the writer, which
+gathers units into files of about a thousand rollouts (`FILE_ROLLOUTS`), so a kill loses at most
+the units not yet written, never a partial record (a file is renamed into place before its index
+rows are inserted). An
 interrupt (Ctrl-C, SIGTERM) loses only the units still running: the executor hands over every unit
 that had finished, and each is written before `Interrupted` goes on up.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -28,10 +37,13 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
+from policylab.fileio import EncodedArrays, arrays_digest, unpack_arrays
 from policylab.interrupts import check, deferred
 from policylab.progress import say, tally
 from policylab.rollout.executors import run_tasks
-from policylab.rollout.store import Record, Store, rollout_key
+from policylab.rollout import unit_file
+from policylab.rollout.store import (Put, Record, Store, canonical, encoded_payload, remove_stale_temps,
+                                     rollout_key)
 
 Outcome = Mapping[str, Any]
 Payload = Mapping[str, np.ndarray]
@@ -86,30 +98,134 @@ class EnsureStats:
     present: int = 0
     ran: int = 0
     units: int = 0
+    adopted: int = 0  # rollouts committed from unit files found in the store, not run
     write_s: float = 0.0
 
 
+@dataclass(frozen=True)
+class WrittenUnit:
+    """What a worker that wrote its unit's file hands back: per rollout its outcome and its payload's
+    (sha256, offset, length) in the file (None without a payload)."""
+
+    outcomes: list
+    places: list
+
+    def __len__(self) -> int:
+        return len(self.outcomes)
+
+
+def run_and_write(task: tuple) -> WrittenUnit:
+    """Run a unit in a worker and write its unit file under the store root (`base`, a folder or an
+    fsspec URL); module-level, so process pools and Ray can ship it."""
+    run, work, base, keys = task
+    results = run(work)
+    if len(results) != len(keys):
+        raise RuntimeError(f"a unit of {len(keys)} rollouts returned {len(results)} results")
+    outcomes = [outcome for outcome, _ in results]
+    blobs = [None if payload is None else encoded_payload(payload) for _, payload in results]
+    data, places = unit_file.encode(keys, [canonical(o) for o in outcomes], blobs)
+    if any(b is not None for b in blobs):
+        unit_file.write(base, unit_file.name(keys), data)
+    return WrittenUnit(outcomes, places)
+
+
+def _encoding(results: Sequence[tuple[Outcome, Payload | None]]) -> list[tuple[Outcome, Payload | None]]:
+    """A unit's payloads, their packing started on the encoder threads (zstd and sha256 release the
+    GIL): it overlaps the next unit's simulation instead of filling the writer's time."""
+    return [(o, p if p is None or isinstance(p, EncodedArrays) else EncodedArrays(p, background=True))
+            for o, p in results]
+
+
+def adopt_unit_files(store: Store, todo: Sequence[Planned]) -> set[str]:
+    """Commit the rollouts of `todo` that a unit file in the store already holds (a worker wrote it,
+    its rows were not committed): per file whose trailer names planned keys and whose payloads'
+    digests check, their rows in one transaction. Returns the keys committed."""
+    by_key = {p.key: p for p in todo}
+    folder = store.root / unit_file.UNITS
+    adopted: set[str] = set()
+    if not by_key or not folder.is_dir():
+        return adopted
+    for rel in sorted(f"{unit_file.UNITS}/{e.name}" for e in os.scandir(folder) if e.name.endswith(".pack")):
+        try:
+            entries = unit_file.trailer_of(store.root / rel)
+        except (OSError, ValueError):
+            continue
+        mine = [e for e in entries if e[0] in by_key and e[0] not in adopted]
+        if not mine:
+            continue
+        data = (store.root / rel).read_bytes()
+        if any(e[2] is not None and not _digest_checks(data, e) for e in mine):
+            continue
+        items = [Put(k, p.study, {**p.world, **p.labels}, p.policy, p.protocol, outcome)
+                 for k, outcome, *_ in mine for p in (by_key[k],)]
+        store.commit_unit(items, [None if e[2] is None else (e[4], e[2], e[3]) for e in mine], path=rel)
+        adopted.update(e[0] for e in mine)
+    return adopted
+
+
+def _digest_checks(data: bytes, entry: list) -> bool:
+    _, _, offset, length, sha = entry
+    try:
+        return arrays_digest(unpack_arrays(data[offset : offset + length])) == sha
+    except ValueError:
+        return False
+
+
+FILE_ROLLOUTS = 1000  # the local writer gathers finished units into one unit file until it holds this many,
+GATHER_S = 1.0  # or until its first unit has waited this long (or units come further apart: nothing to gather)
+
+
 class _Writer:
-    """One background thread that owns its own store connection and writes finished units."""
+    """One background thread that owns its own store connection and writes finished units.
+
+    Units the driver ran itself are gathered until they hold `FILE_ROLLOUTS` rollouts (a shadow
+    Breakout unit holds 256 and takes about 0.1 s) or the first has waited `GATHER_S`, then written
+    as one file and one transaction, so a store holds about one payload file per thousand rollouts;
+    a kill loses the gathered rollouts too (about a second of simulation), never part of a record.
+    Slow units (a boundary chunk takes seconds) are written as they come, and units a worker wrote
+    are committed as they come.
+    """
 
     def __init__(self, root: Path):
         self._root = root
         self._pool = ThreadPoolExecutor(1)
         self._pending: Future | None = None
         self._local = threading.local()
+        self._gathered: list[Put] = []
+        self._file_rollouts = FILE_ROLLOUTS
+        self._first_t = self._last_t = time.monotonic()
         self.busy_s = 0.0
 
-    def _write(self, unit: list[Planned], results: Sequence[tuple[Outcome, Payload | None]]) -> None:
-        t0 = time.perf_counter()
+    def _store(self) -> Store:
         if not hasattr(self._local, "store"):
             self._local.store = Store(self._root)
+        return self._local.store
+
+    def _write(self, unit: list[Planned], results: Sequence[tuple[Outcome, Payload | None]] | WrittenUnit) -> None:
+        t0 = time.perf_counter()
         if len(results) != len(unit):
             raise RuntimeError(f"a unit of {len(unit)} rollouts returned {len(results)} results")
-        for p, (outcome, payload) in zip(unit, results):
-            self._local.store.put(p.key, study=p.study, world={**p.world, **p.labels}, policy=p.policy,
-                                  protocol=p.protocol, outcome=outcome, payload=payload)
-            tally.add(1)
+        if isinstance(results, WrittenUnit):  # the worker wrote the unit file: the rows alone
+            self._store().commit_unit([Put(p.key, p.study, {**p.world, **p.labels}, p.policy, p.protocol, outcome)
+                                       for p, outcome in zip(unit, results.outcomes)], results.places)
+            tally.add(len(unit))
+        else:
+            now = time.monotonic()
+            if not self._gathered:
+                self._first_t = now
+            slow = now - self._last_t >= GATHER_S
+            self._last_t = now
+            self._gathered += [Put(p.key, p.study, {**p.world, **p.labels}, p.policy, p.protocol, outcome, payload)
+                               for p, (outcome, payload) in zip(unit, results)]
+            if slow or len(self._gathered) >= self._file_rollouts or now - self._first_t >= GATHER_S:
+                self._flush()
         self.busy_s += time.perf_counter() - t0
+
+    def _flush(self) -> None:
+        if self._gathered:
+            items, self._gathered = self._gathered, []
+            self._store().put_many(items)
+            tally.add(len(items))
 
     def submit(self, unit: list[Planned], results) -> None:
         self.wait()
@@ -124,8 +240,16 @@ class _Writer:
         try:
             self.wait()
         finally:
-            self._pool.submit(self._close_store).result()
-            self._pool.shutdown()
+            try:
+                self._pool.submit(self._timed_flush).result()
+            finally:
+                self._pool.submit(self._close_store).result()
+                self._pool.shutdown()
+
+    def _timed_flush(self) -> None:
+        t0 = time.perf_counter()
+        self._flush()
+        self.busy_s += time.perf_counter() - t0
 
     def _close_store(self) -> None:
         if hasattr(self._local, "store"):
@@ -165,22 +289,36 @@ def ensure(
         else:
             todo.append(p)
             seen.add(k)
+    if todo:
+        adopted = adopt_unit_files(store, todo)
+        if adopted:
+            stats.adopted = len(adopted)
+            todo = [p for p in todo if p.key not in adopted]
     units = runner.pack(todo) if todo else []
     if max_units is not None:
         units = units[:max_units]
     stats.planned, stats.present, stats.units = len(planned), len(planned) - len(todo), len(units)
-    say(f"{label}: {len(planned)} planned, {stats.present} in the store, {sum(len(u) for u, _ in units)} to run")
+    adopted_note = f" ({stats.adopted} committed from unit files already written)" if stats.adopted else ""
+    say(f"{label}: {len(planned)} planned, {stats.present} in the store{adopted_note}, "
+        f"{sum(len(u) for u, _ in units)} to run")
     tally.start(label, len(planned), stats.present)
     writer = _Writer(store.root)
+    if executor == "local":
+        fn, tasks = runner.run, [work for _, work in units]
+    else:  # workers write their units' files; the driver commits rows
+        base = str(store.root.resolve())
+        fn, tasks = run_and_write, [(runner.run, work, base, [p.key for p in u]) for u, work in units]
     try:
-        for i, results in run_tasks(runner.run, [work for _, work in units], executor=executor, workers=workers,
-                                    ray_address=ray_address, label=label, unit=unit):
+        for i, results in run_tasks(fn, tasks, executor=executor, workers=workers, ray_address=ray_address,
+                                    label=label, unit=unit):
             with deferred():  # a finished unit always reaches the writer; run_tasks raises a signal noted here
-                writer.submit(units[i][0], results)
+                writer.submit(units[i][0], results if isinstance(results, WrittenUnit) else _encoding(results))
                 stats.ran += len(results)
         check()
     finally:
         writer.close()
+        if executor != "local":  # a worker stopped mid-write leaves its temp file; its process is gone now
+            remove_stale_temps(store.root)
     stats.write_s = writer.busy_s
     out = {}
     for k in keys:

@@ -1,17 +1,30 @@
 """The store: the canonical record of every rollout.
 
-An embedded SQLite index (WAL mode) plus one payload file per rollout. A rollout's key is derived
-from its world, policy and protocol only (`rollout_key`); its outcome is decided once, when it is
-first run, and written together with its trajectory. Replays, clips, charts and reports read the
-store; a key that is present is never run again.
+An embedded SQLite index (WAL mode) plus packed payload files: one file per unit of work, each
+rollout's arrays a slice of it (offset and length in its index row), so a rollout still reads
+alone. A rollout's key is derived from its world, policy and protocol only (`rollout_key`); its
+outcome is decided once, when it is first run, and written together with its trajectory.
+Replays, clips, charts and reports read the store; a key that is present is never run again.
 
-Layout under the store root::
+Layout under the store root (schema version 2, `SCHEMA_VERSION`, kept in the meta table)::
 
     index.sqlite              one row per rollout (+ a small `meta` table for run configs)
-    payloads/ab/<key>.npz     trajectory arrays, byte-deterministic (fixed zip timestamps)
+    units/<hash>.pack         a unit's payloads, one after the other (`fileio.pack_arrays`:
+                              byte-shuffled, zstd-compressed, byte-deterministic)
+    payloads/ab/<key>.npz     a payload of schema version 1 (one zip per rollout), still read;
+                              `policylab store pack` moves them into unit files
 
-Writes are atomic: the payload is written to a temp file and renamed, then the index row is
-inserted in one transaction, so a killed run leaves either a full record or none.
+A record's text names its payload's sha256, not where it lies (the row's columns say that: a
+resumed run packs other units than an uninterrupted one, and writes the same records). A
+payload's sha256 is over the rollout's canonical arrays (`fileio.arrays_digest`), not over the
+file that holds them, so a re-simulation, a clip or `verify` compares digests without knowing the
+container; a version-1 row's sha256 is its npz file's, as it was written.
+
+Writes are atomic: a unit's file is written to a temp file and renamed, then its index rows are
+inserted in one transaction, so a killed run leaves whole units or none. Creating the index is one
+transaction too; a store whose creation was killed (a 0-byte or half-made index) is completed when
+it is next opened for writing, and temp files left by killed writers are removed then. A store
+opened with `readonly=True` is never written (an archived, read-only copy can be analysed).
 
 Keys and records are canonical JSON (`policylab.hashing.canonical_json`). A large part shared by
 many records (a shadow Breakout world's physics: 3 KB of JSON in every key and record) can be
@@ -23,17 +36,31 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
+import socket
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from policylab.fileio import EncodedArrays, arrays_to_bytes, atomic_write_bytes, read_arrays
+from policylab.errors import BadInput
+from policylab.fileio import (EncodedArrays, arrays_digest, arrays_to_bytes, atomic_write_bytes, pack_arrays,
+                              read_arrays, unpack_arrays)
 from policylab.hashing import canonical_json, sha256_hex
 from policylab.provenance import record as provenance_record
+from policylab.rollout import unit_file
+from policylab.rollout.unit_file import UNITS
 
+SCHEMA_VERSION = 2
+SCHEMA_META = "store.schema_version"  # the meta row naming the layout's version
+LEGACY_PAYLOADS = "payloads"  # schema version 1: one npz per rollout
+
+# One transaction: a kill leaves the index as it was before (nothing, or a complete schema).
 _SCHEMA = """
+BEGIN IMMEDIATE;
 CREATE TABLE IF NOT EXISTS rollouts (
     key TEXT PRIMARY KEY,
     study TEXT NOT NULL,
@@ -42,11 +69,18 @@ CREATE TABLE IF NOT EXISTS rollouts (
     seed INTEGER NOT NULL,
     record TEXT NOT NULL,
     payload_path TEXT,
-    payload_sha256 TEXT
+    payload_sha256 TEXT,
+    payload_offset INTEGER,
+    payload_length INTEGER
 );
 CREATE INDEX IF NOT EXISTS rollouts_study ON rollouts(study, env, policy);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+{upgrade}
+INSERT OR REPLACE INTO meta VALUES ('{meta}', '{version}');
+COMMIT;
 """
+_ROW = "key, record, payload_path, payload_sha256, payload_offset, payload_length"
+_ROW_V1 = "key, record, payload_path, payload_sha256, NULL, NULL"
 
 
 class FrozenJSON(dict):
@@ -78,9 +112,38 @@ def canonical(obj: Any) -> str:
     repr of ints and finite floats, null for NaN and infinities); anything else (numpy values,
     subclasses, other keys) goes through `canonical_json` itself.
     """
+    if _str_keys(obj):
+        try:
+            return _C_ENCODE(obj)
+        except ValueError:  # a NaN or an infinity, which canonical writes as null
+            pass
     parts: list[str] = []
     _canonical(obj, parts)
     return "".join(parts)
+
+
+# The json module's C encoder writes what `_canonical` writes for plain JSON whose keys are all str
+# (other keys it would turn into text after sorting them), about ten times faster.
+_C_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False).encode
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _str_keys(obj: Any) -> bool:
+    """Whether `obj` is plain JSON (dict, list, tuple, str, int, float, bool, None; subclasses
+    count as other types) with str keys at every level. A `FrozenJSON` part is not: `_canonical`
+    splices its text in, faster than encoding it again."""
+    t = type(obj)
+    if t is dict:
+        for k, v in obj.items():
+            if type(k) is not str or (type(v) not in _SCALARS and not _str_keys(v)):
+                return False
+        return True
+    if t is list or t is tuple:
+        for v in obj:
+            if type(v) not in _SCALARS and not _str_keys(v):
+                return False
+        return True
+    return t in _SCALARS
 
 
 _ENCODE_STR = json.encoder.encode_basestring_ascii
@@ -124,11 +187,6 @@ def _hash(obj: Any, length: int = 16) -> str:
     return sha256_hex(canonical(obj).encode())[:length]
 
 
-def _as_dict(obj: Mapping[str, Any]) -> dict:
-    """A record's copy of a mapping (a `FrozenJSON` is kept: it is read-only and carries its JSON)."""
-    return obj if isinstance(obj, FrozenJSON) else dict(obj)
-
-
 def _provenance() -> FrozenJSON:
     """`provenance.record()`, frozen once per distinct value (it is cached, so once per process)."""
     current = provenance_record()
@@ -151,18 +209,32 @@ class Record:
 
     `data` is parsed from the index row's text on first use (a shadow Breakout record carries 3 KB of
     physics), and `outcome` alone is read without parsing the rest: a record's canonical JSON starts
-    with its two first keys in sorted order, ``{"key":...,"outcome":{...}``.
+    with its two first keys in sorted order, ``{"key":...,"outcome":{...}``. A packed payload is
+    `payload_length` bytes at `payload_offset` in the unit file `payload_path`; a version-1 payload
+    (no offset) is the whole npz file.
     """
 
-    __slots__ = ("key", "payload_path", "payload_sha256", "_data", "_text", "_outcome")
+    __slots__ = ("key", "payload_path", "payload_sha256", "payload_offset", "payload_length", "_data", "_text",
+                 "_outcome")
 
     def __init__(self, key: str, data: dict[str, Any] | None = None, payload_path: str | None = None,
-                 payload_sha256: str | None = None, *, text: str | None = None):
+                 payload_sha256: str | None = None, payload_offset: int | None = None,
+                 payload_length: int | None = None, *, text: str | None = None):
         if (data is None) == (text is None):
             raise TypeError("a Record needs its data or its JSON text")
         for name, value in (("key", key), ("payload_path", payload_path), ("payload_sha256", payload_sha256),
+                            ("payload_offset", payload_offset), ("payload_length", payload_length),
                             ("_data", data), ("_text", text), ("_outcome", None)):
             object.__setattr__(self, name, value)
+
+    @property
+    def packed(self) -> bool:
+        """Whether the payload sits in a unit file (its sha256 is then `arrays_digest`'s)."""
+        return self.payload_offset is not None
+
+    def digest_of(self, arrays: Mapping[str, np.ndarray]) -> str:
+        """The sha256 this record's payload would have if it held `arrays` (for re-simulation checks)."""
+        return arrays_digest(arrays) if self.packed else sha256_hex(arrays_to_bytes(arrays))
 
     @property
     def data(self) -> dict[str, Any]:
@@ -181,24 +253,32 @@ class Record:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"Record is read-only (cannot set {name!r})")
 
+    def _where(self) -> tuple:
+        return (self.payload_path, self.payload_sha256, self.payload_offset, self.payload_length)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Record):
             return NotImplemented
-        return (self.key, self.data, self.payload_path, self.payload_sha256) == \
-            (other.key, other.data, other.payload_path, other.payload_sha256)
+        return (self.key, self.data, self._where()) == (other.key, other.data, other._where())
 
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self):
-        return _record, (self.key, self._data, self.payload_path, self.payload_sha256, self._text)
+        return _record, (self.key, self._data, *self._where(), self._text)
 
     def __repr__(self) -> str:
         return (f"Record(key={self.key!r}, data={self.data!r}, payload_path={self.payload_path!r}, "
-                f"payload_sha256={self.payload_sha256!r})")
+                f"payload_sha256={self.payload_sha256!r}, payload_offset={self.payload_offset!r}, "
+                f"payload_length={self.payload_length!r})")
 
 
-def _record(key, data, payload_path, payload_sha256, text) -> Record:
-    return Record(key, data, payload_path, payload_sha256, text=None if data is not None else text)
+def _record(key, data, payload_path, payload_sha256, offset, length, text) -> Record:
+    return Record(key, data, payload_path, payload_sha256, offset, length,
+                  text=None if data is not None else text)
+
+
+def _row_record(row) -> Record:
+    return Record(row[0], None, row[2], row[3], row[4], row[5], text=row[1])
 
 
 _DECODER = json.JSONDecoder()
@@ -220,16 +300,54 @@ def _leading_outcome(text: str) -> dict | None:
     return outcome if isinstance(outcome, dict) else None
 
 
-class Store:
-    """SQLite index + payload files. One writer (the driver process); readers anywhere."""
+class DamagedPayload(BadInput):
+    """A stored payload is missing, unreadable or not what its row's sha256 says: one line (exit 2)
+    that names the command which finds every such row and repairs the store."""
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: Path, key: str, why: str):
+        super().__init__("store", f"the payload of {key} in {root} is damaged ({why}); run "
+                                  f"`policylab store check {_quote(root)} --repair`, then the same command again")
+        self.key = key
+
+
+def _quote(path: Path) -> str:
+    import shlex
+
+    return shlex.quote(str(path))
+
+
+class Put(NamedTuple):
+    """One rollout handed to `Store.put_many`."""
+
+    key: str
+    study: str
+    world: Mapping[str, Any]
+    policy: Mapping[str, Any]
+    protocol: Mapping[str, Any]
+    outcome: Mapping[str, Any]
+    payload: Mapping[str, np.ndarray] | None = None
+
+
+class Store:
+    """SQLite index + unit files. Writers hold SQLite's lock per transaction; readers anywhere.
+
+    `readonly=True` never writes: the index is opened read-only where the folder cannot be written
+    (an archived copy), and read without writing elsewhere.
+    """
+
+    def __init__(self, root: str | Path, *, readonly: bool = False):
         self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.root / "index.sqlite", isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self.readonly = readonly
+        index = self.root / "index.sqlite"
+        if readonly:
+            self._db = _connect_for_reading(index)
+        else:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self._db = _connect(index, "rwc")
+            _create(self._db)
+            remove_stale_temps(self.root)
+        cols = {r[1] for r in self._db.execute("PRAGMA table_info(rollouts)")}
+        self._columns = _ROW if "payload_offset" in cols else _ROW_V1
 
     def close(self) -> None:
         self._db.close()
@@ -259,46 +377,53 @@ class Store:
         existing = self.get(key)
         if existing is not None:
             return existing
-        payload_path = payload_sha = None
-        if payload is not None:
-            blob = payload.npz if isinstance(payload, EncodedArrays) else arrays_to_bytes(payload)
-            payload_sha = sha256_hex(blob)
-            payload_path = f"payloads/{key[:2]}/{key}.npz"
-            atomic_write_bytes(self.root / payload_path, blob)
-        data = {
-            "key": key,
-            "study": study,
-            "world": dict(world),
-            "world_hash": _hash(world),
-            "policy": _as_dict(policy),
-            "policy_hash": _hash(policy),
-            "protocol": _as_dict(protocol),
-            "outcome": dict(outcome),
-            "provenance": _provenance(),
-            "payload_path": payload_path,
-            "payload_sha256": payload_sha,
-        }
-        text = canonical(data)
-        self._db.execute(
-            "INSERT OR IGNORE INTO rollouts VALUES (?,?,?,?,?,?,?,?)",
-            (
-                key,
-                study,
-                str(world.get("env", "")),
-                str(policy.get("name", "")),
-                int(world.get("seed", -1)),
-                text,
-                payload_path,
-                payload_sha,
-            ),
-        )
-        return Record(key, None, payload_path, payload_sha, text=text)
+        self.put_many([Put(key, study, world, policy, protocol, outcome, payload)])
+        return self.require(key)
+
+    def put_many(self, items: Sequence[Put]) -> int:
+        """Write a unit's rollouts: their payloads into one unit file (`unit_file`), then their rows in
+        one transaction. Keys already present (or repeated) are left untouched; returns how many were new."""
+        todo, seen = [], set()
+        present = self._present([it.key for it in items])
+        for it in items:
+            if it.key not in present and it.key not in seen:
+                todo.append(it)
+                seen.add(it.key)
+        if not todo:
+            return 0
+        blobs = [encoded_payload(it.payload) if it.payload is not None else None for it in todo]
+        keys = [it.key for it in todo]
+        data, places = unit_file.encode(keys, [canonical(it.outcome) for it in todo], blobs)
+        if any(b is not None for b in blobs):
+            atomic_write_bytes(self.root / unit_file.name(keys), data)
+        return self.commit_unit(todo, places)
+
+    def commit_unit(self, items: Sequence[Put], places: Sequence[tuple[str, int, int] | None],
+                    path: str | None = None) -> int:
+        """Insert the rows of a unit whose file is in place (`path`, by default `unit_file.name` of the
+        items' keys), each payload's (sha256, offset, length) in `places`, in one transaction; returns
+        how many were new."""
+        path = path or unit_file.name([it.key for it in items])
+        rows, memo = [], {}
+        for it, place in zip(items, places):
+            where = (None, None, None, None) if place is None else (path, *place)
+            rows.append(_row(it, *where, memo))
+        before = self._db.total_changes
+        with self._transaction():
+            self._db.executemany("INSERT OR IGNORE INTO rollouts VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+        return self._db.total_changes - before
+
+    def _present(self, keys: Sequence[str]) -> set[str]:
+        out: set[str] = set()
+        for i in range(0, len(keys), 500):  # SQLite's bound on host parameters per statement
+            part = keys[i : i + 500]
+            sql = f"SELECT key FROM rollouts WHERE key IN ({','.join('?' * len(part))})"
+            out.update(r[0] for r in self._db.execute(sql, part))
+        return out
 
     def get(self, key: str) -> Record | None:
-        row = self._db.execute(
-            "SELECT key, record, payload_path, payload_sha256 FROM rollouts WHERE key=?", (key,)
-        ).fetchone()
-        return None if row is None else Record(row[0], None, row[2], row[3], text=row[1])
+        row = self._db.execute(f"SELECT {self._columns} FROM rollouts WHERE key=?", (key,)).fetchone()
+        return None if row is None else _row_record(row)
 
     def require(self, key: str) -> Record:
         rec = self.get(key)
@@ -314,27 +439,44 @@ class Store:
         return [r[0] for r in rows]
 
     def records(self, study: str | None = None) -> Iterator[Record]:
-        sql = "SELECT key, record, payload_path, payload_sha256 FROM rollouts"
+        sql = f"SELECT {self._columns} FROM rollouts"
         args: tuple = ()
         if study is not None:
             sql += " WHERE study=?"
             args = (study,)
         for row in self._db.execute(sql + " ORDER BY key", args):
-            yield Record(row[0], None, row[2], row[3], text=row[1])
+            yield _row_record(row)
 
     def payload(self, key: str, *, verify: bool = True) -> dict[str, np.ndarray]:
-        """The trajectory arrays of a record; with `verify`, its sha256 is checked first."""
+        """The trajectory arrays of a record; with `verify`, its sha256 is checked first. A missing,
+        unreadable or altered payload raises `DamagedPayload` (one line, exit 2)."""
         rec = self.require(key)
         if rec.payload_path is None:
             raise KeyError(f"record {key} has no payload")
-        path = self.root / rec.payload_path
-        if verify and sha256_hex(path.read_bytes()) != rec.payload_sha256:
-            raise ValueError(f"payload of {key} does not match its recorded sha256")
-        return read_arrays(path)
+        arrays, why = read_payload(self.root, rec, verify=verify)
+        if why is not None:
+            raise DamagedPayload(self.root, key, why)
+        return arrays
 
     def fingerprint(self) -> dict[str, str | None]:
         """key -> payload sha256, for comparing two stores (resume tests, equivalence)."""
         return {r[0]: r[1] for r in self._db.execute("SELECT key, payload_sha256 FROM rollouts ORDER BY key")}
+
+    def delete(self, keys: Sequence[str]) -> None:
+        """Remove rows (`store check --repair`: the next run plays exactly these rollouts again)."""
+        with self._transaction():
+            self._db.executemany("DELETE FROM rollouts WHERE key=?", [(k,) for k in keys])
+
+    def move_payloads(self, moves: Sequence[tuple[str, str, str, int, int]]) -> None:
+        """Point rows at new payload places: (key, path, sha256, offset, length) each, in one
+        transaction; the record's text names the new place too (`store pack`)."""
+        with self._transaction():
+            for key, path, sha, offset, length in moves:
+                rec = self.require(key)
+                data = {k: v for k, v in rec.data.items() if k != "payload_path"}
+                text = canonical({**data, "payload_sha256": sha})
+                self._db.execute("UPDATE rollouts SET record=?, payload_path=?, payload_sha256=?, payload_offset=?, "
+                                 "payload_length=? WHERE key=?", (text, path, sha, offset, length, key))
 
     # -- run configs --------------------------------------------------------------------------
     def get_meta(self, name: str) -> Any:
@@ -343,3 +485,227 @@ class Store:
 
     def set_meta(self, name: str, value: Any) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES (?,?)", (name, canonical_json(value)))
+
+    @contextmanager
+    def exclusive(self) -> Iterator["Store"]:
+        """Hold the store's write lock from a check of its meta to the write it decides, so two runs
+        cannot both pass the check (the second waits, then sees what the first wrote)."""
+        with self._transaction():
+            yield self
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        if self._db.in_transaction:  # inside `exclusive`: its transaction holds the lock already
+            yield
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.get_meta(SCHEMA_META) or 1)
+
+
+def _row(it: Put, path, sha, offset, length, memo: dict) -> tuple:
+    """The index row of a rollout. Its record is the canonical JSON of `{key, outcome,
+    payload_sha256, policy, policy_hash, protocol, provenance, study, world, world_hash}`, written
+    field by field in that (sorted) order: each part's text is made once (`_Spliced`), its hash
+    taken from the same text, and a unit's rollouts mostly share one policy and one protocol
+    object, whose texts `memo` keeps for the call."""
+    world = _spliced(it.world)
+    policy, protocol = _shared(it.policy, memo), _shared(it.protocol, memo)
+    text = _RECORD.format(key=_ENCODE_STR(it.key), outcome=canonical(dict(it.outcome)),
+                          sha="null" if sha is None else _ENCODE_STR(sha), policy=policy.text,
+                          policy_hash=_ENCODE_STR(policy.hash), protocol=protocol.text,
+                          provenance=_provenance().canonical, study=_ENCODE_STR(it.study), world=world.text,
+                          world_hash=_ENCODE_STR(world.hash))
+    return (it.key, it.study, str(it.world.get("env", "")), str(it.policy.get("name", "")),
+            int(it.world.get("seed", -1)), text, path, sha, offset, length)
+
+
+_RECORD = ('{{"key":{key},"outcome":{outcome},"payload_sha256":{sha},"policy":{policy},"policy_hash":{policy_hash},'
+           '"protocol":{protocol},"provenance":{provenance},"study":{study},"world":{world},"world_hash":{world_hash}}}')
+
+
+class _Spliced:
+    """A part of a record with its canonical JSON, made once, and the hash of that text."""
+
+    __slots__ = ("text", "hash")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.hash = sha256_hex(text.encode())[:16]
+
+
+def _spliced(obj: Mapping[str, Any]) -> _Spliced:
+    return _Spliced(obj.canonical if isinstance(obj, FrozenJSON) else canonical(obj))
+
+
+def _shared(obj: Mapping[str, Any], memo: dict) -> _Spliced:
+    hit = memo.get(id(obj))
+    if hit is None or hit[0] is not obj:
+        hit = memo[id(obj)] = (obj, _spliced(obj))
+    return hit[1]
+
+
+def encoded_payload(payload: Mapping[str, np.ndarray]) -> tuple[bytes, str]:
+    """(packed bytes, sha256) of a payload, made once (an `EncodedArrays` carries them already)."""
+    if isinstance(payload, EncodedArrays):
+        return payload.packed, payload.digest
+    return pack_arrays(payload)
+
+
+def read_payload(root: Path, rec: Record, *, verify: bool = True,
+                 blob: bytes | None = None) -> tuple[dict[str, np.ndarray] | None, str | None]:
+    """(arrays, None) or (None, why the payload is damaged). `blob` is the unit file's bytes when the
+    caller has read them already (`store check` reads each unit file once)."""
+    path = root / rec.payload_path
+    try:
+        if not rec.packed:
+            raw = path.read_bytes()
+            if verify and sha256_hex(raw) != rec.payload_sha256:
+                return None, "sha256 differs from its record"
+            import io
+
+            return read_arrays(io.BytesIO(raw)), None
+        if blob is None:
+            with open(path, "rb") as f:
+                f.seek(rec.payload_offset)
+                part = f.read(rec.payload_length)
+        else:
+            part = blob[rec.payload_offset : rec.payload_offset + rec.payload_length]
+        if len(part) != rec.payload_length:
+            return None, f"{rec.payload_path} is shorter than its index says"
+        arrays = unpack_arrays(part)
+    except FileNotFoundError:
+        return None, f"{rec.payload_path} is missing"
+    except (OSError, ValueError, KeyError, EOFError) as exc:
+        return None, f"{rec.payload_path} is unreadable: {exc}"
+    if verify and arrays_digest(arrays) != rec.payload_sha256:
+        return None, "sha256 differs from its record"
+    return arrays, None
+
+
+# -- opening ------------------------------------------------------------------------------------
+def _connect(index: Path, mode: str, extra: str = "") -> sqlite3.Connection:
+    try:
+        db = sqlite3.connect(f"{index.resolve().as_uri()}?mode={mode}{extra}", uri=True, isolation_level=None,
+                             timeout=120)
+        if mode == "rwc":
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("SELECT name FROM sqlite_master").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise BadInput("store", f"{index} is not a store index ({exc})") from None
+    return db
+
+
+def _create(db: sqlite3.Connection) -> None:
+    """The schema in one transaction; a version-1 index gains the offset columns (its rows keep NULL)."""
+    cols = {r[1] for r in db.execute("PRAGMA table_info(rollouts)")}
+    upgrade = ""
+    if cols and "payload_offset" not in cols:
+        upgrade = ("ALTER TABLE rollouts ADD COLUMN payload_offset INTEGER;\n"
+                   "ALTER TABLE rollouts ADD COLUMN payload_length INTEGER;")
+    version = db.execute("SELECT value FROM meta WHERE name=?", (SCHEMA_META,)).fetchone() \
+        if "meta" in _tables(db) else None
+    if version is not None and not upgrade and "rollouts" in _tables(db):
+        return
+    try:
+        db.executescript(_SCHEMA.format(upgrade=upgrade, meta=SCHEMA_META, version=SCHEMA_VERSION))
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+def _tables(db: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _connect_for_reading(index: Path) -> sqlite3.Connection:
+    """Read without writing: where the index and its folder can be written, opened read-write and only
+    read (closing the last connection then removes the -wal/-shm files SQLite makes, which a
+    read-only connection would leave behind); elsewhere read-only, or immutable where SQLite cannot
+    even make its shared-memory file (a read-only folder)."""
+    if not index.is_file():
+        raise BadInput("store", f"no store at {index.parent} (expected {index})")
+    if os.access(index, os.W_OK) and os.access(index.parent, os.W_OK):
+        db = _connect(index, "rw")
+        if not {"rollouts", "meta"} <= _tables(db):  # a creation that was killed: complete it
+            _create(db)
+        return db
+    try:
+        db = _connect(index, "ro")
+    except BadInput:
+        db = _connect(index, "ro", "&immutable=1")
+    if not {"rollouts", "meta"} <= _tables(db):
+        raise BadInput("store", f"{index} was never completed (its creation was killed) and is read-only")
+    return db
+
+
+def index_problem(root: Path) -> str | None:
+    """Why `root` does not hold a store index, or None (a half-made index counts: it is completed on
+    open). For request validators, which name the field."""
+    index = root / "index.sqlite"
+    if not index.is_file():
+        return f"no store at {root} (expected {index})"
+    try:
+        with Store(root, readonly=True):
+            return None
+    except BadInput as exc:
+        return exc.message
+
+
+# -- temp files of killed writers ----------------------------------------------------------------
+_TEMP = re.compile(r"^\..+\.(\d+)-\d+-[0-9a-f]+(?:@(.+))?\.tmp$")
+
+
+def temp_files(root: Path) -> Iterator[tuple[Path, bool]]:
+    """(path, whether its writer is gone) for every temp file under the store's folders. A temp name
+    carries its writer's pid (and host, for a worker's unit file), so a live writer's is kept."""
+    folders = [root, root / UNITS]
+    legacy = root / LEGACY_PAYLOADS
+    if legacy.is_dir():
+        folders += [p for p in legacy.iterdir() if p.is_dir()]
+    host = socket.gethostname()
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            m = _TEMP.match(entry.name)
+            if m is None:
+                continue
+            same_host = m.group(2) is None or m.group(2) == host
+            yield Path(entry.path), same_host and not _alive(int(m.group(1)))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temps(root: Path) -> int:
+    n = 0
+    for path, stale in temp_files(root):
+        if stale:
+            path.unlink(missing_ok=True)
+            n += 1
+    return n
+
+
+def writable(root: Path) -> bool:
+    """Whether this process may write the store at `root` (its index and its folder)."""
+    return os.access(root / "index.sqlite", os.W_OK) and os.access(root, os.W_OK)

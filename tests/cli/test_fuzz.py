@@ -55,10 +55,13 @@ BASELINES: dict[str, list[str]] = {
     "boundary diff": ["--store", "{store}", "--a", "ant_v0", "--b", "ant_v1", "--resamples", "100",
                       "--out", "{tmp}/out"],
     "boundary probe": ["--store", "{store}", "--out", "{tmp}/out"],
+    "store check": ["{store}"],
+    "store pack": ["{store}"],
+    "export": ["{store}", "--out", "{tmp}/table.parquet"],
 }
 
 # str options whose text is free (any value is valid): only type-level cases apply to them.
-FREE_TEXT: set[tuple[str, str]] = set()
+FREE_TEXT: set[tuple[str, str]] = {("export", "study")}
 
 
 def _kind(annotation: Any) -> Any:

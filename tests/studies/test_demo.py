@@ -213,14 +213,14 @@ def test_demo_rerun_runs_nothing_and_writes_the_same_report(demo):
     out, _, _ = demo
     report = (out / "report.json").read_bytes()
     rows = _rows(out / "store")
-    payloads = {p: p.stat().st_mtime_ns for p in (out / "store" / "payloads").rglob("*.npz")}
+    payloads = {p: p.stat().st_mtime_ns for p in (out / "store" / "units").glob("*.pack")}
     # the halving's shadow episodes + 2 x 2,000 exact validation + 2 x 20 ALE confirmation + the video's own record
     search = sum(c * (n - prev) for (c, n), prev in zip(SCHEDULE, [0] + [n for _, n in SCHEDULE[:-1]]))
     assert search == 216 * 25 + 72 * 50 + 24 * 150 + 8 * 450
-    assert rows == len(payloads) == search + 2 * 2000 + 2 * 20 + 1
+    assert rows == search + 2 * 2000 + 2 * 20 + 1 and 0 < len(payloads) < rows  # one unit file per unit of work
     code, stdout = run("demo", "--out", out)
     assert code == 0 and stdout.strip().splitlines()[-1] == f"report: {out / 'report.html'}"
     assert _rows(out / "store") == rows
     assert {p: p.stat().st_mtime_ns for p in payloads} == payloads, "a payload was rewritten"
-    assert sorted((out / "store" / "payloads").rglob("*.npz")) == sorted(payloads)
+    assert sorted((out / "store" / "units").glob("*.pack")) == sorted(payloads)
     assert (out / "report.json").read_bytes() == report

@@ -65,7 +65,7 @@ def recorded_store(out: Path):
     root = Path(reduced_config(out)["store"])
     if not (root / "index.sqlite").is_file():
         raise BadInput("out", f"the store {root} that {out} was reduced from is gone (no index.sqlite)")
-    return Store(root)
+    return Store(root, readonly=True)
 
 
 def reduced_robot_ref(reduction: dict) -> str:

@@ -265,7 +265,7 @@ def analysis_robot(out: Path) -> Robot:
 def _render_part(store_root: str, rob: Robot, part: list[dict], out_dir: str, width: int, height: int,
                  fps: int) -> list[dict]:
     """Worker: the clips of `part` (module-level, so a process pool can run it)."""
-    with Store(Path(store_root)) as store:
+    with Store(Path(store_root), readonly=True) as store:
         return render_clips(store, rob, part, Path(out_dir), width=width, height=height, fps=fps)
 
 

@@ -177,11 +177,11 @@ def run(req: DiffRequest) -> Result:
 
     reductions = []
     for root, name, field in ((req.store, req.a, "a"), (req.store_of_b, req.b, "b")):
-        with Store(root.resolve()) as store:
+        with Store(root.resolve(), readonly=True) as store:
             load_sweep(store, name, field)  # a missing or incomplete sweep is named first
             gate.require(store, name, field)
     for root, name, field in ((req.store, req.a, "a"), (req.store_of_b, req.b, "b")):
-        with Store(root.resolve()) as store:
+        with Store(root.resolve(), readonly=True) as store:
             reductions.append(reduce_sweep(store, load_sweep(store, name, field), resamples=req.resamples,
                                            seed=req.seed, check_rule=False))
     result = diff_reductions(*reductions, q=req.q)

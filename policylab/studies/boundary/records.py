@@ -126,11 +126,19 @@ def stored_robot(store: Store, checkpoint: str, field: str = "out") -> Robot:
 
 
 def check_resume(store_root: Path, grid: Grid, ckpt: Checkpoint) -> None:
-    """A store that already holds a sweep of this checkpoint must hold the same grid and protocol."""
+    """A store that already holds a sweep of this checkpoint must hold the same grid and protocol
+    (checked before anything is written; the sweep checks again under the store's lock,
+    `check_resume_of`, since another run may write the meta in between)."""
     if not (store_root / "index.sqlite").exists():
         return
-    with Store(store_root) as store:
-        previous = store.get_meta(meta_name(ckpt.name))
+    with Store(store_root, readonly=True) as store:
+        check_resume_of(store, grid, ckpt)
+
+
+def check_resume_of(store: Store, grid: Grid, ckpt: Checkpoint) -> None:
+    """`check_resume` on an open store."""
+    store_root = store.root
+    previous = store.get_meta(meta_name(ckpt.name))
     if previous is None:
         return
     if previous["checkpoint"] != ckpt.as_dict():

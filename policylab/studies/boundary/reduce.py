@@ -396,7 +396,7 @@ def danger_matrix(cells: Iterable[Mapping], n_mu: int, n_push: int) -> list[list
 
 def run(req: ReduceRequest) -> Result:
     """`policylab boundary reduce`: find the sweep, claim the analysis folder, write reduce.json."""
-    with Store(req.store.resolve()) as store:
+    with Store(req.store.resolve(), readonly=True) as store:
         sweep = load_sweep(store, req.checkpoint, keep_diverged=req.keep_diverged)
         claim_out_dir(req.out, req.config())
         result = reduce_sweep(store, sweep, resamples=req.resamples, seed=req.seed, check_rule=req.rule_check)

@@ -571,7 +571,7 @@ def run(req: ReportRequest) -> Result:
     for root, name in sweeps:
         if not (Path(root) / "index.sqlite").is_file():
             raise BadInput("out", f"the store {root} that {req.out} was made from is gone (no index.sqlite)")
-        with Store(root) as store:
+        with Store(root, readonly=True) as store:
             gate.require(store, name, "out")
     if stage_path(req.out, "diff").is_file():
         diff = read_stage(req.out, "diff")

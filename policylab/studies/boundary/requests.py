@@ -13,8 +13,6 @@ line naming the field, exit status 2.
 from __future__ import annotations
 
 import math
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
@@ -63,19 +61,14 @@ def _robot(spec: str | None) -> str | None:
 
 
 def _is_store(path: Path) -> Path:
-    """A folder whose index.sqlite opens as a store index. Opened read-write (never created) and only
-    read: closing the last connection removes the -wal/-shm files SQLite makes, which a read-only
-    connection would leave behind."""
-    index = path / "index.sqlite"
-    if not index.is_file():
-        raise ValueError(f"no store at {path} (expected {index}, written by `policylab boundary sweep`)")
-    try:
-        with closing(sqlite3.connect(f"{index.resolve().as_uri()}?mode=rw", uri=True)) as db:
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.Error as exc:
-        raise ValueError(f"{index} is not a store index ({exc})") from None
-    if not {"rollouts", "meta"} <= tables:
-        raise ValueError(f"{index} is not a store index (no rollouts and meta tables)")
+    """A folder holding a store index (opened to check it, never written: an archived read-only
+    store is one; a half-made index is completed when it is next opened)."""
+    from policylab.rollout.store import index_problem
+
+    why = index_problem(path)
+    if why is not None:
+        raise ValueError(why if (path / "index.sqlite").is_file() else
+                         f"no store at {path} (expected {path / 'index.sqlite'}, written by `policylab boundary sweep`)")
     return path
 
 

@@ -41,7 +41,7 @@ from policylab.rollout.store import Store
 from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint
 from policylab.studies.boundary.kept_files import keep
 from policylab.studies.boundary.protocol import n_steps, protocol
-from policylab.studies.boundary.records import (DIVERGED_CAUSES, STUDY, check_resume, diverged_cause, meta_name,
+from policylab.studies.boundary.records import (DIVERGED_CAUSES, STUDY, check_resume, check_resume_of, diverged_cause, meta_name,
                                                 planned_sweep, sweep_meta)
 from policylab.studies.boundary.requests import SweepRequest
 from policylab.studies.boundary.simulation import SweepRunner
@@ -76,8 +76,10 @@ def run_sweep(
     planned = planned_sweep(grid, ckpt)
     stats = EnsureStats()
     with Store(store_root) as store:
-        store.set_meta(meta_name(ckpt.name), sweep_meta(grid, ckpt))
-        keep(store, ckpt)
+        with store.exclusive():  # checked again under the lock: two sweeps cannot both pass the check
+            check_resume_of(store, grid, ckpt)
+            store.set_meta(meta_name(ckpt.name), sweep_meta(grid, ckpt))
+            keep(store, ckpt)
         ensure(store, planned, SweepRunner(ckpt, chunk, nthread), executor=executor, workers=workers,
                ray_address=ray_address, label=f"sweep {ckpt.name}", unit="chunk", max_units=max_chunks, stats=stats)
         summary = summarize(store, [(p.key, p.detail) for p in planned], grid, ckpt)

@@ -29,11 +29,10 @@ from policylab.result import Result
 from policylab.config import claim_out_dir
 from policylab.envs.robots.batch import plain_loop, run_closed_loop as run_robot_loop
 from policylab.errors import BadInput
-from policylab.fileio import arrays_to_bytes, write_json
-from policylab.hashing import sha256_hex
+from policylab.fileio import write_json
 from policylab import provenance
 from policylab.rollout.seeds import named_range
-from policylab.rollout.store import Store
+from policylab.rollout.store import Store, writable
 from policylab.studies.boundary import gate
 from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint, robot_policy
 from policylab.studies.boundary.protocol import n_steps
@@ -53,8 +52,7 @@ def _compare(records, results) -> dict:
     max_abs = 0.0
     mismatches = []
     for rec, (outcome, payload) in zip(records, results):
-        sha = sha256_hex(arrays_to_bytes(payload))
-        same = sha == rec.payload_sha256
+        same = rec.digest_of(payload) == rec.payload_sha256
         identical += same
         same_outcome += outcome == rec.outcome
         if not same:
@@ -70,6 +68,7 @@ class _Sampled:
 
     def __init__(self, rec, qpos):
         self.data, self.outcome, self.payload_sha256, self.stored_qpos = rec.data, rec.outcome, rec.payload_sha256, qpos
+        self.digest_of = rec.digest_of
 
 
 def harness_check(ckpt: Checkpoint, seeds=HARNESS_SEEDS) -> dict:
@@ -114,7 +113,7 @@ def harness_check(ckpt: Checkpoint, seeds=HARNESS_SEEDS) -> dict:
 
 
 def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path, *, keep_diverged: bool = False) -> dict:
-    with Store(store_root) as store:
+    with Store(store_root, readonly=True) as store:
         meta = store.get_meta(meta_name(ckpt.name))
         if meta is None:
             raise BadInput("store", f"{store_root} holds no sweep of {ckpt.name}; run `policylab boundary sweep "
@@ -173,8 +172,9 @@ def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path, *, ke
     }
     report["gate_record"] = gate.record(meta, report)
     write_json(out / "equivalence.json", report)
-    with Store(store_root) as store:
-        store.set_meta(gate.gate_name(ckpt.name), report["gate_record"])
+    if writable(store_root):  # an archived, read-only store keeps the gate it was archived with
+        with Store(store_root) as store:
+            store.set_meta(gate.gate_name(ckpt.name), report["gate_record"])
     return report
 
 

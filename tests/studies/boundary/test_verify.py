@@ -5,8 +5,7 @@ import json
 import shutil
 
 from tests.support.boundary_fixtures import cli
-from policylab.fileio import arrays_to_bytes, atomic_write_bytes
-from policylab.hashing import sha256_hex
+from policylab.fileio import atomic_write_bytes, pack_arrays
 from policylab.rollout.store import Store
 
 
@@ -89,11 +88,11 @@ def _tampered_copy(store_root, copy, cpu=None) -> dict:
         rec = s.get(key)
         p = s.payload(key)
         p["qpos"][50, 0] += 1e-12
-        blob = arrays_to_bytes(p)
-        atomic_write_bytes(copy / rec.payload_path, blob)
-        data = dict(rec.data, payload_sha256=sha256_hex(blob))
+        blob, digest = pack_arrays(p)
+        atomic_write_bytes(copy / "units" / "tampered.pack", blob)
+        s.move_payloads([(key, "units/tampered.pack", digest, 0, len(blob))])
+        data = s.require(key).data
         if cpu is not None:
             data["provenance"] = {**rec.data["provenance"], "cpu": cpu}
-        s._db.execute("UPDATE rollouts SET payload_sha256=?, record=? WHERE key=?",
-                      (sha256_hex(blob), json.dumps(data), key))
+        s._db.execute("UPDATE rollouts SET record=? WHERE key=?", (json.dumps(data), key))
     return data

@@ -17,7 +17,7 @@ import pytest
 
 from policylab.envs.breakout.ale import Protocol
 from policylab.envs.breakout.params import load_preset
-from policylab.fileio import EncodedArrays, _zipfile_bytes, arrays_to_bytes
+from policylab.fileio import EncodedArrays, _zipfile_bytes, arrays_digest, arrays_to_bytes, pack_arrays
 from policylab.hashing import canonical_json, hash_obj
 from policylab.policies.breakout import POLICIES, get_policy
 from policylab.rollout.store import FrozenJSON, Record, Store, canonical, rollout_key
@@ -74,9 +74,10 @@ def test_units_return_encoded_payloads_that_pickle_with_their_bytes():
     tasks = _tasks("breakout_policy_v3", "atari-cal", "auto", 200, groups=1, per=3)
     results = run_unit(tasks)
     for (outcome, payload), ep in zip(results, run_shadow_group(tasks)[0]):
-        assert isinstance(payload, EncodedArrays) and payload.npz == arrays_to_bytes(ep.payload)
+        assert isinstance(payload, EncodedArrays) and payload.packed == pack_arrays(ep.payload)[0]
+        assert payload.digest == arrays_digest(ep.payload)
         again = pickle.loads(pickle.dumps(payload))
-        assert again.npz == payload.npz and set(again) == set(ep.payload)
+        assert again.packed == payload.packed and set(again) == set(ep.payload)
     with pytest.raises(TypeError):
         results[0][1]["obs"] = None
 

@@ -1,0 +1,105 @@
+"""`policylab store check / pack` and `policylab export`: the store itself, whatever study wrote it
+(docs/design.md, "The store")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from pydantic import AfterValidator, Field
+
+
+from policylab.cli.command import command
+from policylab.config import Request, check_out_dir
+from policylab.result import Result
+
+
+def _is_store(path: Path) -> Path:
+    from policylab.rollout.store import index_problem
+
+    why = index_problem(path)
+    if why is not None:
+        raise ValueError(why)
+    return path
+
+
+def _parquet_file(path: Path) -> Path:
+    if path.suffix != ".parquet":
+        raise ValueError(f"{path} does not end in .parquet")
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder")
+    check_out_dir(path.parent)
+    return path
+
+
+StoreDir = Annotated[Path, AfterValidator(_is_store)]
+STORE = Field(description="Store folder (holds index.sqlite).", json_schema_extra={"argument": True})
+
+
+class CheckRequest(Request):
+    """Read and verify every row and payload of a store (exists, readable, sha256), and list files no
+    row points to and temp files of killed writes. Exit status 1 when something is damaged.
+    --repair removes damaged rows, bad unit files, orphans and stale temp files, so the next run of
+    the command that made them plays exactly those rollouts again."""
+
+    store: StoreDir = STORE
+    repair: bool = Field(False, description="Remove what is damaged (run it while nothing writes to the store).")
+
+
+class PackRequest(Request):
+    """Move a version-1 store's payloads (one npz file per rollout) into unit files of 1,000 rollouts:
+    same records and arrays, far fewer files, and each row's sha256 taken over its arrays."""
+
+    store: StoreDir = STORE
+
+
+class ExportRequest(Request):
+    """Write a store as one table, one row per rollout: key, study, env, policy, seed, the world's
+    fields (world_*), the outcome's (outcome_*) and the record's hashes (docs/design.md, "Store export")."""
+
+    store: StoreDir = STORE
+    format: Literal["parquet"] = Field("parquet", description="Table format.")
+    out: Annotated[Path, AfterValidator(_parquet_file)] = Field(description="File to write (FILE.parquet).")
+    study: str | None = Field(None, description="Only this study's rollouts (default: all).")
+
+
+def check(req: CheckRequest) -> Result:
+    from policylab.rollout.store_check import check_store
+
+    found = check_store(req.store, repair=req.repair)
+    stale = sum(t["writer_gone"] for t in found["temp_files"])
+    verb = "removed" if req.repair else "found"
+    lines = [f"{found['rows']} rows, {found['payloads']} payloads read and verified",
+             f"{verb}: {len(found['damaged'])} damaged rows, {len(found['bad_unit_files'])} bad unit files, "
+             f"{len(found['orphans'])} orphan files, {stale} stale temp files"]
+    lines += [f"damaged: {d['key']}: {d['why']}" for d in found["damaged"][:20]]
+    bad = found["damaged"] or found["bad_unit_files"] or found["orphans"] or stale
+    if bad and not req.repair:
+        lines.append(f"run `policylab store check {req.store} --repair` to remove them; the next run plays the "
+                     "damaged rollouts again")
+    return Result(req.store, tuple(lines), 1 if bad and not req.repair else 0)
+
+
+def pack(req: PackRequest) -> Result:
+    from policylab.rollout.store_check import pack_store
+
+    done = pack_store(req.store)
+    return Result(req.store, (f"packed {done['packed']} payloads into {done['unit_files']} unit files",))
+
+
+def export(req: ExportRequest) -> Result:
+    from policylab.rollout.export import export as write
+
+    done = write(req.store, req.out, req.format, req.study)
+    return Result(req.out, (f"{done['rows']} rows x {len(done['columns'])} columns",))
+
+
+app = typer.Typer(help="The rollout store itself: check and repair it, pack a version-1 store.",
+                  no_args_is_help=True, rich_markup_mode=None)
+command(app, "check", CheckRequest, "policylab.cli.store:check", index=None)  # a store, not a run folder
+command(app, "pack", PackRequest, "policylab.cli.store:pack", index=None)
+
+
+def register(top: typer.Typer) -> None:
+    command(top, "export", ExportRequest, "policylab.cli.store:export", index=None)  # a file, not a run folder
