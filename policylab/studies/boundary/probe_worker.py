@@ -26,8 +26,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from policylab.errors import BadInput
-from policylab.fileio import arrays_to_bytes, atomic_write_bytes, read_arrays
-from policylab.hashing import sha256_hex
+from policylab.fileio import arrays_digest, arrays_to_bytes, atomic_write_bytes, read_arrays
 
 FPS = 20
 
@@ -137,7 +136,7 @@ def simulate(job: Mapping, renderers: dict) -> dict:
     (outcome, payload), = simulate_worlds(job["checkpoint_path"], [job["world"]], rob, nthread=1)
     simulate_s = time.perf_counter() - t0
     blob = arrays_to_bytes(payload)
-    sha = sha256_hex(blob)
+    sha = arrays_digest(payload)  # the store's digest: over the arrays, not the .npz container
     npz = Path(job["out"]) / f"{job['run_id']}.npz"
     atomic_write_bytes(npz, blob)
     stored, saved = None, False

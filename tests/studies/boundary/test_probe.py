@@ -8,15 +8,17 @@ pd_soft verified (its gate passed), pd_limp swept only (its map must carry the w
 
 from __future__ import annotations
 
-import hashlib
+import io
 import json
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from policylab.fileio import arrays_digest
 from policylab.report.browser import Session
 from policylab.rollout.store import Store
 from policylab.studies.boundary.checkpoint import checkpoint_on
@@ -107,7 +109,7 @@ def test_probe_page_in_browser(store, tmp_path):
             assert shown["sha256"] == rec.payload_sha256
             npz = urllib.request.urlopen(url + page.evaluate("document.getElementById('dl-npz').getAttribute('href')")
                                          .lstrip("/")).read()
-            assert hashlib.sha256(npz).hexdigest() == rec.payload_sha256  # the download is the trajectory
+            assert arrays_digest(np.load(io.BytesIO(npz))) == rec.payload_sha256  # the download is the trajectory
             rrd = page.evaluate("document.getElementById('dl-rrd').getAttribute('href')")
             assert urllib.request.urlopen(url + rrd.lstrip("/")).read()[:4] == b"RRF2"  # rerun's file header
             assert page.wait_for("document.getElementById('clip').readyState >= 1")  # the clip loads in the page
