@@ -328,11 +328,26 @@ EP_FRAMES, FRAMES, DONE, STEP, RESET_FRAMES, NC = 0, 1, 2, 3, 4, 5
 LIVES_IGNORED, LIFE_LOSS_INFO, EPISODIC_LIFE = 0, 1, 2
 
 
+# Reset observations drawn, keyed by the state they show (`_reset_one`): a direct-mapped cache of this many slots
+MEMO_SLOTS = 64
+
+
+def new_memo(num_channels: int, height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Empty reset-observation memo: keys (`MEMO_SLOTS`, NI) int64 (-1: no state has it) and frames."""
+    return (np.full((MEMO_SLOTS, EK.NI), -1, dtype=np.int64),
+            np.zeros((MEMO_SLOTS, height, width, num_channels), dtype=np.uint8))
+
+
 @numba.njit(cache=True)
 def _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw, ystart,
-               cbuf, gbuf, hbuf, still, obs):
+               cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs):
     """ale-py's reset of env i (reset_game, FIRE, noops: sticky frames like any other) and its first observation:
-    a zero stack but the last frame (not pooled)."""
+    a zero stack but the last frame (not pooled).
+
+    That frame is a function of the state row alone, and resets reach few states (`reset_game` is the same for
+    every seed; only the noops and sticky frames after it vary), while drawing one whole costs as much as some
+    hundred incremental steps: so it is drawn once per state and kept in `memo_keys`/`memo_obs` (the slot
+    from a hash of the row; a slot holding another state is redrawn)."""
     m = I[i]
     c = C[i]
     for k in range(EK.RAM_N):
@@ -357,13 +372,26 @@ def _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpoo
     pairs[i, 1, :] = m
     obs[i, :-1] = 0
     update_still(m, ALL_CHANGED, rom, still[i])
-    for ch in range(pal.shape[0]):
-        draw_full(m, m, m, maxpool, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, obs[i, -1, :, :, ch])
+    h = 0
+    for k in range(m.shape[0]):
+        h = h * 1000003 + m[k]
+    slot = (h ^ (h >> 29)) & (memo_keys.shape[0] - 1)
+    hit = True
+    for k in range(m.shape[0]):
+        if memo_keys[slot, k] != m[k]:
+            hit = False
+            break
+    if not hit:
+        for ch in range(pal.shape[0]):
+            draw_full(m, m, m, maxpool, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf,
+                      memo_obs[slot, :, :, ch])
+        memo_keys[slot, :] = m
+    obs[i, -1] = memo_obs[slot]
 
 
 @numba.njit(cache=True, nogil=True)
 def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi,
-                 yw, ystart, still, obs, lives, frame_number, episode_frame_number):
+                 yw, ystart, still, memo_keys, memo_obs, obs, lives, frame_number, episode_frame_number):
     """Reset envs `rows` (a seed >= 0 reseeds the env's noop stream and its sticky stream, ALE's `random_seed`,
     and restarts its frame count, as ale-py's reload of the game does)."""
     width = obs.shape[3]
@@ -380,7 +408,7 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_r
         C[i, EP_FRAMES] = 0
         C[i, DONE] = 0
         _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw,
-                   ystart, cbuf, gbuf, hbuf, still, obs)
+                   ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
     for i in range(I.shape[0]):
         lives[i] = I[i, 57]
         frame_number[i] = C[i, FRAMES]
@@ -389,8 +417,8 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_r
 
 @numba.njit(cache=True, nogil=True)
 def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max_frames, noop_max, fire_reset,
-                maxpool, clip, life_mode, rom, pal, xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, still, obs,
-                reward, terminated, truncated, lives, frame_number, episode_frame_number):
+                maxpool, clip, life_mode, rom, pal, xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, still, memo_keys,
+                memo_obs, obs, reward, terminated, truncated, lives, frame_number, episode_frame_number):
     """One agent step of every env (gymnasium's NextStep autoreset: an env that ended on the last step is
     reset now and its action ignored): `frameskip` frames of ALE action `actions[i]` with paddle step `steps[i]`,
     the reward summed (clipped to its sign when `clip`), the new max-pooled, resized frame updated in place in
@@ -421,7 +449,7 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
             C[i, EP_FRAMES] = 0
             C[i, DONE] = 0
             _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw,
-                       ystart, cbuf, gbuf, hbuf, still, obs)
+                       ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
         else:
             m = I[i]
             c = C[i]
