@@ -85,41 +85,57 @@ STATIC_BYTES = np.array(list(range(36)) + [55] + list(range(59, 70)) + list(rang
 
 
 @numba.njit(cache=True)
-def _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out):
+def _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, held, out):
     """Output row dy of the resized grayscale frame of state b, max-pooled with a (`maxpool` >= 1) and c
-    (`maxpool` 2), into out."""
+    (`maxpool` 2), into out. `held` is the source row whose pooled gray line and horizontal sums the second
+    halves of `gbuf` (2 x 160) and `hbuf` (2 x width) hold (-1: none); returns the row they hold after. Output
+    rows share their edge rows, and most source rows repeat the one above (background, brick lines, glyph
+    lines drawn twice), so a held row is neither redrawn nor summed again: its sums are the same float32s."""
     width = out.shape[0]
     for dx in range(width):
         hbuf[dx] = np.float32(0.0)  # the vertical sum
     for j in range(ystart[dy], ystart[dy + 1]):
         sy = yi[j, 0]
         beta = yw[j]
-        RR.draw_row(b, rom, sy, cbuf)
-        for x in range(SRC_W):
-            gbuf[x] = gray[cbuf[x]]
-        for other in range(maxpool):
-            RR.draw_row(a if other == 0 else c, rom, sy, cbuf)
+        if sy != held:
+            RR.draw_row(b, rom, sy, cbuf)
             for x in range(SRC_W):
-                g = gray[cbuf[x]]
-                if g > gbuf[x]:
-                    gbuf[x] = g
-        for dx in range(width):
-            hbuf[width + dx] = np.float32(0.0)
-        for k in range(xi.shape[0]):
-            v = gbuf[xi[k, 0]]
-            if v != 0:  # adding 0.0 to a non-negative float32 changes nothing: the black field is skipped
-                hbuf[width + xi[k, 1]] += np.float32(v) * xw[k]
+                gbuf[x] = gray[cbuf[x]]
+            for other in range(maxpool):
+                RR.draw_row(a if other == 0 else c, rom, sy, cbuf)
+                for x in range(SRC_W):
+                    g = gray[cbuf[x]]
+                    if g > gbuf[x]:
+                        gbuf[x] = g
+            same = held >= 0
+            if same:
+                for x in range(SRC_W):
+                    if gbuf[x] != gbuf[SRC_W + x]:
+                        same = False
+                        break
+            if not same:
+                for x in range(SRC_W):
+                    gbuf[SRC_W + x] = gbuf[x]
+                for dx in range(width):
+                    hbuf[width + dx] = np.float32(0.0)
+                for k in range(xi.shape[0]):
+                    v = gbuf[xi[k, 0]]
+                    if v != 0:  # adding 0.0 to a non-negative float32 changes nothing: the black field is skipped
+                        hbuf[width + xi[k, 1]] += np.float32(v) * xw[k]
+            held = sy
         for dx in range(width):
             hbuf[dx] += beta * hbuf[width + dx]
     for dx in range(width):
         out[dx] = np.uint8(min(255.0, np.rint(hbuf[dx])))  # OpenCV's saturate_cast: round half to even
+    return held
 
 
 @numba.njit(cache=True)
 def draw_full(a, b, c, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out):
     """The whole resized observation of the frames (a, b, c: see `_out_row`) into out (height, width)."""
+    held = -1
     for dy in range(out.shape[0]):
-        _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out[dy])
+        held = _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, held, out[dy])
 
 
 def pixel_tables(xi: np.ndarray, yi: np.ndarray, height: int, width: int):
@@ -208,8 +224,9 @@ def _redo_span(moving_a, moving_b, maxpool, dy, lo, hi, still, gray, xi, xw, yi,
 @numba.njit(cache=True)
 def _redo_rows(a, b, maxpool, r0, r1, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf, hbuf, redone, out):
     """Recompute the output rows that read source rows r0..r1, whole, and flag them in `redone`."""
+    held = -1
     for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
-        _out_row(a, b, b, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out[dy])
+        held = _out_row(a, b, b, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, held, out[dy])
         redone[dy] = True
 
 
@@ -396,7 +413,7 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_r
     and restarts its frame count, as ale-py's reload of the game does)."""
     width = obs.shape[3]
     cbuf = np.zeros(SRC_W, dtype=np.int64)
-    gbuf = np.zeros(SRC_W, dtype=np.uint8)
+    gbuf = np.zeros(2 * SRC_W, dtype=np.uint8)
     hbuf = np.zeros(2 * width, dtype=np.float32)
     unused = np.zeros(mt.shape[0], dtype=np.uint64)  # `mt_seed`'s buffer of drawn-ahead decisions: none here
     for k in range(rows.shape[0]):
@@ -434,7 +451,7 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
     is terminated and the game goes on."""
     width = obs.shape[3]
     cbuf = np.zeros(SRC_W, dtype=np.int64)
-    gbuf = np.zeros(SRC_W, dtype=np.uint8)
+    gbuf = np.zeros(2 * SRC_W, dtype=np.uint8)
     hbuf = np.zeros(2 * width, dtype=np.float32)
     last_pair = np.zeros((2, I.shape[1]), dtype=np.int64)
     m_slot = np.zeros(I.shape[1], dtype=np.int64)
