@@ -200,15 +200,19 @@ def _redo_span(moving_a, moving_b, maxpool, dy, lo, hi, still, gray, xi, xw, yi,
         hbuf[dx] = np.float32(0.0)
     for j in range(ystart[dy], ystart[dy + 1]):
         sy = yi[j, 0]
-        for c in range(c0, c1 + 1):
-            colour = RR.moving_colour(moving_b, sy, c)
-            v = gray[colour if colour >= 0 else still[sy, c]]
-            if maxpool:
-                colour = RR.moving_colour(moving_a, sy, c)
-                g = gray[colour if colour >= 0 else still[sy, c]]
-                if g > v:
-                    v = g
-            gbuf[c] = v
+        if RR.moving_on_row(moving_b, sy) or (maxpool and RR.moving_on_row(moving_a, sy)):
+            for c in range(c0, c1 + 1):
+                colour = RR.moving_colour(moving_b, sy, c)
+                v = gray[colour if colour >= 0 else still[sy, c]]
+                if maxpool:
+                    colour = RR.moving_colour(moving_a, sy, c)
+                    g = gray[colour if colour >= 0 else still[sy, c]]
+                    if g > v:
+                        v = g
+                gbuf[c] = v
+        else:  # most of a span's rows are there for another frame's ball: the still layer alone
+            for c in range(c0, c1 + 1):
+                gbuf[c] = gray[still[sy, c]]
         beta = yw[j]
         for dx in range(lo, hi + 1):
             h = np.float32(0.0)
