@@ -152,17 +152,25 @@ def pixel_tables(xi: np.ndarray, yi: np.ndarray, height: int, width: int):
 
 
 @numba.njit(cache=True, inline="always")
-def _mark(r0, r1, c0, c1, dyr, dxr, lo, hi):
-    """Widen each output row's span to redo, [lo[dy], hi[dy]], to the output pixels that read source rows r0..r1
-    and columns c0..c1 (c1 < 320: columns from 160 on wrap to 0, and a wrapped span takes the whole row)."""
+def _span(r0, r1, c0, c1, dyr, dxr):
+    """The output rows (first, last) and columns (first, last) that read source rows r0..r1 and columns c0..c1
+    (c1 < 320: columns from 160 on wrap to 0, and a wrapped span takes the whole row)."""
     if c1 >= SRC_W:
         if c0 >= SRC_W:
             c0, c1 = c0 - SRC_W, c1 - SRC_W
         else:
             c0, c1 = 0, SRC_W - 1
-    for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
-        lo[dy] = min(lo[dy], dxr[c0, 0])
-        hi[dy] = max(hi[dy], dxr[c1, 1])
+    return dyr[r0, 0], dyr[r1, 1], dxr[c0, 0], dxr[c1, 1]
+
+
+@numba.njit(cache=True, inline="always")
+def _mark(r0, r1, c0, c1, dyr, dxr, lo, hi):
+    """Widen each output row's span to redo, [lo[dy], hi[dy]], to the output pixels that read source rows r0..r1
+    and columns c0..c1 (`_span`)."""
+    dy0, dy1, x0, x1 = _span(r0, r1, c0, c1, dyr, dxr)
+    for dy in range(dy0, dy1 + 1):
+        lo[dy] = min(lo[dy], x0)
+        hi[dy] = max(hi[dy], x1)
 
 
 @numba.njit(cache=True, inline="always")
@@ -174,20 +182,21 @@ def _mark_ball(m, dyr, dxr, lo, hi):
         _mark(r0, EK.BALL_ROWS[m[101], 1], c, c + 1, dyr, dxr, lo, hi)
 
 
+NO_EDGE = (2 * SRC_W, -1)  # an empty column range, neutral to min/max
+
+
 @numba.njit(cache=True, inline="always")
-def _mark_paddle_move(old, new, dyr, dxr, lo, hi):
-    """`_mark` the output pixels whose paddle pixels differ between frames old and new (of one pattern and
-    colour): the columns the paddle left on one side and took on the other."""
+def _paddle_edge(old, new, side):
+    """The source columns (first, last) whose paddle pixels differ between frames old and new (of one pattern
+    and colour) on one side: those the paddle left or took on the left (side 0) or on the right (side 1);
+    `NO_EDGE` when it did not move."""
     if old[72] == new[72]:
-        return
-    up = RR.lower_up(new[EK.SHOWN])
+        return NO_EDGE
     width = 0
     for k in range(8):
         width += 4 * ((new[55] >> k) & 1)  # the pattern's bits are contiguous (`rom.kernel.PADDLE_GFX`)
-    c0, c1 = min(old[72], new[72]) - 47, max(old[72], new[72]) - 47  # 8..144
-    r0, r1 = EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up
-    _mark(r0, r1, c0, c1 - 1, dyr, dxr, lo, hi)
-    _mark(r0, r1, c0 + width, c1 + width - 1, dyr, dxr, lo, hi)
+    shift = width * side
+    return min(old[72], new[72]) - 47 + shift, max(old[72], new[72]) - 48 + shift  # 8..175
 
 
 @numba.njit(cache=True)
@@ -281,8 +290,9 @@ def draw_changed(pa, pb, a, b, changed, maxpool, rom, gray, xi, xw, yi, yw, ysta
     """Update out (holding the observation of the pair (pa, pb)) to the pair (a, b), whose still layer is
     `still`, recomputing only what can differ (`changed`: `still_changes`): everything when a colour changed;
     a brick row whose bricks changed and the score rows when the score or lives did, whole; and the output
-    pixels under the ball in any of the four frames and those the paddle left or took (per output row, the span
-    from the first to the last; `lo` and `hi` hold no span, `redone` no row, before and after)."""
+    pixels under the ball in any of the four frames (per output row, the span from the first to the last; `lo` and
+    `hi` hold no span, `redone` no row, before and after) and, each side on its own, those the paddle left or
+    took (a pixel redone twice is the same pixel)."""
     if changed == ALL_CHANGED:
         draw_full(a, b, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out)
         return
@@ -298,9 +308,18 @@ def draw_changed(pa, pb, a, b, changed, maxpool, rom, gray, xi, xw, yi, yw, ysta
     _mark_ball(b, dyr, dxr, lo, hi)
     _mark_ball(pa, dyr, dxr, lo, hi)
     _mark_ball(a, dyr, dxr, lo, hi)
-    _mark_paddle_move(pa, a, dyr, dxr, lo, hi)
-    _mark_paddle_move(pb, b, dyr, dxr, lo, hi)
     moving_a, moving_b = RR.moving_objects(a), RR.moving_objects(b)
+    up = RR.lower_up(b[EK.SHOWN])
+    for side in range(2):  # each side's moved edges, of both pairs, as one span of their own
+        c0a, c1a = _paddle_edge(pa, a, side)
+        c0b, c1b = _paddle_edge(pb, b, side)
+        if c1a >= 0 or c1b >= 0:
+            dy0, dy1, x0, x1 = _span(EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up, min(c0a, c0b), max(c1a, c1b),
+                                     dyr, dxr)
+            for dy in range(dy0, dy1 + 1):
+                if not redone[dy]:
+                    _redo_span(moving_a, moving_b, maxpool, dy, x0, x1, still, gray, xi, xw, yi, yw, ystart, xstart,
+                               gbuf, hbuf, out)
     for dy in range(out.shape[0]):
         if hi[dy] >= 0 and not redone[dy]:  # a redone row is exact already; `still` may be b's alone there
             _redo_span(moving_a, moving_b, maxpool, dy, lo[dy], hi[dy], still, gray, xi, xw, yi, yw, ystart, xstart,
