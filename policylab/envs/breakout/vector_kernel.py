@@ -515,11 +515,10 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
                 if slot >= 0:  # element by element: a slice would be a view, reference-counted
                     for k in range(m.shape[0]):
                         pairs[i, slot, k] = m[k]
-                    if slot == 0:
-                        m_slot[:] = m
             ended = terminated[i] or truncated[i]
             ended_last = ended and f == frameskip - 1
             if ended:  # ale-py keeps the pooled slot and pools into it: see docstring
+                m_slot[:] = pairs[i, 0]  # after a full step, its next-to-last frame
                 pairs[i] = last_pair
             if clip:
                 total = (total > 0) - (total < 0)
