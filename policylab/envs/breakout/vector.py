@@ -109,6 +109,7 @@ class BreakoutVectorEnv(VectorEnv):
         self._smt, self._sbuf = R.new_state(n)
         self._obs = np.zeros((n, stack_num, img_height, img_width, pal.shape[0]), dtype=np.uint8)
         self._still = np.zeros((n, VK.SRC_H, VK.SRC_W), dtype=np.uint8)  # each game's still layer (`vector_kernel`)
+        self._memo = VK.new_memo(pal.shape[0], img_height, img_width)  # reset observations (`vector_kernel`)
         self._reset_done = False
 
     def _public(self, obs: np.ndarray) -> np.ndarray:
@@ -147,8 +148,8 @@ class BreakoutVectorEnv(VectorEnv):
         obs = self._obs.copy()
         lives, frames, ep_frames = (np.zeros(self.num_envs, dtype=np.int32) for _ in range(3))
         VK.reset_kernel(rows.astype(np.int64), seeds, self._I, self._pairs, self._C, self._mt, self._smt, self._sbuf,
-                        self.sticky, self.noop_max, self.fire_reset, self.maxpool, *self._tables, self._still, obs,
-                        lives, frames, ep_frames)
+                        self.sticky, self.noop_max, self.fire_reset, self.maxpool, *self._tables, self._still,
+                        *self._memo, obs, lives, frames, ep_frames)
         self._obs = obs
         self._reset_done = True
         return self._public(obs), self._info(lives, frames, ep_frames)
@@ -166,8 +167,8 @@ class BreakoutVectorEnv(VectorEnv):
         lives, frames, ep_frames = (np.zeros(n, dtype=np.int32) for _ in range(3))
         VK.step_kernel(ids, steps, self._I, self._pairs, self._C, self._mt, self._smt, self._sbuf, self.sticky,
                        self.frameskip, self.max_frames, self.noop_max, self.fire_reset, self.maxpool, self.clip,
-                       self.life_mode, *self._tables, VK.STATIC_BYTES, *self._pixels, self._still, obs, reward,
-                       terminated, truncated, lives, frames, ep_frames)
+                       self.life_mode, *self._tables, VK.STATIC_BYTES, *self._pixels, self._still, *self._memo, obs,
+                       reward, terminated, truncated, lives, frames, ep_frames)
         self._obs = obs
         return self._public(obs), reward, terminated, truncated, self._info(lives, frames, ep_frames)
 

@@ -85,41 +85,57 @@ STATIC_BYTES = np.array(list(range(36)) + [55] + list(range(59, 70)) + list(rang
 
 
 @numba.njit(cache=True)
-def _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out):
+def _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, held, out):
     """Output row dy of the resized grayscale frame of state b, max-pooled with a (`maxpool` >= 1) and c
-    (`maxpool` 2), into out."""
+    (`maxpool` 2), into out. `held` is the source row whose pooled gray line and horizontal sums the second
+    halves of `gbuf` (2 x 160) and `hbuf` (2 x width) hold (-1: none); returns the row they hold after. Output
+    rows share their edge rows, and most source rows repeat the one above (background, brick lines, glyph
+    lines drawn twice), so a held row is neither redrawn nor summed again: its sums are the same float32s."""
     width = out.shape[0]
     for dx in range(width):
         hbuf[dx] = np.float32(0.0)  # the vertical sum
     for j in range(ystart[dy], ystart[dy + 1]):
         sy = yi[j, 0]
         beta = yw[j]
-        RR.draw_row(b, rom, sy, cbuf)
-        for x in range(SRC_W):
-            gbuf[x] = gray[cbuf[x]]
-        for other in range(maxpool):
-            RR.draw_row(a if other == 0 else c, rom, sy, cbuf)
+        if sy != held:
+            RR.draw_row(b, rom, sy, cbuf)
             for x in range(SRC_W):
-                g = gray[cbuf[x]]
-                if g > gbuf[x]:
-                    gbuf[x] = g
-        for dx in range(width):
-            hbuf[width + dx] = np.float32(0.0)
-        for k in range(xi.shape[0]):
-            v = gbuf[xi[k, 0]]
-            if v != 0:  # adding 0.0 to a non-negative float32 changes nothing: the black field is skipped
-                hbuf[width + xi[k, 1]] += np.float32(v) * xw[k]
+                gbuf[x] = gray[cbuf[x]]
+            for other in range(maxpool):
+                RR.draw_row(a if other == 0 else c, rom, sy, cbuf)
+                for x in range(SRC_W):
+                    g = gray[cbuf[x]]
+                    if g > gbuf[x]:
+                        gbuf[x] = g
+            same = held >= 0
+            if same:
+                for x in range(SRC_W):
+                    if gbuf[x] != gbuf[SRC_W + x]:
+                        same = False
+                        break
+            if not same:
+                for x in range(SRC_W):
+                    gbuf[SRC_W + x] = gbuf[x]
+                for dx in range(width):
+                    hbuf[width + dx] = np.float32(0.0)
+                for k in range(xi.shape[0]):
+                    v = gbuf[xi[k, 0]]
+                    if v != 0:  # adding 0.0 to a non-negative float32 changes nothing: the black field is skipped
+                        hbuf[width + xi[k, 1]] += np.float32(v) * xw[k]
+            held = sy
         for dx in range(width):
             hbuf[dx] += beta * hbuf[width + dx]
     for dx in range(width):
         out[dx] = np.uint8(min(255.0, np.rint(hbuf[dx])))  # OpenCV's saturate_cast: round half to even
+    return held
 
 
 @numba.njit(cache=True)
 def draw_full(a, b, c, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out):
     """The whole resized observation of the frames (a, b, c: see `_out_row`) into out (height, width)."""
+    held = -1
     for dy in range(out.shape[0]):
-        _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out[dy])
+        held = _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, held, out[dy])
 
 
 def pixel_tables(xi: np.ndarray, yi: np.ndarray, height: int, width: int):
@@ -136,17 +152,25 @@ def pixel_tables(xi: np.ndarray, yi: np.ndarray, height: int, width: int):
 
 
 @numba.njit(cache=True, inline="always")
-def _mark(r0, r1, c0, c1, dyr, dxr, lo, hi):
-    """Widen each output row's span to redo, [lo[dy], hi[dy]], to the output pixels that read source rows r0..r1
-    and columns c0..c1 (c1 < 320: columns from 160 on wrap to 0, and a wrapped span takes the whole row)."""
+def _span(r0, r1, c0, c1, dyr, dxr):
+    """The output rows (first, last) and columns (first, last) that read source rows r0..r1 and columns c0..c1
+    (c1 < 320: columns from 160 on wrap to 0, and a wrapped span takes the whole row)."""
     if c1 >= SRC_W:
         if c0 >= SRC_W:
             c0, c1 = c0 - SRC_W, c1 - SRC_W
         else:
             c0, c1 = 0, SRC_W - 1
-    for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
-        lo[dy] = min(lo[dy], dxr[c0, 0])
-        hi[dy] = max(hi[dy], dxr[c1, 1])
+    return dyr[r0, 0], dyr[r1, 1], dxr[c0, 0], dxr[c1, 1]
+
+
+@numba.njit(cache=True, inline="always")
+def _mark(r0, r1, c0, c1, dyr, dxr, lo, hi):
+    """Widen each output row's span to redo, [lo[dy], hi[dy]], to the output pixels that read source rows r0..r1
+    and columns c0..c1 (`_span`)."""
+    dy0, dy1, x0, x1 = _span(r0, r1, c0, c1, dyr, dxr)
+    for dy in range(dy0, dy1 + 1):
+        lo[dy] = min(lo[dy], x0)
+        hi[dy] = max(hi[dy], x1)
 
 
 @numba.njit(cache=True, inline="always")
@@ -158,20 +182,21 @@ def _mark_ball(m, dyr, dxr, lo, hi):
         _mark(r0, EK.BALL_ROWS[m[101], 1], c, c + 1, dyr, dxr, lo, hi)
 
 
+NO_EDGE = (2 * SRC_W, -1)  # an empty column range, neutral to min/max
+
+
 @numba.njit(cache=True, inline="always")
-def _mark_paddle_move(old, new, dyr, dxr, lo, hi):
-    """`_mark` the output pixels whose paddle pixels differ between frames old and new (of one pattern and
-    colour): the columns the paddle left on one side and took on the other."""
+def _paddle_edge(old, new, side):
+    """The source columns (first, last) whose paddle pixels differ between frames old and new (of one pattern
+    and colour) on one side: those the paddle left or took on the left (side 0) or on the right (side 1);
+    `NO_EDGE` when it did not move."""
     if old[72] == new[72]:
-        return
-    up = RR.lower_up(new[EK.SHOWN])
+        return NO_EDGE
     width = 0
     for k in range(8):
         width += 4 * ((new[55] >> k) & 1)  # the pattern's bits are contiguous (`rom.kernel.PADDLE_GFX`)
-    c0, c1 = min(old[72], new[72]) - 47, max(old[72], new[72]) - 47  # 8..144
-    r0, r1 = EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up
-    _mark(r0, r1, c0, c1 - 1, dyr, dxr, lo, hi)
-    _mark(r0, r1, c0 + width, c1 + width - 1, dyr, dxr, lo, hi)
+    shift = width * side
+    return min(old[72], new[72]) - 47 + shift, max(old[72], new[72]) - 48 + shift  # 8..175
 
 
 @numba.njit(cache=True)
@@ -184,15 +209,19 @@ def _redo_span(moving_a, moving_b, maxpool, dy, lo, hi, still, gray, xi, xw, yi,
         hbuf[dx] = np.float32(0.0)
     for j in range(ystart[dy], ystart[dy + 1]):
         sy = yi[j, 0]
-        for c in range(c0, c1 + 1):
-            colour = RR.moving_colour(moving_b, sy, c)
-            v = gray[colour if colour >= 0 else still[sy, c]]
-            if maxpool:
-                colour = RR.moving_colour(moving_a, sy, c)
-                g = gray[colour if colour >= 0 else still[sy, c]]
-                if g > v:
-                    v = g
-            gbuf[c] = v
+        if RR.moving_on_row(moving_b, sy) or (maxpool and RR.moving_on_row(moving_a, sy)):
+            for c in range(c0, c1 + 1):
+                colour = RR.moving_colour(moving_b, sy, c)
+                v = gray[colour if colour >= 0 else still[sy, c]]
+                if maxpool:
+                    colour = RR.moving_colour(moving_a, sy, c)
+                    g = gray[colour if colour >= 0 else still[sy, c]]
+                    if g > v:
+                        v = g
+                gbuf[c] = v
+        else:  # most of a span's rows are there for another frame's ball: the still layer alone
+            for c in range(c0, c1 + 1):
+                gbuf[c] = gray[still[sy, c]]
         beta = yw[j]
         for dx in range(lo, hi + 1):
             h = np.float32(0.0)
@@ -208,8 +237,9 @@ def _redo_span(moving_a, moving_b, maxpool, dy, lo, hi, still, gray, xi, xw, yi,
 @numba.njit(cache=True)
 def _redo_rows(a, b, maxpool, r0, r1, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf, hbuf, redone, out):
     """Recompute the output rows that read source rows r0..r1, whole, and flag them in `redone`."""
+    held = -1
     for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
-        _out_row(a, b, b, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out[dy])
+        held = _out_row(a, b, b, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, held, out[dy])
         redone[dy] = True
 
 
@@ -260,8 +290,9 @@ def draw_changed(pa, pb, a, b, changed, maxpool, rom, gray, xi, xw, yi, yw, ysta
     """Update out (holding the observation of the pair (pa, pb)) to the pair (a, b), whose still layer is
     `still`, recomputing only what can differ (`changed`: `still_changes`): everything when a colour changed;
     a brick row whose bricks changed and the score rows when the score or lives did, whole; and the output
-    pixels under the ball in any of the four frames and those the paddle left or took (per output row, the span
-    from the first to the last; `lo` and `hi` hold no span, `redone` no row, before and after)."""
+    pixels under the ball in any of the four frames (per output row, the span from the first to the last; `lo` and
+    `hi` hold no span, `redone` no row, before and after) and, each side on its own, those the paddle left or
+    took (a pixel redone twice is the same pixel)."""
     if changed == ALL_CHANGED:
         draw_full(a, b, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out)
         return
@@ -277,9 +308,18 @@ def draw_changed(pa, pb, a, b, changed, maxpool, rom, gray, xi, xw, yi, yw, ysta
     _mark_ball(b, dyr, dxr, lo, hi)
     _mark_ball(pa, dyr, dxr, lo, hi)
     _mark_ball(a, dyr, dxr, lo, hi)
-    _mark_paddle_move(pa, a, dyr, dxr, lo, hi)
-    _mark_paddle_move(pb, b, dyr, dxr, lo, hi)
     moving_a, moving_b = RR.moving_objects(a), RR.moving_objects(b)
+    up = RR.lower_up(b[EK.SHOWN])
+    for side in range(2):  # each side's moved edges, of both pairs, as one span of their own
+        c0a, c1a = _paddle_edge(pa, a, side)
+        c0b, c1b = _paddle_edge(pb, b, side)
+        if c1a >= 0 or c1b >= 0:
+            dy0, dy1, x0, x1 = _span(EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up, min(c0a, c0b), max(c1a, c1b),
+                                     dyr, dxr)
+            for dy in range(dy0, dy1 + 1):
+                if not redone[dy]:
+                    _redo_span(moving_a, moving_b, maxpool, dy, x0, x1, still, gray, xi, xw, yi, yw, ystart, xstart,
+                               gbuf, hbuf, out)
     for dy in range(out.shape[0]):
         if hi[dy] >= 0 and not redone[dy]:  # a redone row is exact already; `still` may be b's alone there
             _redo_span(moving_a, moving_b, maxpool, dy, lo[dy], hi[dy], still, gray, xi, xw, yi, yw, ystart, xstart,
@@ -328,11 +368,26 @@ EP_FRAMES, FRAMES, DONE, STEP, RESET_FRAMES, NC = 0, 1, 2, 3, 4, 5
 LIVES_IGNORED, LIFE_LOSS_INFO, EPISODIC_LIFE = 0, 1, 2
 
 
+# Reset observations drawn, keyed by the state they show (`_reset_one`): a direct-mapped cache of this many slots
+MEMO_SLOTS = 64
+
+
+def new_memo(num_channels: int, height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Empty reset-observation memo: keys (`MEMO_SLOTS`, NI) int64 (-1: no state has it) and frames."""
+    return (np.full((MEMO_SLOTS, EK.NI), -1, dtype=np.int64),
+            np.zeros((MEMO_SLOTS, height, width, num_channels), dtype=np.uint8))
+
+
 @numba.njit(cache=True)
 def _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw, ystart,
-               cbuf, gbuf, hbuf, still, obs):
+               cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs):
     """ale-py's reset of env i (reset_game, FIRE, noops: sticky frames like any other) and its first observation:
-    a zero stack but the last frame (not pooled)."""
+    a zero stack but the last frame (not pooled).
+
+    That frame is a function of the state row alone, and resets reach few states (`reset_game` is the same for
+    every seed; only the noops and sticky frames after it vary), while drawing one whole costs as much as some
+    hundred incremental steps: so it is drawn once per state and kept in `memo_keys`/`memo_obs` (the slot
+    from a hash of the row; a slot holding another state is redrawn)."""
     m = I[i]
     c = C[i]
     for k in range(EK.RAM_N):
@@ -357,18 +412,31 @@ def _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpoo
     pairs[i, 1, :] = m
     obs[i, :-1] = 0
     update_still(m, ALL_CHANGED, rom, still[i])
-    for ch in range(pal.shape[0]):
-        draw_full(m, m, m, maxpool, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, obs[i, -1, :, :, ch])
+    h = 0
+    for k in range(m.shape[0]):
+        h = h * 1000003 + m[k]
+    slot = (h ^ (h >> 29)) & (memo_keys.shape[0] - 1)
+    hit = True
+    for k in range(m.shape[0]):
+        if memo_keys[slot, k] != m[k]:
+            hit = False
+            break
+    if not hit:
+        for ch in range(pal.shape[0]):
+            draw_full(m, m, m, maxpool, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf,
+                      memo_obs[slot, :, :, ch])
+        memo_keys[slot, :] = m
+    obs[i, -1] = memo_obs[slot]
 
 
 @numba.njit(cache=True, nogil=True)
 def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi,
-                 yw, ystart, still, obs, lives, frame_number, episode_frame_number):
+                 yw, ystart, still, memo_keys, memo_obs, obs, lives, frame_number, episode_frame_number):
     """Reset envs `rows` (a seed >= 0 reseeds the env's noop stream and its sticky stream, ALE's `random_seed`,
     and restarts its frame count, as ale-py's reload of the game does)."""
     width = obs.shape[3]
     cbuf = np.zeros(SRC_W, dtype=np.int64)
-    gbuf = np.zeros(SRC_W, dtype=np.uint8)
+    gbuf = np.zeros(2 * SRC_W, dtype=np.uint8)
     hbuf = np.zeros(2 * width, dtype=np.float32)
     unused = np.zeros(mt.shape[0], dtype=np.uint64)  # `mt_seed`'s buffer of drawn-ahead decisions: none here
     for k in range(rows.shape[0]):
@@ -380,7 +448,7 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_r
         C[i, EP_FRAMES] = 0
         C[i, DONE] = 0
         _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw,
-                   ystart, cbuf, gbuf, hbuf, still, obs)
+                   ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
     for i in range(I.shape[0]):
         lives[i] = I[i, 57]
         frame_number[i] = C[i, FRAMES]
@@ -389,8 +457,8 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_r
 
 @numba.njit(cache=True, nogil=True)
 def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max_frames, noop_max, fire_reset,
-                maxpool, clip, life_mode, rom, pal, xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, still, obs,
-                reward, terminated, truncated, lives, frame_number, episode_frame_number):
+                maxpool, clip, life_mode, rom, pal, xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, still, memo_keys,
+                memo_obs, obs, reward, terminated, truncated, lives, frame_number, episode_frame_number):
     """One agent step of every env (gymnasium's NextStep autoreset: an env that ended on the last step is
     reset now and its action ignored): `frameskip` frames of ALE action `actions[i]` with paddle step `steps[i]`,
     the reward summed (clipped to its sign when `clip`), the new max-pooled, resized frame updated in place in
@@ -406,7 +474,7 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
     is terminated and the game goes on."""
     width = obs.shape[3]
     cbuf = np.zeros(SRC_W, dtype=np.int64)
-    gbuf = np.zeros(SRC_W, dtype=np.uint8)
+    gbuf = np.zeros(2 * SRC_W, dtype=np.uint8)
     hbuf = np.zeros(2 * width, dtype=np.float32)
     last_pair = np.zeros((2, I.shape[1]), dtype=np.int64)
     m_slot = np.zeros(I.shape[1], dtype=np.int64)
@@ -421,7 +489,7 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
             C[i, EP_FRAMES] = 0
             C[i, DONE] = 0
             _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw,
-                       ystart, cbuf, gbuf, hbuf, still, obs)
+                       ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
         else:
             m = I[i]
             c = C[i]
@@ -447,11 +515,10 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
                 if slot >= 0:  # element by element: a slice would be a view, reference-counted
                     for k in range(m.shape[0]):
                         pairs[i, slot, k] = m[k]
-                    if slot == 0:
-                        m_slot[:] = m
             ended = terminated[i] or truncated[i]
             ended_last = ended and f == frameskip - 1
             if ended:  # ale-py keeps the pooled slot and pools into it: see docstring
+                m_slot[:] = pairs[i, 0]  # after a full step, its next-to-last frame
                 pairs[i] = last_pair
             if clip:
                 total = (total > 0) - (total < 0)

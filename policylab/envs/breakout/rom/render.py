@@ -171,6 +171,12 @@ def moving_objects(m):
 
 
 @numba.njit(cache=True, inline="always")
+def moving_on_row(objects, r):
+    """Whether anything that moves (`moving_objects`) is on row r: where not, `moving_colour` is -1 all along it."""
+    return objects[0] <= r <= objects[1] or objects[4] <= r <= objects[5]
+
+
+@numba.njit(cache=True, inline="always")
 def moving_colour(objects, r, c):
     """The colour byte at (r, c) of what moves (`moving_objects`): the paddle over the side walls over the ball;
     -1 where the still layer (`draw_row` without `moving`) shows."""
