@@ -113,7 +113,12 @@ def preset_run(preset: str, steps: int | None, seed: int | None) -> dict:
         "wall_s": wall, "agent_steps": data["agent_steps"], "updates": data["updates"],
         "learner_steps_per_s_median": data["timing"]["median_steps_per_s"],
         "final_shadow_return": data["final_return_mean"],
-        "ale_mean": net["mean"], "ale_mean_ci95": net["mean_ci95"], "validation_episodes": v["validation"]["episodes"],
+        "validation_env": v["validation"]["env"], "validation_episodes": v["validation"]["episodes"],
+        "validation_mean": net["mean"], "validation_mean_ci95": net["mean_ci95"],
+        # the ALE episodes: the whole validation on a physics preset, the confirmation sample on an exact one
+        "ale_mean": v["goals"]["ale_mean"],
+        "ale_confirmation": None if v["validation"]["ale_confirmation"] is None else
+        {k: v["validation"]["ale_confirmation"][k] for k in ("of", "equal")},
         "vs": {k: {"against": c["against"], "mean_delta": c["paired_delta"]["mean_delta"],
                    "ci95": c["paired_delta"]["ci95"], "verdict": c["verdict"]}
                for k, c in v["validation"]["comparisons"].items()},
