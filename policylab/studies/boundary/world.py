@@ -31,13 +31,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Mapping
 
-import numpy as np
-
 from policylab.errors import BadInput
 from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, named_range, world_seed
-from policylab.studies.boundary.axes import AXES, BY_FIELD, CATALOGUE, NEW_AXES, Axis, parse_axis
+from policylab.studies.boundary.axes import AXES, BY_FIELD, CATALOGUE, NEW_AXES, Axis, lattice, parse_axis
 from policylab.studies.boundary.constants import (DEFAULT_DIR, DEFAULT_MU, DEFAULT_PUSH, DEFAULT_SEEDS_PER_CELL,
-                                                  DEFAULT_T0, MU_RES, PUSH_RES)
+                                                  DEFAULT_T0, PUSH_RES)
 
 KEY_VERSION = "v2"
 SWEEP_SEEDS = named_range("boundary", "sweep")
@@ -127,18 +125,10 @@ class GridWorld:
 
 def axis(kind: str, lo: float, hi: float, n: int, field: str) -> tuple[float, ...]:
     """The `n` values of a grid axis (`kind` mu or push) evenly spaced in [lo, hi], checked against the
-    clamp range and rounded to the resolution; values that collide at the resolution are bad input."""
-    check, res = {"mu": (check_mu, MU_RES), "push": (check_push, PUSH_RES)}[kind]
-    if n < 1:
-        raise BadInput(field, "needs at least 1 value")
-    if n > 1 and not lo < hi:
-        raise BadInput(field, f"range {lo}-{hi} must be increasing")
-    check(lo, field)
-    check(hi, field)
-    values = tuple(check(float(v), field) for v in (np.linspace(lo, hi, n) if n > 1 else [lo]))
-    if len(set(values)) != n:
-        raise BadInput(field, f"{n} values in {lo}-{hi} collide at the resolution {res}")
-    return values
+    clamp range and rounded to the resolution (a grid's push to whole %BW); values that collide at the
+    resolution are bad input."""
+    name, check = {"mu": ("friction", check_mu), "push": ("push", check_push)}[kind]
+    return lattice(AXES[name], lo, hi, n, field, check)
 
 
 # The axes today's grid maps: friction rows x push columns. A grid of these two with no held axis is
