@@ -223,6 +223,19 @@ _Q4, _Q5 = 4.00821782732936239552e-06, -2.01099218183624371326e-07
 
 
 @numba.njit(**_NJIT)
+def _reduce_ln2(x: float, ax: float):
+    """(hi, lo, k) with x = k ln2 + (hi - lo), |hi - lo| <= ln2 / 2, for |x| > ln2 / 2 (ln2 in two parts, so
+    hi is exact): k = +-1 below 3 ln2 / 2, else the nearest integer to x / ln2."""
+    if ax < 1.0397207708399179:  # 3 ln2 / 2
+        if x > 0.0:
+            return x - _LN2_HI, _LN2_LO, 1
+        return x + _LN2_HI, -_LN2_LO, -1
+    k = int(_INVLN2 * x + (0.5 if x > 0.0 else -0.5))
+    t = float(k)
+    return x - t * _LN2_HI, t * _LN2_LO, k
+
+
+@numba.njit(**_NJIT)
 def expm1(x: float) -> float:
     """exp(x) - 1 for finite |x| < 700 (tanh's range; larger arguments are not needed here)."""
     ax = abs(x)
@@ -231,20 +244,7 @@ def expm1(x: float) -> float:
             return -1.0
     c = 0.0
     if ax > 0.34657359027997264:  # reduce: x = k ln2 + hi - lo
-        if ax < 1.0397207708399179:
-            if x > 0.0:
-                hi = x - _LN2_HI
-                lo = _LN2_LO
-                k = 1
-            else:
-                hi = x + _LN2_HI
-                lo = -_LN2_LO
-                k = -1
-        else:
-            k = int(_INVLN2 * x + (0.5 if x > 0.0 else -0.5))
-            t = float(k)
-            hi = x - t * _LN2_HI
-            lo = t * _LN2_LO
+        hi, lo, k = _reduce_ln2(x, ax)
         x = hi - lo
         c = (hi - x) - lo
     elif ax < 5.551115123125783e-17:  # 2**-54
@@ -319,16 +319,7 @@ def exp(x: float) -> float:
     hi = x
     lo = 0.0
     if ax > 0.34657359027997264:  # ln2 / 2
-        if ax < 1.0397207708399179:  # 3 ln2 / 2
-            if x > 0.0:
-                hi, lo, k = x - _LN2_HI, _LN2_LO, 1
-            else:
-                hi, lo, k = x + _LN2_HI, -_LN2_LO, -1
-        else:
-            k = int(_INVLN2 * x + (0.5 if x > 0.0 else -0.5))
-            t = float(k)
-            hi = x - t * _LN2_HI
-            lo = t * _LN2_LO
+        hi, lo, k = _reduce_ln2(x, ax)
         x = hi - lo
     elif ax < 3.725290298461914e-09:  # 2**-28: e**x rounds to 1 + x
         return 1.0 + x
