@@ -34,7 +34,7 @@ NOT_RUN = {"demo": "the whole training loop on its defaults: a `breakout train` 
 def _cli(*argv) -> None:
     """Each run is made the way a user makes it: the real command, in this process."""
     assert invoke([str(a) for a in argv]) == 0, argv
-    RAN.add(" ".join(str(a) for a in argv[:2]) if argv[0] in ("breakout", "lava-leap", "boundary") else str(argv[0]))
+    RAN.add(" ".join(str(a) for a in argv[:2]) if argv[0] in ("breakout", "lava-leap", "boundary", "store") else str(argv[0]))
 
 
 def _breakout(root: Path) -> None:
@@ -85,6 +85,9 @@ def _boundary(root: Path) -> None:
     _cli("boundary", "search", "--robot", "ant", "--checkpoint", "ant_v0", "--rows", "friction=0.5", "--budget", 8,
          "--store", store, "--out", root / "boundary" / "search")
     _cli("boundary", "report", "--out", root / "boundary" / "search")
+    _cli("store", "check", store)  # a store and a table are no run folders: they add no row
+    _cli("store", "pack", store)
+    _cli("export", store, "--out", root / "boundary" / "rollouts.parquet")
 
 
 EXPECTED = {  # run folder -> (study, command, page, a headline label)
@@ -167,7 +170,7 @@ def test_every_command_declares_its_row(runs):
     assert RAN == set(INDEX) - set(NOT_RUN)
     for name, index in INDEX.items():
         hosts = [index.command] if isinstance(index, RunKind) else [index] if isinstance(index, str) else index or []
-        assert hosts or name in ("boundary train", "boundary probe", "runs"), name
+        assert hosts or name in ("boundary train", "boundary probe", "runs", "store check", "store pack", "export"), name
         assert all(host in seen for host in hosts), (name, hosts)
     assert {k.command for k in run_kinds()} == {i.command for i in INDEX.values() if isinstance(i, RunKind)}
     assert (runs / "boundary" / "checkpoint").is_dir() and "boundary/checkpoint" not in {r["path"] for r in rows}

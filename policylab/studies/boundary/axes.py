@@ -19,8 +19,6 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-import numpy as np
-
 from policylab.errors import BadInput
 from policylab.studies.boundary.constants import DEFAULT_DIR, DEFAULT_T0, MU_RANGE, MU_RES, PUSH_RANGE, T0_RANGE, T0_RES
 
@@ -125,6 +123,8 @@ def lattice(a: Axis, lo: float, hi: float, n: int, field: str, check=None) -> tu
         raise BadInput(field, f"range {lo:g}-{hi:g} must be increasing")
     check(lo, field)
     check(hi, field)
+    import numpy as np  # here, not at the top: request models import this module, and --help loads no numpy
+
     values = tuple(check(float(v), field) for v in (np.linspace(lo, hi, n) if n > 1 else [lo]))
     if len(set(values)) != n:
         raise BadInput(field, f"{n} values in {lo:g}-{hi:g} collide at the resolution {a.resolution:g}")
