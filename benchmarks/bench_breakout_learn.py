@@ -91,6 +91,18 @@ def preset_key(preset: str, steps: int | None, seed: int | None) -> str:
     return preset + ("" if steps is None else f"@{steps}") + ("" if seed is None else f"#seed{seed}")
 
 
+def ale_mean_ci95(v: dict) -> list[float]:
+    """The network's ALE mean interval: over the validation on a physics preset; on an exact one over the
+    confirmation seeds, which are the first of the transfer gap's ALE episodes."""
+    from policylab.stats import distribution
+
+    conf = v["validation"]["ale_confirmation"]
+    if conf is None:
+        return v["validation"]["distributions"]["network"]["mean_ci95"]
+    net = next(r for r in v["transfer_gap"]["rows"] if r["key"] == "network")
+    return distribution(net["ale_scores"][:conf["of"]])["mean_ci95"]
+
+
 def preset_run(preset: str, steps: int | None, seed: int | None) -> dict:
     """The whole default command on `preset` (or with --steps / --seed), in a fresh folder, as a user runs it."""
     out = ROOT / "runs" / "bench-learn" / preset_key(preset, steps, seed).replace("#", "-").replace("@", "-")
@@ -116,7 +128,7 @@ def preset_run(preset: str, steps: int | None, seed: int | None) -> dict:
         "validation_env": v["validation"]["env"], "validation_episodes": v["validation"]["episodes"],
         "validation_mean": net["mean"], "validation_mean_ci95": net["mean_ci95"],
         # the ALE episodes: the whole validation on a physics preset, the confirmation sample on an exact one
-        "ale_mean": v["goals"]["ale_mean"],
+        "ale_mean": v["goals"]["ale_mean"], "ale_mean_ci95": ale_mean_ci95(v),
         "ale_confirmation": None if v["validation"]["ale_confirmation"] is None else
         {k: v["validation"]["ale_confirmation"][k] for k in ("of", "equal")},
         "vs": {k: {"against": c["against"], "mean_delta": c["paired_delta"]["mean_delta"],
