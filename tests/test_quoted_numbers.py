@@ -22,7 +22,7 @@ from benchmarks.refresh_quotes import (BLOCK, COMMIT, TREES, check_quote, dated_
 from tests.support.paths import ROOT
 
 RESULTS = ROOT / "benchmarks" / "results"
-README_MAX_LINES = 280
+README_MAX_LINES = 250
 LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
 
 
