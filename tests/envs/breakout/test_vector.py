@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import cv2
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -89,7 +90,6 @@ def test_the_newest_frame_is_the_single_envs_screen_resized():
     same state (`rom.render`) through OpenCV's INTER_AREA. numba caches `vector_kernel` with compiled copies of
     `rom.render` and `rom.kernel` keyed on vector_kernel.py alone, so this also catches a cache left stale by a
     change to either (clear `envs/breakout/__pycache__/vector_kernel.*.nb*`)."""
-    cv2 = pytest.importorskip("cv2")
     from policylab.envs.breakout.rom.render import GRAY, render_colours
 
     env = BreakoutVectorEnv(3, noop_max=0, maxpool=False)
