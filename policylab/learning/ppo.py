@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import torch
 
-from policylab.learning.network import ActorCritic
+from policylab.learning.network import ActorCritic, GaussianActorCritic
 from policylab.learning.shards import Threads
 
+Network = ActorCritic | GaussianActorCritic  # anything with `evaluate(obs, act) -> (logp, entropy, value)`
 STATS = ("policy_loss", "value_loss", "entropy", "clip_fraction", "approx_kl")
 
 
@@ -35,7 +36,7 @@ class PPO:
     """The optimiser's side of a learner: the network, one replica per shard, Adam and the generator
     of the minibatch permutations (seeded by `seed`)."""
 
-    def __init__(self, net: ActorCritic, settings: Settings, threads: Threads, seed: int):
+    def __init__(self, net: Network, settings: Settings, threads: Threads, seed: int):
         self.s = settings
         self.threads = threads
         self.gen = torch.Generator().manual_seed(seed)
@@ -48,14 +49,12 @@ class PPO:
         for g in self.opt.param_groups:
             g["lr"] = self.s.lr * frac
 
-    def chunk_grad(self, net: ActorCritic, batch: dict, idx: torch.Tensor, adv: torch.Tensor,
+    def chunk_grad(self, net: Network, batch: dict, idx: torch.Tensor, adv: torch.Tensor,
                    total: int) -> torch.Tensor:
         """Backward of one chunk's share of the minibatch loss on `net`; the chunk's sums of the stats."""
         s = self.s
-        logits, value = net(batch["obs"][idx])
-        logp_all = torch.log_softmax(logits, dim=1)
-        logp = logp_all.gather(1, batch["act"][idx, None]).squeeze(1)
-        entropy = -(logp_all.exp() * logp_all).sum(1).sum()
+        logp, entropy, value = net.evaluate(batch["obs"][idx], batch["act"][idx])
+        entropy = entropy.sum()
         log_ratio = logp - batch["logp"][idx]
         ratio = log_ratio.exp()
         pg = -torch.min(ratio * adv, ratio.clamp(1 - s.clip, 1 + s.clip) * adv).sum()

@@ -9,9 +9,11 @@ PER_SAMPLE = ("logp", "val", "rew", "end", "adv", "ret")  # float32 (T, n) colum
 BATCH = ("obs", "act", "logp", "adv", "ret")  # what the PPO update reads
 
 
-def buffers(steps: int, envs: int, dim: int) -> dict[str, torch.Tensor]:
-    """Empty (T, n) columns for one rollout (every one is written by the rollout and `gae`)."""
-    return {"obs": torch.empty((steps, envs, dim)), "act": torch.empty((steps, envs), dtype=torch.int64),
+def buffers(steps: int, envs: int, dim: int, act_dim: int | None = None) -> dict[str, torch.Tensor]:
+    """Empty (T, n) columns for one rollout (every one is written by the rollout and `gae`): discrete
+    actions (int64) when `act_dim` is None, else float vectors of `act_dim`."""
+    act = torch.empty((steps, envs), dtype=torch.int64) if act_dim is None else torch.empty((steps, envs, act_dim))
+    return {"obs": torch.empty((steps, envs, dim)), "act": act,
             **{k: torch.empty((steps, envs)) for k in PER_SAMPLE}}
 
 
@@ -22,7 +24,7 @@ def columns(bufs: dict[str, torch.Tensor], lo: int, hi: int) -> dict[str, torch.
 
 def flatten(bufs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The samples the update reads, (T * n, ...) in time-major order."""
-    steps, envs = bufs["act"].shape
+    steps, envs = bufs["act"].shape[:2]
     return {k: bufs[k].reshape(steps * envs, *bufs[k].shape[2:]) for k in BATCH}
 
 

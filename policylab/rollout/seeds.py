@@ -76,6 +76,10 @@ boundary    reference    4_100_000  100_000    benchmarks/bench_boundary_search.
 boundary    probe        5_000_000  1_000_000  ``boundary probe``: a world entered by hand in the
                                                page takes base + the index the user gives, so it
                                                never is a sweep's world and can be found again
+boundary    learn        10**8      9 * 10**8  ``boundary learn``: Go1 training episodes; shard k of
+                                               S starts its j-th episode on base + j * S + k (the
+                                               seed gives the initial state, and with (seed, 1) the
+                                               episode's friction and pushes); far from every sweep
 boundary    search       10**10     10**10     ``boundary search``: worlds off the grid (or past its
                                                seeds); `search_seed(block, row, i)` = base + (block *
                                                10_000 + row) * 10_000 + i, the row's i-th such world
@@ -149,6 +153,7 @@ RANGES: dict[tuple[str, str], SeedRange] = {(r.study, r.purpose): r for r in (
     SeedRange("boundary", "robot", 4_000_000, 1_000),
     SeedRange("boundary", "reference", 4_100_000, 100_000),
     SeedRange("boundary", "probe", 5_000_000, 1_000_000),
+    SeedRange("boundary", "learn", 100_000_000, 900_000_000),
     SeedRange("boundary", "search", 10**10, 10**10),
 )}
 

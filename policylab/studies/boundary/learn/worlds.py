@@ -1,0 +1,218 @@
+"""The worlds `boundary learn` trains in: B Go1 worlds of the `go1_imu` spec on one `mujoco.batch.Batch`,
+each reset on its own seed when it falls or reaches the episode's end, with friction (and, for a push
+recipe, lateral pushes) drawn per episode from the training distribution, and the reward.
+
+Why its own loop and not `run_closed_loop`: training resets single worlds mid-batch and changes their
+friction at every episode, and needs the reward's inputs (actuator forces, feet heights) each step;
+the sweep's loop plays fixed worlds to their end. What the policy sees and how its action drives the
+robot are the spec's own (`Robot.observer`, `Robot.ctrl`), exactly as in every sweep.
+
+The reward (docs/boundary.md, "Learning a Go1 policy") follows the common MJX trainer's Go1 joystick
+recipe (shared/specs/ecosystem.md): Gaussian kernels tracking the commanded forward velocity and a
+zero yaw rate (sigma 0.25), penalties on vertical velocity, roll/pitch rates, tilt, torques, action
+rate and energy, a pose term, a feet air-time bonus and a termination penalty; the sum is scaled by
+the control step and clipped at zero, as that trainer does, so that ending an episode early never
+pays. An episode ends when the frozen failure rule marks the state (the sweep's rule: a fall in
+training is a fall in the map) or after `episode_steps` (a truncation: its return is bootstrapped).
+
+Seeds: episode j of shard k of S starts on seed ``base + j * S + k`` of ``boundary.learn``; the seed
+gives the initial state (`Robot.reset_state`, as every sweep world) and, from a generator seeded by
+(seed, 1), the episode's friction and push schedule, so a resumed run replays the same episodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco.batch
+import numpy as np
+
+from policylab import portable_math
+from policylab.envs.robots.robot import Robot
+
+FOOT_RADIUS = 0.023  # the go1_imu feet spheres (m)
+CONTACT_Z = FOOT_RADIUS + 0.005  # a foot lower than this touches the floor
+AIR_TIME_TARGET = 0.1  # s: a step shorter than this costs, longer pays (the trainer's threshold)
+POSE_WEIGHTS = np.array([1.0, 1.0, 0.1] * 4)  # abduction, hip, knee: the knee may bend freely
+LAYOUT = ["sensor", "sensor", "site_gravity", "joint_pos_rel", "joint_vel", "last_action", "command"]
+PRIVILEGED = ("friction", "push_x", "push_y", "torso_z")  # what only the critic sees
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The training distribution and the reward's weights (docs/boundary.md)."""
+
+    command: tuple[float, float, float] = (0.5, 0.0, 0.0)  # (vx m/s, vy m/s, yaw rate rad/s), every episode
+    friction: tuple[float, float] = (0.4, 1.0)  # uniform range of the feet and floor's sliding friction
+    push_bw: tuple[float, float] = (0.0, 0.0)  # lateral push magnitude range, in body weights; (0, 0): none
+    push_s: float = 0.5  # each push's duration (s)
+    push_every_s: tuple[float, float] = (1.0, 3.0)  # uniform wait before each push (s)
+    episode_steps: int = 1000
+    sigma: float = 0.25
+    w_lin: float = 1.0
+    w_yaw: float = 0.5
+    w_vz: float = -0.5
+    w_angxy: float = -0.05
+    w_tilt: float = -5.0
+    w_torque: float = -2e-4
+    w_rate: float = -0.01
+    w_energy: float = -1e-3
+    w_pose: float = 0.5
+    w_air: float = 0.1
+    w_fall: float = -1.0
+
+    @property
+    def pushes(self) -> bool:
+        return self.push_bw[1] > 0
+
+
+class TrainingWorlds:
+    """B Go1 worlds (nthread 1: a learner's shard), reset on the seeds `fresh(k)` hands out."""
+
+    def __init__(self, rob: Robot, recipe: Recipe, n: int, fresh):
+        if [t.spec.term for t in rob.terms] != LAYOUT:
+            raise ValueError(f"{rob.spec.name}: boundary learn needs the go1_imu observation layout")
+        self.rob, self.recipe, self.n, self.fresh = rob, recipe, n, fresh
+        self.dt = rob.control_dt
+        self.batch = b = mujoco.batch.Batch(rob.base, n, 1)
+        self.friction = b.expand("geom_friction")
+        self.qpos, self.qvel = b.bind("qpos"), b.bind("qvel")
+        self.derived = {f: b.bind(f) for f in rob.data_fields}
+        self.ctrl = b.bind("ctrl")
+        self.xfrc = b.bind("xfrc_applied")
+        self.force = b.bind("actuator_force")
+        self.geom_z = b.bind("geom_xpos")
+        self.feet = np.array([rob.base.geom(g).id for g in ("FL", "FR", "RL", "RR")])
+        self.weight = rob.body_weight_n()
+        self.observer = rob.observer(n)
+        self.mu = np.zeros(n)
+        self.step_k = np.zeros(n, dtype=np.int64)
+        self.air = np.zeros((n, 4))
+        self.touch = np.ones((n, 4), dtype=bool)
+        self.push_at = np.zeros(n, dtype=np.int64)  # the step the next push starts
+        self.push_mag = np.zeros(n)
+        self.push_side = np.zeros(n)  # +1 left, -1 right of the heading at its onset
+        self.push_end = np.zeros(n, dtype=np.int64)
+        self.push_xy = np.zeros((n, 2))
+        self.rngs: list[np.random.Generator] = [np.random.default_rng() for _ in range(n)]
+        self.seed = np.zeros(n, dtype=np.int64)
+        self.reset(np.arange(n))
+
+    # -- episodes --------------------------------------------------------------------------------
+    def reset(self, rows: np.ndarray) -> None:
+        """Start a fresh episode in `rows`: a new seed, its initial state, friction and pushes."""
+        seeds = self.fresh(len(rows))
+        self.batch.reset(rows, stage=0)
+        r = self.recipe
+        for i, s in zip(rows, seeds):
+            self.seed[i] = s
+            self.qpos[i], self.qvel[i] = self.rob.reset_state(int(s))
+            rng = self.rngs[i] = np.random.default_rng((int(s), 1))
+            self.mu[i] = rng.uniform(*r.friction)
+            self.friction[i, self.rob.friction_geoms, 0] = self.mu[i]
+            self._schedule(i, 0)
+        self.batch.forward(rows)
+        self.step_k[rows] = 0
+        self.air[rows] = 0.0
+        self.touch[rows] = True
+        self.push_xy[rows] = 0.0
+        self.xfrc[rows] = 0.0
+        if self.observer.last is not None:
+            self.observer.last[rows] = self.rob.initial_action
+
+    def _schedule(self, i: int, k: int) -> None:
+        """Draw world i's next push (after step k) from its episode's generator."""
+        r = self.recipe
+        if not r.pushes:
+            self.push_at[i] = -1
+            return
+        rng = self.rngs[i]
+        self.push_at[i] = k + int(round(rng.uniform(*r.push_every_s) / self.dt))
+        self.push_mag[i] = rng.uniform(*r.push_bw) * self.weight
+        self.push_side[i] = 1.0 if rng.random() < 0.5 else -1.0
+        self.push_end[i] = self.push_at[i] + int(round(r.push_s / self.dt))
+
+    def observe(self) -> np.ndarray:
+        """The policy's observation of every world (the spec's, float64)."""
+        return self.observer.observe({"qpos": self.qpos, "qvel": self.qvel, "time": self.batch.bind("time"),
+                                      **self.derived})
+
+    def privileged(self) -> np.ndarray:
+        """What only the critic sees (PRIVILEGED): friction, the push force (body weights) and torso height."""
+        return np.concatenate([self.mu[:, None], self.push_xy / self.weight,
+                               self.rob.torso_z(self.qpos)[:, None]], axis=1)
+
+    # -- a control step --------------------------------------------------------------------------
+    def _pushes(self) -> None:
+        r = self.recipe
+        if not r.pushes:
+            return
+        k = self.step_k
+        onset = np.flatnonzero(k == self.push_at)
+        if len(onset):
+            angle = self.rob.heading(self.qpos[onset]) + self.push_side[onset] * (np.pi / 2)
+            self.push_xy[onset, 0] = self.push_mag[onset] * portable_math.cos_array(angle)
+            self.push_xy[onset, 1] = self.push_mag[onset] * portable_math.sin_array(angle)
+        over = np.flatnonzero(k == self.push_end)
+        if len(over):
+            self.push_xy[over] = 0.0
+            for i in over:
+                self._schedule(int(i), int(k[i]))
+        self.xfrc[:, self.rob.push_body, :2] = self.push_xy
+
+    def step(self, action: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Apply `action` ((B, 12), the policy's) for one control step from observation `obs`; the next
+        observation, the reward, and where the episode ended by a fall (terminal) or its length
+        (truncated). Ended worlds are not reset here (`reset`)."""
+        r = self.recipe
+        last = self.observer.last.copy()
+        self.observer.acted(action)
+        self._pushes()
+        self.ctrl[...] = self.rob.ctrl(action)
+        self.batch.step(nstep=self.rob.frame_skip)
+        self.step_k += 1
+        nxt = self.observe()
+        lin, gyro, grav = nxt[:, 0:3], nxt[:, 3:6], nxt[:, 6:9]
+        cmd = np.asarray(r.command)
+        lin_err = (lin[:, 0] - cmd[0]) ** 2 + (lin[:, 1] - cmd[1]) ** 2
+        yaw_err = (gyro[:, 2] - cmd[2]) ** 2
+        q_rel, qd = nxt[:, 9:21], nxt[:, 21:33]
+        tau = self.force
+        feet_z = self.geom_z[:, self.feet, 2]
+        touch = feet_z < CONTACT_Z
+        first = touch & ~self.touch
+        self.air += self.dt
+        air_bonus = ((self.air - AIR_TIME_TARGET) * first).sum(1)
+        self.air[touch] = 0.0
+        self.touch = touch
+        fell = self.rob.fallen(self.qpos, self.qvel)
+        rew = (r.w_lin * np.exp(-lin_err / r.sigma) + r.w_yaw * np.exp(-yaw_err / r.sigma)
+               + r.w_vz * lin[:, 2] ** 2 + r.w_angxy * (gyro[:, 0] ** 2 + gyro[:, 1] ** 2)
+               + r.w_tilt * (grav[:, 0] ** 2 + grav[:, 1] ** 2) + r.w_torque * (tau ** 2).sum(1)
+               + r.w_rate * ((action - last) ** 2).sum(1) + r.w_energy * np.abs(qd * tau).sum(1)
+               + r.w_pose * np.exp(-(POSE_WEIGHTS * q_rel ** 2).sum(1)) + r.w_air * air_bonus
+               + r.w_fall * fell)
+        rew = np.maximum(rew * self.dt, 0.0)
+        trunc = ~fell & (self.step_k >= r.episode_steps)
+        return nxt, rew, fell, trunc
+
+    # -- checkpoints -----------------------------------------------------------------------------
+    STATE = ("mu", "step_k", "air", "touch", "push_at", "push_mag", "push_side", "push_end", "push_xy", "seed")
+
+    def state(self) -> dict:
+        b = self.batch
+        return {**{k: np.copy(getattr(self, k)) for k in self.STATE},
+                "sim": {f: np.copy(b.bind(f)) for f in ("time", "qpos", "qvel", "qacc_warmstart", "ctrl",
+                                                         "xfrc_applied")},
+                "last": np.copy(self.observer.last), "rngs": [g.bit_generator.state for g in self.rngs]}
+
+    def load_state(self, s: dict) -> None:
+        for k in self.STATE:
+            getattr(self, k)[...] = s[k]
+        self.friction[:, self.rob.friction_geoms, 0] = self.mu[:, None]
+        for f, v in s["sim"].items():
+            self.batch.bind(f)[...] = v
+        self.batch.forward()
+        self.observer.last[...] = s["last"]
+        for g, st in zip(self.rngs, s["rngs"]):
+            g.bit_generator.state = st
