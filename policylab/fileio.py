@@ -11,6 +11,7 @@ left to the file system. An fsync per record cost ~9 ms, a minute per 6,400-roll
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import itertools
@@ -21,7 +22,7 @@ import struct
 import threading
 import zipfile
 import zlib
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -30,16 +31,17 @@ from policylab.hashing import canonical_json, pretty_json
 _FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write `data` to a temporary file beside `path` (mode 0644), then rename it over `path`."""
+def atomic_write_bytes(path: str | os.PathLike, data: bytes | Sequence[bytes]) -> None:
+    """Write `data` (bytes, or a list of parts written one after the other without joining them: a
+    store's unit file is its payloads) to a temporary file beside `path` (mode 0644), then rename it
+    over `path`."""
     path = os.fspath(path)
     fd, tmp = _open_temp(path)
     try:
         try:
             os.fchmod(fd, 0o644)  # whatever the umask: outputs are meant to be read and served
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            _write_all(fd, [memoryview(data)] if isinstance(data, (bytes, bytearray, memoryview)) else
+                       [memoryview(part) for part in data])
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -47,6 +49,23 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+_IOV_MAX = 1024  # parts per writev call (Linux's IOV_MAX)
+
+
+def _write_all(fd: int, views: list[memoryview]) -> None:
+    views = [v.cast("B") for v in views if v.nbytes]
+    i = 0
+    while i < len(views):
+        written = os.writev(fd, views[i : i + _IOV_MAX])
+        while written:  # step over what was written; a short write leaves the rest of a part
+            if written >= views[i].nbytes:
+                written -= views[i].nbytes
+                i += 1
+            else:
+                views[i] = views[i][written:]
+                written = 0
 
 
 _TMP_COUNTER = itertools.count()
@@ -151,21 +170,22 @@ class EncodedArrays(dict):
     """Named arrays with their packed encoding (`pack_arrays`: `.packed` and `.digest`), made once.
 
     A batch runner builds its payloads this way where it runs (a worker process, or beside the
-    simulation in-process, `background=True`: on a small thread pool, since zstd and sha256 release
-    the GIL), so the store's writer only writes the bytes (`Store.put` takes them as given).
-    Read-only, and the arrays must not change afterwards; pickles with its bytes.
+    simulation in-process: `in_background`, on a small thread pool, since zstd, sha256 and numpy's
+    copies release the GIL), so the store's writer only writes the bytes (`Store.put` takes them as
+    given). Read-only, and the arrays must not change afterwards; pickles with its bytes.
     """
 
-    def __init__(self, arrays: Mapping[str, np.ndarray], packed: tuple[bytes, str] | None = None, *,
-                 background: bool = False):
+    def __init__(self, arrays: Mapping[str, np.ndarray],
+                 packed: tuple[bytes, str] | Callable[[], tuple[bytes, str]] | None = None):
         super().__init__(arrays)
-        self._packed = packed
-        self._pending = None
-        if packed is None:
-            if background:
-                self._pending = _encoder_pool().submit(pack_arrays, dict(self))
-            else:
-                self._packed = pack_arrays(self)
+        self._packed = pack_arrays(self) if packed is None else packed
+
+    @classmethod
+    def in_background(cls, payloads: Sequence[Mapping[str, np.ndarray]]) -> list["EncodedArrays"]:
+        """Each payload as `EncodedArrays` whose packing runs on the encoder threads
+        (`pack_in_background`); `.packed` and `.digest` wait for it."""
+        packing = pack_in_background(payloads)
+        return [cls(p, functools.partial(_nth, packing, i)) for i, p in enumerate(payloads)]
 
     @property
     def packed(self) -> bytes:
@@ -176,8 +196,8 @@ class EncodedArrays(dict):
         return self._encoding()[1]
 
     def _encoding(self) -> tuple[bytes, str]:
-        if self._packed is None:
-            self._packed = self._pending.result()
+        if callable(self._packed):
+            self._packed = self._packed()
         return self._packed
 
     def _read_only(self, *args: Any, **kwargs: Any):
@@ -189,9 +209,19 @@ class EncodedArrays(dict):
         return EncodedArrays, (dict(self), self._encoding())
 
 
+def _nth(packing: Callable[[], list], i: int) -> tuple[bytes, str]:
+    return packing()[i]
+
+
 # -- packed arrays: a rollout's payload inside a store's unit file -------------------------------
 PACKED_MAGIC = b"PLP1"
-ZSTD_LEVEL = 3  # measured on boundary trajectories: level 1 is no faster after the shuffle, 9 barely smaller
+# zstd's level per payload, by what most of its bytes are (measured on real payloads, after the shuffle,
+# BENCHMARKS.md "The store"): float64 trajectories (a robot's state) keep little to squeeze but their
+# noisy low mantissa bytes, and level -1 packs them as small as level 3 (Go1: 0.876 vs 0.873 of the
+# raw bytes) at twice its speed; narrower items (Breakout's float32 features, int8 actions) repeat,
+# and level 3 keeps them a fifth smaller than -1 does (0.141 vs 0.178), 9 barely smaller still.
+ZSTD_LEVEL_WIDE = -1  # at least half the payload's bytes are items of 8 bytes or more
+ZSTD_LEVEL = 3  # the rest
 _LOCAL = threading.local()
 
 
@@ -222,20 +252,88 @@ def pack_arrays(arrays: Mapping[str, np.ndarray]) -> tuple[bytes, str]:
     each byte-shuffled by its item size (the k-th byte of every item together: a float's exponent
     bytes repeat along a trajectory, so they compress, where the raw interleaved bytes barely do).
     """
-    header, parts, h = [], [], hashlib.sha256()
-    for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
+    return pack_many([arrays])[0]
+
+
+def pack_many(payloads: Sequence[Mapping[str, np.ndarray]]) -> list[tuple[bytes, str]]:
+    """`[pack_arrays(p) for p in payloads]`, the same bytes, with less work per payload: payloads whose
+    arrays share names, dtypes and shapes (a unit of fixed-length trajectories) are shuffled together,
+    one numpy copy per array name for all of them, and share their header and its hashing; per
+    payload only its sha256 and its zstd frame remain (both release the GIL)."""
+    out: list = [None] * len(payloads)
+    groups: dict[tuple, list[int]] = {}
+    named = []
+    for i, arrays in enumerate(payloads):
+        pairs = [(name, np.ascontiguousarray(arrays[name])) for name in sorted(arrays)]
+        named.append(pairs)
+        groups.setdefault(tuple((name, a.dtype.str, a.shape) for name, a in pairs), []).append(i)
+    for signature, members in groups.items():
+        for i, packed in zip(members, _pack_group(signature, [named[i] for i in members])):
+            out[i] = packed
+    return out
+
+
+def pack_in_background(payloads: Sequence[Mapping[str, np.ndarray]]) -> Callable[[], list[tuple[bytes, str]]]:
+    """Start `pack_many(payloads)` on the encoder threads, one share of the payloads per thread (their
+    zstd, sha256 and numpy copies release the GIL, so the caller goes on meanwhile); returns a
+    function that waits for the packings and returns them in order."""
+    if not payloads:
+        return list
+    pool, threads = _encoder_pool()
+    step = -(-len(payloads) // threads)
+    futures = [pool.submit(pack_many, payloads[i : i + step]) for i in range(0, len(payloads), step)]
+    done: list = []
+
+    def wait() -> list[tuple[bytes, str]]:
+        if not done:
+            done.extend(packed for f in futures for packed in f.result())
+        return done
+
+    return wait
+
+
+def _pack_group(signature: tuple, group: list[list[tuple[str, np.ndarray]]]) -> list[tuple[bytes, str]]:
+    """`pack_arrays` of payloads that all have `signature` ((name, dtype.str, shape) per array)."""
+    n = len(group)
+    entries = [_entry(name, group[0][j][1]) for j, (name, _, _) in enumerate(signature)]
+    head = ("[" + ",".join(entries) + "]").encode()
+    prefix = PACKED_MAGIC + struct.pack("<I", len(head)) + head
+    sizes = []
+    for j, (name, _, _) in enumerate(signature):
+        a = group[0][j][1]
         if a.dtype.hasobject:
             raise TypeError(f"array {name!r} holds Python objects; payloads hold numbers only")
-        entry = _entry(name, a)
-        header.append(entry)
-        h.update(entry.encode())
-        raw = memoryview(a).cast("B") if a.size else b""
-        h.update(raw)
-        parts.append(_shuffle(a) if a.dtype.itemsize > 1 and a.size else bytes(raw))
-    head = ("[" + ",".join(header) + "]").encode()
-    body = _zstd().compress(b"".join(parts))
-    return b"".join((PACKED_MAGIC, struct.pack("<I", len(head)), head, body)), h.hexdigest()
+        sizes.append(a.nbytes)
+    width = sum(sizes)
+    shuffled = np.empty(n * width, np.uint8)  # payload r's shuffled bytes at [r * width, (r + 1) * width)
+    raws = []  # per array: every payload's C-order bytes, back to back
+    at = 0
+    for j, size in enumerate(sizes):
+        itemsize = group[0][j][1].dtype.itemsize
+        stacked = group[0][j][1][None] if n == 1 else np.stack([p[j][1] for p in group])
+        raw = stacked.reshape(-1).view(np.uint8)
+        raws.append(memoryview(raw))
+        if size and itemsize > 1:  # the k-th byte of every item together, for all payloads in one copy
+            target = np.ndarray((n, itemsize, size // itemsize), np.uint8, shuffled, at, (width, size // itemsize, 1))
+            target[...] = raw.reshape(n, size // itemsize, itemsize).transpose(0, 2, 1)
+        elif size:
+            np.ndarray((n, size), np.uint8, shuffled, at, (width, 1))[...] = raw.reshape(n, size)
+        at += size
+    body = memoryview(shuffled)
+    tails = [e.encode() for e in entries]
+    first = hashlib.sha256(tails[0] if tails else b"")
+    wide = sum(size for size, (_, a) in zip(sizes, group[0]) if a.dtype.itemsize >= 8)
+    compress = _zstd(ZSTD_LEVEL_WIDE if 2 * wide >= width > 0 else ZSTD_LEVEL).compress
+    out = []
+    for r in range(n):
+        h = first.copy()
+        for j, size in enumerate(sizes):
+            if j:
+                h.update(tails[j])
+            if size:
+                h.update(raws[j][r * size : (r + 1) * size])
+        out.append((prefix + compress(body[r * width : (r + 1) * width]), h.hexdigest()))
+    return out
 
 
 def unpack_arrays(blob: bytes | memoryview) -> dict[str, np.ndarray]:
@@ -266,17 +364,14 @@ def unpack_arrays(blob: bytes | memoryview) -> dict[str, np.ndarray]:
     return out
 
 
-def _shuffle(a: np.ndarray) -> bytes:
-    return np.ascontiguousarray(a.reshape(-1).view(np.uint8).reshape(-1, a.dtype.itemsize).T).tobytes()
-
-
-def _zstd():
-    """This thread's compressor (a zstandard compressor is not to be shared between threads)."""
-    if not hasattr(_LOCAL, "c"):
+def _zstd(level: int):
+    """This thread's compressor at `level` (a zstandard compressor is not to be shared between threads)."""
+    compressors = _LOCAL.__dict__.setdefault("c", {})
+    if level not in compressors:
         import zstandard
 
-        _LOCAL.c = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_content_size=True)
-    return _LOCAL.c
+        compressors[level] = zstandard.ZstdCompressor(level=level, write_content_size=True)
+    return compressors[level]
 
 
 def _zstd_d():
@@ -292,14 +387,14 @@ _POOL_LOCK = threading.Lock()
 
 
 def _encoder_pool():
-    """Threads that encode payloads in the background: one per CPU this process may use."""
+    """Threads that encode payloads in the background, one per CPU this process may use, and their number."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
             from concurrent.futures import ThreadPoolExecutor
 
             cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-            _POOL = ThreadPoolExecutor(max(1, cpus), thread_name_prefix="policylab-encode")
+            _POOL = ThreadPoolExecutor(max(1, cpus), thread_name_prefix="policylab-encode"), max(1, cpus)
         return _POOL
 
 

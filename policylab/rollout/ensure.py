@@ -42,7 +42,7 @@ from policylab.interrupts import check, deferred
 from policylab.progress import say, tally
 from policylab.rollout.executors import run_tasks
 from policylab.rollout import unit_file
-from policylab.rollout.store import (Put, Record, Store, canonical, encoded_payload, remove_stale_temps,
+from policylab.rollout.store import (Put, Record, Store, canonical, encoded_payloads, remove_stale_temps,
                                      rollout_key)
 
 Outcome = Mapping[str, Any]
@@ -122,18 +122,19 @@ def run_and_write(task: tuple) -> WrittenUnit:
     if len(results) != len(keys):
         raise RuntimeError(f"a unit of {len(keys)} rollouts returned {len(results)} results")
     outcomes = [outcome for outcome, _ in results]
-    blobs = [None if payload is None else encoded_payload(payload) for _, payload in results]
-    data, places = unit_file.encode(keys, [canonical(o) for o in outcomes], blobs)
+    blobs = encoded_payloads([payload for _, payload in results])()
+    parts, places = unit_file.encode(keys, [canonical(o) for o in outcomes], blobs)
     if any(b is not None for b in blobs):
-        unit_file.write(base, unit_file.name(keys), data)
+        unit_file.write(base, unit_file.name(keys), parts)
     return WrittenUnit(outcomes, places)
 
 
 def _encoding(results: Sequence[tuple[Outcome, Payload | None]]) -> list[tuple[Outcome, Payload | None]]:
-    """A unit's payloads, their packing started on the encoder threads (zstd and sha256 release the
-    GIL): it overlaps the next unit's simulation instead of filling the writer's time."""
-    return [(o, p if p is None or isinstance(p, EncodedArrays) else EncodedArrays(p, background=True))
-            for o, p in results]
+    """A unit's payloads, their packing started on the encoder threads (zstd, sha256 and numpy's copies
+    release the GIL): it overlaps the next unit's simulation instead of filling the writer's time."""
+    todo = [i for i, (_, p) in enumerate(results) if p is not None and not isinstance(p, EncodedArrays)]
+    encoded = dict(zip(todo, EncodedArrays.in_background([results[i][1] for i in todo])))
+    return [(o, encoded.get(i, p)) for i, (o, p) in enumerate(results)]
 
 
 def adopt_unit_files(store: Store, todo: Sequence[Planned]) -> set[str]:

@@ -100,10 +100,10 @@ def pack_store(root: Path) -> dict:
             part = legacy[i : i + PACK_UNIT]
             arrays = [store.payload(r.key) for r in part]  # DamagedPayload (exit 2) names `store check`
             keys = [r.key for r in part]
-            data, places = unit_file.encode(keys, [canonical(r.outcome) for r in part],
+            parts, places = unit_file.encode(keys, [canonical(r.outcome) for r in part],
                                             [pack_arrays(a) for a in arrays])
             rel = unit_file.name(keys)
-            atomic_write_bytes(root / rel, data)
+            atomic_write_bytes(root / rel, parts)
             store.move_payloads([(key, rel, *place) for key, place in zip(keys, places)])
             for rec in part:
                 (root / rec.payload_path).unlink(missing_ok=True)

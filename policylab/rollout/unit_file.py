@@ -36,9 +36,10 @@ def name(keys: Sequence[str]) -> str:
 
 
 def encode(keys: Sequence[str], outcomes: Sequence[str],
-           blobs: Sequence[tuple[bytes, str] | None]) -> tuple[bytes, list[tuple[str, int, int] | None]]:
-    """(file bytes, per rollout (sha256, offset, length) or None) of a unit whose outcomes are
-    `outcomes` (each its canonical JSON text) and payloads `blobs` (packed bytes, sha256)."""
+           blobs: Sequence[tuple[bytes, str] | None]) -> tuple[list[bytes], list[tuple[str, int, int] | None]]:
+    """(the file's bytes in parts, per rollout (sha256, offset, length) or None) of a unit whose
+    outcomes are `outcomes` (each its canonical JSON text) and payloads `blobs` (packed bytes,
+    sha256). The parts are written one after the other, never joined (a Go1 unit's file is 20 MB)."""
     places: list[tuple[str, int, int] | None] = []
     entries, parts, offset = [], [], 0
     for key, outcome, blob in zip(keys, outcomes, blobs):
@@ -51,7 +52,7 @@ def encode(keys: Sequence[str], outcomes: Sequence[str],
         parts.append(blob[0])
         offset += len(blob[0])
     trailer = ("[" + ",".join(entries) + "]").encode()  # canonical JSON, written directly
-    return b"".join(parts) + trailer + _TAIL.pack(len(trailer), MAGIC), places
+    return [*parts, trailer, _TAIL.pack(len(trailer), MAGIC)], places
 
 
 def trailer_of(path: os.PathLike | str) -> list[list]:
@@ -69,9 +70,10 @@ def trailer_of(path: os.PathLike | str) -> list[list]:
         return json.loads(f.read(n))
 
 
-def write(base: str, rel: str, data: bytes) -> None:
-    """Write a unit file under `base` (a folder or an fsspec URL): a temp name carrying this process's
-    pid and host (so only a dead writer's is ever removed), then a move onto the final name."""
+def write(base: str, rel: str, parts: Sequence[bytes]) -> None:
+    """Write a unit file (its parts, `encode`) under `base` (a folder or an fsspec URL): a temp name
+    carrying this process's pid and host (so only a dead writer's is ever removed), then a move onto
+    the final name."""
     import fsspec
 
     fs, root = fsspec.core.url_to_fs(base)
@@ -80,7 +82,8 @@ def write(base: str, rel: str, data: bytes) -> None:
     tmp = f"{folder}/.{fname}.{os.getpid()}-0-{uuid.uuid4().hex}@{socket.gethostname()}.tmp"
     try:
         with fs.open(tmp, "wb") as f:
-            f.write(data)
+            for part in parts:
+                f.write(part)
         fs.mv(tmp, f"{folder}/{fname}")
     except BaseException:
         if fs.exists(tmp):

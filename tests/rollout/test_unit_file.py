@@ -22,10 +22,10 @@ BLOBS = [pack_arrays({"a": np.arange(5.0)}), None, pack_arrays({"b": np.ones((2,
 @pytest.mark.parametrize("base", ["file", "plain", "memory"])
 def test_a_unit_file_written_through_fsspec_reads_back(tmp_path, base):
     root = {"file": f"file://{tmp_path}/store", "plain": str(tmp_path / "store"), "memory": "memory://store-test"}[base]
-    data, places = unit_file.encode(KEYS, [canonical(o) for o in OUTCOMES], BLOBS)
+    parts, places = unit_file.encode(KEYS, [canonical(o) for o in OUTCOMES], BLOBS)
     rel = unit_file.name(KEYS)
-    unit_file.write(root, rel, data)
-    assert unit_file.read(root, rel) == data
+    unit_file.write(root, rel, parts)
+    assert unit_file.read(root, rel) == b"".join(parts)
     fs, path = fsspec.core.url_to_fs(root)
     assert fs.ls(f"{path.rstrip('/')}/units", detail=False) == [f"{path.rstrip('/')}/{rel}"]  # no temp file left
     if base != "memory":

@@ -408,7 +408,8 @@ def run_unit(unit: list[EpisodeTask]) -> list[tuple[dict, EncodedArrays]]:
     and Ray can pickle it. Payloads come encoded (`EncodedArrays`): compression runs where the unit
     runs, on background threads, while the next unit simulates and the store's writer writes."""
     groups = [run_task(t) for t in unit] if unit[0].env == "ale" else run_shadow_group(unit)
-    return [(ep.outcome, EncodedArrays(ep.payload, background=True)) for episodes in groups for ep in episodes]
+    episodes = [ep for group in groups for ep in group]
+    return list(zip([ep.outcome for ep in episodes], EncodedArrays.in_background([ep.payload for ep in episodes])))
 
 
 class EpisodeRunner:
