@@ -1,12 +1,16 @@
 """The store, packed (this checkout) against the store before packing (one npz file per rollout,
-`--baseline-tree`, e.g. `git archive e45d12b | tar -x -C DIR`), side by side in one run.
+`--baseline-tree`, e.g. `git archive e45d12b | tar -x -C DIR`), side by side in one run; with
+`--previous-tree` (e.g. `git archive fd97de1`: the packed store before its write path was reworked)
+that tree too, in the write path and the Go1 sweep.
 
 1. The batch write path, simulation excluded: `--records` records of 6 KB of float arrays
    (random-walk trajectories, 40 x 19 float64) with boundary-like worlds, written in units of 1,000
    (this checkout: `Store.put_many`, index rows + one unit file + sha256 per record; before:
    `Store.put` per record, as its `ensure` did). Twice: from plain arrays (the packing and hashing
    in the path) and from `EncodedArrays` made beforehand (as runners hand them over: encoded where
-   the unit ran). Records/s, payload files, bytes on disk.
+   the unit ran). Records/s (closing the store included: it checkpoints SQLite's log), the
+   process's CPU seconds per record (all threads: on a loaded machine the steadier figure), payload
+   files, bytes on disk.
 2. `policylab breakout eval --env shadow --episodes 10000` in both trees (every trajectory stored):
    wall seconds, files left in the out folder, store bytes: the size of real trajectories.
 3. `policylab breakout eval --env shadow --episodes 100000` in this checkout only (the goal: <= 3
@@ -17,8 +21,8 @@
 Each measurement runs in a subprocess with PYTHONPATH set to its tree; rounds alternate the trees.
 Usage:
 
-    .venv/bin/python benchmarks/bench_store.py --baseline-tree DIR [--records 20000] [--rounds 2]
-        [--out runs/bench-store] [--skip-100k]
+    .venv/bin/python benchmarks/bench_store.py --baseline-tree DIR [--previous-tree DIR] [--records 20000]
+        [--rounds 2] [--out runs/bench-store] [--skip-100k] [--skip-go1]
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from results_file import record
+from results_file import RESULTS, record
 
 HERE = Path(__file__).resolve().parents[1]
 GOAL_RECORDS_PER_S = 50_000
@@ -98,7 +102,8 @@ def write_path(tree: Path, root: Path, records: int, encoded: bool) -> dict:
     _, size = files_and_bytes(root)
     shutil.rmtree(root, ignore_errors=True)
     return {"records_per_s": round(records / got["wall_s"], 1), "wall_s": round(got["wall_s"], 3),
-            "payload_files": payload_files, "store_bytes": size}
+            "cpu_us_per_record": round(got["cpu_s"] / records * 1e6, 2), "payload_files": payload_files,
+            "store_bytes": size}
 
 
 def eval_run(tree: Path, out: Path, episodes: int) -> dict:
@@ -131,28 +136,33 @@ def go1_sweep(tree: Path, out: Path) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--baseline-tree", type=Path, required=True)
+    ap.add_argument("--previous-tree", type=Path)
     ap.add_argument("--records", type=int, default=20_000)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--eval-episodes", type=int, default=10_000)
     ap.add_argument("--out", type=Path, default=Path("runs/bench-store"))
+    ap.add_argument("--skip-eval", action="store_true", help="no 10,000-episode evals (their last figures are kept)")
     ap.add_argument("--skip-100k", action="store_true")
     ap.add_argument("--skip-go1", action="store_true")
+    ap.add_argument("--skip-go1-before", action="store_true",
+                    help="the Go1 sweep in this checkout (and --previous-tree) only; the npz store's is kept")
     args = ap.parse_args()
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     trees = {"packed": HERE, "before": args.baseline_tree.resolve()}
+    written = dict(trees, **({"previous": args.previous_tree.resolve()} if args.previous_tree else {}))
     rounds = []
     for r in range(args.rounds):
         entry: dict = {"load_average": os.getloadavg()[0]}
         for mode in ("arrays", "encoded"):
-            for side, tree in (list(trees.items()) if r % 2 == 0 else list(reversed(trees.items()))):
+            for side, tree in (list(written.items()) if r % 2 == 0 else list(reversed(written.items()))):
                 entry[f"write_{mode}_{side}"] = write_path(tree, out / f"w-{side}", args.records, mode == "encoded")
                 print(side, mode, entry[f"write_{mode}_{side}"], flush=True)
         rounds.append(entry)
     evals = {}
-    for side, tree in trees.items():  # numba compiles (and caches) each tree's kernels once, before any timing
-        eval_run(tree, out / f"warm-{side}", 2)
-    for side, tree in trees.items():
+    for side, tree in ({} if args.skip_eval else trees).items():  # numba compiles (and caches) each tree's kernels
+        eval_run(tree, out / f"warm-{side}", 2)  # once, before any timing
+    for side, tree in ({} if args.skip_eval else trees).items():
         evals[side] = eval_run(tree, out / f"eval-{side}", args.eval_episodes)
         print("eval", side, evals[side], flush=True)
 
@@ -170,7 +180,17 @@ def main() -> None:
             "packed_records_per_payload_file": args.records // max(1, rounds[0][f"write_{mode}_packed"]["payload_files"]),
             "packed_store_mb": round(rounds[0][f"write_{mode}_packed"]["store_bytes"] / 1e6, 2),
             "before_store_mb": round(rounds[0][f"write_{mode}_before"]["store_bytes"] / 1e6, 2),
+            "packed_cpu_us_per_record": med(f"write_{mode}_packed", "cpu_us_per_record"),
+            "before_cpu_us_per_record": med(f"write_{mode}_before", "cpu_us_per_record"),
         }
+        if args.previous_tree:
+            write[mode].update({
+                "previous_records_per_s": med(f"write_{mode}_previous", "records_per_s"),
+                "speedup_vs_previous": round(med(f"write_{mode}_packed", "records_per_s")
+                                             / med(f"write_{mode}_previous", "records_per_s"), 2),
+                "previous_cpu_us_per_record": med(f"write_{mode}_previous", "cpu_us_per_record"),
+                "previous_store_mb": round(rounds[0][f"write_{mode}_previous"]["store_bytes"] / 1e6, 2),
+            })
     result = {
         "benchmark": "the store's batch write path (index row + payload bytes + sha256 per record, 6 KB arrays, "
                      "units of 1,000, simulation excluded) and breakout eval's stores, packed vs one npz per rollout, "
@@ -178,27 +198,53 @@ def main() -> None:
         "script": "benchmarks/bench_store.py",
         "records": args.records,
         "write": write,
-        "eval_10k": {
-            "episodes": args.eval_episodes,
-            "packed": evals["packed"], "before": evals["before"],
-            "store_size_ratio": round(evals["packed"]["store_bytes"] / evals["before"]["store_bytes"], 3),
-            "wall_speedup": round(evals["before"]["wall_s"] / evals["packed"]["wall_s"], 2),
-        },
         "goals": {"records_per_s": GOAL_RECORDS_PER_S, "records_per_payload_file": GOAL_RECORDS_PER_FILE,
                   "eval_100k_wall_s": GOAL_100K_S, "eval_100k_files": GOAL_100K_FILES},
         "rounds": rounds,
     }
+    if evals:
+        result["eval_10k"] = {
+            "episodes": args.eval_episodes,
+            "packed": evals["packed"], "before": evals["before"],
+            "store_size_ratio": round(evals["packed"]["store_bytes"] / evals["before"]["store_bytes"], 3),
+            "wall_speedup": round(evals["before"]["wall_s"] / evals["packed"]["wall_s"], 2),
+        }
     if not args.skip_100k:
         big = eval_run(HERE, out / "eval-100k", 100_000)
         print("eval 100k", big, flush=True)
         result["eval_100k"] = {**big, "goal_wall_met": big["wall_s"] <= GOAL_100K_S,
                                "goal_files_met": big["files_in_out"] <= GOAL_100K_FILES}
     if not args.skip_go1:
-        go1 = {side: go1_sweep(tree, out / f"go1-{side}") for side, tree in trees.items()}
+        go1 = {side: go1_sweep(tree, out / f"go1-{side}") for side, tree in written.items()
+               if not (args.skip_go1_before and side == "before")}
+        if args.skip_go1_before:  # the npz store's sweep as last measured, with its date and commit
+            go1["before"] = _stamped_before(json.loads((RESULTS / "store.json").read_text()))
         print("go1", go1, flush=True)
         result["go1_sweep"] = {**go1, "store_size_ratio": round(go1["packed"]["store_bytes"] / go1["before"]["store_bytes"], 3),
                                "goal_write_share": 0.05, "goal_write_share_met": go1["packed"]["write_share"] <= 0.05}
-    print(record("store", result))
+        if "previous" in go1:
+            result["go1_sweep"]["write_s_vs_previous"] = round(go1["packed"]["store_write_s"]
+                                                               / go1["previous"]["store_write_s"], 3)
+    print(record("store", result, merge=keep_stamps))
+
+
+STAMP = ("measured_on", "commit", "tree")
+
+
+def _stamped_before(data: dict) -> dict:
+    before = data["go1_sweep"]["before"]
+    return before if "measured_on" in before else {**before, **{k: data["go1_sweep"].get(k, data[k]) for k in STAMP}}
+
+
+def keep_stamps(data: dict, result: dict) -> None:
+    """Update the file with `result`; an entry this run did not measure again (a skipped part, or
+    `bench_store_ray.py`'s) keeps the date and commit it was measured at, which until now the file's
+    own stamp gave and which is about to become this run's."""
+    old = {k: data[k] for k in STAMP if k in data}
+    for key, entry in data.items():
+        if isinstance(entry, dict) and key not in result and "measured_on" not in entry and old:
+            data[key] = {**entry, **old}
+    data.update(result)
 
 
 if __name__ == "__main__":

@@ -115,7 +115,7 @@ def canonical(obj: Any) -> str:
     """
     if _str_keys(obj):
         try:
-            return _C_ENCODE(obj)
+            return _c_encode(obj)
         except ValueError:  # a NaN or an infinity, which canonical writes as null
             pass
     parts: list[str] = []
@@ -130,7 +130,7 @@ _C_ENCODER = json.encoder.c_make_encoder(None, None, json.encoder.encode_basestr
                                          False)
 
 
-def _C_ENCODE(obj: Any) -> str:
+def _c_encode(obj: Any) -> str:
     return "".join(_C_ENCODER(obj, 0))
 
 
@@ -545,21 +545,22 @@ class _Rows:
         self.worlds = [_spliced(it.world) for it in items]
 
     def rows(self, places: Sequence[tuple[str, int, int] | None], path: str) -> list[tuple]:
-        middles: dict[tuple, tuple] = {}
+        middles: dict[tuple, str] = {}  # by the objects' ids: the items hold them, so no id is reused here
         provenance = _provenance().canonical
         out = []
         for it, outcome, world, place in zip(self.items, self.outcomes, self.worlds, places):
-            shared = middles.get((id(it.policy), id(it.protocol), it.study))
-            if shared is None or shared[0] is not it.policy or shared[1] is not it.protocol:
+            middle = middles.get((id(it.policy), id(it.protocol), it.study))
+            if middle is None:
                 policy, protocol = _spliced(it.policy), _spliced(it.protocol)
-                shared = middles[(id(it.policy), id(it.protocol), it.study)] = (
-                    it.policy, it.protocol, f',"policy":{policy.text},"policy_hash":"{policy.hash}","protocol":'
-                                            f'{protocol.text},"provenance":{provenance},"study":{_ENCODE_STR(it.study)}')
+                middle = middles[(id(it.policy), id(it.protocol), it.study)] = (
+                    f',"policy":{policy.text},"policy_hash":"{policy.hash}","protocol":{protocol.text},'
+                    f'"provenance":{provenance},"study":{_ENCODE_STR(it.study)}')
             sha = "null" if place is None else _ENCODE_STR(place[0])
-            text = (f'{{"key":{_ENCODE_STR(it.key)},"outcome":{outcome},"payload_sha256":{sha}{shared[2]},'
+            text = (f'{{"key":{_ENCODE_STR(it.key)},"outcome":{outcome},"payload_sha256":{sha}{middle},'
                     f'"world":{world.text},"world_hash":"{world.hash}"}}')
+            where = (None, None, None, None) if place is None else (path, *place)
             out.append((it.key, it.study, str(it.world.get("env", "")), str(it.policy.get("name", "")),
-                        int(it.world.get("seed", -1)), text, *((None, None, None, None) if place is None else (path, *place))))
+                        int(it.world.get("seed", -1)), text, *where))
         return out
 
 
@@ -592,7 +593,8 @@ def _file_writer():
         return _FILE_WRITER
 
 
-def encoded_payloads(payloads: Sequence[Mapping[str, np.ndarray] | None]) -> Callable[[], list[tuple[bytes, str] | None]]:
+def encoded_payloads(payloads: Sequence[Mapping[str, np.ndarray] | None],
+                     ) -> Callable[[], list[tuple[bytes, str] | None]]:
     """Per payload (None for none) its (packed bytes, sha256), made once: an `EncodedArrays` carries
     them already, the rest are packed together on the encoder threads. Returns a function that
     waits for them, so the caller goes on meanwhile."""
@@ -647,6 +649,7 @@ def read_payload(root: Path, rec: Record, *, verify: bool = True,
 # hundreds of pages; measured, 16 KB pages cut the insert, commit and checkpoint time per row by
 # about 40% and read rows as fast (it applies to an index made now; an older one keeps its pages).
 PAGE_SIZE = 16384
+
 
 def _connect(index: Path, mode: str, extra: str = "") -> sqlite3.Connection:
     try:

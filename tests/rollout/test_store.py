@@ -16,8 +16,8 @@ from policylab.cli import invoke
 from policylab.fileio import arrays_digest, arrays_to_bytes, pack_arrays, unpack_arrays
 from policylab.hashing import sha256_hex
 from policylab.hashing import canonical_json
-from policylab.rollout.store import (SCHEMA_META, SCHEMA_VERSION, DamagedPayload, FrozenJSON, Put, Store, canonical,
-                                     rollout_key)
+from policylab.rollout.store import (PAGE_SIZE, SCHEMA_META, SCHEMA_VERSION, DamagedPayload, FrozenJSON, Put, Store,
+                                     canonical, rollout_key)
 
 WORLD = {"env": "test-env", "seed": 7, "preset": "p"}
 POLICY = {"name": "pol", "params": {"a": 1.0}}
@@ -79,6 +79,17 @@ def test_a_unit_is_one_file_and_rollouts_read_alone(tmp_path):
     # losslessly smaller than the npz files of version 1 (random-walk trajectories)
     npz = sum(len(arrays_to_bytes(it.payload)) for it in items)
     assert sum(f.stat().st_size for f in files) < npz
+
+
+def test_a_unit_whose_file_cannot_be_written_commits_no_row(tmp_path):
+    items = _items(5)
+    with Store(tmp_path / "s") as store:
+        (tmp_path / "s" / "units").write_text("a file where the folder of unit files should be")
+        with pytest.raises(OSError):
+            store.put_many(items)
+        assert store.keys() == []  # the rows were inserted beside the write, and rolled back
+        (tmp_path / "s" / "units").unlink()
+        assert store.put_many(items) == 5 and len(store.keys()) == 5
 
 
 def test_packed_bytes_are_deterministic_and_lossless():
@@ -153,6 +164,7 @@ def test_index_is_wal_sqlite_and_reopens(tmp_path):
     store.close()
     with sqlite3.connect(tmp_path / "s" / "index.sqlite") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE
         row = db.execute("SELECT record FROM rollouts WHERE key=?", (key,)).fetchone()
     assert json.loads(row[0])["world"] == WORLD
     again = Store(tmp_path / "s")
@@ -206,6 +218,7 @@ def test_a_version_1_store_reads_and_packs_into_unit_files(tmp_path):
         assert np.array_equal(store.payload(items[0].key)["qpos"], items[0].payload["qpos"])
     with Store(root) as store:  # opened for writing: upgraded in place, old rows still read, new ones packed
         assert store.schema_version == SCHEMA_VERSION
+        assert store._db.execute("PRAGMA page_size").fetchone()[0] == 4096  # SQLite's, as version 1 made it
         store.put_many(_items(2, start=100))
         assert store.require(items[3].key).payload_path.endswith(".npz")
     assert invoke(["store", "pack", str(root)]) == 0
