@@ -8,6 +8,7 @@ resolve is `BadInput` naming the field, before anything is written.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,9 +44,19 @@ def default_checkpoint(rob: Robot) -> str:
     return f"{rob.spec.name}_v0"
 
 
+def committed_record(name: str) -> dict:
+    """The training record beside a committed checkpoint (``<name>.json``), or {} for none."""
+    path = CHECKPOINT_DIR / f"{name}.json"
+    return json.loads(path.read_text()) if _committed(name) is not None and path.is_file() else {}
+
+
 def robot_of_checkpoint_name(name: str) -> str | None:
-    """A committed checkpoint's robot, from its name (``go1_v0`` -> ``go1``)."""
-    for r in available_robots():
+    """A committed checkpoint's robot: the one its record names (``go1_v2`` -> ``go1_imu``), else the
+    robot its name starts with (``go1_v0`` -> ``go1``)."""
+    named = committed_record(name).get("robot")
+    if named is not None:
+        return named
+    for r in sorted(available_robots(), key=len, reverse=True):
         if name.startswith(f"{r}_"):
             return r
     return None
@@ -55,12 +66,15 @@ def resolve_checkpoint(spec: str | None, robot: str | None = None, command: list
     """A committed checkpoint by name (e.g. ``go1_v0``, ``ant_v0``) or the path of a policy file (.npz
     linear, .onnx network), checked against the robot (`robot`: a shipped name or spec path; None: the
     committed checkpoint's own robot, else the default robot), whose command term carries `command` when
-    given (`commanded_robot`). Unknown is bad input, and so is a file its loader refuses (not a policy
+    given (`commanded_robot`; a committed checkpoint whose record names the command it was trained for
+    carries that one by default). Unknown is bad input, and so is a file its loader refuses (not a policy
     file, corrupt, or sizes that do not fit the robot), and a command the robot cannot take."""
     if spec is None:
         spec = default_checkpoint(load_robot(robot))
     if robot is None and _committed(spec) is not None:
         robot = robot_of_checkpoint_name(spec)
+    if command is None and _committed(spec) is not None:
+        command = committed_record(spec).get("command")  # what the network was trained to follow
     rob = load_robot(robot)
     return checkpoint_on(spec, rob if command is None else commanded_robot(rob, command))
 
