@@ -255,6 +255,10 @@ class LearnRequest(Request):
                                   "(and after the last).")
     eval_worlds: int = Field(256, ge=0, le=100_000, description="Nominal worlds (friction 1.0, no push, 5 s) on "
                              "which the learned network is judged at the end (0: skip).")
+    ship_as: Optional[str] = Field(None, pattern=r"^go1_v([2-9]|[1-9][0-9]+)$", description="Also commit the "
+                                   "network as this checkpoint name (go1_v2, go1_v3, ...): <name>.onnx with its "
+                                   "training record <name>.json and <name>.timing.json in the committed "
+                                   "checkpoints' folder, where every boundary command finds it by name.")
 
     @model_validator(mode="before")
     @classmethod

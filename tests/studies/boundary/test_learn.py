@@ -126,12 +126,47 @@ def test_episode_seeds_come_from_the_learn_range(tmp_path):
         assert ((s - rng.base) % 2 == k).all() and (s >= rng.base).all() and (s < rng.base + rng.size).all()
 
 
-def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys):
     out = tmp_path / "bad"
-    r = invoke(["boundary", "learn", "--out", str(out), "--envs", "8", "--rollout", "4", "--minibatch", "64"])
-    assert r.exit_code == 2 and "minibatch" in r.output and len(r.output.strip().splitlines()) == 1
-    r = invoke(["boundary", "learn", "--out", str(out), "--hidden", "16,x"])
-    assert r.exit_code == 2 and "hidden" in r.output
-    r = invoke(["boundary", "learn", "--out", str(out), "--init", str(tmp_path)])
-    assert r.exit_code == 2 and "init" in r.output
+    for args, field in ((["--envs", "8", "--rollout", "4", "--minibatch", "64"], "minibatch"),
+                        (["--hidden", "16,x"], "hidden"), (["--init", str(tmp_path)], "init"),
+                        (["--threads", "9", "--envs", "8"], "threads")):
+        assert invoke(["boundary", "learn", "--out", str(out), *args]) == 2
+        err = capsys.readouterr().err.strip()
+        assert field in err and len(err.splitlines()) == 1
     assert not out.exists()
+
+
+def test_the_command_exports_the_actor_judges_it_and_ships_it(tmp_path, monkeypatch, capsys):
+    from policylab.policies.files import load_policy
+    from policylab.studies.boundary.learn import run as learn_run
+
+    monkeypatch.setattr(learn_run, "CHECKPOINT_DIR", tmp_path / "checkpoints")
+    (tmp_path / "checkpoints").mkdir()
+    out = tmp_path / "run"
+    args = ["boundary", "learn", "--out", str(out), "--steps", "256", "--envs", "16", "--rollout", "8",
+            "--minibatch", "64", "--hidden", "16,16", "--eval-worlds", "4", "--ship-as", "go1_v9"]
+    assert invoke(args) == 0
+    data = json.loads((out / "learn.json").read_text())
+    assert data["updates"] == 2 and data["agent_steps"] == 256 and data["nominal"]["worlds"] == 4
+    assert len(data["curves"]["forward_speed"]) == 2 and (out / "report.html").is_file()
+    assert (out / "figures" / "curves.png").is_file()
+    # the file is the trained actor's mean, and the loader runs it on the CPU-independent kernel
+    learner, _ = learn(validated(LearnRequest, {"out": out, "steps": 256, "envs": 16, "rollout": 8,
+                                                "minibatch": 64, "hidden": "16,16"}))
+    forget_claims()
+    obs = np.random.default_rng(0).standard_normal((6, 48))
+    policy = load_policy(out / "policy.onnx", 48, 12)
+    with torch.no_grad():
+        mean = learner.net(learner.net.normalise(np.concatenate([obs, np.zeros((6, 4))], 1).astype(np.float32)))[0]
+    assert np.allclose(policy.act(obs), mean.numpy(), atol=1e-5)
+    assert np.array_equal(policy.act(obs[2:3])[0], policy.act(obs)[2])
+    shipped = tmp_path / "checkpoints"
+    assert (shipped / "go1_v9.onnx").read_bytes() == (out / "policy.onnx").read_bytes()
+    record = json.loads((shipped / "go1_v9.json").read_text())
+    assert record["robot"] == "go1_imu" and record["command"] == [0.5, 0.0, 0.0]
+    assert record["rerun"].startswith("policylab boundary learn") and (shipped / "go1_v9.timing.json").is_file()
+    # rerunning the finished command trains nothing more and gives the same network
+    before = (out / "policy.onnx").read_bytes()
+    assert invoke(args) == 0
+    assert (out / "policy.onnx").read_bytes() == before

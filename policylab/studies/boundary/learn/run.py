@@ -15,12 +15,14 @@ resumed or not (`policylab.learning.learner`).
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from policylab.config import claim_out_dir
 from policylab.envs.robots.robot import commanded_robot, robot
+from policylab.fileio import atomic_write_bytes, write_json
 from policylab.hashing import sha256_hex
 from policylab.learning import checkpoint, shards
 from policylab.learning.learner import Learner, shard_layout, train
@@ -28,6 +30,7 @@ from policylab.learning.network import GaussianActorCritic
 from policylab.learning.ppo import PPO, Settings
 from policylab.policies.mlp import export_robot_policy
 from policylab.result import Result, command_line
+from policylab.studies.boundary.constants import CHECKPOINT_DIR
 from policylab.studies.boundary.learn import judge, report
 from policylab.studies.boundary.learn.learner import EXTRAS, Shard, input_affine
 from policylab.studies.boundary.learn.worlds import PRIVILEGED, RECIPES, Recipe
@@ -36,7 +39,7 @@ from policylab.studies.boundary.requests import LearnRequest
 ROBOT = "go1_imu"
 OBS_DIM, ACT_DIM = 48, 12
 # where a run goes and how often it is saved and judged, never what it learns: left out of the config
-RUN_ONLY = ("out", "checkpoint_every", "eval_worlds")
+RUN_ONLY = ("out", "checkpoint_every", "eval_worlds", "ship_as")
 POLICY_FILE = "policy.onnx"
 
 
@@ -98,8 +101,25 @@ def run(req: LearnRequest) -> Result:
     data = report.build(req.out, learner, cfg, command_line("policylab boundary learn", req), nominal, POLICY_FILE)
     page = report.write(req.out, data)
     head = [f"learned network: {policy}"]
+    if req.ship_as:
+        head.append(f"committed as {ship(req.out, req.ship_as, data, recipe)}")
     if nominal is not None:
         speed = "-" if nominal["speed_mps"] is None else f"{nominal['speed_mps']:.2f} m/s"
         head.append(f"nominal worlds: {nominal['survived']}/{nominal['worlds']} survived 5 s, forward speed {speed} "
                     f"(command {recipe.command[0]} m/s)")
     return Result(page, tuple(head))
+
+
+def ship(out: Path, name: str, data: dict, recipe: Recipe) -> Path:
+    """Commit OUT's network as checkpoint `name`: the network file, its training record (what names the
+    robot and the command it follows, the config and the rerun line, the nominal judgement, the curves)
+    and the learner's timings, into the committed checkpoints' folder."""
+    raw = (out / POLICY_FILE).read_bytes()
+    atomic_write_bytes(CHECKPOINT_DIR / f"{name}.onnx", raw)
+    record = {"name": name, "kind": "onnx", "robot": ROBOT, "command": list(recipe.command),
+              "checkpoint_sha256": sha256_hex(raw), "trained_by": "policylab boundary learn",
+              **{k: data[k] for k in ("rerun", "config", "network", "updates", "agent_steps", "episodes", "nominal",
+                                      "curves")}}
+    write_json(CHECKPOINT_DIR / f"{name}.json", record)
+    write_json(CHECKPOINT_DIR / f"{name}.timing.json", data["timing"])
+    return CHECKPOINT_DIR / f"{name}.onnx"
