@@ -227,7 +227,7 @@ class LearnRequest(Request):
     init: Annotated[Optional[Path], AfterValidator(_learn_init)] = Field(
         None, description="Start from the network of this `boundary learn` folder (a retrain, e.g. go1_v3 from "
         "go1_v2's run) instead of fresh weights.")
-    steps: int = Field(60_000_000, ge=1, le=10**10, description="Budget in agent steps (rounded down to whole "
+    steps: int = Field(52_428_800, ge=1, le=10**10, description="Budget in agent steps (rounded down to whole "
                        "updates of --envs x --rollout).")
     envs: int = Field(1024, ge=1, le=65_536, description="Go1 worlds played at once; a world that falls or ends "
                       "its episode restarts on a fresh seed of the boundary.learn range.")
