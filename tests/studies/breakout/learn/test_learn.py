@@ -89,7 +89,7 @@ def test_onnx_file_acts_as_the_network_and_never_fires(tmp_path):
         legal, _ = learner.net(learner.net.normalise(obs))
     logits = torch.full((obs.shape[0], 4), FIRE_LOGIT)
     logits[:, list(LEGAL)] = legal
-    onnx_logits = net.network.act(obs)
+    onnx_logits = net.network.onnxruntime(obs)
     assert np.allclose(onnx_logits, logits.numpy(), atol=1e-4)
     assert np.array_equal(net.act(obs), logits.argmax(1).numpy())
     assert (net.act(np.random.default_rng(0).normal(size=(256, net.spec.dim)).astype(np.float32)) != FIRE).all()
