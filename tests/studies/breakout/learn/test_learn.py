@@ -70,11 +70,14 @@ def test_same_config_same_bytes_and_fresh_seeds(tmp_path):
     assert not torch.equal(other.net.head.weight, one.net.head.weight)
 
 
-def test_a_killed_run_resumes_to_the_bytes_of_an_uninterrupted_one(tmp_path):
-    run_tiny(tmp_path / "whole")
-    stopped = run_tiny(tmp_path / "killed", stop_after=2)
+@pytest.mark.parametrize("shape", [{}, {"envs": 12, "threads": 2, "steps": 1536}], ids=["tiny", "six-env-shards"])
+def test_a_killed_run_resumes_to_the_bytes_of_an_uninterrupted_one(shape, tmp_path):
+    """Six envs per shard: a shape whose first value forward after a resume differed in its last bit
+    until the shard threads were settled (`ppo.PPO.settle_threads`)."""
+    run_tiny(tmp_path / "whole", **shape)
+    stopped = run_tiny(tmp_path / "killed", stop_after=2, **shape)
     assert stopped.done == 2
-    resumed = run_tiny(tmp_path / "killed")
+    resumed = run_tiny(tmp_path / "killed", **shape)
     assert resumed.done == 4
     assert (tmp_path / "killed" / CHECKPOINT).read_bytes() == (tmp_path / "whole" / CHECKPOINT).read_bytes()
 
