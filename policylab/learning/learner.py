@@ -100,6 +100,7 @@ class Learner:
         for sh, st in zip(self.shards, s["shards"]):
             sh.load_state(st)
         self.curves = s["curves"]
+        self.ppo.settle_threads(self.dim, self.act_dim)
 
 
 def train(learner: Learner, out: Path, checkpoint_every: int, label: str, status: Callable[[Learner], str],

@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 
 from policylab.fileio import write_json
+from policylab.learning.learner import TIMING
 from policylab.report.charts import learning_curves
 from policylab.report.html import Page, render
 from policylab.result import command_line
 from policylab.studies.breakout.learn import transfer
-from policylab.studies.breakout.learn.learner import TIMING, Learner
+from policylab.studies.breakout.learn.learner import Learner
 from policylab.studies.breakout.learn.plan import Plan
 
 LEARN_C = "#2f6db5"
