@@ -99,6 +99,7 @@ def run(req: LearnRequest) -> Result:
         rob = commanded_robot(robot(ROBOT), list(recipe.command))
         nominal = judge.nominal(policy, rob, req.eval_worlds, recipe.command[0], nthread=req.threads)
     data = report.build(req.out, learner, cfg, command_line("policylab boundary learn", req), nominal, POLICY_FILE)
+    data["shipped_as"] = req.ship_as
     page = report.write(req.out, data)
     head = [f"learned network: {policy}"]
     if req.ship_as:
