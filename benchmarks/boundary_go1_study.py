@@ -35,14 +35,12 @@ from pathlib import Path
 import results_file
 from policylab.cli import invoke
 from policylab.studies.boundary.checkpoint import committed_record, resolve_checkpoint
+from policylab.studies.boundary.goals import boundary_summary, nominal_check
 
 # the study's known pairs: where each writes its runs and its figures
 STUDIES = {("go1_v0", "go1_v1"): ("runs/boundary-go1", "boundary_go1_study"),
            ("go1_v2", "go1_v3"): ("runs/boundary-go1-ppo", "boundary_go1_ppo_study")}
-# the issue's goals for a robust policy: (lowest friction of the rows it covers, boundary floor in %BW)
-GOALS = ((0.6, 75.0), (0.3, 50.0))
 NOMINAL_WORLDS = 256
-NOMINAL_SURVIVAL = 0.99
 
 
 def run(*args) -> float:
@@ -101,27 +99,6 @@ def stages(args, r: Path, walls: dict) -> None:
     walls["diff_report"] = run("report", "--out", diff)
 
 
-def goal_checks(rows: list[dict]) -> list[dict]:
-    """The issue's boundary goals per friction row: the bootstrap median against the floor of the
-    lowest-friction goal that covers the row (none below mu 0.3); a row whose observed survival stays
-    >= 0.5 up to the largest push has its boundary above the grid and holds; one below the grid, or
-    whose boundary fewer than half the resamples find, does not."""
-    out = []
-    for row in rows:
-        floor = next((f for mu_min, f in GOALS if row["mu"] >= mu_min - 1e-9), None)
-        if floor is None:
-            continue
-        above = row["status"] != "boundary" and row.get("beyond_grid") == "above"
-        median = row["median_pct_bw"]
-        holds = above or (median is not None and median >= floor)
-        lo = None if row["ci95_pct_bw"] is None else row["ci95_pct_bw"][0]
-        out.append({"mu": row["mu"], "floor_pct_bw": floor, "median_pct_bw": median, "ci95_pct_bw": row["ci95_pct_bw"],
-                    "above_grid": above, "holds": holds,
-                    "interval_above_floor": above or (lo is not None and lo >= floor),
-                    "note": "survives every push of the grid: boundary above its range" if above else row["note"]})
-    return out
-
-
 def nominal(name: str) -> dict | None:
     """The checkpoint's nominal judgement: its training record's (what `boundary learn` measured and
     shipped), else measured here on the same worlds when the record names the command it was trained
@@ -135,9 +112,7 @@ def nominal(name: str) -> dict | None:
         judged, source = judge(ckpt.path, ckpt.robot, NOMINAL_WORLDS, rec["command"][0]), "measured by this script"
     if judged is None:
         return None
-    return {**judged, "source": source, "goal_survival": NOMINAL_SURVIVAL,
-            "survival_holds": judged["survival"] >= NOMINAL_SURVIVAL,
-            "holds": judged["survival"] >= NOMINAL_SURVIVAL and bool(judged["speed_within_20pct"])}
+    return {**nominal_check(judged), "source": source}
 
 
 def record(a: str, b: str, r: Path, name: str, walls: dict) -> None:
@@ -148,7 +123,6 @@ def record(a: str, b: str, r: Path, name: str, walls: dict) -> None:
     sweep16 = load(r / f"sweep16-{a}" / "timing.json")
     rows = [row for row in red["boundary"] if row["status"] == "boundary"]
     widths = sorted(row["ci95_pct_bw"][1] - row["ci95_pct_bw"][0] for row in rows)
-    checks = goal_checks(red["boundary"])
     result = {
         "study": f"the Go1 failure boundary ({a}, default grid, 16 seeds) and the retrain diff ({a} -> {b}, "
                  "32 seeds per cell)",
@@ -164,10 +138,7 @@ def record(a: str, b: str, r: Path, name: str, walls: dict) -> None:
                               "status": row["status"], "median": row["median_pct_bw"], "ci95": row["ci95_pct_bw"],
                               "point": row["point_pct_bw"], "beyond_grid": row.get("beyond_grid")}
                               for row in red["boundary"]}},
-        "goals": {"rows": checks, "rows_checked": len(checks), "rows_holding": sum(c["holds"] for c in checks),
-                  "all_hold": all(c["holds"] for c in checks),
-                  "rule": "bootstrap median >= 75 %BW for every row with mu >= 0.6, >= 50 %BW for mu >= 0.3; a row "
-                          "surviving every push of the grid holds (boundary above the grid)"},
+        "goals": boundary_summary(red["boundary"]),
         "nominal": nominal(a),
         "clips": {"n": clip_timing["clips"], "wall_s": clip_timing["wall_s"], "s_per_clip": clip_timing["s_per_clip"],
                   "consistent": sum(1 for c in clips if c["consistent"]), "entries": len(clips)},
