@@ -100,7 +100,8 @@ def _children_cpu() -> float:
 
 
 def cli_sweep(ckpt: str, store: Path, out: Path, chunk: int, pythonpath: str | None = None, grid=()) -> dict:
-    """One `policylab boundary sweep` process on the default grid into `store`; its wall and CPU seconds.
+    """One `policylab boundary sweep` process on the default grid (`grid`: the options of a smaller one) into
+    `store`; its wall and CPU seconds.
 
     `pythonpath` runs another source tree of policylab with the same interpreter (for before/after runs)."""
     env = dict(os.environ)
@@ -145,7 +146,9 @@ class Reference:
                 self.ctrl.append(p["ctrl"])
                 self.push.append(p["push"])
                 self.qpos.append(p["qpos"][1:])
-                m = by_mu.setdefault(gw.world.mu, rob.model(gw.world.mu))
+                if gw.world.mu not in by_mu:
+                    by_mu[gw.world.mu] = rob.model(gw.world.mu)
+                m = by_mu[gw.world.mu]
                 mujoco.mj_resetData(m, d)  # as the sweep starts a world: reset_state, then mj_forward
                 d.qpos[:], d.qvel[:] = rob.reset_state(gw.world.seed)
                 mujoco.mj_forward(m, d)
