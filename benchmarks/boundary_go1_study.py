@@ -120,7 +120,6 @@ def record(a: str, b: str, r: Path, name: str, walls: dict) -> None:
     red, d = load(ana / "reduce.json"), load(diff / "diff.json")
     clips, clip_timing = load(ana / "clips" / "clips.json"), load(ana / "clips" / "timing.json")
     eq16 = load(r / f"verify16-{a}" / "equivalence.json")
-    sweep16 = load(r / f"sweep16-{a}" / "timing.json")
     rows = [row for row in red["boundary"] if row["status"] == "boundary"]
     widths = sorted(row["ci95_pct_bw"][1] - row["ci95_pct_bw"][0] for row in rows)
     result = {
@@ -130,7 +129,6 @@ def record(a: str, b: str, r: Path, name: str, walls: dict) -> None:
         "a": a, "b": b, "robot": resolve_checkpoint(a).robot.spec.name, "command": committed_record(a).get("command"),
         "sweep16": {"totals": red["totals"], "rule_check_agree": red["rule_check"]["agree"],
                     "rule_check_checked": red["rule_check"]["checked"], "wall_s": round(walls["sweep16"], 1),
-                    "physics_steps": sweep16["physics_steps"],
                     "equivalence": eq16["agreement"], "gate_passed": eq16["passed"]},
         "boundary_rows": {"with_boundary": len(rows), "rows": len(red["boundary"]),
                           "median_ci_width_pct_bw": widths[len(widths) // 2] if widths else None,
