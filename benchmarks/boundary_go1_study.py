@@ -2,7 +2,7 @@
 
 Runs, into --runs (default runs/boundary-go1):
 
-    policylab boundary sweep  (no --robot: the Go1, go1_v0; default grid, 16 seeds)   -> store16
+    policylab boundary sweep --robot go1 --checkpoint go1_v0 (default grid, 16 seeds)   -> store16
     policylab boundary verify / reduce / select / replay / clips / rrd / report       -> ana-go1_v0
     policylab boundary sweep --checkpoint go1_v0 and go1_v1 --seeds-per-cell 32       -> store32
     policylab boundary verify (both) / diff / report                                  -> diff-go1_v0-go1_v1
@@ -51,7 +51,8 @@ def main() -> None:
 
 
 def stages(r: Path, walls: dict) -> None:
-    walls["sweep16"] = run("sweep", "--store", r / "store16", "--out", r / "sweep16-go1_v0")
+    walls["sweep16"] = run("sweep", "--robot", "go1", "--checkpoint", "go1_v0", "--store", r / "store16", "--out",
+                           r / "sweep16-go1_v0")
     run("verify", "--robot", "go1", "--checkpoint", "go1_v0", "--store", r / "store16", "--out", r / "verify16-go1_v0")
     ana = r / "ana-go1_v0"
     run("reduce", "--store", r / "store16", "--checkpoint", "go1_v0", "--out", ana)
