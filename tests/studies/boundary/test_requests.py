@@ -25,8 +25,8 @@ from policylab.studies.boundary.checkpoint import resolve_checkpoint
 
 MODELS = [m for m in vars(requests).values()
           if isinstance(m, type) and issubclass(m, requests.Request) and m is not requests.Request]
-COMMANDS = ["robot", "train", "calibrate", "sweep", "search", "verify", "reduce", "select", "replay", "clips", "rrd", "diff",
-            "report", "probe"]
+COMMANDS = ["robot", "train", "learn", "calibrate", "sweep", "search", "verify", "reduce", "select", "replay", "clips",
+            "rrd", "diff", "report", "probe"]
 
 
 def _bad(args, field, tmp_path, contains=""):
