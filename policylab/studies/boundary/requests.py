@@ -24,9 +24,10 @@ from policylab.errors import BadInput
 from policylab.rollout.seeds import named_range
 from policylab.studies.boundary.analysis_folder import missing_stage
 from policylab.studies.boundary.axes import AXES, fixed_axes, parse_rows
-from policylab.studies.boundary.constants import (CHECKPOINT_DIR, DEFAULT_DIR, DEFAULT_MU, DEFAULT_PUSH,
-                                                  DEFAULT_SEEDS_PER_CELL, DEFAULT_T0, MU_RANGE, MU_RES, PUSH_DURATION_S,
-                                                  PUSH_RANGE, PUSH_RES, T0_RANGE, axis_size)
+from policylab.studies.boundary.constants import (CHECKPOINT_DIR, DEFAULT_CHECKPOINT, DEFAULT_DIR, DEFAULT_MU,
+                                                  DEFAULT_PUSH, DEFAULT_SEEDS_PER_CELL, DEFAULT_T0, MU_RANGE, MU_RES,
+                                                  PUSH_DURATION_S, PUSH_RANGE, PUSH_RES, ROBOT_CHECKPOINTS, T0_RANGE,
+                                                  axis_size, default_checkpoint)
 
 RUNS = Path("runs/boundary")
 STORE = RUNS / "store"
@@ -35,11 +36,13 @@ MAX_SEED = 2**32 - 1  # bootstrap generator seeds (numpy SeedSequence entropy)
 EXECUTORS = Literal["local", "processes", "ray"]  # policylab.rollout.executors.EXECUTORS
 TRAIN_CONFIGS = Literal["v0", "v1", "go1_v0", "go1_v1"]  # ars.CONFIGS: the Ant's v0, v1 and the Go1's
 
-CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v0, go1_v1, ant_v0, ant_v1) or the path of a linear "
-                   ".npz or an .onnx network; its observation and action sizes must fit the robot (default: "
-                   "<robot>_v0).")
-ROBOT_HELP = (f"Robot: a shipped spec (go1, ant) or the path of a robot spec .json (MJCF, bodies, control, "
-              f"observation, failure rule); default {DEFAULT_ROBOT}, or a committed checkpoint's own robot.")
+CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v2, go1_v0, go1_v1, ant_v0, ant_v1) or the path of "
+                   "a linear .npz or an .onnx network; its observation and action sizes must fit the robot (default: "
+                   f"{DEFAULT_CHECKPOINT} with the command it was trained for; with --robot, that robot's own: "
+                   + ", ".join(f"{r} {c}" for r, c in ROBOT_CHECKPOINTS.items()) + ", a spec file <name>_v0).")
+ROBOT_HELP = ("Robot: a shipped spec (go1_imu, go1, ant) or the path of a robot spec .json (MJCF, bodies, control, "
+              "observation, failure rule); default: the checkpoint's own robot (a committed one's record), "
+              f"else {DEFAULT_ROBOT}.")
 STORE_HELP = "Store folder of the sweep (holds index.sqlite), as written by `policylab boundary sweep`."
 KEEP_DIVERGED_HELP = ("Go on with a sweep that holds diverged rollouts (a non-finite action from the policy, or a "
                       "non-finite state), leaving them out of the risk set; without it such a sweep is refused.")
@@ -134,7 +137,7 @@ def _default_out(data: Any, cls: type[Request], prefix: str, per_store: bool = F
         spec = data.get("checkpoint") or cls.model_fields["checkpoint"].default
         if spec is None:
             robot = data.get("robot")
-            spec = f"{Path(str(robot)).stem if robot else DEFAULT_ROBOT}_v0"
+            spec = default_checkpoint(Path(str(robot)).stem if robot else None)
         name = f"{prefix}-{Path(str(spec)).stem}"
         if per_store:
             store = Path(str(data.get("store") or cls.model_fields["store"].default))
@@ -312,7 +315,8 @@ class SweepRequest(Request):
     robot: RobotSpec = Field(None, description=ROBOT_HELP)
     checkpoint: CheckpointSpec = Field(None, description=CHECKPOINT_HELP)
     command: Command = Field(None, description="The command vector for the robot's command term, comma-separated "
-                             "(e.g. 0.5,0,0 for vx, vy, yaw rate), instead of the spec's value; only for a spec "
+                             "(e.g. 0.5,0,0 for vx, vy, yaw rate), instead of the command a committed checkpoint "
+                             "was trained for (its record; go1_v2: 0.5,0,0), else the spec's value; only for a spec "
                              "with a command term. Part of the protocol and so of the rollout keys; later stages "
                              "re-simulate with it.")
     mu_min: float = Field(DEFAULT_MU[0], ge=MU_RANGE[0], le=MU_RANGE[1],
