@@ -36,7 +36,7 @@ MAX_SEED = 2**32 - 1  # bootstrap generator seeds (numpy SeedSequence entropy)
 EXECUTORS = Literal["local", "processes", "ray"]  # policylab.rollout.executors.EXECUTORS
 TRAIN_CONFIGS = Literal["v0", "v1", "go1_v0", "go1_v1"]  # ars.CONFIGS: the Ant's v0, v1 and the Go1's
 
-CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v2, go1_v0, go1_v1, ant_v0, ant_v1) or the path of "
+CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v2, go1_v3, go1_v0, go1_v1, ant_v0, ant_v1) or the path of "
                    "a linear .npz or an .onnx network; its observation and action sizes must fit the robot (default: "
                    f"{DEFAULT_CHECKPOINT} with the command it was trained for; with --robot, that robot's own: "
                    + ", ".join(f"{r} {c}" for r, c in ROBOT_CHECKPOINTS.items()) + ", a spec file <name>_v0).")
