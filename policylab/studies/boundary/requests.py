@@ -272,14 +272,9 @@ class LearnRequest(Request):
 
     @model_validator(mode="after")
     def _sizes(self) -> "LearnRequest":
-        if self.threads > self.envs:
-            raise BadInput("threads", f"{self.threads} threads need at least as many worlds (--envs {self.envs})")
-        batch = self.envs * self.rollout
-        if self.minibatch > batch:
-            raise BadInput("minibatch", f"{self.minibatch:,} is more than one update's samples "
-                           f"(--envs x --rollout = {batch:,})")
-        if self.steps < batch:
-            raise BadInput("steps", f"{self.steps:,} is less than one update (--envs x --rollout = {batch:,})")
+        from policylab.learning.learner import check_sizes  # torch: only when a command runs, not for --help
+
+        check_sizes(self.threads, self.envs, self.rollout, self.minibatch, self.steps, what="worlds")
         return self
 
     def needs(self) -> tuple[int, int]:

@@ -31,7 +31,6 @@ import torch
 
 from policylab.envs.breakout.contract import FEATURES
 from policylab.envs.breakout.shadow import ShadowBreakout
-from policylab.errors import BadInput
 from policylab.learning import learner as loop
 from policylab.learning import rollout, shards
 from policylab.learning.ppo import PPO, Settings
@@ -64,11 +63,9 @@ class Shard:
         self.ep_length = np.zeros(n_envs, dtype=np.int64)
 
     def _fresh(self, k: int) -> np.ndarray:
-        idx = (self.started + np.arange(k, dtype=np.int64)) * self.count + self.index
-        if k and idx[-1] >= self.seeds.size:
-            raise BadInput("steps", f"the run needs more than the {self.seeds.size:,} seeds of breakout.learn")
+        seeds = loop.episode_seeds(self.seeds, self.started, k, self.index, self.count)
         self.started += k
-        return self.seeds.base + idx
+        return seeds
 
     def play(self, net: BreakoutActorCritic, bufs: dict[str, torch.Tensor]) -> tuple[list[float], list[int], dict]:
         """Play --rollout agent steps in this shard's envs, writing the samples and their GAE advantages
