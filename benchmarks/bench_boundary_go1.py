@@ -1,14 +1,15 @@
-"""Benchmark: the default Go1 6,400-rollout boundary sweep, beside a plain per-world MuJoCo step loop.
+"""Benchmark: a Go1 6,400-rollout boundary sweep, beside a plain per-world MuJoCo step loop.
 
 Runs `policylab boundary sweep`'s engine (`sweep.run_sweep`, local executor, 2 threads, chunks of 400)
-with no --robot, i.e. the default robot (the Go1 spec) and its checkpoint go1_v0, on the default grid
+with --checkpoint (default: none, i.e. the default policy on its robot; `--checkpoint go1_v0` for the
+linear policy on the go1 spec, whose figures BENCHMARKS.md quotes), on the default grid
 (20 mu x 20 push x 16 seeds, 5 s = 250 control steps = 1,250 physics steps each, stopping at the
 fall) into a fresh store. In the same run it plays a spread subset of the same worlds in a plain
 per-world loop (`envs.robots.batch.plain_loop`: one `MjData` per world, ``mj_step(nstep=5)`` per
 control step, the policy on a batch of one, the same early stop), checks that each reproduces its
 stored trajectory bitwise (so the two do the same work), and extrapolates its time to 6,400 worlds.
 
-    .venv/bin/python benchmarks/bench_boundary_go1.py [--baseline-worlds 64]
+    .venv/bin/python benchmarks/bench_boundary_go1.py [--checkpoint go1_v0] [--baseline-worlds 64]
 """
 
 from __future__ import annotations
@@ -53,11 +54,12 @@ def plain(ckpt: checkpoint.Checkpoint, planned, store_root: Path) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--checkpoint", default=None, help="committed checkpoint name (default: the default policy)")
     ap.add_argument("--baseline-worlds", type=int, default=64, help="worlds for the plain loop")
     ap.add_argument("--chunk", type=int, default=400)
     args = ap.parse_args()
     load = os.getloadavg()[0]
-    ckpt = checkpoint.resolve_checkpoint(None)  # the default robot's default checkpoint
+    ckpt = checkpoint.resolve_checkpoint(args.checkpoint)
     grid = Grid.build()
     with tempfile.TemporaryDirectory() as tmp:
         store_root = Path(tmp) / "store"
@@ -70,7 +72,7 @@ def main() -> None:
             steps = sum((len(store.payload(k)["time"]) - 1) for k, _ in planned) * ckpt.robot.frame_skip
     per_world = base["wall_s"] / base["worlds"]
     report = {
-        "benchmark": "the default Go1 6,400-rollout boundary sweep (no --robot: go1, go1_v0; 20 mu x 20 push x 16 "
+        "benchmark": f"the Go1 6,400-rollout boundary sweep ({ckpt.robot.ref}, {ckpt.name}; 20 mu x 20 push x 16 "
                      "seeds, 5 s each, records stop at the fall) into a fresh store, beside a plain per-world "
                      "MuJoCo step loop on a spread subset of the same worlds",
         "script": "benchmarks/bench_boundary_go1.py",

@@ -48,7 +48,8 @@ def merge_into(key: str):
 def throughput_once(updates: int, overrides: dict) -> dict:
     """The first `updates` updates of the default config with `overrides`, timed per update."""
     from policylab.config import validated
-    from policylab.studies.breakout.learn.learner import TIMING, train
+    from policylab.learning.learner import TIMING
+    from policylab.studies.breakout.learn.learner import train
     from policylab.studies.breakout.learn.plan import plan
     from policylab.studies.breakout.requests import LearnRequest
 

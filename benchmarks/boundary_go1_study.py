@@ -1,16 +1,28 @@
 """The Go1 failure-boundary study end to end, on the command line, with its figures recorded.
 
-Runs, into --runs (default runs/boundary-go1):
+For a checkpoint A and its retrain B (default go1_v0 -> go1_v1; go1_v2 -> go1_v3 for the PPO networks),
+runs, into --runs:
 
-    policylab boundary sweep  (no --robot: the Go1, go1_v0; default grid, 16 seeds)   -> store16
-    policylab boundary verify / reduce / select / replay / clips / rrd / report       -> ana-go1_v0
-    policylab boundary sweep --checkpoint go1_v0 and go1_v1 --seeds-per-cell 32       -> store32
-    policylab boundary verify (both) / diff / report                                  -> diff-go1_v0-go1_v1
+    policylab boundary sweep --checkpoint A (default grid, 16 seeds)                -> store16
+    policylab boundary verify / reduce / select / replay / clips / rrd / report     -> ana-A
+    policylab boundary sweep --checkpoint A and B --seeds-per-cell 32               -> store32
+    policylab boundary verify (both) / diff / report                                -> diff-A-B
 
-and writes the headline figures to benchmarks/results/boundary_go1_study.json (the docs quote them
-from there). Long (tens of minutes on 2 cores): run it with `nice -n 19`.
+Each checkpoint plays on its own robot with its own command (the committed record names them:
+go1_v2/v3 run on go1_imu at the command they were trained for). The headline figures go to
+benchmarks/results/<results>.json (the docs quote them from there): the sweep's totals and
+equivalence gate, each friction row's boundary (bootstrap median and 95% interval), the issue's goal
+checks per row (boundary >= 75 %BW for mu >= 0.6 and >= 50 %BW for mu >= 0.3; a row whose robot
+survives every push has its boundary above the grid and counts as holding), A's nominal judgement
+(256 worlds, mu 1.0, no push, 5 s: from its training record, measured here when the record has
+none), the clips, the diff. Long (about an hour of CPU for go1_v0/v1, more for networks that
+survive the whole 5 s): run it with `nice`.
 
-    .venv/bin/python benchmarks/boundary_go1_study.py [--runs runs/boundary-go1]
+    .venv/bin/python benchmarks/boundary_go1_study.py                          # go1_v0 -> go1_v1
+    .venv/bin/python benchmarks/boundary_go1_study.py --a go1_v2 --b go1_v3    # -> boundary_go1_ppo_study.json
+
+--n-mu/--n-push/--seeds/--seeds-diff shrink the grids for a trial run (with --results naming a
+scratch results file, since the figures are then not the study's).
 """
 
 from __future__ import annotations
@@ -22,8 +34,13 @@ from pathlib import Path
 
 import results_file
 from policylab.cli import invoke
+from policylab.studies.boundary.checkpoint import committed_record, resolve_checkpoint
+from policylab.studies.boundary.goals import boundary_summary, nominal_check
 
-RESULTS = results_file.RESULTS / "boundary_go1_study.json"
+# the study's known pairs: where each writes its runs and its figures
+STUDIES = {("go1_v0", "go1_v1"): ("runs/boundary-go1", "boundary_go1_study"),
+           ("go1_v2", "go1_v3"): ("runs/boundary-go1-ppo", "boundary_go1_ppo_study")}
+NOMINAL_WORLDS = 256
 
 
 def run(*args) -> float:
@@ -40,54 +57,87 @@ def load(path: Path):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=Path, default=Path("runs/boundary-go1"))
+    ap.add_argument("--a", default="go1_v0", help="the checkpoint mapped on the default grid and diffed from")
+    ap.add_argument("--b", default="go1_v1", help="its retrain, diffed against A")
+    ap.add_argument("--runs", type=Path, help="the runs folder (default: per pair, runs/boundary-go1[-ppo])")
+    ap.add_argument("--results", help="results file name (default: per pair, boundary_go1_study / boundary_go1_ppo_study)")
+    ap.add_argument("--n-mu", type=int, default=20, help="friction rows (default grid: 20)")
+    ap.add_argument("--n-push", type=int, default=20, help="push columns (default grid: 20)")
+    ap.add_argument("--seeds", type=int, default=16, help="seeds per cell of A's map")
+    ap.add_argument("--seeds-diff", type=int, default=32, help="seeds per cell of the diff's sweeps")
     ap.add_argument("--record-only", action="store_true", help="only re-read the finished runs into the results file")
     args = ap.parse_args()
-    r = args.runs
-    walls = {} if not args.record_only else json.loads(RESULTS.read_text()).get("walls_s", {})
+    runs, results = STUDIES.get((args.a, args.b), (f"runs/boundary-{args.a}-{args.b}", f"boundary_{args.a}_{args.b}_study"))
+    r, name = args.runs or Path(runs), args.results or results
+    path = results_file.RESULTS / f"{name}.json"
+    walls = {} if not args.record_only else json.loads(path.read_text()).get("walls_s", {})
     if not args.record_only:
-        stages(r, walls)
-    record(r, walls)
+        stages(args, r, walls)
+    record(args.a, args.b, r, name, walls)
 
 
-def stages(r: Path, walls: dict) -> None:
-    walls["sweep16"] = run("sweep", "--store", r / "store16", "--out", r / "sweep16-go1_v0")
-    run("verify", "--robot", "go1", "--checkpoint", "go1_v0", "--store", r / "store16", "--out", r / "verify16-go1_v0")
-    ana = r / "ana-go1_v0"
-    run("reduce", "--store", r / "store16", "--checkpoint", "go1_v0", "--out", ana)
+def stages(args, r: Path, walls: dict) -> None:
+    a, b = args.a, args.b
+    grid = ("--n-mu", args.n_mu, "--n-push", args.n_push)
+    walls["sweep16"] = run("sweep", "--checkpoint", a, *grid, "--seeds-per-cell", args.seeds,
+                           "--store", r / "store16", "--out", r / f"sweep16-{a}")
+    walls["verify16"] = run("verify", "--checkpoint", a, "--store", r / "store16", "--out", r / f"verify16-{a}")
+    ana = r / f"ana-{a}"
+    walls["reduce"] = run("reduce", "--store", r / "store16", "--checkpoint", a, "--out", ana)
     run("select", "--out", ana)
-    run("replay", "--out", ana)
+    walls["replay"] = run("replay", "--out", ana)
     walls["clips"] = run("clips", "--out", ana)
-    run("rrd", "--out", ana)
-    run("report", "--out", ana)
-    for name in ("go1_v0", "go1_v1"):
-        walls[f"sweep32_{name}"] = run("sweep", "--robot", "go1", "--checkpoint", name, "--seeds-per-cell", 32,
-                                       "--store", r / "store32", "--out", r / f"sweep32-{name}")
-        run("verify", "--robot", "go1", "--checkpoint", name, "--store", r / "store32", "--out", r / f"verify32-{name}")
-    diff = r / "diff-go1_v0-go1_v1"
-    run("diff", "--store", r / "store32", "--a", "go1_v0", "--b", "go1_v1", "--out", diff)
-    run("report", "--out", diff)
+    walls["rrd"] = run("rrd", "--out", ana)
+    walls["report"] = run("report", "--out", ana)
+    for ckpt in (a, b):
+        walls[f"sweep32_{ckpt}"] = run("sweep", "--checkpoint", ckpt, *grid, "--seeds-per-cell", args.seeds_diff,
+                                       "--store", r / "store32", "--out", r / f"sweep32-{ckpt}")
+        walls[f"verify32_{ckpt}"] = run("verify", "--checkpoint", ckpt, "--store", r / "store32",
+                                        "--out", r / f"verify32-{ckpt}")
+    diff = r / f"diff-{a}-{b}"
+    walls["diff"] = run("diff", "--store", r / "store32", "--a", a, "--b", b, "--out", diff)
+    walls["diff_report"] = run("report", "--out", diff)
 
 
-def record(r: Path, walls: dict) -> None:
-    ana, diff = r / "ana-go1_v0", r / "diff-go1_v0-go1_v1"
+def nominal(name: str) -> dict | None:
+    """The checkpoint's nominal judgement: its training record's (what `boundary learn` measured and
+    shipped), else measured here on the same worlds when the record names the command it was trained
+    for; None for a policy without a command (nothing to walk at)."""
+    rec = committed_record(name)
+    judged, source = rec.get("nominal"), "the committed training record"
+    if judged is None and rec.get("command") is not None:
+        from policylab.studies.boundary.learn.judge import nominal as judge
+
+        ckpt = resolve_checkpoint(name)
+        judged, source = judge(ckpt.path, ckpt.robot, NOMINAL_WORLDS, rec["command"][0]), "measured by this script"
+    if judged is None:
+        return None
+    return {**nominal_check(judged), "source": source}
+
+
+def record(a: str, b: str, r: Path, name: str, walls: dict) -> None:
+    ana, diff = r / f"ana-{a}", r / f"diff-{a}-{b}"
     red, d = load(ana / "reduce.json"), load(diff / "diff.json")
     clips, clip_timing = load(ana / "clips" / "clips.json"), load(ana / "clips" / "timing.json")
-    eq16 = load(r / "verify16-go1_v0" / "equivalence.json")
-    rows = [b for b in red["boundary"] if b["status"] == "boundary"]
-    widths = sorted(b["ci95_pct_bw"][1] - b["ci95_pct_bw"][0] for b in rows)
+    eq16 = load(r / f"verify16-{a}" / "equivalence.json")
+    rows = [row for row in red["boundary"] if row["status"] == "boundary"]
+    widths = sorted(row["ci95_pct_bw"][1] - row["ci95_pct_bw"][0] for row in rows)
     result = {
-        "study": "the Go1 failure boundary (go1_v0, default grid, 16 seeds) and the retrain diff (go1_v0 -> go1_v1, "
+        "study": f"the Go1 failure boundary ({a}, default grid, 16 seeds) and the retrain diff ({a} -> {b}, "
                  "32 seeds per cell)",
         "script": "benchmarks/boundary_go1_study.py",
+        "a": a, "b": b, "robot": resolve_checkpoint(a).robot.spec.name, "command": committed_record(a).get("command"),
         "sweep16": {"totals": red["totals"], "rule_check_agree": red["rule_check"]["agree"],
                     "rule_check_checked": red["rule_check"]["checked"], "wall_s": round(walls["sweep16"], 1),
                     "equivalence": eq16["agreement"], "gate_passed": eq16["passed"]},
         "boundary_rows": {"with_boundary": len(rows), "rows": len(red["boundary"]),
                           "median_ci_width_pct_bw": widths[len(widths) // 2] if widths else None,
-                          "by_mu": {f"mu{round(b['mu'] * 100):03d}": {"status": b["status"], "median": b["median_pct_bw"],
-                                                       "ci95": b["ci95_pct_bw"], "point": b["point_pct_bw"]}
-                                    for b in red["boundary"]}},
+                          "by_mu": {f"mu{round(row['mu'] * 100):03d}": {
+                              "status": row["status"], "median": row["median_pct_bw"], "ci95": row["ci95_pct_bw"],
+                              "point": row["point_pct_bw"], "beyond_grid": row.get("beyond_grid")}
+                              for row in red["boundary"]}},
+        "goals": boundary_summary(red["boundary"]),
+        "nominal": nominal(a),
         "clips": {"n": clip_timing["clips"], "wall_s": clip_timing["wall_s"], "s_per_clip": clip_timing["s_per_clip"],
                   "consistent": sum(1 for c in clips if c["consistent"]), "entries": len(clips)},
         "diff": {"summary": d["summary"], "logrank": d["logrank_summary"], "a_totals": d["a"]["totals"],
@@ -98,7 +148,7 @@ def record(r: Path, walls: dict) -> None:
         "walls_s": {k: round(v, 1) for k, v in walls.items()},
     }
     print(json.dumps(result, indent=2))
-    results_file.record(RESULTS.stem, result, machine_note="the load average is at the end of the study")
+    results_file.record(name, result, machine_note="the load average is at the end of the study")
 
 
 if __name__ == "__main__":

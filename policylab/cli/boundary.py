@@ -26,6 +26,10 @@ command(app, "robot", r.RobotRequest, f"{S}.robot_card:run", index=RunKind(
     lambda folder, data: "; ".join(data["warnings"]) or "spec checked, no warnings",
     signature=("zero_policy_worlds", ANY)))
 command(app, "train", r.TrainRequest, f"{S}.train:run", index=None)  # a checkpoint folder, not a run
+command(app, "learn", r.LearnRequest, f"{S}.learn.run:run", index=RunKind(
+    "boundary", "boundary learn", "learn.json", ("report.html",), ("recipe", "steps", "seed"),
+    (("agent steps", "agent_steps"), ("nominal survived", "nominal.survived"), ("of worlds", "nominal.worlds"),
+     ("speed (m/s)", "nominal.speed_mps"))))
 command(app, "calibrate", r.CalibrateRequest, f"{S}.threshold_data:run", index=RunKind(
     "boundary", "boundary calibrate", "calibration.json", (), ("checkpoint.name", "n_nominal", "n_pushed"),
     (("nominal survived", "nominal.status.survived"), ("nominal failed", "nominal.status.failed")),

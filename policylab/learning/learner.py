@@ -100,6 +100,7 @@ class Learner:
         for sh, st in zip(self.shards, s["shards"]):
             sh.load_state(st)
         self.curves = s["curves"]
+        self.ppo.settle_threads(self.dim, self.act_dim)
 
 
 def train(learner: Learner, out: Path, checkpoint_every: int, label: str, status: Callable[[Learner], str],
@@ -133,6 +134,30 @@ def train(learner: Learner, out: Path, checkpoint_every: int, label: str, status
                 checkpoint.write(ckpt, learner.state())
                 write_json(timing_path, timing)
     return learner
+
+
+def check_sizes(threads: int, envs: int, rollout: int, minibatch: int, steps: int, what: str = "envs") -> int:
+    """The number of updates of a budget, after the checks every learner's sizes must pass (`BadInput`
+    naming the option otherwise): a thread per shard needs an env, a minibatch fits in one update's
+    samples, and the budget holds one update at least. `what` names the envs in the messages."""
+    if threads > envs:
+        raise BadInput("threads", f"{threads} threads need at least as many {what} (--envs {envs})")
+    batch = envs * rollout
+    if minibatch > batch:
+        raise BadInput("minibatch", f"{minibatch:,} is more than one update's samples (--envs x --rollout = {batch:,})")
+    if steps < batch:
+        raise BadInput("steps", f"{steps:,} is less than one update (--envs x --rollout = {batch:,})")
+    return steps // batch
+
+
+def episode_seeds(seeds, started: int, k: int, index: int, count: int) -> np.ndarray:
+    """The seeds of the next `k` episodes of shard `index` of `count` that has started `started`: its
+    j-th episode plays seed j * count + index of the named range `seeds`, so shards never share one and
+    need no lock to hand them out; `BadInput` when the range runs out."""
+    idx = (started + np.arange(k, dtype=np.int64)) * count + index
+    if k and idx[-1] >= seeds.size:
+        raise BadInput("steps", f"the run needs more than the {seeds.size:,} seeds of {seeds.study}.{seeds.purpose}")
+    return seeds.base + idx
 
 
 def shard_layout(envs: int, threads: int, seed: int) -> tuple[list[int], list[int]]:

@@ -97,6 +97,23 @@ class PPO:
                 count += 1
         return sums, count
 
+    def settle_threads(self, dim: int, act_dim: int | None) -> None:
+        """Leave every shard's thread as an update leaves it: one backward pass each, on a zero chunk of
+        a minibatch, its gradients dropped (nothing learned changes). Why: MKL keeps per-thread state
+        from its last call that can change the last bit of the next small product (measured: after a
+        resume, the first value forward of a 6-env shard differed by 1 ulp in one row, and not after
+        this); an uninterrupted run's threads last ran a backward before each rollout, so a resumed
+        run replays one before its first and continues to the same bytes."""
+        mb, n = self.s.minibatch, len(self.replicas)
+        cuts = [mb * k // n for k in range(n + 1)]
+        act = torch.zeros(mb, dtype=torch.int64) if act_dim is None else torch.zeros(mb, act_dim)
+        zero = {"obs": torch.zeros(mb, dim), "act": act, "logp": torch.zeros(mb), "ret": torch.zeros(mb)}
+        idx, adv = torch.arange(mb), torch.zeros(mb)
+        self.threads.on_each(self.chunk_grad, [(net, zero, idx[a:b], adv[a:b], mb)
+                                               for net, a, b in zip(self.replicas, cuts, cuts[1:]) if b > a])
+        for net in self.replicas:
+            net.zero_grad(set_to_none=True)
+
     def load_state(self, net: dict, opt: dict, gen: torch.Tensor) -> None:
         for replica in self.replicas:
             replica.load_state_dict(net)

@@ -10,8 +10,9 @@ timing, so a run is deterministic for a given thread count.
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import torch
@@ -45,3 +46,20 @@ class Threads:
         if self.pool is None:
             return [fn(*it) for it in items]
         return [f.result() for f in [self.pool.submit(fn, *it) for it in items]]
+
+    def on_each(self, fn: Callable, items: Sequence[tuple]) -> None:
+        """fn over at most `count` items, each on its own worker thread: every item's thread waits at a
+        barrier once its item is done, so no thread takes a second one."""
+        if self.pool is None:
+            for it in items:
+                fn(*it)
+            return
+        barrier = threading.Barrier(len(items))
+
+        def run(*it):
+            try:
+                fn(*it)
+            finally:
+                barrier.wait()
+
+        self.map(run, items)

@@ -15,7 +15,7 @@ and whose output is 4 logits over the minimal action set (NOOP, FIRE, RIGHT, LEF
 which observation it takes in its metadata (`OBS_METADATA_KEY`, a JSON object of `NetObsSpec`), so a
 network trained elsewhere on the same features runs the same way. Acting is greedy (the first
 largest logit); the protocol's serve rule is applied by the episode runner, as for every policy.
-A file in the form `mlp_bytes` writes (what `breakout learn` makes) acts through
+A file in the form `policies.mlp` writes (what `breakout learn` makes) acts through
 `policylab.portable_math.dense` in float64, so its rollouts are the same bytes on any x86-64 CPU;
 any other file acts through onnxruntime, whose float32 kernels the CPU picks.
 
@@ -24,16 +24,14 @@ observation they declare. The store keys an episode by the hash and the observat
 never by the path, so an edited file plays again and a moved or renamed one does not; tasks carry
 the bytes themselves, so a worker runs exactly what was hashed even if the file changes meanwhile.
 
-`export_onnx` writes the one network form this project makes (learn's policy head, the tests'
-networks): Gemm layers with tanh or relu between them, built with `onnx.helper` from the weights
-(torch's `nn.Linear` layout), so the file's bytes depend on the weights alone, not on an exporter's
-version.
+`export_onnx` writes a Breakout network (learn's policy head, the tests' networks) in the one
+network form of the project (`policies.mlp`: Gemm layers with tanh or relu between them, bytes a
+function of the weights alone), as input "obs", output "logits" and the observation stamped.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -45,35 +43,37 @@ from policylab.envs.breakout.contract import N_FEATURES
 from policylab.envs.breakout.net_obs import (FEATURE_SCALE, MAX_HISTORY, OBS_METADATA_KEY, WALL_COLS,  # noqa: F401
                                              WALL_ROWS, NetObsSpec, NetObserver)
 from policylab.errors import BadInput
+from policylab.policies import mlp
+from policylab.policies.mlp import MlpLayers
 
 N_ACTIONS = 4
-INPUT_NAME, OUTPUT_NAME = "obs", "logits"
-ACTIVATIONS = {"tanh": "Tanh", "relu": "Relu"}
-OPSET, IR_VERSION = 17, 8  # onnx 1.23 writes IR 8 for opset 17; onnxruntime 1.32 reads both
+INPUT_NAME, OUTPUT_NAME, GRAPH_NAME = "obs", "logits", "breakout_mlp"
 
 
 @dataclass
 class BreakoutNetPolicy:
     """An ONNX Breakout network with the observation its file declares; greedy actions.
 
-    `mlp` holds the layers of a file in the form this project writes (`mlp_bytes`), which then acts
-    through `policylab.portable_math.dense` instead of onnxruntime: float64 sums in a fixed order
-    and a CPU-independent tanh, so its actions are the same bytes on any x86-64 CPU. Any other ONNX
-    file acts through onnxruntime, whose kernels are chosen by the CPU."""
+    A file in the form this project writes (`policies.mlp`) acts through `policylab.portable_math.dense`
+    instead of onnxruntime (the loader, `policies.onnx`, decides): float64 sums in a fixed order and a
+    CPU-independent tanh, so its actions are the same bytes on any x86-64 CPU. Any other ONNX file
+    acts through onnxruntime, whose kernels are chosen by the CPU."""
 
     path: Path
     spec: NetObsSpec
     network: object  # policylab.policies.onnx.OnnxPolicy
-    mlp: MlpLayers | None = None
+
+    @property
+    def mlp(self) -> MlpLayers | None:
+        """The file's layers when it acts through the portable kernel; None when through onnxruntime."""
+        return self.network.mlp
 
     def observer(self, n_envs: int) -> NetObserver:
         return NetObserver(self.spec, n_envs)
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """(N, dim) observations -> (N, 4) float64 logits."""
-        if self.mlp is None:
-            return self.network.act(obs)
-        return self.mlp.logits(obs)
+        return self.network.act(obs)
 
     def act(self, obs: np.ndarray) -> np.ndarray:
         """(N, dim) observations -> (N,) int64 actions: the first largest logit."""
@@ -81,48 +81,6 @@ class BreakoutNetPolicy:
 
     def actor(self, n_envs: int) -> NetActor:
         return NetActor(self, n_envs)
-
-
-@dataclass(frozen=True)
-class MlpLayers:
-    """An `mlp_bytes` network as float64 arrays for `portable_math.dense`: (W.T, b) per layer, the
-    activation between layers (1 tanh, 2 relu). float32 weights and observations are exact in float64, so the
-    logits are the network's, rounded once per operation in a fixed order."""
-
-    layers: tuple[tuple[np.ndarray, np.ndarray], ...]
-    activation: int
-
-    def logits(self, obs: np.ndarray) -> np.ndarray:
-        from policylab.portable_math import dense
-
-        x = np.ascontiguousarray(obs, dtype=np.float64)
-        last = len(self.layers) - 1
-        for i, (w_t, b) in enumerate(self.layers):
-            x = dense(x, w_t, b, 0 if i == last else self.activation)
-        return x
-
-
-def project_mlp(raw: bytes, model, spec: NetObsSpec) -> MlpLayers | None:
-    """The layers of `raw` when it is exactly the file `mlp_bytes` writes for its own weights (what
-    `breakout learn` and `export_onnx` make); None for any other ONNX file."""
-    from onnx import numpy_helper
-
-    nodes = list(model.graph.node)
-    gemms = [n for n in nodes if n.op_type == "Gemm"]
-    acts = {n.op_type for n in nodes if n.op_type != "Gemm"}
-    names = {v: k for k, v in ACTIVATIONS.items()}
-    if not gemms or len(acts) > 1 or not acts <= set(names):
-        return None
-    activation = names[acts.pop()] if acts else "tanh"
-    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
-    try:
-        layers = [(inits[f"w{i}"], inits[f"b{i}"]) for i in range(len(gemms))]
-        if mlp_bytes(layers, spec, activation) != raw:
-            return None
-    except (KeyError, BadInput):
-        return None
-    return MlpLayers(tuple((np.ascontiguousarray(w.T, dtype=np.float64), b.astype(np.float64)) for w, b in layers),
-                     1 if activation == "tanh" else 2)
 
 
 class NetActor:
@@ -184,7 +142,7 @@ def _check(raw: bytes, p: Path, field: str) -> BreakoutNetPolicy:
                        "observation it takes (see docs/breakout.md)")
     spec = NetObsSpec.from_json(meta[OBS_METADATA_KEY], field)
     net = onnx_policy.from_bytes(raw, p, spec.dim, N_ACTIONS, what="the Breakout observation", field=field)
-    return BreakoutNetPolicy(p, spec, net, project_mlp(raw, onnx.load_from_string(raw), spec))
+    return BreakoutNetPolicy(p, spec, net)
 
 
 def read(path: str | Path, field: str = "policy") -> NetworkFile:
@@ -204,11 +162,11 @@ def load(path: str | Path, field: str = "policy") -> BreakoutNetPolicy:
     """The network in `path`, checked as by `read`, ready to act."""
     p = Path(path)
     net = read(p, field).policy()
-    return BreakoutNetPolicy(p, net.spec, net.network, net.mlp)
+    return BreakoutNetPolicy(p, net.spec, net.network)
 
 
 def stamp(model, spec: NetObsSpec) -> None:
-    """Write `spec` into an ONNX model's metadata (the exporter calls this before saving)."""
+    """Write `spec` into an ONNX model's metadata (for a file made by another exporter, before saving)."""
     entry = model.metadata_props.add()
     entry.key = OBS_METADATA_KEY
     entry.value = spec.to_json()
@@ -226,41 +184,12 @@ def export_onnx(layers: Sequence[tuple[np.ndarray, np.ndarray]], spec: NetObsSpe
 
 
 def mlp_bytes(layers: Sequence[tuple[np.ndarray, np.ndarray]], spec: NetObsSpec, activation: str = "tanh") -> bytes:
-    """The ONNX bytes of `export_onnx`. Each layer is one Gemm (transB=1, the `x @ W.T + b` of
-    nn.Linear) on float32 weights; the batch dimension is symbolic. The bytes are a function of the
-    weights, the spec and the activation."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    if activation not in ACTIVATIONS:
-        raise BadInput("activation", f"must be one of {', '.join(ACTIVATIONS)}, got {activation!r}")
-    if not layers:
-        raise BadInput("layers", "an MLP needs at least one layer")
-    width = spec.dim
-    nodes, inits, x = [], [], INPUT_NAME
-    for i, (w, b) in enumerate(layers):
-        w = np.asarray(w, dtype=np.float32)
-        b = np.asarray(b, dtype=np.float32)
-        if w.ndim != 2 or w.shape[1] != width or b.shape != (w.shape[0],):
-            raise BadInput(f"layers[{i}]", f"weight {w.shape} and bias {b.shape} do not take {width} inputs")
-        width = w.shape[0]
-        inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(b, f"b{i}")]
-        last = i == len(layers) - 1
-        y = OUTPUT_NAME if last else f"h{i}"
-        nodes.append(helper.make_node("Gemm", [x, f"w{i}", f"b{i}"], [y], transB=1))
-        if not last:
-            nodes.append(helper.make_node(ACTIVATIONS[activation], [y], [f"a{i}"]))
-            y = f"a{i}"
-        x = y
-    if width != N_ACTIONS:
-        raise BadInput("layers", f"the last layer gives {width} outputs; a Breakout network gives {N_ACTIONS} logits")
-    graph = helper.make_graph(
-        nodes, "breakout_mlp",
-        [helper.make_tensor_value_info(INPUT_NAME, TensorProto.FLOAT, ["batch", spec.dim])],
-        [helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, ["batch", N_ACTIONS])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION,
-                              producer_name="policylab")
-    stamp(model, spec)
-    onnx.checker.check_model(model)
-    return model.SerializeToString()
-
+    """The ONNX bytes of `export_onnx` (`policies.mlp.mlp_bytes`): `spec.dim` inputs, 4 logits, the
+    spec in the metadata; a function of the weights, the spec and the activation."""
+    if layers and np.shape(layers[0][0])[1:] != (spec.dim,):
+        raise BadInput("layers[0]", f"weight {np.shape(layers[0][0])} does not take the {spec.dim} observation values")
+    if layers and np.shape(layers[-1][0])[:1] != (N_ACTIONS,):
+        raise BadInput("layers", f"the last layer's weight {np.shape(layers[-1][0])} does not give the {N_ACTIONS} "
+                       "logits of a Breakout network")
+    return mlp.mlp_bytes(layers, activation, input_name=INPUT_NAME, output_name=OUTPUT_NAME, graph_name=GRAPH_NAME,
+                         metadata={OBS_METADATA_KEY: spec.to_json()})

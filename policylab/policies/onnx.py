@@ -1,4 +1,4 @@
-"""ONNX policy files, run with onnxruntime on the CPU: the one ONNX loader of the project.
+"""ONNX policy files: the one ONNX loader of the project, for the robots' policies and Breakout's.
 
 A policy network is an ``.onnx`` file with one float input of shape (batch, obs_dim) and a float
 output of shape (batch, act_dim). The batch dimension may be symbolic, or fixed at 1, as torch's
@@ -12,9 +12,17 @@ obs_dim, act_dim)` checks the file before anything runs: that it parses and pass
 onnxruntime opens it and maps a probe observation of zeros to finite actions of the right shape.
 Anything wrong is `BadInput` naming the field (one line, exit 2).
 
+Two ways to act. A file in the project's own network form (`policies.mlp`: what `boundary learn`,
+`breakout learn` and `policies.mlp.export_robot_policy` write, recognised by rebuilding its bytes from
+its weights) acts through `policylab.portable_math.dense` in float64, so its actions are the same
+bytes on any x86-64 CPU: onnxruntime's MLAS picks its fused multiply-add kernels by the CPU (see
+"Same bytes on any x86-64 CPU" in docs/design.md), which would make a sweep of a shipped network
+machine-dependent. Any other file (a user's, one fixed at batch 1) acts through onnxruntime; every
+file is still opened and probed by onnxruntime when loaded, so both kinds pass the same checks.
+
 Arithmetic: observations are cast to float32 (the network's precision) and actions back to float64.
-The session runs on one intra-op thread in sequential mode, so a row's result does not depend on how
-the work is split over threads; measured on onnxruntime 1.32.0 (MLAS kernels, x86-64), a Gemm/Tanh
+On the onnxruntime path the session runs on one intra-op thread in sequential mode, so a row's result
+does not depend on how the work is split over threads; measured on onnxruntime 1.32.0 (MLAS kernels, x86-64), a Gemm/Tanh
 MLP gives bit-identical rows for every batch size from 1 to 1000, in any order, on 1 or 2 threads.
 Other operators or machines may not: MLAS picks its kernels by the CPU's features (AVX-512, AVX2 with
 FMA), which every record's provenance names, and the boundary study's equivalence gate (`policylab
@@ -32,6 +40,7 @@ import onnx
 import onnxruntime
 
 from policylab.errors import BadInput
+from policylab.policies.mlp import MlpLayers, project
 
 _FLOAT_TYPES = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64}
 
@@ -51,9 +60,18 @@ class OnnxPolicy:
     act_dim: int
     output_name: str | None = None  # None: the file's one output
     batch_one: bool = False  # the input's batch dimension is fixed at 1: run row by row
+    mlp: MlpLayers | None = None  # the file is in the project's network form: act through the portable kernel
 
     def act(self, obs: np.ndarray) -> np.ndarray:
-        """(B, obs_dim) float -> (B, act_dim) float64 actions (the network's output, unclipped)."""
+        """(B, obs_dim) float -> (B, act_dim) float64 actions (the network's output, unclipped): through
+        `portable_math.dense` for a file in the project's form, through onnxruntime otherwise."""
+        if self.mlp is not None:
+            return self.mlp.forward(obs) if len(obs) else np.zeros((0, self.act_dim))
+        return self.onnxruntime(obs)
+
+    def onnxruntime(self, obs: np.ndarray) -> np.ndarray:
+        """`act` as onnxruntime computes it with its own kernels, whatever the file's form (for
+        comparisons: within float32 rounding of the portable kernel's result)."""
         x = np.ascontiguousarray(obs, dtype=self.input_dtype)
         if len(x) == 0:
             return np.zeros((0, self.act_dim))
@@ -158,4 +176,4 @@ def from_bytes(raw: bytes, p: Path, obs_dim: int | None = None, act_dim: int | N
     if not np.isfinite(probe).all():
         raise BadInput(field, f"{p}: the network gives non-finite actions for a zero observation")
     return OnnxPolicy(p, sess, inp.name, _FLOAT_TYPES[elem], o_dim, a_dim, None if output is None else out.name,
-                      batch_one)
+                      batch_one, project(raw))

@@ -64,6 +64,8 @@ def _boundary(root: Path) -> None:
     store = root / "boundary" / "store"  # a store outside any run: searched by no one
     _cli("boundary", "train", "--iterations", 1, "--out", root / "boundary" / "checkpoint")  # no run folder
     _cli("boundary", "robot", "ant", "--zero-policy-worlds", 1, "--out", root / "boundary" / "robot-ant")
+    _cli("boundary", "learn", "--steps", 64, "--envs", 8, "--rollout", 8, "--minibatch", 32, "--hidden", "8",
+         "--eval-worlds", 1, "--out", root / "boundary" / "learn")
     _cli("boundary", "calibrate", "--robot", "ant", "--checkpoint", "ant_v0", "--n-nominal", 2, "--n-pushed", 1,
          "--out", root / "boundary" / "calibrate")
     for name in ("ant_v0", "ant_v1"):
@@ -101,6 +103,7 @@ EXPECTED = {  # run folder -> (study, command, page, a headline label)
     "breakout/calibrate": ("breakout", "breakout calibrate", "calibration.html", "objective after"),
     "boundary/robot-ant": ("boundary", "boundary robot", "robot.json", "zero policy survived"),
     "boundary/calibrate": ("boundary", "boundary calibrate", "calibration.json", "nominal survived"),
+    "boundary/learn": ("boundary", "boundary learn", "report.html", "nominal survived"),
     "boundary/verify": ("boundary", "boundary verify", "equivalence.json", "identical"),
     "lava": ("lava_leap", "lava-leap run", "index.html", "GRPO final"),
     "boundary/sweep-ant_v0": ("boundary", "boundary sweep", "sweep.json", "failed"),

@@ -47,7 +47,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from policylab.errors import BadInput
 
 SPECS_DIR = Path(__file__).parent / "specs"
-DEFAULT_ROBOT = "go1"  # no --robot: the Go1 (go1_v0 survives 245 of 256 nominal worlds; docs/boundary.md)
+# No --robot: the robot of the boundary study's default policy (go1_v2, a PPO network trained on this spec;
+# studies/boundary/constants.py DEFAULT_CHECKPOINT), so that a policy file given alone is checked against
+# the robot the default policy plays.
+DEFAULT_ROBOT = "go1_imu"
 FIELD = "robot"
 
 # observation terms: name -> width (None: depends on the model)

@@ -42,7 +42,6 @@ from pydantic import Field
 from policylab.config import StrictModel
 from policylab.envs.robots.batch import run_closed_loop
 from policylab.envs.robots.robot import Robot, robot
-from policylab.envs.robots.spec import DEFAULT_ROBOT
 from policylab.fileio import arrays_to_bytes, atomic_write_bytes, read_arrays
 from policylab.hashing import canonical_json, hash_obj
 from policylab.policies import linear
@@ -56,7 +55,7 @@ EVAL_SEEDS = named_range("boundary", "evaluation")
 
 class TrainConfig(StrictModel):
     name: str
-    robot: str = DEFAULT_ROBOT
+    robot: str  # every config names its robot: the default robot's policy is a network (boundary learn)
     reward: Literal["gait", "ant_v5"] = "gait"
     seed: int = 0
     iterations: int = Field(150, ge=1)

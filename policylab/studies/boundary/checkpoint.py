@@ -1,13 +1,14 @@
 """The policy a sweep plays: a committed checkpoint by name or a user's policy file, resolved once
 together with the robot it is checked against.
 
-A committed checkpoint's name starts with its robot's name (``go1_v0``, ``ant_v1``), so naming one
-is enough; a policy file's sizes must fit the robot's observation and action. Anything that does not
+A committed checkpoint's record or name says its robot (``go1_v2`` -> ``go1_imu``, ``ant_v1`` -> ``ant``),
+so naming one is enough; a policy file's sizes must fit the robot's observation and action. Anything that does not
 resolve is `BadInput` naming the field, before anything is written.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from policylab.envs.robots.spec import available as available_robots
 from policylab.errors import BadInput
 from policylab.hashing import sha256_hex
 from policylab.policies.files import SUFFIXES, load_policy, obs_norm_file
-from policylab.studies.boundary.constants import CHECKPOINT_DIR
+from policylab.studies.boundary.constants import CHECKPOINT_DIR, default_checkpoint
 
 
 @dataclass(frozen=True)
@@ -38,29 +39,40 @@ def available_checkpoints() -> list[str]:
     return sorted(p.stem for suffix in SUFFIXES for p in CHECKPOINT_DIR.glob(f"*{suffix}"))
 
 
-def default_checkpoint(rob: Robot) -> str:
-    """The committed checkpoint a robot uses when none is named: ``<robot>_v0``."""
-    return f"{rob.spec.name}_v0"
+def committed_record(name: str) -> dict:
+    """The training record beside a committed checkpoint (``<name>.json``), or {} for none."""
+    path = CHECKPOINT_DIR / f"{name}.json"
+    return json.loads(path.read_text()) if _committed(name) is not None and path.is_file() else {}
 
 
 def robot_of_checkpoint_name(name: str) -> str | None:
-    """A committed checkpoint's robot, from its name (``go1_v0`` -> ``go1``)."""
-    for r in available_robots():
+    """A committed checkpoint's robot: the one its record names (``go1_v2`` -> ``go1_imu``), else the
+    robot its name starts with (``go1_v0`` -> ``go1``). An ARS record keeps the robot's identity (its name
+    and its files' sha256) where a learn record keeps the name alone."""
+    recorded = committed_record(name).get("robot")
+    named = recorded.get("name") if isinstance(recorded, dict) else recorded
+    if named is not None:
+        return named
+    for r in sorted(available_robots(), key=len, reverse=True):
         if name.startswith(f"{r}_"):
             return r
     return None
 
 
 def resolve_checkpoint(spec: str | None, robot: str | None = None, command: list[float] | None = None) -> Checkpoint:
-    """A committed checkpoint by name (e.g. ``go1_v0``, ``ant_v0``) or the path of a policy file (.npz
-    linear, .onnx network), checked against the robot (`robot`: a shipped name or spec path; None: the
-    committed checkpoint's own robot, else the default robot), whose command term carries `command` when
-    given (`commanded_robot`). Unknown is bad input, and so is a file its loader refuses (not a policy
-    file, corrupt, or sizes that do not fit the robot), and a command the robot cannot take."""
+    """A committed checkpoint by name (e.g. ``go1_v2``, ``ant_v0``) or the path of a policy file (.npz
+    linear, .onnx network; None: the robot's default, `constants.default_checkpoint`), checked against the
+    robot (`robot`: a shipped name or spec path; None: the committed checkpoint's own robot, else the
+    default robot), whose command term carries `command` when given (`commanded_robot`; a committed
+    checkpoint whose record names the command it was trained for carries that one by default). Unknown is
+    bad input, and so is a file its loader refuses (not a policy file, corrupt, or sizes that do not fit
+    the robot), and a command the robot cannot take."""
     if spec is None:
-        spec = default_checkpoint(load_robot(robot))
+        spec = default_checkpoint(None if robot is None else load_robot(robot).spec.name)
     if robot is None and _committed(spec) is not None:
         robot = robot_of_checkpoint_name(spec)
+    if command is None and _committed(spec) is not None:
+        command = committed_record(spec).get("command")  # what the network was trained to follow
     rob = load_robot(robot)
     return checkpoint_on(spec, rob if command is None else commanded_robot(rob, command))
 

@@ -9,7 +9,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"  # the committed checkpoints (ant_v0, ant_v1, go1_v0, go1_v1)
+CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"  # the committed checkpoints (ant_v*, go1_v*)
+
+# The policy a command plays when none is named (docs/boundary.md, "Robots and policies by default"):
+# with no --robot, DEFAULT_CHECKPOINT (the PPO network) on the robot and command its training record
+# names, which is the default robot (envs/robots/spec.py DEFAULT_ROBOT); with --robot R, R's own
+# committed policy below (go1_v0/ant_v0 reproduce the numbers measured before go1_v2 existed); with a
+# spec file of one's own, <its name>_v0.
+DEFAULT_CHECKPOINT = "go1_v2"
+ROBOT_CHECKPOINTS = {"go1_imu": DEFAULT_CHECKPOINT, "go1": "go1_v0", "ant": "ant_v0"}
+
+
+def default_checkpoint(robot_name: str | None) -> str:
+    """The committed checkpoint a command plays when none is named, for the robot named (None: no --robot)."""
+    if robot_name is None:
+        return DEFAULT_CHECKPOINT
+    return ROBOT_CHECKPOINTS.get(robot_name, f"{robot_name}_v0")
 
 # A world's clamp ranges and resolutions (world.py checks and rounds with them; out of range is bad
 # input, never silently clamped).
@@ -37,5 +52,5 @@ def axis_size(value_range: tuple[float, float], res: float) -> int:
 
 # The robot of a stored sweep (or an analysis of one) that records none: the Ant, the study's only
 # robot when such stores were written. Every reader of a store's or analysis's robot falls back to
-# this one name; a command with no --robot uses the default robot instead (go1, envs/robots/spec.py).
+# this one name; a command with no --robot uses the default robot instead (go1_imu, envs/robots/spec.py).
 UNRECORDED_ROBOT = "ant"

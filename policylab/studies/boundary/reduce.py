@@ -221,13 +221,25 @@ def survival_fraction(codes: np.ndarray) -> np.ndarray:
         return np.where(at_risk > 0, surv / np.maximum(at_risk, 1), np.nan)
 
 
+def beyond_grid(observed: np.ndarray) -> str | None:
+    """Which side of the grid a row's boundary lies beyond when its observed survival does not cross:
+    "below" (S < 0.5 already in the first defined cell), "above" (S >= 0.5 in every defined cell), else
+    None (the observed row crosses)."""
+    defined = observed[~np.isnan(observed)]
+    if defined.size and defined[0] < CROSSING_LEVEL:
+        return "below"
+    if defined.size and (defined >= CROSSING_LEVEL).all():
+        return "above"
+    return None
+
+
 def _no_boundary_note(observed: np.ndarray, col: str = "push") -> str:
     """Which side of the grid a row without a boundary lies on, from its observed survival (along the
     column axis `col`)."""
-    defined = observed[~np.isnan(observed)]
-    if defined.size and defined[0] < CROSSING_LEVEL:
+    side = beyond_grid(observed)
+    if side == "below":
         return f"S < 0.5 already at the smallest {col} (boundary below the grid)"
-    if defined.size and (defined >= CROSSING_LEVEL).all():
+    if side == "above":
         return f"S >= 0.5 up to the largest {col} (boundary above the grid)"
     return "the observed row crosses, but fewer than half the resamples do"
 
@@ -251,10 +263,11 @@ def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, 
     frac = crossed.size / resamples
     out = {"crossed_fraction": frac, "resamples": resamples, "point_pct_bw": None, "median_pct_bw": None,
            "ci95_pct_bw": None, "status": NO_BOUNDARY, "note": _no_boundary_note(observed, col),
+           "beyond_grid": beyond_grid(observed),
            "grid_step_pct_bw": _grid_step(pushes), "between_pct_bw": _bracket(pushes, observed)}
     if frac >= 0.5:
         lo, med, hi = np.quantile(crossed, [0.025, 0.5, 0.975])
-        out.update(status="boundary", median_pct_bw=float(med), ci95_pct_bw=[float(lo), float(hi)],
+        out.update(status="boundary", median_pct_bw=float(med), ci95_pct_bw=[float(lo), float(hi)], beyond_grid=None,
                    point_pct_bw=None if np.isnan(point) else float(point),
                    note="the observed row falls through 0.5 here" if not np.isnan(point) else
                    "the observed row does not fall through 0.5; the interval comes from the resamples that do")

@@ -24,9 +24,10 @@ from policylab.errors import BadInput
 from policylab.rollout.seeds import named_range
 from policylab.studies.boundary.analysis_folder import missing_stage
 from policylab.studies.boundary.axes import AXES, fixed_axes, parse_rows
-from policylab.studies.boundary.constants import (CHECKPOINT_DIR, DEFAULT_DIR, DEFAULT_MU, DEFAULT_PUSH,
-                                                  DEFAULT_SEEDS_PER_CELL, DEFAULT_T0, MU_RANGE, MU_RES, PUSH_DURATION_S,
-                                                  PUSH_RANGE, PUSH_RES, T0_RANGE, axis_size)
+from policylab.studies.boundary.constants import (CHECKPOINT_DIR, DEFAULT_CHECKPOINT, DEFAULT_DIR, DEFAULT_MU,
+                                                  DEFAULT_PUSH, DEFAULT_SEEDS_PER_CELL, DEFAULT_T0, MU_RANGE, MU_RES,
+                                                  PUSH_DURATION_S, PUSH_RANGE, PUSH_RES, ROBOT_CHECKPOINTS, T0_RANGE,
+                                                  axis_size, default_checkpoint)
 
 RUNS = Path("runs/boundary")
 STORE = RUNS / "store"
@@ -35,11 +36,13 @@ MAX_SEED = 2**32 - 1  # bootstrap generator seeds (numpy SeedSequence entropy)
 EXECUTORS = Literal["local", "processes", "ray"]  # policylab.rollout.executors.EXECUTORS
 TRAIN_CONFIGS = Literal["v0", "v1", "go1_v0", "go1_v1"]  # ars.CONFIGS: the Ant's v0, v1 and the Go1's
 
-CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v0, go1_v1, ant_v0, ant_v1) or the path of a linear "
-                   ".npz or an .onnx network; its observation and action sizes must fit the robot (default: "
-                   "<robot>_v0).")
-ROBOT_HELP = (f"Robot: a shipped spec (go1, ant) or the path of a robot spec .json (MJCF, bodies, control, "
-              f"observation, failure rule); default {DEFAULT_ROBOT}, or a committed checkpoint's own robot.")
+CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v2, go1_v3, go1_v0, go1_v1, ant_v0, ant_v1) or the path of "
+                   "a linear .npz or an .onnx network; its observation and action sizes must fit the robot (default: "
+                   f"{DEFAULT_CHECKPOINT} with the command it was trained for; with --robot, that robot's own: "
+                   + ", ".join(f"{r} {c}" for r, c in ROBOT_CHECKPOINTS.items()) + ", a spec file <name>_v0).")
+ROBOT_HELP = ("Robot: a shipped spec (go1_imu, go1, ant) or the path of a robot spec .json (MJCF, bodies, control, "
+              "observation, failure rule); default: the checkpoint's own robot (a committed one's record), "
+              f"else {DEFAULT_ROBOT}.")
 STORE_HELP = "Store folder of the sweep (holds index.sqlite), as written by `policylab boundary sweep`."
 KEEP_DIVERGED_HELP = ("Go on with a sweep that holds diverged rollouts (a non-finite action from the policy, or a "
                       "non-finite state), leaving them out of the risk set; without it such a sweep is refused.")
@@ -134,7 +137,7 @@ def _default_out(data: Any, cls: type[Request], prefix: str, per_store: bool = F
         spec = data.get("checkpoint") or cls.model_fields["checkpoint"].default
         if spec is None:
             robot = data.get("robot")
-            spec = f"{Path(str(robot)).stem if robot else DEFAULT_ROBOT}_v0"
+            spec = default_checkpoint(Path(str(robot)).stem if robot else None)
         name = f"{prefix}-{Path(str(spec)).stem}"
         if per_store:
             store = Path(str(data.get("store") or cls.model_fields["store"].default))
@@ -190,6 +193,97 @@ class TrainRequest(Request):
     threads: int = Field(2, ge=1, le=256, description="Simulation threads.")
 
 
+LEARN_RECIPES = Literal["go1_v2", "go1_v3"]  # learn.recipes.RECIPES
+
+
+def _hidden(v: str) -> str:
+    """Hidden layer widths, comma-separated (e.g. 256,128,128)."""
+    try:
+        sizes = [int(x) for x in v.split(",")]
+    except ValueError:
+        raise ValueError(f"expected comma-separated layer widths such as 256,128,128, got {v!r}") from None
+    if not 1 <= len(sizes) <= 4 or not all(1 <= n <= 1024 for n in sizes):
+        raise ValueError(f"1 to 4 layers of 1 to 1,024 units, got {v!r}")
+    return ",".join(map(str, sizes))
+
+
+def _learn_init(v: Path | None) -> Path | None:
+    """A finished or running `boundary learn` folder (its checkpoint.pt) whose network starts this run."""
+    if v is not None and not (Path(v) / "checkpoint.pt").is_file():
+        raise ValueError(f"{v} holds no checkpoint.pt (expected the --out folder of a `policylab boundary learn` run)")
+    return v
+
+
+class LearnRequest(Request):
+    """Learn a Go1 network with PPO (go1_imu spec: the common trainers' observation, position actuators
+    around the home pose) to walk forward at the recipe's command, with friction (go1_v3: also lateral
+    pushes) drawn from the recipe's training distribution. Writes OUT/checkpoint.pt (resumable: rerun
+    the same command after a kill), OUT/policy.onnx (the actor, the raw 48-value observation in), learn.json
+    and report.html with the training curves and the network's nominal survival and speed."""
+
+    SIZE_FIELDS = ("envs", "rollout")
+
+    out: OutDir = Field(None, description="Folder of the run (default runs/boundary/learn-<recipe>).")
+    recipe: LEARN_RECIPES = Field("go1_v2", description="Training distribution: go1_v2 (friction uniform in "
+                                  "0.4-1.0, no pushes) or go1_v3 (go1_v2's plus lateral pushes of up to 1.2 body "
+                                  "weights for 0.5 s every 1-3 s).")
+    init: Annotated[Optional[Path], AfterValidator(_learn_init)] = Field(
+        None, description="Start from the network of this `boundary learn` folder (a retrain, e.g. go1_v3 from "
+        "go1_v2's run) instead of fresh weights.")
+    steps: int = Field(52_428_800, ge=1, le=10**10, description="Budget in agent steps (rounded down to whole "
+                       "updates of --envs x --rollout).")
+    envs: int = Field(1024, ge=1, le=65_536, description="Go1 worlds played at once; a world that falls or ends "
+                      "its episode restarts on a fresh seed of the boundary.learn range.")
+    rollout: int = Field(32, ge=1, le=4096, description="Control steps per world between updates.")
+    hidden: Annotated[str, AfterValidator(_hidden)] = Field("256,128,128", description="Hidden layer widths of "
+                                                             "the actor and of the critic.")
+    init_std: float = Field(0.25, gt=0.0, le=2.0, description="Initial standard deviation of the Gaussian policy "
+                            "(learned per action).")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the initial weights, the sampled actions and the "
+                      "minibatches (episode seeds come from the boundary.learn range).")
+    threads: int = Field(2, ge=1, le=256, description="Threads: the worlds are split into this many shards, each "
+                         "played and learned on its own thread; a run is deterministic for a given seed and thread "
+                         "count.")
+    lr: float = Field(3e-4, gt=0.0, le=1.0, description="Adam learning rate, annealed linearly to 0.")
+    epochs: int = Field(4, ge=1, le=100, description="PPO epochs over each rollout.")
+    minibatch: int = Field(8192, ge=1, le=10**8, description="Samples per gradient step (at most --envs x "
+                           "--rollout).")
+    gamma: float = Field(0.97, ge=0.0, le=1.0, description="Discount per control step.")
+    gae_lambda: float = Field(0.95, ge=0.0, le=1.0, description="GAE lambda.")
+    clip: float = Field(0.2, gt=0.0, le=1.0, description="PPO clip range of the probability ratio.")
+    ent_coef: float = Field(0.01, ge=0.0, le=1.0, description="Entropy bonus coefficient.")
+    vf_coef: float = Field(0.5, ge=0.0, le=10.0, description="Value loss coefficient.")
+    max_grad_norm: float = Field(1.0, gt=0.0, le=100.0, description="Global gradient-norm clip.")
+    checkpoint_every: int = Field(20, ge=1, le=100_000, description="Write OUT/checkpoint.pt every K updates "
+                                  "(and after the last).")
+    eval_worlds: int = Field(256, ge=0, le=100_000, description="Nominal worlds (friction 1.0, no push, 5 s) on "
+                             "which the learned network is judged at the end (0: skip).")
+    ship_as: Optional[str] = Field(None, pattern=r"^go1_v([2-9]|[1-9][0-9]+)$", description="Also commit the "
+                                   "network as this checkpoint name (go1_v2, go1_v3, ...): <name>.onnx with its "
+                                   "training record <name>.json and <name>.timing.json in the committed "
+                                   "checkpoints' folder, where every boundary command finds it by name.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _out_default(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("out") is None:
+            data = {**data, "out": RUNS / f"learn-{data.get('recipe') or 'go1_v2'}"}
+        return data
+
+    @model_validator(mode="after")
+    def _sizes(self) -> "LearnRequest":
+        from policylab.learning.learner import check_sizes  # torch: only when a command runs, not for --help
+
+        check_sizes(self.threads, self.envs, self.rollout, self.minibatch, self.steps, what="worlds")
+        return self
+
+    def needs(self) -> tuple[int, int]:
+        """Memory: one rollout's samples (52 observation floats, 12 actions, 6 per-sample floats) twice over,
+        plus the worlds' MuJoCo data; disk: the checkpoint."""
+        samples = self.envs * self.rollout
+        return 2 * samples * (52 + 12 + 6) * 4 + self.envs * 200_000, self.envs * 4_000 + 10_000_000
+
+
 class CalibrateRequest(Request):
     """The data behind the frozen failure thresholds: nominal minima and the poses of toppled robots."""
 
@@ -216,7 +310,8 @@ class SweepRequest(Request):
     robot: RobotSpec = Field(None, description=ROBOT_HELP)
     checkpoint: CheckpointSpec = Field(None, description=CHECKPOINT_HELP)
     command: Command = Field(None, description="The command vector for the robot's command term, comma-separated "
-                             "(e.g. 0.5,0,0 for vx, vy, yaw rate), instead of the spec's value; only for a spec "
+                             "(e.g. 0.5,0,0 for vx, vy, yaw rate), instead of the command a committed checkpoint "
+                             "was trained for (its record; go1_v2: 0.5,0,0), else the spec's value; only for a spec "
                              "with a command term. Part of the protocol and so of the rollout keys; later stages "
                              "re-simulate with it.")
     mu_min: float = Field(DEFAULT_MU[0], ge=MU_RANGE[0], le=MU_RANGE[1],

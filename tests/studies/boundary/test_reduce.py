@@ -88,13 +88,14 @@ def test_row_bootstrap_no_boundary_when_fewer_than_half_cross():
     expected = sps.binom.sf(7, 16, 7 / 16)  # P(Binom(16, 7/16) >= 8) = 0.31
     assert b["crossed_fraction"] == pytest.approx(expected, abs=0.03)
     assert b["status"] == NO_BOUNDARY and b["median_pct_bw"] is None and b["ci95_pct_bw"] is None
-    assert "below the grid" in b["note"]
+    assert "below the grid" in b["note"] and b["beyond_grid"] == "below"
     safe = row_boundary([10, 20, 30], np.ones((3, 16), dtype=int), resamples=200, seed=0, row=0)
     assert safe["status"] == NO_BOUNDARY and safe["crossed_fraction"] == 0 and "above the grid" in safe["note"]
+    assert safe["beyond_grid"] == "above"
     # and a row that crosses in most resamples keeps a boundary with an interval around the point
     codes2 = np.array([[1] * 12 + [0] * 4, [1] * 6 + [0] * 10, [0] * 16])
     b2 = row_boundary([10, 20, 30], codes2, resamples=2000, seed=0, row=0)
-    assert b2["status"] == "boundary" and b2["crossed_fraction"] > 0.9
+    assert b2["status"] == "boundary" and b2["crossed_fraction"] > 0.9 and b2["beyond_grid"] is None
     lo, hi = b2["ci95_pct_bw"]
     assert lo <= b2["point_pct_bw"] <= hi and lo < hi
     assert b2["point_pct_bw"] == pytest.approx(10 + 10 * 0.25 / (0.75 - 0.375))

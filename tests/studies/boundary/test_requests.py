@@ -21,11 +21,12 @@ from policylab.policies import linear
 from policylab.rollout.executors import EXECUTORS
 from policylab.rollout.store import Store
 from policylab.studies.boundary import ars, protocol, requests
+from policylab.studies.boundary.checkpoint import resolve_checkpoint
 
 MODELS = [m for m in vars(requests).values()
           if isinstance(m, type) and issubclass(m, requests.Request) and m is not requests.Request]
-COMMANDS = ["robot", "train", "calibrate", "sweep", "search", "verify", "reduce", "select", "replay", "clips", "rrd", "diff",
-            "report", "probe"]
+COMMANDS = ["robot", "train", "learn", "calibrate", "sweep", "search", "verify", "reduce", "select", "replay", "clips",
+            "rrd", "diff", "report", "probe"]
 
 
 def _bad(args, field, tmp_path, contains=""):
@@ -209,7 +210,8 @@ def test_sweep_needs_scale_with_chunk_and_grid(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default store and out folders are relative
     small = requests.SweepRequest(n_mu=2, n_push=2, seeds_per_cell=2, chunk=4)
     big = requests.SweepRequest(chunk=400)
-    per, sim = protocol.payload_bytes(robot("go1")), protocol.WORLD_SIM_BYTES  # the default robot's records (an upper bound)
+    # the default policy's robot's records (an upper bound)
+    per, sim = protocol.payload_bytes(resolve_checkpoint(None).robot), protocol.WORLD_SIM_BYTES
     assert small.needs() == (4 * (sim + 2 * per) + 4 * 2 * per, 8 * (per + protocol.RECORD_BYTES))
     assert big.needs()[0] == 100 * small.needs()[0] and big.needs()[1] == 800 * small.needs()[1]
     workers = requests.SweepRequest(executor="processes", workers=4, chunk=4)
@@ -226,8 +228,7 @@ def test_payload_bytes_is_a_stored_payload(small_sweep):
 
 
 def test_default_out_follows_the_checkpoint_name(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    assert str(requests.SweepRequest().out) == "runs/boundary/store-sweep-go1_v0"  # the default robot's checkpoint
+    monkeypatch.chdir(tmp_path)  # the default policy's folders: test_checkpoint.py
     assert str(requests.SweepRequest(robot="ant").out) == "runs/boundary/store-sweep-ant_v0"
     assert str(requests.VerifyRequest(checkpoint="ant_v1").out) == "runs/boundary/store-verify-ant_v1"  # per store
     Store(tmp_path / "s2").close()

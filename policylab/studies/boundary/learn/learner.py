@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from policylab.errors import BadInput
 from policylab.learning import rollout
+from policylab.learning.learner import episode_seeds
 from policylab.learning.network import GaussianActorCritic
 from policylab.rollout.seeds import named_range
 from policylab.studies.boundary.learn.worlds import PRIVILEGED, TrainingWorlds
@@ -31,11 +31,9 @@ class Shard:
         self.ep_length = np.zeros(n_envs, dtype=np.int64)
 
     def _fresh(self, k: int) -> np.ndarray:
-        idx = (self.started + np.arange(k, dtype=np.int64)) * self.count + self.index
-        if k and idx[-1] >= self.seeds.size:
-            raise BadInput("steps", f"the run needs more than the {self.seeds.size:,} seeds of boundary.learn")
+        seeds = episode_seeds(self.seeds, self.started, k, self.index, self.count)
         self.started += k
-        return self.seeds.base + idx
+        return seeds
 
     def _full(self, obs: np.ndarray, rows=slice(None)) -> np.ndarray:
         """The policy's observation with the critic's privileged values after it, in the network's float32."""

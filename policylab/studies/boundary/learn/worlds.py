@@ -66,6 +66,12 @@ class Recipe:
         return self.push_bw[1] > 0
 
 
+RECIPES = {
+    "go1_v2": Recipe(),  # the default recipe: friction randomised, no pushes
+    "go1_v3": Recipe(push_bw=(0.0, 1.2)),  # one deliberate change: lateral pushes during training
+}
+
+
 class TrainingWorlds:
     """B Go1 worlds (nthread 1: a learner's shard), reset on the seeds `fresh(k)` hands out."""
 

@@ -19,29 +19,22 @@ Determinism: torch.manual_seed(--seed) draws the initial weights, one generator 
 every minibatch permutation, and one generator per shard (`learning.shards.seeds`) its sampled
 actions. The same config on the same --threads writes the same checkpoint and ONNX bytes.
 
-Checkpoints: every --checkpoint-every updates the whole state (network, optimizer, the generators,
-each shard's env arrays, observer history, lives and episode counter, curves) is written atomically
-to OUT/checkpoint.pt; rerunning the command after a kill resumes from it and ends with the bytes of
-an uninterrupted run. Wall-clock timings (steps/s) are not part of that state: they go to
-OUT/timing.json.
+The loop, curves, checkpoints (atomic, resumable to the bytes of an uninterrupted run) and timings
+are the shared learner's (`policylab.learning.learner`); what is Breakout's is the shard: its shadow
+batch, observer history, lives and episode counter, all part of the checkpoint.
 """
 
 from __future__ import annotations
-
-import json
-import time
 
 import numpy as np
 import torch
 
 from policylab.envs.breakout.contract import FEATURES
 from policylab.envs.breakout.shadow import ShadowBreakout
-from policylab.errors import BadInput
-from policylab.fileio import write_json
-from policylab.learning import checkpoint, rollout, shards
-from policylab.learning.ppo import PPO, STATS, Settings
+from policylab.learning import learner as loop
+from policylab.learning import rollout, shards
+from policylab.learning.ppo import PPO, Settings
 from policylab.policies.breakout_net import NetObserver
-from policylab.progress import progress_bar, say
 from policylab.rollout.seeds import named_range
 from policylab.studies.breakout.episodes.runner import serve_actions
 from policylab.studies.breakout.learn.network import LEGAL_ACTIONS, BreakoutActorCritic
@@ -49,9 +42,6 @@ from policylab.studies.breakout.learn.plan import Plan
 
 IN_PLAY = FEATURES.index("ball_in_play")
 LIVES = FEATURES.index("lives")
-CHECKPOINT = "checkpoint.pt"
-TIMING = "timing.json"
-CURVES = ("agent_steps", "episodes", "return_mean", "length_mean", *STATS)
 
 
 class Shard:
@@ -73,16 +63,14 @@ class Shard:
         self.ep_length = np.zeros(n_envs, dtype=np.int64)
 
     def _fresh(self, k: int) -> np.ndarray:
-        idx = (self.started + np.arange(k, dtype=np.int64)) * self.count + self.index
-        if k and idx[-1] >= self.seeds.size:
-            raise BadInput("steps", f"the run needs more than the {self.seeds.size:,} seeds of breakout.learn")
+        seeds = loop.episode_seeds(self.seeds, self.started, k, self.index, self.count)
         self.started += k
-        return self.seeds.base + idx
+        return seeds
 
-    def play(self, net: BreakoutActorCritic, bufs: dict[str, torch.Tensor]) -> tuple[list[float], list[int]]:
+    def play(self, net: BreakoutActorCritic, bufs: dict[str, torch.Tensor]) -> tuple[list[float], list[int], dict]:
         """Play --rollout agent steps in this shard's envs, writing the samples and their GAE advantages
         and returns into `bufs` (this shard's (T, n) columns); the score and length of every game that
-        ended meanwhile."""
+        ended meanwhile, and no extra measures."""
         req, T = self.p.req, self.p.rollout
         finished_returns, finished_lengths = [], []
         with torch.no_grad():
@@ -117,7 +105,7 @@ class Shard:
                     self.lives[rows] = feats[rows, LIVES]
             next_v = net(net.normalise(self.obs))[1]
         rollout.gae(bufs, next_v, req.gamma, req.gae_lambda)
-        return finished_returns, finished_lengths
+        return finished_returns, finished_lengths, {}
 
     STATE = ("started", "obs", "lives", "ep_return", "ep_length")
 
@@ -134,102 +122,29 @@ class Shard:
         self.observer.set_history(s["history"])
 
 
-class Learner:
-    """The whole training state; `update()` plays one rollout on every shard (one thread each, see
-    `learning.shards`) and runs one PPO update on it (`learning.ppo`)."""
+class Learner(loop.Learner):
+    """The shared learner (`learning.learner`) on Breakout's shards and network, built from a plan."""
 
     def __init__(self, p: Plan):
         req = self.req = p.req
         self.p = p
         torch.manual_seed(req.seed)  # the initial weights (torch's init draws from the global generator)
         net = BreakoutActorCritic(p.spec, req.hidden, req.layers, req.activation)
-        self.threads = shards.Threads(req.threads)
         settings = Settings(lr=req.lr, epochs=req.epochs, minibatch=req.minibatch, clip=req.clip,
                             ent_coef=req.ent_coef, vf_coef=req.vf_coef, max_grad_norm=req.max_grad_norm)
-        self.ppo = PPO(net, settings, self.threads, req.seed)
-        sizes = shards.sizes(req.envs, req.threads)
-        self.cols = np.cumsum([0, *sizes])
-        self.shards = [Shard(p, k, req.threads, n, d)
-                       for k, (n, d) in enumerate(zip(sizes, shards.seeds(req.seed, req.threads)))]
-        self.done = 0
-        self.curves: dict[str, list[float]] = {k: [] for k in CURVES}
-
-    @property
-    def net(self) -> BreakoutActorCritic:
-        return self.ppo.net
-
-    @property
-    def episodes(self) -> int:
-        """Episodes started, the first of every env included."""
-        return sum(sh.started for sh in self.shards)
-
-    def rollout(self) -> tuple[dict[str, torch.Tensor], list[float], list[int]]:
-        """Every shard plays its rollout (in parallel); the samples flattened, and the finished games."""
-        bufs = rollout.buffers(self.p.rollout, self.req.envs, self.p.spec.dim)
-        views = [rollout.columns(bufs, a, b) for a, b in zip(self.cols[:-1], self.cols[1:])]
-        played = self.threads.map(Shard.play, [(sh, self.net, v) for sh, v in zip(self.shards, views)])
-        returns = [r for rs, _ in played for r in rs]
-        lengths = [x for _, ls in played for x in ls]
-        return rollout.flatten(bufs), returns, lengths
-
-    def update(self) -> None:
-        self.ppo.anneal(1.0 - self.done / self.p.updates)
-        batch, returns, lengths = self.rollout()
-        sums, count = self.ppo.update(batch)
-        if not torch.isfinite(sums).all():
-            raise BadInput("lr", f"training diverged at update {self.done + 1} (non-finite loss); try a smaller --lr")
-        self.done += 1
-        c = self.curves
-        c["agent_steps"].append(self.done * batch["act"].shape[0])
-        c["episodes"].append(len(returns))
-        c["return_mean"].append(float(np.mean(returns)) if returns else None)  # None: no game ended
-        c["length_mean"].append(float(np.mean(lengths)) if lengths else None)
-        for k, v in zip(STATS, (sums / count).tolist()):
-            c[k].append(v)
-
-    def state(self) -> dict:
-        return {"done": self.done, "net": self.net.state_dict(), "opt": self.ppo.opt.state_dict(),
-                "gen": self.ppo.gen.get_state(), "shards": [sh.state() for sh in self.shards], "curves": self.curves}
-
-    def load_state(self, s: dict) -> None:
-        self.done = s["done"]
-        self.ppo.load_state(s["net"], s["opt"], s["gen"])
-        for sh, st in zip(self.shards, s["shards"]):
-            sh.load_state(st)
-        self.curves = s["curves"]
+        ppo = PPO(net, settings, shards.Threads(req.threads), req.seed)
+        sizes, gen_seeds = loop.shard_layout(req.envs, req.threads, req.seed)
+        shard_list = [Shard(p, k, req.threads, n, d) for k, (n, d) in enumerate(zip(sizes, gen_seeds))]
+        super().__init__(ppo, shard_list, sizes, p.rollout, p.spec.dim, None, p.updates)
 
 
 def train(p: Plan, stop_after: int | None = None) -> Learner:
     """Run (or resume) the learner to the end of its budget; `stop_after` stops once that many
     updates are done (as a kill would, after its last checkpoint: the kill test's hook)."""
-    req = p.req
     shards.deterministic_torch()
-    learner = Learner(p)
-    ckpt = req.out / CHECKPOINT
-    timing_path = req.out / TIMING
-    timing = {"updates": [], "steps_per_s": []}
-    if ckpt.is_file():
-        learner.load_state(checkpoint.read(ckpt))
-        if timing_path.is_file():
-            timing = json.loads(timing_path.read_text())
-            keep = [i for i, u in enumerate(timing["updates"]) if u <= learner.done]
-            timing = {k: [v[i] for i in keep] for k, v in timing.items()}
-        say(f"resuming from update {learner.done} of {p.updates} ({ckpt})")
-    per_update = req.envs * req.rollout
-    with progress_bar("learning in the shadow", p.updates * per_update, unit="steps") as bar:
-        bar.advance(learner.done * per_update)
-        while learner.done < p.updates:
-            if stop_after is not None and learner.done >= stop_after:
-                break
-            t0 = time.perf_counter()
-            learner.update()
-            rate = per_update / (time.perf_counter() - t0)
-            timing["updates"].append(learner.done)
-            timing["steps_per_s"].append(rate)
-            ret = learner.curves["return_mean"][-1]
-            bar.status("return -" if ret is None else f"return {ret:.1f}")
-            bar.advance(per_update)
-            if learner.done % req.checkpoint_every == 0 or learner.done == p.updates:
-                checkpoint.write(ckpt, learner.state())
-                write_json(timing_path, timing)
-    return learner
+    return loop.train(Learner(p), p.req.out, p.req.checkpoint_every, "learning in the shadow", _status, stop_after)
+
+
+def _status(learner: Learner) -> str:
+    ret = learner.curves["return_mean"][-1]
+    return "return -" if ret is None else f"return {ret:.1f}"

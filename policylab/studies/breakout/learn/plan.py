@@ -9,6 +9,7 @@ from policylab.config import validated
 from policylab.envs.breakout.ale import Protocol
 from policylab.envs.breakout.params import ShadowParams
 from policylab.errors import BadInput
+from policylab.learning.learner import check_sizes
 from policylab.policies.breakout_net import WALL_COLS, WALL_ROWS, NetObsSpec
 from policylab.result import PLACEMENT_FIELDS
 from policylab.studies.breakout import options
@@ -39,15 +40,7 @@ def plan(req: LearnRequest) -> Plan:
                        f"{shadow.brick_rows} x {shadow.brick_cols} bricks")
     protocol = validated(Protocol, {"max_steps": req.max_steps, "serve": "auto",
                                     **({} if req.sticky is None else {"sticky": req.sticky})}).model_dump()
-    if req.threads > req.envs:
-        raise BadInput("threads", f"{req.threads} threads need at least as many envs (--envs {req.envs})")
-    batch = req.envs * req.rollout
-    if req.minibatch > batch:
-        raise BadInput("minibatch", f"{req.minibatch:,} is more than one update's samples "
-                       f"(--envs x --rollout = {batch:,})")
-    updates = req.steps // batch
-    if updates < 1:
-        raise BadInput("steps", f"{req.steps:,} is less than one update (--envs x --rollout = {batch:,})")
+    updates = check_sizes(req.threads, req.envs, req.rollout, req.minibatch, req.steps)
     config = req.model_dump(mode="json", exclude=set(RUN_ONLY))
     config.update({"command": "breakout learn", "protocol": protocol, "shadow": shadow.model_dump(mode="json"),
                    "updates": updates, "seed_range": "breakout.learn"})

@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 
 from policylab.fileio import write_json
-from policylab.report.charts import plt, save_png
+from policylab.learning.learner import TIMING
+from policylab.report.charts import learning_curves
 from policylab.report.html import Page, render
 from policylab.result import command_line
 from policylab.studies.breakout.learn import transfer
-from policylab.studies.breakout.learn.learner import TIMING, Learner
+from policylab.studies.breakout.learn.learner import Learner
 from policylab.studies.breakout.learn.plan import Plan
 
 LEARN_C = "#2f6db5"
@@ -25,7 +26,7 @@ PANELS = (("return_mean", "mean episode score (raw points)"), ("length_mean", "m
 
 def write_learn_report(out: Path, data: dict) -> Path:
     write_json(out / "learn.json", data)
-    _curves_chart(data["curves"], data["timing"], out / "figures" / "curves.png")
+    learning_curves(data["curves"], data["timing"], PANELS, out / "figures" / "curves.png", LEARN_C)
     v = data["validation"]
     headline = [("updates", f"{data['updates']:,}"), ("agent steps", f"{data['agent_steps']:,}"),
                 ("episodes", f"{data['episodes']:,}"), ("final shadow return (last 10 updates)", data["final_return_mean"]),
@@ -47,21 +48,6 @@ def write_learn_report(out: Path, data: dict) -> Path:
         headline=headline, notes=notes, tables=tables, figures=figures)
     render(out / "report.html", page, data, json_name="learn.json")
     return out / "report.html"
-
-
-def _curves_chart(curves: dict, timing: dict, path: Path) -> None:
-    fig, axes = plt.subplots(2, 3, figsize=(12, 6))
-    steps = np.asarray(curves["agent_steps"], dtype=float) / 1e6
-    for ax, (key, label) in zip(axes.ravel(), PANELS):
-        if key == "steps_per_s":
-            x = np.asarray(timing["updates"], dtype=int)
-            ax.plot(steps[x - 1] if len(x) else [], timing["steps_per_s"], color=LEARN_C, lw=1)
-        else:
-            ax.plot(steps, [np.nan if v is None else v for v in curves[key]], color=LEARN_C, lw=1)
-        ax.set_title(label, fontsize=10)
-        ax.set_xlabel("agent steps (millions)", fontsize=8)
-    fig.tight_layout()
-    save_png(fig, path)
 
 
 def build_report(p: Plan, learner: Learner, validation: dict | None) -> dict:

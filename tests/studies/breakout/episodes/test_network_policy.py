@@ -64,7 +64,7 @@ def test_export_round_trip_acts_as_torch(nets, tmp_path):
     # torch and onnxruntime compute in float32 with kernels, thread splits and tanh approximations that
     # depend on the CPU and on global state; each stays within the float32 bound of the exact logits
     assert (np.abs(logits - exact) <= bound).all()
-    assert (np.abs(policy.network.act(obs) - exact) <= bound).all()
+    assert (np.abs(policy.network.onnxruntime(obs) - exact) <= bound).all()
     top2 = np.sort(exact, axis=1)[:, -2:]
     clear = top2[:, 1] - top2[:, 0] > 2 * bound.max(axis=1)  # rows whose greedy action float32 cannot flip
     assert clear.mean() > 0.99
@@ -291,7 +291,7 @@ def test_export_onnx_activations_match_torch(activation, tmp_path):
     obs = np.random.default_rng(1).uniform(-1, 1, (500, spec.dim)).astype(np.float32)
     with torch.no_grad():
         logits = net(torch.from_numpy(obs)).numpy()
-    assert np.abs(read(tmp_path / "n.onnx").policy().network.act(obs) - logits).max() < 1e-5
+    assert np.abs(read(tmp_path / "n.onnx").policy().network.onnxruntime(obs) - logits).max() < 1e-5
 
 
 def test_on_the_rom_exact_shadow_a_network_plays_ales_episodes(tmp_path):

@@ -12,10 +12,11 @@ from policylab.cli import invoke
 from policylab.config import validated
 from policylab.envs.breakout.contract import FIRE
 from policylab.envs.breakout.shadow import ShadowBreakout
+from policylab.learning.learner import CHECKPOINT
 from policylab.policies.breakout_net import load
 from policylab.report.browser import chromium_path, render_check
 from policylab.rollout.seeds import named_range
-from policylab.studies.breakout.learn.learner import CHECKPOINT, Learner, train
+from policylab.studies.breakout.learn.learner import Learner, train
 from policylab.studies.breakout.learn.network import FIRE_LOGIT, LEGAL
 from policylab.studies.breakout.learn.plan import Plan, plan
 from policylab.studies.breakout.requests import LearnRequest
@@ -69,11 +70,14 @@ def test_same_config_same_bytes_and_fresh_seeds(tmp_path):
     assert not torch.equal(other.net.head.weight, one.net.head.weight)
 
 
-def test_a_killed_run_resumes_to_the_bytes_of_an_uninterrupted_one(tmp_path):
-    run_tiny(tmp_path / "whole")
-    stopped = run_tiny(tmp_path / "killed", stop_after=2)
+@pytest.mark.parametrize("shape", [{}, {"envs": 12, "threads": 2, "steps": 1536}], ids=["tiny", "six-env-shards"])
+def test_a_killed_run_resumes_to_the_bytes_of_an_uninterrupted_one(shape, tmp_path):
+    """Six envs per shard: a shape whose first value forward after a resume differed in its last bit
+    until the shard threads were settled (`ppo.PPO.settle_threads`)."""
+    run_tiny(tmp_path / "whole", **shape)
+    stopped = run_tiny(tmp_path / "killed", stop_after=2, **shape)
     assert stopped.done == 2
-    resumed = run_tiny(tmp_path / "killed")
+    resumed = run_tiny(tmp_path / "killed", **shape)
     assert resumed.done == 4
     assert (tmp_path / "killed" / CHECKPOINT).read_bytes() == (tmp_path / "whole" / CHECKPOINT).read_bytes()
 
@@ -89,7 +93,7 @@ def test_onnx_file_acts_as_the_network_and_never_fires(tmp_path):
         legal, _ = learner.net(learner.net.normalise(obs))
     logits = torch.full((obs.shape[0], 4), FIRE_LOGIT)
     logits[:, list(LEGAL)] = legal
-    onnx_logits = net.network.act(obs)
+    onnx_logits = net.network.onnxruntime(obs)
     assert np.allclose(onnx_logits, logits.numpy(), atol=1e-4)
     assert np.array_equal(net.act(obs), logits.argmax(1).numpy())
     assert (net.act(np.random.default_rng(0).normal(size=(256, net.spec.dim)).astype(np.float32)) != FIRE).all()
@@ -99,7 +103,7 @@ def test_shard_gradients_sum_to_the_whole_minibatch_gradient(tmp_path):
     """Each thread's chunk loss is its sum over the minibatch size, so the chunk gradients (on the
     replicas) add up to the gradient of the whole minibatch's mean loss on one network."""
     learner = Learner(tiny(tmp_path, threads=3))
-    batch, _, _ = learner.rollout()
+    batch, *_ = learner.rollout()
     idx = torch.randperm(batch["act"].shape[0], generator=torch.Generator().manual_seed(0))[:64]
     adv = batch["adv"][idx]
     adv = (adv - adv.mean()) / (adv.std() + 1e-8)

@@ -1,0 +1,126 @@
+"""`policylab boundary learn`: PPO (`policylab.learning`) on the Go1 in the training worlds of a recipe
+(`worlds.RECIPES`), then the learned actor exported and judged in nominal worlds.
+
+The network: a Gaussian actor-critic, actor and critic MLPs of --hidden (relu), the actor reading the
+go1_imu spec's 48-value observation and the critic also the privileged values of `worlds.PRIVILEGED`.
+The exported file (OUT/policy.onnx) is the actor's mean with the input affine folded in: it takes the
+raw observation, as a policy from the common trainers does, and plays in every boundary command.
+
+Determinism: torch.manual_seed(--seed) draws the initial weights, one generator seeded by --seed every
+minibatch permutation, one generator per shard its sampled actions, and the episode seeds come from
+``boundary.learn``; the same config on the same --threads writes the same checkpoint and network bytes,
+resumed or not (`policylab.learning.learner`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from policylab.config import claim_out_dir
+from policylab.envs.robots.robot import commanded_robot, robot
+from policylab.fileio import atomic_write_bytes, write_json
+from policylab.hashing import sha256_hex
+from policylab.learning import checkpoint, shards
+from policylab.learning.learner import Learner, shard_layout, train
+from policylab.learning.network import GaussianActorCritic
+from policylab.learning.ppo import PPO, Settings
+from policylab.policies.mlp import export_robot_policy
+from policylab.result import Result, command_line
+from policylab.studies.boundary.constants import CHECKPOINT_DIR
+from policylab.studies.boundary.learn import judge, report
+from policylab.studies.boundary.learn.learner import EXTRAS, Shard, input_affine
+from policylab.studies.boundary.learn.worlds import PRIVILEGED, RECIPES, Recipe
+from policylab.studies.boundary.requests import LearnRequest
+
+ROBOT = "go1_imu"
+OBS_DIM, ACT_DIM = 48, 12
+# where a run goes and how often it is saved and judged, never what it learns: left out of the config
+RUN_ONLY = ("out", "checkpoint_every", "eval_worlds", "ship_as")
+POLICY_FILE = "policy.onnx"
+
+
+def config(req: LearnRequest, recipe: Recipe) -> dict:
+    """What OUT/config.json records: a rerun with the same config resumes, any other is refused."""
+    cfg = req.model_dump(mode="json", exclude=set(RUN_ONLY))
+    cfg["init"] = None if req.init is None else sha256_hex((req.init / "checkpoint.pt").read_bytes())
+    rob = robot(ROBOT)
+    return {**cfg, "command": "boundary learn", "robot": rob.identity, "recipe_values": asdict(recipe),
+            "seed_range": "boundary.learn"}
+
+
+def build(req: LearnRequest, recipe: Recipe) -> Learner:
+    """The learner of a request, fresh (or from --init's network); `learning.learner.train` resumes it."""
+    shards.deterministic_torch()
+    rob = commanded_robot(robot(ROBOT), list(recipe.command))
+    hidden = [int(x) for x in req.hidden.split(",")]
+    torch.manual_seed(req.seed)  # the initial weights (torch's init draws from the global generator)
+    net = GaussianActorCritic(OBS_DIM, OBS_DIM + len(PRIVILEGED), ACT_DIM, hidden, hidden, "relu",
+                              *input_affine(), float(np.log(req.init_std)))
+    if req.init is not None:
+        net.load_state_dict(checkpoint.read(req.init / "checkpoint.pt")["net"])
+    settings = Settings(lr=req.lr, epochs=req.epochs, minibatch=req.minibatch, clip=req.clip,
+                        ent_coef=req.ent_coef, vf_coef=req.vf_coef, max_grad_norm=req.max_grad_norm)
+    ppo = PPO(net, settings, shards.Threads(req.threads), req.seed)
+    sizes, gen_seeds = shard_layout(req.envs, req.threads, req.seed)
+    shard_list = [Shard(rob, recipe, k, req.threads, n, g, req.rollout, req.gamma, req.gae_lambda)
+                  for k, (n, g) in enumerate(zip(sizes, gen_seeds))]
+    updates = req.steps // (req.envs * req.rollout)
+    return Learner(ppo, shard_list, sizes, req.rollout, OBS_DIM + len(PRIVILEGED), ACT_DIM, updates, EXTRAS)
+
+
+def status(learner: Learner) -> str:
+    c = learner.curves
+    ret, speed = c["return_mean"][-1], c["forward_speed"][-1]
+    return ("return -" if ret is None else f"return {ret:.2f}") + f", speed {speed:.2f} m/s"
+
+
+def learn(req: LearnRequest, stop_after: int | None = None) -> tuple[Learner, dict]:
+    """Claim OUT, then learn (or resume) to the end of the budget; the learner and its config."""
+    recipe = RECIPES[req.recipe]
+    cfg = config(req, recipe)
+    claim_out_dir(req.out, cfg)
+    learner = build(req, recipe)
+    return train(learner, req.out, req.checkpoint_every, f"learning {req.recipe}", status, stop_after), cfg
+
+
+def run(req: LearnRequest) -> Result:
+    """`policylab boundary learn`: learn (or resume), export OUT/policy.onnx, judge it in nominal worlds,
+    write learn.json and report.html."""
+    learner, cfg = learn(req)
+    policy = req.out / POLICY_FILE
+    export_robot_policy(learner.net.actor_layers(), policy, activation="relu")
+    recipe = RECIPES[req.recipe]
+    nominal = None
+    if req.eval_worlds:
+        rob = commanded_robot(robot(ROBOT), list(recipe.command))
+        nominal = judge.nominal(policy, rob, req.eval_worlds, recipe.command[0], nthread=req.threads)
+    data = report.build(req.out, learner, cfg, command_line("policylab boundary learn", req), nominal, POLICY_FILE)
+    data["shipped_as"] = req.ship_as
+    page = report.write(req.out, data)
+    head = [f"learned network: {policy}"]
+    if req.ship_as:
+        head.append(f"committed as {ship(req.out, req.ship_as, data, recipe)}")
+    if nominal is not None:
+        speed = "-" if nominal["speed_mps"] is None else f"{nominal['speed_mps']:.2f} m/s"
+        head.append(f"nominal worlds: {nominal['survived']}/{nominal['worlds']} survived 5 s, forward speed {speed} "
+                    f"(command {recipe.command[0]} m/s)")
+    return Result(page, tuple(head))
+
+
+def ship(out: Path, name: str, data: dict, recipe: Recipe) -> Path:
+    """Commit OUT's network as checkpoint `name`: the network file, its training record (what names the
+    robot and the command it follows, the config and the rerun line, the nominal judgement, the curves)
+    and the learner's timings, into the committed checkpoints' folder."""
+    raw = (out / POLICY_FILE).read_bytes()
+    atomic_write_bytes(CHECKPOINT_DIR / f"{name}.onnx", raw)
+    record = {"name": name, "kind": "onnx", "robot": ROBOT, "command": list(recipe.command),
+              "checkpoint_sha256": sha256_hex(raw), "trained_by": "policylab boundary learn",
+              **{k: data[k] for k in ("rerun", "config", "network", "updates", "agent_steps", "episodes", "nominal",
+                                      "curves")}}
+    write_json(CHECKPOINT_DIR / f"{name}.json", record)
+    write_json(CHECKPOINT_DIR / f"{name}.timing.json", data["timing"])
+    return CHECKPOINT_DIR / f"{name}.onnx"

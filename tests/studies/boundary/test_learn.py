@@ -1,0 +1,172 @@
+"""`policylab boundary learn`: PPO on the Go1 (go1_imu) on tiny budgets. The Gaussian policy's
+log-probabilities are a normal density's, the training worlds reset and push as their recipe says, the
+reward pays for standing and walking and nothing for a fall, a killed run resumes to the same bytes,
+and the command writes a network file that plays in the boundary study as the trained actor acts."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from policylab.cli import invoke
+from policylab.config import forget_claims, validated
+from policylab.envs.robots.robot import commanded_robot, robot
+from policylab.learning.learner import CHECKPOINT
+from policylab.learning.network import GaussianActorCritic
+from policylab.rollout.seeds import named_range
+from policylab.studies.boundary.learn import worlds as W
+from policylab.studies.boundary.learn.run import learn
+from policylab.studies.boundary.requests import LearnRequest
+
+TINY = {"steps": 16 * 8 * 3, "envs": 16, "rollout": 8, "minibatch": 64, "epochs": 2, "hidden": "16,16",
+        "checkpoint_every": 1, "eval_worlds": 0}
+
+
+def seeds_from(start: int = 0):
+    it = iter(range(start, 10**6))
+    return lambda k: np.array([next(it) for _ in range(k)])
+
+
+def go1(recipe=W.RECIPES["go1_v2"]):
+    return commanded_robot(robot("go1_imu"), list(recipe.command))
+
+
+def test_gaussian_log_probability_and_entropy_are_the_normal_density():
+    torch.manual_seed(0)
+    net = GaussianActorCritic(5, 7, 3, [8], [8], "relu", np.zeros(7, np.float32), np.ones(7, np.float32), -0.7)
+    x = torch.randn(6, 7)
+    act = torch.randn(6, 3)
+    logp, entropy, value = net.evaluate(x, act)
+    mean, v = net(x)
+    normal = torch.distributions.Normal(mean, net.log_std.exp())
+    assert torch.allclose(logp, normal.log_prob(act).sum(1), atol=1e-5)
+    assert torch.allclose(entropy, normal.entropy().sum(1), atol=1e-5)
+    assert torch.equal(value, v) and value.shape == (6,)
+    sampled, logp_s = net.sample(mean, torch.Generator().manual_seed(1))
+    assert torch.allclose(logp_s, normal.log_prob(sampled).sum(1), atol=1e-5)
+
+
+def test_the_actor_ignores_the_privileged_inputs():
+    torch.manual_seed(0)
+    net = GaussianActorCritic(5, 7, 3, [8], [8], "relu", np.zeros(7, np.float32), np.ones(7, np.float32), 0.0)
+    x = torch.randn(4, 7)
+    y = x.clone()
+    y[:, 5:] += 10.0
+    assert torch.equal(net(x)[0], net(y)[0]) and not torch.equal(net(x)[1], net(y)[1])
+
+
+def test_standing_pays_and_a_fall_ends_the_episode_without_pay():
+    rob = go1()
+    w = W.TrainingWorlds(rob, W.RECIPES["go1_v2"], 4, seeds_from())
+    obs = w.observe()
+    for _ in range(10):
+        obs, rew, fell, trunc = w.step(np.zeros((4, 12)), obs)
+        assert (rew > 0).all() and not fell.any() and not trunc.any()
+    # tip world 0 on its back: the frozen failure rule marks it, and its last step pays nothing
+    w.qpos[0, 3:7] = [0.0, 1.0, 0.0, 0.0]
+    w.batch.forward([0])
+    obs, rew, fell, trunc = w.step(np.zeros((4, 12)), w.observe())
+    assert fell[0] and not fell[1:].any() and rew[0] == 0.0
+
+
+def test_reset_draws_friction_and_state_from_the_episode_seed():
+    rob = go1()
+    a = W.TrainingWorlds(rob, W.RECIPES["go1_v2"], 3, seeds_from(100))
+    b = W.TrainingWorlds(rob, W.RECIPES["go1_v2"], 1, seeds_from(101))
+    assert a.seed[1] == b.seed[0] == 101
+    assert a.mu[1] == b.mu[0] and 0.4 <= a.mu[1] <= 1.0
+    assert np.array_equal(a.qpos[1], b.qpos[0])
+    assert np.array_equal(a.friction[1, rob.friction_geoms, 0], np.full(len(rob.friction_geoms), a.mu[1]))
+    assert len(set(a.mu)) == 3
+
+
+def test_push_recipe_pushes_sideways_for_its_duration():
+    recipe = W.RECIPES["go1_v3"]
+    rob = go1(recipe)
+    w = W.TrainingWorlds(rob, recipe, 2, seeds_from())
+    start, end, mag = w.push_at.copy(), w.push_end.copy(), w.push_mag.copy()
+    assert ((end - start) == round(recipe.push_s / rob.control_dt)).all()
+    assert (mag <= recipe.push_bw[1] * rob.body_weight_n()).all()
+    obs = w.observe()
+    seen = np.zeros((2, int(end.max()) + 1, 2))
+    heading = np.zeros((2, int(end.max()) + 1))
+    for k in range(int(end.max()) + 1):
+        heading[:, k] = rob.heading(w.qpos)
+        obs, *_ = w.step(np.zeros((2, 12)), obs)
+        seen[:, k] = w.xfrc[:, rob.push_body, :2]
+    for i in range(2):
+        on = np.flatnonzero(np.linalg.norm(seen[i], axis=1) > 0)
+        assert on[0] == start[i] and on[-1] == end[i] - 1
+        assert np.allclose(np.linalg.norm(seen[i, on], axis=1), mag[i])
+        forward = np.array([np.cos(heading[i, on[0]]), np.sin(heading[i, on[0]])])
+        assert abs(seen[i, on[0]] @ forward) < 1e-9 * mag[i]  # sideways to the heading at its onset
+
+
+def test_a_killed_run_resumes_to_the_same_bytes(tmp_path):
+    a = validated(LearnRequest, {"out": tmp_path / "full", **TINY})
+    learn(a)
+    forget_claims()
+    b = validated(LearnRequest, {"out": tmp_path / "killed", **TINY})
+    learner, _ = learn(b, stop_after=1)
+    assert learner.done == 1
+    forget_claims()
+    learn(b)
+    forget_claims()
+    assert (tmp_path / "full" / CHECKPOINT).read_bytes() == (tmp_path / "killed" / CHECKPOINT).read_bytes()
+
+
+def test_episode_seeds_come_from_the_learn_range(tmp_path):
+    learner, _ = learn(validated(LearnRequest, {"out": tmp_path / "r", **TINY, "threads": 2}))
+    forget_claims()
+    rng = named_range("boundary", "learn")
+    for k, sh in enumerate(learner.shards):
+        s = sh.worlds.seed
+        assert ((s - rng.base) % 2 == k).all() and (s >= rng.base).all() and (s < rng.base + rng.size).all()
+
+
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "bad"
+    for args, field in ((["--envs", "8", "--rollout", "4", "--minibatch", "64"], "minibatch"),
+                        (["--hidden", "16,x"], "hidden"), (["--init", str(tmp_path)], "init"),
+                        (["--threads", "9", "--envs", "8"], "threads")):
+        assert invoke(["boundary", "learn", "--out", str(out), *args]) == 2
+        err = capsys.readouterr().err.strip()
+        assert field in err and len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+def test_the_command_exports_the_actor_judges_it_and_ships_it(tmp_path, monkeypatch, capsys):
+    from policylab.policies.files import load_policy
+    from policylab.studies.boundary.learn import run as learn_run
+
+    monkeypatch.setattr(learn_run, "CHECKPOINT_DIR", tmp_path / "checkpoints")
+    (tmp_path / "checkpoints").mkdir()
+    out = tmp_path / "run"
+    args = ["boundary", "learn", "--out", str(out), "--steps", "256", "--envs", "16", "--rollout", "8",
+            "--minibatch", "64", "--hidden", "16,16", "--eval-worlds", "4", "--ship-as", "go1_v9"]
+    assert invoke(args) == 0
+    data = json.loads((out / "learn.json").read_text())
+    assert data["updates"] == 2 and data["agent_steps"] == 256 and data["nominal"]["worlds"] == 4
+    assert len(data["curves"]["forward_speed"]) == 2 and (out / "report.html").is_file()
+    assert (out / "figures" / "curves.png").is_file()
+    # the file is the trained actor's mean, and the loader runs it on the CPU-independent kernel
+    learner, _ = learn(validated(LearnRequest, {"out": out, "steps": 256, "envs": 16, "rollout": 8,
+                                                "minibatch": 64, "hidden": "16,16"}))
+    forget_claims()
+    obs = np.random.default_rng(0).standard_normal((6, 48))
+    policy = load_policy(out / "policy.onnx", 48, 12)
+    with torch.no_grad():
+        mean = learner.net(learner.net.normalise(np.concatenate([obs, np.zeros((6, 4))], 1).astype(np.float32)))[0]
+    assert np.allclose(policy.act(obs), mean.numpy(), atol=1e-5)
+    assert np.array_equal(policy.act(obs[2:3])[0], policy.act(obs)[2])
+    shipped = tmp_path / "checkpoints"
+    assert (shipped / "go1_v9.onnx").read_bytes() == (out / "policy.onnx").read_bytes()
+    record = json.loads((shipped / "go1_v9.json").read_text())
+    assert record["robot"] == "go1_imu" and record["command"] == [0.5, 0.0, 0.0]
+    assert record["rerun"].startswith("policylab boundary learn") and (shipped / "go1_v9.timing.json").is_file()
+    # rerunning the finished command trains nothing more and gives the same network
+    before = (out / "policy.onnx").read_bytes()
+    assert invoke(args) == 0
+    assert (out / "policy.onnx").read_bytes() == before
