@@ -40,6 +40,8 @@ BASELINES: dict[str, list[str]] = {
     "runs": ["{tmp}/runs"],
     "boundary robot": ["ant", "--zero-policy-worlds", "1", "--out", "{tmp}/out"],
     "boundary train": ["--config", "v0", "--iterations", "1", "--out", "{tmp}/out"],
+    "boundary learn": ["--steps", "64", "--envs", "8", "--rollout", "8", "--minibatch", "32", "--hidden", "8",
+                       "--eval-worlds", "1", "--out", "{tmp}/out"],
     "boundary calibrate": ["--checkpoint", "ant_v0", "--n-nominal", "1", "--n-pushed", "1", "--out", "{tmp}/out"],
     "boundary sweep": ["--checkpoint", "ant_v0", "--n-mu", "2", "--n-push", "2", "--seeds-per-cell", "1",
                        "--store", "{tmp}/store", "--out", "{tmp}/out"],
