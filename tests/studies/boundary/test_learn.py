@@ -15,6 +15,7 @@ from policylab.config import forget_claims, validated
 from policylab.envs.robots.robot import commanded_robot, robot
 from policylab.learning.learner import CHECKPOINT
 from policylab.learning.network import GaussianActorCritic
+from policylab.report.browser import chromium_path, render_check
 from policylab.rollout.seeds import named_range
 from policylab.studies.boundary.learn import worlds as W
 from policylab.studies.boundary.learn.run import learn
@@ -170,3 +171,13 @@ def test_the_command_exports_the_actor_judges_it_and_ships_it(tmp_path, monkeypa
     before = (out / "policy.onnx").read_bytes()
     assert invoke(args) == 0
     assert (out / "policy.onnx").read_bytes() == before
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="Chromium not installed (make setup installs it)")
+def test_the_report_renders_its_curves_and_judgement(tmp_path):
+    out = tmp_path / "run"
+    assert invoke(["boundary", "learn", "--out", str(out), "--steps", "128", "--envs", "16", "--rollout", "8",
+                   "--minibatch", "64", "--hidden", "8", "--eval-worlds", "2"]) == 0
+    seen = render_check(out / "report.html")
+    assert seen["images"] == seen["loaded"] == 1
+    assert "nominal survival" in seen["text"] and "Training curves" in seen["text"]
