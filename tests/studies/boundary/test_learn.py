@@ -4,7 +4,6 @@ reward pays for standing and walking and nothing for a fall, a killed run resume
 and the command writes a network file that plays in the boundary study as the trained actor acts."""
 
 import json
-import math
 
 import numpy as np
 import pytest
@@ -63,12 +62,12 @@ def test_standing_pays_and_a_fall_ends_the_episode_without_pay():
     w = W.TrainingWorlds(rob, W.RECIPES["go1_v2"], 4, seeds_from())
     obs = w.observe()
     for _ in range(10):
-        obs, rew, fell, trunc = w.step(np.zeros((4, 12)), obs)
+        obs, rew, fell, trunc = w.step(np.zeros((4, 12)))
         assert (rew > 0).all() and not fell.any() and not trunc.any()
     # tip world 0 on its back: the frozen failure rule marks it, and its last step pays nothing
     w.qpos[0, 3:7] = [0.0, 1.0, 0.0, 0.0]
     w.batch.forward([0])
-    obs, rew, fell, trunc = w.step(np.zeros((4, 12)), w.observe())
+    obs, rew, fell, trunc = w.step(np.zeros((4, 12)))
     assert fell[0] and not fell[1:].any() and rew[0] == 0.0
 
 
@@ -95,7 +94,7 @@ def test_push_recipe_pushes_sideways_for_its_duration():
     heading = np.zeros((2, int(end.max()) + 1))
     for k in range(int(end.max()) + 1):
         heading[:, k] = rob.heading(w.qpos)
-        obs, *_ = w.step(np.zeros((2, 12)), obs)
+        obs, *_ = w.step(np.zeros((2, 12)))
         seen[:, k] = w.xfrc[:, rob.push_body, :2]
     for i in range(2):
         on = np.flatnonzero(np.linalg.norm(seen[i], axis=1) > 0)

@@ -49,7 +49,7 @@ class Shard:
                 mean, value = net(x)
                 action, logp = net.sample(mean, self.gen)
                 bufs["act"][t], bufs["val"][t], bufs["logp"][t] = action, value, logp
-                nxt, rew, fell, trunc = w.step(action.numpy().astype(np.float64), self.obs)
+                nxt, rew, fell, trunc = w.step(action.numpy().astype(np.float64))
                 speed += float(nxt[:, 0].sum())
                 self.ep_return += rew
                 self.ep_length += 1
@@ -68,9 +68,7 @@ class Shard:
                     self.ep_return[rows] = 0
                     self.ep_length[rows] = 0
                     w.reset(rows)
-                    src = {"qpos": w.qpos[rows], "qvel": w.qvel[rows], "time": w.batch.bind("time")[rows],
-                           **{f: a[rows] for f, a in w.derived.items()}}
-                    self.obs[rows] = self._full(w.observer.observe(src, rows), rows)
+                    self.obs[rows] = self._full(w.observe(rows), rows)
             next_v = net(net.normalise(self.obs))[1]
         rollout.gae(bufs, next_v, self.gamma, self.lam)
         n = self.steps * len(self.obs)

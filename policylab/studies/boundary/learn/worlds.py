@@ -138,10 +138,10 @@ class TrainingWorlds:
         self.push_side[i] = 1.0 if rng.random() < 0.5 else -1.0
         self.push_end[i] = self.push_at[i] + int(round(r.push_s / self.dt))
 
-    def observe(self) -> np.ndarray:
-        """The policy's observation of every world (the spec's, float64)."""
-        return self.observer.observe({"qpos": self.qpos, "qvel": self.qvel, "time": self.batch.bind("time"),
-                                      **self.derived})
+    def observe(self, rows=slice(None)) -> np.ndarray:
+        """The policy's observation of the worlds `rows` (the spec's, float64)."""
+        src = {"qpos": self.qpos, "qvel": self.qvel, "time": self.batch.bind("time"), **self.derived}
+        return self.observer.observe({k: v[rows] for k, v in src.items()}, rows)
 
     def privileged(self) -> np.ndarray:
         """What only the critic sees (PRIVILEGED): friction, the push force (body weights) and torso height."""
@@ -166,8 +166,8 @@ class TrainingWorlds:
                 self._schedule(int(i), int(k[i]))
         self.xfrc[:, self.rob.push_body, :2] = self.push_xy
 
-    def step(self, action: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Apply `action` ((B, 12), the policy's) for one control step from observation `obs`; the next
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Apply `action` ((B, 12), the policy's) for one control step; the next
         observation, the reward, and where the episode ended by a fall (terminal) or its length
         (truncated). Ended worlds are not reset here (`reset`)."""
         r = self.recipe
