@@ -383,20 +383,26 @@ def _zstd_d():
     return _LOCAL.d
 
 
-_POOL = None
-_POOL_LOCK = threading.Lock()
+_POOLS: dict = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def thread_pool(name: str, workers: int):
+    """The process's one thread pool named `name` (threads `policylab-<name>`), started on first use: the
+    encoder threads here, the store's unit-file writer. Idle threads cost nothing, so pools live as
+    long as the process."""
+    with _POOLS_LOCK:
+        if name not in _POOLS:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _POOLS[name] = ThreadPoolExecutor(workers, thread_name_prefix=f"policylab-{name}")
+        return _POOLS[name]
 
 
 def _encoder_pool():
     """Threads that encode payloads in the background, one per CPU this process may use, and their number."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-            _POOL = ThreadPoolExecutor(max(1, cpus), thread_name_prefix="policylab-encode"), max(1, cpus)
-        return _POOL
+    cpus = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    return thread_pool("encode", cpus), cpus
 
 
 def read_arrays(path: str | os.PathLike) -> dict[str, np.ndarray]:

@@ -40,7 +40,6 @@ import os
 import re
 import socket
 import sqlite3
-import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
@@ -49,7 +48,7 @@ import numpy as np
 
 from policylab.errors import BadInput
 from policylab.fileio import (EncodedArrays, arrays_digest, arrays_to_bytes, atomic_write_bytes, pack_in_background,
-                              read_arrays, unpack_arrays)
+                              read_arrays, thread_pool, unpack_arrays)
 from policylab.hashing import canonical_json, sha256_hex
 from policylab.provenance import record as provenance_record
 from policylab.rollout import unit_file
@@ -411,7 +410,8 @@ class Store:
         path = unit_file.name(keys)
         if places.count(None) == len(places):
             return self._insert(rows.rows(places, path))
-        written = _file_writer().submit(atomic_write_bytes, self.root / path, parts)
+        written = thread_pool("unit-file", 1).submit(  # a write releases the GIL: rows insert meanwhile
+            atomic_write_bytes, self.root / path, parts)
         try:
             return self._insert(rows.rows(places, path), before_commit=written.result)
         finally:
@@ -578,19 +578,6 @@ def _spliced(obj: Mapping[str, Any]) -> _Spliced:
     return _Spliced(obj.canonical if isinstance(obj, FrozenJSON) else canonical(obj))
 
 
-_FILE_WRITER = None
-_FILE_WRITER_LOCK = threading.Lock()
-
-
-def _file_writer():
-    """The thread that writes unit files while their rows are inserted (a write releases the GIL)."""
-    global _FILE_WRITER
-    with _FILE_WRITER_LOCK:
-        if _FILE_WRITER is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            _FILE_WRITER = ThreadPoolExecutor(1, thread_name_prefix="policylab-unit-file")
-        return _FILE_WRITER
 
 
 def encoded_payloads(payloads: Sequence[Mapping[str, np.ndarray] | None],
