@@ -48,7 +48,10 @@ GOAL_100K_FILES = 200
 CHILD = r"""
 import json, sys, time
 import numpy as np
-from policylab.fileio import EncodedArrays
+try:
+    from policylab.rollout.payloads import EncodedArrays
+except ImportError:  # a tree from before payloads had their own module
+    from policylab.fileio import EncodedArrays
 from policylab.rollout.store import Store, rollout_key
 root, n, encoded = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 rng = np.random.default_rng(0)

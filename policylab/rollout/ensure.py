@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from policylab.fileio import EncodedArrays, arrays_digest, unpack_arrays
+from policylab.rollout.payloads import EncodedArrays, arrays_digest, unpack_arrays
 from policylab.interrupts import check, deferred
 from policylab.progress import say, tally
 from policylab.rollout.executors import run_tasks

@@ -16,7 +16,8 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
-from policylab.fileio import atomic_write_bytes, pack_arrays
+from policylab.fileio import atomic_write_bytes
+from policylab.rollout.payloads import pack_arrays
 from policylab.rollout import unit_file
 from policylab.rollout.store import LEGACY_PAYLOADS, UNITS, Record, Store, canonical, read_payload, temp_files
 

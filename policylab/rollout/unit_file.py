@@ -20,7 +20,7 @@ import os
 import socket
 import struct
 import uuid
-from typing import Sequence
+from typing import Any, Sequence
 
 from policylab.hashing import sha256_hex
 
@@ -36,10 +36,11 @@ def name(keys: Sequence[str]) -> str:
 
 
 def encode(keys: Sequence[str], outcomes: Sequence[str],
-           blobs: Sequence[tuple[bytes, str] | None]) -> tuple[list[bytes], list[tuple[str, int, int] | None]]:
+           blobs: Sequence[tuple[Any, str] | None]) -> tuple[list[Any], list[tuple[str, int, int] | None]]:
     """(the file's bytes in parts, per rollout (sha256, offset, length) or None) of a unit whose
-    outcomes are `outcomes` (each its canonical JSON text) and payloads `blobs` (packed bytes,
-    sha256). The parts are written one after the other, never joined (a Go1 unit's file is 20 MB)."""
+    outcomes are `outcomes` (each its canonical JSON text) and payloads `blobs` ((packed bytes, or
+    a tuple of buffers that are those bytes in parts; sha256) each). The parts are written one after
+    the other, never joined (a Go1 unit's file is 20 MB)."""
     places: list[tuple[str, int, int] | None] = []
     entries, parts, offset = [], [], 0
     for key, outcome, blob in zip(keys, outcomes, blobs):
@@ -47,10 +48,16 @@ def encode(keys: Sequence[str], outcomes: Sequence[str],
             places.append(None)
             entries.append(f"[{_ENCODE_STR(key)},{outcome},null,null,null]")
             continue
-        places.append((blob[1], offset, len(blob[0])))
-        entries.append(f"[{_ENCODE_STR(key)},{outcome},{offset},{len(blob[0])},{_ENCODE_STR(blob[1])}]")
-        parts.append(blob[0])
-        offset += len(blob[0])
+        data, sha = blob
+        if isinstance(data, tuple):
+            size = sum(map(len, data))  # bytes, and the frames of `payloads.Packing`
+            parts.extend(data)
+        else:
+            size = len(data)
+            parts.append(data)
+        places.append((sha, offset, size))
+        entries.append(f"[{_ENCODE_STR(key)},{outcome},{offset},{size},{_ENCODE_STR(sha)}]")
+        offset += size
     trailer = ("[" + ",".join(entries) + "]").encode()  # canonical JSON, written directly
     return [*parts, trailer, _TAIL.pack(len(trailer), MAGIC)], places
 

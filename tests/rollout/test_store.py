@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from policylab.cli import invoke
-from policylab.fileio import arrays_digest, arrays_to_bytes, pack_arrays, unpack_arrays
+from policylab.fileio import arrays_to_bytes
+from policylab.rollout.payloads import arrays_digest, pack_arrays, unpack_arrays
 from policylab.hashing import sha256_hex
 from policylab.hashing import canonical_json
 from policylab.rollout.store import (PAGE_SIZE, SCHEMA_META, SCHEMA_VERSION, DamagedPayload, FrozenJSON, Put, Store,

@@ -7,7 +7,7 @@ import fsspec
 import numpy as np
 import pytest
 
-from policylab.fileio import pack_arrays
+from policylab.rollout.payloads import pack_arrays
 from policylab.rollout import unit_file
 from policylab.rollout.ensure import EnsureStats, WrittenUnit, adopt_unit_files, ensure, run_and_write
 from policylab.rollout.store import Put, Store, canonical

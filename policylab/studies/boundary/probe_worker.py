@@ -26,7 +26,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from policylab.errors import BadInput
-from policylab.fileio import arrays_digest, arrays_to_bytes, atomic_write_bytes, read_arrays
+from policylab.fileio import arrays_to_bytes, atomic_write_bytes, read_arrays
+from policylab.rollout.payloads import arrays_digest
 
 FPS = 20
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from policylab.fileio import arrays_digest
+from policylab.rollout.payloads import arrays_digest
 from policylab.report.browser import Session
 from policylab.rollout.store import Store
 from policylab.studies.boundary.checkpoint import checkpoint_on

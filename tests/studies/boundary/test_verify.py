@@ -5,7 +5,8 @@ import json
 import shutil
 
 from tests.support.boundary_fixtures import cli
-from policylab.fileio import atomic_write_bytes, pack_arrays
+from policylab.fileio import atomic_write_bytes
+from policylab.rollout.payloads import pack_arrays
 from policylab.rollout.store import Store
 
 

@@ -53,7 +53,7 @@ from policylab.envs.breakout.ale import AleBreakout, Protocol
 from policylab.envs.breakout.contract import F, FIRE, NOOP
 from policylab.envs.breakout.params import ShadowParams, load_preset
 from policylab.envs.breakout.rom.kernel import brick_flags
-from policylab.fileio import EncodedArrays
+from policylab.rollout.payloads import EncodedArrays
 from policylab.hashing import canonical_json, hash_obj
 from policylab.policies.breakout_net import NetworkFile
 from policylab.rollout.ensure import Planned, ensure

@@ -17,7 +17,8 @@ import pytest
 
 from policylab.envs.breakout.ale import Protocol
 from policylab.envs.breakout.params import load_preset
-from policylab.fileio import EncodedArrays, _zipfile_bytes, arrays_digest, arrays_to_bytes, pack_arrays
+from policylab.fileio import _zipfile_bytes, arrays_to_bytes
+from policylab.rollout.payloads import EncodedArrays, arrays_digest, pack_arrays
 from policylab.hashing import canonical_json, hash_obj
 from policylab.policies.breakout import POLICIES, get_policy
 from policylab.rollout.store import FrozenJSON, Record, Store, canonical, rollout_key
