@@ -8,8 +8,10 @@ import pickle
 import struct
 
 import numpy as np
+import pytest
 import zstandard
 
+from policylab.rollout import payloads
 from policylab.rollout.payloads import (ZSTD_LEVEL, ZSTD_LEVEL_WIDE, EncodedArrays, Packing, arrays_digest,
                                         pack_arrays, pack_many, unpack_arrays)
 
@@ -73,12 +75,15 @@ def test_packed_bytes_follow_the_layout():
         assert pack_arrays(p) == _reference(p)
 
 
-def test_a_unit_packed_for_the_store_is_the_same_bytes_in_parts():
+@pytest.mark.parametrize("cpus", [1, 2, 6])
+def test_a_unit_packed_for_the_store_is_the_same_bytes_in_parts(monkeypatch, cpus):
     """`Packing` (frames from one zstd call on a background thread, digests on the caller's) hands each
-    payload over as (header, frame): joined, `pack_arrays`'s bytes; a unit of one shape included."""
+    payload over as (header, frame): joined, `pack_arrays`'s bytes; a unit of one shape included, and
+    on a machine of more CPUs, where zstd compresses the group on several threads of its own."""
+    monkeypatch.setattr(payloads, "_cpus", lambda: cpus)
     rng = np.random.default_rng(5)
     unit = [{"qpos": np.cumsum(rng.normal(size=(40, 19)), axis=0)} for _ in range(300)]
-    for payloads in (unit, _payloads()):
-        got = Packing(payloads).result()
+    for batch in (unit, _payloads()):
+        got = Packing(batch).result()
         assert [(b"".join(bytes(memoryview(x)) for x in parts), digest) for parts, digest in got] == \
-            [pack_arrays(p) for p in payloads]
+            [_reference(p) for p in batch]
