@@ -9,12 +9,11 @@ re-simulation, a clip or `verify` compares digests without knowing the container
 
 Packing a batch. Payloads of one shape (a unit of fixed-length trajectories) form a group: each array
 name is stacked and shuffled for the whole group in one numpy copy, and the group's frames come from
-one zstd call (`multi_compress_to_buffer`, the same frames as one `compress` each, tested) that runs
-without the GIL throughout. That is what lets the store overlap packing with its own Python work: a
-background thread that took the GIL back after every payload (a compress, then an update of a hash)
-waited up to the interpreter's switch interval (5 ms) each time its caller was running Python, so
-packing and the caller's work ran one after the other. The sha256s are taken on the caller's thread
-(`Packing.result`), after its Python work, for the same reason.
+one zstd call (`multi_compress_to_buffer`, the same frames as one `compress` each, tested). In the
+store's write path (`Packing`) that call runs on a background thread while the caller makes its
+rows' texts and takes the sha256s: a thread that holds the GIL only to start and to return overlaps
+the caller's Python, where a thread that took the GIL back after every payload (a compress, then a
+hash update) waited out the interpreter's switch interval (5 ms) each time the caller ran Python.
 """
 
 from __future__ import annotations
@@ -71,26 +70,31 @@ def pack_many(payloads: Sequence[Mapping[str, np.ndarray]]) -> list[tuple[bytes,
     """`[pack_arrays(p) for p in payloads]`, the same bytes, made a group at a time on this thread."""
     out: list = [None] * len(payloads)
     for group in _groups(payloads):
-        frames = group.frames()
+        frames = group.compress(group.shuffled())
         for k, (i, digest) in enumerate(zip(group.members, group.digests())):
             out[i] = (group.prefix + frames[k].tobytes(), digest)
     return out
 
 
 class Packing:
-    """A batch of payloads being packed: their frames on an encoder thread from construction on;
-    `result()` hashes them on the caller's thread, waits for the frames and returns per payload
+    """A batch of payloads being packed. Construction groups and shuffles them on the caller's thread
+    and starts their zstd frames on a background thread (one call into zstd per group, without the
+    GIL); `result()` hashes them on the caller's thread, waits for the frames and returns per payload
     ((header, frame), sha256): the two parts of its packed bytes, never joined (a unit file is
     written from its parts)."""
 
     def __init__(self, payloads: Sequence[Mapping[str, np.ndarray]]):
         self.n = len(payloads)
         self.groups = _groups(payloads)
-        self._frames = thread_pool("frames", 1).submit(lambda: [g.frames() for g in self.groups]) \
-            if self.groups else None
+        bodies = [g.shuffled() for g in self.groups]
+        self._frames = thread_pool("frames", 1).submit(
+            lambda: [g.compress(body) for g, body in zip(self.groups, bodies)]) if self.groups else None
+        # Hashing next lets the thread start at once: each update releases the GIL, where Python work
+        # here would hold it from the thread for up to the switch interval.
+        self._digests = [g.digests() for g in self.groups]
 
     def result(self) -> list[tuple[tuple[bytes, Any], str]]:
-        digests = [g.digests() for g in self.groups]
+        digests = self._digests
         frames = self._frames.result() if self._frames is not None else []
         out: list = [None] * self.n
         for group, sums, made in zip(self.groups, digests, frames):
@@ -134,13 +138,11 @@ class _Group:
             out.append(h.hexdigest())
         return out
 
-    def frames(self) -> Any:
-        """Each member's zstd frame (indexable, each a buffer), from its shuffled bytes."""
+    def shuffled(self) -> np.ndarray:
+        """Every member's bytes, each byte-shuffled, back to back (member r at [r * width, (r + 1) * width)):
+        one stack and one shuffling copy per array name."""
         n, width = len(self.members), sum(self.sizes)
-        compressor = _zstd(self.level)
-        if not width:
-            return [_Frame(compressor.compress(b""))] * n
-        shuffled = np.empty(n * width, np.uint8)  # member r's shuffled bytes at [r * width, (r + 1) * width)
+        shuffled = np.empty(n * width, np.uint8)
         at = 0
         for column, size in zip(self.columns, self.sizes):
             itemsize = column[0].dtype.itemsize
@@ -153,6 +155,15 @@ class _Group:
             elif size:
                 np.ndarray((n, size), np.uint8, shuffled, at, (width, 1))[...] = raw.reshape(n, size)
             at += size
+        return shuffled
+
+    def compress(self, shuffled: np.ndarray) -> Any:
+        """Each member's zstd frame of its shuffled bytes (indexable, each a buffer): one call into zstd,
+        which holds the GIL only to start and to return."""
+        n, width = len(self.members), sum(self.sizes)
+        compressor = _zstd(self.level)
+        if not width:
+            return [_Frame(compressor.compress(b""))] * n
         import zstandard
 
         segments = np.empty((n, 2), "<u8")
