@@ -12,7 +12,9 @@ that tree too, in the write path and the Go1 sweep.
    process's CPU seconds per record (all threads: on a loaded machine the steadier figure), payload
    files, bytes on disk. Then a third time through the workers' path (`--executor processes`, Ray):
    two worker processes pack, hash and write their units' files, the driver commits the rows
-   (this checkout and `--previous-tree`; records/s and the driver's CPU per record).
+   (this checkout and `--previous-tree`; records/s and the driver's CPU per record), then the
+   driver's side alone: the same units' rows committed again into a fresh index. Each round starts
+   by timing plain writes of new files (16 x 21 MB), what the machine charges for new file pages.
 2. `policylab breakout eval --env shadow --episodes 10000` in both trees (every trajectory stored):
    wall seconds, files left in the out folder, store bytes: the size of real trajectories.
 3. `policylab breakout eval --env shadow --episodes 100000` in this checkout only (the goal: <= 3
@@ -125,14 +127,24 @@ for i in range(n):
 store = Store(root)
 start, cpu = time.perf_counter(), time.process_time()
 futures = {pool.submit(run_and_write, (run, u, root, keys[u:u + 1000])): u for u in range(0, n, 1000)}
+written = {}
 for done in as_completed(futures):
     u, unit = futures[done], done.result()
     items = [Put(keys[u + j], "boundary", worlds[u + j], policy, protocol, o) for j, o in enumerate(unit.outcomes)]
     store.commit_unit(items, unit.places)
+    written[u] = (items, unit.places)
 store.close()
 wall, driver_cpu = time.perf_counter() - start, time.process_time() - cpu
 pool.shutdown()
-print(json.dumps({"wall_s": wall, "driver_cpu_s": driver_cpu, "records": n}))
+# The driver's side alone, as on a cluster with workers to spare: the same units' rows committed again,
+# into a fresh index beside (its rows name the unit files of the store above).
+rows_only = Store(root + "-rows")
+start = time.perf_counter()
+for u in sorted(written):
+    rows_only.commit_unit(*written[u], path=unit_file.name(keys[u:u + 1000]))
+rows_only.close()
+commit_wall = time.perf_counter() - start
+print(json.dumps({"wall_s": wall, "driver_cpu_s": driver_cpu, "records": n, "commit_only_wall_s": commit_wall}))
 """
 
 
@@ -169,8 +181,30 @@ def write_path_workers(tree: Path, root: Path, records: int, workers: int) -> di
     got = json.loads(out.stdout)
     payload_files = sum(1 for p in root.rglob("*.pack"))
     shutil.rmtree(root, ignore_errors=True)
+    shutil.rmtree(f"{root}-rows", ignore_errors=True)
     return {"records_per_s": round(records / got["wall_s"], 1), "wall_s": round(got["wall_s"], 3),
-            "driver_cpu_us_per_record": round(got["driver_cpu_s"] / records * 1e6, 2), "payload_files": payload_files}
+            "driver_cpu_us_per_record": round(got["driver_cpu_s"] / records * 1e6, 2), "payload_files": payload_files,
+            "driver_commit_only_records_per_s": round(records / got["commit_only_wall_s"], 1)}
+
+
+def fresh_file_writes(folder: Path, files: int = 16, mb: int = 21) -> dict:
+    """What writing new files costs this machine, outside the store: `files` files of `mb` MB (a Go1
+    sweep's unit files) written one after the other, as wall and CPU seconds of the writing thread
+    (the kernel copying into the page cache; on a VM whose memory the host backs lazily, fresh pages
+    cost far more than a memory copy)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = os.urandom(mb << 20)
+    wall = cpu = 0.0
+    for i in range(files):
+        t, c = time.perf_counter(), time.thread_time()
+        fd = os.open(folder / f"f{i}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        wall, cpu = wall + time.perf_counter() - t, cpu + time.thread_time() - c
+    shutil.rmtree(folder, ignore_errors=True)
+    return {"mb": files * mb, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "mb_per_s": round(files * mb / wall, 1)}
 
 
 def eval_run(tree: Path, out: Path, episodes: int) -> dict:
@@ -220,7 +254,8 @@ def main() -> None:
     written = dict(trees, **({"previous": args.previous_tree.resolve()} if args.previous_tree else {}))
     rounds = []
     for r in range(args.rounds):
-        entry: dict = {"load_average": os.getloadavg()[0]}
+        entry: dict = {"load_average": os.getloadavg()[0], "fresh_file_writes": fresh_file_writes(out / "fresh")}
+        print("fresh file writes", entry["fresh_file_writes"], flush=True)
         for mode in ("arrays", "encoded"):
             for side, tree in (list(written.items()) if r % 2 == 0 else list(reversed(written.items()))):
                 entry[f"write_{mode}_{side}"] = write_path(tree, out / f"w-{side}", args.records, mode == "encoded")
@@ -265,13 +300,17 @@ def main() -> None:
         "workers": WORKERS,
         "packed_records_per_s": med("write_workers_packed", "records_per_s"),
         "packed_driver_cpu_us_per_record": med("write_workers_packed", "driver_cpu_us_per_record"),
+        "packed_driver_commit_only_records_per_s": med("write_workers_packed", "driver_commit_only_records_per_s"),
         "packed_payload_files": rounds[0]["write_workers_packed"]["payload_files"],
     }
     if args.previous_tree:
         write["workers"].update({
             "previous_records_per_s": med("write_workers_previous", "records_per_s"),
             "previous_driver_cpu_us_per_record": med("write_workers_previous", "driver_cpu_us_per_record"),
+            "previous_driver_commit_only_records_per_s": med("write_workers_previous",
+                                                             "driver_commit_only_records_per_s"),
         })
+    write["fresh_file_writes_mb_per_s"] = statistics.median(r["fresh_file_writes"]["mb_per_s"] for r in rounds)
     best = max(write["arrays"]["packed_records_per_s"], write["workers"]["packed_records_per_s"])
     write["goal_met"] = best >= GOAL_RECORDS_PER_S
     result = {
