@@ -37,11 +37,11 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from policylab.rollout.payloads import EncodedArrays, arrays_digest, unpack_arrays
 from policylab.interrupts import check, deferred
 from policylab.progress import say, tally
-from policylab.rollout.executors import run_tasks
 from policylab.rollout import unit_file
+from policylab.rollout.executors import run_tasks
+from policylab.rollout.payloads import EncodedArrays, arrays_digest, unpack_arrays
 from policylab.rollout.store import (Put, Record, Store, canonical, encoded_payloads, remove_stale_temps,
                                      rollout_key)
 
@@ -130,8 +130,8 @@ def run_and_write(task: tuple) -> WrittenUnit:
 
 
 def _encoding(results: Sequence[tuple[Outcome, Payload | None]]) -> list[tuple[Outcome, Payload | None]]:
-    """A unit's payloads, their packing started on the encoder threads (zstd, sha256 and numpy's copies
-    release the GIL): it overlaps the next unit's simulation instead of filling the writer's time."""
+    """A unit's payloads, their packing started on the encoder threads (`payloads.pack_in_background`):
+    it overlaps the next unit's simulation instead of filling the writer's time."""
     todo = [i for i, (_, p) in enumerate(results) if p is not None and not isinstance(p, EncodedArrays)]
     encoded = dict(zip(todo, EncodedArrays.in_background([results[i][1] for i in todo])))
     return [(o, encoded.get(i, p)) for i, (o, p) in enumerate(results)]

@@ -42,8 +42,6 @@ ZSTD_LEVEL = 3  # the rest
 _LOCAL = threading.local()
 _ENCODE_STR = json.encoder.encode_basestring_ascii
 
-Blob = tuple  # (bytes, or a tuple of bytes-like parts written one after the other; sha256)
-
 
 def arrays_digest(arrays: Mapping[str, np.ndarray]) -> str:
     """sha256 over a rollout's canonical arrays, whatever container holds them: per array in name

@@ -17,8 +17,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from policylab.fileio import atomic_write_bytes
-from policylab.rollout.payloads import pack_arrays
 from policylab.rollout import unit_file
+from policylab.rollout.payloads import pack_arrays
 from policylab.rollout.store import LEGACY_PAYLOADS, UNITS, Record, Store, canonical, read_payload, temp_files
 
 PACK_UNIT = 1000  # rollouts per unit file when a version-1 store is packed
