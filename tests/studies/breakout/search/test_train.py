@@ -84,6 +84,7 @@ def test_selection_and_validation_never_share_seeds(small_run):
     assert [r["seed"] for r in rows] == seeds["validate"]
 
 
+@pytest.mark.usefixtures("one_local_ray")
 def test_executors_give_identical_reports(small_run, monkeypatch):
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     reference = (small_run / "report.json").read_bytes()
