@@ -37,7 +37,14 @@ demo: setup
 # shows; CI fixes the seed so that a red run repeats exactly (`make test RANDOMLY_SEED=N` repeats
 # any run: pytest prints the seed it used).
 RANDOMLY_SEED ?= $(if $(CI),20261201,)
-PYTEST := $(BIN)/python -m pytest -p randomly $(if $(RANDOMLY_SEED),--randomly-seed=$(RANDOMLY_SEED),)
+# Two worker processes (pytest-xdist), one per core of the 2-core CI machine. Not `-n auto`: many
+# tests start process pools or a local Ray of their own, so more workers than cores only queue up,
+# and a fixed count runs the same schedule everywhere (`make test TEST_WORKERS=4` for more).
+# `loadfile` sends each test file to one worker whole: a module-scoped fixture (the demo's run, the
+# runs index's run of every command) is made once, not once per worker. Workers get the same seed.
+TEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -p randomly $(if $(RANDOMLY_SEED),--randomly-seed=$(RANDOMLY_SEED),) \
+	-n $(TEST_WORKERS) --dist loadfile
 
 test: setup
 	$(PYTEST)

@@ -1,10 +1,13 @@
-"""The `slow` tier, in one place.
+"""The `slow` tier, in one place; and the lock that keeps a local Ray to one test at a time.
 
 `make test` runs everything; `make test-fast` (`pytest -m "not slow"`) leaves out the modules listed
 here, each of which spends over about 15 s of a full run on a loaded 2-core machine (most of it in
 real end-to-end runs their tests share: the demo's training loop, Lava Leap's 70 training runs,
 calibration fits, ALE audits). A single slow test elsewhere carries `@pytest.mark.slow` itself.
 """
+
+import fcntl
+import os
 
 import pytest
 
@@ -31,3 +34,16 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.relative_to(root).as_posix() in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def one_local_ray(tmp_path_factory):
+    """Held while a test starts a local Ray of its own. Under pytest-xdist (`make test` runs two
+    workers) the workers share their base temp folder's parent: a second Ray test waits on the lock
+    there, so two local Rays (each with its GCS, raylet and workers, both under /tmp/ray) never run
+    at once."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+    with open(shared / "local-ray.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield

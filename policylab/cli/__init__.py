@@ -10,6 +10,7 @@ saying how far it got and exit status 130 or 143 (`policylab.interrupts`; a reru
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import shlex
@@ -62,6 +63,15 @@ def run_kinds() -> tuple[RunKind, ...]:
     return registered()
 
 
+@functools.cache
+def _command() -> typer.core.TyperGroup:
+    """The click command tree, built once per process: building it converts every option of every
+    command (tens of milliseconds), which each in-process `invoke` (the tests make thousands) would
+    repeat. Typer's own `app()` rebuilds it on every call, and adds only the pretty tracebacks this
+    app turns off."""
+    return typer.main.get_command(build_app())
+
+
 def _error(message: str) -> None:
     print(f"policylab: error: {' '.join(str(message).split())}", file=sys.stderr)
 
@@ -102,7 +112,7 @@ def invoke(argv: list[str] | None = None) -> int:
 def _invoke(argv: list[str] | None) -> int:
     forget_claims()
     try:
-        result = build_app()(args=argv, prog_name="policylab", standalone_mode=False)
+        result = _command()(args=argv, prog_name="policylab", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except click.NoArgsIsHelpError as exc:
         print(exc.format_message())

@@ -30,6 +30,7 @@ def test_unknown_executor_and_unreachable_ray():
         check_executor("ray", "127.0.0.1:1")
 
 
+@pytest.mark.usefixtures("one_local_ray")
 def test_local_ray_ignores_a_cluster_address_left_in_the_environment(monkeypatch):
     """`--executor ray` without an address starts its own Ray: an address that `ray start` or a shell left
     behind (here RAY_ADDRESS naming nobody; Ray also reads /tmp/ray/ray_current_cluster) is not joined."""

@@ -147,6 +147,7 @@ def test_a_second_ctrl_c_exits_at_once(tmp_path):
     assert took < 5
 
 
+@pytest.mark.usefixtures("one_local_ray")
 def test_sigterm_twice_with_a_local_ray(tmp_path, uninterrupted):
     """No Ray stack dump on SIGTERM; the second signal, while Ray shuts down, ends the command at once
     and takes the local Ray's processes with it."""

@@ -4,7 +4,9 @@ that read its outputs."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
+import io
 import json
 import shutil
 import subprocess
@@ -12,14 +14,21 @@ import sys
 import tempfile
 from pathlib import Path
 
-CLI = [sys.executable, "-m", "policylab.cli", "lava-leap", "run"]
+from policylab.cli import invoke
+
+CLI = [sys.executable, "-m", "policylab.cli", "lava-leap", "run"]  # for a test that must kill a real process
 _ROOT = Path(tempfile.mkdtemp(prefix="lava-leap-tests-"))
 atexit.register(shutil.rmtree, _ROOT, True)
 STDOUT: dict[str, str] = {}  # run name -> what the command printed on stdout
 
 
-def cli(*args, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+def cli(*args) -> subprocess.CompletedProcess:
+    """`policylab lava-leap run ARGS...` in this process (`policylab.cli.invoke`: the CLI's own parsing,
+    exit codes and one-line errors, without a new interpreter's start-up), stdout and stderr captured."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = invoke(["lava-leap", "run", *map(str, args)])
+    return subprocess.CompletedProcess(CLI[2:] + list(map(str, args)), code, out.getvalue(), err.getvalue())
 
 
 @functools.lru_cache(maxsize=None)

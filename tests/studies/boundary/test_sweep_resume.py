@@ -10,6 +10,7 @@ import time
 
 import mujoco
 import numpy as np
+import pytest
 
 from policylab.envs.robots.robot import robot
 from policylab.rollout.store import Store
@@ -95,6 +96,7 @@ def test_killed_process_resumes_to_identical_store(tmp_path, small_sweep):
             assert a.get(key).data == b.get(key).data
 
 
+@pytest.mark.usefixtures("one_local_ray")
 def test_ray_and_processes_executors_write_the_same_records(tmp_path, v0):
     grid = Grid.build((0.3, 1.0), 2, (50, 150), 2, 2)
     fps = []

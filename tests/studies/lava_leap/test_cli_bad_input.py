@@ -18,7 +18,7 @@ from tests.support.lava_run_cache import cli
 ])
 def test_bad_hyperparameters(tmp_path, args, field):
     out = tmp_path / "out"
-    proc = cli("--out", out, *args, timeout=120)
+    proc = cli("--out", out, *args)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"policylab: error: {field}:"), proc.stderr
@@ -31,7 +31,7 @@ def test_out_folder_with_a_different_config(tmp_path):
     cfg = out / "config.json"
     cfg.write_text(json.dumps({"study": "lava_leap", "lr": 0.1}))
     before = sorted(p.name for p in out.iterdir())
-    proc = cli("--out", out, timeout=120)
+    proc = cli("--out", out)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("policylab: error: out:"), proc.stderr

@@ -192,7 +192,7 @@ def test_lr_chosen_on_training_seeds_and_compared_on_fresh_ones():
 def test_validation_seeds_that_overlap_training_are_bad_input(tmp_path):
     for args in (["--seed-base", "1000"], ["--validation-seed-base", "3"]):
         out = tmp_path / "out"
-        proc = cli("--out", out, *args, timeout=120)
+        proc = cli("--out", out, *args)
         assert proc.returncode == 2
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("policylab: error: validation_seed_base:"), proc.stderr

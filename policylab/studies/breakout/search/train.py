@@ -27,6 +27,7 @@ refused before anything runs.
 
 from __future__ import annotations
 
+import functools
 import shlex
 import time
 from dataclasses import dataclass
@@ -164,8 +165,15 @@ def shadow_scorer(protocol: dict, shadow: ShadowParams, preset: str, policy: str
 def default_pick() -> dict:
     """What `policylab breakout train` picks on its defaults (its search space, halving schedule, search
     seeds, preset, protocol and objective, all read from `TrainRequest`'s defaults), recomputed
-    in-process without a store (seconds): {"candidate_id", "params", "source"}. The lockstep harness
-    and the transfer validation play it as "the search pick"."""
+    in-process without a store, once per process (seconds of play that every later call would repeat
+    to the same answer): {"candidate_id", "params", "source"}. The lockstep harness and the transfer
+    validation play it as "the search pick"."""
+    pick = _default_pick()
+    return {**pick, "params": dict(pick["params"])}  # a caller's edits stay out of the cached one
+
+
+@functools.cache
+def _default_pick() -> dict:
     d = TrainRequest.model_construct()  # every field's default (out has none, and is not needed)
     assert d.space == "grid216" and d.search_env == "shadow" and d.screen_top is None
     protocol = Protocol(max_steps=d.max_steps, serve=d.serve).model_dump()
