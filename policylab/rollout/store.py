@@ -398,7 +398,7 @@ class Store:
         texts, then hashes the payloads (`payloads.Packing`); the unit file is written on another
         thread while the rows are inserted, and the transaction commits once it is in place. Python's
         cycle collector waits meanwhile: a unit makes thousands of small objects, none in a cycle, and
-        collections that walked the caller's whole heap took a tenth of the time (measured on the
+        collections that walked the caller's whole heap took about 15% of the time (medians, measured on the
         batch path's benchmark)."""
         with _collector_paused():
             todo, seen = [], set()
