@@ -59,6 +59,8 @@ def _check_ray_reachable(address: str) -> None:
 
 
 def default_workers() -> int:
+    """The CPUs this process may use (its affinity): the default count of worker processes, and of the
+    threads that pack payloads (`payloads`)."""
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 

@@ -22,7 +22,6 @@ import functools
 import hashlib
 import json
 import math
-import os
 import struct
 import threading
 from typing import Any, Callable, Mapping, Sequence
@@ -30,6 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from policylab.fileio import thread_pool
+from policylab.rollout.executors import default_workers
 
 PACKED_MAGIC = b"PLP1"
 # zstd's level per payload, by what most of its bytes are (measured on real payloads, after the shuffle,
@@ -75,11 +75,10 @@ def pack_many(payloads: Sequence[Mapping[str, np.ndarray]]) -> list[tuple[bytes,
 
 
 class Packing:
-    """A batch of payloads being packed. Construction groups and shuffles them on the caller's thread
-    and starts their zstd frames on a background thread (one call into zstd per group, without the
-    GIL); `result()` hashes them on the caller's thread, waits for the frames and returns per payload
-    ((header, frame), sha256): the two parts of its packed bytes, never joined (a unit file is
-    written from its parts)."""
+    """A batch of payloads being packed. Construction groups, shuffles and hashes them on the caller's
+    thread and starts their zstd frames on a background thread (one call into zstd per group, without
+    the GIL); `result()` waits for the frames and returns per payload ((header, frame), sha256): the
+    two parts of its packed bytes, never joined (a unit file is written from its parts)."""
 
     def __init__(self, payloads: Sequence[Mapping[str, np.ndarray]]):
         self.n = len(payloads)
@@ -92,10 +91,9 @@ class Packing:
         self._digests = [g.digests() for g in self.groups]
 
     def result(self) -> list[tuple[tuple[bytes, Any], str]]:
-        digests = self._digests
         frames = self._frames.result() if self._frames is not None else []
         out: list = [None] * self.n
-        for group, sums, made in zip(self.groups, digests, frames):
+        for group, sums, made in zip(self.groups, self._digests, frames):
             for k, (i, digest) in enumerate(zip(group.members, sums)):
                 out[i] = ((group.prefix, made[k]), digest)
         return out
@@ -168,12 +166,7 @@ class _Group:
         segments[:, 0] = np.arange(n, dtype=np.uint64) * width
         segments[:, 1] = width
         return compressor.multi_compress_to_buffer(zstandard.BufferWithSegments(shuffled, segments.tobytes()),
-                                                   threads=max(0, _cpus() - 2))  # beside the caller and this one
-
-
-def _cpus() -> int:
-    """The CPUs this process may use."""
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+                                                   threads=max(0, default_workers() - 2))  # beside the caller and this one
 
 
 class _Frame(bytes):
@@ -253,7 +246,7 @@ def pack_in_background(payloads: Sequence[Mapping[str, np.ndarray]]) -> Callable
     in order."""
     if not payloads:
         return list
-    threads = _cpus()
+    threads = default_workers()
     pool = thread_pool("encode", threads)
     step = -(-len(payloads) // threads)
     futures = [pool.submit(pack_many, payloads[i : i + step]) for i in range(0, len(payloads), step)]

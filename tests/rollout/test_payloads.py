@@ -80,7 +80,7 @@ def test_a_unit_packed_for_the_store_is_the_same_bytes_in_parts(monkeypatch, cpu
     """`Packing` (frames from one zstd call on a background thread, digests on the caller's) hands each
     payload over as (header, frame): joined, `pack_arrays`'s bytes; a unit of one shape included, and
     on a machine of more CPUs, where zstd compresses the group on several threads of its own."""
-    monkeypatch.setattr(payloads, "_cpus", lambda: cpus)
+    monkeypatch.setattr(payloads, "default_workers", lambda: cpus)
     rng = np.random.default_rng(5)
     unit = [{"qpos": np.cumsum(rng.normal(size=(40, 19)), axis=0)} for _ in range(300)]
     for batch in (unit, _payloads()):
