@@ -394,8 +394,8 @@ class Store:
         """Write a unit's rollouts: their payloads into one unit file (`unit_file`), then their rows in
         one transaction. Keys already present (or repeated) are left untouched; returns how many were new.
 
-        Payloads' frames are compressed on a background thread while this thread makes the rows'
-        texts, then hashes the payloads (`payloads.Packing`); the unit file is written on another
+        This thread shuffles and hashes the payloads while their frames are compressed on a background
+        thread (`payloads.Packing`), then makes the rows' texts; the unit file is written on another
         thread while the rows are inserted, and the transaction commits once it is in place. Python's
         cycle collector waits meanwhile: a unit makes thousands of small objects, none in a cycle, and
         collections that walked the caller's whole heap took about 15% of the time (medians, measured on the
@@ -555,7 +555,7 @@ class _Rows:
     text. The fields from policy to study are one text for all rollouts that share a policy and a
     protocol object and a study (a unit's rollouts mostly do), made once per unit; the outcome's
     text is made here once, for the unit file's trailer and the record alike; the outcomes' and
-    worlds' texts are made before the digests are known (while the payloads are packed)."""
+    worlds' texts are made while the payloads' frames are compressed, the digests only in `rows`."""
 
     def __init__(self, items: Sequence[Put]):
         self.items = items
@@ -596,14 +596,12 @@ def _spliced(obj: Mapping[str, Any]) -> _Spliced:
     return _Spliced(obj.canonical if isinstance(obj, FrozenJSON) else canonical(obj))
 
 
-
-
 def encoded_payloads(payloads: Sequence[Mapping[str, np.ndarray] | None],
                      ) -> Callable[[], list[tuple[Any, str] | None]]:
     """Per payload (None for none) its (packed bytes or their parts, sha256), made once: an
-    `EncodedArrays` carries them already, the rest are packed (`payloads.Packing`: their frames start
-    on a background thread now). Returns a function that hashes them and waits for the frames, so
-    the caller does its own work first."""
+    `EncodedArrays` carries them already, the rest are packed (`payloads.Packing`: shuffled and hashed
+    now, their frames compressed on a background thread). Returns a function that waits for the
+    frames, so the caller does its own work meanwhile."""
     todo = [i for i, p in enumerate(payloads) if p is not None and not isinstance(p, EncodedArrays)]
     packing = Packing([payloads[i] for i in todo])
 
