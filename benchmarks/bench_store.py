@@ -50,26 +50,36 @@ GOAL_100K_S = 180.0
 GOAL_100K_FILES = 200
 WORKERS = 2  # worker processes in the workers' write path: one per core of the 2-core machine
 
-CHILD = r"""
-import json, sys, time
+# What every write-path child writes, the same in each tree: boundary-like worlds, a random-walk
+# trajectory of 40 x 19 float64 per record (6 KB), in seed order.
+RECORDS = r"""
 import numpy as np
+policy = {"name": "linear", "checkpoint": "pd_soft", "sha256": "ab" * 32}
+protocol = {"control_dt": 0.05, "horizon": 100, "push_window": [40, 50], "rule": 3}
+
+def world(i):
+    return {"env": "boundary-go1", "cache_key": f"v2|mu={0.05 + i % 20 * 0.05:.4f}|seed={i}",
+            "mu": 0.05 + i % 20 * 0.05, "push_pct": 10.0 * (i // 20 % 20), "push_dir": 90.0, "push_t0": 2.0,
+            "seed": i, "mu_idx": i % 20, "push_idx": i // 20 % 20, "seed_idx": i // 400}
+
+def outcome(i):
+    return {"status": "failed", "t_fail": 1.5 + i % 7}
+
+def payloads(n):
+    rng = np.random.default_rng(0)
+    return [{"qpos": np.cumsum(rng.normal(size=(40, 19)) * 0.01, axis=0)} for _ in range(n)]
+"""
+
+CHILD = RECORDS + r"""
+import json, sys, time
 try:
     from policylab.rollout.payloads import EncodedArrays
 except ImportError:  # a tree from before payloads had their own module
     from policylab.fileio import EncodedArrays
 from policylab.rollout.store import Store, rollout_key
 root, n, encoded = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
-rng = np.random.default_rng(0)
-policy = {"name": "linear", "checkpoint": "pd_soft", "sha256": "ab" * 32}
-protocol = {"control_dt": 0.05, "horizon": 100, "push_window": [40, 50], "rule": 3}
-items = []
-for i in range(n):
-    world = {"env": "boundary-go1", "cache_key": f"v2|mu={0.05 + i % 20 * 0.05:.4f}|seed={i}",
-             "mu": 0.05 + i % 20 * 0.05, "push_pct": 10.0 * (i // 20 % 20), "push_dir": 90.0, "push_t0": 2.0,
-             "seed": i, "mu_idx": i % 20, "push_idx": i // 20 % 20, "seed_idx": i // 400}
-    arrays = {"qpos": np.cumsum(rng.normal(size=(40, 19)) * 0.01, axis=0)}
-    items.append((rollout_key(world, policy, protocol), world, {"status": "failed", "t_fail": 1.5 + i % 7},
-                  EncodedArrays(arrays) if encoded else arrays))
+items = [(rollout_key(world(i), policy, protocol), world(i), outcome(i), EncodedArrays(arrays) if encoded else arrays)
+         for i, arrays in enumerate(payloads(n))]
 store = Store(root)
 batch = hasattr(store, "put_many")
 if batch:
@@ -92,20 +102,18 @@ print(json.dumps({"wall_s": wall, "cpu_s": cpu, "records": n}))
 # hash and write their units' files (`ensure.run_and_write`), the driver commits the rows
 # (`Store.commit_unit`). Each worker makes the same payloads before the clock starts (the simulation
 # is excluded), and hands back only outcomes and places.
-WORKERS_CHILD = r"""
+WORKERS_CHILD = RECORDS + r"""
 import json, os, sys, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
-import numpy as np
 root, n, workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 PAYLOADS = []
 
 def make_payloads():
-    rng = np.random.default_rng(0)
-    PAYLOADS.extend({"qpos": np.cumsum(rng.normal(size=(40, 19)) * 0.01, axis=0)} for _ in range(n))
+    PAYLOADS.extend(payloads(n))
 
 def run(u):
-    return [({"status": "failed", "t_fail": 1.5 + i % 7}, PAYLOADS[i]) for i in range(u, min(u + 1000, n))]
+    return [(outcome(i), PAYLOADS[i]) for i in range(u, min(u + 1000, n))]
 
 def ready(_):
     return os.getpid()
@@ -115,15 +123,8 @@ assert len(set(pool.map(ready, range(4 * workers)))) >= 1
 from policylab.rollout import unit_file
 from policylab.rollout.ensure import run_and_write
 from policylab.rollout.store import Put, Store, rollout_key
-policy = {"name": "linear", "checkpoint": "pd_soft", "sha256": "ab" * 32}
-protocol = {"control_dt": 0.05, "horizon": 100, "push_window": [40, 50], "rule": 3}
-worlds, keys = [], []
-for i in range(n):
-    world = {"env": "boundary-go1", "cache_key": f"v2|mu={0.05 + i % 20 * 0.05:.4f}|seed={i}",
-             "mu": 0.05 + i % 20 * 0.05, "push_pct": 10.0 * (i // 20 % 20), "push_dir": 90.0, "push_t0": 2.0,
-             "seed": i, "mu_idx": i % 20, "push_idx": i // 20 % 20, "seed_idx": i // 400}
-    worlds.append(world)
-    keys.append(rollout_key(world, policy, protocol))
+worlds = [world(i) for i in range(n)]
+keys = [rollout_key(w, policy, protocol) for w in worlds]
 store = Store(root)
 start, cpu = time.perf_counter(), time.process_time()
 futures = {pool.submit(run_and_write, (run, u, root, keys[u:u + 1000])): u for u in range(0, n, 1000)}
