@@ -3,7 +3,8 @@ buffers (one thread each, `shards`), PPO updates on them (`ppo`), curves and ato
 
 A study supplies its shards: objects with ``play(net, bufs) -> (returns, lengths, extras)`` (the
 finished episodes' returns and lengths, and per-update sums of its own measures, `extras`: a dict of
-name -> (sum, count)), ``state()``, ``load_state(state)`` and ``started`` (episodes started). Curves
+name -> (sum, count)), ``state()``, ``load_state(state)``, ``started`` (episodes started) and ``progress`` (which the learner
+sets before each rollout to the share of its updates done, for a study's curriculum). Curves
 hold, per update, the agent steps so far, the episodes that ended, their mean return and length, the
 PPO statistics and the mean of each extra.
 
@@ -62,6 +63,8 @@ class Learner:
         the extras summed over the shards."""
         bufs = rollout.buffers(self.steps, int(self.cols[-1]), self.dim, self.act_dim)
         views = [rollout.columns(bufs, a, b) for a, b in zip(self.cols[:-1], self.cols[1:])]
+        for sh in self.shards:
+            sh.progress = self.done / self.updates
         played = self.ppo.threads.map(lambda sh, v: sh.play(self.net, v), list(zip(self.shards, views)))
         returns = [r for rs, _, _ in played for r in rs]
         lengths = [x for _, ls, _ in played for x in ls]

@@ -193,7 +193,7 @@ class TrainRequest(Request):
     threads: int = Field(2, ge=1, le=256, description="Simulation threads.")
 
 
-LEARN_RECIPES = Literal["go1_v2", "go1_v3"]  # learn.recipes.RECIPES
+LEARN_RECIPES = Literal["go1_v2", "go1_v3", "go1_v4", "go1_v5"]  # learn.recipes.RECIPES
 
 
 def _hidden(v: str) -> str:
@@ -225,8 +225,11 @@ class LearnRequest(Request):
 
     out: OutDir = Field(None, description="Folder of the run (default runs/boundary/learn-<recipe>).")
     recipe: LEARN_RECIPES = Field("go1_v2", description="Training distribution: go1_v2 (friction uniform in "
-                                  "0.4-1.0, no pushes) or go1_v3 (go1_v2's plus lateral pushes of up to 1.2 body "
-                                  "weights for 0.5 s every 1-3 s).")
+                                  "0.4-1.0, no pushes, 0.5 m/s forward), go1_v3 (go1_v2's plus lateral pushes of up "
+                                  "to 1.2 body weights for 0.5 s every 1-3 s), go1_v4 (the common trainers' random "
+                                  "joystick commands, friction 0.2-1.0, lateral pushes from the start whose upper "
+                                  "end ramps to 1.5 body weights over the first 30% of updates) or go1_v5 (go1_v4's "
+                                  "with frictions down to 0.05).")
     init: Annotated[Optional[Path], AfterValidator(_learn_init)] = Field(
         None, description="Start from the network of this `boundary learn` folder (a retrain, e.g. go1_v3 from "
         "go1_v2's run) instead of fresh weights.")

@@ -104,11 +104,43 @@ def test_push_recipe_pushes_sideways_for_its_duration():
         assert abs(seen[i, on[0]] @ forward) < 1e-9 * mag[i]  # sideways to the heading at its onset
 
 
-def test_a_killed_run_resumes_to_the_same_bytes(tmp_path):
-    a = validated(LearnRequest, {"out": tmp_path / "full", **TINY})
+def test_joystick_recipe_draws_each_worlds_command_from_its_episode_and_shows_it():
+    recipe = W.RECIPES["go1_v4"]
+    rob = go1(recipe)
+    a = W.TrainingWorlds(rob, recipe, 3, seeds_from(200))
+    b = W.TrainingWorlds(rob, recipe, 1, seeds_from(202))
+    assert np.array_equal(a.cmd[2], b.cmd[0]) and len({tuple(c) for c in a.cmd}) == 3
+    assert (np.abs(a.cmd) <= np.asarray(recipe.command_amp)).all()
+    assert np.array_equal(a.observe()[:, -3:], a.cmd)
+    # a world keeps its command until its draw step, then shows the new one in the observation it returns
+    i = int(np.argmin(a.cmd_at))
+    before, at = a.cmd[i].copy(), int(a.cmd_at[i])
+    for k in range(1, at + 1):
+        obs, *_ = a.step(np.zeros((3, 12)))
+        if k < at:
+            assert np.array_equal(obs[i, -3:], before)
+    assert not np.array_equal(a.cmd[i], before) and np.array_equal(obs[i, -3:], a.cmd[i])
+
+
+def test_the_push_curriculum_ramps_the_range_and_old_recipes_record_as_they_did():
+    v4 = W.RECIPES["go1_v4"]
+    assert v4.push_scale(0.0) == 0.0 and v4.push_scale(v4.push_ramp / 2) == 0.5 and v4.push_scale(0.9) == 1.0
+    assert W.RECIPES["go1_v3"].push_scale(0.0) == 1.0
+    rob = go1(v4)
+    w = W.TrainingWorlds(rob, v4, 8, seeds_from())
+    assert (w.push_mag == 0).all()  # a run's first episodes: the ramp starts at no push
+    from policylab.studies.boundary.checkpoint import committed_record
+    for name in ("go1_v2", "go1_v3"):
+        assert json.loads(json.dumps(W.recorded(W.RECIPES[name]))) == committed_record(name)["config"]["recipe_values"]
+    assert W.recorded(v4)["command_amp"] == v4.command_amp and "push_ramp" not in W.recorded(W.RECIPES["go1_v3"])
+
+
+@pytest.mark.parametrize("recipe", ["go1_v2", "go1_v4"])
+def test_a_killed_run_resumes_to_the_same_bytes(tmp_path, recipe):
+    a = validated(LearnRequest, {"out": tmp_path / "full", **TINY, "recipe": recipe})
     learn(a)
     forget_claims()
-    b = validated(LearnRequest, {"out": tmp_path / "killed", **TINY})
+    b = validated(LearnRequest, {"out": tmp_path / "killed", **TINY, "recipe": recipe})
     learner, _ = learn(b, stop_after=1)
     assert learner.done == 1
     forget_claims()

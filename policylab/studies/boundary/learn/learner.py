@@ -12,7 +12,7 @@ from policylab.learning.network import GaussianActorCritic
 from policylab.rollout.seeds import named_range
 from policylab.studies.boundary.learn.worlds import PRIVILEGED, TrainingWorlds
 
-EXTRAS = ("forward_speed", "fall_rate")
+EXTRAS = ("forward_speed", "fall_rate", "tracking_error")
 
 
 class Shard:
@@ -24,6 +24,7 @@ class Shard:
         self.index, self.count, self.steps, self.gamma, self.lam = index, count, steps, gamma, lam
         self.seeds = named_range("boundary", "learn")
         self.started = 0
+        self.progress = 0.0  # the learner's share of updates done, set before each rollout
         self.worlds = TrainingWorlds(rob, recipe, n_envs, self._fresh)
         self.gen = torch.Generator().manual_seed(gen_seed)
         self.obs = self._full(self.worlds.observe())
@@ -42,15 +43,18 @@ class Shard:
     def play(self, net: GaussianActorCritic, bufs: dict[str, torch.Tensor]) -> tuple[list, list, dict]:
         w = self.worlds
         returns, lengths = [], []
-        speed, falls = 0.0, 0
+        speed, falls, err = 0.0, 0, 0.0
+        w.push_scale = w.recipe.push_scale(self.progress)
         with torch.no_grad():
             for t in range(self.steps):
                 x = net.normalise(self.obs, out=bufs["obs"][t])
                 mean, value = net(x)
                 action, logp = net.sample(mean, self.gen)
                 bufs["act"][t], bufs["val"][t], bufs["logp"][t] = action, value, logp
+                cmd = w.cmd[:, :2].copy()  # the command this step follows (a redraw shows in `nxt`)
                 nxt, rew, fell, trunc = w.step(action.numpy().astype(np.float64))
                 speed += float(nxt[:, 0].sum())
+                err += float(np.hypot(*(nxt[:, :2] - cmd).T).sum())
                 self.ep_return += rew
                 self.ep_length += 1
                 r = torch.from_numpy(rew.astype(np.float32))
@@ -72,7 +76,8 @@ class Shard:
             next_v = net(net.normalise(self.obs))[1]
         rollout.gae(bufs, next_v, self.gamma, self.lam)
         n = self.steps * len(self.obs)
-        return returns, lengths, {"forward_speed": (speed, n), "fall_rate": (falls, len(returns))}
+        return returns, lengths, {"forward_speed": (speed, n), "fall_rate": (falls, len(returns)),
+                                  "tracking_error": (err, n)}
 
     STATE = ("started", "obs", "ep_return", "ep_length")
 

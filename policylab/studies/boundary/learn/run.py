@@ -14,7 +14,6 @@ resumed or not (`policylab.learning.learner`).
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +32,7 @@ from policylab.result import Result, command_line
 from policylab.studies.boundary.constants import CHECKPOINT_DIR
 from policylab.studies.boundary.learn import judge, report
 from policylab.studies.boundary.learn.learner import EXTRAS, Shard, input_affine
-from policylab.studies.boundary.learn.worlds import PRIVILEGED, RECIPES, Recipe
+from policylab.studies.boundary.learn.worlds import PRIVILEGED, RECIPES, Recipe, recorded
 from policylab.studies.boundary.requests import LearnRequest
 
 ROBOT = "go1_imu"
@@ -48,7 +47,7 @@ def config(req: LearnRequest, recipe: Recipe) -> dict:
     cfg = req.model_dump(mode="json", exclude=set(RUN_ONLY))
     cfg["init"] = None if req.init is None else sha256_hex((req.init / "checkpoint.pt").read_bytes())
     rob = robot(ROBOT)
-    return {**cfg, "command": "boundary learn", "robot": rob.identity, "recipe_values": asdict(recipe),
+    return {**cfg, "command": "boundary learn", "robot": rob.identity, "recipe_values": recorded(recipe),
             "seed_range": "boundary.learn"}
 
 

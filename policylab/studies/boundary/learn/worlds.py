@@ -22,7 +22,7 @@ gives the initial state (`Robot.reset_state`, as every sweep world) and, from a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 
 import mujoco.batch
 import numpy as np
@@ -60,16 +60,50 @@ class Recipe:
     w_pose: float = 0.5
     w_air: float = 0.1
     w_fall: float = -1.0
+    # The trainers' joystick: each world's command is drawn per component from U(-amp, amp), kept with
+    # probability `command_keep` (else 0), and drawn again after an exponential wait of mean
+    # `command_every_s`; None: every episode follows `command`.
+    command_amp: tuple[float, float, float] | None = None
+    command_keep: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    command_every_s: float = 5.0
+    # The push range's upper end grows linearly from 0 to push_bw[1] over this fraction of the run's
+    # updates (a curriculum: the gait comes first); 0: the whole range from the start.
+    push_ramp: float = 0.0
 
     @property
     def pushes(self) -> bool:
         return self.push_bw[1] > 0
 
+    def push_scale(self, progress: float) -> float:
+        """The share of the push range's upper end in force at `progress` (updates done / updates)."""
+        return 1.0 if self.push_ramp <= 0 else min(1.0, progress / self.push_ramp)
+
+
+# Fields added after go1_v2/v3 were trained, with the values that leave a recipe as it was: a recipe
+# records them (config.json's recipe_values) only when it sets them, so older run folders resume.
+LATER_DEFAULTS = {"command_amp": None, "command_keep": (1.0, 1.0, 1.0), "command_every_s": 5.0, "push_ramp": 0.0}
+
+# go1_v4: the common MJX trainer's joystick ranges and zeroing (shared/specs/ecosystem.md), the study's
+# own lateral pushes (0.5 s, up to 1.5 body weights, from 0 as the curriculum ramps) from the start,
+# friction down to 0.2.
+GO1_V4 = Recipe(friction=(0.2, 1.0), push_bw=(0.0, 1.5), push_ramp=0.3, command_amp=(1.5, 0.8, 1.2),
+                command_keep=(0.9, 0.25, 0.5))
 
 RECIPES = {
-    "go1_v2": Recipe(),  # the default recipe: friction randomised, no pushes
+    "go1_v2": Recipe(),  # friction randomised, one forward command, no pushes
     "go1_v3": Recipe(push_bw=(0.0, 1.2)),  # one deliberate change: lateral pushes during training
+    "go1_v4": GO1_V4,
+    "go1_v5": replace(GO1_V4, friction=(0.05, 1.0)),  # one deliberate change: frictions down to 0.05
 }
+
+
+def recorded(recipe: Recipe) -> dict:
+    """The recipe as a run's config records it: every field, less the later ones it leaves off."""
+    values = asdict(recipe)
+    for k, off in LATER_DEFAULTS.items():
+        if values[k] == off:
+            del values[k]
+    return values
 
 
 class TrainingWorlds:
@@ -100,6 +134,9 @@ class TrainingWorlds:
         self.push_side = np.zeros(n)  # +1 left, -1 right of the heading at its onset
         self.push_end = np.zeros(n, dtype=np.int64)
         self.push_xy = np.zeros((n, 2))
+        self.push_scale = recipe.push_scale(0.0)  # the curriculum's share of the push range; the learner sets it
+        self.cmd = np.tile(np.asarray(recipe.command, dtype=float), (n, 1))  # each world's command
+        self.cmd_at = np.full(n, -1, dtype=np.int64)  # the step its next command is drawn (-1: never)
         self.rngs: list[np.random.Generator] = [np.random.default_rng() for _ in range(n)]
         self.seed = np.zeros(n, dtype=np.int64)
         self.reset(np.arange(n))
@@ -117,6 +154,7 @@ class TrainingWorlds:
             self.mu[i] = rng.uniform(*r.friction)
             self.friction[i, self.rob.friction_geoms, 0] = self.mu[i]
             self._schedule(i, 0)
+            self._command(i, 0)
         self.batch.forward(rows)
         self.step_k[rows] = 0
         self.air[rows] = 0.0
@@ -134,14 +172,29 @@ class TrainingWorlds:
             return
         rng = self.rngs[i]
         self.push_at[i] = k + int(round(rng.uniform(*r.push_every_s) / self.dt))
-        self.push_mag[i] = rng.uniform(*r.push_bw) * self.weight
+        self.push_mag[i] = rng.uniform(*r.push_bw) * self.weight * self.push_scale
         self.push_side[i] = 1.0 if rng.random() < 0.5 else -1.0
         self.push_end[i] = self.push_at[i] + int(round(r.push_s / self.dt))
 
+    def _command(self, i: int, k: int) -> None:
+        """Draw world i's command (at step k) and the step of its next draw, from its episode's generator."""
+        r = self.recipe
+        if r.command_amp is None:
+            return
+        rng = self.rngs[i]
+        amp = np.asarray(r.command_amp)
+        keep = rng.random(3) < np.asarray(r.command_keep)
+        self.cmd[i] = rng.uniform(-amp, amp) * keep
+        self.cmd_at[i] = k + max(1, int(round(rng.exponential(r.command_every_s) / self.dt)))
+
     def observe(self, rows=slice(None)) -> np.ndarray:
-        """The policy's observation of the worlds `rows` (the spec's, float64)."""
+        """The policy's observation of the worlds `rows` (the spec's, float64), each with its own command
+        in the command term's place (the layout's last three values)."""
         src = {"qpos": self.qpos, "qvel": self.qvel, "time": self.batch.bind("time"), **self.derived}
-        return self.observer.observe({k: v[rows] for k, v in src.items()}, rows)
+        obs = self.observer.observe({k: v[rows] for k, v in src.items()}, rows)
+        if self.recipe.command_amp is not None:
+            obs[:, -3:] = self.cmd[rows]
+        return obs
 
     def privileged(self) -> np.ndarray:
         """What only the critic sees (PRIVILEGED): friction, the push force (body weights) and torso height."""
@@ -179,16 +232,17 @@ class TrainingWorlds:
         self.step_k += 1
         nxt = self.observe()
         lin, gyro, grav = nxt[:, 0:3], nxt[:, 3:6], nxt[:, 6:9]
-        cmd = np.asarray(r.command)
-        lin_err = (lin[:, 0] - cmd[0]) ** 2 + (lin[:, 1] - cmd[1]) ** 2
-        yaw_err = (gyro[:, 2] - cmd[2]) ** 2
+        cmd = self.cmd
+        lin_err = (lin[:, 0] - cmd[:, 0]) ** 2 + (lin[:, 1] - cmd[:, 1]) ** 2
+        yaw_err = (gyro[:, 2] - cmd[:, 2]) ** 2
         q_rel, qd = nxt[:, 9:21], nxt[:, 21:33]
         tau = self.force
         feet_z = self.geom_z[:, self.feet, 2]
         touch = feet_z < CONTACT_Z
         first = touch & ~self.touch
         self.air += self.dt
-        air_bonus = ((self.air - AIR_TIME_TARGET) * first).sum(1)
+        # no stepping bonus while commanded to stand (the trainer's rule)
+        air_bonus = ((self.air - AIR_TIME_TARGET) * first).sum(1) * (np.abs(cmd).sum(1) > 0.01)
         self.air[touch] = 0.0
         self.touch = touch
         fell = self.rob.fallen(self.qpos, self.qvel)
@@ -200,10 +254,16 @@ class TrainingWorlds:
                + r.w_fall * fell)
         rew = np.maximum(rew * self.dt, 0.0)
         trunc = ~fell & (self.step_k >= r.episode_steps)
+        redraw = np.flatnonzero(self.step_k == self.cmd_at)
+        for i in redraw:  # the next step's command: the observation returned here already shows it
+            self._command(int(i), int(self.step_k[i]))
+        if len(redraw):
+            nxt[redraw, -3:] = self.cmd[redraw]
         return nxt, rew, fell, trunc
 
     # -- checkpoints -----------------------------------------------------------------------------
-    STATE = ("mu", "step_k", "air", "touch", "push_at", "push_mag", "push_side", "push_end", "push_xy", "seed")
+    STATE = ("mu", "step_k", "air", "touch", "push_at", "push_mag", "push_side", "push_end", "push_xy", "seed",
+             "cmd", "cmd_at")
 
     def state(self) -> dict:
         b = self.batch
@@ -214,7 +274,8 @@ class TrainingWorlds:
 
     def load_state(self, s: dict) -> None:
         for k in self.STATE:
-            getattr(self, k)[...] = s[k]
+            if k in s:  # a checkpoint from before the per-world commands has none: they are the recipe's
+                getattr(self, k)[...] = s[k]
         self.friction[:, self.rob.friction_geoms, 0] = self.mu[:, None]
         for f, v in s["sim"].items():
             self.batch.bind(f)[...] = v
