@@ -10,7 +10,9 @@ Layout under the store root (schema version 2, `SCHEMA_VERSION`, kept in the met
 
     index.sqlite              one row per rollout (+ a small `meta` table for run configs)
     units/<hash>.pack         a unit's payloads, one after the other (`payloads.pack_arrays`:
-                              byte-shuffled, zstd-compressed, byte-deterministic)
+                              byte-shuffled, zstd-compressed, byte-deterministic), then its rows'
+                              records and a trailer (`unit_file`): the index can be rebuilt from them
+                              (`store check --repair`)
     payloads/ab/<key>.npz     a payload of schema version 1 (one zip per rollout), still read;
                               `policylab store pack` moves them into unit files
 
