@@ -121,17 +121,18 @@ def ready(_):
 pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=make_payloads)  # before any thread
 assert len(set(pool.map(ready, range(4 * workers)))) >= 1
 from policylab.rollout import unit_file
-from policylab.rollout.ensure import run_and_write
-from policylab.rollout.store import Put, Store, rollout_key
-worlds = [world(i) for i in range(n)]
-keys = [rollout_key(w, policy, protocol) for w in worlds]
+from policylab.rollout.ensure import Planned, run_and_write
+from policylab.rollout.store import Store, frozen_provenance
+planned = [Planned("boundary", world(i), policy, protocol) for i in range(n)]
+keys = [p.key for p in planned]
 store = Store(root)
 start, cpu = time.perf_counter(), time.process_time()
-futures = {pool.submit(run_and_write, (run, u, root, keys[u:u + 1000])): u for u in range(0, n, 1000)}
+futures = {pool.submit(run_and_write, (run, u, root, planned[u:u + 1000], frozen_provenance())): u
+           for u in range(0, n, 1000)}
 written = {}
 for done in as_completed(futures):
     u, unit = futures[done], done.result()
-    items = [Put(keys[u + j], "boundary", worlds[u + j], policy, protocol, o) for j, o in enumerate(unit.outcomes)]
+    items = [planned[u + j].put(o) for j, o in enumerate(unit.outcomes)]
     store.commit_unit(items, unit.places)
     written[u] = (items, unit.places)
 store.close()

@@ -33,18 +33,38 @@ def _parquet_file(path: Path) -> Path:
     return path
 
 
+def _checkable(path: Path) -> Path:
+    """A store folder, its index perhaps damaged or lost (check says so; --repair rebuilds it from
+    the unit files). A database that is not a store's is refused, untouched."""
+    from policylab.rollout.store import index_problem
+    from policylab.rollout.unit_file import UNITS
+
+    if not (path / "index.sqlite").exists() and (path / UNITS).is_dir():
+        return path
+    why = index_problem(path, damaged_ok=True)
+    if why is not None:
+        raise ValueError(why)
+    return path
+
+
 StoreDir = Annotated[Path, AfterValidator(_is_store)]
 STORE = Field(description="Store folder (holds index.sqlite).", json_schema_extra={"argument": True})
 
 
 class CheckRequest(Request):
-    """Read and verify every row and payload of a store (exists, readable, sha256), and list files no
-    row points to and temp files of killed writes. Exit status 1 when something is damaged.
-    --repair removes damaged rows, bad unit files, orphans and stale temp files, so the next run of
-    the command that made them plays exactly those rollouts again."""
+    """Verify a store: SQLite's integrity check of its index, every row against its unit file's
+    record (so an edited row is damage), and every payload (exists, readable, sha256); list rollouts
+    the unit files hold that the index lacks (an emptied or lost index, a deleted -wal), files
+    nothing needs and temp files of killed writes. Exit status 1 when something is to repair.
+    --repair rebuilds from the unit files first: a damaged index is replaced by one made of the rows
+    that still read and the files' records (the damaged one is kept as index.damaged.sqlite), edited
+    rows are put back and missing ones inserted. Only then does it remove rows no file holds intact,
+    unit files nothing needs and stale temp files, so the next run of the command that made them plays
+    exactly those rollouts again. It deletes nothing that can rebuild a row."""
 
-    store: StoreDir = STORE
-    repair: bool = Field(False, description="Remove what is damaged (run it while nothing writes to the store).")
+    store: Annotated[Path, AfterValidator(_checkable)] = STORE
+    repair: bool = Field(False, description="Rebuild from the unit files, then remove what is damaged (run it "
+                                            "while nothing writes to the store).")
 
 
 class PackRequest(Request):
@@ -69,16 +89,29 @@ def check(req: CheckRequest) -> Result:
 
     found = check_store(req.store, repair=req.repair)
     stale = sum(t["writer_gone"] for t in found["temp_files"])
-    verb = "removed" if req.repair else "found"
-    lines = [f"{found['rows']} rows, {found['payloads']} payloads read and verified",
-             f"{verb}: {len(found['damaged'])} damaged rows, {len(found['bad_unit_files'])} bad unit files, "
-             f"{len(found['orphans'])} orphan files, {stale} stale temp files"]
-    lines += [f"damaged: {d['key']}: {d['why']}" for d in found["damaged"][:20]]
-    bad = found["damaged"] or found["bad_unit_files"] or found["orphans"] or stale
-    if bad and not req.repair:
-        lines.append(f"run `policylab store check {req.store} --repair` to remove them; the next run plays the "
-                     "damaged rollouts again")
-    return Result(req.store, tuple(lines), 1 if bad and not req.repair else 0)
+    damaged = found["damaged"]
+    restored = sum(d["restorable"] for d in damaged)
+    done = req.repair
+    lines = [f"{found['rows']} rows, {found['payloads']} payloads read and verified"]
+    lines += [f"damaged index: {line}" for line in found["index_damage"]]
+    lines.append(f"{'repaired' if done else 'found'}: {len(found['index_damage'])} index problems"
+                 f"{' (index rebuilt)' if done and found['index_damage'] else ''}, "
+                 f"{len(found['unindexed'])} rollouts missing from the index "
+                 f"({'inserted' if done else 'their unit files hold them'}), "
+                 f"{len(damaged)} damaged rows ({restored} {'put back' if done else 'held intact'} "
+                 f"by their unit files, {len(damaged) - restored} {'removed' if done else 'to remove'}), "
+                 f"{len(found['bad_unit_files'])} bad unit files, {len(found['orphans'])} orphan files, "
+                 f"{stale} stale temp files{' removed' if done else ''}")
+    lines += [f"damaged: {d['key']}: {d['why']}" for d in damaged[:20]]
+    if found["awaiting_rerun"]:
+        lines.append(f"kept: {len(found['awaiting_rerun'])} unit files of an older layout hold rollouts the index "
+                     "lacks; the next run of the command that planned them commits them from the files")
+    bad = (found["index_damage"] or found["unindexed"] or damaged or found["bad_unit_files"] or found["orphans"]
+           or stale)
+    if bad and not done:
+        lines.append(f"run `policylab store check {req.store} --repair`: it rebuilds what the unit files hold, then "
+                     "removes the rest; the next run plays the removed rollouts again")
+    return Result(req.store, tuple(lines), 1 if bad and not done else 0)
 
 
 def pack(req: PackRequest) -> Result:

@@ -42,8 +42,8 @@ from policylab.progress import say, tally
 from policylab.rollout import unit_file
 from policylab.rollout.executors import run_tasks
 from policylab.rollout.payloads import EncodedArrays, arrays_digest, unpack_arrays
-from policylab.rollout.store import (Put, Record, Store, canonical, encoded_payloads, remove_stale_temps,
-                                     rollout_key)
+from policylab.rollout.store import (Put, Record, Store, UnitRows, encoded_payloads, frozen_provenance, places_of,
+                                     record_row, remove_stale_temps, rollout_key)
 
 Outcome = Mapping[str, Any]
 Payload = Mapping[str, np.ndarray]
@@ -75,6 +75,10 @@ class Planned:
     @property
     def former_keys(self) -> list[str]:
         return [rollout_key(w, self.policy, self.protocol) for w in self.former_worlds]
+
+    def put(self, outcome: Outcome | None, payload: Payload | None = None) -> Put:
+        """What the store is handed for this rollout: its record's world carries the labels."""
+        return Put(self.key, self.study, {**self.world, **self.labels}, self.policy, self.protocol, outcome, payload)
 
 
 class BatchRunner(Protocol):
@@ -116,16 +120,20 @@ class WrittenUnit:
 
 def run_and_write(task: tuple) -> WrittenUnit:
     """Run a unit in a worker and write its unit file under the store root (`base`, a folder or an
-    fsspec URL); module-level, so process pools and Ray can ship it."""
-    run, work, base, keys = task
+    fsspec URL); module-level, so process pools and Ray can ship it. The task carries the unit's
+    `Planned` rollouts and the driver's provenance, so the file's records are the rows the driver
+    then commits (`Store.commit_unit`)."""
+    run, work, base, unit, provenance = task
     results = run(work)
-    if len(results) != len(keys):
-        raise RuntimeError(f"a unit of {len(keys)} rollouts returned {len(results)} results")
+    if len(results) != len(unit):
+        raise RuntimeError(f"a unit of {len(unit)} rollouts returned {len(results)} results")
     outcomes = [outcome for outcome, _ in results]
+    rows = UnitRows([p.put(o) for p, o in zip(unit, outcomes)], provenance)
     blobs = encoded_payloads([payload for _, payload in results])()
-    parts, places = unit_file.encode(keys, [canonical(o) for o in outcomes], blobs)
-    if any(b is not None for b in blobs):
-        unit_file.write(base, unit_file.name(keys), parts)
+    texts = rows.texts([None if b is None else b[1] for b in blobs])
+    keys = [p.key for p in unit]
+    parts, places = unit_file.encode(keys, rows.outcomes, blobs, texts)
+    unit_file.write(base, unit_file.name(keys), parts)
     return WrittenUnit(outcomes, places)
 
 
@@ -140,7 +148,8 @@ def _encoding(results: Sequence[tuple[Outcome, Payload | None]]) -> list[tuple[O
 def adopt_unit_files(store: Store, todo: Sequence[Planned]) -> set[str]:
     """Commit the rollouts of `todo` that a unit file in the store already holds (a worker wrote it,
     its rows were not committed): per file whose trailer names planned keys and whose payloads'
-    digests check, their rows in one transaction. Returns the keys committed."""
+    digests check, their rows in one transaction, each the file's own record (a file of the first
+    layout has none: the row is made from the plan). Returns the keys committed."""
     by_key = {p.key: p for p in todo}
     folder = store.root / unit_file.UNITS
     adopted: set[str] = set()
@@ -155,16 +164,23 @@ def adopt_unit_files(store: Store, todo: Sequence[Planned]) -> set[str]:
         if not mine:
             continue
         data = (store.root / rel).read_bytes()
-        if any(e[2] is not None and not _digest_checks(data, e) for e in mine):
+        if any(e[2] is not None and not digest_checks(data, e) for e in mine):
             continue
-        items = [Put(k, p.study, {**p.world, **p.labels}, p.policy, p.protocol, outcome)
-                 for k, outcome, *_ in mine for p in (by_key[k],)]
-        store.commit_unit(items, [None if e[2] is None else (e[4], e[2], e[3]) for e in mine], path=rel)
+        try:
+            unit = unit_file.parse(data)
+        except ValueError:
+            continue
+        if unit.records is None:
+            store.commit_unit([by_key[e[0]].put(e[1]) for e in mine], places_of(mine), path=rel)
+        else:
+            text = dict(zip((e[0] for e in unit.entries), unit.records))
+            store.commit_records([record_row(text[e[0]], place, rel) for e, place in zip(mine, places_of(mine))])
         adopted.update(e[0] for e in mine)
     return adopted
 
 
-def _digest_checks(data: bytes, entry: list) -> bool:
+def digest_checks(data: bytes, entry: list) -> bool:
+    """Whether a unit file's payload (its trailer `entry`'s) holds arrays of the entry's sha256."""
     _, _, offset, length, sha = entry
     try:
         return arrays_digest(unpack_arrays(data[offset : offset + length])) == sha
@@ -207,8 +223,8 @@ class _Writer:
         if len(results) != len(unit):
             raise RuntimeError(f"a unit of {len(unit)} rollouts returned {len(results)} results")
         if isinstance(results, WrittenUnit):  # the worker wrote the unit file: the rows alone
-            self._store().commit_unit([Put(p.key, p.study, {**p.world, **p.labels}, p.policy, p.protocol, outcome)
-                                       for p, outcome in zip(unit, results.outcomes)], results.places)
+            self._store().commit_unit([p.put(outcome) for p, outcome in zip(unit, results.outcomes)],
+                                      results.places)
             tally.add(len(unit))
         else:
             now = time.monotonic()
@@ -216,8 +232,7 @@ class _Writer:
                 self._first_t = now
             slow = now - self._last_t >= GATHER_S
             self._last_t = now
-            self._gathered += [Put(p.key, p.study, {**p.world, **p.labels}, p.policy, p.protocol, outcome, payload)
-                               for p, (outcome, payload) in zip(unit, results)]
+            self._gathered += [p.put(outcome, payload) for p, (outcome, payload) in zip(unit, results)]
             if slow or len(self._gathered) >= self._file_rollouts or now - self._first_t >= GATHER_S:
                 self._flush()
         self.busy_s += time.perf_counter() - t0
@@ -308,7 +323,8 @@ def ensure(
         fn, tasks = runner.run, [work for _, work in units]
     else:  # workers write their units' files; the driver commits rows
         base = str(store.root.resolve())
-        fn, tasks = run_and_write, [(runner.run, work, base, [p.key for p in u]) for u, work in units]
+        provenance = frozen_provenance()
+        fn, tasks = run_and_write, [(runner.run, work, base, u, provenance) for u, work in units]
     try:
         for i, results in run_tasks(fn, tasks, executor=executor, workers=workers, ray_address=ray_address,
                                     label=label, unit=unit):

@@ -304,3 +304,18 @@ def _zstd_d():
 
         _LOCAL.d = zstandard.ZstdDecompressor()
     return _LOCAL.d
+
+
+def compress_text(data: bytes) -> bytes:
+    """One zstd frame of `data` at `ZSTD_LEVEL` (a unit file's records: canonical JSON that repeats)."""
+    return _zstd(ZSTD_LEVEL).compress(data)
+
+
+def decompress_text(frame: bytes) -> bytes:
+    """The bytes of a `compress_text` frame; ValueError where it is not one."""
+    import zstandard
+
+    try:
+        return _zstd_d().decompress(frame)
+    except zstandard.ZstdError as exc:
+        raise ValueError(f"not a zstd frame: {exc}") from None

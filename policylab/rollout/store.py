@@ -10,7 +10,9 @@ Layout under the store root (schema version 2, `SCHEMA_VERSION`, kept in the met
 
     index.sqlite              one row per rollout (+ a small `meta` table for run configs)
     units/<hash>.pack         a unit's payloads, one after the other (`payloads.pack_arrays`:
-                              byte-shuffled, zstd-compressed, byte-deterministic)
+                              byte-shuffled, zstd-compressed, byte-deterministic), then its rows'
+                              records and a trailer (`unit_file`): the index can be rebuilt from them
+                              (`store check --repair`)
     payloads/ab/<key>.npz     a payload of schema version 1 (one zip per rollout), still read;
                               `policylab store pack` moves them into unit files
 
@@ -197,7 +199,7 @@ def _hash(obj: Any, length: int = 16) -> str:
     return sha256_hex(canonical(obj).encode())[:length]
 
 
-def _provenance() -> FrozenJSON:
+def frozen_provenance() -> FrozenJSON:
     """`provenance.record()`, frozen once per distinct value (it is cached, so once per process)."""
     current = provenance_record()
     global _PROVENANCE
@@ -353,6 +355,9 @@ class Store:
             self._db = _connect_for_reading(index)
         else:
             self.root.mkdir(parents=True, exist_ok=True)
+            if not writable(self.root) and (index.exists() or not os.access(self.root, os.W_OK)):
+                raise BadInput("store", f"the store {self.root} is read-only (this command writes to it: it needs "
+                                        f"write access to {index.name} and its folder)")
             self._db = _connect(index, "rwc")
             _create(self._db)
             remove_stale_temps(self.root)
@@ -410,16 +415,16 @@ class Store:
             if not todo:
                 return 0
             blobs = encoded_payloads([it.payload for it in todo])
-            rows = _Rows(todo)
+            rows = UnitRows(todo)
             keys = [it.key for it in todo]
-            parts, places = unit_file.encode(keys, rows.outcomes, blobs())
+            encoded = blobs()
+            texts = rows.texts([None if b is None else b[1] for b in encoded])
+            parts, places = unit_file.encode(keys, rows.outcomes, encoded, texts)
             path = unit_file.name(keys)
-            if places.count(None) == len(places):
-                return self._insert(rows.rows(places, path))
             written = thread_pool("unit-file", 1).submit(  # a write releases the GIL: rows insert meanwhile
                 atomic_write_bytes, self.root / path, parts)
             try:
-                return self._insert(rows.rows(places, path), before_commit=written.result)
+                return self._insert(rows.rows(texts, places, path), before_commit=written.result)
             finally:
                 written.result()  # on an error, the file is in place or removed before it goes on up
 
@@ -428,12 +433,21 @@ class Store:
         """Insert the rows of a unit whose file is in place (`path`, by default `unit_file.name` of the
         items' keys), each payload's (sha256, offset, length) in `places`, in one transaction; returns
         how many were new."""
-        return self._insert(_Rows(items).rows(places, path or unit_file.name([it.key for it in items])))
+        rows = UnitRows(items)
+        texts = rows.texts([None if p is None else p[0] for p in places])
+        return self._insert(rows.rows(texts, places, path or unit_file.name([it.key for it in items])))
 
-    def _insert(self, rows: list[tuple], before_commit: Callable[[], Any] | None = None) -> int:
+    def commit_records(self, rows: Sequence[tuple], *, replace: bool = False) -> int:
+        """Insert rows made from unit files' records (`record_row`) in one transaction; with `replace`,
+        a present key's row is overwritten (`store check --repair`); returns how many rows changed."""
+        return self._insert(list(rows), replace=replace)
+
+    def _insert(self, rows: list[tuple], before_commit: Callable[[], Any] | None = None, *,
+                replace: bool = False) -> int:
         before = self._db.total_changes
         with self._transaction():
-            self._db.executemany("INSERT OR IGNORE INTO rollouts VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+            self._db.executemany(f"INSERT OR {'REPLACE' if replace else 'IGNORE'} INTO rollouts "
+                                 "VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
             if before_commit is not None:
                 before_commit()
         return self._db.total_changes - before
@@ -492,14 +506,11 @@ class Store:
         with self._transaction():
             self._db.executemany("DELETE FROM rollouts WHERE key=?", [(k,) for k in keys])
 
-    def move_payloads(self, moves: Sequence[tuple[str, str, str, int, int]]) -> None:
-        """Point rows at new payload places: (key, path, sha256, offset, length) each, in one
-        transaction; the record's text names the new place too (`store pack`)."""
+    def move_payloads(self, moves: Sequence[tuple[str, str, str, str, int, int]]) -> None:
+        """Point rows at new payload places: (key, path, record text, sha256, offset, length) each, in one
+        transaction, the text `moved_record`'s (`store pack`)."""
         with self._transaction():
-            for key, path, sha, offset, length in moves:
-                rec = self.require(key)
-                data = {k: v for k, v in rec.data.items() if k != "payload_path"}
-                text = canonical({**data, "payload_sha256": sha})
+            for key, path, text, sha, offset, length in moves:
                 self._db.execute("UPDATE rollouts SET record=?, payload_path=?, payload_sha256=?, payload_offset=?, "
                                  "payload_length=? WHERE key=?", (text, path, sha, offset, length, key))
 
@@ -536,6 +547,13 @@ class Store:
         return int(self.get_meta(SCHEMA_META) or 1)
 
 
+def moved_record(rec: Record, sha: str) -> str:
+    """The record text of a version-1 row whose payload moved into a unit file: it names the payload's
+    new sha256 (its arrays' digest) and no longer its path."""
+    data = {k: v for k, v in rec.data.items() if k != "payload_path"}
+    return canonical({**data, "payload_sha256": sha})
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Python's cycle collector off for the block, if it was on (nested blocks leave it to the outer)."""
@@ -548,38 +566,64 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-class _Rows:
+class UnitRows:
     """The index rows of a unit's rollouts. A record is the canonical JSON of `{key, outcome,
     payload_sha256, policy, policy_hash, protocol, provenance, study, world, world_hash}`, written
     field by field in that (sorted) order, each part's text made once and its hash taken from that
     text. The fields from policy to study are one text for all rollouts that share a policy and a
     protocol object and a study (a unit's rollouts mostly do), made once per unit; the outcome's
     text is made here once, for the unit file's trailer and the record alike; the outcomes' and
-    worlds' texts are made while the payloads' frames are compressed, the digests only in `rows`."""
+    worlds' texts are made while the payloads' frames are compressed, the digests only in `texts`.
+    `provenance` is the writing driver's (`provenance.record`): a worker that writes a unit file
+    for the driver is handed it, so the file's records are the rows the driver commits."""
 
-    def __init__(self, items: Sequence[Put]):
+    def __init__(self, items: Sequence[Put], provenance: FrozenJSON | None = None):
         self.items = items
         self.outcomes = [canonical(it.outcome if type(it.outcome) is dict else dict(it.outcome)) for it in items]
         self.worlds = [_spliced(it.world) for it in items]
+        self.provenance = (provenance if provenance is not None else frozen_provenance()).canonical
 
-    def rows(self, places: Sequence[tuple[str, int, int] | None], path: str) -> list[tuple]:
+    def texts(self, shas: Sequence[str | None]) -> list[str]:
+        """The records' texts, each naming its payload's sha256 (None: no payload)."""
         middles: dict[tuple, str] = {}  # by the objects' ids: the items hold them, so no id is reused here
-        provenance = _provenance().canonical
         out = []
-        for it, outcome, world, place in zip(self.items, self.outcomes, self.worlds, places):
+        for it, outcome, world, sha in zip(self.items, self.outcomes, self.worlds, shas):
             middle = middles.get((id(it.policy), id(it.protocol), it.study))
             if middle is None:
                 policy, protocol = _spliced(it.policy), _spliced(it.protocol)
                 middle = middles[(id(it.policy), id(it.protocol), it.study)] = (
                     f',"policy":{policy.text},"policy_hash":"{policy.hash}","protocol":{protocol.text},'
-                    f'"provenance":{provenance},"study":{_ENCODE_STR(it.study)}')
-            sha = "null" if place is None else _ENCODE_STR(place[0])
-            text = (f'{{"key":{_ENCODE_STR(it.key)},"outcome":{outcome},"payload_sha256":{sha}{middle},'
-                    f'"world":{world.text},"world_hash":"{world.hash}"}}')
-            where = (None, None, None, None) if place is None else (path, *place)
-            out.append((it.key, it.study, str(it.world.get("env", "")), str(it.policy.get("name", "")),
-                        int(it.world.get("seed", -1)), text, *where))
+                    f'"provenance":{self.provenance},"study":{_ENCODE_STR(it.study)}')
+            out.append(f'{{"key":{_ENCODE_STR(it.key)},"outcome":{outcome},'
+                       f'"payload_sha256":{"null" if sha is None else _ENCODE_STR(sha)}{middle},'
+                       f'"world":{world.text},"world_hash":"{world.hash}"}}')
         return out
+
+    def rows(self, texts: Sequence[str], places: Sequence[tuple[str, int, int] | None], path: str) -> list[tuple]:
+        return [(*_columns(it.key, it.study, it.world, it.policy), text, *_where(place, path))
+                for it, text, place in zip(self.items, texts, places)]
+
+
+def _columns(key: str, study: str, world: Mapping[str, Any], policy: Mapping[str, Any]) -> tuple:
+    """A row's columns before its record: what reports filter by, taken from the record's parts."""
+    return key, study, str(world.get("env", "")), str(policy.get("name", "")), int(world.get("seed", -1))
+
+
+def _where(place: tuple[str, int, int] | None, path: str) -> tuple:
+    """A row's payload columns: (path, sha256, offset, length), all None without a payload."""
+    return (None, None, None, None) if place is None else (path, *place)
+
+
+def record_row(text: str, place: tuple[str, int, int] | None, path: str) -> tuple:
+    """The index row of a record's text (a unit file's, `unit_file.parse`) whose payload lies at
+    `place` ((sha256, offset, length) in the unit file `path`, or None)."""
+    data = json.loads(text)
+    return (*_columns(data["key"], data["study"], data["world"], data["policy"]), text, *_where(place, path))
+
+
+def places_of(entries: Sequence[list]) -> list[tuple[str, int, int] | None]:
+    """Per entry of a unit file's trailer its payload's (sha256, offset, length), or None."""
+    return [None if e[2] is None else (e[4], e[2], e[3]) for e in entries]
 
 
 class _Spliced:
@@ -656,17 +700,66 @@ PAGE_SIZE = 16384
 
 
 def _connect(index: Path, mode: str, extra: str = "") -> sqlite3.Connection:
+    """A connection to a store's index; a database that is not a store's is refused before anything
+    is written to it (`not_a_store`), a damaged one with SQLite's words (`IndexDamaged`)."""
     try:
         db = sqlite3.connect(f"{index.resolve().as_uri()}?mode={mode}{extra}", uri=True, isolation_level=None,
                              timeout=120)
+        why = not_a_store(db)
+        if why is not None:
+            db.close()
+            raise BadInput("store", f"{index} is not a policylab store index ({why}); it was left as it is")
         if mode == "rwc":
             db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # before WAL: a WAL index keeps its page size
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("SELECT name FROM sqlite_master").fetchall()
     except sqlite3.DatabaseError as exc:
-        raise BadInput("store", f"{index} is not a store index ({exc})") from None
+        raise IndexDamaged(index, str(exc)) from None
     return db
+
+
+# A store's tables and the columns every schema version has (version 1 made `rollouts` first, then `meta`).
+_STORE_TABLES = {"rollouts": {"key", "study", "env", "policy", "seed", "record", "payload_path", "payload_sha256"},
+                 "meta": {"name", "value"}}
+
+
+def not_a_store(db: sqlite3.Connection) -> str | None:
+    """Why an SQLite database is not a store's index (it holds another program's tables), or None: a
+    store's, or empty (a creation that was killed, completed when opened)."""
+    tables = sorted(t for t in _tables(db) if not t.startswith("sqlite_"))
+    other = [t for t in tables if t not in _STORE_TABLES]
+    if other:
+        return f"it holds other tables: {', '.join(other[:5])}"
+    for table in tables:
+        columns = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+        if not _STORE_TABLES[table] <= columns:
+            return f"its {table} table lacks {', '.join(sorted(_STORE_TABLES[table] - columns))}"
+    return None
+
+
+class IndexDamaged(BadInput):
+    """An index SQLite cannot read (not a database, or a damaged page): one line (exit 2) naming the
+    command that rebuilds it from the store's unit files."""
+
+    def __init__(self, index: Path, why: str):
+        super().__init__("store", f"{index} is not a store index or is damaged ({why}); run `policylab store "
+                                  f"check {_quote(index.parent)} --repair` to rebuild it from the store's unit "
+                                  "files, then the same command again")
+        self.why = why
+
+
+def write_index(path: Path, rows: Sequence[tuple], meta: Sequence[tuple[str, str]]) -> None:
+    """A complete index at `path` (a new file) holding `rows` (all ten columns) and `meta`, in one
+    transaction after its schema (`store check --repair` rebuilding a damaged index)."""
+    db = _connect(path, "rwc")
+    try:
+        _create(db)
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany("INSERT OR IGNORE INTO rollouts VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+        db.executemany("INSERT OR IGNORE INTO meta VALUES (?,?)", meta)
+        db.execute("COMMIT")
+    finally:
+        db.close()
 
 
 def _create(db: sqlite3.Connection) -> None:
@@ -713,15 +806,18 @@ def _connect_for_reading(index: Path) -> sqlite3.Connection:
     return db
 
 
-def index_problem(root: Path) -> str | None:
+def index_problem(root: Path, *, damaged_ok: bool = False) -> str | None:
     """Why `root` does not hold a store index, or None (a half-made index counts: it is completed on
-    open). For request validators, which name the field."""
+    open; with `damaged_ok`, so does an index SQLite cannot read, for `store check`). For request
+    validators, which name the field."""
     index = root / "index.sqlite"
     if not index.is_file():
         return f"no store at {root} (expected {index})"
     try:
         with Store(root, readonly=True):
             return None
+    except IndexDamaged as exc:
+        return None if damaged_ok else exc.message
     except BadInput as exc:
         return exc.message
 

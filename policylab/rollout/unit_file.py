@@ -1,16 +1,25 @@
-"""A unit file: one unit of work's payloads back to back, then a trailer naming its rollouts.
+"""A unit file: one unit of work's payloads back to back, then its records and a trailer naming its
+rollouts.
 
-    payload 0 | payload 1 | ... | trailer (canonical JSON) | u64 trailer length | b"PLU1"
+    payload 0 | payload 1 | ... | records | trailer | u64 records length | u64 trailer length | b"PLU2"
 
-The trailer is ``[[key, outcome, offset, length, sha256], ...]`` in the unit's order (offset and
-length null for a rollout without a payload). Rows in the index locate a payload by offset and
-length alone; the trailer makes the file self-describing, so a unit a worker wrote whose rows were
-never committed (the driver was killed, or another run sharing the store is committing it) is
-committed from the file, its digests checked, instead of being run again.
+The trailer is ``[[key, outcome, offset, length, sha256], ...]`` (canonical JSON) in the unit's
+order (offset, length and sha256 null for a rollout without a payload). The records are one zstd
+frame of the rollouts' index records (their canonical JSON texts, the row's `record` column byte
+for byte) in the same order, one per line. Rows in the index locate a payload by offset and length
+alone; the trailer and the records make the file self-describing: a unit a worker wrote whose rows
+were never committed (the driver was killed, or another run sharing the store is committing it) is
+committed from the file, its digests checked, instead of being run again, and `store check`
+compares every row with its file's record and rebuilds a lost or damaged index from the files.
 
-The file's bytes depend only on the unit's rollouts, so whoever writes it (the driver, a process
-pool worker, a Ray worker on another node) writes the same file under the same name (`name`).
-Workers write through fsspec, so the store root may be a shared folder or a filesystem URL.
+A file of the first layout (``b"PLU1"``, written before the records were added) ends
+``trailer | u64 trailer length | b"PLU1"``; it is still read, and its trailer alone is checked
+against the index (outcome and payload place).
+
+The file's bytes depend only on the unit's records and payloads, so whoever writes it (the driver,
+a process pool worker, a Ray worker on another node, handed the driver's record parts) writes the
+same file under the same name (`name`). Workers write through fsspec, so the store root may be a
+shared folder or a filesystem URL.
 """
 
 from __future__ import annotations
@@ -20,14 +29,17 @@ import os
 import socket
 import struct
 import uuid
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from policylab.hashing import sha256_hex
+from policylab.rollout.payloads import compress_text, decompress_text
 
-MAGIC = b"PLU1"
+MAGIC = b"PLU2"
+MAGIC_V1 = b"PLU1"  # no records
 _ENCODE_STR = json.encoder.encode_basestring_ascii
 UNITS = "units"
-_TAIL = struct.Struct("<Q4s")
+_TAIL = struct.Struct("<QQ4s")
+_TAIL_V1 = struct.Struct("<Q4s")
 
 
 def name(keys: Sequence[str]) -> str:
@@ -35,12 +47,13 @@ def name(keys: Sequence[str]) -> str:
     return f"{UNITS}/{sha256_hex(chr(10).join(keys).encode())[:32]}.pack"
 
 
-def encode(keys: Sequence[str], outcomes: Sequence[str],
-           blobs: Sequence[tuple[Any, str] | None]) -> tuple[list[Any], list[tuple[str, int, int] | None]]:
+def encode(keys: Sequence[str], outcomes: Sequence[str], blobs: Sequence[tuple[Any, str] | None],
+           records: Sequence[str]) -> tuple[list[Any], list[tuple[str, int, int] | None]]:
     """(the file's bytes in parts, per rollout (sha256, offset, length) or None) of a unit whose
-    outcomes are `outcomes` (each its canonical JSON text) and payloads `blobs` ((packed bytes, or
-    a tuple of buffers that are those bytes in parts; sha256) each). The parts are written one after
-    the other, never joined (a Go1 unit's file is 20 MB)."""
+    outcomes are `outcomes` (each its canonical JSON text), payloads `blobs` ((packed bytes, or a
+    tuple of buffers that are those bytes in parts; sha256) each) and index records `records` (each
+    its canonical JSON text, which names its payload's sha256). The parts are written one after the
+    other, never joined (a Go1 unit's file is 20 MB)."""
     places: list[tuple[str, int, int] | None] = []
     entries, parts, offset = [], [], 0
     for key, outcome, blob in zip(keys, outcomes, blobs):
@@ -58,22 +71,62 @@ def encode(keys: Sequence[str], outcomes: Sequence[str],
         places.append((sha, offset, size))
         entries.append(f"[{_ENCODE_STR(key)},{outcome},{offset},{size},{_ENCODE_STR(sha)}]")
         offset += size
+    packed = compress_text("\n".join(records).encode())
     trailer = ("[" + ",".join(entries) + "]").encode()  # canonical JSON, written directly
-    return [*parts, trailer, _TAIL.pack(len(trailer), MAGIC)], places
+    return [*parts, packed, trailer, _TAIL.pack(len(packed), len(trailer), MAGIC)], places
+
+
+class Unit(NamedTuple):
+    """A unit file's trailer entries and records (None in a file of the first layout)."""
+
+    entries: list[list]
+    records: list[str] | None
+
+
+def parse(data: bytes) -> Unit:
+    """The trailer and records of a unit file's bytes; ValueError where they are not a unit file's."""
+    magic = data[-4:]
+    if magic == MAGIC and len(data) >= _TAIL.size:
+        n_records, n, _ = _TAIL.unpack(data[-_TAIL.size:])
+        end = len(data) - _TAIL.size
+    elif magic == MAGIC_V1 and len(data) >= _TAIL_V1.size:
+        n_records, (n, _) = None, _TAIL_V1.unpack(data[-_TAIL_V1.size:])
+        end = len(data) - _TAIL_V1.size
+    else:
+        raise ValueError("no unit trailer")
+    if n + (n_records or 0) > end:
+        raise ValueError("a unit trailer longer than its file")
+    entries = json.loads(data[end - n : end])
+    if not isinstance(entries, list) or not all(isinstance(e, list) and len(e) == 5 for e in entries):
+        raise ValueError("a unit trailer that is not a list of rollouts")
+    if n_records is None:
+        return Unit(entries, None)
+    records = decompress_text(data[end - n - n_records : end - n]).decode().split("\n")
+    if len(records) != len(entries):
+        raise ValueError(f"{len(records)} records for {len(entries)} rollouts")
+    return Unit(entries, records)
 
 
 def trailer_of(path: os.PathLike | str) -> list[list]:
-    """The trailer of a local unit file, read without reading its payloads."""
+    """The trailer of a local unit file (either layout), read without reading its payloads or records."""
     with open(path, "rb") as f:
         f.seek(0, os.SEEK_END)
         size = f.tell()
-        if size < _TAIL.size:
+        if size < _TAIL_V1.size:
             raise ValueError("too short for a unit file")
-        f.seek(size - _TAIL.size)
-        n, magic = _TAIL.unpack(f.read(_TAIL.size))
-        if magic != MAGIC or n > size - _TAIL.size:
+        f.seek(size - min(size, _TAIL.size))
+        tail = f.read()
+        if tail[-4:] == MAGIC and len(tail) == _TAIL.size:
+            n_records, n, _ = _TAIL.unpack(tail)
+            tail_size = _TAIL.size
+        elif tail[-4:] == MAGIC_V1:
+            (n, _), n_records = _TAIL_V1.unpack(tail[-_TAIL_V1.size:]), 0
+            tail_size = _TAIL_V1.size
+        else:
             raise ValueError("no unit trailer")
-        f.seek(size - _TAIL.size - n)
+        if n + n_records + tail_size > size:
+            raise ValueError("a unit trailer longer than its file")
+        f.seek(size - tail_size - n)
         return json.loads(f.read(n))
 
 

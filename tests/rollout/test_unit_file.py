@@ -10,22 +10,25 @@ import pytest
 from policylab.rollout.payloads import pack_arrays
 from policylab.rollout import unit_file
 from policylab.rollout.ensure import EnsureStats, WrittenUnit, adopt_unit_files, ensure, run_and_write
-from policylab.rollout.store import Put, Store, canonical
+from policylab.rollout.store import Store, canonical, frozen_provenance
 from policylab.studies.lava_leap import runs
 from tests.rollout.test_ensure import _plan
 
 KEYS = ["k1", "k2", "k3"]
 OUTCOMES = [{"status": "survived", "t": 1.5}, {"status": "failed", "t": None}, {"x": [1, 2]}]
 BLOBS = [pack_arrays({"a": np.arange(5.0)}), None, pack_arrays({"b": np.ones((2, 3), np.float32)})]
+RECORDS = ['{"key":"k1","x":1}', '{"key":"k2","x":"a\\nb"}', '{"key":"k3"}']
 
 
 @pytest.mark.parametrize("base", ["file", "plain", "memory"])
 def test_a_unit_file_written_through_fsspec_reads_back(tmp_path, base):
     root = {"file": f"file://{tmp_path}/store", "plain": str(tmp_path / "store"), "memory": "memory://store-test"}[base]
-    parts, places = unit_file.encode(KEYS, [canonical(o) for o in OUTCOMES], BLOBS)
+    parts, places = unit_file.encode(KEYS, [canonical(o) for o in OUTCOMES], BLOBS, RECORDS)
     rel = unit_file.name(KEYS)
     unit_file.write(root, rel, parts)
     assert unit_file.read(root, rel) == b"".join(parts)
+    assert unit_file.parse(unit_file.read(root, rel)) == ([[k, o, *(p and (p[1], p[2], p[0]) or (None,) * 3)]
+                                                          for k, o, p in zip(KEYS, OUTCOMES, places)], RECORDS)
     fs, path = fsspec.core.url_to_fs(root)
     assert fs.ls(f"{path.rstrip('/')}/units", detail=False) == [f"{path.rstrip('/')}/{rel}"]  # no temp file left
     if base != "memory":
@@ -41,13 +44,12 @@ def test_a_worker_writes_its_unit_and_the_driver_commits_the_same_store(tmp_path
     units = runner.pack(plan)
     with Store(tmp_path / "driver") as driver:
         for unit, work in units:  # what the driver writes for each unit alone
-            driver.put_many([Put(p.key, p.study, {**p.world, **p.labels}, p.policy, p.protocol, o, payload)
-                             for p, (o, payload) in zip(unit, runner.run(work))])
+            driver.put_many([p.put(o, payload) for p, (o, payload) in zip(unit, runner.run(work))])
         expected = {k: driver.require(k) for k in driver.keys()}
     with Store(tmp_path / "workers") as store:
         for unit, work in units:
             keys = [p.key for p in unit]
-            written = run_and_write((runner.run, work, str(tmp_path / "workers"), keys))  # as in a pool worker
+            written = run_and_write((runner.run, work, str(tmp_path / "workers"), unit, frozen_provenance()))
             assert isinstance(written, WrittenUnit) and len(written) == len(unit)
             assert (tmp_path / "workers" / unit_file.name(keys)).read_bytes() == \
                 (tmp_path / "driver" / unit_file.name(keys)).read_bytes()  # the same bytes, whoever writes
@@ -65,7 +67,7 @@ def test_a_unit_file_whose_digests_do_not_check_is_run_again(tmp_path):
     root = tmp_path / "s"
     with Store(root) as store:
         for unit, work in units[:2]:
-            run_and_write((runner.run, work, str(root), [p.key for p in unit]))
+            run_and_write((runner.run, work, str(root), unit, frozen_provenance()))
         bad = root / unit_file.name([p.key for p in units[0][0]])
         data = bytearray(bad.read_bytes())
         data[len(data) // 3] ^= 0x40
