@@ -10,8 +10,9 @@ PPO statistics and the mean of each extra.
 
 Checkpoints: every `checkpoint_every` updates the whole state (network, optimizer, generators, each
 shard's envs, curves) is written atomically to OUT/checkpoint.pt; running again after a kill resumes
-from it and ends with the bytes of an uninterrupted run. Wall-clock timings (steps/s) are not part of
-that state: they go to OUT/timing.json.
+from it and ends with the bytes of an uninterrupted run. Timings are not part of that state: they go
+to OUT/timing.json, per update the wall-clock rate (steps/s) and the CPU-seconds this process spent on
+it (all its threads: what a learner costs whatever else the machine runs).
 """
 
 from __future__ import annotations
@@ -113,13 +114,14 @@ def train(learner: Learner, out: Path, checkpoint_every: int, label: str, status
     done (as a kill would, after its last checkpoint: the kill tests' hook)."""
     ckpt = out / CHECKPOINT
     timing_path = out / TIMING
-    timing = {"updates": [], "steps_per_s": []}
+    timing = {"updates": [], "steps_per_s": [], "cpu_s": []}
     if ckpt.is_file():
         learner.load_state(checkpoint.read(ckpt))
         if timing_path.is_file():
-            timing = json.loads(timing_path.read_text())
-            keep = [i for i, u in enumerate(timing["updates"]) if u <= learner.done]
-            timing = {k: [v[i] for i in keep] for k, v in timing.items()}
+            saved = json.loads(timing_path.read_text())
+            saved.setdefault("cpu_s", [None] * len(saved["updates"]))  # timed before CPU-seconds were kept
+            keep = [i for i, u in enumerate(saved["updates"]) if u <= learner.done]
+            timing = {k: [v[i] for i in keep] for k, v in saved.items()}
         say(f"resuming from update {learner.done} of {learner.updates} ({ckpt})")
     per_update = int(learner.cols[-1]) * learner.steps
     with progress_bar(label, learner.updates * per_update, unit="steps") as bar:
@@ -127,10 +129,11 @@ def train(learner: Learner, out: Path, checkpoint_every: int, label: str, status
         while learner.done < learner.updates:
             if stop_after is not None and learner.done >= stop_after:
                 break
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             learner.update()
             timing["updates"].append(learner.done)
             timing["steps_per_s"].append(per_update / (time.perf_counter() - t0))
+            timing["cpu_s"].append(time.process_time() - c0)
             bar.status(status(learner))
             bar.advance(per_update)
             if learner.done % checkpoint_every == 0 or learner.done == learner.updates:

@@ -16,7 +16,7 @@ from policylab.report.html import Page, render
 LEARN_C = "#2f6db5"
 PANELS = (("return_mean", "mean episode return"), ("length_mean", "mean episode length (control steps)"),
           ("forward_speed", "mean forward velocity (m/s, velocimeter)"), ("fall_rate", "falls per ended episode"),
-          ("entropy", "policy entropy (nats)"), ("value_loss", "value loss"), ("approx_kl", "approximate KL"),
+          ("tracking_error", "velocity tracking error (m/s)"), ("entropy", "policy entropy (nats)"), ("value_loss", "value loss"), ("approx_kl", "approximate KL"),
           ("clip_fraction", "clip fraction"), ("steps_per_s", "agent steps/s (wall clock)"))
 
 
@@ -25,7 +25,8 @@ def write(out: Path, data: dict) -> Path:
     learning_curves(data["curves"], data["timing"], PANELS, out / "figures" / "curves.png", LEARN_C)
     j = data["nominal"]
     headline = [("updates", f"{data['updates']:,}"), ("agent steps", f"{data['agent_steps']:,}"),
-                ("episodes", f"{data['episodes']:,}"), ("median steps/s", f"{data['timing']['median_steps_per_s']:,.0f}")]
+                ("episodes", f"{data['episodes']:,}"), ("median steps/s", f"{data['timing']['median_steps_per_s']:,.0f}"),
+                ("learner time", f"{data['timing']['learner_wall_s'] / 3600:.2f} h wall")]
     notes = []
     if j is None:
         notes.append("The nominal judgement was skipped (--eval-worlds 0).")
@@ -48,5 +49,14 @@ def build(out: Path, learner: Learner, config: dict, rerun: str, nominal: dict |
                         "actor_parameters": sum(int(x.numel()) for x in learner.net.actor.parameters())},
             "updates": learner.done, "agent_steps": learner.done * int(learner.cols[-1]) * learner.steps,
             "episodes": learner.episodes - int(learner.cols[-1]), "curves": learner.curves,
-            "timing": {**timing, "median_steps_per_s": float(np.median(timing["steps_per_s"]))},
+            "timing": {**timing, **learner_time(timing, int(learner.cols[-1]) * learner.steps)},
             "policy_file": policy_file, "nominal": nominal}
+
+
+def learner_time(timing: dict, per_update: int) -> dict:
+    """The learner's own time over all its runs (a kill and resume counts only the updates' time): the
+    median rate, wall-clock seconds, and CPU-seconds where they were kept (with how many updates they cover)."""
+    cpu = [c for c in timing.get("cpu_s", []) if c is not None]
+    return {"median_steps_per_s": float(np.median(timing["steps_per_s"])),
+            "learner_wall_s": float(sum(per_update / r for r in timing["steps_per_s"])),
+            "learner_cpu_s": float(sum(cpu)), "cpu_timed_updates": len(cpu)}
