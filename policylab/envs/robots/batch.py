@@ -31,8 +31,9 @@ class RobotBatch:
     """B independent worlds of `robot`, each with its own friction (None: the model's) and seed.
 
     `step(ctrl, push_xy, ids)` advances the worlds `ids` (None: all) by one control step with actuator
-    `ctrl` and a world-frame horizontal force `push_xy` on the push body's centre of mass. `qpos`, `qvel`
-    and `time` are live read-only (B, ...) views, current after every step.
+    `ctrl` and a world-frame horizontal force `push_xy` on the push body's centre of mass; `kick(dv_xy, ids)`
+    changes the worlds' trunk velocity before their next step. `qpos`, `qvel` and `time` are live read-only
+    (B, ...) views, current after every step.
 
     `model` sets other per-world model values (`ModelChanges`); a world it leaves at the model's values
     runs on the model's own numbers, whatever its neighbours change, so it stays bit-identical.
@@ -66,6 +67,7 @@ class RobotBatch:
         self._batch = b
         self._ctrl = b.bind("ctrl")
         self._push = b.bind("xfrc_applied")[:, rob.push_body, :2]
+        self._trunk_v = qvel[:, rob.root_dof: rob.root_dof + 2]  # the free joint's linear velocity, x and y
         self.qpos, self.qvel, self.time = _read_only(qpos), _read_only(qvel), _read_only(b.bind("time"))
         self.derived = derived
 
@@ -84,6 +86,13 @@ class RobotBatch:
             self._ctrl[ids] = ctrl
             self._push[ids] = push_xy
         self._batch.step(ids=ids, nstep=self.robot.frame_skip)
+
+    def kick(self, dv_xy: np.ndarray, ids: np.ndarray) -> None:
+        """Add the world-frame horizontal velocity `dv_xy` (len(ids), 2) to the worlds `ids`' free joint (its
+        linear velocity, in the world frame in MuJoCo): every body of the robot hangs from it, so the whole
+        robot gains `dv_xy` at once and its joints and spin stay as they were. Nothing else changes."""
+        if self._batch is not None:
+            self._trunk_v[ids] += dv_xy
 
     def close(self) -> None:
         self._batch = None
@@ -160,13 +169,17 @@ def run_closed_loop(
     policy_ids: bool = False,
     model: ModelChanges | None = None,
     action_delay: np.ndarray | None = None,
+    kick_mps: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Play `policy` ((B, obs_dim) -> (B, act_dim) actions) in B worlds for `n_steps` control steps.
 
     Push protocol: during control steps ``k0 <= k < k0 + n_push`` a constant horizontal force of
     ``force_n`` newtons acts on the push body's centre of mass (``xfrc_applied``), ``dir_deg``
     counter-clockwise from the torso heading captured at the first push step, then fixed in the world
-    frame.
+    frame. A velocity kick of ``kick_mps`` m/s (B,) in the same direction is added to the free joint's
+    linear velocity once, at the push's first step, after the policy has acted on that step's state and
+    before its physics (`RobotBatch.kick`): the push of the common trainers' protocols, on its own or with
+    a push. A world without one (0) is not touched.
 
     `model` changes the worlds' models (`ModelChanges`); `action_delay` (B,) delays each world's actions
     by that many control steps: the action computed at step k is applied at step k + d, the zero action
@@ -176,9 +189,10 @@ def run_closed_loop(
     (B, T+1), ``ctrl`` (B, T, nu), ``action`` (B, T, act_dim) and ``push`` (B, T, 2) (the world-frame
     force applied during step k), index 0 the reset state, ``n_states`` (B,): how many states each
     world has (T+1, or fewer when it stopped at its failure or at a non-finite action; rows past that
-    are NaN, or zero without ``stop_at_failure``), and ``bad_action_step`` (B,): the control step whose
+    are NaN, or zero without ``stop_at_failure``), ``bad_action_step`` (B,): the control step whose
     action was not finite (its row in ``action`` holds it; the world's last state is that step's), -1
-    where every action was finite.
+    where every action was finite, and ``kick`` (B, 2): the world-frame velocity change each world got
+    (zero where none).
     """
     n = len(seeds)
     stop = rob.spec.stop_at_failure if stop_at_failure is None else stop_at_failure
@@ -193,6 +207,8 @@ def run_closed_loop(
     ctrl = np.full((n, n_steps, nu), fill)
     action = np.full((n, n_steps, rob.act_dim), fill)
     push = np.zeros((n, n_steps, 2))
+    kick_mps = np.zeros(n) if kick_mps is None else np.asarray(kick_mps, dtype=float)
+    kick = np.zeros((n, 2))
     n_states = np.full(n, n_steps + 1)
     bad_action = np.full(n, -1)
     delay = np.zeros(n, dtype=int) if action_delay is None else np.asarray(action_delay, dtype=int)
@@ -201,7 +217,7 @@ def run_closed_loop(
     with RobotBatch(rob, mus, seeds, nthread=nthread, model=model) as batch:
         if not n:
             return {"qpos": qpos, "qvel": qvel, "time": time, "ctrl": ctrl, "action": action, "push": push,
-                    "n_states": n_states, "bad_action_step": bad_action}
+                    "n_states": n_states, "bad_action_step": bad_action, "kick": kick}
         qpos[:, 0], qvel[:, 0], time[:, 0] = batch.qpos, batch.qvel, batch.time
         observer = rob.observer(n)
         angle = np.zeros(n)
@@ -245,6 +261,11 @@ def run_closed_loop(
                 a = np.where((due >= 0)[:, None], queue[rows, due % slots], 0.0)
             c = rob.ctrl(a)
             ctrl[sel, k] = c
+            kicked = np.flatnonzero(onset & live & (kick_mps != 0))
+            if len(kicked):
+                kick[kicked, 0] = kick_mps[kicked] * portable_math.cos_array(angle[kicked])
+                kick[kicked, 1] = kick_mps[kicked] * portable_math.sin_array(angle[kicked])
+                batch.kick(kick[kicked], kicked)
             batch.step(c, push[sel, k], ids)
             qpos[sel, k + 1], qvel[sel, k + 1], time[sel, k + 1] = batch.qpos[sel], batch.qvel[sel], batch.time[sel]
             if stop:
@@ -259,14 +280,15 @@ def run_closed_loop(
                     if not len(ids):
                         break
     return {"qpos": qpos, "qvel": qvel, "time": time, "ctrl": ctrl, "action": action, "push": push,
-            "n_states": n_states, "bad_action_step": bad_action}
+            "n_states": n_states, "bad_action_step": bad_action, "kick": kick}
 
 
 def plain_loop(rob: Robot, policy: Callable[[np.ndarray], np.ndarray], mu: float | None, seed: int, *, n_steps: int,
                force_n: float = 0.0, dir_deg: float = 0.0, push_k0: int = -1, n_push: int = 0,
-               stop_at_failure: bool | None = None) -> dict[str, np.ndarray]:
+               kick_mps: float = 0.0, stop_at_failure: bool | None = None) -> dict[str, np.ndarray]:
     """One world in a plain per-world MuJoCo loop (one `MjData`, ``mj_step(nstep=frame_skip)`` per control
-    step, the policy called on a batch of one): the reference `RobotBatch` must reproduce bitwise.
+    step, the policy called on a batch of one) with `run_closed_loop`'s push and kick: the reference
+    `RobotBatch` must reproduce bitwise.
     Returns qpos, qvel, time (n, ...) and ctrl (n - 1, nu), n the number of states."""
     stop = rob.spec.stop_at_failure if stop_at_failure is None else stop_at_failure
     m = rob.model(mu)
@@ -290,6 +312,9 @@ def plain_loop(rob: Robot, policy: Callable[[np.ndarray], np.ndarray], mu: float
         observer.acted(a)
         c = rob.ctrl(a)[0]
         d.ctrl[:] = c
+        if k == push_k0 and kick_mps:
+            d.qvel[rob.root_dof: rob.root_dof + 2] += (kick_mps * portable_math.cos(angle),
+                                                        kick_mps * portable_math.sin(angle))
         mujoco.mj_step(m, d, nstep=rob.frame_skip)
         qpos.append(d.qpos.copy())
         qvel.append(d.qvel.copy())

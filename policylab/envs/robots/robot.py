@@ -256,11 +256,13 @@ class Robot:
     def frame_skip(self) -> int:
         return self.spec.frame_skip
 
+    def mass_kg(self, payload_kg: float = 0.0) -> float:
+        """m of the robot: the torso's subtree, plus a payload it carries."""
+        return float(self.base.body_subtreemass[self.torso] + payload_kg)
+
     def body_weight_n(self, payload_kg: float = 0.0) -> float:
-        """m * g of the robot (the torso's subtree, plus a payload it carries), the unit of push magnitudes
-        (% bodyweight)."""
-        m = self.base
-        return float((m.body_subtreemass[self.torso] + payload_kg) * -m.opt.gravity[2])
+        """m * g of the robot (`mass_kg`), the unit of push magnitudes (% bodyweight)."""
+        return float(self.mass_kg(payload_kg) * -self.base.opt.gravity[2])
 
     # -- state ----------------------------------------------------------------------------------
     def reset_state(self, seed: int) -> tuple[np.ndarray, np.ndarray]:

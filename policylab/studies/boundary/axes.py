@@ -7,7 +7,7 @@ quote). The catalogue is what `sweep` maps two of, what `search` searches any nu
 another page lists: `AXES` (in order), `axis(name)`, `Axis.check(value)` and `Axis.as_dict()`.
 
 Keys stay valid: the first four axes (friction, push, direction, start) are in every world's key as
-they always were; the later four enter a world's key and record only when a world sets them to
+they always were; the later ones enter a world's key and record only when a world sets them to
 something other than their default (`World.key`, `records.world_record`), so every world made before
 them keeps its key byte for byte (tests/studies/boundary/test_axes.py pins them).
 
@@ -95,6 +95,12 @@ CATALOGUE: tuple[Axis, ...] = (
          "flat floor acts as a slope rising along +x (the robot's initial walking direction: uphill for positive "
          "slopes); heights, uprightness and the failure rule stay measured from the floor, and the observation's "
          "gravity term (computed from the torso's orientation against the floor's normal) does not see the tilt"),
+    Axis("kick", "kick_mps", "velocity kick (m/s)", "m/s", 0.0, 3.0, 0.01, 0.0, "kick", ".2f", False,
+         "an instantaneous change of the robot's horizontal velocity by kick m/s at the push start, in the push's "
+         "direction (push_dir from the torso's heading at onset): added once to the free joint's world-frame linear "
+         "velocity after the policy has acted on that step's state and before its physics, so every body gains it "
+         "and the joints and spin are unchanged (the push of the common trainers' protocols; with or without a "
+         "push)"),
 )
 AXES: dict[str, Axis] = {a.name: a for a in CATALOGUE}
 BY_FIELD: dict[str, Axis] = {a.field: a for a in CATALOGUE}

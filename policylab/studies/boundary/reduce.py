@@ -16,6 +16,9 @@ Why it is built this way:
   as "no boundary in range", never extrapolated. The interval does not include the grid's
   resolution (where S drops from 1 to 0 between two cells every resample interpolates to the same
   push), so each row also states the grid step and the two cells its observed S crosses between.
+- Along a push or velocity-kick column each row's boundary is also stated in %BW of the 0.5 s push, in
+  N s and in m/s side by side (`in_units`), so a policy's boundary compares with the kicks of the common
+  trainers' protocols (docs/boundary.md, Perturbation axes).
 - A failure before the push starts (t_fail <= push_t0: the robot fell walking) is a failure like
   any other for S and the rule, so keys and numbers stand, but it is counted apart per cell
   (`n_failed_before_push`) so the page can show that it is not the push's doing.
@@ -292,13 +295,61 @@ def _bracket(pushes: Sequence[float], observed: np.ndarray) -> list[float] | Non
     return None
 
 
+UNITS_METHOD = ("each row's boundary side by side in %BW of the protocol's push (push_duration_s long), "
+                "its impulse in N s (%BW/100 x weight x push_duration_s, the weight with the row's payload) and the "
+                "velocity change in m/s that impulse gives the robot's mass as a free body without friction (N s / "
+                "mass); a velocity kick's m/s is its own, its N s mass x m/s, its %BW the push of the same impulse")
+UNITS = {"pct_bw": "%BW", "impulse_ns": "N s", "velocity_mps": "m/s"}  # a push's or kick's size, and its label
+OWN_UNIT = {"push": "pct_bw", "kick": "velocity_mps"}  # the column axes stated in UNITS, and the unit of their values
+
+
+def in_units(value: float | None, col: str, mass_kg: float, g: float, duration_s: float) -> dict[str, float | None]:
+    """A push (`col` push, %BW of a `duration_s` push) or a velocity kick (`col` kick, m/s) of size `value`
+    stated in each of `UNITS`: %BW of the push of that impulse, the impulse in N s (%BW/100 x weight x
+    duration; a kick's mass x velocity) and the velocity change in m/s the impulse gives the robot's mass
+    as a free body, without friction (a kick's own)."""
+    if value is None:
+        return dict.fromkeys(UNITS)
+    weight = mass_kg * g
+    impulse = value / 100.0 * weight * duration_s if col == "push" else mass_kg * value
+    pct = value if col == "push" else impulse / (weight * duration_s) * 100.0
+    return {"pct_bw": pct, "impulse_ns": impulse, "velocity_mps": impulse / mass_kg if col == "push" else value}
+
+
+def stated_in_units(b: dict, col: str, mass_kg: float, g: float, duration_s: float) -> dict:
+    """A row boundary `b` along a push or kick column in `UNITS` side by side: {unit: {point, median,
+    ci95}} with the mass, weight and push duration they rest on."""
+    def each(v):
+        return in_units(v, col, mass_kg, g, duration_s)
+
+    point, median = each(b["point_pct_bw"]), each(b["median_pct_bw"])
+    ci = [each(v) for v in b["ci95_pct_bw"]] if b["ci95_pct_bw"] else None
+    return {"mass_kg": mass_kg, "weight_n": mass_kg * g, "push_duration_s": duration_s,
+            **{u: {"point": point[u], "median": median[u], "ci95": [ci[0][u], ci[1][u]] if ci else None}
+               for u in UNITS}}
+
+
+def _row_payload(sweep: Sweep, row_value: float) -> float:
+    """The payload the robot of a row carries: the row's value on payload rows, else the grid's held one."""
+    if sweep.axes.get("row_axis") == "payload":
+        return row_value
+    return float(sweep.axes.get("set", {}).get("payload", AXES["payload"].default))
+
+
 def boundaries(sweep: Sweep, *, resamples: int, seed: int) -> list[dict]:
+    """Each row's boundary along the column axis; along a push or kick column also in `UNITS` side by side
+    (`in_units`), the weight with the row's payload."""
+    col = sweep.axes.get("col_axis", "push")
+    rob = sweep.robot
+    g, duration = float(-rob.base.opt.gravity[2]), float(sweep.protocol["push_duration_s"])
     rows = []
     for mi, mu in enumerate(sweep.mus):
         codes = np.stack([survival_codes(sweep.cells[(mi, pi)]) for pi in range(len(sweep.pushes))])
-        rows.append({"mu": mu, "mu_idx": mi,
-                     **row_boundary(sweep.pushes, codes, resamples=resamples, seed=seed, row=mi,
-                                   col=sweep.axes.get("col_axis", "push"))})
+        b = {"mu": mu, "mu_idx": mi, **row_boundary(sweep.pushes, codes, resamples=resamples, seed=seed, row=mi,
+                                                     col=col)}
+        if col in OWN_UNIT:
+            b["in_units"] = stated_in_units(b, col, rob.mass_kg(_row_payload(sweep, mu)), g, duration)
+        rows.append(b)
     return rows
 
 
@@ -395,6 +446,7 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
                            "counted apart per cell (n_failed_before_push)",
             "bootstrap": f"{resamples} resamples of seeds within each cell, PCG64 seeded with (seed={seed}, row)",
             "no_boundary": f"'{NO_BOUNDARY}' when fewer than half of the resamples cross",
+            **({"in_units": UNITS_METHOD} if col in OWN_UNIT else {}),
         },
     }
 

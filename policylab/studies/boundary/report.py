@@ -21,6 +21,7 @@ from policylab.report.charts import plt, save_png
 from policylab.report.html import Page, Table, render
 from policylab.studies.boundary.analysis_folder import read_stage, reduced_robot_ref, stage_path
 from policylab.studies.boundary.axes import AXES, NEW_AXES, Axis
+from policylab.studies.boundary.reduce import OWN_UNIT, UNITS
 from policylab.studies.boundary.requests import ReportRequest
 from policylab.studies.boundary.world import grid_axes
 
@@ -220,8 +221,13 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
     figures = sweep_figures(out, reduction, selection)
     row, col = grid_axes(reduction["sweep"]["grid"])
     rk, ck = _name(row), _col_header(col)
+    others = [u for u in UNITS if u != OWN_UNIT.get(col.name, u)]  # a push's or kick's other units, side by side
+    unit_columns = [f"{m} {UNITS[u]}" for u in others for m in ("median", "ci95")]
     boundary_rows = [{rk: b["mu"], "status": b["status"], "point": b["point_pct_bw"], "median": b["median_pct_bw"],
-                      "ci95": b["ci95_pct_bw"], "between cells": b.get("between_pct_bw"),
+                      "ci95": b["ci95_pct_bw"],
+                      **{f"{m} {UNITS[u]}": b["in_units"][u][m] for u in others if "in_units" in b
+                         for m in ("median", "ci95")},
+                      "between cells": b.get("between_pct_bw"),
                       "grid step": b.get("grid_step_pct_bw"), "crossed": b["crossed_fraction"], "note": b["note"]}
                      for b in reduction["boundary"]]
     checkpoint = reduction["sweep"]["checkpoint"]
@@ -293,8 +299,8 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
         notes=notes,
         tables=[Table(f"Boundary per {row.name} row ({col.unit or col.name}; intervals without the grid's "
                       "resolution)",
-                      [rk, "status", "point", "median", "ci95", "between cells", "grid step", "crossed", "note"],
-                      boundary_rows),
+                      [rk, "status", "point", "median", "ci95", *unit_columns, "between cells", "grid step",
+                       "crossed", "note"], boundary_rows),
                 Table("Replays (from the store)", ["kind", rk, col.name, "seed", "outcome", "t_fail", "attempts",
                                                    "matched recorded", "bitwise equal"], replay_rows),
                 Table("Clips", ["kind", "file", "outcome", "t_fail", "before push", "frames", "push frames",

@@ -61,8 +61,8 @@ def simulate_worlds(checkpoint_path: str, worlds: list[World], rob: Robot,
 
 
 def axis_changes(worlds: list[World], rob: Robot) -> dict:
-    """The later axes of the catalogue (`axes.py`) as `run_closed_loop`'s per-world model changes and action
-    delays; empty when no world sets one, so a grid's chunk runs exactly as it always did. A slope turns
+    """The later axes of the catalogue (`axes.py`) as `run_closed_loop`'s per-world model changes, action
+    delays and velocity kicks; empty when no world sets one, so a grid's chunk runs exactly as it always did. A slope turns
     gravity about the world y axis by fdlibm's sin and cos (`portable_math`), so its bytes do not depend on
     the CPU."""
     if not any(w.extra for w in worlds):
@@ -77,7 +77,8 @@ def axis_changes(worlds: list[World], rob: Robot) -> dict:
                 gravity[i] = (-g * portable_math.sin(a), 0.0, -g * portable_math.cos(a))
     return {"model": ModelChanges(payload_kg=[w.payload_kg for w in worlds],
                                   motor_scale=[w.motor_scale for w in worlds], gravity=gravity),
-            "action_delay": np.array([w.action_delay for w in worlds])}
+            "action_delay": np.array([w.action_delay for w in worlds]),
+            "kick_mps": np.array([w.kick_mps for w in worlds])}
 
 
 def run_chunk(work: dict) -> list[tuple[dict, dict]]:

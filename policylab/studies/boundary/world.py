@@ -12,7 +12,7 @@ whole %BW):
 
 The cache key, ``v2|mu=0.5000|push=80.00|dir=90.00|t0=2.00|seed=N``, names a world; its leading
 version is bumped whenever what a world means changes. The later axes of the catalogue (`axes.py`:
-payload, motor strength, action delay, floor slope) join it only when a world sets them
+payload, motor strength, action delay, floor slope, velocity kick) join it only when a world sets them
 (``...|seed=N|payload=2.00``), so every world that sets none keeps its key.
 
 A grid maps friction (rows) x push (columns) unless it names two other axes of the catalogue, with more
@@ -81,6 +81,7 @@ class World:
     motor_scale: float = 1.0
     action_delay: int = 0
     slope_deg: float = 0.0
+    kick_mps: float = 0.0
 
     @property
     def extra(self) -> dict[str, float]:

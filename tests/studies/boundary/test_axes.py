@@ -29,7 +29,7 @@ PINNED = {"go1_v0": [(0, "3825ce320fef523b8210614035046962", "v2|mu=0.0500|push=
 
 
 def test_catalogue_lists_every_axis_with_range_resolution_and_application():
-    assert axes.names() == ["friction", "push", "push_dir", "push_t0", "payload", "motor", "delay", "slope"]
+    assert axes.names() == ["friction", "push", "push_dir", "push_t0", "payload", "motor", "delay", "slope", "kick"]
     for a in axes.CATALOGUE:
         d = a.as_dict()
         assert d["lo"] <= d["default"] <= d["hi"] and d["resolution"] > 0 and len(d["applied"]) > 40
@@ -66,6 +66,11 @@ def test_new_axes_enter_the_key_only_when_set():
     rec = search_world_record(w2, ckpt, "env")
     assert rec["payload_kg"] == 2.5 and rec["action_delay"] == 1 and "motor_scale" not in rec
     assert World.from_record(rec) == w2
+    w3 = World(0.5, 30.0, 90.0, 2.0, 7, kick_mps=axes.axis("kick").check(1.234))
+    assert w3.key == w.key + "|kick=1.23" and World(0.5, 30.0, 90.0, 2.0, 7, kick_mps=0.0).key == w.key
+    assert World.from_record(search_world_record(w3, ckpt, "env")) == w3
+    with pytest.raises(BadInput, match="kick 3.5 m/s outside the clamp range 0-3"):
+        axes.axis("kick").check(3.5)
 
 
 def test_search_seeds_come_from_their_own_range():
@@ -82,7 +87,8 @@ def test_axes_change_their_world_alone():
     ckpt = resolve_checkpoint("go1_v0")
     base = World(0.6, 30.0, 90.0, 2.0, 1_000_000)
     changed = [World(0.6, 30.0, 90.0, 2.0, 1_000_000, **kw) for kw in
-               ({"payload_kg": 3.0}, {"motor_scale": 0.7}, {"action_delay": 2}, {"slope_deg": 5.0})]
+               ({"payload_kg": 3.0}, {"motor_scale": 0.7}, {"action_delay": 2}, {"slope_deg": 5.0},
+                {"kick_mps": 0.8})]
     together = simulate_worlds(str(ckpt.path), [base, *changed], ckpt.robot, 2)
     alone = simulate_worlds(str(ckpt.path), [base], ckpt.robot, 1)[0]
     reversed_ = simulate_worlds(str(ckpt.path), [*changed[::-1], base], ckpt.robot, 1)
@@ -99,3 +105,8 @@ def test_axes_change_their_world_alone():
     pushed = together[1][1]["push"]
     peak = np.hypot(pushed[:, 0], pushed[:, 1]).max()
     assert peak == pytest.approx(0.3 * ckpt.robot.body_weight_n(3.0))
+    # kick: the same states as the unchanged world up to the push start, then another trajectory
+    k0 = int(round(2.0 / ckpt.robot.control_dt))
+    kicked = together[5][1]
+    assert kicked["qvel"][: k0 + 1].tobytes() == alone[1]["qvel"][: k0 + 1].tobytes()
+    assert not np.array_equal(kicked["qvel"][k0 + 1], alone[1]["qvel"][k0 + 1])

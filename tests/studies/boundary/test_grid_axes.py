@@ -19,7 +19,7 @@ from policylab.studies.boundary.probe_view import StoreView
 from policylab.studies.boundary.records import planned_sweep, sweep_meta
 from policylab.studies.boundary.requests import ProbeRunForm
 from policylab.studies.boundary.world import Grid
-from tests.support.boundary_fixtures import cli, make_grid_sweep
+from tests.support.boundary_fixtures import ANT, cli, make_grid_sweep
 from tests.support.probe_page import run_and_wait, start_probe, stop_probe
 
 # Hashes of the default grid's planned rollouts, written by the code before grids could map other axes
@@ -98,6 +98,7 @@ def test_reduce_report_and_diff_on_payload_by_push(base):
     red = json.loads((out / "reduce.json").read_text())
     assert (red["sweep"]["grid"]["row_axis"], red["sweep"]["grid"]["col_axis"]) == ("payload", "push")
     assert [b["mu"] for b in red["boundary"]] == [0.0, 0.3] and len(red["cells"]) == 6
+    assert [b["in_units"]["mass_kg"] for b in red["boundary"]] == [ANT.mass_kg(0.0), ANT.mass_kg(0.3)]  # its payload
     _run("select", "--out", out, "--n-boundary", "2", "--n-recoveries", "1")
     _run("replay", "--out", out)
     _run("clips", "--out", out, "--width", "64", "--height", "48", "--workers", "1")

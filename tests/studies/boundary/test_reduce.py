@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from tests.support.boundary_fixtures import cli, make_sweep, relabelled_copy
+from tests.support.boundary_fixtures import ANT, cli, make_sweep, relabelled_copy
 from policylab.errors import BadInput
 from policylab.rollout.seeds import world_seed
 from policylab.rollout.store import Store
@@ -169,6 +169,12 @@ def test_reduce_cli_real_sweep(store_path, tmp_path):
         assert b["resamples"] == 2000
         if b["status"] == "boundary":
             assert b["ci95_pct_bw"][0] <= b["median_pct_bw"] <= b["ci95_pct_bw"][1]
+            # beside it in N s (the 0.5 s push's impulse) and m/s (that impulse over the mass)
+            u, p = b["in_units"], b["median_pct_bw"]
+            assert u["pct_bw"]["median"] == p and u["mass_kg"] == ANT.mass_kg()
+            assert u["impulse_ns"]["median"] == pytest.approx(p / 100 * ANT.body_weight_n() * 0.5)
+            assert u["velocity_mps"]["median"] == pytest.approx(p / 100 * 9.81 * 0.5)
+    assert any(b["status"] == "boundary" for b in red["boundary"])
     first = (out / "reduce.json").read_bytes()
     assert cli("reduce", "--store", store_path, "--checkpoint", "pd_soft", "--out", out).returncode == 0
     assert (out / "reduce.json").read_bytes() == first  # same input, same bytes
