@@ -3,6 +3,7 @@ log-probabilities are a normal density's, the training worlds reset and push as 
 reward pays for standing and walking and nothing for a fall, a killed run resumes to the same bytes,
 and the command writes a network file that plays in the boundary study as the trained actor acts."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -105,7 +106,7 @@ def test_push_recipe_pushes_sideways_for_its_duration():
 
 
 def test_joystick_recipe_draws_each_worlds_command_from_its_episode_and_shows_it():
-    recipe = W.RECIPES["go1_v4"]
+    recipe = dataclasses.replace(W.RECIPES["go1_v4"], anchor_ramp=0.0, anchor_end=0.0)
     rob = go1(recipe)
     a = W.TrainingWorlds(rob, recipe, 3, seeds_from(200))
     b = W.TrainingWorlds(rob, recipe, 1, seeds_from(202))
@@ -126,6 +127,8 @@ def test_the_push_curriculum_ramps_the_range_and_old_recipes_record_as_they_did(
     v4 = W.RECIPES["go1_v4"]
     assert v4.push_scale(0.0) == 0.0 and v4.push_scale(v4.push_ramp / 2) == 0.5 and v4.push_scale(0.9) == 1.0
     assert W.RECIPES["go1_v3"].push_scale(0.0) == 1.0
+    assert v4.anchor(0.0) == 1.0 and v4.anchor(v4.anchor_ramp) == pytest.approx(v4.anchor_end) == v4.anchor(1.0)
+    assert (W.TrainingWorlds(go1(v4), v4, 4, seeds_from()).cmd == v4.command).all()  # the first draws: anchored
     rob = go1(v4)
     w = W.TrainingWorlds(rob, v4, 8, seeds_from())
     assert (w.push_mag == 0).all()  # a run's first episodes: the ramp starts at no push

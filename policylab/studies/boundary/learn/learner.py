@@ -44,7 +44,7 @@ class Shard:
         w = self.worlds
         returns, lengths = [], []
         speed, falls, err = 0.0, 0, 0.0
-        w.push_scale = w.recipe.push_scale(self.progress)
+        w.push_scale, w.anchor = w.recipe.push_scale(self.progress), w.recipe.anchor(self.progress)
         with torch.no_grad():
             for t in range(self.steps):
                 x = net.normalise(self.obs, out=bufs["obs"][t])

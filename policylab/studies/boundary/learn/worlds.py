@@ -66,6 +66,12 @@ class Recipe:
     command_amp: tuple[float, float, float] | None = None
     command_keep: tuple[float, float, float] = (1.0, 1.0, 1.0)
     command_every_s: float = 5.0
+    # A draw is `command` itself with a probability that falls linearly from 1 to `anchor_end` over the
+    # first `anchor_ramp` of the run's updates (a curriculum: a robot that first learns to walk at one
+    # command learns the others from there; measured, go1_v4 with random commands from the start still
+    # stood still after 6.5M steps where go1_v2 walked after 2M), and stays at `anchor_end`.
+    anchor_ramp: float = 0.0
+    anchor_end: float = 0.0
     # The push range's upper end grows linearly from 0 to push_bw[1] over this fraction of the run's
     # updates (a curriculum: the gait comes first); 0: the whole range from the start.
     push_ramp: float = 0.0
@@ -78,16 +84,24 @@ class Recipe:
         """The share of the push range's upper end in force at `progress` (updates done / updates)."""
         return 1.0 if self.push_ramp <= 0 else min(1.0, progress / self.push_ramp)
 
+    def anchor(self, progress: float) -> float:
+        """The probability that a command draw at `progress` is `command` itself."""
+        if self.anchor_ramp <= 0:
+            return self.anchor_end
+        return 1.0 - (1.0 - self.anchor_end) * min(1.0, progress / self.anchor_ramp)
+
 
 # Fields added after go1_v2/v3 were trained, with the values that leave a recipe as it was: a recipe
 # records them (config.json's recipe_values) only when it sets them, so older run folders resume.
-LATER_DEFAULTS = {"command_amp": None, "command_keep": (1.0, 1.0, 1.0), "command_every_s": 5.0, "push_ramp": 0.0}
+LATER_DEFAULTS = {"command_amp": None, "command_keep": (1.0, 1.0, 1.0), "command_every_s": 5.0, "push_ramp": 0.0,
+                  "anchor_ramp": 0.0, "anchor_end": 0.0}
 
-# go1_v4: the common MJX trainer's joystick ranges and zeroing (shared/specs/ecosystem.md), the study's
-# own lateral pushes (0.5 s, up to 1.5 body weights, from 0 as the curriculum ramps) from the start,
-# friction down to 0.2.
+# go1_v4: the common MJX trainer's joystick ranges and zeroing (shared/specs/ecosystem.md), reached
+# from the map's own command (0.5 m/s forward) over the first 30% of the run, a fifth of the draws
+# staying there; the study's own lateral pushes (0.5 s, up to 1.5 body weights, from 0 as the
+# curriculum ramps) from the start; friction down to 0.2.
 GO1_V4 = Recipe(friction=(0.2, 1.0), push_bw=(0.0, 1.5), push_ramp=0.3, command_amp=(1.5, 0.8, 1.2),
-                command_keep=(0.9, 0.25, 0.5))
+                command_keep=(0.9, 0.25, 0.5), anchor_ramp=0.3, anchor_end=0.2)
 
 RECIPES = {
     "go1_v2": Recipe(),  # friction randomised, one forward command, no pushes
@@ -134,7 +148,8 @@ class TrainingWorlds:
         self.push_side = np.zeros(n)  # +1 left, -1 right of the heading at its onset
         self.push_end = np.zeros(n, dtype=np.int64)
         self.push_xy = np.zeros((n, 2))
-        self.push_scale = recipe.push_scale(0.0)  # the curriculum's share of the push range; the learner sets it
+        self.push_scale = recipe.push_scale(0.0)  # the curricula's state; the learner sets them per rollout
+        self.anchor = recipe.anchor(0.0)
         self.cmd = np.tile(np.asarray(recipe.command, dtype=float), (n, 1))  # each world's command
         self.cmd_at = np.full(n, -1, dtype=np.int64)  # the step its next command is drawn (-1: never)
         self.rngs: list[np.random.Generator] = [np.random.default_rng() for _ in range(n)]
@@ -183,8 +198,9 @@ class TrainingWorlds:
             return
         rng = self.rngs[i]
         amp = np.asarray(r.command_amp)
+        anchored = rng.random() < self.anchor
         keep = rng.random(3) < np.asarray(r.command_keep)
-        self.cmd[i] = rng.uniform(-amp, amp) * keep
+        self.cmd[i] = r.command if anchored else rng.uniform(-amp, amp) * keep
         self.cmd_at[i] = k + max(1, int(round(rng.exponential(r.command_every_s) / self.dt)))
 
     def observe(self, rows=slice(None)) -> np.ndarray:
