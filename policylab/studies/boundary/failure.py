@@ -47,6 +47,11 @@ def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float, ru
     `bad_action_step` is the control step whose action was not finite (None: every action was); the
     record ends at that step's state. Only a diverged outcome carries ``diverged_cause`` and
     ``diverged_step``, so the outcome of every other rollout is what it was before they existed.
+
+    ``forward_speed_mps`` is the torso's mean x velocity over the record: its x displacement divided by the
+    record's duration (the horizon, or the failure's time for a record that stops there, so a robot that
+    walked briskly and fell is not reported as slow), null for a diverged rollout or one with a non-finite
+    state.
     """
     z_fail = TORSO_Z_FAIL_M if rule is None else rule["torso_z_fail_m"]
     up_fail = UPRIGHTNESS_FAIL if rule is None else rule["uprightness_fail"]
@@ -71,7 +76,7 @@ def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float, ru
     outcome = {
         "min_uprightness": float(up[ok].min()),
         "min_torso_z": float(z[ok].min()),
-        "forward_speed_mps": float((qpos[-1, root_qpos] - qpos[0, root_qpos]) / (dt * (n - 1))) if ok.all() else None,
+        "forward_speed_mps": None,
         "t_fail": None,
         "fail_reason": None,
         "diverged_at": None,
@@ -85,4 +90,6 @@ def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float, ru
         outcome.update(status="failed", t_fail=round(k_fail * dt, 6), fail_reason=reason)
     else:
         outcome.update(status="survived")
+    if outcome["status"] != "diverged" and ok.all():
+        outcome["forward_speed_mps"] = float((qpos[-1, root_qpos] - qpos[0, root_qpos]) / (dt * (n - 1)))
     return outcome
