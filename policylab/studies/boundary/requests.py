@@ -41,8 +41,8 @@ CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v2, go1_v3, go
                    f"{DEFAULT_CHECKPOINT} with the command it was trained for; with --robot, that robot's own: "
                    + ", ".join(f"{r} {c}" for r, c in ROBOT_CHECKPOINTS.items()) + ", a spec file <name>_v0).")
 ROBOT_HELP = ("Robot: a shipped spec (go1_imu, go1, ant) or the path of a robot spec .json (MJCF, bodies, control, "
-              "observation, failure rule); default: the checkpoint's own robot (a committed one's record), "
-              f"else {DEFAULT_ROBOT}.")
+              "observation, failure rule); default: the checkpoint's own robot (a committed one's record, or "
+              f"the robot a policy file's metadata names; a file naming none needs --robot), else {DEFAULT_ROBOT}.")
 STORE_HELP = "Store folder of the sweep (holds index.sqlite), as written by `policylab boundary sweep`."
 KEEP_DIVERGED_HELP = ("Go on with a sweep that holds diverged rollouts (a non-finite action from the policy, or a "
                       "non-finite state), leaving them out of the risk set; without it such a sweep is refused.")
@@ -147,15 +147,23 @@ def _default_out(data: Any, cls: type[Request], prefix: str, per_store: bool = F
     return data
 
 
-def _check_checkpoint(cls, v: str | None, info: ValidationInfo) -> str | None:
-    if info.data.get("robot", ...) is ... and "robot" in cls.model_fields:
-        return v  # the robot was refused; that error is the one reported
+def _resolves(checkpoint: str | None, robot: str | None, command: list[float] | None = None) -> None:
+    """The checkpoint resolves on the robot (with the command); ValueError for the field checked otherwise. A
+    file no robot is given or named for, or one named for another robot, is left to the command's first step,
+    which resolves the checkpoint again and reports it under ``robot``, before anything is written."""
     from policylab.studies.boundary.checkpoint import resolve_checkpoint
 
     try:
-        resolve_checkpoint(v, info.data.get("robot"))
+        resolve_checkpoint(checkpoint, robot, command)
     except BadInput as exc:
-        raise ValueError(exc.message) from None
+        if exc.field != "robot":
+            raise ValueError(exc.message) from None
+
+
+def _check_checkpoint(cls, v: str | None, info: ValidationInfo) -> str | None:
+    if info.data.get("robot", ...) is ... and "robot" in cls.model_fields:
+        return v  # the robot was refused; that error is the one reported
+    _resolves(v, info.data.get("robot"))
     return v
 
 
@@ -366,12 +374,7 @@ class SweepRequest(Request):
     def _command_fits_robot(cls, v: list[float] | None, info: ValidationInfo) -> list[float] | None:
         if v is None or "checkpoint" not in info.data:
             return v  # none given, or the checkpoint (or robot) was refused: that error is the one reported
-        from policylab.studies.boundary.checkpoint import resolve_checkpoint
-
-        try:
-            resolve_checkpoint(info.data["checkpoint"], info.data.get("robot"), v)
-        except BadInput as exc:
-            raise ValueError(exc.message) from None
+        _resolves(info.data["checkpoint"], info.data.get("robot"), v)
         return v
 
     @field_validator("mu_max", "push_max")

@@ -102,8 +102,9 @@ def test_bad_checkpoint_is_refused_before_anything_is_written(tmp_path, bad_chec
 
 def test_bad_checkpoint_default_out_is_not_created(tmp_path, bad_checkpoints, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default --out (runs/boundary/sweep-<name>) is relative
-    _bad(["sweep", "--checkpoint", bad_checkpoints["narrow"][0], "--store", tmp_path / "store"], "checkpoint",
-         tmp_path)
+    _bad(["sweep", "--robot", "ant", "--checkpoint", bad_checkpoints["narrow"][0], "--store", tmp_path / "store"],
+         "checkpoint", tmp_path)
+    _bad(["sweep", "--checkpoint", bad_checkpoints["narrow"][0], "--store", tmp_path / "store"], "robot", tmp_path)
     assert not (tmp_path / "runs").exists()
 
 
