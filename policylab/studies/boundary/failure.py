@@ -33,6 +33,18 @@ def before_push(status: str, t_fail: float | None, push_t0: float) -> bool:
     return status == "failed" and t_fail is not None and t_fail <= push_t0 + 1e-9
 
 
+def walking_warning(failed_before_push: int, rollouts: int, push_t0: float) -> str | None:
+    """The line a sweep, and its report, give when most of its rollouts fell before the push started: no push
+    had acted on them, so the robot does not walk in nominal conditions and the map measures that, not the
+    pushes. More often a wrong spec (a valid but wrong joint_order, a keyframe, gains) or a policy trained on
+    another robot than a policy that cannot walk; None when at most half fell so."""
+    if not rollouts or 2 * failed_before_push <= rollouts:
+        return None
+    return (f"{failed_before_push} of {rollouts} rollouts fell before the push started ({push_t0:g} s): the policy "
+            "does not walk on this robot without a push, so the map shows that, not the pushes; check the robot "
+            "spec (joint_order, keyframe, gains) and that the policy was trained on this robot")
+
+
 def thresholds() -> dict:
     return {"torso_z_fail_m": TORSO_Z_FAIL_M, "uprightness_fail": UPRIGHTNESS_FAIL, "rule_version": RULE_VERSION}
 

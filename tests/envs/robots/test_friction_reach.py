@@ -8,36 +8,27 @@ bitwise equal trajectories at mu 0.05 and 1.0)."""
 
 from __future__ import annotations
 
-import json
-import shutil
-
 import mujoco
 import numpy as np
 import pytest
 
 from policylab.envs.robots.robot import robot
-from policylab.envs.robots.spec import SPECS_DIR
 from policylab.errors import BadInput
 from policylab.studies.boundary.robot_card import contact_friction
 from tests.support.boundary_fixtures import cli
+from tests.support.robot_specs import go1_imu_copy
 
 FEET = ["FL", "FR", "RL", "RR"]
 
 
 def _go1_imu_copy(tmp_path, floor_priority: int, friction_geoms: list[str]):
-    """go1_imu's spec folder copied (its meshes stay in the shipped go1 folder beside it), the floor's
-    priority set in the scene and the friction geoms in the spec."""
-    specs = tmp_path / "specs"
-    shutil.copytree(SPECS_DIR / "go1_imu", specs / "go1_imu")
-    (specs / "go1").symlink_to(SPECS_DIR / "go1")  # go1_imu.xml reads its meshes from ../go1/assets
-    scene = specs / "go1_imu" / "scene.xml"
-    text = scene.read_text()
-    assert text.count('<geom name="floor" ') == 1
-    scene.write_text(text.replace('<geom name="floor" ', f'<geom name="floor" priority="{floor_priority}" '))
-    spec_path = specs / "go1_imu" / "go1_imu.json"
-    spec = json.loads(spec_path.read_text())
-    spec_path.write_text(json.dumps({**spec, "friction_geoms": friction_geoms}))
-    return spec_path, scene
+    """go1_imu's spec with the floor's priority set in its scene and the friction geoms in the spec."""
+    def raise_floor(text: str) -> str:
+        assert text.count('<geom name="floor" ') == 1
+        return text.replace('<geom name="floor" ', f'<geom name="floor" priority="{floor_priority}" ')
+
+    spec = go1_imu_copy(tmp_path, raise_floor, friction_geoms=friction_geoms)
+    return spec, spec.with_name("scene.xml")
 
 
 def _trajectory(scene, mu: float, steps: int = 100) -> np.ndarray:

@@ -9,6 +9,7 @@ bytes: they are recognised by name, and a copy by its bytes."""
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 
 import numpy as np
@@ -23,6 +24,7 @@ from policylab.studies.boundary.checkpoint import committed_record, resolve_chec
 from policylab.studies.boundary.constants import CHECKPOINT_DIR
 from tests.support.boundary_fixtures import cli
 from tests.support.paths import ROOT
+from tests.support.robot_specs import go1_imu_copy
 
 ONE_WORLD = ("--n-mu", 1, "--n-push", 1, "--seeds-per-cell", 1, "--chunk", 1)
 
@@ -91,3 +93,41 @@ def test_exporting_without_a_robot_writes_the_bytes_it_always_wrote(tmp_path):
     meta = {m.key: m.value for m in onnx.load_from_string(named).metadata_props}
     assert meta == {"policylab.robot": "go1_imu", "policylab.robot_spec_sha256": robot("go1_imu").identity["spec_sha256"]}
     assert mlp.project(named) is not None  # still the project's form: the portable kernel plays it
+
+
+def _warnings(stderr: str) -> list[str]:
+    """The warning lines of a command's stderr (which also holds the sweep's progress lines)."""
+    return [line for line in stderr.splitlines() if line.startswith("policylab: warning:")]
+
+
+TRAINER_ORDER = [f"{leg}_{j}_joint" for leg in ("FR", "FL", "RR", "RL") for j in ("hip", "thigh", "calf")]
+
+
+def test_a_sweep_that_falls_before_the_push_says_so(tmp_path):
+    """A valid but wrong joint_order (the common trainers' FR, FL, RR, RL for a network trained in the MJCF's
+    FL, FR, RL, RR) passes the robot card, then every rollout falls before the push: one line on stderr, in
+    sweep.json and on the report (before: nothing said it)."""
+    spec = go1_imu_copy(tmp_path, joint_order=TRAINER_ORDER)
+    store, out, ana = tmp_path / "store", tmp_path / "sweep", tmp_path / "ana"
+    r = cli("sweep", "--robot", spec, "--checkpoint", "go1_v2", "--n-mu", 1, "--mu-min", 1.0, "--mu-max", 1.0,
+            "--n-push", 2, "--seeds-per-cell", 2, "--store", store, "--out", out)
+    assert r.returncode == 0, r.stderr
+    (line,) = _warnings(r.stderr)
+    assert line.startswith("policylab: warning: 4 of 4 rollouts fell before the push started (2 s)")
+    assert "joint_order" in line
+    summary = json.loads((out / "sweep.json").read_text())
+    assert summary["failed_before_push"] == 4 and summary["warnings"] == [line.removeprefix("policylab: warning: ")]
+    for args in (("verify", "--robot", spec, "--checkpoint", "go1_v2", "--store", store, "--sample", 2,
+                  "--out", tmp_path / "v"),
+                 ("reduce", "--store", store, "--checkpoint", "go1_v2", "--resamples", 100, "--out", ana),
+                 ("report", "--out", ana)):
+        assert cli(*args).returncode == 0
+    report = json.loads((ana / "report" / "report.json").read_text())
+    assert report["warnings"] == summary["warnings"]
+    assert "Warning: 4 of 4 rollouts fell before the push started" in (ana / "report" / "report.html").read_text()
+
+
+def test_a_sweep_that_walks_says_nothing(tmp_path):
+    r = cli("sweep", "--checkpoint", "go1_v2", *ONE_WORLD, "--store", tmp_path / "store", "--out", tmp_path / "s")
+    assert r.returncode == 0 and _warnings(r.stderr) == []
+    assert json.loads((tmp_path / "s" / "sweep.json").read_text())["warnings"] == []
