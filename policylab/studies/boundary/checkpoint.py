@@ -13,6 +13,7 @@ is `BadInput` naming the field, before anything is written.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +62,24 @@ def robot_of_checkpoint_name(name: str) -> str | None:
         if name.startswith(f"{r}_"):
             return r
     return None
+
+
+def path_like(spec: str) -> bool:
+    """A checkpoint given as a path (a policy file's suffix or a folder in it) rather than a name: names are
+    file stems, so no name is path-like."""
+    return Path(spec).suffix.lower() in SUFFIXES or os.sep in spec or "/" in spec
+
+
+def sweep_name(spec: str) -> str:
+    """The name a sweep of `spec` is stored under: a path's stem, or the name itself."""
+    return Path(spec).stem if path_like(spec) else spec
+
+
+def check_not_a_path(spec: str, field: str, what: str) -> None:
+    """A bare name that is also an existing path here is ambiguous: one line saying how to give either."""
+    if not path_like(spec) and Path(spec).exists():
+        raise BadInput(field, f"{spec!r} names {what} and is also a path here; give the file as ./{spec} (a path "
+                       "with a folder), or run the command from another folder to mean the name")
 
 
 def resolve_checkpoint(spec: str | None, robot: str | None = None, command: list[float] | None = None) -> Checkpoint:

@@ -163,8 +163,18 @@ def _resolves(checkpoint: str | None, robot: str | None, command: list[float] | 
 def _check_checkpoint(cls, v: str | None, info: ValidationInfo) -> str | None:
     if info.data.get("robot", ...) is ... and "robot" in cls.model_fields:
         return v  # the robot was refused; that error is the one reported
-    _resolves(v, info.data.get("robot"))
+    if not _stored_name(cls, v):
+        _resolves(v, info.data.get("robot"))
     return v
+
+
+def _stored_name(cls, checkpoint: str | None) -> bool:
+    """A checkpoint name no committed checkpoint has, given to a command with a store: the name of a sweep
+    in that store (not validated yet), which the command resolves there as its first step."""
+    from policylab.studies.boundary.checkpoint import available_checkpoints, path_like
+
+    return "store" in cls.model_fields and checkpoint is not None and not path_like(checkpoint) \
+        and checkpoint not in available_checkpoints()
 
 
 # -- robot, train, calibrate, sweep, verify ------------------------------------------------------------
@@ -372,8 +382,9 @@ class SweepRequest(Request):
     @field_validator("command")
     @classmethod
     def _command_fits_robot(cls, v: list[float] | None, info: ValidationInfo) -> list[float] | None:
-        if v is None or "checkpoint" not in info.data:
-            return v  # none given, or the checkpoint (or robot) was refused: that error is the one reported
+        if v is None or "checkpoint" not in info.data or _stored_name(cls, info.data["checkpoint"]):
+            return v  # none given, or the checkpoint (or robot) was refused (that error is the one reported), or
+            # a stored name, resolved with the command by the sweep's first step
         _resolves(info.data["checkpoint"], info.data.get("robot"), v)
         return v
 
@@ -469,10 +480,10 @@ class SweepRequest(Request):
         writer and the worker processes themselves. Disk: every world's payload (uncompressed, an upper
         bound) and record."""
         from policylab.rollout.executors import default_workers
-        from policylab.studies.boundary.checkpoint import resolve_checkpoint
         from policylab.studies.boundary.protocol import RECORD_BYTES, WORKER_BYTES, WORLD_SIM_BYTES, payload_bytes
+        from policylab.studies.boundary.records import resolve_in_store
 
-        per = payload_bytes(resolve_checkpoint(self.checkpoint, self.robot, self.command).robot)
+        per = payload_bytes(resolve_in_store(self.checkpoint, self.robot, self.command, self.store).robot)
         workers = 0 if self.executor == "local" else self.workers or default_workers()
         simulating = max(workers, 1) * self.chunk * (WORLD_SIM_BYTES + 2 * per)
         memory = simulating + self.chunk * 2 * per + workers * WORKER_BYTES

@@ -39,12 +39,12 @@ from policylab.result import Result
 from policylab.rollout.ensure import EnsureStats, ensure
 from policylab.rollout.executors import check_executor
 from policylab.rollout.store import Store
-from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint
+from policylab.studies.boundary.checkpoint import Checkpoint
 from policylab.studies.boundary.failure import before_push, walking_warning
 from policylab.studies.boundary.kept_files import keep
 from policylab.studies.boundary.protocol import n_steps, protocol
 from policylab.studies.boundary.records import (DIVERGED_CAUSES, STUDY, check_resume, check_resume_of, diverged_cause, meta_name,
-                                                planned_sweep, sweep_meta)
+                                                planned_sweep, resolve_in_store, sweep_meta)
 from policylab.studies.boundary.requests import SweepRequest
 from policylab.studies.boundary.simulation import SweepRunner
 from policylab.studies.boundary.world import Grid, GridWorld
@@ -135,7 +135,7 @@ def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ck
 
 def run(req: SweepRequest) -> Result:
     """`policylab boundary sweep`: run the grid's missing worlds into the store, summarise into OUT."""
-    ckpt = resolve_checkpoint(req.checkpoint, req.robot, req.command)
+    ckpt = resolve_in_store(req.checkpoint, req.robot, req.command, req.store)
     grid = req.grid()
     result = run_sweep(grid, ckpt, req.store, req.out, executor=req.executor, chunk=req.chunk, threads=req.threads,
                        workers=req.workers, ray_address=req.ray_address)
