@@ -582,8 +582,9 @@ class ReduceRequest(Request):
     interval, from the sweep's records in the store."""
 
     store: StoreDir = Field(description=STORE_HELP)
-    checkpoint: SweepName = Field(description="Name of the checkpoint whose sweep to reduce (e.g. ant_v0); the grid "
-                                  "comes from the sweep's record in the store.")
+    checkpoint: SweepName = Field(description="The checkpoint whose sweep to reduce: its name in the store (e.g. "
+                                  "ant_v0) or the path of the policy file it was swept with; the grid comes from the "
+                                  "sweep's record in the store.")
     out: OutDir = Field(description=OUT_HELP)
     resamples: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples for each row's boundary "
                            "interval.")
@@ -657,8 +658,9 @@ class DiffRequest(Request):
     shrinkage census."""
 
     store: StoreDir = Field(description=STORE_HELP + " Holds sweep A (and B unless --store-b is given).")
-    a: SweepName = Field(description="Checkpoint A (before), e.g. the original policy.")
-    b: SweepName = Field(description="Checkpoint B (after the retrain).")
+    a: SweepName = Field(description="Checkpoint A (before), e.g. the original policy: its name in the store or "
+                         "its policy file's path.")
+    b: SweepName = Field(description="Checkpoint B (after the retrain), by name or path.")
     out: OutDir = Field(description="Folder for diff.json (then `policylab boundary report --out` it).")
     store_b: Optional[StoreDir] = Field(None, description="Store holding sweep B, when it is not --store.")
     resamples: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples for each row's boundary "
