@@ -64,6 +64,23 @@ def policy_kind(path: str | Path) -> str:
     return kind
 
 
+def named_robot(path: str | Path) -> str | None:
+    """The robot a policy file names in its own metadata: an ONNX file's ``policylab.robot`` entry
+    (`policies.mlp.robot_metadata`, which `boundary learn` writes; add it to any ONNX file with the onnx
+    package, docs/boundary.md), else None (a linear .npz, or a file that is not ONNX: its loader says why)."""
+    if SUFFIXES.get(Path(path).suffix.lower()) != "onnx":
+        return None
+    import onnx
+
+    from policylab.policies.mlp import ROBOT_META
+
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:  # not ONNX: the loader reports it
+        return None
+    return next((m.value for m in model.metadata_props if m.key == ROBOT_META), None)
+
+
 def load_policy(path: str | Path, obs_dim: int | None = None, act_dim: int | None = None, *,
                 what: str = "the robot", field: str = "checkpoint", output: str | None = None):
     """The policy file `path` checked against the sizes; `output` names an ONNX file's action output."""

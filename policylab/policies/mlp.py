@@ -29,6 +29,8 @@ ACTIVATIONS = {"tanh": "Tanh", "relu": "Relu"}  # the learner's activation -> th
 KERNEL_ACTIVATION = {"tanh": 1, "relu": 2}  # -> `portable_math.dense`'s code
 OPSET, IR_VERSION = 17, 8  # onnx 1.23 writes IR 8 for opset 17; onnxruntime 1.32 reads both
 ROBOT_INPUT, ROBOT_OUTPUT, ROBOT_GRAPH = "obs", "actions", "policylab_mlp"
+# metadata_props keys naming the robot a network was trained on (`robot_metadata`; `policies.files.named_robot`)
+ROBOT_META, ROBOT_SPEC_META = "policylab.robot", "policylab.robot_spec_sha256"
 
 Layers = Sequence[tuple[np.ndarray, np.ndarray]]
 
@@ -140,12 +142,21 @@ def project(raw: bytes) -> MlpLayers | None:
                      KERNEL_ACTIVATION[activation])
 
 
+def robot_metadata(identity: Mapping[str, str]) -> dict[str, str]:
+    """The metadata that names the robot a network was trained on, from the robot's identity (its name and
+    its spec file's sha256): a boundary command given the file without ``--robot`` plays it on that robot,
+    and refuses another (`studies.boundary.checkpoint`)."""
+    return {ROBOT_META: identity["name"], ROBOT_SPEC_META: identity["spec_sha256"]}
+
+
 def export_robot_policy(layers: Layers, path: str | Path, activation: str = "relu",
                         metadata: Mapping[str, str] | None = None) -> Path:
     """Write a robot's policy network to `path` (atomically): input "obs" (batch, obs_dim) float32,
     output "actions" (batch, act_dim), `layers` in `nn.Linear` layout (e.g. a `GaussianActorCritic`'s
-    `actor_layers()`: the input affine folded in, the output the action mean). `policies.files.load_policy`
-    recognises the file and acts through the CPU-independent kernel."""
+    `actor_layers()`: the input affine folded in, the output the action mean), `metadata` (e.g.
+    `robot_metadata`) in the file; without it the bytes are those of a file exported before the robot was
+    written into it. `policies.files.load_policy` recognises the file and acts through the CPU-independent
+    kernel."""
     from policylab.fileio import atomic_write_bytes
 
     raw = mlp_bytes(layers, activation, input_name=ROBOT_INPUT, output_name=ROBOT_OUTPUT, graph_name=ROBOT_GRAPH,

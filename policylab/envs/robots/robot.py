@@ -38,6 +38,12 @@ def _id(m: mujoco.MjModel, kind: mujoco.mjtObj, name: str, what: str, spec_file:
     return i
 
 
+def _explicit_pairs(m: mujoco.MjModel) -> set[frozenset[int]]:
+    """The geom pairs of the MJCF's ``<contact><pair>`` elements (they collide whatever their bitmasks, with
+    the pair's own friction)."""
+    return {frozenset(map(int, p)) for p in zip(m.pair_geom1, m.pair_geom2)}
+
+
 def _sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -98,6 +104,7 @@ class Robot:
         self.obs_dim = self.frame_dim * (spec.history.length if spec.history else 1)
         self.initial_action = self._initial_action()
         self._check_contract(base)
+        self._check_friction_reach(base)
 
     def _policy_joints(self, m: mujoco.MjModel) -> np.ndarray:
         """For each of the policy's joints (its action and joint terms), the actuator that drives it."""
@@ -176,6 +183,58 @@ class Robot:
         if s.failure.torso_z_fail_m >= home_z:
             raise BadInput(FIELD, f"robot spec {f}: failure.torso_z_fail_m {s.failure.torso_z_fail_m:g} m is not "
                            f"below the home pose's torso height {home_z:.4g} m: every rollout would fail at once")
+
+    def floor_contacts(self, m: mujoco.MjModel) -> list[tuple[int, int]]:
+        """The (robot geom, floor geom) pairs whose contacts the friction axis must reach: the floor is
+        ``model.floor_geom`` (else every geom of the world body); the robot's side is ``model.contact_geoms``,
+        else the listed friction geoms that collide with the floor, else every robot geom that does."""
+        o = self.spec.model
+        body = m.geom_bodyid
+        floors = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, o.floor_geom)] if o.floor_geom else \
+            [int(g) for g in np.flatnonzero(body == 0)]
+        explicit = _explicit_pairs(m)
+
+        def collide(a: int, b: int) -> bool:
+            return bool(m.geom_contype[a] & m.geom_conaffinity[b] or m.geom_contype[b] & m.geom_conaffinity[a]) \
+                or frozenset((a, b)) in explicit
+
+        robot = [int(g) for g in np.flatnonzero(body != 0) if any(collide(int(g), f) for f in floors)]
+        if o.contact_geoms is not None:
+            robot = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, g) for g in o.contact_geoms]
+        elif self.spec.friction_geoms != "all" and set(robot) & set(map(int, self.friction_geoms)):
+            robot = [g for g in robot if g in set(map(int, self.friction_geoms))]
+        return [(g, f) for g in robot for f in floors if collide(g, f)]
+
+    def _check_friction_reach(self, m: mujoco.MjModel) -> None:
+        """Refuse a spec whose friction axis does not reach a contact of the robot with the floor. MuJoCo
+        gives a contact the friction of the geom with the higher ``priority``, and only at equal priority
+        the larger of the two (`mj_contactParam`); an explicit ``<pair>`` has its own friction and a
+        condim-1 contact none. So a spec listing the feet alone, over a floor of higher priority (or of
+        equal priority and friction 1, for every mu below 1), sets a friction no contact uses: every
+        world of a friction row would be the same world."""
+        listed, explicit = set(map(int, self.friction_geoms)), _explicit_pairs(m)
+        name = lambda g: mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) or f"#{g}"  # noqa: E731
+        for g, f in self.floor_contacts(m):
+            pg, pf = int(m.geom_priority[g]), int(m.geom_priority[f])
+            governs = [g] if pg > pf else [f] if pf > pg else [g, f]
+            condim = int(m.geom_condim[governs[0]]) if len(governs) == 1 else int(max(m.geom_condim[[g, f]]))
+            missing = [x for x in governs if x not in listed]
+            why = None
+            if frozenset((g, f)) in explicit:
+                why = "an explicit <pair> in the MJCF sets that contact's friction"
+            elif condim == 1:
+                why = "that contact is frictionless (condim 1)"
+            elif missing and len(governs) == 1:
+                why = (f"{name(governs[0])!r} has the higher priority ({max(pg, pf)} against {min(pg, pf)}), so "
+                       f"MuJoCo takes its friction alone, and it is not in friction_geoms")
+            elif missing:
+                why = (f"at equal priority MuJoCo takes the larger friction of the two, and {name(missing[0])!r} "
+                       f"(friction {m.geom_friction[missing[0], 0]:g}) is not in friction_geoms, so no lower mu "
+                       "reaches the contact")
+            if why:
+                raise BadInput(FIELD, f"robot spec {self.spec_file}: friction_geoms do not reach the contact of "
+                               f"{name(g)!r} with the floor {name(f)!r}: {why}; list the geom whose friction the "
+                               "contact takes (or set the priorities) so that mu changes the contact")
 
     # -- the model ------------------------------------------------------------------------------
     def _apply_overrides(self, m: mujoco.MjModel) -> None:

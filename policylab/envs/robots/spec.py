@@ -47,9 +47,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from policylab.errors import BadInput
 
 SPECS_DIR = Path(__file__).parent / "specs"
-# No --robot: the robot of the boundary study's default policy (go1_v2, a PPO network trained on this spec;
-# studies/boundary/constants.py DEFAULT_CHECKPOINT), so that a policy file given alone is checked against
-# the robot the default policy plays.
+# No --robot and no --checkpoint: the robot of the boundary study's default policy (go1_v2, a PPO network
+# trained on this spec; studies/boundary/constants.py DEFAULT_CHECKPOINT). A policy file given alone plays on
+# the robot its metadata names, never on this one (studies/boundary/checkpoint.py).
 DEFAULT_ROBOT = "go1_imu"
 FIELD = "robot"
 

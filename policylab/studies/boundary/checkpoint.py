@@ -2,13 +2,18 @@
 together with the robot it is checked against.
 
 A committed checkpoint's record or name says its robot (``go1_v2`` -> ``go1_imu``, ``ant_v1`` -> ``ant``),
-so naming one is enough; a policy file's sizes must fit the robot's observation and action. Anything that does not
-resolve is `BadInput` naming the field, before anything is written.
+so naming one is enough, and so does a copy of its file (recognised by its sha256). Any other policy file is
+played on the robot ``--robot`` gives or the one its own metadata names (`policies.files.named_robot`, which
+`boundary learn` writes), never on a default robot: a network played on another robot's joint order and
+sensors runs without an error and maps nothing. A file whose metadata names another robot than the one given
+is refused. A policy file's sizes must fit the robot's observation and action. Anything that does not resolve
+is `BadInput` naming the field, before anything is written.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +21,7 @@ from policylab.envs.robots.robot import Robot, commanded_robot, robot as load_ro
 from policylab.envs.robots.spec import available as available_robots
 from policylab.errors import BadInput
 from policylab.hashing import sha256_hex
-from policylab.policies.files import SUFFIXES, load_policy, obs_norm_file
+from policylab.policies.files import SUFFIXES, load_policy, named_robot, obs_norm_file
 from policylab.studies.boundary.constants import CHECKPOINT_DIR, default_checkpoint
 
 
@@ -59,20 +64,50 @@ def robot_of_checkpoint_name(name: str) -> str | None:
     return None
 
 
+def path_like(spec: str) -> bool:
+    """A checkpoint given as a path (a policy file's suffix or a folder in it) rather than a name: names are
+    file stems, so no name is path-like."""
+    return Path(spec).suffix.lower() in SUFFIXES or os.sep in spec or "/" in spec
+
+
+def sweep_name(spec: str) -> str:
+    """The name a sweep of `spec` is stored under: a path's stem, or the name itself."""
+    return Path(spec).stem if path_like(spec) else spec
+
+
+def check_not_a_path(spec: str, field: str, what: str) -> None:
+    """A bare name that is also an existing path here is ambiguous: one line saying how to give either."""
+    if not path_like(spec) and Path(spec).exists():
+        raise BadInput(field, f"{spec!r} names {what} and is also a path here; give the file as ./{spec} (a path "
+                       "with a folder), or run the command from another folder to mean the name")
+
+
 def resolve_checkpoint(spec: str | None, robot: str | None = None, command: list[float] | None = None) -> Checkpoint:
     """A committed checkpoint by name (e.g. ``go1_v2``, ``ant_v0``) or the path of a policy file (.npz
     linear, .onnx network; None: the robot's default, `constants.default_checkpoint`), checked against the
-    robot (`robot`: a shipped name or spec path; None: the committed checkpoint's own robot, else the
-    default robot), whose command term carries `command` when given (`commanded_robot`; a committed
-    checkpoint whose record names the command it was trained for carries that one by default). Unknown is
-    bad input, and so is a file its loader refuses (not a policy file, corrupt, or sizes that do not fit
-    the robot), and a command the robot cannot take."""
+    robot (`robot`: a shipped name or spec path; None: the committed checkpoint's own robot, that of the
+    committed checkpoint a file is a copy of, else the robot the file's metadata names), whose command term
+    carries `command` when given (`commanded_robot`; a committed checkpoint whose record names the command it
+    was trained for carries that one by default). Unknown is bad input, and so is a file its loader refuses
+    (not a policy file, corrupt, or sizes that do not fit the robot), a file no robot is given or named for
+    (``robot``), and a command the robot cannot take."""
     if spec is None:
         spec = default_checkpoint(None if robot is None else load_robot(robot).spec.name)
-    if robot is None and _committed(spec) is not None:
-        robot = robot_of_checkpoint_name(spec)
-    if command is None and _committed(spec) is not None:
-        command = committed_record(spec).get("command")  # what the network was trained to follow
+    path = policy_path(spec)
+    committed = spec if _committed(spec) is not None else committed_copy(path)
+    if robot is None and committed is not None:
+        robot = robot_of_checkpoint_name(committed)
+    if command is None and committed is not None:
+        command = committed_record(committed).get("command")  # what the network was trained to follow
+    if robot is None:
+        robot = named_robot(path)
+        if robot is None:
+            raise BadInput("robot", f"{spec} is not a committed checkpoint and names no robot in its metadata, so "
+                           "nothing says which robot it was trained on; pass --robot (a shipped robot or a spec "
+                           ".json), or write the robot's name into the file (docs/boundary.md, \"Policies are files\")")
+        if robot not in available_robots():
+            raise BadInput("robot", f"{spec} names robot {robot!r} in its metadata, which is not a shipped robot; pass "
+                           "--robot with that robot's spec .json")
     rob = load_robot(robot)
     return checkpoint_on(spec, rob if command is None else commanded_robot(rob, command))
 
@@ -82,15 +117,34 @@ def _committed(spec: str) -> Path | None:
                 None)
 
 
-def checkpoint_on(spec: str, rob: Robot) -> Checkpoint:
-    """A committed checkpoint's name or a policy file's path, checked against a robot already built (a
-    stored sweep's, which may be rebuilt from the store's copy of its spec)."""
+def committed_copy(path: Path) -> str | None:
+    """The committed checkpoint whose file has `path`'s bytes (a copy of go1_v2.onnx elsewhere is go1_v2: its
+    robot and command are the committed record's), or None."""
+    raw = path.read_bytes()
+    return next((name for name in available_checkpoints() if _committed(name).read_bytes() == raw), None)
+
+
+def policy_path(spec: str) -> Path:
+    """The policy file a committed checkpoint's name or a path names (`BadInput` naming ``checkpoint`` for
+    anything else)."""
     path = _committed(spec) or Path(spec)
     if not path.is_file() or path.suffix.lower() not in SUFFIXES:
         raise BadInput(
             "checkpoint", f"unknown checkpoint {spec!r}; expected one of {', '.join(available_checkpoints())} or the "
             "path of a .npz or .onnx policy file"
         )
+    return path
+
+
+def checkpoint_on(spec: str, rob: Robot) -> Checkpoint:
+    """A committed checkpoint's name or a policy file's path, checked against a robot already built (a
+    stored sweep's, which may be rebuilt from the store's copy of its spec); a file whose metadata names
+    another robot is refused."""
+    path = policy_path(spec)
+    named = named_robot(path)
+    if named is not None and named != rob.spec.name:
+        raise BadInput("robot", f"{spec} was trained on robot {named!r} (its metadata says so), not on "
+                       f"{rob.spec.name!r}; pass --robot {named} (or that robot's spec .json)")
     robot_policy(path, rob)
     norm = obs_norm_file(path)
     return Checkpoint(path.stem, path, sha256_hex(path.read_bytes()), rob,

@@ -175,19 +175,24 @@ def run(req: DiffRequest) -> Result:
     from policylab.studies.boundary import gate
     from policylab.studies.boundary.reduce import load_sweep, reduce_sweep
 
-    reductions = []
-    for root, name, field in ((req.store, req.a, "a"), (req.store_of_b, req.b, "b")):
+    from policylab.studies.boundary.records import stored_name
+
+    reductions, names = [], []
+    for root, spec, field in ((req.store, req.a, "a"), (req.store_of_b, req.b, "b")):
         with Store(root.resolve(), readonly=True) as store:
-            load_sweep(store, name, field)  # a missing or incomplete sweep is named first
-            gate.require(store, name, field)
-    for root, name, field in ((req.store, req.a, "a"), (req.store_of_b, req.b, "b")):
+            names.append(stored_name(store, spec, field))  # a stored name or the policy file's path alike
+            load_sweep(store, names[-1], field)  # a missing or incomplete sweep is named first
+            gate.require(store, names[-1], field)
+    if names[0] == names[1] and req.store_of_b == req.store:
+        raise BadInput("b", "checkpoints A and B are the same")
+    for root, name, field in ((req.store, names[0], "a"), (req.store_of_b, names[1], "b")):
         with Store(root.resolve(), readonly=True) as store:
             reductions.append(reduce_sweep(store, load_sweep(store, name, field), resamples=req.resamples,
                                            seed=req.seed, check_rule=False))
     result = diff_reductions(*reductions, q=req.q)
-    claim_out_dir(req.out, req.config())
+    claim_out_dir(req.out, {**req.config(), "a": names[0], "b": names[1]})
     path = stage_path(req.out, "diff")
     write_json(path, result)
     s = result["summary"]
-    return Result(path, headlines=(f"diff {req.a} -> {req.b}: {s['safer']} cells safer, {s['worse']} worse "
+    return Result(path, headlines=(f"diff {names[0]} -> {names[1]}: {s['safer']} cells safer, {s['worse']} worse "
                                    f"(shrinkage), {s['unchanged']} unchanged",))

@@ -33,6 +33,18 @@ def before_push(status: str, t_fail: float | None, push_t0: float) -> bool:
     return status == "failed" and t_fail is not None and t_fail <= push_t0 + 1e-9
 
 
+def walking_warning(failed_before_push: int, rollouts: int, push_t0: float) -> str | None:
+    """The line a sweep, and its report, give when most of its rollouts fell before the push started: no push
+    had acted on them, so the robot does not walk in nominal conditions and the map measures that, not the
+    pushes. More often a wrong spec (a valid but wrong joint_order, a keyframe, gains) or a policy trained on
+    another robot than a policy that cannot walk; None when at most half fell so."""
+    if not rollouts or 2 * failed_before_push <= rollouts:
+        return None
+    return (f"{failed_before_push} of {rollouts} rollouts fell before the push started ({push_t0:g} s): the policy "
+            "does not walk on this robot without a push, so the map shows that, not the pushes; check the robot "
+            "spec (joint_order, keyframe, gains) and that the policy was trained on this robot")
+
+
 def thresholds() -> dict:
     return {"torso_z_fail_m": TORSO_Z_FAIL_M, "uprightness_fail": UPRIGHTNESS_FAIL, "rule_version": RULE_VERSION}
 
@@ -47,6 +59,11 @@ def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float, ru
     `bad_action_step` is the control step whose action was not finite (None: every action was); the
     record ends at that step's state. Only a diverged outcome carries ``diverged_cause`` and
     ``diverged_step``, so the outcome of every other rollout is what it was before they existed.
+
+    ``forward_speed_mps`` is the torso's mean x velocity over the record: its x displacement divided by the
+    record's duration (the horizon, or the failure's time for a record that stops there, so a robot that
+    walked briskly and fell is not reported as slow), null for a diverged rollout or one with a non-finite
+    state.
     """
     z_fail = TORSO_Z_FAIL_M if rule is None else rule["torso_z_fail_m"]
     up_fail = UPRIGHTNESS_FAIL if rule is None else rule["uprightness_fail"]
@@ -71,7 +88,7 @@ def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float, ru
     outcome = {
         "min_uprightness": float(up[ok].min()),
         "min_torso_z": float(z[ok].min()),
-        "forward_speed_mps": float((qpos[-1, root_qpos] - qpos[0, root_qpos]) / (dt * (n - 1))) if ok.all() else None,
+        "forward_speed_mps": None,
         "t_fail": None,
         "fail_reason": None,
         "diverged_at": None,
@@ -85,4 +102,6 @@ def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float, ru
         outcome.update(status="failed", t_fail=round(k_fail * dt, 6), fail_reason=reason)
     else:
         outcome.update(status="survived")
+    if outcome["status"] != "diverged" and ok.all():
+        outcome["forward_speed_mps"] = float((qpos[-1, root_qpos] - qpos[0, root_qpos]) / (dt * (n - 1)))
     return outcome

@@ -4,17 +4,20 @@ and to refuse a resumed sweep on another grid or protocol."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from policylab.envs.robots.robot import Robot, commanded_robot, robot as load_robot
 from policylab.errors import BadInput
-from policylab.hashing import canonical_json
+from policylab.hashing import canonical_json, sha256_hex
 from policylab.policies.files import policy_kind
 from policylab.rollout.ensure import Planned
 from policylab.rollout.store import Store
-from policylab.studies.boundary.checkpoint import Checkpoint, policy_record
+from policylab.studies.boundary.checkpoint import (Checkpoint, available_checkpoints, check_not_a_path, checkpoint_on,
+                                                   path_like, policy_path, policy_record, resolve_checkpoint,
+                                                   sweep_name)
 from policylab.studies.boundary.constants import UNRECORDED_ROBOT
-from policylab.studies.boundary.kept_files import kept_robot
+from policylab.studies.boundary.kept_files import kept_policy, kept_robot
 from policylab.studies.boundary.protocol import protocol
 from policylab.studies.boundary.axes import CATALOGUE
 from policylab.studies.boundary.world import Grid, GridWorld, World, grid_axes
@@ -117,6 +120,64 @@ def _spec_robot(meta: dict, field: str, store: Store | None) -> Robot:
                    "of its spec; sweep again")
 
 
+def stored_name(store: Store, spec: str, field: str = "checkpoint") -> str:
+    """The name of the sweep in `store` that `spec` names: a stored name, or the path of the policy file it
+    was swept with (its stem, and the same bytes: a file of that name with other bytes is another policy,
+    which one line says how to sweep). A bare name that is also a path here is a clash, said in one line."""
+    name = sweep_name(spec)
+    meta = store.get_meta(meta_name(name))
+    if meta is None:
+        return name  # the caller says there is no such sweep, listing the stored ones
+    if not path_like(spec):
+        check_not_a_path(spec, field, f"a sweep stored in {store.root}")
+    elif Path(spec).is_file() and sha256_hex(Path(spec).read_bytes()) != meta["checkpoint"]["sha256"]:
+        raise BadInput(field, f"{spec} is not the file the sweep {name!r} in {store.root} was made with (sha256 "
+                       f"differs): two policy files share the name {name!r}; rename this one to sweep it into the "
+                       "store, or give the name to mean the stored sweep")
+    return name
+
+
+def resolve_in_store(spec: str | None, robot: str | None = None, command: list[float] | None = None,
+                     store: Path | None = None) -> Checkpoint:
+    """`checkpoint.resolve_checkpoint` for a command with a store: a name swept into `store` (and no committed
+    checkpoint) is that sweep's policy, played from the store's copy of its file on its robot with its
+    command unless told otherwise; anything else resolves as a committed name or a path."""
+    stored = None if spec is None else stored_sweep(spec, store)
+    return resolve_checkpoint(spec, robot, command) if stored is None else stored_checkpoint(spec, stored, robot,
+                                                                                                command)
+
+
+def stored_sweep(spec: str, store: Path | None) -> tuple[dict, Path, Robot] | None:
+    """The meta, kept policy file and robot of the sweep a bare name `spec` names in `store`, when the store holds
+    one (with a copy of its policy file) and `spec` is no committed checkpoint of the same bytes; None
+    otherwise. A committed name whose stored sweep played another file, and a stored name that is also a
+    path here, are clashes: one line saying what to do."""
+    if store is None or path_like(spec) or not (Path(store) / "index.sqlite").is_file():
+        return None
+    with Store(Path(store).resolve(), readonly=True) as s:
+        meta, kept = s.get_meta(meta_name(spec)), kept_policy(s, spec)
+        if meta is None or kept is None:
+            return None
+        rob = robot_from_meta(meta, "checkpoint", s)
+    check_not_a_path(spec, "checkpoint", f"a sweep stored in {store}")
+    if spec in available_checkpoints():
+        if sha256_hex(policy_path(spec).read_bytes()) == meta["checkpoint"]["sha256"]:
+            return None  # the committed checkpoint itself
+        raise BadInput("checkpoint", f"{spec!r} names both a committed checkpoint and the sweep in {store} of another "
+                       f"file of that name; give that file's path, or sweep the committed {spec} into another --store")
+    return meta, kept, rob
+
+
+def stored_checkpoint(name: str, stored: tuple[dict, Path, Robot], robot: str | None,
+                      command: list[float] | None) -> Checkpoint:
+    """The checkpoint of a stored sweep played from the store's copy of its policy file, under its name, on
+    the sweep's robot with its command unless told otherwise."""
+    _, kept, rob = stored
+    if robot is not None:
+        rob = load_robot(robot) if rob.uncommanded is None else commanded_robot(load_robot(robot), rob.spec.command)
+    return replace(checkpoint_on(str(kept), rob if command is None else commanded_robot(rob, command)), name=name)
+
+
 def stored_robot(store: Store, checkpoint: str, field: str = "out") -> Robot:
     """The robot of the sweep of `checkpoint` in `store` (`robot_from_meta`)."""
     meta = store.get_meta(meta_name(checkpoint))
@@ -142,7 +203,8 @@ def check_resume_of(store: Store, grid: Grid, ckpt: Checkpoint) -> None:
     if previous is None:
         return
     if previous["checkpoint"] != ckpt.as_dict():
-        raise BadInput("checkpoint", f"{store_root} holds a sweep of another {ckpt.name} (sha256 differs)")
+        raise BadInput("checkpoint", f"{store_root} holds a sweep of another {ckpt.name} (sha256 differs): two policy "
+                       f"files share the name {ckpt.name!r}; rename this one, or sweep it into another --store")
     command = previous["protocol"].get("command")
     if command != ckpt.robot.spec.command:
         raise BadInput("command", f"{store_root} holds the sweep of {ckpt.name} with command "

@@ -46,7 +46,7 @@ from policylab.studies.boundary.checkpoint import Checkpoint
 from policylab.studies.boundary import failure
 from policylab.studies.boundary.protocol import bad_action_step, classify, protocol
 from policylab.studies.boundary.records import (DIVERGED_CAUSES, STUDY, diverged_cause, grid_from_meta, meta_name,
-                                                refuse_diverged, robot_from_meta, sweep_keys)
+                                                refuse_diverged, robot_from_meta, stored_name, sweep_keys)
 from policylab.studies.boundary.requests import ReduceRequest
 
 SURVIVED, FAILED, DIVERGED = "survived", "failed", "diverged"
@@ -462,13 +462,14 @@ def danger_matrix(cells: Iterable[Mapping], n_mu: int, n_push: int) -> list[list
 def run(req: ReduceRequest) -> Result:
     """`policylab boundary reduce`: find the sweep, claim the analysis folder, write reduce.json."""
     with Store(req.store.resolve(), readonly=True) as store:
-        sweep = load_sweep(store, req.checkpoint, keep_diverged=req.keep_diverged)
-        claim_out_dir(req.out, req.config())
+        name = stored_name(store, req.checkpoint)  # a stored name or the policy file's path alike
+        sweep = load_sweep(store, name, keep_diverged=req.keep_diverged)
+        claim_out_dir(req.out, {**req.config(), "checkpoint": name})
         result = reduce_sweep(store, sweep, resamples=req.resamples, seed=req.seed, check_rule=req.rule_check)
     path = stage_path(req.out, "reduce")
     write_json(path, result)
     g, rc, t = result["sweep"]["grid"], result["rule_check"], result["totals"]
-    lines = [f"reduce {req.checkpoint}: {len(g['mus'])} x {len(g['pushes_pct_bw'])} cells x {g['seeds_per_cell']} "
+    lines = [f"reduce {name}: {len(g['mus'])} x {len(g['pushes_pct_bw'])} cells x {g['seeds_per_cell']} "
              f"seeds; {t['failed']} failed, {t['censored']} survived, {t['diverged']} diverged"
              + (f" ({result['diverged_causes']['action']} from a non-finite action)" if t["diverged"] else "")]
     if req.rule_check:

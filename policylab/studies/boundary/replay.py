@@ -138,7 +138,8 @@ def run(req: ReplayRequest) -> Result:
         with recorded_store(req.out) as store:
             rob = stored_robot(store, name)
             kept = kept_policy(store, name)
-        spec = req.checkpoint or (str(kept) if kept is not None else name)
+        given = None if req.checkpoint == name else req.checkpoint  # the sweep's stored name: its kept file
+        spec = given or (str(kept) if kept is not None else name)
         ckpt = checkpoint_on(spec, rob)
         if ckpt.sha256 != sha:
             raise BadInput("checkpoint", f"{spec} (sha256 {ckpt.sha256[:12]}) is not the checkpoint of this sweep "

@@ -21,6 +21,7 @@ from policylab.report.charts import plt, save_png
 from policylab.report.html import Page, Table, render
 from policylab.studies.boundary.analysis_folder import read_stage, reduced_robot_ref, stage_path
 from policylab.studies.boundary.axes import AXES, NEW_AXES, Axis
+from policylab.studies.boundary.failure import walking_warning
 from policylab.studies.boundary.reduce import OWN_UNIT, UNITS
 from policylab.studies.boundary.requests import ReportRequest
 from policylab.studies.boundary.world import grid_axes
@@ -244,12 +245,16 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
                    "diverged": c["n_diverged"], "S(5 s)": c["survival"],
                    "KM median s": c["km_median_s"], "TTF p25 s": c["ttf_p25_s"], "TTF p75 s": c["ttf_p75_s"]}
                   for c in reduction["cells"]]
+    early = reduction.get("failed_before_push")
+    walking = None if early is None else walking_warning(early, reduction["sweep"]["n_rollouts"],
+                                                         reduction["sweep"]["grid"]["push_t0_s"])
     data = {
         "sweep": reduction["sweep"],
         "thresholds": reduction["thresholds"],
         "totals": reduction["totals"],
         "diverged_causes": reduction.get("diverged_causes"),
-        "failed_before_push": reduction.get("failed_before_push"),
+        "failed_before_push": early,
+        "warnings": [walking] if walking else [],
         "rule_check": {k: v for k, v in reduction["rule_check"].items() if k != "examples"},
         "boundary": boundary_rows,
         "cells": [{k: c.get(k) for k in ("mu", "push_pct_bw", "n", "n_failed", "n_failed_before_push", "n_censored",
@@ -266,7 +271,6 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
     write_json(out / "report.json", data)
     t = reduction["totals"]
     n_bound = sum(1 for b in reduction["boundary"] if b["status"] == "boundary")
-    early = reduction.get("failed_before_push")
     causes = reduction.get("diverged_causes") or {}
     step = next((b.get("grid_step_pct_bw") for b in reduction["boundary"]), None)
     notes = ["Clips and .rrd files render the saved qpos of each record; their outcome labels are the records'.",
@@ -281,6 +285,8 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
              + ": where S drops from 1 to 0 between two cells, "
              f"every resample crosses at the same {col.name} and the interval shrinks to a point. The column "
              f"'between cells' names the two {col.name} values the observed S falls through 0.5 between."]
+    if walking:
+        notes.insert(0, f"Warning: {walking}.")
     if t["diverged"]:
         notes.append(f"{t['diverged']} rollout(s) diverged ({causes.get('action', 0)} from a non-finite action of the "
                      f"policy, {causes.get('state', 0)} from a non-finite state) and are left out of S; this sweep was "

@@ -41,8 +41,8 @@ CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v2, go1_v3, go
                    f"{DEFAULT_CHECKPOINT} with the command it was trained for; with --robot, that robot's own: "
                    + ", ".join(f"{r} {c}" for r, c in ROBOT_CHECKPOINTS.items()) + ", a spec file <name>_v0).")
 ROBOT_HELP = ("Robot: a shipped spec (go1_imu, go1, ant) or the path of a robot spec .json (MJCF, bodies, control, "
-              "observation, failure rule); default: the checkpoint's own robot (a committed one's record), "
-              f"else {DEFAULT_ROBOT}.")
+              "observation, failure rule); default: the checkpoint's own robot (a committed one's record, or "
+              f"the robot a policy file's metadata names; a file naming none needs --robot), else {DEFAULT_ROBOT}.")
 STORE_HELP = "Store folder of the sweep (holds index.sqlite), as written by `policylab boundary sweep`."
 KEEP_DIVERGED_HELP = ("Go on with a sweep that holds diverged rollouts (a non-finite action from the policy, or a "
                       "non-finite state), leaving them out of the risk set; without it such a sweep is refused.")
@@ -147,16 +147,34 @@ def _default_out(data: Any, cls: type[Request], prefix: str, per_store: bool = F
     return data
 
 
-def _check_checkpoint(cls, v: str | None, info: ValidationInfo) -> str | None:
-    if info.data.get("robot", ...) is ... and "robot" in cls.model_fields:
-        return v  # the robot was refused; that error is the one reported
+def _resolves(checkpoint: str | None, robot: str | None, command: list[float] | None = None) -> None:
+    """The checkpoint resolves on the robot (with the command); ValueError for the field checked otherwise. A
+    file no robot is given or named for, or one named for another robot, is left to the command's first step,
+    which resolves the checkpoint again and reports it under ``robot``, before anything is written."""
     from policylab.studies.boundary.checkpoint import resolve_checkpoint
 
     try:
-        resolve_checkpoint(v, info.data.get("robot"))
+        resolve_checkpoint(checkpoint, robot, command)
     except BadInput as exc:
-        raise ValueError(exc.message) from None
+        if exc.field != "robot":
+            raise ValueError(exc.message) from None
+
+
+def _check_checkpoint(cls, v: str | None, info: ValidationInfo) -> str | None:
+    if info.data.get("robot", ...) is ... and "robot" in cls.model_fields:
+        return v  # the robot was refused; that error is the one reported
+    if not _stored_name(cls, v):
+        _resolves(v, info.data.get("robot"))
     return v
+
+
+def _stored_name(cls, checkpoint: str | None) -> bool:
+    """A checkpoint name no committed checkpoint has, given to a command with a store: the name of a sweep
+    in that store (not validated yet), which the command resolves there as its first step."""
+    from policylab.studies.boundary.checkpoint import available_checkpoints, path_like
+
+    return "store" in cls.model_fields and checkpoint is not None and not path_like(checkpoint) \
+        and checkpoint not in available_checkpoints()
 
 
 # -- robot, train, calibrate, sweep, verify ------------------------------------------------------------
@@ -367,14 +385,10 @@ class SweepRequest(Request):
     @field_validator("command")
     @classmethod
     def _command_fits_robot(cls, v: list[float] | None, info: ValidationInfo) -> list[float] | None:
-        if v is None or "checkpoint" not in info.data:
-            return v  # none given, or the checkpoint (or robot) was refused: that error is the one reported
-        from policylab.studies.boundary.checkpoint import resolve_checkpoint
-
-        try:
-            resolve_checkpoint(info.data["checkpoint"], info.data.get("robot"), v)
-        except BadInput as exc:
-            raise ValueError(exc.message) from None
+        if v is None or "checkpoint" not in info.data or _stored_name(cls, info.data["checkpoint"]):
+            return v  # none given, or the checkpoint (or robot) was refused (that error is the one reported), or
+            # a stored name, resolved with the command by the sweep's first step
+        _resolves(info.data["checkpoint"], info.data.get("robot"), v)
         return v
 
     @field_validator("mu_max", "push_max")
@@ -469,10 +483,10 @@ class SweepRequest(Request):
         writer and the worker processes themselves. Disk: every world's payload (uncompressed, an upper
         bound) and record."""
         from policylab.rollout.executors import default_workers
-        from policylab.studies.boundary.checkpoint import resolve_checkpoint
         from policylab.studies.boundary.protocol import RECORD_BYTES, WORKER_BYTES, WORLD_SIM_BYTES, payload_bytes
+        from policylab.studies.boundary.records import resolve_in_store
 
-        per = payload_bytes(resolve_checkpoint(self.checkpoint, self.robot, self.command).robot)
+        per = payload_bytes(resolve_in_store(self.checkpoint, self.robot, self.command, self.store).robot)
         workers = 0 if self.executor == "local" else self.workers or default_workers()
         simulating = max(workers, 1) * self.chunk * (WORLD_SIM_BYTES + 2 * per)
         memory = simulating + self.chunk * 2 * per + workers * WORKER_BYTES
@@ -571,8 +585,9 @@ class ReduceRequest(Request):
     interval, from the sweep's records in the store."""
 
     store: StoreDir = Field(description=STORE_HELP)
-    checkpoint: SweepName = Field(description="Name of the checkpoint whose sweep to reduce (e.g. ant_v0); the grid "
-                                  "comes from the sweep's record in the store.")
+    checkpoint: SweepName = Field(description="The checkpoint whose sweep to reduce: its name in the store (e.g. "
+                                  "ant_v0) or the path of the policy file it was swept with; the grid comes from the "
+                                  "sweep's record in the store.")
     out: OutDir = Field(description=OUT_HELP)
     resamples: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples for each row's boundary "
                            "interval.")
@@ -646,8 +661,9 @@ class DiffRequest(Request):
     shrinkage census."""
 
     store: StoreDir = Field(description=STORE_HELP + " Holds sweep A (and B unless --store-b is given).")
-    a: SweepName = Field(description="Checkpoint A (before), e.g. the original policy.")
-    b: SweepName = Field(description="Checkpoint B (after the retrain).")
+    a: SweepName = Field(description="Checkpoint A (before), e.g. the original policy: its name in the store or "
+                         "its policy file's path.")
+    b: SweepName = Field(description="Checkpoint B (after the retrain), by name or path.")
     out: OutDir = Field(description="Folder for diff.json (then `policylab boundary report --out` it).")
     store_b: Optional[StoreDir] = Field(None, description="Store holding sweep B, when it is not --store.")
     resamples: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples for each row's boundary "

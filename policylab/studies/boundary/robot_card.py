@@ -18,9 +18,11 @@ import numpy as np
 from policylab.envs.robots.batch import run_closed_loop
 from policylab.envs.robots.robot import Robot, robot as load_robot
 from policylab.config import claim_out_dir
+from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.result import Result
 from policylab.rollout.seeds import named_range
+from policylab.studies.boundary.constants import MU_RANGE
 from policylab.studies.boundary.protocol import classify, n_steps
 from policylab.studies.boundary.requests import RobotRequest
 
@@ -58,6 +60,35 @@ def zero_policy_survival(rob: Robot, n: int) -> dict:
             "diverged": status.count("diverged"), "seeds": [seeds[0], seeds[-1]]}
 
 
+def contact_friction(rob: Robot, mus: tuple[float, float] = (MU_RANGE[0], 1.0), seconds: float = 1.0) -> dict:
+    """The friction MuJoCo gives the robot's floor contacts (`Robot.floor_contacts`) at two mu values: the
+    zero policy's first state with such a contact, from the home pose (the same state at both mu: nothing
+    touches before it). The spec's check (`Robot._check_friction_reach`) reads the model's mixing rule; this
+    reads what the simulator does. BadInput naming ``friction_geoms`` when the frictions are equal."""
+    pairs = {frozenset(p) for p in rob.floor_contacts(rob.base)}
+    seen = {}
+    for mu in mus:
+        m = rob.model(mu)
+        d = mujoco.MjData(m)
+        d.qpos[:] = rob.nominal_qpos
+        d.ctrl[:] = rob.ctrl(np.zeros((1, rob.act_dim)))[0]
+        mujoco.mj_forward(m, d)
+        for _ in range(round(seconds / m.opt.timestep)):
+            touching = [c for c in d.contact[:d.ncon] if frozenset((int(c.geom1), int(c.geom2))) in pairs]
+            if touching:
+                break
+            mujoco.mj_step(m, d)
+        seen[mu] = [float(c.friction[0]) for c in touching]
+    lo, hi = (seen[mu] for mu in mus)
+    if not lo:
+        return {"mu": list(mus), "contacts": 0, "note": f"no floor contact within {seconds:g} s of the home pose"}
+    if lo == hi:
+        raise BadInput("friction_geoms", f"robot spec {rob.spec_file}: the robot's floor contacts have friction "
+                       f"{lo[0]:g} at mu {mus[0]:g} and at mu {mus[1]:g}: the friction axis does not reach them; list "
+                       "the geoms whose friction the contacts take")
+    return {"mu": list(mus), "contacts": len(lo), "friction": {f"{mu:g}": seen[mu] for mu in mus}}
+
+
 def describe(rob: Robot, n_zero: int) -> dict:
     m, s = rob.base, rob.spec
     joints = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, int(j)) for j in m.actuator_trnid[:, 0]]
@@ -84,6 +115,9 @@ def describe(rob: Robot, n_zero: int) -> dict:
                         "normalized": s.normalization is not None, "size": rob.obs_dim},
         "action_size": rob.act_dim,
         "policy_output": s.policy_output,
+        "floor_contacts": [[mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) or f"#{g}" for g in pair]
+                           for pair in rob.floor_contacts(m)],
+        "contact_friction": contact_friction(rob),
         "zero_policy": survival,
         "warnings": ([f"the zero policy survived 0 of {survival['worlds']} nominal worlds: check the failure "
                       "thresholds, the keyframe and the control gains"] if survival["survived"] == 0 else []),
@@ -105,6 +139,15 @@ def run(req: RobotRequest) -> Result:
         f"observation {rob.obs_dim} values" + (f" ({hist['length']} frames of {rob.frame_dim})" if hist else "")
         + f": {layout}; action {rob.act_dim} values",
         f"zero policy: survived {z['survived']} of {z['worlds']} nominal worlds",
+        _friction_line(card["contact_friction"]),
         *(f"warning: {w}" for w in card["warnings"]),
     )
     return Result(req.out / "robot.json", headlines=lines)
+
+
+def _friction_line(c: dict) -> str:
+    if not c["contacts"]:
+        return f"friction axis: {c['note']}, not checked in simulation"
+    lo, hi = (c["friction"][f"{mu:g}"] for mu in c["mu"])
+    return (f"friction axis: {c['contacts']} floor contact(s) take friction {min(lo):g} at mu {c['mu'][0]:g} and "
+            f"{min(hi):g} at mu {c['mu'][1]:g}")

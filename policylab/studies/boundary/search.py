@@ -38,11 +38,11 @@ from policylab.rollout.seeds import SEARCH_SEED_SCHEME, search_seed
 from policylab.rollout.store import Store
 from policylab.studies.boundary import crossing
 from policylab.studies.boundary.axes import AXES, Axis, fixed_axes, parse_rows
-from policylab.studies.boundary.checkpoint import Checkpoint, policy_record, resolve_checkpoint
+from policylab.studies.boundary.checkpoint import Checkpoint, policy_record
 from policylab.studies.boundary.constants import DEFAULT_DIR, DEFAULT_T0
 from policylab.studies.boundary.kept_files import keep
 from policylab.studies.boundary.protocol import protocol
-from policylab.studies.boundary.records import STUDY, search_world_record, world_record
+from policylab.studies.boundary.records import STUDY, resolve_in_store, search_world_record, world_record
 from policylab.studies.boundary.requests import SearchRequest
 from policylab.studies.boundary.simulation import SweepRunner
 from policylab.studies.boundary.world import Grid, GridWorld, World
@@ -274,7 +274,7 @@ def summarize(ckpt: Checkpoint, rows: list[Row], rows_spec, fixed, *, push_range
 
 def run(req: SearchRequest) -> Result:
     """`policylab boundary search`: locate every row's crossing into the store; OUT/search.json."""
-    ckpt = resolve_checkpoint(req.checkpoint, req.robot)
+    ckpt = resolve_in_store(req.checkpoint, req.robot, store=req.store)
     rows_spec = parse_rows(req.rows)
     fixed = fixed_axes(req.set, rows_spec)
     config = {"search": True, "checkpoint": ckpt.as_dict(), "robot": ckpt.robot.ref, "rows": req.rows, "set": req.set,

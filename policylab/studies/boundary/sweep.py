@@ -28,6 +28,7 @@ recorded protocol holds), and the store keeps a copy of the spec and of the poli
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -38,11 +39,12 @@ from policylab.result import Result
 from policylab.rollout.ensure import EnsureStats, ensure
 from policylab.rollout.executors import check_executor
 from policylab.rollout.store import Store
-from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint
+from policylab.studies.boundary.checkpoint import Checkpoint
+from policylab.studies.boundary.failure import before_push, walking_warning
 from policylab.studies.boundary.kept_files import keep
 from policylab.studies.boundary.protocol import n_steps, protocol
 from policylab.studies.boundary.records import (DIVERGED_CAUSES, STUDY, check_resume, check_resume_of, diverged_cause, meta_name,
-                                                planned_sweep, sweep_meta)
+                                                planned_sweep, resolve_in_store, sweep_meta)
 from policylab.studies.boundary.requests import SweepRequest
 from policylab.studies.boundary.simulation import SweepRunner
 from policylab.studies.boundary.world import Grid, GridWorld
@@ -106,12 +108,16 @@ def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ck
     """Deterministic summary of the sweep's records (counts, fingerprint); no wall times."""
     counts = {"survived": 0, "failed": 0, "diverged": 0, "missing": 0}
     causes = {c: 0 for c in DIVERGED_CAUSES}
+    early = 0
     fp = store.fingerprint()
-    for key, _ in planned:
+    for key, gw in planned:
         rec = store.get(key)
         counts["missing" if rec is None else rec.outcome["status"]] += 1
         if rec is not None and diverged_cause(rec.outcome):
             causes[diverged_cause(rec.outcome)] += 1
+        if rec is not None:
+            early += before_push(rec.outcome["status"], rec.outcome["t_fail"], gw.world.push_t0)
+    warning = walking_warning(early, len(planned) - counts["missing"], grid.push_t0)
     return {
         "study": STUDY,
         "checkpoint": ckpt.as_dict(),
@@ -120,6 +126,8 @@ def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ck
         "robot": ckpt.robot.ref,
         "counts": counts,
         "diverged_causes": causes,
+        "failed_before_push": early,
+        "warnings": [warning] if warning else [],
         "complete": counts["missing"] == 0,
         "store_fingerprint": hash_obj([[k, fp.get(k)] for k, _ in planned], length=32),
     }
@@ -127,10 +135,12 @@ def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ck
 
 def run(req: SweepRequest) -> Result:
     """`policylab boundary sweep`: run the grid's missing worlds into the store, summarise into OUT."""
-    ckpt = resolve_checkpoint(req.checkpoint, req.robot, req.command)
+    ckpt = resolve_in_store(req.checkpoint, req.robot, req.command, req.store)
     grid = req.grid()
     result = run_sweep(grid, ckpt, req.store, req.out, executor=req.executor, chunk=req.chunk, threads=req.threads,
                        workers=req.workers, ray_address=req.ray_address)
+    for warning in result["warnings"]:
+        print(f"policylab: warning: {warning}", file=sys.stderr)
     c, t = result["counts"], result["timing"]
     return Result(req.out / "sweep.json", headlines=(
         f"{ckpt.name}: survived {c['survived']}, failed {c['failed']}, diverged {c['diverged']}"

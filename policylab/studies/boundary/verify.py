@@ -34,10 +34,10 @@ from policylab import provenance
 from policylab.rollout.seeds import named_range
 from policylab.rollout.store import Store, writable
 from policylab.studies.boundary import gate
-from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint, robot_policy
+from policylab.studies.boundary.checkpoint import Checkpoint, robot_policy
 from policylab.studies.boundary.protocol import n_steps
 from policylab.studies.boundary.records import (diverged_cause, grid_from_meta, meta_name, recorded_robot,
-                                                refuse_diverged, robot_from_meta, sweep_keys)
+                                                refuse_diverged, resolve_in_store, robot_from_meta, sweep_keys)
 from policylab.studies.boundary.simulation import simulate_worlds
 from policylab.studies.boundary.requests import VerifyRequest
 
@@ -180,7 +180,7 @@ def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path, *, ke
 
 def run(req: VerifyRequest) -> Result:
     """`policylab boundary verify`: the gate's report; exit status 1 when it fails."""
-    ckpt = resolve_checkpoint(req.checkpoint, req.robot)
+    ckpt = resolve_in_store(req.checkpoint, req.robot, store=req.store)
     report = run_verify(ckpt, req.store, req.sample, req.out, keep_diverged=req.keep_diverged)
     a = report["agreement"]
     h = report.get("harness_vs_gymnasium_ant_v5") or report["harness_vs_plain_loop"]

@@ -41,3 +41,25 @@ def test_clock_rewind_is_divergence():
     qpos, qvel, t = _upright()
     t[40:] = np.arange(61) * DT  # MuJoCo reset the simulation at step 40
     assert failure.classify(qpos, qvel, t, DT)["status"] == "diverged"
+
+
+def test_forward_speed_is_the_mean_x_velocity_over_the_record():
+    """docs/boundary.md's definition: x displacement over the record's duration (5 s for a full record, the
+    failure's time for one that stops there), null for a diverged rollout."""
+    qpos, qvel, t = _upright()
+    qpos[:, 0] = 0.4 * t  # walks at 0.4 m/s for the whole 5 s
+    assert failure.classify(qpos, qvel, t, DT)["forward_speed_mps"] == 0.4
+    k = 20  # a record that stops at its failure (stop_at_failure): 1 s, walked 0.4 m
+    qpos[k, 2] = failure.TORSO_Z_FAIL_M - 0.01
+    out = failure.classify(qpos[: k + 1], qvel[: k + 1], t[: k + 1], DT)
+    assert out["status"] == "failed" and out["forward_speed_mps"] == 0.4
+
+
+def test_a_diverged_rollout_has_no_forward_speed():
+    """A rollout ended by a non-finite action has only finite states, and is diverged all the same: no speed
+    (it had one before, against the docs)."""
+    qpos, qvel, t = _upright(n=31)
+    qpos[:, 0] = 0.4 * t
+    out = failure.classify(qpos, qvel, t, DT, bad_action_step=30)
+    assert out["status"] == "diverged" and out["diverged_cause"] == "action"
+    assert out["forward_speed_mps"] is None

@@ -196,6 +196,9 @@ def test_the_command_exports_the_actor_judges_it_and_ships_it(tmp_path, monkeypa
         mean = learner.net(learner.net.normalise(np.concatenate([obs, np.zeros((6, 4))], 1).astype(np.float32)))[0]
     assert np.allclose(policy.act(obs), mean.numpy(), atol=1e-5)
     assert np.array_equal(policy.act(obs[2:3])[0], policy.act(obs)[2])
+    from policylab.policies.files import named_robot
+
+    assert named_robot(out / "policy.onnx") == "go1_imu"  # played without --robot on the robot it learned on
     shipped = tmp_path / "checkpoints"
     assert (shipped / "go1_v9.onnx").read_bytes() == (out / "policy.onnx").read_bytes()
     record = json.loads((shipped / "go1_v9.json").read_text())

@@ -27,7 +27,7 @@ from policylab.learning import checkpoint, shards
 from policylab.learning.learner import Learner, shard_layout, train
 from policylab.learning.network import GaussianActorCritic
 from policylab.learning.ppo import PPO, Settings
-from policylab.policies.mlp import export_robot_policy
+from policylab.policies.mlp import export_robot_policy, robot_metadata
 from policylab.result import Result, command_line
 from policylab.studies.boundary.constants import CHECKPOINT_DIR
 from policylab.studies.boundary.learn import judge, report
@@ -91,7 +91,8 @@ def run(req: LearnRequest) -> Result:
     write learn.json and report.html."""
     learner, cfg = learn(req)
     policy = req.out / POLICY_FILE
-    export_robot_policy(learner.net.actor_layers(), policy, activation="relu")
+    export_robot_policy(learner.net.actor_layers(), policy, activation="relu",
+                        metadata=robot_metadata(robot(ROBOT).identity))  # a file played without --robot names it
     recipe = RECIPES[req.recipe]
     nominal = None
     if req.eval_worlds:
