@@ -75,7 +75,7 @@ def _sweep(name: str, pushes: list[float], outcomes: list[tuple[int, float | Non
                                  "failed" if i < n_failed else "survived", t if i < n_failed else None, None, None)
                          for i in range(8)]
     return Sweep(name, "0" * 64, "test", [1.0], pushes, 8, 90.0, 2.0,
-                 {"horizon_s": 5.0, "failure": failure.thresholds()}, cells, robot("ant"))
+                 {"horizon_s": 5.0, "push_duration_s": 0.5, "failure": failure.thresholds()}, cells, robot("ant"))
 
 
 def test_a_logrank_verdict_against_the_boundary_shift_is_explained(tmp_path):
