@@ -1,8 +1,11 @@
-"""Progress on stderr: bars for long stages (rich: description, count, rate and ETA), status lines,
-and the tally of results the current stage has in the store (what an interrupted command reports)."""
+"""Progress on stderr: bars for long stages (rich: description, count, rate and ETA) on a terminal, one
+plain line per stage every few seconds elsewhere (a log file, a pipe: a bar there is cut to "0:00:...
+eta 0:00:..." or not drawn at all), status lines, and the tally of results the current stage has in
+the store (what an interrupted command reports)."""
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -18,10 +21,17 @@ from rich.progress import (
 )
 
 _console = Console(stderr=True)
+LINE_EVERY_S = 5.0  # off a terminal: the least time between two progress lines of a stage
 
 
 @contextmanager
-def progress_bar(label: str, total: int, unit: str = "it") -> Iterator[Bar]:
+def progress_bar(label: str, total: int, unit: str = "it", every_s: float = LINE_EVERY_S) -> Iterator[Bar | Lines]:
+    """A bar on a terminal; elsewhere `Lines`, a plain line at most every `every_s` seconds and one at the end."""
+    if not _console.is_terminal:
+        lines = Lines(label, total, unit, every_s)
+        yield lines
+        lines.line()
+        return
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -58,6 +68,40 @@ class Bar:
     def status(self, text: str) -> None:
         """Show `text` after the rate (a learner's latest mean return, say)."""
         self._progress.update(self._task, status=text)
+
+
+class Lines:
+    """Progress off a terminal: "label: done/total (pct), rate unit/s, eta m:ss, status", printed when at
+    least `every_s` seconds passed since the last line, and once when the stage ends (with its elapsed time)."""
+
+    def __init__(self, label: str, total: int, unit: str, every_s: float):
+        self.label, self.total, self.unit, self.every_s = label, total, unit, every_s
+        self.done, self._status = 0, ""
+        self._start = self._last = time.monotonic()
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        if time.monotonic() - self._last >= self.every_s:
+            self.line()
+
+    def status(self, text: str) -> None:
+        self._status = text
+
+    def line(self) -> None:
+        now = time.monotonic()
+        self._last, elapsed = now, now - self._start
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        left = self.total - self.done
+        when = f"eta {_clock(left / rate)}" if left > 0 and rate > 0 else \
+            "eta unknown" if left > 0 else f"done in {_clock(elapsed)}"
+        pct = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
+        _console.print(f"{self.label}: {self.done:,}/{self.total:,}{pct}, {rate:,.1f} {self.unit}/s, {when}"
+                       + (f", {self._status}" if self._status else ""), highlight=False, soft_wrap=True)
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m}:{s:02d}"
 
 
 def say(message: str) -> None:

@@ -1,7 +1,6 @@
 """The verdict-agreement probability (`stats.verdict_agreement`, in every `paired_delta`) against a
 simulation: planted paired deltas are the population; many validation sets of the same size are drawn
-from it and each is judged by `paired_delta` itself (the full percentile bootstrap, a fresh generator
-seed per set); the share of sets whose verdict equals the planted rows' verdict must match the
+from it and each is judged by `paired_delta` itself (its t interval); the share of sets whose verdict equals the planted rows' verdict must match the
 probability computed from the rows alone.
 
 The cases span the regimes a verdict can be in: far from 0 (agreement near 1), with the interval's
@@ -41,8 +40,8 @@ def simulated_agreement(rows: np.ndarray, side: int) -> float:
     agree = 0
     for t in range(SETS):
         fresh = rows[r.integers(0, rows.size, rows.size)]
-        res = stats.paired_delta(fresh, np.zeros_like(fresh), seed=1000 + t)
-        agree += stats.interval_side(res["ci95"]) == side
+        res = stats.paired_delta(fresh, np.zeros_like(fresh))
+        agree += stats.interval_side(res["ci95"], res["n"]) == side
     return agree / SETS
 
 
@@ -52,9 +51,9 @@ def simulated_agreement(rows: np.ndarray, side: int) -> float:
 def test_agreement_matches_a_simulation_of_fresh_validation_sets(case, n):
     rows = planted(case, n)
     res = stats.paired_delta(rows, np.zeros_like(rows))
-    side = stats.interval_side(res["ci95"])
+    side = stats.interval_side(res["ci95"], res["n"])
     simulated = simulated_agreement(rows, side)
-    # 3 standard errors of the simulated share, plus 0.02 for the normal approximation of the inner interval
+    # 3 standard errors of the simulated share, plus those of the 2,000 sets the agreement itself draws
     tol = 3 * np.sqrt(max(simulated * (1 - simulated), 0.01) / SETS) + 0.02
     assert abs(res["verdict_agreement"] - simulated) <= tol, (case, n, res["verdict_agreement"], simulated)
 
@@ -71,3 +70,9 @@ def test_the_edge_case_is_a_coin_flip_and_the_clear_one_is_not():
 def test_constant_deltas_always_agree():
     res = stats.paired_delta([5, 6, 7], [4, 5, 6])
     assert res["ci95"] == [1.0, 1.0] and res["verdict_agreement"] == 1.0
+
+
+def test_too_few_pairs_always_agree():
+    """Under `MIN_PAIRS` pairs there is no verdict, and no fresh set of as few pairs has one either."""
+    res = stats.paired_delta([10.0, 20.0, 15.0], [300.0, 250.0, 280.0])
+    assert stats.interval_side(res["ci95"], res["n"]) is None and res["verdict_agreement"] == 1.0

@@ -1,8 +1,9 @@
 """The shared statistics against exact expectations, each computed here without the project's code
 or scipy's wrapper of the same test:
 
-- interval coverage by simulation: a 95% interval from samples of 100 covers a known mean (or
-  mean delta, or population Spearman) in the stated share of seeded trials;
+- interval coverage by simulation: a 95% interval from planted samples of 2 to 2,000 covers a known
+  mean or mean delta (or, from samples of 100, the population Spearman) in the stated share of seeded
+  trials;
 - interval widths against their analytic (large-sample) value;
 - Fisher's exact test against a hand enumeration of the hypergeometric distribution;
 - Benjamini-Hochberg against q-values computed here (step-up, by rank);
@@ -21,65 +22,94 @@ from itertools import product
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
 from policylab import stats
 
 Z975 = 1.959963984540054  # the standard normal's 97.5% quantile (Phi^-1(0.975)), to 15 digits
 
 
-# -- coverage and width of the bootstrap intervals ----------------------------------------------------
+# -- coverage and width of the t intervals of means and paired deltas -------------------------------
 
-def test_bootstrap_ci_of_the_mean_covers_93_to_97_percent():
-    """400 seeded samples of 100 from N(3, 2^2): the 95% interval covers the true mean 3 in 93-97% of
-    trials. Expected about 94.6%: the percentile bootstrap of a mean is close to mean +- z * s/sqrt(n)
-    with the plug-in s (ddof 0), whose exact coverage for normal data is P(|t_99| < 1.96 * sqrt(0.99))
-    = 0.946. Width: the bootstrap distribution of the mean has standard deviation exactly s/sqrt(n)
-    (s with ddof 0), so the interval's width is 2 * 1.96 * s/sqrt(n) up to Monte Carlo error of the
-    2000-resample quantiles (about 2% per interval, so within 15% each and 2% on average)."""
-    mu, sd, n, trials = 3.0, 2.0, 100, 400
-    covered, ratios = 0, []
-    for t in range(trials):
-        x = np.random.default_rng([7, t]).normal(mu, sd, n)
-        lo, hi = stats.bootstrap_ci(x, seed=t)
-        covered += lo <= mu <= hi
-        ratios.append((hi - lo) / (2 * Z975 * x.std(ddof=0) / math.sqrt(n)))
-    assert 0.93 <= covered / trials <= 0.97, covered / trials
-    assert 0.85 <= min(ratios) and max(ratios) <= 1.15
-    assert abs(np.mean(ratios) - 1) < 0.02, np.mean(ratios)
+NS = (2, 5, 20, 200, 2000)
+TRIALS = 600  # per case and n: a covered share's standard error is 0.9%, so 93% is over 2 of them below 95%
 
 
-def test_paired_delta_ci_covers_the_true_delta_93_to_97_percent():
-    """Paired rows: base ~ N(10, 3^2), new = base + 0.5 + N(0, 2^2), 100 pairs, 400 seeded trials.
-    The paired interval covers the true delta 0.5 in 93-97% of trials (the pairing removes the
-    base's spread: the width follows the deltas' s = 2, not the scores' 3.6), and its width is
-    2 * 1.96 * s_d/sqrt(n) as for the mean above. The verdict agreement (a fresh set's interval on the
-    same side of 0) is, for these near-normal deltas with z = mean / (s_d/sqrt(n)), close to the normal
-    law's Phi(z - 1.96) + Phi(-z - 1.96) share outside 0 or its complement (within 0.06; its own
-    simulation check: tests/test_stats_agreement.py)."""
-    delta, n, trials = 0.5, 100, 400
-    covered, ratios, prob_err = 0, [], []
-    for t in range(trials):
-        r = np.random.default_rng([8, t])
-        base = r.normal(10, 3, n)
-        new = base + delta + r.normal(0, 2, n)
-        d = new - base
-        res = stats.paired_delta(new, base, seed=t)
-        lo, hi = res["ci95"]
-        covered += lo <= delta <= hi
-        se = d.std(ddof=0) / math.sqrt(n)
-        ratios.append((hi - lo) / (2 * Z975 * se))
-        z = d.mean() / se
-        phi = lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2)))  # noqa: E731
-        outside = {1: phi(z - Z975), -1: phi(-z - Z975)}
-        side = stats.interval_side(res["ci95"])
-        want = outside[side] if side else 1 - outside[1] - outside[-1]
-        prob_err.append(abs(res["verdict_agreement"] - want))
-        assert res["mean_delta"] == pytest.approx(d.mean())
-        assert (res["wins"], res["ties"], res["losses"]) == (int((d > 0).sum()), int((d == 0).sum()),
-                                                            int((d < 0).sum()))
-    assert 0.93 <= covered / trials <= 0.97, covered / trials
-    assert abs(np.mean(ratios) - 1) < 0.02 and 0.85 <= min(ratios) and max(ratios) <= 1.15
-    assert max(prob_err) < 0.06
+def planted(case: str, shape: tuple[int, int], rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """Samples of a planted population and its true mean: normal (Lava Leap's final scores over seeds),
+    gamma with shape 4 (skewness 1), and Breakout-like paired deltas (85% small ones around -5, 15% large
+    ones around +90: two modes, skewness about 2)."""
+    if case == "normal":
+        return rng.normal(3.0, 2.0, shape), 3.0
+    if case == "gamma":
+        return rng.gamma(4.0, 2.5, shape), 10.0
+    big = rng.random(shape) < 0.15
+    return np.where(big, rng.normal(90, 30, shape), rng.normal(-5, 8, shape)), 0.15 * 90 - 0.85 * 5
+
+
+def coverage(case: str, n: int, paired: bool = False) -> float:
+    """The share of TRIALS seeded samples of n whose 95% t interval covers the true mean: of the values,
+    or of the deltas of paired scores (new = base + the planted delta, the base's own spread cancelling
+    in the pair). All trials at once, by the textbook formula with scipy's t quantile; the first trials'
+    intervals are checked to be the ones `distribution` and `paired_delta` compute."""
+    x, mu = planted(case, (TRIALS, n), np.random.default_rng([7, n, len(case)]))
+    base = np.random.default_rng([8, n]).normal(50.0, 30.0, n)
+    new = base + x
+    d = new - base if paired else x
+    half = sps.t.ppf(0.975, n - 1) * d.std(axis=1, ddof=1) / math.sqrt(n)
+    lo, hi = d.mean(axis=1) - half, d.mean(axis=1) + half
+    for t in range(2):
+        got = stats.paired_delta(new[t], base)["ci95"] if paired else stats.distribution(x[t])["mean_ci95"]
+        assert got == pytest.approx([lo[t], hi[t]], rel=1e-9, abs=1e-9)
+    return float(((lo <= mu) & (mu <= hi)).mean())
+
+
+@pytest.mark.parametrize("n", NS)
+def test_the_interval_of_a_mean_covers_at_least_93_percent_from_5_seeds(n):
+    """Normal values at every n >= 5 and gamma(4) values (skewness 1) at n >= 20 are covered in >= 93% of
+    trials (the t interval is exact for normal values; measured 95.6% at n = 5 and 2,000, gamma 93.1% at
+    n = 5, 94.6% at 20). The percentile bootstrap it replaced covers 84% of normal samples of 5 and 92% of
+    20 (docs/design.md). At n = 2 the interval exists (its t quantile is 12.7) but no verdict is drawn."""
+    assert coverage("normal", n) >= (0.93 if n >= 5 else 0.90)
+    if n >= 20:
+        assert coverage("gamma", n) >= 0.93
+
+
+@pytest.mark.parametrize("n", NS)
+def test_the_interval_of_a_paired_delta_covers_at_least_93_percent_from_5_pairs(n):
+    """Paired deltas: the base's spread (sd 30) cancels, the interval follows the deltas'. Normal deltas
+    >= 93% from n = 5; Breakout-like skewed deltas (a few large gains) >= 93% from n = 200 (measured
+    89% at 20, 94% at 200, 95% at 2,000; the percentile bootstrap: 89% at 20); fewer pairs than 5 give
+    no verdict."""
+    assert coverage("normal", n, paired=True) >= (0.93 if n >= 5 else 0.90)
+    if n >= 200:
+        assert coverage("skewed", n, paired=True) >= 0.93
+
+
+def test_paired_delta_is_the_t_interval_of_the_deltas_and_few_pairs_give_no_verdict():
+    """`paired_delta`'s interval is `t_interval` of the per-seed deltas, its width 2 t s_d / sqrt(n)
+    with s_d the deltas' sample sd (here at 100 pairs); under 5 pairs the verdict is "too few seeds",
+    even where the interval lies wholly below 0 (the issue's 2-seed "worse [-364, -73]")."""
+    r = np.random.default_rng(8)
+    base = r.normal(10, 3, 100)
+    new = base + 0.5 + r.normal(0, 2, 100)
+    res = stats.paired_delta(new, base)
+    d = new - base
+    half = 1.9842169515086827 * d.std(ddof=1) / math.sqrt(100)  # t(0.975, 99)
+    assert res["ci95"] == pytest.approx([d.mean() - half, d.mean() + half], rel=1e-9)
+    two = stats.paired_delta([10.0, 20.0], [300.0, 305.0])  # deltas -290, -285: [-319, -256]
+    assert two["ci95"][1] < 0 and stats.interval_side(two["ci95"], two["n"]) is None
+    assert stats.paired_t([10.0, 20.0], [300.0, 305.0])["verdict"] == stats.VERDICT_TOO_FEW == "too few seeds"
+    assert stats.interval_side([-3.0, -1.0], stats.MIN_PAIRS) == -1
+
+
+def test_the_interval_of_a_constant_and_of_one_value():
+    """Degenerate cases with exact answers: a constant sample's interval is that constant; one value has
+    none (no spread to estimate)."""
+    assert stats.distribution([4.0] * 30)["mean_ci95"] == [4.0, 4.0]
+    x = np.random.default_rng(3).normal(0, 1, 50)
+    assert stats.distribution(x)["mean_ci95"] == stats.t_interval(x)["ci"]
+    assert stats.distribution([4.0])["mean_ci95"] is None
 
 
 def test_spearman_ci_covers_the_population_spearman():
@@ -101,14 +131,6 @@ def test_spearman_ci_covers_the_population_spearman():
         zw.append((math.atanh(hi) - math.atanh(lo)) / (2 * Z975 * math.sqrt(1.06 / (n - 3))))
     assert 0.90 <= covered / trials <= 0.97, covered / trials
     assert abs(np.mean(zw) - 1) < 0.10, np.mean(zw)
-
-
-def test_bootstrap_ci_of_a_constant_and_of_two_points():
-    """Degenerate cases with exact answers: a constant sample's interval is that constant; two
-    points a < b resample to means a, (a+b)/2, b with probabilities 1/4, 1/2, 1/4, so the 2.5% and
-    97.5% quantiles of 2000 resamples are a and b."""
-    assert stats.bootstrap_ci([4.0] * 30) == [4.0, 4.0]
-    assert stats.bootstrap_ci([1.0, 3.0]) == [1.0, 3.0]
 
 
 # -- Fisher exact by enumeration ------------------------------------------------------------------

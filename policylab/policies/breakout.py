@@ -227,3 +227,14 @@ def load_params(name: str, path: str | Path | None, field: str = "params") -> di
     if isinstance(data, Mapping) and isinstance(data.get("params"), Mapping):
         data = data["params"]
     return validate_params(name, data, field)
+
+
+def policy_label(name: str, params: Mapping[str, float]) -> str:
+    """The policy as pages name it: its name, and the parameters a --params file changed from its
+    defaults (a run of the search's pick and one of the defaults would otherwise read alike)."""
+    if not params:  # a network: its name is its file's
+        return name
+    changed = {k: v for k, v in params.items() if get_policy(name).defaults.get(k) != v}
+    if not changed:
+        return f"{name} (defaults)"
+    return f"{name}, --params {', '.join(f'{k}={v:g}' for k, v in changed.items())} (others default)"

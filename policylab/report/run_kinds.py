@@ -26,7 +26,9 @@ class RunKind:
     data: str  # JSON file with the headline numbers, relative to the run folder
     pages: tuple[str, ...]  # report pages, the first present one is linked (else the data file)
     summary: tuple[str, ...]  # config paths shown as name=value
-    headline: tuple[tuple[str, str], ...]  # (label, path in the data file; "" is the whole file)
+    # (label, path in the data file; "" is the whole file); a label's `{a.b}` is that path's value in the data
+    # file, so a number says what it was measured on (`runs_index._label`)
+    headline: tuple[tuple[str, str], ...]
     verdict: Callable[[Path, Any], Any] | None = None  # (run folder, data) -> verdict
     signature: tuple[str, Any] | None = None  # config key (and value, or ANY) for configs that record no "command"
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -51,6 +52,13 @@ def _compact(value: Any) -> Any:
     return value
 
 
+def _label(label: str, data: Any) -> str:
+    """A headline label with each `{a.b}` replaced by that path's value in the data file (what the number
+    was measured on, which only the run knows); "?" where the run does not record it."""
+    return re.sub(r"\{([\w.]+)\}", lambda m: str(fmt(get(data, m.group(1))) if get(data, m.group(1)) is not None
+                                                   else "?"), label)
+
+
 def _relative(path: Path, start: Path) -> str:
     return Path(os.path.relpath(path, start)).as_posix()
 
@@ -76,7 +84,7 @@ def _row(folder: Path, root: Path, out_dir: Path, kinds: Sequence[RunKind]) -> d
         page = next((folder / p for p in (*kind.pages, kind.data) if (folder / p).is_file()), None)
         row["report"] = None if page is None else _relative(page, out_dir)
         data = read_json(folder / kind.data)
-        row["headline"] = [[label, _compact(get(data, p))] for label, p in kind.headline
+        row["headline"] = [[_label(label, data), _compact(get(data, p))] for label, p in kind.headline
                            if get(data, p) is not None]
         row["verdict"] = kind.verdict(folder, data) if kind.verdict else None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:  # anything a broken file can cause

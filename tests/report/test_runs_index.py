@@ -99,12 +99,13 @@ def _boundary(root: Path) -> None:
     _cli("export", store, "--out", root / "boundary" / "rollouts.parquet")
 
 
-EXPECTED = {  # run folder -> (study, command, page, a headline label)
-    "breakout/eval": ("breakout", "breakout eval", "report.html", "mean score"),
+EXPECTED = {  # run folder -> (study, command, page, a headline label, naming what it was measured on)
+    "breakout/eval": ("breakout", "breakout eval", "report.html", "mean score on shadow Breakout (go-v1)"),
     "breakout/audit": ("breakout", "breakout audit", "audit.html", "ALE mean"),
-    "breakout/train": ("breakout", "breakout train", "report.html", "pick ALE mean"),
-    "breakout/learn": ("breakout", "breakout learn", "report.html", "network ALE mean"),
-    "breakout/transfer": ("breakout", "breakout transfer", "transfer.html", "network ALE mean"),
+    "breakout/train": ("breakout", "breakout train", "report.html", "pick mean on 4 exact shadow seeds"),
+    "breakout/learn": ("breakout", "breakout learn", "report.html", "network mean on shadow (ale-exact, exact)"),
+    "breakout/transfer": ("breakout", "breakout transfer", "transfer.html",
+                          "network mean on shadow (ale-exact, exact)"),
     "breakout/trace": ("breakout", "breakout trace", "traces.json", "traces"),
     "breakout/lockstep": ("breakout", "breakout lockstep", "report.html", "identical to the end"),
     "breakout/calibrate": ("breakout", "breakout calibrate", "calibration.html", "objective after"),
@@ -156,7 +157,8 @@ def test_rows(runs):
         headline = dict(row["headline"])
         assert isinstance(headline[label], (int, float)), row
         assert row["config_summary"]
-    assert by_path["breakout/train"]["verdict"] in ("improved", "worse", "inconclusive")
+    assert by_path["breakout/train"]["verdict"] == "pick vs baseline: too few seeds"  # 4 pairs
+    assert dict(by_path["breakout/eval"]["headline"])["policy"] == "breakout_policy_v3 (defaults)"
     assert by_path["breakout/audit"]["verdict"].startswith("primary gap: ")
     assert re.fullmatch(r"all \d+ checks hold|\d+ of \d+ checks fail", by_path["lava"]["verdict"])
     assert by_path["breakout/eval"]["verdict"] is None

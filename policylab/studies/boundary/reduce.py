@@ -42,7 +42,7 @@ from policylab.stats import kaplan_meier
 from policylab.envs.robots.robot import Robot
 from policylab.studies.boundary.analysis_folder import stage_path
 from policylab.studies.boundary.axes import AXES
-from policylab.studies.boundary.checkpoint import Checkpoint
+from policylab.studies.boundary.checkpoint import Checkpoint, committed_record
 from policylab.studies.boundary import failure
 from policylab.studies.boundary.protocol import bad_action_step, classify, protocol
 from policylab.studies.boundary.records import (DIVERGED_CAUSES, STUDY, diverged_cause, grid_from_meta, meta_name,
@@ -357,20 +357,22 @@ def boundaries(sweep: Sweep, *, resamples: int, seed: int) -> list[dict]:
 
 def training_distribution(checkpoint: str, sha256: str) -> dict | None:
     """The training distribution of a committed checkpoint (its training record beside it, when the sha256
-    matches): friction range (null: the model's own friction) and the largest training push, %BW."""
-    import json
-
-    from policylab.studies.boundary.constants import CHECKPOINT_DIR
-
-    path = CHECKPOINT_DIR / f"{checkpoint}.json"
-    if not path.is_file():
-        return None
-    info = json.loads(path.read_text())
+    matches): friction range (null: the model's own friction) and the largest training push, %BW (percent of
+    body weight). The two trainers record it differently: an ARS record (`ars.TrainConfig`) keeps
+    `friction_range` and `push_pct_max`; a `boundary learn` record keeps its recipe (`learn.worlds.recorded`)
+    under `recipe_values`, pushes in body weights, and, from go1_v4 on, the random commands' amplitudes and the
+    push curriculum (`command_amp`, `push_ramp`), which the band carries when the record sets them."""
+    info = committed_record(checkpoint)
     if info.get("checkpoint_sha256") != sha256:
         return None
     cfg = info.get("config", {})
-    return {"source": f"policylab/studies/boundary/checkpoints/{checkpoint}.json",
-            "friction_range": cfg.get("friction_range"), "push_pct_max": float(cfg.get("push_pct_max") or 0.0)}
+    band = {"source": f"policylab/studies/boundary/checkpoints/{checkpoint}.json"}
+    recipe = cfg.get("recipe_values")
+    if recipe is None:
+        return {**band, "friction_range": cfg.get("friction_range"), "push_pct_max": float(cfg.get("push_pct_max") or 0.0)}
+    extras = {k: recipe[k] for k in ("command_amp", "push_ramp") if recipe.get(k)}
+    return {**band, "recipe": cfg.get("recipe"), "friction_range": [float(x) for x in recipe["friction"]],
+            "push_pct_max": round(100.0 * float(recipe["push_bw"][1]), 6), **extras}
 
 
 def rule_check(store: Store, sweep: Sweep) -> dict:

@@ -92,8 +92,12 @@ def overlay_training(ax, training: Mapping | None, mus: Sequence[float], pushes:
         ax.fill_betweenx([lo, hi], x0, min(push, _edges(pushes)[-1]), facecolor="none", edgecolor="#1a7f37",
                          hatch="//", lw=0.0)
         label += f", pushes 0-{push:g} %BW"
+        if training.get("push_ramp"):
+            label += f" (upper end ramped over the first {100 * training['push_ramp']:g}% of updates)"
     else:
         label += ", no pushes"
+    if training.get("command_amp"):
+        label += ", random commands up to " + "/".join(f"{a:g}" for a in training["command_amp"]) + " (vx m/s, vy m/s, yaw rad/s)"
     ax.text(x0, hi, " " + label, color="#1a7f37", fontsize=7, va="bottom")
 
 

@@ -62,8 +62,9 @@ PRESET_HELP = ("Shadow-simulator preset: ale-exact (the default; the cartridge's
                "file.")
 PARAMS_HELP = ("JSON file with the policy's full parameter set (every field, in range; a 'policy_' prefix is "
                "accepted); default: the policy's own defaults.")
+# the option that counts the ALE replays differs: transfer's --episodes, learn's --validate-episodes
 EXACT_HELP = ("On the exact shadow (ale-exact): the network, v3 and the search pick validated on this many fresh "
-              "shadow seeds (ALE's scores on those seeds), the first --episodes of them replayed on ALE, each score "
+              "shadow seeds (ALE's scores on those seeds), the first {ale} of them replayed on ALE, each score "
               "checked equal to the shadow's (0: validate on ALE only).")
 STICKY_HELP = ("Sticky-action probability. ALE's default is 0.25 (repeat_action_probability); given explicitly it "
                "also overrides the shadow preset's own value (which must stay below 1).")
@@ -234,7 +235,7 @@ class TransferRequest(BreakoutRun):
                           "of the gap's seeds).")
     gap_episodes: int = Field(100, ge=1, le=MAX_EPISODES, description="Episodes per policy on each env for the "
                               "transfer gap (20 cannot resolve a 10% ratio).")
-    exact_episodes: int = Field(2000, ge=0, le=MAX_EPISODES, description=EXACT_HELP)
+    exact_episodes: int = Field(2000, ge=0, le=MAX_EPISODES, description=EXACT_HELP.format(ale="--episodes"))
     seed: Seed = Field(seed_range_base("breakout", "transfer"), description="First seed S (both envs); episode i "
                        "runs on seed S + i. Default: the breakout.transfer range, disjoint from every training, "
                        "search, screening and validation seed.")
@@ -435,8 +436,8 @@ class LearnRequest(Request):
     out: Out
     preset: Preset = DEFAULT_PRESET
     steps: int = Field(179_961_856, ge=1, le=MAX_LEARN_STEPS, description="Budget in agent steps (rounded down "
-                       "to whole updates of --envs x --rollout; the default is 1,373 updates of 2,048 x 64, about "
-                       "10 minutes on 2 cores).")
+                       "to whole updates of --envs x --rollout; the default is 1,373 updates of 2,048 x 64: the whole command took "
+                       "1,043 s on 2 cores with its validation, BENCHMARKS.md).")
     envs: int = Field(2048, ge=1, le=MAX_ENVS, description="Shadow envs played at once; a finished env restarts "
                       "on a fresh seed of the breakout.learn range.")
     rollout: int = Field(64, ge=1, le=4096, description="Agent steps per env between updates.")
@@ -473,7 +474,7 @@ class LearnRequest(Request):
                                    "the validation).")
     gap_episodes: int = Field(100, ge=1, le=MAX_EPISODES, description="Episodes on each env behind each policy's "
                               "shadow/ALE mean ratio (the transfer gap; 20 seeds cannot resolve 10%).")
-    exact_episodes: int = Field(2000, ge=0, le=MAX_EPISODES, description=EXACT_HELP)
+    exact_episodes: int = Field(2000, ge=0, le=MAX_EPISODES, description=EXACT_HELP.format(ale="--validate-episodes"))
     executor: ExecutorOption = Field("processes", description="Where the validation's episodes run: local (this "
                                      "process), processes (a process pool) or ray; results are identical.")
 

@@ -16,8 +16,14 @@ from policylab.rollout.store import Store
 from policylab.stats import kaplan_meier
 from policylab.studies.boundary import failure
 from policylab.studies.boundary.reduce import (NO_BOUNDARY, Rollout, survival_fraction, cell_stats, first_crossing,
-                                               load_sweep, row_boundary, rule_check)
+                                               load_sweep, row_boundary, rule_check,
+                                               training_distribution)
 from policylab.studies.boundary.select import boundary_cells, recoveries
+from policylab.studies.boundary.checkpoint import available_checkpoints, committed_record
+from policylab.studies.boundary.constants import CHECKPOINT_DIR
+from policylab.studies.boundary.ars import CONFIGS
+from policylab.studies.boundary.learn.worlds import RECIPES
+from policylab.hashing import sha256_hex
 
 MUS, PUSHES, SPC = [0.3, 0.65, 1.0], [20.0, 160.0, 300.0], 8
 
@@ -234,3 +240,36 @@ def test_boundary_rows_state_the_grid_resolution():
     assert row["grid_step_pct_bw"] == 10.0 and row["between_pct_bw"] == [10.0, 20.0]
     below = row_boundary(pushes, np.zeros((3, 8), dtype=np.int8), resamples=200, seed=0, row=0)
     assert below["between_pct_bw"] is None and below["grid_step_pct_bw"] == 10.0
+
+
+# The band each committed checkpoint trained on, read off its record by hand (push_bw in body weights -> %BW).
+TRAINING_BANDS = {
+    "ant_v0": (None, 0.0), "ant_v1": ([0.1, 1.0], 150.0),
+    "go1_v0": ([0.4, 1.0], 0.0), "go1_v1": ([0.4, 1.0], 100.0),
+    "go1_v2": ([0.4, 1.0], 0.0), "go1_v3": ([0.4, 1.0], 120.0),
+}
+
+
+def _band_in_code(name: str) -> tuple:
+    """The band the trainer's own config in code names: a learn recipe (`RECIPES`) or an ARS config (`CONFIGS`)."""
+    recipe = committed_record(name)["config"].get("recipe")
+    if recipe is not None:
+        r = RECIPES[recipe]
+        return [*r.friction], round(100 * r.push_bw[1], 6), r.command_amp and [*r.command_amp], r.push_ramp or None
+    cfg = next(c for c in CONFIGS.values() if c.name == name)
+    return cfg.friction_range and [*cfg.friction_range], cfg.push_pct_max, None, None
+
+
+@pytest.mark.parametrize("name", available_checkpoints())
+def test_training_band_of_every_committed_checkpoint_matches_its_record(name):
+    """Every committed checkpoint's band comes from its own record, whichever trainer wrote it (an ARS record's
+    friction_range/push_pct_max, a learn record's recipe_values, pushes in body weights): it is the band its
+    trainer's config names, and for the ones listed above the band read off by hand."""
+    path = next(p for p in CHECKPOINT_DIR.glob(f"{name}.*") if p.suffix in (".npz", ".onnx"))
+    band = training_distribution(name, sha256_hex(path.read_bytes()))
+    assert band is not None, f"{name}: its record's checkpoint_sha256 is not the file's"
+    got = (band["friction_range"], band["push_pct_max"], band.get("command_amp"), band.get("push_ramp"))
+    assert got == _band_in_code(name)
+    if name in TRAINING_BANDS:
+        assert got[:2] == TRAINING_BANDS[name]
+    assert training_distribution(name, "0" * 64) is None  # another file under the same name has no band

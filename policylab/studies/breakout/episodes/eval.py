@@ -24,6 +24,7 @@ from policylab.envs.breakout.contract import FEATURES
 from policylab.fileio import atomic_write_text, write_json
 from policylab.hashing import canonical_json
 from policylab.progress import say
+from policylab.result import Result
 from policylab.rollout.seeds import world_seed
 from policylab.rollout.store import Store
 from policylab.studies.breakout import options
@@ -72,8 +73,9 @@ def plan(req: EvalRequest) -> tuple[EpisodeTask, dict, Path]:
     return task, config, store_root
 
 
-def run(req: EvalRequest) -> Path:
-    """`policylab breakout eval`: run (or resume) an eval and write its files; returns report.html."""
+def run(req: EvalRequest) -> Result:
+    """`policylab breakout eval`: run (or resume) an eval and write its files; returns report.html with the
+    mean's line the command prints."""
     task, config, store_root = plan(req)
     claim_out_dir(req.out, config)
     started = time.time()
@@ -89,11 +91,11 @@ def run(req: EvalRequest) -> Path:
         video = _video(store, task, req.out) if req.video else None
     _write_rows(req.out / "episodes.jsonl", ({k: v for k, v in r.items() if k != "key"} for r in rows))
 
-    report = write_eval_report(req.out, config, rows, replay0, video)
+    result = write_eval_report(req.out, config, rows, replay0, video)
     write_json(req.out / "wallclock.json", {"wall_seconds": time.time() - started,
                                             "note": "wall-clock time only; every other file is deterministic"})
     say(f"episodes: {req.out / 'episodes.jsonl'}")
-    return report
+    return result
 
 
 def replay_rows(arrays: dict[str, np.ndarray]) -> list[dict]:

@@ -18,7 +18,9 @@ import numpy as np
 
 from policylab.envs.breakout.contract import F
 from policylab.fileio import write_json
+from policylab.policies.breakout import policy_label
 from policylab.provenance import versions
+from policylab.result import Result
 from policylab.report.charts import plt, save_png
 from policylab.report.html import Page, Table, render
 from policylab.stats import distribution
@@ -33,16 +35,21 @@ QUANTILES = (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99)
 HISTOGRAM_BINS = 20
 
 
-def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, video: dict | None) -> Path:
+def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, video: dict | None) -> Result:
+    """report.json and report.html of an eval; the command prints the mean with its interval and what it
+    was measured on (the policy with its params, the env, the episodes)."""
     scores = [r["score"] for r in rows]
     dist = distribution(scores)
     numeric = ["steps", "reward_count", "paddle_abs_delta_mean", "paddle_abs_delta_max", "ball_abs_vx_mean",
                "ball_abs_vy_mean"]
     summarised = len(rows) > EMBED_EPISODES_MAX
     columns = {f: np.array([r[f] for r in rows], dtype=float) for f in numeric}
+    env_name = "ALE Breakout" if config["env"] == "ale" else f"shadow Breakout ({config['preset']})"
+    label = policy_label(config["policy"], config["params"])
     data = {
         "objective": {k: config[k] for k in ("command", "env", "policy", "params", "network", "episodes", "seed",
                                              "protocol", "preset", "shadow_overrides") if k in config},
+        "measured": {"policy": label, "env": env_name},
         "distribution": _summarised_distribution(dist, scores) if summarised else dist,
         "features": {
             "done_count": sum(1 for r in rows if r["done"]),
@@ -62,7 +69,6 @@ def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, 
         _scores_histogram(scores, figs / "scores.png", config["env"], dist["mean"])
         scores_caption = f"Scores of all {len(rows):,} episodes (line: mean)"
     _episode_chart(replay0, figs / "episode0.png", rows[0])
-    env_name = "ALE Breakout" if config["env"] == "ale" else f"shadow Breakout ({config['preset']})"
     if summarised:
         summary = data["episodes_summary"]
         tables = [Table(f"Episodes: the first {len(summary['first'])}", EPISODE_COLUMNS, summary["first"]),
@@ -75,10 +81,11 @@ def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, 
         tables = [Table("Episodes", EPISODE_COLUMNS, rows)]
         notes = ["stdev is the population stdev, as in the original reports."]
     page = Page(
-        title=f"{config['policy']} on {env_name}",
+        title=f"{label} on {env_name}",
         subtitle=f"{len(rows)} episodes, seeds {rows[0]['seed']}..{rows[-1]['seed']}, protocol "
                  + ", ".join(f"{k}={v}" for k, v in config["protocol"].items()),
-        headline=[("mean score", dist["mean"]), ("95% CI of mean", dist["mean_ci95"]),
+        headline=[(f"{'ALE' if config['env'] == 'ale' else 'shadow'} mean score", dist["mean"]),
+                  ("95% CI of mean", dist["mean_ci95"]),
                   ("median", dist["median"]), ("min / max", [dist["min"], dist["max"]]),
                   (f"low scores (< {dist['low_score_threshold']:g})", dist["low_score_count"]),
                   ("episodes done (lives out)", data["features"]["done_count"])],
@@ -91,7 +98,11 @@ def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, 
     )
     html = out / "report.html"
     render(html, page, data, "report.json")
-    return html
+    ci = dist["mean_ci95"]
+    return Result(html, (f"{label} on {env_name}: mean score {dist['mean']:.2f}, 95% CI "
+                         + ("none from one episode" if ci is None else f"[{ci[0]:.2f}, {ci[1]:.2f}]")
+                         + f" over {len(rows):,} episode{'s' if len(rows) != 1 else ''} (seeds "
+                         f"{rows[0]['seed']}..{rows[-1]['seed']})",))
 
 
 def _quantiles(values: np.ndarray) -> dict:

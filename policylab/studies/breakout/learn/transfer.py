@@ -6,15 +6,15 @@ run draws): the network, `breakout_policy_v3` (its defaults) and the search pick
 `policylab breakout train` picks on its defaults, `train.default_pick`).
 
 - **Validation** (the training loop's, `selection.compare_paired`): the network against v3 and
-  against the pick, paired by seed: score distributions with bootstrap intervals, the paired mean
-  delta with its interval, a verdict (improved / worse / inconclusive) and the probability that a
+  against the pick, paired by seed: score distributions with t intervals of their means, the paired
+  mean delta with its t interval, a verdict (improved / worse / inconclusive / too few seeds) and the probability that a
   fresh set of the same size reaches it. On the exact shadow (``ale-exact``, whose score on seed s is
   ALE's) on the first `exact_episodes` seeds (2,000 by default) in the shadow, with the first
   `episodes` (20) replayed on ALE as a confirmation (each ALE score must equal the shadow's; the ALE
   verdicts on those seeds are shown beside); on a physics preset on ALE on the first `episodes`.
 - **Transfer gap**: each policy's shadow mean against its ALE mean on the same protocol, over the
   first `gap_episodes` seeds on each (100 by default: 20 ALE episodes cannot resolve a 10% ratio),
-  with bootstrap intervals of both means and of their ratio (the two environments resampled
+  with t intervals of both means and a bootstrap interval of their ratio (the two environments resampled
   independently: a seed drives unrelated worlds in each). A simulator a policy was learned in is
   only as good as this ratio is close to 1 for that policy: a network finds quirks a tracker
   cannot exploit, so its ratio beside v3's and the pick's says whether it learned Breakout or the
@@ -51,7 +51,7 @@ from policylab.stats import distribution, ratio_of_means
 from policylab.studies.breakout import options
 from policylab.studies.breakout.episodes.runner import EpisodeTask, ensure_episodes
 from policylab.studies.breakout.requests import DEFAULT_PRESET, TransferRequest
-from policylab.studies.breakout.search.selection import compare_paired
+from policylab.studies.breakout.search.selection import VERDICT_RULE, compare_paired
 from policylab.studies.breakout.search.train import default_pick
 
 V3 = "breakout_policy_v3"
@@ -156,8 +156,7 @@ def _report_data(network: NetworkFile, pick: dict, players: list[Contender], sco
     validation = {"episodes": n, "env": "ale" if confirm_seeds is None else f"shadow ({preset}, exact)",
                   "distributions": {k: distribution(val[k]) for k in KEYS},
                   "comparisons": comparisons, "paired_by_seed": rows, "ale_confirmation": confirmation,
-                  "verdict_rule": "improved if the bootstrap 95% interval of the paired mean delta (network - other) "
-                                  "is above 0, worse if below 0, inconclusive otherwise"}
+                  "verdict_rule": VERDICT_RULE.format(pair="network - other")}
     gap_rows = []
     for c in players:
         g = len(gap_seeds)

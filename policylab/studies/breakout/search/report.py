@@ -66,7 +66,7 @@ def write_train_report(out: Path, data: dict) -> Path:
         + ([dec["failure_reason"]] if dec["failure_reason"] else []),
         tables=[
             Table("Search rounds (successive halving)", ["round", "candidates", "seeds_each", "best"], tr["rounds"]),
-            Table("Contenders of the last round: mean with its bootstrap 95% interval",
+            Table("Contenders of the last round: mean with its t 95% interval",
                   ["candidate_id", "seeds", "score_mean", "score_mean_ci95", "score_q25", "score_min",
                    "low_score_count"], tr["contenders"]),
             *([Table("ALE confirmation of the exact validation: ALE and shadow scores on the same seeds",

@@ -7,8 +7,9 @@ rule, verbatim from its report, `requests.DEFAULT_RULE`). Candidates are sorted 
 keep input order, and the first one is the pick.
 
 The verdict compares the pick with the baseline on fresh validation seeds, paired by seed:
-``improved`` when the bootstrap 95% interval of the mean paired delta lies entirely above zero,
-``worse`` when it lies entirely below zero, ``inconclusive`` otherwise, with the probability that a
+``improved`` when the t 95% interval of the mean paired delta (`stats.INTERVAL_METHOD`) lies entirely
+above zero, ``worse`` when it lies entirely below zero, ``inconclusive`` otherwise, ``too few seeds``
+with fewer than `stats.MIN_PAIRS` pairs, with the probability that a
 fresh validation set of the same size reaches the same verdict (`stats.verdict_agreement`). The original's boolean
 ``new_policy_not_lower_than_previous_best`` (new mean >= baseline mean) is reported beside it, since
 it ignores noise and is what the original decided on.
@@ -19,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from policylab.errors import BadInput
-from policylab.stats import distribution, interval_side, paired_delta
+from policylab.stats import MIN_PAIRS, VERDICT_TOO_FEW, distribution, interval_side, paired_delta
 from policylab.studies.breakout.requests import DEFAULT_RULE
 
 SORTABLE = ("low_score_count", "score_min", "score_max", "score_mean", "score_median", "score_q25", "score_stdev")
@@ -51,22 +52,25 @@ def rank_candidates(rows: Sequence[Mapping[str, Any]], rule: str = DEFAULT_RULE)
     return ordered
 
 
-VERDICTS = {1: "improved", -1: "worse", 0: "inconclusive"}
+VERDICTS = {1: "improved", -1: "worse", 0: "inconclusive", None: VERDICT_TOO_FEW}
+VERDICT_RULE = ("improved if the t 95% interval of the paired mean delta ({pair}) is above 0, worse if below 0, "
+                f"inconclusive otherwise; {VERDICT_TOO_FEW} with fewer than {MIN_PAIRS} pairs")
 
 
-def verdict(ci95: Sequence[float]) -> str:
-    return VERDICTS[interval_side(ci95)]
+def verdict(delta: Mapping[str, Any]) -> str:
+    """The verdict of a `stats.paired_delta`: where its interval lies, or too few seeds for one."""
+    return VERDICTS[interval_side(delta["ci95"], delta["n"])]
 
 
 def compare_paired(seeds: Sequence[int], new: Sequence[float], base: Sequence[float], new_name: str = "pick",
                    base_name: str = "baseline") -> dict:
     """`new` against `base` on the same `seeds` (in order): both score distributions, the paired mean
-    delta with its bootstrap interval, the verdict, the original's `not_lower`, and one row per seed
+    delta with its t interval, the verdict, the original's `not_lower`, and one row per seed
     (`{new_name}_score`, `{base_name}_score`, delta). The training loop's validation and the
     validation of a learned network both decide with it."""
     delta = paired_delta(new, base)
     rows = [{"seed": s, f"{new_name}_score": a, f"{base_name}_score": b, "delta": a - b}
             for s, a, b in zip(seeds, new, base)]
     new_d, base_d = distribution(new), distribution(base)
-    return {"new": new_d, "base": base_d, "delta": delta, "verdict": verdict(delta["ci95"]),
+    return {"new": new_d, "base": base_d, "delta": delta, "verdict": verdict(delta),
             "not_lower": new_d["mean"] >= base_d["mean"], "paired": rows}

@@ -14,8 +14,8 @@ Stages (each reads and writes the store, so a killed run resumes and ends with t
    score on seed s) on ``--exact-episodes`` fresh shadow seeds (2,000), the first
    ``--validate-episodes`` of them replayed on ALE, where each score must equal the shadow's; on a
    physics preset on ALE, on ``--validate-episodes`` seeds from ``--validate-seed``.
-4. **decide**: paired mean delta with a bootstrap 95% interval; verdict ``improved`` if the
-   interval lies above 0, ``worse`` if below, else ``inconclusive``; beside it the probability that a
+4. **decide**: paired mean delta with a t 95% interval; verdict ``improved`` if the
+   interval lies above 0, ``worse`` if below, else ``inconclusive`` (``too few seeds`` under 5 pairs); beside it the probability that a
    fresh validation set of the same size reaches the same verdict, the winner's curse (the pick's
    search mean against its validation mean) and the original's ``new_policy_not_lower_than_previous_best``.
 5. **report**: params JSON, manifest with the rerun command, report.json + report.html.
@@ -43,7 +43,7 @@ from policylab.progress import say
 from policylab.result import command_line
 from policylab.rollout.seeds import named_range, world_seed
 from policylab.rollout.store import Store
-from policylab.stats import pearson, spearman, spearman_ci
+from policylab.stats import MIN_PAIRS, VERDICT_TOO_FEW, pearson, spearman, spearman_ci
 from policylab.studies.breakout import options
 from policylab.studies.breakout.episodes.runner import EpisodeTask, ensure_episodes, run_shadow_group
 from policylab.studies.breakout.episodes.video import episode_video
@@ -51,7 +51,7 @@ from policylab.studies.breakout.requests import OBJECTIVES, TrainRequest
 from policylab.studies.breakout.search.report import write_train_report
 from policylab.studies.breakout.search.search_space import grid216, random_candidates, tpe_candidates
 from policylab.studies.breakout.search.halving import candidate_row, halve, regret_estimate
-from policylab.studies.breakout.search.selection import compare_paired, rank_candidates
+from policylab.studies.breakout.search.selection import VERDICT_RULE, compare_paired, rank_candidates
 
 SEARCH_POLICY = "breakout_policy_v3"  # the family every candidate belongs to
 
@@ -321,8 +321,7 @@ def build_report(p: Plan, rounds: list[dict], screening: list[dict], pick: dict,
         "decision": {
             "verdict": label,
             "verdict_source": verdict_source,
-            "verdict_rule": "improved if the bootstrap 95% interval of the paired mean delta (pick - baseline) "
-                            "is above 0, worse if below 0, inconclusive otherwise",
+            "verdict_rule": VERDICT_RULE.format(pair="pick - baseline"),
             "verdict_agreement": delta["verdict_agreement"],
             "new_policy_not_lower_than_previous_best": not_lower,
             "failure_reason": None if label == "improved" else _failure_reason(label, delta),
@@ -358,6 +357,8 @@ def _confirmation(p: Plan, validation: dict) -> dict:
 
 
 def _interval(d: dict) -> str:
+    if d["ci95"] is None:
+        return f"{d['mean_delta']:+.1f} (no interval from one pair)"
     lo, hi = d["ci95"]
     return f"{d['mean_delta']:+.1f} [{lo:.1f}, {hi:.1f}]"
 
@@ -394,6 +395,8 @@ def _screen_fidelity(search: list[dict], screening: list[dict]) -> dict | None:
 
 
 def _failure_reason(label: str, delta: dict) -> str:
+    if label == VERDICT_TOO_FEW:
+        return f"{delta['n']} validation pairs are too few for a verdict (at least {MIN_PAIRS})"
     lo, hi = delta["ci95"]
     if label == "worse":
         return f"the pick scores lower than the baseline on ALE: paired 95% interval [{lo:.2f}, {hi:.2f}] is below 0"

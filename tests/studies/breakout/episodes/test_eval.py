@@ -47,7 +47,32 @@ def test_eval_writes_rows_replays_and_report(ale_run):
 
 def test_the_last_stdout_line_names_the_report(ale_run, capsys):
     cli("eval", "--env", "ale", *SMALL, "--replays", "2", "--out", ale_run)
-    assert capsys.readouterr().out.strip().splitlines()[-1] == f"report: {ale_run / 'report.html'}"
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1] == f"report: {ale_run / 'report.html'}"
+    # the mean and its interval, with what they were measured on, before it
+    d = json.loads((ale_run / "report.json").read_text())["distribution"]
+    lo, hi = d["mean_ci95"]
+    assert lines[-2] == (f"breakout_policy_v3 (defaults) on ALE Breakout: mean score {d['mean']:.2f}, 95% CI "
+                         f"[{lo:.2f}, {hi:.2f}] over 2 episodes (seeds 3..4)")
+
+
+def test_a_params_file_names_the_policy_on_the_page_and_in_the_index(tmp_path):
+    """An eval of the search's pick and one of v3's defaults must not read alike: the page title, report.json
+    and the runs index name the parameters a --params file changed."""
+    params = tmp_path / "pick.json"
+    params.write_text(json.dumps({"params": {"far_cap": 10.0, "near_cap": 16.0, "base_deadzone": 3.0, "near_y": 170.0,
+                                             "far_lead": 2.0, "near_lead": 1.0, "far_deadzone": 2.0,
+                                             "near_deadzone": 1.0, "panic_y": 180.0}}))
+    out = tmp_path / "runs" / "pick"
+    cli("eval", "--env", "shadow", "--policy", "breakout_policy_v3", "--params", params, "--episodes", 1,
+        "--max-steps", 30, "--out", out)
+    label = "breakout_policy_v3, --params far_cap=10, near_y=170 (others default)"
+    assert json.loads((out / "report.json").read_text())["measured"] == {"policy": label,
+                                                                          "env": "shadow Breakout (ale-exact)"}
+    assert f"<title>{label} on shadow Breakout (ale-exact)" in (out / "report.html").read_text()
+    assert invoke(["runs", str(tmp_path / "runs")]) == 0
+    (row,) = json.loads((tmp_path / "runs" / "index.json").read_text())["rows"]
+    assert dict(row["headline"])["policy"] == label and "mean score on shadow Breakout (ale-exact)" in dict(row["headline"])
 
 
 def test_same_command_twice_gives_identical_files(ale_run, tmp_path):

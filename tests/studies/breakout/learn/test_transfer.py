@@ -75,7 +75,7 @@ def test_verdicts_are_the_training_loops_on_the_evals_scores(run, tmp_path):
         other = v["distributions"][base]["scores"]
         delta = paired_delta(shadow, other)
         assert v["comparisons"][base]["paired_delta"] == delta
-        assert v["comparisons"][base]["verdict"] == verdict(delta["ci95"])
+        assert v["comparisons"][base]["verdict"] == verdict(delta)
         assert [r[f"delta_vs_{base}"] for r in v["paired_by_seed"]] == [a - b for a, b in zip(shadow, other)]
     row = data["transfer_gap"]["rows"][0]
     assert row["shadow_scores"] == shadow[:GAP] and row["ale_scores"][:EPISODES] == ale

@@ -35,7 +35,9 @@ def test_malformed_rules_name_the_field(bad):
 
 
 def test_verdict_rule():
-    assert verdict([0.5, 3.0]) == "improved"
-    assert verdict([-3.0, -0.1]) == "worse"
-    assert verdict([-1.0, 2.0]) == "inconclusive"
-    assert verdict([0.0, 2.0]) == "inconclusive"
+    assert verdict({"ci95": [0.5, 3.0], "n": 20}) == "improved"
+    assert verdict({"ci95": [-3.0, -0.1], "n": 20}) == "worse"
+    assert verdict({"ci95": [-1.0, 2.0], "n": 20}) == "inconclusive"
+    assert verdict({"ci95": [0.0, 2.0], "n": 20}) == "inconclusive"
+    # two seeds' interval below 0 is no verdict (a percentile bootstrap said "worse [-364, -73]")
+    assert verdict({"ci95": [-364.0, -73.0], "n": 2}) == verdict({"ci95": None, "n": 1}) == "too few seeds"

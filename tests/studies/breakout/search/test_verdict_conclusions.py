@@ -9,11 +9,10 @@ expected outcome is derived from the rows by the stated rules, in code written h
 - selection (docs/breakout.md, training loop step 2): the screened candidates sorted by
   "low_score_count asc, score_min desc, score_mean desc" on their ALE screening scores;
 - regret: the best ALE screening mean among the screened candidates minus the pick's;
-- verdict (step 4): the bootstrap 95% interval of the paired mean delta (pick - baseline, 2000
-  resamples of seeds, PCG64 seed 0, percentiles 2.5/97.5, recomputed here) is wholly above 0:
-  improved; wholly below: worse; else inconclusive. Each case is built so that its verdict does not
-  depend on the bootstrap's random draws at all (argued per case), so a wrong rule cannot hide
-  behind a lucky interval.
+- verdict (step 4): the Student-t 95% interval of the paired mean delta (pick - baseline, mean +-
+  t(0.975, n - 1) s / sqrt(n), recomputed here) is wholly above 0: improved; wholly below: worse; else
+  inconclusive; with fewer than 5 pairs: too few seeds, whatever the interval. Each case's interval
+  is argued by hand below, so a wrong rule cannot hide behind a lucky one.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ import json
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
 from policylab.cli import invoke
 from policylab.policies.breakout import load_params
@@ -45,14 +45,12 @@ PICK, BEST, REGRET = "c001", "c000", 20.0 - 3.0
 
 BASE = [12.0, 9.0, 15.0, 11.0, 20.0, 8.0, 14.0, 10.0]  # the baseline's 8 validation scores
 CASES = {
-    # every delta > 0, so every resample's mean delta is > 0: any percentile interval lies above 0
+    # deltas 3, 1, 5, 2, 7, 1, 4, 2: mean 3.125, s 2.03, t(0.975, 7) s / sqrt(8) = 1.70: [1.43, 4.82] above 0
     "improved": [b + d for b, d in zip(BASE, [3, 1, 5, 2, 7, 1, 4, 2])],
-    # every delta < 0: every resample's mean is < 0, the interval lies below 0
+    # the same deltas negated: [-4.82, -1.43], below 0
     "worse": [b - d for b, d in zip(BASE, [3, 1, 5, 2, 7, 1, 4, 2])],
-    # deltas (+40, then -5 x 7): mean +0.625 > 0, so the original's "not lower" says yes; but a
-    # resample without the +40 (probability (7/8)^8 = 0.34 each) has mean -5 and one with it has
-    # mean >= +0.625, so the 2.5% quantile is -5 and the 97.5% is > 0 (P(a 2000-draw run has fewer
-    # than 2.5% or more than 97.5% of either kind) is astronomically small): inconclusive
+    # deltas (+40, then -5 x 7): mean +0.625 > 0, so the original's "not lower" says yes; but s = 15.9
+    # and t(0.975, 7) s / sqrt(8) = 13.3, so the interval [-12.7, 13.9] contains 0: inconclusive
     "inconclusive": [BASE[0] + 40] + [b - 5 for b in BASE[1:]],
 }
 
@@ -64,15 +62,14 @@ def expected_pick(screening: dict[str, list[float]]) -> str:
     return sorted(screening, key=key)[0]  # sorted is stable: ties keep candidate order
 
 
-def paired_interval(new, base, resamples=2000, seed=0) -> list[float]:
+def paired_interval(new, base) -> list[float]:
     d = np.asarray(new, float) - np.asarray(base, float)
-    idx = np.random.Generator(np.random.PCG64(seed)).integers(0, d.size, size=(resamples, d.size))
-    means = d[idx].sum(axis=1) / d.size
-    return [float(v) for v in np.quantile(means, [0.025, 0.975])]
+    half = sps.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
+    return [float(d.mean() - half), float(d.mean() + half)]
 
 
-def verdict_by_rule(ci) -> str:
-    return "improved" if ci[0] > 0 else "worse" if ci[1] < 0 else "inconclusive"
+def verdict_by_rule(ci, n) -> str:
+    return "too few seeds" if n < 5 else "improved" if ci[0] > 0 else "worse" if ci[1] < 0 else "inconclusive"
 
 
 def plant(store_root, rows: dict[str, list[float]]) -> None:
@@ -118,13 +115,13 @@ def test_verdict_pick_and_regret_follow_the_stated_rules(tmp_path, case):
     ci = paired_interval(pick_scores, BASE)
     assert ev["paired_delta"]["ci95"] == pytest.approx(ci, abs=1e-12)
     assert ev["paired_delta"]["mean_delta"] == pytest.approx(np.mean(np.subtract(pick_scores, BASE)))
-    assert verdict_by_rule(ci) == case  # the rows were built for this verdict
+    assert verdict_by_rule(ci, len(BASE)) == case  # the rows were built for this verdict
     assert dec["verdict"] == case
     assert dec["new_policy_not_lower_than_previous_best"] == (np.mean(pick_scores) >= np.mean(BASE))
     assert (dec["failure_reason"] is None) == (case == "improved")
     if case == "inconclusive":
         assert dec["new_policy_not_lower_than_previous_best"] is True  # the original's rule would have adopted it
-        assert ci[0] == -5.0
+        assert ci == pytest.approx([-12.7, 13.9], abs=0.05)
     if case != "improved":  # the default search env is ale-exact: its scores are ALE's, nothing to calibrate
         assert "calibrate" not in dec["next_recommendation"] and "--search-seeds" in dec["next_recommendation"]
 
@@ -132,8 +129,9 @@ def test_verdict_pick_and_regret_follow_the_stated_rules(tmp_path, case):
 def test_an_ale_confirmation_that_disagrees_with_the_shadow_decides_on_ale(tmp_path):
     """The exact validation stands for ALE only if ALE agrees on its confirmation seeds. ALE records
     planted with scores the shadow cannot have (every one 1,000 above what the exact shadow plays)
-    are counted as unconfirmed, and the verdict is then the ALE seeds' own (every planted pick delta
-    is > 0, so any percentile interval lies above 0: improved), said so in verdict_source."""
+    are counted as unconfirmed, and the verdict is then the ALE seeds' own, said so in verdict_source:
+    every planted pick delta is 1,000 above the baseline's, but 3 pairs are too few seeds for a verdict
+    (a percentile bootstrap called them "improved")."""
     args = {"space": "random", "budget": 1, "search_seeds": 1, "rounds": 1, "validate_episodes": 3,
             "exact_episodes": 6, "max_steps": 100, "video": False}
     store = tmp_path / "store"
@@ -157,5 +155,6 @@ def test_an_ale_confirmation_that_disagrees_with_the_shadow_decides_on_ale(tmp_p
     assert (conf["equal"], conf["of"]) == (0, 3)
     assert [r["pick_ale"] for r in conf["rows"]] == [1000.0, 1001.0, 1002.0]
     dec = data["decision"]
-    assert dec["verdict"] == "improved" and dec["verdict_source"].startswith("ALE confirmation sample")
-    assert data["evaluation"]["paired_delta"]["n"] == 3 and conf["ale"]["verdict"] == "improved"
+    assert dec["verdict"] == "too few seeds" and dec["verdict_source"].startswith("ALE confirmation sample")
+    assert dec["failure_reason"] == "3 validation pairs are too few for a verdict (at least 5)"
+    assert data["evaluation"]["paired_delta"]["n"] == 3 and conf["ale"]["verdict"] == "too few seeds"
