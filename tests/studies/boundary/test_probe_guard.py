@@ -251,3 +251,14 @@ def test_a_worker_restarted_after_a_timeout_is_warmed_before_its_next_job(base, 
             assert status == 200, body
     finally:
         stop_probe(proc)
+
+
+def test_an_address_other_than_loopback_is_bad_input(base, tmp_path):
+    """The probe answers its loopback address only, so it listens on no other (checked before it binds: the
+    port here is taken, which a probe that went on to bind would report instead)."""
+    with socket.create_server(("0.0.0.0", 0)) as taken:
+        res = cli("probe", "--store", base / "store", "--host", "0.0.0.0", "--port", taken.getsockname()[1],
+                  "--out", tmp_path / "out")
+    assert res.returncode == 2 and not (tmp_path / "out").exists()
+    assert res.stderr.strip() == ("policylab: error: host: '0.0.0.0' is not a loopback address (127.0.0.1, ::1, "
+                                  "localhost): the probe answers this machine only")
