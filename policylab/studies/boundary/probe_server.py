@@ -84,8 +84,8 @@ class Probe:
         self.log = out / "probe.log"
         self.token = secrets.token_urlsafe(32)
         self.page = (PAGE_DIR / "index.html").read_text().replace(TOKEN_SLOT, self.token)
-        self.jobs: set[threading.Event] = set()  # worker jobs queued or running for clients still there, by their
-        # `gone` events (changed on the event loop only)
+        self.jobs: set[threading.Event] = set()  # the `gone` events of the jobs queued or running for clients
+        # still there (changed on the event loop's thread only)
         self.turn = asyncio.Lock()  # wakes its waiters first come, first served
 
     def app(self, port: int) -> ASGIApp:
@@ -111,7 +111,7 @@ class Probe:
 
     async def _run(self, request: HttpRequest) -> Response:
         try:
-            body = parse_body(await _body(request))
+            body = _parse_body(await _body(request))
         except BadInput as exc:
             return _bad(exc)
         except ClientDisconnect:
@@ -256,7 +256,7 @@ async def _body(request: HttpRequest) -> bytes:
     return b"".join(chunks)
 
 
-def parse_body(raw: bytes) -> object:
+def _parse_body(raw: bytes) -> object:
     """A request body's JSON; bad input when it is not JSON or nests deeper than `MAX_DEPTH` (a body deeper
     than the parser itself can go ends its recursion, which is refused the same way)."""
     try:
