@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -34,8 +35,15 @@ SWEEP = ["--checkpoint", "go1_v0", "--mu-min", "0.5", "--n-mu", "2", "--push-max
          "--seeds-per-cell", "4"]
 
 
-def post(url: str, body: dict | None = None) -> tuple[dict, float]:
-    req = urllib.request.Request(url, json.dumps(body or {}).encode(), {"content-type": "application/json"})
+def page_token(url: str) -> str:
+    """The token the probe's page carries, which its POSTs send (probe_server.Guard)."""
+    with urllib.request.urlopen(url, timeout=120) as res:
+        return re.search(r'<meta name="probe-token" content="([^"]+)">', res.read().decode()).group(1)
+
+
+def post(url: str, token: str, body: dict | None = None) -> tuple[dict, float]:
+    req = urllib.request.Request(url, json.dumps(body or {}).encode(), {"content-type": "application/json",
+                                                                        "x-probe-token": token})
     t0 = time.perf_counter()
     with urllib.request.urlopen(req, timeout=120) as res:
         data = json.loads(res.read())
@@ -52,11 +60,11 @@ def survivor(store: Path) -> dict:
     return min(worlds, key=lambda w: w["seed"])
 
 
-def measure(url: str, body: dict, repeats: int) -> dict:
+def measure(url: str, token: str, body: dict, repeats: int) -> dict:
     runs = []
     for _ in range(repeats):
-        result, run_s = post(url + "api/run", body)
-        rendered, render_s = post(url + f"api/render/{result['run_id']}")
+        result, run_s = post(url + "api/run", token, body)
+        rendered, render_s = post(url + f"api/render/{result['run_id']}", token)
         if not runs:  # the first download exports the .rrd; later ones of the same run send the file
             t0 = time.perf_counter()
             with urllib.request.urlopen(url + f"rrd/{result['run_id']}", timeout=120) as res:
@@ -89,11 +97,13 @@ def main() -> None:
         try:
             url = proc.stdout.readline().split()[1]
             start_s = time.perf_counter() - t0
+            token = page_token(url)
             axes = {k: world[k] for k in ("mu", "push_pct", "push_dir", "push_t0")}
-            stored = measure(url, {"map": "go1_v0", "checkpoint": "go1_v0", "world": axes,
-                                   "sweep_seed": world["seed"]}, args.repeats)
-            off = measure(url, {"map": "go1_v0", "checkpoint": "go1_v0", "seed_index": 0,
-                                "world": {"mu": 0.73, "push_pct": 0, "push_dir": 90, "push_t0": 2.0}}, args.repeats)
+            stored = measure(url, token, {"map": "go1_v0", "checkpoint": "go1_v0", "world": axes,
+                                          "sweep_seed": world["seed"]}, args.repeats)
+            off = measure(url, token, {"map": "go1_v0", "checkpoint": "go1_v0", "seed_index": 0,
+                                       "world": {"mu": 0.73, "push_pct": 0, "push_dir": 90, "push_t0": 2.0}},
+                          args.repeats)
         finally:
             os.killpg(proc.pid, signal.SIGINT)
             proc.wait(60)

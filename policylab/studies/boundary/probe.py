@@ -8,13 +8,13 @@ and the page shows its outcome, its torso height and uprightness tracks against 
 clip rendered from the trajectory, .npz and .rrd downloads, and, for a world the store holds, whether
 the new trajectory is the record's bit for bit. A run enters the store only when the user asks.
 
-The server (`probe_server.py`) reads the store, its out folder and the policy files the user names, and
-writes only its out folder (and the store, when asked); it stops on Ctrl-C.
+The server (`probe_server.py`) reads the store, its out folder and the policy files the user names (under
+the folder that holds the store, or committed), and writes only its out folder (and the store, when
+asked); it answers only its own page on this machine's loopback address, and stops on Ctrl-C.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING
 
 from policylab.config import claim_out_dir
@@ -43,15 +43,12 @@ def run(req: ProbeRequest) -> Result:
     first = _playable(view)
     sock = bind(req.host, req.port)
     claim_out_dir(req.out, req.config())
-    worker = WorkerProcess()
-    try:
-        warm = threading.Thread(target=worker.call, args=("warm", {
-            "robot": first.robot, "checkpoint_path": str(first.path), "width": req.width, "height": req.height,
-            "world": World(1.0, 0.0, DEFAULT_DIR, DEFAULT_T0, PROBE_SEEDS.base)}, req.timeout))
-        warm.start()
+    worker = WorkerProcess({"robot": first.robot, "checkpoint_path": str(first.path), "width": req.width,
+                            "height": req.height, "world": World(1.0, 0.0, DEFAULT_DIR, DEFAULT_T0, PROBE_SEEDS.base)})
+    try:  # the worker warms up while the maps are reduced here
         say(f"probe: reducing {len(view.sweeps)} sweep(s) of {req.store} for the maps")
         view.maps()
-        warm.join()
+        worker.ready()
         probe = Probe(view, worker, req.out.resolve(), timeout=req.timeout, width=req.width, height=req.height)
         print(f"probe: {address(sock)}", flush=True)
         try:

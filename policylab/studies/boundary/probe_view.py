@@ -20,11 +20,13 @@ from functools import cached_property
 from pathlib import Path
 
 from policylab.errors import BadInput
+from policylab.policies.files import SUFFIXES
 from policylab.rollout.ensure import Planned
 from policylab.rollout.seeds import named_range
 from policylab.rollout.store import Store
 from policylab.studies.boundary import gate
 from policylab.studies.boundary.checkpoint import Checkpoint, checkpoint_on, policy_record
+from policylab.studies.boundary.constants import CHECKPOINT_DIR
 from policylab.studies.boundary.kept_files import kept_policy
 from policylab.studies.boundary.protocol import protocol
 from policylab.studies.boundary.records import (STUDY, grid_from_meta, meta_name, planned_sweep, robot_from_meta,
@@ -131,6 +133,27 @@ class StoreView:
         return {"store": str(self.root), "sweeps": entries, "diffs": diffs, "axes": [form_field(a) for a in CATALOGUE],
                 "probe_seeds": {"range": "boundary.probe", "base": PROBE_SEEDS.base, "size": PROBE_SEEDS.size}}
 
+    @property
+    def policy_folders(self) -> tuple[Path, Path]:
+        """Where the page's policy files may be: under the folder that holds the store (``runs/boundary/`` for
+        ``runs/boundary/store``), or among the committed checkpoints."""
+        return self.root.resolve().parent, CHECKPOINT_DIR.resolve()
+
+    def policy_file(self, given: str) -> Path:
+        """The policy file the page names, resolved (links followed), if it is a .npz or .onnx file in
+        `policy_folders`; every other path, there or not, is refused with one same line, so the page tells
+        nothing of the files elsewhere on this machine."""
+        try:
+            path = Path(given).resolve()
+            allowed = path.suffix.lower() in SUFFIXES and any(path.is_relative_to(f) for f in self.policy_folders) \
+                and path.is_file()
+        except (OSError, ValueError, RuntimeError):  # a name the system refuses (a NUL byte, too long, a link loop)
+            allowed = False
+        if not allowed:
+            folder, committed = self.policy_folders
+            raise BadInput("policy_file", f"not a .npz or .onnx file under {folder} or {committed}")
+        return path
+
     def plan(self, req: ProbeRunForm) -> tuple[Planned, Checkpoint, World]:
         """The planned rollout of the world `req` asks for (bad input names the field)."""
         sweep = self.sweep(req.map)
@@ -139,11 +162,8 @@ class StoreView:
             if ckpt.robot.identity != sweep.checkpoint.robot.identity:
                 raise BadInput("checkpoint", f"{req.checkpoint!r} was swept on another robot than {req.map!r}")
         else:
-            path = Path(req.policy_file)
-            if not path.is_file():
-                raise BadInput("policy_file", f"{path} is not a file")
             try:
-                ckpt = checkpoint_on(str(path), sweep.checkpoint.robot)
+                ckpt = checkpoint_on(str(self.policy_file(req.policy_file)), sweep.checkpoint.robot)
             except BadInput as exc:
                 raise BadInput("policy_file", exc.message) from None
         seed = req.sweep_seed if req.sweep_seed is not None else PROBE_SEEDS.base + req.seed_index

@@ -3,9 +3,16 @@ renders their clips and .rrd files, one job at a time.
 
 Why a process: a rollout and a clip take a second or more of CPU (the clip's software rendering holds
 the GIL), which in the server's process would stall every other request; and a job that runs past the
-page's timeout can only be stopped by ending the process that runs it (`WorkerProcess.call` does, and
-starts a fresh one). The worker ignores SIGINT: Ctrl-C in a terminal reaches the whole process group,
-and the server, not the worker, decides how to stop (it ends the worker itself).
+page's timeout, or whose client has gone away, can only be stopped by ending the process that runs it
+(`WorkerProcess.call` does, and starts a fresh one). The worker ignores SIGINT: Ctrl-C in a terminal
+reaches the whole process group, and the server, not the worker, decides how to stop (it ends the worker
+itself).
+
+Every worker process warms up as soon as it starts (`warm`: imports, the render context, one world
+played), the first one and each one started after a timeout alike: a cold worker's first job takes
+seconds longer than a warm one's (5 s against 0.1 s for an Ant world, measured), so a fresh worker left
+cold would run every later job past a short `--timeout` and be replaced again, cold again. The warm-up
+has its own limit (`WARM_TIMEOUT_S`); a job's timeout counts from when the warm worker receives it.
 
 A rollout is the sweep's own: `simulation.simulate_worlds` (one rollout loop for sweeps, verify, replay
 and the probe), so a world of a stored sweep played again here is compared bit for bit with its record,
@@ -21,7 +28,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, NoReturn
 
 import numpy as np
 
@@ -30,44 +37,101 @@ from policylab.fileio import arrays_to_bytes, atomic_write_bytes, read_arrays
 from policylab.rollout.payloads import arrays_digest
 
 FPS = 20
+WARM_TIMEOUT_S = 600.0  # a worker's warm-up: imports and a render context on a loaded machine, never a user's run
+POLL_S = 0.1  # how often a waiting call looks whether its client is still there
 
 
 class JobTimeout(Exception):
     """A job ran past its timeout; its worker was ended and a fresh one started."""
 
 
+class JobCancelled(Exception):
+    """A job's client went away: a job still queued never ran, a running one was stopped (its worker ended and
+    a fresh one started)."""
+
+
 class WorkerProcess:
     """One worker process and the pipe to it; `call` sends a job and waits for its answer (callers queue
-    on a lock, so jobs run one at a time, in the order they came)."""
+    on a lock, so jobs run one at a time). `warm` is the job each new worker process starts with (the `warm`
+    function's: robot, checkpoint_path, width, height and world)."""
 
-    def __init__(self) -> None:
+    def __init__(self, warm: Mapping[str, Any]) -> None:
         self._ctx = multiprocessing.get_context("spawn")
+        self._warm = dict(warm)
         self.lock = threading.Lock()
         self._start()
 
     def _start(self) -> None:
         self._conn, child = self._ctx.Pipe()
-        self.process = self._ctx.Process(target=_serve, args=(child,), daemon=True, name="policylab-probe-worker")
+        self.process = self._ctx.Process(target=_serve, args=(child, self._warm), daemon=True,
+                                         name="policylab-probe-worker")
         self.process.start()
         child.close()
+        self._warming = True  # the process's first answer is its warm-up's
+        self._warm_deadline = time.monotonic() + WARM_TIMEOUT_S
 
-    def call(self, kind: str, job: Mapping[str, Any], timeout: float) -> dict:
-        """The worker's answer to one job; BadInput as the worker raised it; `JobTimeout` after `timeout` s."""
+    def ready(self, cancelled: threading.Event | None = None) -> None:
+        """Wait for the worker's warm-up (BadInput or RuntimeError as it failed)."""
         with self.lock:
+            self._await_warm(cancelled)
+
+    def call(self, kind: str, job: Mapping[str, Any], timeout: float, cancelled: threading.Event | None = None) -> dict:
+        """The worker's answer to one job; BadInput as the worker raised it; `JobTimeout` after `timeout` s;
+        `JobCancelled` once `cancelled` is set, whether the job waits for its turn or runs."""
+        while not self.lock.acquire(timeout=POLL_S):
+            _check(cancelled, kind)
+        try:
+            self._await_warm(cancelled)
+            _check(cancelled, kind)
+            what = f"the {kind} job"
             try:
                 self._conn.send((kind, dict(job)))
-                if not self._conn.poll(timeout):
-                    self._restart()
-                    raise JobTimeout(f"the run took longer than {timeout:g} s and was stopped")
-                status, value = self._conn.recv()
-            except (EOFError, OSError):  # the worker died (a crash in native code): the next job gets a new one
+            except OSError:
+                self._died(what)
+            waited = self._poll(time.monotonic() + timeout, cancelled)
+            if waited != "answer":
                 self._restart()
-                raise RuntimeError(f"the worker process ended during a {kind} job") from None
-        if status == "bad_input":
-            raise BadInput(*value)
-        if status == "error":
-            raise RuntimeError(value)
-        return value
+                if waited == "cancelled":
+                    raise JobCancelled(f"{what} was stopped: its client went away")
+                raise JobTimeout(f"{what} took longer than {timeout:g} s and was stopped")
+            return _result(*self._recv(what))
+        finally:
+            self.lock.release()
+
+    def _await_warm(self, cancelled: threading.Event | None) -> None:
+        """Wait for the warm-up of the worker started last, if it has not answered yet; a caller whose client
+        goes away stops waiting, and the warm-up goes on for the next job."""
+        if not self._warming:
+            return
+        waited = self._poll(self._warm_deadline, cancelled)
+        if waited == "cancelled":
+            raise JobCancelled("the job was dropped while the worker warmed up: its client went away")
+        if waited == "timeout":
+            self._restart()
+            raise JobTimeout(f"the worker's warm-up took longer than {WARM_TIMEOUT_S:g} s and was stopped")
+        answer = self._recv("the worker's warm-up")
+        self._warming = False
+        _result(*answer)
+
+    def _poll(self, deadline: float, cancelled: threading.Event | None) -> str:
+        """'answer' once the worker has answered (or died), else 'cancelled' or 'timeout', whichever comes first."""
+        while not self._conn.poll(min(POLL_S, max(0.0, deadline - time.monotonic()))):
+            if cancelled is not None and cancelled.is_set():
+                return "cancelled"
+            if time.monotonic() >= deadline:
+                return "timeout"
+        return "answer"
+
+    def _recv(self, what: str) -> tuple[str, Any]:
+        try:
+            return self._conn.recv()
+        except (EOFError, OSError):
+            self._died(what)
+
+    def _died(self, what: str) -> NoReturn:
+        """The worker died (a crash in native code): a new one takes the next job."""
+        self._restart()
+        raise RuntimeError(f"the worker process ended during {what}") from None
 
     def _restart(self) -> None:
         self.process.kill()
@@ -83,27 +147,45 @@ class WorkerProcess:
             self.process.join()
 
 
-def _serve(conn) -> None:
+def _check(cancelled: threading.Event | None, kind: str) -> None:
+    if cancelled is not None and cancelled.is_set():
+        raise JobCancelled(f"the {kind} job was dropped before it ran: its client went away")
+
+
+def _result(status: str, value: Any) -> dict:
+    if status == "bad_input":
+        raise BadInput(*value)
+    if status == "error":
+        raise RuntimeError(value)
+    return value
+
+
+def _serve(conn, warm_job: Mapping) -> None:
+    """The worker process: warm up, then answer jobs until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    handlers = {"simulate": simulate, "render": render, "rrd": recording, "warm": warm}
+    handlers = {"simulate": simulate, "render": render, "rrd": recording}
     renderers: dict = {}
-    while True:
-        try:
+    try:
+        conn.send(_answer(warm, warm_job, renderers))
+        while True:
             kind, job = conn.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            answer = ("ok", handlers[kind](job, renderers))
-        except BadInput as exc:
-            answer = ("bad_input", (exc.field, exc.message))
-        except Exception:
-            answer = ("error", traceback.format_exc())
-        conn.send(answer)
+            conn.send(_answer(handlers[kind], job, renderers))
+    except (EOFError, OSError):  # the server closed the pipe (it is stopping, or gave up on this worker)
+        return
+
+
+def _answer(handler: Callable[[Mapping, dict], dict], job: Mapping, renderers: dict) -> tuple[str, Any]:
+    try:
+        return "ok", handler(job, renderers)
+    except BadInput as exc:
+        return "bad_input", (exc.field, exc.message)
+    except Exception:
+        return "error", traceback.format_exc()
 
 
 def warm(job: Mapping, renderers: dict) -> dict:
-    """Before the first run: import rerun, open the robot's render context, and play one world (`job`'s), so
-    the simulator's compiled arithmetic is compiled; the result is dropped."""
+    """A new worker's first work: import rerun, open the robot's render context, and play one world
+    (`job`'s), so the simulator's compiled arithmetic is compiled; the result is dropped."""
     from policylab.studies.boundary import rrd  # noqa: F401
     from policylab.studies.boundary.simulation import simulate_worlds
 

@@ -699,13 +699,18 @@ PROBE_SEEDS = named_range("boundary", "probe")
 
 
 def _host(host: str) -> str:
-    """An address this machine can listen on: an IP address or a name that resolves to one."""
+    """A loopback address this machine can listen on (an IP address or a name that resolves to loopback
+    addresses only): the probe answers requests for its loopback address alone (`probe_server.Guard`)."""
+    import ipaddress
     import socket
 
     try:
-        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        found = {info[4][0] for info in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)}
     except (OSError, UnicodeError) as exc:
         raise ValueError(f"{host!r} is not an address to listen on ({exc})") from None
+    if not all(ipaddress.ip_address(a.partition("%")[0]).is_loopback for a in found):
+        raise ValueError(f"{host!r} is not a loopback address (127.0.0.1, ::1, localhost): the probe answers this "
+                         "machine only")
     return host
 
 
@@ -718,8 +723,8 @@ class ProbeRequest(Request):
     out: OutDir = Field(None, description="Folder for the trajectories, clips and .rrd files of live runs, and the "
                         "server's log (default STORE-probe beside the store).")
     host: Annotated[str, AfterValidator(_host)] = Field("127.0.0.1", min_length=1, max_length=255,
-                                                        description="Address to listen on (default: this machine "
-                                                        "only).")
+                                                        description="Loopback address to listen on "
+                                                        "(127.0.0.1, ::1 or localhost).")
     port: int = Field(0, ge=0, le=65535, description="Port to listen on (0: a free one, printed at start).")
     timeout: float = Field(120.0, ge=1.0, le=3600.0, description="Seconds a run may take before it is stopped and "
                            "reported as timed out.")

@@ -9,9 +9,8 @@ pd_soft verified (its gate passed), pd_limp swept only (its map must carry the w
 from __future__ import annotations
 
 import io
-import json
 import time
-import urllib.error
+from dataclasses import asdict
 import urllib.request
 from pathlib import Path
 
@@ -22,12 +21,13 @@ from policylab.rollout.payloads import arrays_digest
 from policylab.report.browser import Session
 from policylab.rollout.store import Store
 from policylab.studies.boundary.checkpoint import checkpoint_on
+from policylab.studies.boundary.constants import CHECKPOINT_DIR
 from policylab.studies.boundary.kept_files import kept_policy
 from policylab.studies.boundary.records import stored_robot
 from policylab.studies.boundary.simulation import simulate_worlds
 from policylab.studies.boundary.world import World
 from tests.support.boundary_fixtures import cli, make_sweep, pd_checkpoint
-from tests.support.probe_page import run_and_wait, start_probe, stop_probe
+from tests.support.probe_page import page_token, post, run_and_wait, start_probe, stop_probe
 
 pytestmark = pytest.mark.slow
 
@@ -56,20 +56,12 @@ def _resimulate(store: Path, world: World) -> dict:
     return outcome
 
 
-def _post(url: str, body: dict) -> tuple[int, dict]:
-    req = urllib.request.Request(url, json.dumps(body).encode(), {"content-type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as res:
-            return res.status, json.loads(res.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
-
-
 def test_probe_page_in_browser(store, tmp_path):
     with Store(store) as s:
         before = s.fingerprint()
     out = tmp_path / "probe-out"
     proc, url = start_probe(store, out)
+    token = page_token(url)
     try:
         with Session() as page:
             page.open(url)
@@ -134,20 +126,22 @@ def test_probe_page_in_browser(store, tmp_path):
             assert page.wait_for("document.getElementById('error').innerText") == \
                 "push_pct: push 999 %BW outside the clamp range 0-300"
             assert page.evaluate("document.getElementById('error').dataset.status") == "400"
-            status, body = _post(url + "api/run", {"map": "pd_soft", "checkpoint": "nope", "world": OFF_GRID,
-                                                   "seed_index": 0})
+            status, body = post(url + "api/run", {"map": "pd_soft", "checkpoint": "nope", "world": OFF_GRID,
+                                                  "seed_index": 0}, token)
             assert (status, body["error"]) == (400, f"checkpoint: no sweep of 'nope' in {store.resolve()}; "
                                                     "stored: pd_limp, pd_soft")
 
-            status, body = _post(url + "api/run", {"map": "pd_soft", "policy_file": str(store / "missing.npz"),
-                                                   "world": OFF_GRID, "seed_index": 0})
-            assert (status, body["error"]) == (400, f"policy_file: {store / 'missing.npz'} is not a file")
-            status, body = _post(url + "api/run", {"map": "pd_soft", "checkpoint": "pd_soft", "world": OFF_GRID,
-                                                   "seed_index": 0, "sweep_seed": 1_000_000})
+            status, body = post(url + "api/run", {"map": "pd_soft", "policy_file": str(store / "missing.npz"),
+                                                  "world": OFF_GRID, "seed_index": 0}, token)
+            assert (status, body["error"]) == (400, f"policy_file: not a .npz or .onnx file under "
+                                                    f"{store.resolve().parent} or {CHECKPOINT_DIR.resolve()}")
+            status, body = post(url + "api/run", {"map": "pd_soft", "checkpoint": "pd_soft", "world": OFF_GRID,
+                                                  "seed_index": 0, "sweep_seed": 1_000_000}, token)
             assert status == 400 and "either a probe seed index or a stored world's sweep seed" in body["error"]
 
             # requests queue: two at once both answer
             both = page.evaluate("""Promise.all([0, 1].map(i => fetch('/api/run', {method: 'POST',
+                headers: {'x-probe-token': TOKEN},
                 body: JSON.stringify({map: 'pd_soft', checkpoint: 'pd_limp', seed_index: i,
                                       world: {mu: 0.9, push_pct: 10, push_dir: 90, push_t0: 2}})})
                 .then(r => r.json()).then(d => d.outcome.status)))""")
@@ -194,21 +188,27 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def test_a_job_past_its_timeout_is_stopped_and_the_worker_replaced():
-    """The worker process running a job past its timeout is ended; the next job gets a fresh worker."""
+def test_a_job_past_its_timeout_is_stopped_and_the_worker_replaced(tmp_path):
+    """The worker process running a job past its timeout is ended; a fresh one, warmed up, takes the next job."""
+    from policylab.fileio import arrays_to_bytes, atomic_write_bytes
     from policylab.studies.boundary.checkpoint import resolve_checkpoint
     from policylab.studies.boundary.probe_worker import JobTimeout, WorkerProcess
 
     ckpt = resolve_checkpoint("ant_v0")
-    job = {"robot": ckpt.robot, "checkpoint_path": str(ckpt.path), "width": 32, "height": 32,
-           "world": World(1.0, 0.0, 90.0, 2.0, 5_000_000)}
-    worker = WorkerProcess()
+    world = World(1.0, 0.0, 90.0, 2.0, 5_000_000)
+    outcome, payload = simulate_worlds(str(ckpt.path), [world], ckpt.robot)[0]
+    atomic_write_bytes(tmp_path / "r.npz", arrays_to_bytes(payload))
+    clip = {"robot": ckpt.robot, "world": asdict(world), "outcome": outcome, "run_id": "r", "out": str(tmp_path),
+            "width": 32, "height": 32}
+    worker = WorkerProcess({"robot": ckpt.robot, "checkpoint_path": str(ckpt.path), "width": 32, "height": 32,
+                            "world": world})
     try:
+        worker.ready()
         first = worker.process.pid
         with pytest.raises(JobTimeout, match="longer than 0.01 s"):
-            worker.call("warm", job, 0.01)  # importing the simulator alone takes longer
+            worker.call("render", clip, 0.01)  # three views of 100 frames and their encoding take longer
         assert not _alive(first) and worker.process.pid != first
-        assert worker.call("warm", job, 120) == {}
+        assert worker.call("render", clip, 120)["clip_consistent"] is True
     finally:
         worker.close()
     assert not worker.process.is_alive()

@@ -1,17 +1,25 @@
 // The probe page: maps from /api/maps, worlds run through /api/run and /api/render. Plain DOM and SVG,
 // no library: the page must work with no network beyond the probe's own server.
+//
+// Every string the server sends (from the store: a sweep is named by its policy file, and a file name can
+// hold markup) enters the page as text, through `node` (textContent and attribute values), never as HTML.
 "use strict";
 const NS = "http://www.w3.org/2000/svg";
 const $ = (id) => document.getElementById(id);
+// The server's token, written into the page it serves; requests that change anything carry it (probe_server.Guard).
+const TOKEN = document.querySelector('meta[name="probe-token"]').content;
 let MAPS = null;
 
-function svgEl(parent, tag, attrs, text) {
-  const el = document.createElementNS(NS, tag);
+// A new element (in the SVG namespace when `ns` is given) with attributes and text, appended to `parent`.
+function node(parent, tag, attrs, text, ns) {
+  const el = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, v);
   if (text !== undefined) el.textContent = text;
   parent.appendChild(el);
   return el;
 }
+
+function svgEl(parent, tag, attrs, text) { return node(parent, tag, attrs, text, NS); }
 
 function dangerColor(d) {  // 0 white-yellow .. 1 dark red; undefined (all diverged) grey
   if (d === null || d === undefined) return "#bbb";
@@ -31,7 +39,7 @@ function deltaColor(d) {  // survival change: blue safer, red worse
 // Grid geometry shared by both maps: columns are the column axis's values (pushes), rows the row axis's
 // (frictions), lowest at the bottom; `ax` names both (probe_view.map_axes).
 function frame(svg, mus, pushes, ax) {
-  svg.innerHTML = "";
+  svg.replaceChildren();
   const W = +svg.getAttribute("width"), H = +svg.getAttribute("height"), L = 60, B = 40, T = 10, R = 10;
   const cw = (W - L - R) / pushes.length, ch = (H - T - B) / mus.length;
   const g = { L, T, cw, ch, H, B, W,
@@ -62,7 +70,7 @@ function drawSweep() {
   $("banner").textContent = entry.gate_warning ? `Equivalence gate not passed: ${entry.gate_warning}` : "";
   $("sweep-error").textContent = entry.error ? `No map: ${entry.error}` : "";
   $("cell").textContent = "Click a cell of the map.";
-  if (!entry.reduction) { svg.innerHTML = ""; $("boundary-text").textContent = ""; return; }
+  if (!entry.reduction) { svg.replaceChildren(); $("boundary-text").textContent = ""; return; }
   const red = entry.reduction, grid = red.sweep.grid, mus = grid.mus, pushes = grid.pushes_pct_bw;
   const ax = entry.axes, g = frame(svg, mus, pushes, ax);
   for (const c of red.cells) {
@@ -91,7 +99,7 @@ function drawSweep() {
 function drawDiff() {
   const d = MAPS.diffs[+$("diff").value];
   const svg = $("diffmap");
-  if (d.error) { svg.innerHTML = ""; $("diff-summary").textContent = `${d.a} vs ${d.b}: not comparable (${d.error})`; return; }
+  if (d.error) { svg.replaceChildren(); $("diff-summary").textContent = `${d.a} vs ${d.b}: not comparable (${d.error})`; return; }
   const g = frame(svg, d.grid.mus, d.grid.pushes_pct_bw, d.axes);
   for (const c of d.cells) {
     const r = svgEl(svg, "rect", { x: g.x(c.push_idx), y: g.y(c.mu_idx), width: g.cw, height: g.ch, fill: deltaColor(c.delta_survival),
@@ -107,10 +115,11 @@ function showCell(entry, c, rect) {
   rect.classList.add("picked");
   const grid = entry.reduction.sweep.grid, box = $("cell");
   box.className = "";
-  box.innerHTML = `<p>${entry.name}: ${cellName(entry.axes, c)}, direction ${grid.push_dir_deg} deg, start ${grid.push_t0_s} s; S = ${c.survival === null ? "n/a" : c.survival.toFixed(3)}</p>`;
-  const table = document.createElement("table");
-  table.id = "cell-worlds";
-  table.innerHTML = "<tr><th>seed index</th><th>seed</th><th>stored outcome</th><th>t_fail (s)</th><th></th></tr>";
+  box.replaceChildren();
+  node(box, "p", {}, `${entry.name}: ${cellName(entry.axes, c)}, direction ${grid.push_dir_deg} deg, start ${grid.push_t0_s} s; S = ${c.survival === null ? "n/a" : c.survival.toFixed(3)}`);
+  const table = node(box, "table", { id: "cell-worlds" });
+  const head = table.insertRow();
+  for (const h of ["seed index", "seed", "stored outcome", "t_fail (s)", ""]) node(head, "th", {}, h);
   for (const r of c.rollouts) {
     const tr = table.insertRow();
     tr.className = "world";
@@ -129,7 +138,6 @@ function showCell(entry, c, rect) {
     });
     tr.insertCell().appendChild(b);
   }
-  box.appendChild(table);
 }
 
 function axisTitle(a) { return a.unit ? `${a.label.replace(/ \(.*\)$/, "")}, ${a.unit}` : a.label; }
@@ -144,9 +152,12 @@ function setWorld(values) {
 function buildForm() {
   const box = $("axes");
   for (const a of MAPS.axes) {  // one input per world axis the study declares (axes.CATALOGUE)
-    const p = document.createElement("div");
-    p.innerHTML = `<label for="axis-${a.name}">${a.label} (${a.unit})</label> <input id="axis-${a.name}" type="number" step="any" value="${a.default}"> <span class="muted">${a.min} to ${a.max}, resolution ${a.step}</span>`;
-    box.appendChild(p);
+    const p = node(box, "div");
+    node(p, "label", { for: `axis-${a.name}` }, `${a.label} (${a.unit})`);
+    p.append(" ");
+    node(p, "input", { id: `axis-${a.name}`, type: "number", step: "any", value: a.default });
+    p.append(" ");
+    node(p, "span", { class: "muted" }, `${a.min} to ${a.max}, resolution ${a.step}`);
   }
   $("probe-range").textContent = `seed = ${MAPS.probe_seeds.base} + index (range ${MAPS.probe_seeds.range}, ${MAPS.probe_seeds.size} seeds)`;
   const sel = $("checkpoint");
@@ -154,6 +165,7 @@ function buildForm() {
   sel.add(new Option("a policy file...", ""));
   sel.addEventListener("change", () => { $("policy-file-box").hidden = sel.value !== ""; });
   $("run").addEventListener("click", run);
+  $("form").addEventListener("submit", (e) => e.preventDefault());
 }
 
 function request() {
@@ -171,7 +183,7 @@ function request() {
 }
 
 async function post(url, body) {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body || {}) });
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-probe-token": TOKEN }, body: JSON.stringify(body || {}) });
   let data;
   try { data = await res.json(); } catch (e) { data = { error: `HTTP ${res.status}` }; }
   return { status: res.status, data };
@@ -235,7 +247,7 @@ function showResult(d, ms) {
 
 function drawTracks(d) {
   const svg = $("tracks");
-  svg.innerHTML = "";
+  svg.replaceChildren();
   const t = d.tracks.time, tmax = Math.max(t[t.length - 1], 5), W = 620, L = 50, R = 10;
   const x = (v) => L + (W - L - R) * v / tmax;
   const panels = [["torso height (m)", d.tracks.torso_z, d.thresholds.torso_z_fail_m, 0, 10],
