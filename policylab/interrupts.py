@@ -17,8 +17,9 @@ it raises until the call ends and turn it into a SystemError; a half-started Ray
 
 Every path says the line once: the first signal's (`say()`, then `leave()` with the handlers still
 in place), a second signal's at any point before the exit (not again if it was said), and a signal
-noted in the last `deferred()` block of a command that then finished (raised by a `check()` as the
-command ends). These handlers are the only ones in place while a command runs (the executors keep Ray's out).
+noted in the last `deferred()` block of a command that then finished (`cli.invoke` raises it by a
+last `check()`). These handlers are the only ones in place while a command runs (the executors keep
+Ray's out).
 """
 
 from __future__ import annotations

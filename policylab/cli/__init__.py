@@ -106,7 +106,7 @@ def invoke(argv: list[str] | None = None, *, leave: bool = False) -> int:
     with interrupts.handled():
         try:
             code = _invoke(argv)
-            interrupts.raise_if_signalled()  # a signal noted as the last stage ended still stops the command
+            interrupts.check()  # a signal noted in the last stage's `deferred()` and not raised since
             return code
         except interrupts.Interrupted as exc:
             interrupts.say()
