@@ -220,8 +220,8 @@ def _signalled_at(folder: Path, executor: str, *points: str) -> tuple[int, str]:
 
 @pytest.mark.parametrize("executor, points, status", [
     ("processes", ["concurrent.futures:ProcessPoolExecutor.submit,before,SIGINT"], 130),  # the pool starts
-    ("processes", ["policylab.rollout.executors:wait,before,SIGTERM",  # running, then while the pool stops
-                   "concurrent.futures:ProcessPoolExecutor.shutdown,after,SIGTERM"], 143),
+    ("processes", ["policylab.rollout.executors:wait,before,SIGTERM",  # running, then as the pool stops
+                   "policylab.rollout.executors:_stop_pool,before,SIGTERM"], 143),
     ("processes", ["concurrent.futures:ProcessPoolExecutor.shutdown,after,SIGINT"], 130),  # once it stopped
     ("ray", [f"{RAY_START},before,SIGINT"] * 2, 130),  # while Ray starts
     ("ray", [f"{RAY_CONNECT},after,SIGTERM"], 143),
