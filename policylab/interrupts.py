@@ -12,8 +12,14 @@ a record is written payload first and index row second (`rollout/store.py`).
 
 Where raising in the middle would lose a finished result (handing it to the store's writer) or
 land inside native code that mangles it (Ray's blocking calls run the handler themselves, hold what
-it raises until the call ends and turn it into a SystemError), the code runs in `deferred()`: the
-signal is noted there and raised by the next `check()`.
+it raises until the call ends and turn it into a SystemError; a half-started Ray), the code runs in
+`deferred()`: the signal is noted there and raised by the next `check()`.
+
+Every path says the line once: the first signal's (`say()`, then `leave()` with the handlers still
+in place), a second signal's at any point before the exit (not again if it was said), and a signal
+noted in the last `deferred()` block of a command that then finished (`cli.invoke` raises it by a
+last `check()`). These handlers are the only ones in place while a command runs (the executors keep
+Ray's out).
 """
 
 from __future__ import annotations
@@ -45,10 +51,10 @@ class Interrupted(BaseException):
 
 
 class _State:
-    active = False  # handlers installed by `handled()`
     received: int | None = None  # the first signal's number
     pending = False  # received inside `deferred()`, not yet raised
     deferring = 0  # depth of `deferred()` blocks
+    said = False  # the line is on stderr
 
 
 _state = _State()
@@ -64,25 +70,31 @@ def _handle(signum: int, frame) -> None:
     raise Interrupted(signum)
 
 
-EXIT_CODES = tuple(128 + s for s in SIGNALS)  # 130, 143
-
-
 def _exit_now(signum: int) -> None:
-    """The second signal: kill every descendant and exit, without unwinding (no joins, no atexit)."""
+    """The second signal: kill every descendant and exit, without unwinding (no joins, no atexit),
+    with the line unless the first signal's was said already."""
     _kill_descendants()
-    try:
-        cursor = "\x1b[?25h" if sys.stderr.isatty() else ""  # a live progress bar hides the cursor
-        os.write(2, f"{cursor}\npolicylab: {line()}\n".encode())
-    except OSError:
-        pass
+    if not _state.said:
+        try:
+            cursor = "\x1b[?25h" if sys.stderr.isatty() else ""  # a live progress bar hides the cursor
+            os.write(2, f"{cursor}\npolicylab: {line()}\n".encode())
+        except OSError:
+            pass
     os._exit(128 + signum)
+
+
+def say() -> None:
+    """Print the one line of an interrupted command (once: a second signal then does not repeat it)."""
+    print(f"policylab: {line()}", file=sys.stderr, flush=True)
+    _state.said = True
 
 
 def leave(code: int) -> None:
     """End a command that an interrupt stopped, once its finished results are written and its line
-    printed. The interpreter's exit hooks would join what the interrupt abandoned (a process pool's
-    manager and feeder threads can wait forever on a killed worker's pipe), so whatever is left is
-    killed and the process exits without them."""
+    printed (inside `handled()`: a second signal meanwhile ends it the same way). The interpreter's
+    exit hooks would join what the interrupt abandoned (a process pool's manager and feeder threads
+    can wait forever on a killed worker's pipe), so whatever is left is killed and the process exits
+    without them."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -144,24 +156,15 @@ def handled() -> Iterator[None]:
         return
     previous = {s: signal.getsignal(s) for s in SIGNALS}
     _state.__dict__.clear()
-    _state.active = True
     tally.reset()
-    install()
+    for s in SIGNALS:
+        signal.signal(s, _handle)
     try:
         yield
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
         _state.__dict__.clear()
-
-
-def install() -> None:
-    """Put this module's handlers (back) in place while `handled()` is active: a library that sets
-    its own on start-up (Ray sets a SIGTERM handler and a native one that prints a stack dump)
-    is overridden right after it starts."""
-    if _state.active and threading.current_thread() is threading.main_thread():
-        for s in SIGNALS:
-            signal.signal(s, _handle)
 
 
 @contextmanager

@@ -97,15 +97,21 @@ def _log_internal(exc: BaseException) -> Path | None:
     return None
 
 
-def invoke(argv: list[str] | None = None) -> int:
-    """Run the CLI on `argv` in this process and return its exit status (tests call this)."""
+def invoke(argv: list[str] | None = None, *, leave: bool = False) -> int:
+    """Run the CLI on `argv` in this process and return its exit status (tests call this). With
+    `leave` (the command line) an interrupted command ends the process (`interrupts.leave`) while its
+    signal handlers are still in place, so that a second signal after the line changes nothing."""
     # The signal handlers go in before typer runs: typer would turn a KeyboardInterrupt into a bare
     # exit status 130 before this function could say anything.
     with interrupts.handled():
         try:
-            return _invoke(argv)
+            code = _invoke(argv)
+            interrupts.check()  # a signal noted in the last stage's `deferred()` and not raised since
+            return code
         except interrupts.Interrupted as exc:
-            print(f"policylab: {interrupts.line()}", file=sys.stderr)
+            interrupts.say()
+            if leave:
+                interrupts.leave(exc.exit_code)
             return exc.exit_code
 
 
@@ -134,9 +140,6 @@ def _invoke(argv: list[str] | None) -> int:
 
 
 def main() -> None:
-    code = invoke()
-    if code in interrupts.EXIT_CODES:
-        interrupts.leave(code)
-    sys.exit(code)
+    sys.exit(invoke(leave=True))
 
 

@@ -109,8 +109,8 @@ class PPO:
         act = torch.zeros(mb, dtype=torch.int64) if act_dim is None else torch.zeros(mb, act_dim)
         zero = {"obs": torch.zeros(mb, dim), "act": act, "logp": torch.zeros(mb), "ret": torch.zeros(mb)}
         idx, adv = torch.arange(mb), torch.zeros(mb)
-        self.threads.on_each(self.chunk_grad, [(net, zero, idx[a:b], adv[a:b], mb)
-                                               for net, a, b in zip(self.replicas, cuts, cuts[1:]) if b > a])
+        self.threads.map(self.chunk_grad, [(net, zero, idx[a:b], adv[a:b], mb)
+                                           for net, a, b in zip(self.replicas, cuts, cuts[1:]) if b > a])
         for net in self.replicas:
             net.zero_grad(set_to_none=True)
 

@@ -4,15 +4,14 @@ Why shards: torch's intra-op threads parallelise only its larger ops, while an e
 observation and the many small per-step ops stay serial; two single-threaded learners side by side
 each ran nearly as fast as one alone (measured on Breakout: 265k against 288k agent steps/s). So a
 learner with S threads splits its envs into S shards, each played (and its share of every minibatch
-differentiated, `ppo.PPO`) on its own thread with torch single-threaded. Nothing depends on thread
-timing, so a run is deterministic for a given thread count.
+differentiated, `ppo.PPO`) on its own thread (`Threads`) with torch single-threaded. Nothing depends
+on thread timing, so a run is deterministic for a given thread count.
 """
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -36,30 +35,23 @@ def seeds(seed: int, count: int) -> list[int]:
 
 
 class Threads:
-    """Runs fn over items, one item per thread, with results in item order (serial with one thread)."""
+    """Runs fn over items, item k on thread k, with results in item order.
+
+    Each learner has threads of its own, created with it, and item k (shard k, replica k) always runs
+    on thread k, whatever the timing: MKL keeps per-thread state from its last call that can change
+    the last bit of the next small product (`ppo.PPO.settle_threads`), so the bytes of a run depend
+    on which thread ran what (measured: the six-env-shard run of the resume test with every item on
+    one thread ends with other bytes than spread over its two). A shared pool handed each item to
+    whichever thread was free, so under load one thread could take both shards' chunks, and a
+    single-threaded learner ran on the caller's thread, whose last call was whatever ran before in
+    the process."""
 
     def __init__(self, count: int):
         self.count = count
-        self.pool = ThreadPoolExecutor(count) if count > 1 else None
+        self.pools = [ThreadPoolExecutor(1, thread_name_prefix=f"shard{k}") for k in range(count)]
 
-    def map(self, fn: Callable, items: Iterable[tuple]) -> list:
-        if self.pool is None:
-            return [fn(*it) for it in items]
-        return [f.result() for f in [self.pool.submit(fn, *it) for it in items]]
-
-    def on_each(self, fn: Callable, items: Sequence[tuple]) -> None:
-        """fn over at most `count` items, each on its own worker thread: every item's thread waits at a
-        barrier once its item is done, so no thread takes a second one."""
-        if self.pool is None:
-            for it in items:
-                fn(*it)
-            return
-        barrier = threading.Barrier(len(items))
-
-        def run(*it):
-            try:
-                fn(*it)
-            finally:
-                barrier.wait()
-
-        self.map(run, items)
+    def map(self, fn: Callable, items: Sequence[tuple]) -> list:
+        """fn over at most `count` items, item k on thread k."""
+        if len(items) > self.count:
+            raise ValueError(f"{len(items)} items for {self.count} threads")
+        return [f.result() for f in [pool.submit(fn, *it) for pool, it in zip(self.pools, items)]]

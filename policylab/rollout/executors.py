@@ -16,19 +16,33 @@ cancelled, running ones abandoned (pool workers killed, Ray tasks cancelled, a l
 down), the results that had already finished are still yielded, and `Interrupted` is raised on.
 Pool workers ignore SIGINT: a Ctrl-C reaches the whole process group, and it is the driver that
 decides what stops.
+
+Workers die with their driver, however it ends (kill -9 included), so none goes on writing unit
+files for a run that is gone: a pool worker, and a worker of a local Ray once it runs a task, asks
+the kernel to kill it when its parent dies (`_die_with`; the parent of a Ray worker is the raylet,
+which Ray ties to the driver the same way), and a local Ray's other processes share one process
+group with a reaper that kills the group when the driver's end of its pipe closes
+(`_local_ray_group`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
 import os
 import signal
+import subprocess
+import sys
+import threading
+import time
 from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from multiprocessing import get_context
 from typing import Any, Callable, Iterator, Sequence
 
 from policylab.errors import BadInput
-from policylab.interrupts import Interrupted, check, deferred, install, raise_if_signalled
+from policylab.interrupts import Interrupted, check, deferred, raise_if_signalled
 from policylab.progress import progress_bar
 
 EXECUTORS = ("local", "processes", "ray")
@@ -95,12 +109,43 @@ def run_tasks(
             yield from _run_ray(fn, tasks, workers, ray_address, bar)
 
 
-def _ignore_sigint() -> None:
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+@functools.cache  # once per process and parent: a Ray worker runs many tasks
+def _die_with(parent: int) -> None:
+    """End this process when `parent`, its parent process, ends, however that ends (kill -9 included).
+
+    On Linux the kernel does it (`prctl(PR_SET_PDEATHSIG, SIGKILL)`: at once, even in the middle of
+    native code); a parent already gone before the call is caught by comparing `getppid()` after it.
+    The kernel sends the signal when the *thread* that started this process ends: pool workers are
+    started by the thread that submits to the pool (the driver's, for as long as it runs the tasks)
+    and a Ray worker by the raylet's main thread. Elsewhere a daemon thread polls `getppid()`."""
+    try:
+        tied = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL) == 0
+    except (OSError, AttributeError):  # no prctl: not Linux
+        tied = False
+    if not tied:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="die-with-parent").start()
+    elif os.getppid() != parent:
+        os._exit(1)
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.2)
+    os._exit(1)
+
+
+def _start_pool_worker(driver: int) -> None:
+    """A pool worker's first act: ignore SIGINT (the driver decides what stops) and die with the driver."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with(driver)
 
 
 def _run_processes(fn, tasks, workers, bar) -> Iterator[tuple[int, Any]]:
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
+                               initializer=_start_pool_worker, initargs=(os.getpid(),))
     pending: dict[Future, int] = {}
     try:
         pending = {pool.submit(fn, task): i for i, task in enumerate(tasks)}
@@ -153,81 +198,127 @@ def _run_ray(fn, tasks, workers, ray_address, bar) -> Iterator[tuple[int, Any]]:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     import ray
 
-    started_here = not ray.is_initialized()
     pending: dict[Any, int] = {}
-    try:
-        if started_here:
-            _start_ray(ray, workers, ray_address)
-        remote = ray.remote(fn)
-        pending = {remote.remote(task): i for i, task in enumerate(tasks)}
-        # Ray's blocking calls would hold an exception raised by a signal handler until they end and
-        # turn it into a SystemError: a signal is only noted during them and raised between calls.
-        while pending:
+    with _ray_connected(ray, workers, ray_address) as local:
+        try:
+            remote = ray.remote(_in_ray_worker)
+            pending = {remote.remote(fn, task, local): i for i, task in enumerate(tasks)}
+            # Ray's blocking calls would hold an exception raised by a signal handler until they end and
+            # turn it into a SystemError: a signal is only noted during them and raised between calls.
+            while pending:
+                with deferred():
+                    done, _ = ray.wait(list(pending), num_returns=1, timeout=0.25)
+                    finished = sorted((pending.pop(ref), _result(ray.get, ref)) for ref in done)
+                for i, result in finished:
+                    bar.advance()
+                    yield i, result
+                check()
+        except Interrupted:
             with deferred():
-                done, _ = ray.wait(list(pending), num_returns=1, timeout=0.25)
-                finished = sorted((pending.pop(ref), _result(ray.get, ref)) for ref in done)
+                ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0) if pending else ([], [])
+                finished = []
+                for ref in ready:
+                    try:
+                        finished.append((pending.pop(ref), ray.get(ref)))
+                    except Exception:  # noqa: BLE001 - a task stopped by the same signal; it reruns next time
+                        pass
+                finished.sort()
+                for ref in pending:
+                    ray.cancel(ref, force=True)
             for i, result in finished:
                 bar.advance()
                 yield i, result
+            raise
+
+
+def _in_ray_worker(fn: Callable[[Any], Any], task: Any, local: bool) -> Any:
+    """`fn(task)` in a Ray worker; in one of a local Ray this command started, the worker is first
+    tied to its parent, the raylet (`RAY_RAYLET_PID`), which Ray ties to the driver: Ray's own check
+    let a worker finish its task, and write its unit file, after a kill -9 of the driver."""
+    if local:
+        _die_with(int(os.environ["RAY_RAYLET_PID"]))
+    return fn(task)
+
+
+@contextmanager
+def _ray_connected(ray, workers: int, ray_address: str | None) -> Iterator[bool]:
+    """Ray for the block: the cluster at `ray_address`, or a fresh local Ray (whatever cluster `ray
+    start` left here) in a process group of its own (`_local_ray_group`), shut down after the block;
+    a Ray this process is already connected to is used as it is. Yields whether the block runs on a
+    local Ray started here.
+
+    A signal while Ray starts or stops is noted and acted on after (a half-started Ray is not
+    stopped in order); this command's handlers stay in place throughout (`_without_ray_signal_handlers`)."""
+    if ray.is_initialized():
+        yield False
+        return
+    with contextlib.ExitStack() as stack:
+        try:
+            with deferred(), _without_ray_signal_handlers():
+                if ray_address:
+                    ray.init(address=ray_address, include_dashboard=False, log_to_driver=False)
+                else:
+                    stack.enter_context(_local_ray_group())
+                    ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
             check()
-    except Interrupted:
-        with deferred():
-            ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0) if pending else ([], [])
-            finished = []
-            for ref in ready:
-                try:
-                    finished.append((pending.pop(ref), ray.get(ref)))
-                except Exception:  # noqa: BLE001 - a task stopped by the same signal; it reruns next time
-                    pass
-            finished.sort()
-            for ref in pending:
-                ray.cancel(ref, force=True)
-        for i, result in finished:
-            bar.advance()
-            yield i, result
-        raise
-    finally:
-        if started_here:
+            yield not ray_address
+        finally:
             with deferred():
                 ray.shutdown()
 
 
-def _start_ray(ray, workers: int, ray_address: str | None) -> None:
-    """`ray.init`, with this command's signal handlers put back after it (Ray installs its own)."""
+@contextmanager
+def _without_ray_signal_handlers() -> Iterator[None]:
+    """Keep Ray's start-up from installing signal handlers of its own, so that this command's stay in
+    place from Ray's start to its stop: `ray.init`'s and a local node's SIGTERM handlers (one exits
+    with status 15, the other kills the node's processes and exits with status 1, neither with the
+    line), and the driver's native failure handler, which takes SIGTERM once Ray connects and which
+    `ray.shutdown` uninstalls by setting SIGTERM back to its default, so that a signal after the
+    shutdown ended the command silently (the flag is read when the driver connects; its variable,
+    `RAY_DISABLE_FAILURE_SIGNAL_HANDLER`, only when Ray is imported)."""
+    from ray._private import ray_constants, utils
+
+    saved = utils.set_sigterm_handler, ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER
+    utils.set_sigterm_handler = lambda handler: None
+    ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = True
     try:
-        if ray_address:
-            ray.init(address=ray_address, include_dashboard=False, log_to_driver=False)
-        else:
-            with _ray_processes_in_own_groups():  # "local": a fresh Ray, whatever cluster `ray start` left here
-                ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
-    except SystemExit as exc:  # Ray's own SIGTERM handler, in place while it starts
-        if exc.code != signal.SIGTERM:
-            raise
-        raise Interrupted(signal.SIGTERM) from None
+        yield
     finally:
-        install()
+        utils.set_sigterm_handler, ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = saved
+
+
+REAPER = "import os, sys; sys.stdin.buffer.read(); os.killpg(0, 9)"  # the group's last word
 
 
 @contextmanager
-def _ray_processes_in_own_groups() -> Iterator[None]:
-    """Start a local Ray's processes (GCS, raylet and the workers it forks) outside this command's
-    process group, as Ray itself does on Windows: a Ctrl-C or SIGTERM sent to the group then reaches
-    the driver alone, which shuts Ray down in order (when the same SIGTERM kills the raylet first,
-    `ray.shutdown` waits about 8 s on it). Only where the kernel ties their lives to the driver's
-    (Linux), so that none outlives it."""
+def _local_ray_group() -> Iterator[None]:
+    """Start a local Ray's processes (GCS, raylet, the agents and workers it forks) in one process
+    group of their own, outside this command's, as Ray itself does on Windows: a Ctrl-C or SIGTERM
+    sent to the command's group then reaches the driver alone, which shuts Ray down in order (when
+    the same SIGTERM kills the raylet first, `ray.shutdown` waits about 8 s on it).
+
+    The group is a reaper's, a child that reads its pipe from this process and kills the whole group,
+    itself last, when the pipe closes: after `ray.shutdown` when the block ends, or when this process
+    dies. The kernel ends the GCS and the raylet with the driver (Ray sets their parent-death signal)
+    and workers that ran a task with the raylet (`_in_ray_worker`), but the raylet's agents
+    outlived a kill -9 of the driver by about a minute without the reaper; workers make groups of
+    their own and end within seconds of the raylet. Only where the kernel ties lives (Linux)."""
     from ray._private import services, utils
 
-    base = services.ConsolePopen
     if not utils.detect_fate_sharing_support():
         yield
         return
+    reaper = subprocess.Popen([sys.executable, "-c", REAPER], stdin=subprocess.PIPE, process_group=0)
+    base = services.ConsolePopen
 
     class Popen(base):
         def __init__(self, *args, **kwargs):
-            super().__init__(*args, process_group=0, **kwargs)
+            super().__init__(*args, process_group=reaper.pid, **kwargs)
 
     services.ConsolePopen = Popen
     try:
         yield
     finally:
         services.ConsolePopen = base
+        reaper.stdin.close()
+        reaper.wait()

@@ -1,6 +1,8 @@
 """The learner core on synthetic data (no environment): GAE against its definition, shard gradients
 that sum to the whole minibatch's, deterministic updates per thread count, checkpoint bytes."""
 
+import threading
+
 import numpy as np
 import torch
 
@@ -101,3 +103,14 @@ def test_threads_return_results_in_item_order_and_shards_split_evenly():
     assert shards.Threads(3).map(lambda a, b: a * b, [(1, 2), (3, 4), (5, 6)]) == [2, 12, 30]
     assert shards.sizes(10, 3) == [4, 3, 3]
     assert len(set(shards.seeds(0, 4))) == 4 and shards.seeds(0, 2) != shards.seeds(1, 2)
+
+
+def test_item_k_always_runs_on_thread_k_of_the_learners_own():
+    """Which thread runs which shard changes a run's last bits (MKL's per-thread state), so item k runs
+    on thread k whatever the timing, and never on the caller's thread, whose last call is whatever ran
+    before in the process. (A shared pool gave instant items to whichever thread was free.)"""
+    for count in (1, 2, 3):
+        threads = shards.Threads(count)
+        seen = [threads.map(threading.get_ident, [()] * count) for _ in range(200)]
+        assert all(s == seen[0] for s in seen), count
+        assert len(set(seen[0])) == count and threading.get_ident() not in seen[0]

@@ -21,6 +21,7 @@ import pytest
 
 from policylab.cli import invoke
 from policylab.rollout.store import Store
+from tests.support.paths import ROOT
 
 POLICYLAB = str(Path(sys.executable).with_name("policylab"))
 GRID = ["boundary", "sweep", "--robot", "ant", "--n-mu", "8", "--n-push", "8", "--seeds-per-cell", "2",
@@ -71,7 +72,7 @@ def _rows(folder: Path) -> int:
 def _interrupt(folder: Path, executor: str, sig: int, *, group: bool = True, again_after: float | None = None):
     """Run the sweep, send `sig` once its first records exist (and again after `again_after` s);
     return (exit status, stderr, seconds from the last signal to the exit)."""
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": str(ROOT)}  # this checkout's code
     proc = subprocess.Popen([POLICYLAB, *GRID, "--executor", executor, "--workers", "2"], cwd=folder, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -155,3 +156,86 @@ def test_sigterm_twice_with_a_local_ray(tmp_path, uninterrupted):
     _check_stopped(tmp_path, code, err, 143)
     assert took < 5
     _resume_matches(tmp_path, uninterrupted)
+
+
+def _units(folder: Path) -> set[str]:
+    return {p.name for p in (folder / "S").glob("units/*.pack")}
+
+
+@pytest.mark.parametrize("executor", ["processes", "ray"])
+def test_workers_die_with_a_driver_killed_by_sigkill(tmp_path, request, executor):
+    """kill -9 of the driver alone: its workers (and a local Ray's processes) end with it, within
+    seconds, and write no unit file after it."""
+    if executor == "ray":
+        request.getfixturevalue("one_local_ray")
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": str(ROOT)}  # this checkout's code
+    proc = subprocess.Popen([POLICYLAB, *GRID, "--executor", executor, "--workers", "2"], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not _units(tmp_path):  # workers are running tasks
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        assert len(_session(proc.pid)) > 1
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        written = _units(tmp_path)
+        deadline = time.monotonic() + 5
+        while _session(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = _session(proc.pid)
+    finally:
+        for entry in _session(proc.pid):  # what the old code left behind
+            os.kill(int(entry.split()[0]), signal.SIGKILL)
+    assert left == [], "processes outlived their driver"
+    time.sleep(1)
+    assert _units(tmp_path) == written, "unit files written after the driver died"
+
+
+SMALL = ["boundary", "sweep", "--robot", "ant", "--n-mu", "2", "--n-push", "2", "--seeds-per-cell", "2",
+         "--chunk", "2", "--store", "S", "--out", "O", "--workers", "2"]
+ANY_LINE = re.compile(r"^policylab: interrupted after ([\d,]+) of 8 \(sweep ant_v0\); rerun the same command to resume$")
+RAY_START = "ray._private.services:start_raylet"  # Ray starts its processes
+RAY_CONNECT = "ray._private.worker:connect"  # the driver has connected (Ray's native handler was in place)
+
+
+def _signalled_at(folder: Path, executor: str, *points: str) -> tuple[int, str]:
+    """The small sweep, run by `tests.support.signal_at` with signals at `points`; (status, stderr),
+    once no process of its session is left."""
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "tests.support.signal_at", *points, "--", *SMALL,
+                             "--executor", executor], cwd=folder, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _session(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _session(proc.pid) == [], "processes left behind"
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("executor, points, status", [
+    ("processes", ["concurrent.futures:ProcessPoolExecutor.submit,before,SIGINT"], 130),  # the pool starts
+    ("processes", ["policylab.rollout.executors:wait,before,SIGTERM",  # running, then as the pool stops
+                   "policylab.rollout.executors:_stop_pool,before,SIGTERM"], 143),
+    ("processes", ["concurrent.futures:ProcessPoolExecutor.shutdown,after,SIGINT"], 130),  # once it stopped
+    ("ray", [f"{RAY_START},before,SIGINT"] * 2, 130),  # while Ray starts
+    ("ray", [f"{RAY_CONNECT},after,SIGTERM"], 143),
+    ("ray", ["ray:wait,before,SIGTERM", "ray:shutdown,after,SIGTERM"], 143),  # running, then as Ray stops
+    ("ray", ["ray:shutdown,after,SIGTERM"], 143),  # once it stopped
+], ids=["pool-start", "pool-stop-second", "pool-stopped-first", "ray-start-twice", "ray-connected",
+        "ray-stop-second", "ray-stopped-first"])
+def test_each_phase_first_and_second_signals_say_the_one_line(tmp_path, request, executor, points, status):
+    """A first or second SIGINT/SIGTERM while the executor starts, runs or stops, or once it has
+    stopped: the one line, the documented status, no traceback and no process left."""
+    if executor == "ray":
+        request.getfixturevalue("one_local_ray")
+    code, err = _signalled_at(tmp_path, executor, *points)
+    assert code == status, err
+    assert "Traceback" not in err and "***" not in err, err
+    lines = [ln.strip() for ln in err.splitlines() if "interrupted" in ln]
+    assert len(lines) == 1 and ANY_LINE.match(lines[0]), err

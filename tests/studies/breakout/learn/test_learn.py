@@ -82,6 +82,31 @@ def test_a_killed_run_resumes_to_the_bytes_of_an_uninterrupted_one(shape, tmp_pa
     assert (tmp_path / "killed" / CHECKPOINT).read_bytes() == (tmp_path / "whole" / CHECKPOINT).read_bytes()
 
 
+def test_a_resumed_run_has_its_bytes_whatever_ran_before_in_the_process(tmp_path):
+    """The resume test's learner, in one process, before and after other learners (other thread
+    counts and shapes) and other torch work on this thread (more intra-op threads, other products):
+    the whole run, the killed and resumed run and the whole run again end with the same bytes."""
+    shape = {"envs": 12, "threads": 2, "steps": 1536}
+
+    def others(tag: str) -> None:
+        torch.set_num_threads(2)
+        x = torch.randn(300, 117, requires_grad=True)
+        (x @ torch.randn(117, 64)).tanh().sum().backward()
+        for threads in (1, 3):
+            run_tiny(tmp_path / f"{tag}{threads}", threads=threads, stop_after=1)
+
+    run_tiny(tmp_path / "whole", **shape)
+    others("a")
+    run_tiny(tmp_path / "killed", stop_after=2, **shape)
+    others("b")
+    run_tiny(tmp_path / "killed", **shape)
+    others("c")
+    run_tiny(tmp_path / "again", **shape)
+    whole = (tmp_path / "whole" / CHECKPOINT).read_bytes()
+    assert (tmp_path / "killed" / CHECKPOINT).read_bytes() == whole
+    assert (tmp_path / "again" / CHECKPOINT).read_bytes() == whole
+
+
 def test_onnx_file_acts_as_the_network_and_never_fires(tmp_path):
     learner = run_tiny(tmp_path / "run", history=2)
     path = tmp_path / "policy.onnx"
