@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
-from policylab.config import OutDir, Request, StrictModel, check_out_dir
+from policylab.config import OutDir, Request, StrictModel, check_out_dir, resolved
 from policylab.envs.robots.spec import DEFAULT_ROBOT
 from policylab.errors import BadInput
 from policylab.rollout.seeds import named_range
@@ -65,9 +65,10 @@ def _robot(spec: str | None) -> str | None:
 
 def _is_store(path: Path) -> Path:
     """A folder holding a store index (opened to check it, never written: an archived read-only
-    store is one; a half-made index is completed when it is next opened)."""
+    store is one; a half-made index is completed when it is next opened), returned resolved."""
     from policylab.rollout.store import index_problem
 
+    path = resolved(path)
     why = index_problem(path)
     if why is not None:
         raise ValueError(why if (path / "index.sqlite").is_file() else
@@ -76,7 +77,8 @@ def _is_store(path: Path) -> Path:
 
 
 def _new_or_store(path: Path) -> Path:
-    """Where a sweep writes: a new or empty folder, or a store (resumed)."""
+    """Where a sweep writes: a new or empty folder, or a store (resumed), returned resolved."""
+    path = resolved(path)
     if path.is_dir() and (path / "index.sqlite").exists():
         return _is_store(path)
     if path.is_dir() and any(path.iterdir()):
@@ -140,7 +142,7 @@ def _default_out(data: Any, cls: type[Request], prefix: str, per_store: bool = F
             spec = default_checkpoint(Path(str(robot)).stem if robot else None)
         name = f"{prefix}-{Path(str(spec)).stem}"
         if per_store:
-            store = Path(str(data.get("store") or cls.model_fields["store"].default))
+            store = resolved(str(data.get("store") or cls.model_fields["store"].default))
             data = {**data, "out": store.parent / f"{store.name}-{name}"}
         else:
             data = {**data, "out": RUNS / name}
@@ -713,7 +715,7 @@ class ProbeRequest(Request):
     @classmethod
     def _out_default(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("out") is None:
-            store = Path(str(data.get("store") or cls.model_fields["store"].default))
+            store = resolved(str(data.get("store") or cls.model_fields["store"].default))
             data = {**data, "out": store.parent / f"{store.name}-probe"}
         return data
 

@@ -229,10 +229,12 @@ def test_payload_bytes_is_a_stored_payload(small_sweep):
 
 def test_default_out_follows_the_checkpoint_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default policy's folders: test_checkpoint.py
-    assert str(requests.SweepRequest(robot="ant").out) == "runs/boundary/store-sweep-ant_v0"
-    assert str(requests.VerifyRequest(checkpoint="ant_v1").out) == "runs/boundary/store-verify-ant_v1"  # per store
+    here = tmp_path.resolve()  # out folders are resolved (config.resolved)
+    assert requests.SweepRequest(robot="ant").out == here / "runs/boundary/store-sweep-ant_v0"
+    assert requests.VerifyRequest(checkpoint="ant_v1").out == here / "runs/boundary/store-verify-ant_v1"  # per store
     Store(tmp_path / "s2").close()
-    assert str(requests.VerifyRequest(checkpoint="ant_v1", store="s2").out) == "s2-verify-ant_v1"
+    assert requests.VerifyRequest(checkpoint="ant_v1", store="s2").out == here / "s2-verify-ant_v1"
+    assert requests.VerifyRequest(checkpoint="ant_v1", store="s2/missing/..").out == here / "s2-verify-ant_v1"
 
 
 # -- train and calibrate, small -----------------------------------------------------------------
