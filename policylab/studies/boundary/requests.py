@@ -465,17 +465,19 @@ class SweepRequest(Request):
     def needs(self) -> tuple[int, int]:
         """Memory: the chunks simulating at once (one in this process, or one per worker process), each
         world with its MjData, trajectory and payload copy, plus the finished chunk waiting for the store
-        writer and the worker processes themselves. Disk: every world's payload (uncompressed, an upper
-        bound) and record."""
+        writer and the worker processes themselves. Disk: every world as stored (`protocol.stored_bytes`),
+        and the store's copies of the policy and spec files (`kept_files`)."""
         from policylab.rollout.executors import default_workers
         from policylab.studies.boundary.checkpoint import resolve_checkpoint
-        from policylab.studies.boundary.protocol import RECORD_BYTES, WORKER_BYTES, WORLD_SIM_BYTES, payload_bytes
+        from policylab.studies.boundary.protocol import WORKER_BYTES, WORLD_SIM_BYTES, payload_bytes, stored_bytes
 
-        per = payload_bytes(resolve_checkpoint(self.checkpoint, self.robot, self.command).robot)
+        ckpt = resolve_checkpoint(self.checkpoint, self.robot, self.command)
+        per = payload_bytes(ckpt.robot)
         workers = 0 if self.executor == "local" else self.workers or default_workers()
         simulating = max(workers, 1) * self.chunk * (WORLD_SIM_BYTES + 2 * per)
         memory = simulating + self.chunk * 2 * per + workers * WORKER_BYTES
-        return memory, self.n_worlds * (per + RECORD_BYTES)
+        kept = ckpt.path.stat().st_size + ckpt.robot.spec_file.stat().st_size
+        return memory, self.n_worlds * stored_bytes(ckpt.robot, self.push_t0) + kept
 
 
 class SearchRequest(Request):
