@@ -4,19 +4,25 @@ Every command is one `Request` model: the only place its options, defaults, boun
 live (the CLI builds its options from the model, see `policylab.cli.command`). A validation error
 becomes a `BadInput` that names the field, so the CLI prints one line and exits 2 before anything
 is written. Numbers are finite by construction (`allow_inf_nan=False`); paths are checked for what
-the command will do with them (`InputFile` readable, `OutDir` creatable) before the first write.
+the command will do with them (`InputFile` readable, `OutDir` creatable) before the first write. A
+path option given as an empty or blank string is refused (it would silently mean the current
+folder), and a folder a command writes under is resolved before it is checked (`resolved`), so the
+folder checked is the folder written.
 
 An out folder is claimed (its config.json written) once the run's inputs are all checked. If the
 run then turns out to be bad input after all (a learning rate that makes the numbers non-finite,
-say), `release_claims` puts the folder back as it was, so the same --out works on the next try.
+say), `release_claims` puts the folder back as it was, so the same --out works on the next try:
+it removes only what came after the claim, in the folder the claim checked.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import tempfile
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Mapping, TypeVar
@@ -44,6 +50,15 @@ class Request(StrictModel):
 
     SIZE_FIELDS: ClassVar[tuple[str, ...]] = ("out",)
 
+    @pydantic.field_validator("*", mode="before")
+    @classmethod
+    def _no_blank_path(cls, value: Any, info: pydantic.ValidationInfo) -> Any:
+        """A path option given as "" or blanks is bad input: as a path it means the current folder,
+        which no one means by leaving the option empty."""
+        if isinstance(value, str) and not value.strip() and _names_a_path(cls.model_fields[info.field_name].annotation):
+            raise ValueError("is empty; give a path (. is the current folder)")
+        return value
+
     def needs(self) -> tuple[int, int]:
         return 0, 0
 
@@ -69,6 +84,20 @@ def validated(model: type[M], data: Mapping[str, Any]) -> M:
 
 
 # -- paths --------------------------------------------------------------------------------------
+def _names_a_path(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, Path):
+        return True
+    return any(_names_a_path(a) for a in typing.get_args(annotation))
+
+
+def resolved(path: str | os.PathLike) -> Path:
+    """`path` as the file system reaches it: absolute, every symlink followed, and each `..` applied
+    after the folder before it (`D/missing/..` is D, the folder a write through it lands in). Folders
+    a command writes under are checked in this form, never as typed: as typed, `D/missing/..` does
+    not exist, so it would pass as a new folder while the writes land in D."""
+    return Path(os.path.realpath(path))
+
+
 def _nearest_existing(path: Path) -> Path:
     p = path.absolute()
     while not p.exists():
@@ -77,8 +106,10 @@ def _nearest_existing(path: Path) -> Path:
 
 
 def check_out_dir(path: Path) -> Path:
-    """An output folder this process can create or write into; probed with a temporary folder that
-    is removed at once (root ignores permission bits, so asking `os.access` is not enough)."""
+    """An output folder this process can create or write into, returned resolved (`resolved`); probed
+    with a temporary folder that is removed at once (root ignores permission bits, so asking
+    `os.access` is not enough)."""
+    path = resolved(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{path} exists and is not a folder")
     base = _nearest_existing(path)
@@ -163,8 +194,9 @@ def amount(n: int) -> str:
 # -- out folders --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Claim:
-    out: Path
-    created: bool  # the folder did not exist before the claim
+    out: Path  # resolved
+    identity: tuple[int, int]  # (device, inode) of `out` just after the claim: the folder, not its name
+    made: tuple[Path, ...]  # the folders the claim created, `out` first, then the missing parents it made
     fresh: bool  # the claim wrote config.json (not a resume of the same config)
 
 
@@ -172,16 +204,17 @@ _claims: list[_Claim] = []
 
 
 def claim_out_dir(out: str | Path, config: Mapping[str, Any], name: str = "config.json") -> Path:
-    """Check that `out` is new, empty, or holds a run of this same config; then record the config.
+    """Check that `out` (resolved) is new, empty, or holds a run of this same config; then record the
+    config. Returns the resolved folder.
 
     Call it after every other check passed: it is the first write a command makes.
     """
     from policylab.fileio import write_json  # numpy: not at import time, so `--help` stays light
     from policylab.hashing import canonical_json
 
-    out = Path(out)
+    out = resolved(out)
     cfg_path = out / name
-    created, fresh = not out.exists(), True
+    fresh = True
     if out.exists():
         if not out.is_dir():
             raise BadInput("out", f"{out} exists and is not a folder")
@@ -195,11 +228,14 @@ def claim_out_dir(out: str | Path, config: Mapping[str, Any], name: str = "confi
             fresh = False
         elif any(out.iterdir()):
             raise BadInput("out", f"{out} is not empty and holds no {name}; choose a new --out")
+    made = tuple(p for p in (out, *out.parents) if not p.exists())
     try:
         write_json(cfg_path, config)
+        st = os.lstat(out)
     except OSError as exc:
+        _remove_while_empty(made)
         raise BadInput("out", f"cannot write {cfg_path} ({exc.strerror or exc})") from None
-    _claims.append(_Claim(out, created, fresh))
+    _claims.append(_Claim(out, (st.st_dev, st.st_ino), made, fresh))
     return out
 
 
@@ -209,16 +245,45 @@ def claimed_dirs() -> list[Path]:
 
 
 def release_claims() -> None:
-    """Undo this process's fresh claims: a run rejected as bad input leaves its folder as it was."""
+    """Undo this process's fresh claims: a run rejected as bad input leaves its folder as it was.
+
+    A fresh claim was made on a folder that was missing or empty, so what it holds now came after the
+    claim: that is removed, then the folders the claim made. Nothing else: the folder is opened
+    without following a link and emptied through that handle only while it is the folder claimed (a
+    name that now leads elsewhere, moved or replaced by a symlink, is left alone), and a symlink
+    inside is removed as a link, never followed."""
     while _claims:
         c = _claims.pop()
         if not c.fresh:
             continue
-        if c.created:
-            shutil.rmtree(c.out, ignore_errors=True)
-        elif c.out.is_dir():
-            for child in c.out.iterdir():
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
+        try:
+            fd = os.open(c.out, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != c.identity:
+                continue
+            with os.scandir(fd) as entries:  # best effort: what cannot go stays, the bad input is still said
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.name, dir_fd=fd, ignore_errors=True)
+                    else:
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.name, dir_fd=fd)
+        finally:
+            os.close(fd)
+        _remove_while_empty(c.made)
+
+
+def _remove_while_empty(folders: tuple[Path, ...]) -> None:
+    """Remove the folders a claim made, innermost first, stopping at the first that is not empty
+    (something else went there since)."""
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            break
 
 
 def forget_claims() -> None:

@@ -11,13 +11,14 @@ from pydantic import AfterValidator, Field
 
 
 from policylab.cli.command import command
-from policylab.config import Request, check_out_dir
+from policylab.config import Request, check_out_dir, resolved
 from policylab.result import Result
 
 
 def _is_store(path: Path) -> Path:
     from policylab.rollout.store import index_problem
 
+    path = resolved(path)
     why = index_problem(path)
     if why is not None:
         raise ValueError(why)
@@ -25,6 +26,7 @@ def _is_store(path: Path) -> Path:
 
 
 def _parquet_file(path: Path) -> Path:
+    path = resolved(path)
     if path.suffix != ".parquet":
         raise ValueError(f"{path} does not end in .parquet")
     if path.is_dir():

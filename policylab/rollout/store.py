@@ -828,11 +828,13 @@ _TEMP = re.compile(r"^\..+\.(\d+)-\d+-[0-9a-f]+(?:@(.+))?\.tmp$")
 
 def temp_files(root: Path) -> Iterator[tuple[Path, bool]]:
     """(path, whether its writer is gone) for every temp file under the store's folders. A temp name
-    carries its writer's pid (and host, for a worker's unit file), so a live writer's is kept."""
+    carries its writer's pid (and host, for a worker's unit file), so a live writer's is kept. Only
+    plain files count: a writer makes nothing else, so a folder or link that happens to match the
+    name is someone else's."""
     folders = [root, root / UNITS]
     legacy = root / LEGACY_PAYLOADS
     if legacy.is_dir():
-        folders += [p for p in legacy.iterdir() if p.is_dir()]
+        folders += [p for p in legacy.iterdir() if p.is_dir() and not p.is_symlink()]  # never out through a link
     host = socket.gethostname()
     for folder in folders:
         try:
@@ -841,7 +843,7 @@ def temp_files(root: Path) -> Iterator[tuple[Path, bool]]:
             continue
         for entry in entries:
             m = _TEMP.match(entry.name)
-            if m is None:
+            if m is None or not entry.is_file(follow_symlinks=False):
                 continue
             same_host = m.group(2) is None or m.group(2) == host
             yield Path(entry.path), same_host and not _alive(int(m.group(1)))

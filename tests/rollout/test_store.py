@@ -293,3 +293,22 @@ def test_temp_files_of_killed_writers_are_removed_on_open_and_live_ones_kept(tmp
         assert all(p.exists() for p in stale)  # a reader removes nothing
     Store(root).close()
     assert not any(p.exists() for p in stale) and live.exists()
+
+
+def test_only_plain_temp_files_are_removed_never_a_folder_or_what_a_link_reaches(tmp_path):
+    """A folder or a symlink whose name matches a dead writer's temp file is not the store's: opening
+    the store keeps it (and does not fail on it), and removes nothing a link points at."""
+    root = tmp_path / "s"
+    Store(root).close()
+    dead_pid = 2**22 + 12345  # above the kernel's default pid_max: no live writer has it
+    folder = root / f".notes.{dead_pid}-1-0.tmp"
+    folder.mkdir()
+    (folder / "mine.txt").write_text("kept")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / f".abc.pack.{dead_pid}-1-0.tmp").write_text("kept too")
+    link = root / f".link.{dead_pid}-1-0.tmp"
+    link.symlink_to(outside / f".abc.pack.{dead_pid}-1-0.tmp")
+    Store(root).close()
+    assert (folder / "mine.txt").read_text() == "kept" and link.is_symlink()
+    assert (outside / f".abc.pack.{dead_pid}-1-0.tmp").read_text() == "kept too"

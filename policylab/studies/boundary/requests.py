@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
-from policylab.config import OutDir, Request, StrictModel, check_out_dir
+from policylab.config import OutDir, Request, StrictModel, check_out_dir, resolved
 from policylab.envs.robots.spec import DEFAULT_ROBOT
 from policylab.errors import BadInput
 from policylab.rollout.seeds import named_range
@@ -65,9 +65,10 @@ def _robot(spec: str | None) -> str | None:
 
 def _is_store(path: Path) -> Path:
     """A folder holding a store index (opened to check it, never written: an archived read-only
-    store is one; a half-made index is completed when it is next opened)."""
+    store is one; a half-made index is completed when it is next opened), returned resolved."""
     from policylab.rollout.store import index_problem
 
+    path = resolved(path)
     why = index_problem(path)
     if why is not None:
         raise ValueError(why if (path / "index.sqlite").is_file() else
@@ -76,7 +77,8 @@ def _is_store(path: Path) -> Path:
 
 
 def _new_or_store(path: Path) -> Path:
-    """Where a sweep writes: a new or empty folder, or a store (resumed)."""
+    """Where a sweep writes: a new or empty folder, or a store (resumed), returned resolved."""
+    path = resolved(path)
     if path.is_dir() and (path / "index.sqlite").exists():
         return _is_store(path)
     if path.is_dir() and any(path.iterdir()):
@@ -140,7 +142,7 @@ def _default_out(data: Any, cls: type[Request], prefix: str, per_store: bool = F
             spec = default_checkpoint(Path(str(robot)).stem if robot else None)
         name = f"{prefix}-{Path(str(spec)).stem}"
         if per_store:
-            store = Path(str(data.get("store") or cls.model_fields["store"].default))
+            store = resolved(str(data.get("store") or cls.model_fields["store"].default))
             data = {**data, "out": store.parent / f"{store.name}-{name}"}
         else:
             data = {**data, "out": RUNS / name}
@@ -480,17 +482,19 @@ class SweepRequest(Request):
     def needs(self) -> tuple[int, int]:
         """Memory: the chunks simulating at once (one in this process, or one per worker process), each
         world with its MjData, trajectory and payload copy, plus the finished chunk waiting for the store
-        writer and the worker processes themselves. Disk: every world's payload (uncompressed, an upper
-        bound) and record."""
+        writer and the worker processes themselves. Disk: every world as stored (`protocol.stored_bytes`),
+        and the store's copies of the policy and spec files (`kept_files`)."""
         from policylab.rollout.executors import default_workers
-        from policylab.studies.boundary.protocol import RECORD_BYTES, WORKER_BYTES, WORLD_SIM_BYTES, payload_bytes
+        from policylab.studies.boundary.protocol import WORKER_BYTES, WORLD_SIM_BYTES, payload_bytes, stored_bytes
         from policylab.studies.boundary.records import resolve_in_store
 
-        per = payload_bytes(resolve_in_store(self.checkpoint, self.robot, self.command, self.store).robot)
+        ckpt = resolve_in_store(self.checkpoint, self.robot, self.command, self.store)
+        per = payload_bytes(ckpt.robot)
         workers = 0 if self.executor == "local" else self.workers or default_workers()
         simulating = max(workers, 1) * self.chunk * (WORLD_SIM_BYTES + 2 * per)
         memory = simulating + self.chunk * 2 * per + workers * WORKER_BYTES
-        return memory, self.n_worlds * (per + RECORD_BYTES)
+        kept = ckpt.path.stat().st_size + ckpt.robot.spec_file.stat().st_size
+        return memory, self.n_worlds * stored_bytes(ckpt.robot, self.push_t0) + kept
 
 
 class SearchRequest(Request):
@@ -737,7 +741,7 @@ class ProbeRequest(Request):
     @classmethod
     def _out_default(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("out") is None:
-            store = Path(str(data.get("store") or cls.model_fields["store"].default))
+            store = resolved(str(data.get("store") or cls.model_fields["store"].default))
             data = {**data, "out": store.parent / f"{store.name}-probe"}
         return data
 

@@ -20,7 +20,8 @@ Bounds every count and seed shares:
 - sticky in [0, 1] (ALE's repeat_action_probability; the shadow simulator needs it below 1).
 
 `needs()` estimates a run's peak memory and disk from these numbers (payload bytes per agent
-step, see `sizes.step_bytes`), so a run the machine cannot hold is refused before it starts.
+step in memory and as stored, see `sizes`), so a run the machine cannot hold is refused before it
+starts.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from policylab.envs.breakout.presets import DEFAULT_PRESET
 from policylab.errors import BadInput
 from policylab.rollout.executors import default_workers
 from policylab.rollout.seeds import seed_range_base
-from policylab.studies.breakout.sizes import SHADOW_BATCH, step_bytes
+from policylab.studies.breakout.sizes import SHADOW_BATCH, step_bytes, stored_episode_bytes
 
 MAX_EPISODES = 100_000
 MAX_STEPS = 27_000  # 108_000 frames / frameskip 4
@@ -125,9 +126,9 @@ class BreakoutRun(Request):
         return (workers + 1) * unit
 
     def _disk(self, shadow_episodes: int, ale_episodes: int) -> int:
-        """Disk: every stored episode's payload at the horizon, uncompressed (an upper bound)."""
-        steps = self.max_steps + 1
-        return steps * (shadow_episodes * step_bytes("shadow") + ale_episodes * step_bytes("ale"))
+        """Disk: every episode stored as played to the horizon (`sizes.stored_episode_bytes`)."""
+        return (shadow_episodes * stored_episode_bytes("shadow", self.max_steps)
+                + ale_episodes * stored_episode_bytes("ale", self.max_steps))
 
 
 class EvalRequest(BreakoutRun):

@@ -66,10 +66,11 @@ def test_a_spec_of_ones_own_defaults_to_its_name_v0(tmp_path):
 
 def test_default_out_folders_name_the_default_policy(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert str(requests.SweepRequest().out) == f"runs/boundary/store-sweep-{DEFAULT_CHECKPOINT}"
+    runs = tmp_path.resolve() / "runs/boundary"  # out folders are resolved (config.resolved)
+    assert requests.SweepRequest().out == runs / f"store-sweep-{DEFAULT_CHECKPOINT}"
     for robot, name in ROBOT_CHECKPOINTS.items():
-        assert str(requests.SweepRequest(robot=robot).out) == f"runs/boundary/store-sweep-{name}"
-    assert str(requests.SearchRequest(robot="go1").out) == "runs/boundary/store-search-go1_v0"
+        assert requests.SweepRequest(robot=robot).out == runs / f"store-sweep-{name}"
+    assert requests.SearchRequest(robot="go1").out == runs / "store-search-go1_v0"
 
 
 def test_help_names_the_default():

@@ -215,14 +215,32 @@ def test_sweep_needs_scale_with_chunk_and_grid(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default store and out folders are relative
     small = requests.SweepRequest(n_mu=2, n_push=2, seeds_per_cell=2, chunk=4)
     big = requests.SweepRequest(chunk=400)
-    # the default policy's robot's records (an upper bound)
-    per, sim = protocol.payload_bytes(resolve_checkpoint(None).robot), protocol.WORLD_SIM_BYTES
-    assert small.needs() == (4 * (sim + 2 * per) + 4 * 2 * per, 8 * (per + protocol.RECORD_BYTES))
-    assert big.needs()[0] == 100 * small.needs()[0] and big.needs()[1] == 800 * small.needs()[1]
+    # the default policy's robot's records, and the store's copies of its policy and spec files
+    ckpt = resolve_checkpoint(None)
+    per, sim = protocol.payload_bytes(ckpt.robot), protocol.WORLD_SIM_BYTES
+    kept = ckpt.path.stat().st_size + ckpt.robot.spec_file.stat().st_size
+    assert small.needs() == (4 * (sim + 2 * per) + 4 * 2 * per, 8 * protocol.stored_bytes(ckpt.robot, 2.0) + kept)
+    assert big.needs()[0] == 100 * small.needs()[0] and big.needs()[1] - kept == 800 * (small.needs()[1] - kept)
     workers = requests.SweepRequest(executor="processes", workers=4, chunk=4)
     assert workers.needs()[0] == 4 * 4 * (sim + 2 * per) + 4 * 2 * per + 4 * protocol.WORKER_BYTES
     # the estimate covers what simulating one default chunk really takes (~213 MB measured)
     assert big.needs()[0] > 400 * 500_000
+
+
+def _bytes_under(folder) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("checkpoint", ["go1_v2", "ant_v1"])
+def test_the_disk_estimate_is_within_2x_of_what_the_store_takes(checkpoint, tmp_path):
+    """A sweep over the default grid's ranges, measured: the Go1 stops a rollout at its fall (most
+    fall when pushed), the Ant plays every rollout to the horizon."""
+    grid = ["--checkpoint", checkpoint, "--n-mu", "2", "--n-push", "3", "--seeds-per-cell", "2"]
+    estimate = requests.SweepRequest(**{"checkpoint": checkpoint, "n_mu": 2, "n_push": 3, "seeds_per_cell": 2,
+                                        "store": tmp_path / "s", "out": tmp_path / "o"}).needs()[1]
+    assert cli("sweep", *grid, "--store", tmp_path / "s", "--out", tmp_path / "o").returncode == 0
+    written = _bytes_under(tmp_path / "s")
+    assert written / 2 <= estimate <= 2 * written, (estimate, written)
 
 
 def test_payload_bytes_is_a_stored_payload(small_sweep):
@@ -234,10 +252,12 @@ def test_payload_bytes_is_a_stored_payload(small_sweep):
 
 def test_default_out_follows_the_checkpoint_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default policy's folders: test_checkpoint.py
-    assert str(requests.SweepRequest(robot="ant").out) == "runs/boundary/store-sweep-ant_v0"
-    assert str(requests.VerifyRequest(checkpoint="ant_v1").out) == "runs/boundary/store-verify-ant_v1"  # per store
+    here = tmp_path.resolve()  # out folders are resolved (config.resolved)
+    assert requests.SweepRequest(robot="ant").out == here / "runs/boundary/store-sweep-ant_v0"
+    assert requests.VerifyRequest(checkpoint="ant_v1").out == here / "runs/boundary/store-verify-ant_v1"  # per store
     Store(tmp_path / "s2").close()
-    assert str(requests.VerifyRequest(checkpoint="ant_v1", store="s2").out) == "s2-verify-ant_v1"
+    assert requests.VerifyRequest(checkpoint="ant_v1", store="s2").out == here / "s2-verify-ant_v1"
+    assert requests.VerifyRequest(checkpoint="ant_v1", store="s2/missing/..").out == here / "s2-verify-ant_v1"
 
 
 # -- train and calibrate, small -----------------------------------------------------------------

@@ -13,6 +13,7 @@ import pytest
 
 from policylab.cli import invoke
 from policylab.studies.breakout import requests as R
+from policylab.studies.breakout import sizes
 
 MODELS = [R.EvalRequest, R.AuditRequest, R.TrainRequest, R.TraceRequest, R.CalibrateRequest, R.DemoRequest]
 SHADOW_MODELS = [R.EvalRequest, R.AuditRequest, R.TrainRequest]
@@ -176,14 +177,33 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, case
 
 def test_a_run_the_machine_cannot_hold_is_refused_up_front(tmp_path, capsys):
     out = tmp_path / "out"
-    code, _, stderr = run(capsys, *EVAL[:-1], "100000", "--max-steps", "27000", "--out", out)
-    assert code == 2 and stderr.startswith("policylab: error: episodes/max_steps: this run writes about")
+    candidates = tmp_path / "candidates.json"  # only counted before the refusal: 10,000 x 3 x 100,000 episodes
+    candidates.write_text(json.dumps([{"candidate_id": str(i), "params": {}} for i in range(10_000)]))
+    code, _, stderr = run(capsys, *AUDIT, "--episodes", "100000", "--max-steps", "27000", "--candidates", candidates,
+                          "--out", out)
+    assert code == 2, stderr
+    assert stderr.startswith("policylab: error: episodes/max_steps/candidates: this run writes about")
     assert not out.exists()
     memory, disk = R.EvalRequest(env="ale", policy="breakout_policy_v3", episodes=100_000, max_steps=27_000,
                                  out=out).needs()
-    assert disk > 100_000 * 27_000 * 170  # ALE payloads (obs, RAM, actions, reward) alone
+    assert disk > 100_000 * 27_000 * sizes.STORED_STEP_BYTES["ale"]  # ALE episodes as stored, alone
     small = R.EvalRequest(env="ale", policy="breakout_policy_v3", episodes=20, out=out).needs()
     assert small[1] < 20 * 2**20 and small[0] < 2**30
+
+
+def _bytes_under(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def test_the_disk_estimate_is_within_2x_of_what_the_store_takes(tmp_path, capsys):
+    """Measured on a real eval: the estimate counts episodes as the store writes them (deflated), not
+    their arrays in memory (which overstated a run's disk about 8x)."""
+    estimate = R.EvalRequest(env="ale", policy="breakout_policy_v3", episodes=8, max_steps=400,
+                             out=tmp_path / "out").needs()[1]
+    code, _, stderr = run(capsys, *EVAL[:-1], "8", "--max-steps", "400", "--out", tmp_path / "out")
+    assert code == 0, stderr
+    written = _bytes_under(tmp_path / "out" / "store")
+    assert written / 2 <= estimate <= 2 * written, (estimate, written)
 
 
 def test_needs_grow_with_every_stage_of_train(tmp_path):
