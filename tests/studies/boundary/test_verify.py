@@ -7,7 +7,7 @@ import shutil
 from tests.support.boundary_fixtures import cli
 from policylab.fileio import atomic_write_bytes
 from policylab.rollout.payloads import pack_arrays
-from policylab.rollout.store import Store
+from policylab.rollout.store import Store, moved_record
 
 
 def test_equivalence_gate_is_bitwise(tmp_path, small_sweep):
@@ -68,14 +68,14 @@ def test_verify_names_a_cross_machine_difference(tmp_path, small_sweep):
     CPU's arithmetic)."""
     store_root, _ = small_sweep
     copy = tmp_path / "store"
-    other = {"machine": "x86_64", "features": "AVX FMA3 AVX2", "npy_disabled": ""}
+    other = {"machine": "x86_64", "features": "SSE2", "npy_disabled": ""}  # no x86-64 CPU this runs on has only SSE2
     data = _tampered_copy(store_root, copy, cpu=other)
     r = cli("verify", "--checkpoint", "ant_v0", "--store", copy, "--sample", "64", "--out", tmp_path / "v")
     assert r.returncode == 1, r.stderr
     headline, cross, _ = r.stdout.strip().splitlines()
     assert headline.endswith("gate FAIL")
     assert cross.startswith("cross-machine difference: 1 mismatching record(s) were made on a CPU with other "
-                            "features (x86_64 AVX FMA3 AVX2) than this one (")
+                            "features (x86_64 SSE2) than this one (")
     rep = json.loads((tmp_path / "v" / "equivalence.json").read_text())
     assert rep["cross_machine"]["mismatches_recorded_on_other_cpus"] == {data["world"]["cache_key"]: other}
 
@@ -91,7 +91,7 @@ def _tampered_copy(store_root, copy, cpu=None) -> dict:
         p["qpos"][50, 0] += 1e-12
         blob, digest = pack_arrays(p)
         atomic_write_bytes(copy / "units" / "tampered.pack", blob)
-        s.move_payloads([(key, "units/tampered.pack", digest, 0, len(blob))])
+        s.move_payloads([(key, "units/tampered.pack", moved_record(rec, digest), digest, 0, len(blob))])
         data = s.require(key).data
         if cpu is not None:
             data["provenance"] = {**rec.data["provenance"], "cpu": cpu}
