@@ -59,6 +59,10 @@ class Bar:
         self._task = task_id
         self._unit = unit
 
+    def already(self, n: int) -> None:
+        """Count `n` units done before this process started (a resumed run): shown, not in the rate."""
+        self._progress.reset(self._task, completed=n)
+
     def advance(self, n: int = 1) -> None:
         self._progress.advance(self._task, n)
         task = self._progress.tasks[self._task]
@@ -76,8 +80,13 @@ class Lines:
 
     def __init__(self, label: str, total: int, unit: str, every_s: float):
         self.label, self.total, self.unit, self.every_s = label, total, unit, every_s
-        self.done, self._status = 0, ""
+        self.done, self._before, self._status = 0, 0, ""
         self._start = self._last = time.monotonic()
+
+    def already(self, n: int) -> None:
+        """Count `n` units done before this process started (a resumed run): shown, not in the rate."""
+        self.done += n
+        self._before += n
 
     def advance(self, n: int = 1) -> None:
         self.done += n
@@ -90,7 +99,7 @@ class Lines:
     def line(self) -> None:
         now = time.monotonic()
         self._last, elapsed = now, now - self._start
-        rate = self.done / elapsed if elapsed > 0 else 0.0
+        rate = (self.done - self._before) / elapsed if elapsed > 0 else 0.0
         left = self.total - self.done
         when = f"eta {_clock(left / rate)}" if left > 0 and rate > 0 else \
             "eta unknown" if left > 0 else f"done in {_clock(elapsed)}"

@@ -41,3 +41,15 @@ def test_the_rate_is_units_over_elapsed_time():
     (line,) = lines_of(3600.0, 4, [1, 1, 1, 1], pause=0.05)
     rate = float(re.search(r", ([\d.]+) episodes/s", line).group(1))
     assert 0 < rate <= 4 / 0.2  # 4 units in at least 0.2 s (four 0.05 s pauses)
+
+
+def test_work_done_before_a_resume_is_shown_but_not_in_the_rate():
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        with progress_bar("learning", 1_000_000, "steps", every_s=3600.0) as bar:
+            bar.already(990_000)
+            time.sleep(0.05)
+            bar.advance(10)
+    (line,) = err.getvalue().splitlines()
+    assert line.startswith("learning: 990,010/1,000,000 (99%), ")
+    assert float(re.search(r", ([\d,.]+) steps/s", line).group(1).replace(",", "")) <= 10 / 0.05

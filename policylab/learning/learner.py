@@ -125,7 +125,7 @@ def train(learner: Learner, out: Path, checkpoint_every: int, label: str, status
         say(f"resuming from update {learner.done} of {learner.updates} ({ckpt})")
     per_update = int(learner.cols[-1]) * learner.steps
     with progress_bar(label, learner.updates * per_update, unit="steps") as bar:
-        bar.advance(learner.done * per_update)
+        bar.already(learner.done * per_update)
         while learner.done < learner.updates:
             if stop_after is not None and learner.done >= stop_after:
                 break

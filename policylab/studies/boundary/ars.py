@@ -282,7 +282,7 @@ def train(cfg: TrainConfig, out_dir: Path, nthread: int = 2) -> tuple[linear.Lin
     n_push = int(round(cfg.push_duration_s / rob.control_dt))
     with progress_bar(f"ARS {cfg.name}", cfg.iterations, "iter") as bar:
         if start:
-            bar.advance(start)
+            bar.already(start)
         for it in range(start, cfg.iterations):
             mean, std = frozen or whiten.stats()
             delta = rng.standard_normal((cfg.directions,) + weights.shape)
