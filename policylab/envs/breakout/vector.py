@@ -107,6 +107,10 @@ class BreakoutVectorEnv(VectorEnv):
         self._C = np.zeros((n, VK.NC), dtype=np.int64)
         self._mt = np.zeros((n, R.ROW), dtype=np.uint32)
         self._smt, self._sbuf = R.new_state(n)
+        # as ale-py's envs, built with seed -1: each env's noop and sticky streams from fresh entropy, until a seed
+        words = np.random.SeedSequence().generate_state(2 * n, dtype=np.uint32).astype(np.int64)
+        R.seed_all(self._mt, np.zeros(n, dtype=np.uint64), words[:n])
+        R.seed_all(self._smt, self._sbuf, words[n:])
         self._obs = np.zeros((n, stack_num, img_height, img_width, pal.shape[0]), dtype=np.uint8)
         self._still = np.zeros((n, VK.SRC_H, VK.SRC_W), dtype=np.uint8)  # each game's still layer (`vector_kernel`)
         self._memo = VK.new_memo(pal.shape[0], img_height, img_width)  # reset observations (`vector_kernel`)
@@ -135,15 +139,15 @@ class BreakoutVectorEnv(VectorEnv):
             if not self._reset_done:
                 raise BadInput("reset_mask", "a partial reset needs a full reset first")
             rows = np.flatnonzero(mask)
-        if seed is None:  # fresh entropy, as ale-py's seed -1
-            seeds = np.random.SeedSequence().generate_state(rows.size, dtype=np.uint32).astype(np.int64)
+        if seed is None:  # ale-py's seed -1: each env's streams go on (from fresh entropy before any seed)
+            seeds = np.full(rows.size, -1, dtype=np.int64)
         elif isinstance(seed, (int, np.integer)):
             seeds = np.arange(int(seed), int(seed) + rows.size, dtype=np.int64)
         else:
             seeds = np.asarray(seed, dtype=np.int64)
             if seeds.shape != rows.shape:
                 raise BadInput("seed", f"need one seed per env being reset ({rows.size}), got shape {seeds.shape}")
-        if (seeds < 0).any():
+        if seed is not None and (seeds < 0).any():
             raise BadInput("seed", "seeds must be non-negative")
         obs = self._obs.copy()
         lives, frames, ep_frames = (np.zeros(self.num_envs, dtype=np.int32) for _ in range(3))

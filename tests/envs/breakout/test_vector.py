@@ -198,3 +198,22 @@ def test_an_idle_episode_into_attract_mode_equals_ale_vector_env():
             break
     assert ra[3].all() and (ra[4]["episode_frame_number"] > 91_137 + 256).all()
     ale.close()
+
+
+def test_a_reset_without_a_seed_keeps_each_envs_streams_as_ale_py():
+    """ale-py's reset(seed=None) reseeds nothing (seed -1): each env's noop and sticky streams and frame count go
+    on from where the seeded run left them, so the run stays reproducible (the env drew fresh entropy before)."""
+    kwargs = dict(noop_max=30, repeat_action_probability=0.25)
+    ale = ale_py.AtariVectorEnv("breakout", num_envs=3, **kwargs)
+    ours = BreakoutVectorEnv(3, **kwargs)
+    rng = np.random.default_rng(40_071)
+    for seed in (40_071, None, None):
+        (oa, ia), (ob, ib) = ale.reset(seed=seed), ours.reset(seed=seed)
+        np.testing.assert_array_equal(ob, oa)
+        for k in ia:
+            np.testing.assert_array_equal(ib[k], ia[k], err_msg=f"reset {seed}: info {k}")
+        for t in range(60):
+            actions = rng.integers(0, 4, 3)
+            for x, y in zip(ale.step(actions)[:4], ours.step(actions)[:4]):
+                np.testing.assert_array_equal(y, x, err_msg=f"reset {seed}, step {t}")
+    ale.close()
