@@ -157,11 +157,22 @@ def test_equals_ale_vector_env_at_frameskip_1_with_maxpool():
     _lockstep(3, 200, SEEDS[2], frameskip=1, noop_max=0)
 
 
-@pytest.mark.parametrize("kwargs", [{"batch_size": 1}, {"autoreset_mode": "SameStep"},
-                                    {"img_height": 300}, {"frameskip": 0}, {"repeat_action_probability": 1.5}])
+@pytest.mark.parametrize("kwargs", [{"batch_size": 3}, {"autoreset_mode": "Sometimes"}, {"game": "pong"},
+                                    {"img_height": 300}, {"frameskip": 0}, {"repeat_action_probability": 1.5},
+                                    {"max_num_frames_per_episode": 0}])
 def test_unsupported_settings_are_one_clear_error(kwargs):
     with pytest.raises(BadInput):
         BreakoutVectorEnv(2, **kwargs)
+
+
+def test_refusals_are_the_exception_types_ale_py_raises():
+    """ale-py raises gymnasium.error.Error for a bad frameskip; ours is that and a BadInput."""
+    for frameskip in (0, 2.5):
+        with pytest.raises(gym.error.Error):
+            ale_py.AtariVectorEnv("breakout", 2, frameskip=frameskip)
+        with pytest.raises(gym.error.Error) as err:
+            BreakoutVectorEnv(2, frameskip=frameskip)
+        assert isinstance(err.value, BadInput) and err.value.field == "frameskip"
 
 
 def test_bad_actions_are_one_clear_error():

@@ -33,6 +33,7 @@ import numpy as np
 
 from policylab.envs.breakout import ale_random as R
 from policylab.envs.breakout.ale_errors import AleRuntimeError
+from policylab.envs.breakout.compile_notice import first_call
 from policylab.envs.breakout.rom import kernel as EK
 from policylab.envs.breakout.rom.render import GRAY, PALETTE, draw, rom_bytes
 
@@ -233,6 +234,10 @@ class RomALEInterface:
         self._rgb = _Screen(PALETTE, (210, 160, 3))
         self._gray = _Screen(GRAY, (210, 160))
         self.loadROM()
+        # compiled now (said on stderr when it takes long: `compile_notice`), not silently on the first step
+        first_call(act_frames, "the Breakout emulator", self._row, self._st, self._mt, self._buf, 0,
+                   EK.PADDLE_DELTA, 0, self.repeat_action_probability, self.max_num_frames_per_episode)
+        first_call(draw, "the Breakout screen", self._row, rom_bytes(), self._colours)
 
     @property
     def _row(self) -> np.ndarray:
