@@ -146,7 +146,8 @@ class BreakoutVectorEnv(VectorEnv):
         self._rew = np.zeros(n, dtype=np.int32)
         self._term, self._trunc = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
         self._lives, self._fn, self._efn = (np.zeros(n, dtype=np.int32) for _ in range(3))
-        self._queue: deque[tuple[int, bool]] = deque()  # async: (env, is a reset), in ale-py's queue order
+        # async: (env, is a reset, its seed, its ALE action and paddle step), in ale-py's queue order
+        self._queue: deque[tuple[int, bool, int, int, int]] = deque()
         self._last_ids: np.ndarray | None = None  # the envs of the last batch, which `send` acts for
         self._sent = False  # sync: actions sent and not yet received
         self.ale = VectorALE(self)
@@ -231,15 +232,17 @@ class BreakoutVectorEnv(VectorEnv):
             ended = envs[self._C[envs, VK.DONE] != 0].tolist()
             raise GymError("actions", f"the episodes of envs {ended} have ended and autoreset_mode is Disabled: "
                                       "reset them (reset(options={'reset_mask': ...})) before stepping them")
-        self._act[envs] = self._action_set[ids]
+        acts = self._action_set[ids]
         if paddle_strengths is None:
-            self._pstep[envs] = EK.PADDLE_DELTA
+            psteps = np.full(ids.shape, EK.PADDLE_DELTA, dtype=np.int64)
         else:
-            self._pstep[envs] = [paddle_step(r) for r in np.asarray(paddle_strengths, dtype=np.float32)]
+            psteps = np.array([paddle_step(r) for r in np.asarray(paddle_strengths, dtype=np.float32)], np.int64)
         if self.batch_size == self.num_envs:
+            self._act[envs], self._pstep[envs] = acts, psteps
             self._sent = True
-        else:
-            self._queue.extend((int(e), False) for e in envs)
+        else:  # ale-py sets every action on its env before queueing: an env twice in a batch plays its last one
+            last = dict(zip(envs.tolist(), zip(acts.tolist(), psteps.tolist())))
+            self._queue.extend((e, False, -1, *last[e]) for e in envs.tolist())
 
     def _reset_rows(self, rows: np.ndarray, seeds: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         partial = rows.size != self.num_envs
@@ -247,11 +250,11 @@ class BreakoutVectorEnv(VectorEnv):
             raise BadInput("reset_mask", "a partial reset needs a full reset first")
         if partial and self.batch_size != self.num_envs:
             raise BadInput("reset_mask", "a partial reset is not supported in async batches (batch_size < num_envs)")
-        self._seeds[rows] = seeds
         if self.batch_size != self.num_envs:
-            self._queue.extend((int(e), True) for e in rows)
+            self._queue.extend((int(e), True, int(s), 0, EK.PADDLE_DELTA) for e, s in zip(rows, seeds))
             obs, _, _, _, info = self._recv_async()
             return obs, info
+        self._seeds[rows] = seeds
         obs = self._obs.copy()
         self._reset_kernel(rows, obs)
         self._rew[rows], self._term[rows], self._trunc[rows] = 0, False, False
@@ -301,12 +304,15 @@ class BreakoutVectorEnv(VectorEnv):
 
     def _recv_async(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """The first `batch_size` queued envs, each reset or stepped in queue order (a run of distinct envs per
-        kernel call: an env queued twice, its step before a reset, is played in that order)."""
+        kernel call: an env queued twice is played in queue order). A reset's seed and a step's action go with
+        their own queue entry: ale-py sets them on the env when `reset()` or `send()` is called, and its worker
+        has by then played what was queued before (with one thread, whenever at most `batch_size` + 1 were
+        queued; the rest would take the new seed or action, a race of its worker's timing)."""
         b = self.batch_size
         if len(self._queue) < b:
             raise BadInput("recv", "no batch pending: send() the last batch's actions first")
         items = [self._queue.popleft() for _ in range(b)]
-        ids = np.array([e for e, _ in items], dtype=np.int64)
+        ids = np.array([item[0] for item in items], dtype=np.int64)
         out_obs = np.empty((b, *self._obs.shape[1:]), dtype=np.uint8)
         rew, term, trunc = np.empty(b, np.int32), np.empty(b, np.bool_), np.empty(b, np.bool_)
         lives, fn, efn = (np.empty(b, np.int32) for _ in range(3))
@@ -317,12 +323,16 @@ class BreakoutVectorEnv(VectorEnv):
             while end < b and items[end][0] not in seen:
                 seen.add(items[end][0])
                 end += 1
-            resets = np.array([e for e, r in items[start:end] if r], dtype=np.int64)
-            steps = np.array([e for e, r in items[start:end] if not r], dtype=np.int64)
+            group = items[start:end]
+            resets = np.array([item[0] for item in group if item[1]], dtype=np.int64)
+            steps = np.array([item[0] for item in group if not item[1]], dtype=np.int64)
             if resets.size:
+                self._seeds[resets] = [item[2] for item in group if item[1]]
                 self._reset_kernel(resets, self._obs)
                 self._rew[resets], self._term[resets], self._trunc[resets] = 0, False, False
             if steps.size:
+                self._act[steps] = [item[3] for item in group if not item[1]]
+                self._pstep[steps] = [item[4] for item in group if not item[1]]
                 self._obs[steps, :-1] = self._obs[steps, 1:]
                 self._step_kernel(steps, self._obs)
             part = ids[start:end]
