@@ -10,7 +10,12 @@ Seeds mean what they mean in ale-py 0.12.1 (`AtariEnv.seed_game`): `reset(seed=s
 frameskip each step), the second is ALE's `random_seed` (the sticky-action stream), and the game is
 reloaded. `reset()` without a seed keeps both streams going, as ALE does.
 
-What the ROM model does not produce is refused in one line naming the argument: game modes and
+The same ids' spec kwargs (`registration.SPECS`) make `policylab/Breakout-v4` and
+`policylab/BreakoutNoFrameskip-v4` ALE's v4 ids (no sticky actions; frameskip (2, 5) or 1). ale-py's methods
+are here too: `clone_state`/`restore_state`, `get_keys_to_action`, `map_action_idx`.
+
+What the ROM model does not produce is refused in one line naming the argument, of the exception type ale-py
+raises there (`ale_errors`: `gymnasium.error.Error`, or `RuntimeError` from ALE's `setMode`): game modes and
 difficulties other than the default (mode 0, difficulty 0), `sound_obs`, and `render_mode="human"` (ale-py draws
 its window with the SDL2 it bundles; this env opens none: gymnasium's `HumanRendering` wrapper shows its
 `rgb_array` frames in a pygame window). `continuous=True` plays as ale-py's:
@@ -27,24 +32,37 @@ import numpy as np
 from gymnasium import spaces, utils
 from gymnasium.utils import seeding
 
-from policylab.envs.breakout.rom.ale_interface import ACTION_NAMES, JOYSTICK, RomALEInterface
-from policylab.errors import BadInput
+from policylab.envs.breakout.ale_errors import GymError
+from policylab.envs.breakout.rom.ale_interface import JOYSTICK, RomALEInterface
 
 OBS_TYPES = ("rgb", "grayscale", "ram")
 
 
 def _frameskip(frameskip) -> int | tuple[int, int]:
+    """ale-py's checks of `frameskip`, raising `gymnasium.error.Error` where it does."""
     if isinstance(frameskip, tuple):
         if len(frameskip) != 2 or not 0 < int(frameskip[0]) < int(frameskip[1]):
-            raise BadInput("frameskip", f"a (min, max) range needs 0 < min < max, got {frameskip!r}")
+            raise GymError("frameskip", f"a (min, max) range needs 0 < min < max, got {frameskip!r}")
         return int(frameskip[0]), int(frameskip[1])
     try:
         value = operator.index(frameskip)
     except TypeError:
-        raise BadInput("frameskip", f"an int or a (min, max) tuple, got {type(frameskip).__name__}") from None
+        raise GymError("frameskip", f"an int or a (min, max) tuple, got {type(frameskip).__name__}") from None
     if value <= 0:
-        raise BadInput("frameskip", f"must be positive, got {value}")
+        raise GymError("frameskip", f"must be positive, got {value}")
     return value
+
+
+# ale-py's keys for human play (`get_keys_to_action`): wasd for the stick, space for FIRE, e for NOOP
+_KEYS = {"UP": "w", "LEFT": "a", "RIGHT": "d", "DOWN": "s", "FIRE": " "}
+
+
+def _keys(name: str) -> tuple[str, ...]:
+    """The keys ale-py maps to action `name`, in its order (UP/DOWN, then LEFT/RIGHT, then FIRE)."""
+    if name == "NOOP":
+        return ("e",)
+    parts = [p for p in ("UP", "DOWN", "LEFT", "RIGHT", "FIRE") if p in name]
+    return tuple(_KEYS[p] for p in parts)
 
 
 class BreakoutV5Env(gym.Env, utils.EzPickle):
@@ -63,22 +81,18 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
                  max_num_frames_per_episode: int | None = 108_000, render_mode: str | None = None,
                  sound_obs: bool = False):
         if game != "breakout":
-            raise BadInput("game", f"this env plays breakout only, got {game!r}")
+            raise GymError("game", f"this env plays breakout only, got {game!r}")
         if obs_type not in OBS_TYPES:
-            raise BadInput("obs_type", f"one of {', '.join(OBS_TYPES)}, got {obs_type!r}")
-        if mode not in (None, 0):
-            raise BadInput("mode", f"the ROM model plays Breakout's default game (mode 0) only, got {mode!r}")
-        if difficulty not in (None, 0):
-            raise BadInput("difficulty", f"the ROM model plays difficulty 0 only, got {difficulty!r}")
+            raise GymError("obs_type", f"one of {', '.join(OBS_TYPES)}, got {obs_type!r}")
         if sound_obs:
-            raise BadInput("sound_obs", "not supported: the ROM model produces no sound")
+            raise GymError("sound_obs", "not supported: the ROM model produces no sound")
         if render_mode == "human":
-            raise BadInput("render_mode", "'human' is not supported (this env opens no window); use 'rgb_array', "
+            raise GymError("render_mode", "'human' is not supported (this env opens no window); use 'rgb_array', "
                                           "and gymnasium.wrappers.HumanRendering (pygame) to show the frames")
         if render_mode not in (None, "rgb_array"):
-            raise BadInput("render_mode", f"None or 'rgb_array', got {render_mode!r}")
+            raise GymError("render_mode", f"None or 'rgb_array', got {render_mode!r}")
         if not 0.0 <= float(repeat_action_probability) <= 1.0:
-            raise BadInput("repeat_action_probability", f"must be in [0, 1], got {repeat_action_probability!r}")
+            raise GymError("repeat_action_probability", f"must be in [0, 1], got {repeat_action_probability!r}")
         utils.EzPickle.__init__(self, game=game, mode=mode, difficulty=difficulty, obs_type=obs_type,
                                 frameskip=frameskip, repeat_action_probability=repeat_action_probability,
                                 full_action_space=full_action_space, continuous=continuous,
@@ -87,8 +101,11 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
                                 render_mode=render_mode, sound_obs=sound_obs)
         self._frameskip = _frameskip(frameskip)
         self._obs_type = obs_type
+        self._game_mode, self._game_difficulty = mode, difficulty
         self.render_mode = render_mode
         self.ale = RomALEInterface(repeat_action_probability, max_num_frames_per_episode or 0)
+        self.seed_game()
+        self.load_game()
         full = full_action_space or continuous
         self._action_set = self.ale.getLegalActionSet() if full else self.ale.getMinimalActionSet()
         self.continuous = bool(continuous)
@@ -100,19 +117,30 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
             self.action_space = spaces.Discrete(len(self._action_set))
         shape = {"rgb": (210, 160, 3), "grayscale": (210, 160), "ram": (128,)}[obs_type]
         self.observation_space = spaces.Box(low=0, high=255, shape=shape, dtype=np.uint8)
-        self.seed_game()
 
     def seed_game(self, seed: int | None = None) -> tuple[np.uint32, np.uint32]:
-        """ale-py's derivation: SeedSequence(seed) -> (numpy generator's seed, ALE's random_seed); the game
-        is reloaded on the new stream."""
+        """ale-py's derivation: SeedSequence(seed) -> (numpy generator's seed, ALE's random_seed, as an int32);
+        the stream starts at the next `load_game`."""
         np_seed, ale_seed = np.random.SeedSequence(seed).generate_state(n_words=2)
         self._np_random, _ = seeding.np_random(int(np_seed))
-        self.ale.seed(int(ale_seed))
+        self.ale.setInt("random_seed", int(np.uint32(ale_seed).view(np.int32)))
         return np_seed, ale_seed
+
+    def load_game(self) -> None:
+        """ale-py's: the game reloaded (the settings take effect), then its mode and difficulty set (the ROM
+        model plays the defaults only: others are refused here, as ALE refuses modes Breakout lacks)."""
+        self.ale.loadROM()
+        if self._game_mode is not None:
+            self.ale.setMode(self._game_mode)
+        if self._game_difficulty is not None:
+            self.ale.setDifficulty(self._game_difficulty)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed, options=options)
-        seeded_with = self.seed_game(seed) if seed is not None else None
+        seeded_with = None
+        if seed is not None:
+            seeded_with = self.seed_game(seed)
+            self.load_game()
         self.ale.reset_game()
         info = self._info()
         if seeded_with is not None:
@@ -132,7 +160,7 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
     def render(self) -> np.ndarray | None:
         if self.render_mode == "rgb_array":
             return self.ale.getScreenRGB()
-        raise BadInput("render_mode", "render() needs render_mode='rgb_array'")
+        raise GymError("render_mode", "render() needs render_mode='rgb_array'")
 
     def _joystick(self, action) -> tuple[int, float]:
         """A continuous action (radius r, angle theta, fire) as ale-py reads it: the stick's x = r cos theta and
@@ -140,14 +168,39 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
         r is the paddle strength."""
         a = np.asarray(action, dtype=np.float32)
         if a.shape != (3,):
-            raise BadInput("action", f"a continuous action is (radius, theta, fire), got shape {a.shape}")
+            raise GymError("action", f"a continuous action is (radius, theta, fire), got shape {a.shape}")
         t = self.continuous_action_threshold
         x, y = a[0] * np.cos(a[1]), a[0] * np.sin(a[1])
         h, v = int(x > t) - int(x < -t), int(y > t) - int(y < -t)
         return int(JOYSTICK[h + 1, v + 1, int(a[2] > t)]), float(a[0])
 
     def get_action_meanings(self) -> list[str]:
-        return [ACTION_NAMES[a] for a in self._action_set]
+        return [a.name for a in self._action_set]
+
+    def get_keys_to_action(self) -> dict[tuple[str, ...], int]:
+        """ale-py's keys for `gymnasium.utils.play`: wasd for the stick, space for FIRE, e for NOOP."""
+        if self.continuous:
+            raise AttributeError("`get_keys_to_action` can't be provided for this Atari environment as "
+                                 "`continuous=True`.")
+        return {_keys(a.name): i for i, a in enumerate(self._action_set)}
+
+    @staticmethod
+    def map_action_idx(left_center_right: int, down_center_up: int, fire: bool):
+        """ale-py's: the `ale_py.Action` of a stick direction (-1, 0, 1 each way) and the button."""
+        from ale_py import Action
+
+        if left_center_right not in (-1, 0, 1) or down_center_up not in (-1, 0, 1):
+            raise LookupError(f"Unexpected action mapping, expected `left_center_right` and `down_center_up` to be "
+                              f"in {{-1, 0, 1}}; received {left_center_right=}, {down_center_up=} and {fire=}.")
+        return Action(int(JOYSTICK[left_center_right + 1, down_center_up + 1, int(bool(fire))]))
+
+    def clone_state(self, include_rng: bool = False):
+        """ale-py's: the emulator's state (`ale.cloneState`), with the sticky-action stream if `include_rng`."""
+        return self.ale.cloneState(include_rng=include_rng)
+
+    def restore_state(self, state) -> None:
+        """ale-py's: the emulator's state back (`ale.restoreState`)."""
+        self.ale.restoreState(state)
 
     def _obs(self) -> np.ndarray:
         if self._obs_type == "ram":

@@ -1,4 +1,5 @@
-"""Where `policylab/Breakout-v5` is registered with Gymnasium, light enough for `import policylab`.
+"""Where `policylab/Breakout-v5`, `policylab/Breakout-v4` and `policylab/BreakoutNoFrameskip-v4` are registered
+with Gymnasium, light enough for `import policylab`.
 
 Why a hook: `import policylab` must make `gymnasium.make("policylab/Breakout-v5")` work, yet the command
 line (`policylab --help`) must not pay for importing Gymnasium. So `register_on_import()` registers at once
@@ -13,17 +14,30 @@ import importlib.util
 import sys
 
 GYM_ID = "policylab/Breakout-v5"
-# No spec kwargs: the single env's constructor defaults are v5's (sticky 0.25, frameskip 4, 108,000 frames),
-# and `make_vec` hands spec kwargs to the vector env too, whose defaults are those of ale-py's
-# `AtariVectorEnv` (no sticky actions, which it does not model).
+V4_ID = "policylab/Breakout-v4"
+NO_FRAMESKIP_V4_ID = "policylab/BreakoutNoFrameskip-v4"
+SINGLE_ENTRY = "policylab.envs.breakout.ale_compat:BreakoutV5Env"
+VECTOR_ENTRY = "policylab.envs.breakout.vector:BreakoutVectorEnv"
+
+# The spec kwargs of ale-py 0.12.1's ids (its registration.py), so that `gym.make` and `gym.make_vec` hand each
+# env what ALE's ids hand theirs: v5 also through `make_vec` to the vector env (sticky 0.25, where
+# `AtariVectorEnv` built directly has 0); the v4 ids have no vector entry point, as ALE's have none.
+SPECS = {
+    GYM_ID: dict(kwargs=dict(game="breakout", repeat_action_probability=0.25, full_action_space=False, frameskip=4,
+                             max_num_frames_per_episode=108_000), vector_entry_point=VECTOR_ENTRY),
+    V4_ID: dict(kwargs=dict(game="breakout", repeat_action_probability=0.0, full_action_space=False,
+                            frameskip=(2, 5), max_num_frames_per_episode=108_000)),
+    NO_FRAMESKIP_V4_ID: dict(kwargs=dict(game="breakout", repeat_action_probability=0.0, full_action_space=False,
+                                         frameskip=1, max_num_frames_per_episode=108_000)),
+}
 
 
 def register() -> None:
     import gymnasium as gym
 
-    if GYM_ID not in gym.registry:
-        gym.register(id=GYM_ID, entry_point="policylab.envs.breakout.ale_compat:BreakoutV5Env",
-                     vector_entry_point="policylab.envs.breakout.vector:BreakoutVectorEnv")
+    for env_id, spec in SPECS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=SINGLE_ENTRY, **spec)
 
 
 class _AfterGymnasium(importlib.abc.MetaPathFinder, importlib.abc.Loader):

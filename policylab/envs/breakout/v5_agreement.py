@@ -21,17 +21,18 @@ def _equal(a, b) -> bool:
 
 
 def first_difference(kwargs: dict[str, Any], seed: int, max_steps: int, action_seed: int,
-                     actions: np.ndarray | None = None, resets: int = 1) -> str | None:
+                     actions: np.ndarray | None = None, resets: int = 1,
+                     ids: tuple[str, str] = (GYM_ID, "ALE/Breakout-v5")) -> str | None:
     """Play `resets` episodes (the first reset with `seed`, later ones without, as a training loop does) of
     at most `max_steps` agent steps on both envs made with `kwargs`, the same actions on both (`actions`
     cycled, else uniform over the action space from a generator seeded `action_seed`). Compares the observation, reward,
     terminated, truncated and info (values and types) after every reset and step; returns where and what
-    first differed, or None."""
+    first differed, or None. `ids`: ours and ALE's (another pair of ids with the same spec, e.g. the v4 ones)."""
     import ale_py
     import gymnasium as gym
 
     gym.register_envs(ale_py)
-    envs = [gym.make(GYM_ID, **kwargs), gym.make("ALE/Breakout-v5", **kwargs)]
+    envs = [gym.make(env_id, **kwargs) for env_id in ids]
     names = ("obs", "reward", "terminated", "truncated", "info")
     rng = np.random.default_rng(action_seed)
     space = envs[0].action_space

@@ -2,10 +2,16 @@
 
 Why: Atari training code (CleanRL's envpool/ALE-vector scripts, anything built on
 `gymnasium.make_vec("ALE/Breakout-v5", ...)`) takes a vector env of preprocessed, frame-stacked
-observations. This one has ale-py's constructor keywords, defaults, spaces, `info` keys and NextStep
-autoreset, and for the same seeds returns the same bytes (tests/envs/breakout/test_vector.py steps both
-side by side); all N games are stepped, max-pooled, resized and stacked by `vector_kernel` in one numba call
-that releases the GIL.
+observations. This one has ale-py's constructor keywords, defaults, spaces, `info` keys, autoreset modes
+and async `send`/`recv` batches, and for the same seeds returns the same bytes (tests/envs/breakout/
+test_vector.py and test_vector_async.py step both side by side); the games of a batch are stepped,
+max-pooled, resized and stacked by `vector_kernel` in one numba call that releases the GIL.
+
+Async batches (`batch_size` < `num_envs`) are ale-py's with one worker thread (`num_threads=1`), whose order
+is its queue's: a reset queues every env, `send` queues the envs of the last batch with their actions, and
+`recv` returns the first `batch_size` queued, in queue order, with their ids in `info["env_id"]`. ale-py with
+more threads returns the envs that finish first, so its batches' order varies from run to run; each env's
+own sequence is the same in both.
 
 Made by `gymnasium.make_vec("policylab/Breakout-v5", num_envs=N, vectorization_mode="vector_entry_point")`
 (registered on `import policylab`), or directly.
@@ -13,6 +19,7 @@ Made by `gymnasium.make_vec("policylab/Breakout-v5", num_envs=N, vectorization_m
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -22,6 +29,8 @@ from gymnasium.vector.utils import batch_space
 
 from policylab.envs.breakout import ale_random as R
 from policylab.envs.breakout import vector_kernel as VK
+from policylab.envs.breakout.ale_errors import GymError
+from policylab.envs.breakout.compile_notice import first_call
 from policylab.envs.breakout.rom import kernel as EK
 from policylab.envs.breakout.rom.ale_interface import (ACTION_NAMES, JOYSTICK, LEGAL_ACTIONS, MINIMAL_ACTIONS,
                                                        paddle_step)
@@ -35,17 +44,23 @@ class BreakoutVectorEnv(VectorEnv):
     the last `stack_num` stacked; FIRE (`use_fire_reset`) then noops (up to `noop_max`, ale-py's stream) at every
     reset; rewards clipped to their sign (`reward_clipping`); a lost life terminates a step with
     `life_loss_info` (the game goes on) or `episodic_life` (the game is reset); truncation after
-    `max_num_frames_per_episode` frames of agent steps (the reset's are not counted); the minimal (4), full (18, `full_action_space`) or continuous
-    (`continuous`: radius, angle, fire, as ale-py maps them) actions. Observations (N, stack_num, H, W) uint8,
-    (N, stack_num, H, W, 3) in RGB; rewards int32.
+    `max_num_frames_per_episode` frames of agent steps (the reset's are not counted); the minimal (4), full (18,
+    `full_action_space`) or continuous (`continuous`: radius, angle, fire, as ale-py maps them) actions.
+    Observations (B, stack_num, H, W) uint8, (B, stack_num, H, W, 3) in RGB; rewards int32; B is `batch_size`
+    (`num_envs` when 0).
+
+    `autoreset_mode`: NextStep (ale-py's default: the step after an episode's end resets it and ignores its
+    action), SameStep (ale-py's: the ending step resets at once and returns the reset's observation, with the
+    episode's last one in `info["final_obs"]`, present when a row of the batch is terminated or truncated;
+    rows whose episode did not end hold zeros there) and Disabled (not in ale-py 0.12: nothing resets by itself;
+    `reset(options={"reset_mask": ...})` resets ended envs, and stepping one before is refused).
 
     Equal to ale-py, byte for byte, for the same seeds: observations, rewards, terminations, truncations and
-    info (tests/envs/breakout/test_vector.py).
+    info (tests/envs/breakout/test_vector.py, test_vector_async.py).
 
-    What ale-py offers and this does not: batched async stepping (`batch_size` other than N), the
-    SameStep/Disabled autoreset modes, other games: each a `BadInput` naming it. `num_threads` and
-    `thread_affinity_offset` are accepted and ignored (the kernel is one thread; run several envs on threads:
-    it releases the GIL)."""
+    What ale-py offers and this does not: other games and `xla()` (each a `GymError` naming it).
+    `num_threads` and `thread_affinity_offset` are accepted and change nothing: the kernel is one thread, which
+    releases the GIL (several envs can be stepped from threads of their own)."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
 
@@ -57,24 +72,30 @@ class BreakoutVectorEnv(VectorEnv):
                  img_width: int = 84, grayscale: bool = True, stack_num: int = 4, frameskip: int = 4,
                  maxpool: bool = True, noop_max: int = 30, episodic_life: bool = False,
                  life_loss_info: bool = False, reward_clipping: bool = True, use_fire_reset: bool = True):
-        del num_threads, thread_affinity_offset  # one thread
-        unsupported = {"game": game != "breakout", "batch_size": batch_size not in (0, num_envs),
-                       "autoreset_mode": AutoresetMode(autoreset_mode) != AutoresetMode.NEXT_STEP}
-        for name, bad in unsupported.items():
-            if bad:
-                raise BadInput(name, "not supported by the Breakout vector env (see BreakoutVectorEnv's docstring)")
+        del num_threads, thread_affinity_offset  # one thread (see the class docstring)
+        if game != "breakout":
+            raise GymError("game", f"the Breakout vector env plays breakout only, got {game!r}")
+        if type(frameskip) is not int or frameskip <= 0:  # ale-py's checks, with its exception type
+            raise GymError("frameskip", f"must be a positive int, got {frameskip!r}")
         if type(num_envs) is not int or num_envs <= 0:
             raise BadInput("num_envs", "must be a positive integer")
-        if type(frameskip) is not int or frameskip <= 0:
-            raise BadInput("frameskip", "must be a positive integer")
+        if type(batch_size) is not int or not 0 <= batch_size <= num_envs:
+            raise BadInput("batch_size", f"0 (all envs) or 1..num_envs ({num_envs}), got {batch_size!r}")
+        try:
+            mode = AutoresetMode(autoreset_mode)
+        except ValueError:
+            raise BadInput("autoreset_mode", f"NextStep, SameStep or Disabled, got {autoreset_mode!r}") from None
         if not 0.0 <= float(repeat_action_probability) <= 1.0:
             raise BadInput("repeat_action_probability", f"must be in [0, 1], got {repeat_action_probability!r}")
         if not (0 < img_height < VK.SRC_H and 0 < img_width < VK.SRC_W):
             raise BadInput("img_height", f"the resize only shrinks: need 0 < img_height < {VK.SRC_H} and "
                                          f"0 < img_width < {VK.SRC_W}")
-        if stack_num <= 0 or noop_max < 0 or max_num_frames_per_episode < 0:
-            raise BadInput("stack_num", "stack_num must be positive, noop_max and max_num_frames_per_episode >= 0")
+        if stack_num <= 0 or noop_max < 0:
+            raise BadInput("stack_num", "stack_num must be positive and noop_max >= 0")
+        if max_num_frames_per_episode <= 0:
+            raise BadInput("max_num_frames_per_episode", "must be positive (ale-py's 0 truncates every step)")
         self.num_envs = num_envs
+        self.batch_size = batch_size or num_envs
         self.frameskip, self.max_frames = frameskip, int(max_num_frames_per_episode)
         self.noop_max, self.fire_reset = int(noop_max), bool(use_fire_reset)
         # the kernel pools with `maxpool` frames; at frameskip 1 ale-py's pool reads a slot no frame fills (it
@@ -85,17 +106,19 @@ class BreakoutVectorEnv(VectorEnv):
                           else VK.LIVES_IGNORED)
         self.continuous, self.continuous_action_threshold = bool(continuous), float(continuous_action_threshold)
         self.grayscale = bool(grayscale)
-        self.autoreset_mode = AutoresetMode.NEXT_STEP
+        self.autoreset_mode = mode
+        self.metadata = {**self.metadata, "autoreset_mode": mode}
         shape = (stack_num, img_height, img_width) + (() if grayscale else (3,))
         self.single_observation_space = Box(0, 255, shape, np.uint8)
         self._action_set = LEGAL_ACTIONS if full_action_space or continuous else MINIMAL_ACTIONS
+        self.map_action_idx = JOYSTICK.astype(np.int32)  # ale-py's table: [h + 1, v + 1, fire] -> ALE action
         if self.continuous:  # radius, angle, fire
             self.single_action_space = Box(low=np.array([0.0, -np.pi, 0.0], dtype=np.float32),
                                            high=np.array([1.0, np.pi, 1.0], dtype=np.float32), dtype=np.float32)
         else:
             self.single_action_space = Discrete(len(self._action_set))
-        self.observation_space = batch_space(self.single_observation_space, num_envs)
-        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.observation_space = batch_space(self.single_observation_space, self.batch_size)
+        self.action_space = batch_space(self.single_action_space, self.batch_size)
         colours = np.arange(256) >> 1  # TIA colour byte -> palette entry (the low bit is ignored)
         pal = GRAY[colours][None] if grayscale else PALETTE[colours].T  # (channels, 256)
         self._tables = (rom_bytes().astype(np.int64), np.ascontiguousarray(pal),
@@ -107,10 +130,27 @@ class BreakoutVectorEnv(VectorEnv):
         self._C = np.zeros((n, VK.NC), dtype=np.int64)
         self._mt = np.zeros((n, R.ROW), dtype=np.uint32)
         self._smt, self._sbuf = R.new_state(n)
+        # as ale-py's envs, built with seed -1: each env's noop and sticky streams from fresh entropy, until a seed
+        words = np.random.SeedSequence().generate_state(2 * n, dtype=np.uint32).astype(np.int64)
+        R.seed_all(self._mt, np.zeros(n, dtype=np.uint64), words[:n])
+        R.seed_all(self._smt, self._sbuf, words[n:])
         self._obs = np.zeros((n, stack_num, img_height, img_width, pal.shape[0]), dtype=np.uint8)
+        self._final = np.zeros_like(self._obs) if mode == AutoresetMode.SAME_STEP else self._obs[:0]
         self._still = np.zeros((n, VK.SRC_H, VK.SRC_W), dtype=np.uint8)  # each game's still layer (`vector_kernel`)
         self._memo = VK.new_memo(pal.shape[0], img_height, img_width)  # reset observations (`vector_kernel`)
-        self._reset_done = False
+        # per env, as ale-py's `PreprocessedEnv`: the pending seed (-1: none), the action last sent (ALE's
+        # number) and its paddle step, and the last result (reward, terminated, truncated, lives, frame numbers)
+        self._seeds = np.full(n, -1, dtype=np.int64)
+        self._act = np.zeros(n, dtype=np.int64)
+        self._pstep = np.full(n, EK.PADDLE_DELTA, dtype=np.int64)
+        self._rew = np.zeros(n, dtype=np.int32)
+        self._term, self._trunc = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
+        self._lives, self._fn, self._efn = (np.zeros(n, dtype=np.int32) for _ in range(3))
+        # async: (env, is a reset, its seed, its ALE action and paddle step), in ale-py's queue order
+        self._queue: deque[tuple[int, bool, int, int, int]] = deque()
+        self._last_ids: np.ndarray | None = None  # the envs of the last batch, which `send` acts for
+        self._sent = False  # sync: actions sent and not yet received
+        self.ale = VectorALE(self)
 
     def _public(self, obs: np.ndarray) -> np.ndarray:
         """The kernel's (N, stack, H, W, channels) observation in ale-py's shape (no channel axis in grayscale)."""
@@ -119,75 +159,228 @@ class BreakoutVectorEnv(VectorEnv):
     def get_action_meanings(self) -> list[str]:
         return [ACTION_NAMES[a] for a in self._action_set]
 
-    def _info(self, lives, frames, ep_frames) -> dict[str, np.ndarray]:
-        return {"env_id": np.arange(self.num_envs, dtype=np.int32), "lives": lives, "frame_number": frames,
-                "episode_frame_number": ep_frames}
+    def xla(self):
+        raise GymError("xla", "not offered: ale-py's XLA functions call its C++ vectorizer; this env is numba "
+                              "on the CPU (use it through jax's pure_callback, or ale-py's env)")
+
+    def _info(self, ids: np.ndarray | None) -> dict[str, np.ndarray]:
+        """ale-py's info of the envs `ids` (None: all, in order)."""
+        if ids is None:
+            return {"env_id": np.arange(self.num_envs, dtype=np.int32), "lives": self._lives.copy(),
+                    "frame_number": self._fn.copy(), "episode_frame_number": self._efn.copy()}
+        return {"env_id": ids.astype(np.int32), "lives": self._lives[ids], "frame_number": self._fn[ids],
+                "episode_frame_number": self._efn[ids]}
 
     def reset(self, *, seed: int | np.ndarray | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """As ale-py: an int seeds the envs being reset with seed, seed + 1, ...; an array gives one seed each;
-        `options={"reset_mask": bool array}` resets only those envs (after a first full reset)."""
+        None keeps each env's streams; `options={"reset_mask": bool array}` resets only those envs (after a
+        first full reset, and not in async batches)."""
         rows = np.arange(self.num_envs)
         if options is not None and "reset_mask" in options:
             mask = options["reset_mask"]
             if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
                 raise BadInput("reset_mask", f"must be a bool array of shape ({self.num_envs},)")
-            if not self._reset_done:
-                raise BadInput("reset_mask", "a partial reset needs a full reset first")
             rows = np.flatnonzero(mask)
-        if seed is None:  # fresh entropy, as ale-py's seed -1
-            seeds = np.random.SeedSequence().generate_state(rows.size, dtype=np.uint32).astype(np.int64)
+        if seed is None:  # ale-py's seed -1: each env's streams go on (from fresh entropy before any seed)
+            seeds = np.full(rows.size, -1, dtype=np.int64)
         elif isinstance(seed, (int, np.integer)):
             seeds = np.arange(int(seed), int(seed) + rows.size, dtype=np.int64)
         else:
             seeds = np.asarray(seed, dtype=np.int64)
             if seeds.shape != rows.shape:
                 raise BadInput("seed", f"need one seed per env being reset ({rows.size}), got shape {seeds.shape}")
-        if (seeds < 0).any():
+        if seed is not None and (seeds < 0).any():
             raise BadInput("seed", "seeds must be non-negative")
-        obs = self._obs.copy()
-        lives, frames, ep_frames = (np.zeros(self.num_envs, dtype=np.int32) for _ in range(3))
-        VK.reset_kernel(rows.astype(np.int64), seeds, self._I, self._pairs, self._C, self._mt, self._smt, self._sbuf,
-                        self.sticky, self.noop_max, self.fire_reset, self.maxpool, *self._tables, self._still,
-                        *self._memo, obs, lives, frames, ep_frames)
-        self._obs = obs
-        self._reset_done = True
-        return self._public(obs), self._info(lives, frames, ep_frames)
+        return self.ale.reset(rows, seeds)
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        ids, steps = self._ale_actions(actions)
-        if not self._reset_done:
-            raise BadInput("reset", "call reset() before step()")
-        n = self.num_envs
+        """ale-py's: `send` then `recv`."""
+        self.send(actions)
+        return self.recv()
+
+    def send(self, actions) -> None:
+        """The actions of the envs of the last batch (`info["env_id"]`), in its order (ale-py's `send`)."""
+        acts = np.asarray(actions)
+        b = self.batch_size
+        if self.continuous:
+            if acts.shape != (b, 3) or acts.dtype != np.float32:
+                raise BadInput("actions", f"need float32 actions of shape ({b}, 3), got {acts.dtype} {acts.shape}")
+            t = self.continuous_action_threshold
+            x, y = acts[:, 0] * np.cos(acts[:, 1]), acts[:, 0] * np.sin(acts[:, 1])
+            h, v = (x > t).astype(np.int32) - (x < -t) + 1, (y > t).astype(np.int32) - (y < -t) + 1
+            self.ale.send(self.map_action_idx[h, v, (acts[:, 2] > t).astype(np.int32)], acts[:, 0])
+        else:
+            if acts.shape != (b,) or acts.dtype.kind not in "iu":
+                raise BadInput("actions", f"need {b} integer actions, got {acts.dtype} {acts.shape}")
+            self.ale.send(acts, None)
+
+    def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """The next batch's observations, rewards, terminations, truncations and info (ale-py's `recv`)."""
+        return self.ale.recv()
+
+    # --- the machinery behind `ale` (ale-py's `ALEVectorInterface`)
+    def _queue_actions(self, action_ids: np.ndarray, paddle_strengths: np.ndarray | None) -> None:
+        if self._last_ids is None:
+            raise BadInput("reset", "call reset() before step() or send()")
+        ids = np.asarray(action_ids)
+        k = len(self._action_set)
+        if ids.shape != (self.batch_size,) or ids.dtype.kind not in "iu" or ((ids < 0) | (ids >= k)).any():
+            raise BadInput("actions", f"need {self.batch_size} actions in 0-{k - 1}, got {ids.dtype} {ids.shape}")
+        envs = self._last_ids
+        if self.autoreset_mode == AutoresetMode.DISABLED and self._C[envs, VK.DONE].any():
+            ended = envs[self._C[envs, VK.DONE] != 0].tolist()
+            raise GymError("actions", f"the episodes of envs {ended} have ended and autoreset_mode is Disabled: "
+                                      "reset them (reset(options={'reset_mask': ...})) before stepping them")
+        acts = self._action_set[ids]
+        if paddle_strengths is None:
+            psteps = np.full(ids.shape, EK.PADDLE_DELTA, dtype=np.int64)
+        else:
+            psteps = np.array([paddle_step(r) for r in np.asarray(paddle_strengths, dtype=np.float32)], np.int64)
+        if self.batch_size == self.num_envs:
+            self._act[envs], self._pstep[envs] = acts, psteps
+            self._sent = True
+        else:  # ale-py sets every action on its env before queueing: an env twice in a batch plays its last one
+            last = dict(zip(envs.tolist(), zip(acts.tolist(), psteps.tolist())))
+            self._queue.extend((e, False, -1, *last[e]) for e in envs.tolist())
+
+    def _reset_rows(self, rows: np.ndarray, seeds: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        partial = rows.size != self.num_envs
+        if partial and self._last_ids is None:
+            raise BadInput("reset_mask", "a partial reset needs a full reset first")
+        if partial and self.batch_size != self.num_envs:
+            raise BadInput("reset_mask", "a partial reset is not supported in async batches (batch_size < num_envs)")
+        if self.batch_size != self.num_envs:
+            self._queue.extend((int(e), True, int(s), 0, EK.PADDLE_DELTA) for e, s in zip(rows, seeds))
+            obs, _, _, _, info = self._recv_async()
+            return obs, info
+        self._seeds[rows] = seeds
+        obs = self._obs.copy()
+        self._reset_kernel(rows, obs)
+        self._rew[rows], self._term[rows], self._trunc[rows] = 0, False, False
+        self._obs = obs
+        self._last_ids = np.arange(self.num_envs)
+        self._sent = False
+        return self._public(obs), self._info(None)
+
+    def _reset_kernel(self, rows: np.ndarray, obs: np.ndarray) -> None:
+        first_call(VK.reset_kernel, "the Breakout vector env's reset kernel", rows.astype(np.int64), self._seeds,
+                   self._I, self._pairs, self._C, self._mt, self._smt, self._sbuf, self.sticky, self.noop_max,
+                   self.fire_reset, self.maxpool, *self._tables, self._still, *self._memo, obs, self._lives,
+                   self._fn, self._efn)
+
+    def _step_kernel(self, rows: np.ndarray, obs: np.ndarray) -> None:
+        first_call(VK.step_kernel, "the Breakout vector env's step kernel", rows, self._act, self._pstep,
+                   self._seeds, self.autoreset_mode == AutoresetMode.SAME_STEP, self._I, self._pairs, self._C,
+                   self._mt, self._smt, self._sbuf, self.sticky, self.frameskip, self.max_frames, self.noop_max,
+                   self.fire_reset, self.maxpool, self.clip, self.life_mode, *self._tables, VK.STATIC_BYTES,
+                   *self._pixels, self._still, *self._memo, obs, self._final, self._rew, self._term, self._trunc,
+                   self._lives, self._fn, self._efn)
+
+    def _final_obs(self, ids: np.ndarray, info: dict[str, np.ndarray]) -> None:
+        """SameStep: the ended rows' last observations in `info["final_obs"]`, when a row of the batch ended."""
+        if self.autoreset_mode != AutoresetMode.SAME_STEP:
+            return
+        done = self._term[ids] | self._trunc[ids]
+        if done.any():
+            final = np.zeros((ids.size, *self._obs.shape[1:]), dtype=np.uint8)
+            final[done] = self._final[ids[done]]
+            info["final_obs"] = self._public(final)
+
+    def _recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        if self.batch_size != self.num_envs:
+            return self._recv_async()
+        if not self._sent:
+            raise BadInput("recv", "no actions sent since the last batch: send() first")
+        self._sent = False
         obs = np.empty_like(self._obs)
         obs[:, :-1] = self._obs[:, 1:]  # the stack shifted; the kernel updates the newest frame in place
         obs[:, -1] = self._obs[:, -1]
-        reward = np.zeros(n, dtype=np.int32)
-        terminated, truncated = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
-        lives, frames, ep_frames = (np.zeros(n, dtype=np.int32) for _ in range(3))
-        VK.step_kernel(ids, steps, self._I, self._pairs, self._C, self._mt, self._smt, self._sbuf, self.sticky,
-                       self.frameskip, self.max_frames, self.noop_max, self.fire_reset, self.maxpool, self.clip,
-                       self.life_mode, *self._tables, VK.STATIC_BYTES, *self._pixels, self._still, *self._memo, obs,
-                       reward, terminated, truncated, lives, frames, ep_frames)
+        self._step_kernel(np.arange(self.num_envs, dtype=np.int64), obs)
         self._obs = obs
-        return self._public(obs), reward, terminated, truncated, self._info(lives, frames, ep_frames)
+        info = self._info(None)
+        self._final_obs(np.arange(self.num_envs), info)
+        return self._public(obs), self._rew.copy(), self._term.copy(), self._trunc.copy(), info
 
-    def _ale_actions(self, actions) -> tuple[np.ndarray, np.ndarray]:
-        """ALE's action numbers and paddle resistance steps for the agent's actions. Continuous actions as ale-py
-        maps them: the stick's x = r cos theta and y = r sin theta past the threshold one way or the other, and
-        fire past it, name the action; the radius is the paddle strength."""
-        acts = np.asarray(actions)
-        n = self.num_envs
-        if self.continuous:
-            if acts.shape != (n, 3) or acts.dtype != np.float32:
-                raise BadInput("actions", f"need float32 actions of shape ({n}, 3), got {acts.dtype} {acts.shape}")
-            t = self.continuous_action_threshold
-            x, y = acts[:, 0] * np.cos(acts[:, 1]), acts[:, 0] * np.sin(acts[:, 1])
-            h, v = (x > t).astype(np.int64) - (x < -t), (y > t).astype(np.int64) - (y < -t)
-            ids = JOYSTICK[h + 1, v + 1, (acts[:, 2] > t).astype(np.int64)]
-            steps = np.array([paddle_step(r) for r in acts[:, 0]], dtype=np.int64)
-            return ids, steps
-        k = len(self._action_set)
-        if acts.shape != (n,) or acts.dtype.kind not in "iu" or ((acts < 0) | (acts >= k)).any():
-            raise BadInput("actions", f"need {n} integer actions in 0-{k - 1}, got {acts.dtype} {acts.shape}")
-        return self._action_set[acts], np.full(n, EK.PADDLE_DELTA, dtype=np.int64)
+    def _recv_async(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """The first `batch_size` queued envs, each reset or stepped in queue order (a run of distinct envs per
+        kernel call: an env queued twice is played in queue order). A reset's seed and a step's action go with
+        their own queue entry: ale-py sets them on the env when `reset()` or `send()` is called, and its worker
+        has by then played what was queued before (with one thread, whenever at most `batch_size` + 1 were
+        queued; the rest would take the new seed or action, a race of its worker's timing)."""
+        b = self.batch_size
+        if len(self._queue) < b:
+            raise BadInput("recv", "no batch pending: send() the last batch's actions first")
+        items = [self._queue.popleft() for _ in range(b)]
+        ids = np.array([item[0] for item in items], dtype=np.int64)
+        out_obs = np.empty((b, *self._obs.shape[1:]), dtype=np.uint8)
+        rew, term, trunc = np.empty(b, np.int32), np.empty(b, np.bool_), np.empty(b, np.bool_)
+        lives, fn, efn = (np.empty(b, np.int32) for _ in range(3))
+        final = np.zeros_like(out_obs) if self.autoreset_mode == AutoresetMode.SAME_STEP else None
+        start = 0
+        while start < b:
+            end, seen = start, set()
+            while end < b and items[end][0] not in seen:
+                seen.add(items[end][0])
+                end += 1
+            group = items[start:end]
+            resets = np.array([item[0] for item in group if item[1]], dtype=np.int64)
+            steps = np.array([item[0] for item in group if not item[1]], dtype=np.int64)
+            if resets.size:
+                self._seeds[resets] = [item[2] for item in group if item[1]]
+                self._reset_kernel(resets, self._obs)
+                self._rew[resets], self._term[resets], self._trunc[resets] = 0, False, False
+            if steps.size:
+                self._act[steps] = [item[3] for item in group if not item[1]]
+                self._pstep[steps] = [item[4] for item in group if not item[1]]
+                self._obs[steps, :-1] = self._obs[steps, 1:]
+                self._step_kernel(steps, self._obs)
+            part = ids[start:end]
+            out_obs[start:end] = self._obs[part]
+            rew[start:end], term[start:end], trunc[start:end] = self._rew[part], self._term[part], self._trunc[part]
+            lives[start:end], fn[start:end], efn[start:end] = self._lives[part], self._fn[part], self._efn[part]
+            if final is not None:
+                done = np.flatnonzero(self._term[part] | self._trunc[part])
+                final[start + done] = self._final[part[done]]
+            start = end
+        self._last_ids = ids
+        info = {"env_id": ids.astype(np.int32), "lives": lives, "frame_number": fn, "episode_frame_number": efn}
+        if final is not None and (term | trunc).any():
+            info["final_obs"] = self._public(final)
+        return self._public(out_obs), rew, term, trunc, info
+
+
+class VectorALE:
+    """`BreakoutVectorEnv.ale`: ale-py's `ALEVectorInterface` calls (`reset(indices, seeds)` with seed -1 for
+    none, `send(action indices, paddle strengths)`, `recv()`, the action set, counts and shape) on the env."""
+
+    def __init__(self, env: BreakoutVectorEnv):
+        self._env = env
+
+    def reset(self, reset_indices, reset_seeds) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        rows = np.asarray(reset_indices, dtype=np.int64).reshape(-1)
+        seeds = np.asarray(reset_seeds, dtype=np.int64).reshape(-1)
+        n = self._env.num_envs
+        if rows.shape != seeds.shape or ((rows < 0) | (rows >= n)).any() or np.unique(rows).size != rows.size:
+            raise BadInput("reset_indices", f"distinct envs in 0..{n - 1}, one seed each")
+        return self._env._reset_rows(rows, np.where(seeds < 0, -1, seeds))
+
+    def send(self, action_ids, paddle_strengths) -> None:
+        self._env._queue_actions(action_ids, paddle_strengths)
+
+    def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        return self._env._recv()
+
+    def get_action_set(self) -> list:
+        from ale_py import Action
+
+        return [Action(int(a)) for a in self._env._action_set]
+
+    def get_num_envs(self) -> int:
+        return self._env.num_envs
+
+    def get_observation_shape(self) -> tuple[int, ...]:
+        return self._env.single_observation_space.shape
+
+    def handle(self):
+        self._env.xla()

@@ -429,26 +429,35 @@ def _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpoo
     obs[i, -1] = memo_obs[slot]
 
 
+@numba.njit(cache=True, inline="always")
+def _reset_env(i, seeds, unused, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi,
+               yw, ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs):
+    """ale-py's reset of env i (`PreprocessedEnv::reset`): its pending seed, if any (>= 0), reseeds its noop
+    stream and its sticky stream (ALE's `random_seed`) and restarts its frame count, as ale-py's reload of the
+    game does, and is used up (-1); then `_reset_one`."""
+    if seeds[i] >= 0:
+        R.mt_seed(mt, unused, i, seeds[i])
+        R.mt_seed(smt, sbuf, i, seeds[i])
+        C[i, FRAMES] = 0
+        seeds[i] = -1
+    C[i, EP_FRAMES] = 0
+    C[i, DONE] = 0
+    _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw, ystart,
+               cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
+
+
 @numba.njit(cache=True, nogil=True)
 def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi,
                  yw, ystart, still, memo_keys, memo_obs, obs, lives, frame_number, episode_frame_number):
-    """Reset envs `rows` (a seed >= 0 reseeds the env's noop stream and its sticky stream, ALE's `random_seed`,
-    and restarts its frame count, as ale-py's reload of the game does)."""
+    """Reset envs `rows` (`_reset_env`: `seeds` holds each env's pending seed) and report every env's info."""
     width = obs.shape[3]
     cbuf = np.zeros(SRC_W, dtype=np.int64)
     gbuf = np.zeros(2 * SRC_W, dtype=np.uint8)
     hbuf = np.zeros(2 * width, dtype=np.float32)
     unused = np.zeros(mt.shape[0], dtype=np.uint64)  # `mt_seed`'s buffer of drawn-ahead decisions: none here
     for k in range(rows.shape[0]):
-        i = rows[k]
-        if seeds[k] >= 0:
-            R.mt_seed(mt, unused, i, seeds[k])
-            R.mt_seed(smt, sbuf, i, seeds[k])
-            C[i, FRAMES] = 0
-        C[i, EP_FRAMES] = 0
-        C[i, DONE] = 0
-        _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw,
-                   ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
+        _reset_env(rows[k], seeds, unused, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal,
+                   xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
     for i in range(I.shape[0]):
         lives[i] = I[i, 57]
         frame_number[i] = C[i, FRAMES]
@@ -456,15 +465,21 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_r
 
 
 @numba.njit(cache=True, nogil=True)
-def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max_frames, noop_max, fire_reset,
-                maxpool, clip, life_mode, rom, pal, xi, xw, yi, yw, ystart, static, xstart, dyr, dxr, still, memo_keys,
-                memo_obs, obs, reward, terminated, truncated, lives, frame_number, episode_frame_number):
-    """One agent step of every env (gymnasium's NextStep autoreset: an env that ended on the last step is
-    reset now and its action ignored): `frameskip` frames of ALE action `actions[i]` with paddle step `steps[i]`,
-    the reward summed (clipped to its sign when `clip`), the new max-pooled, resized frame updated in place in
-    `obs` ((n, stack, H, W, channels): one channel per row of `pal`, the colour byte's gray or R, G, B), which
-    holds the last step's stack shifted by one (the caller shifts it: numpy's memcpy moves the bytes several
-    times faster than a loop compiled here).
+def step_kernel(rows, actions, steps, seeds, same_step, I, pairs, C, mt, smt, sbuf, prob, frameskip, max_frames,
+                noop_max, fire_reset, maxpool, clip, life_mode, rom, pal, xi, xw, yi, yw, ystart, static, xstart, dyr,
+                dxr, still, memo_keys, memo_obs, obs, final_obs, reward, terminated, truncated, lives, frame_number,
+                episode_frame_number):
+    """One agent step of envs `rows` (distinct; the others are left alone): `frameskip` frames of ALE action
+    `actions[i]` with paddle step `steps[i]`, the reward summed (clipped to its sign when `clip`), the new
+    max-pooled, resized frame updated in place in `obs` ((n, stack, H, W, channels): one channel per row of
+    `pal`, the colour byte's gray or R, G, B), which holds the last step's stack shifted by one (the caller
+    shifts it: numpy's memcpy moves the bytes several times faster than a loop compiled here). Every array but
+    `rows` is indexed by env.
+
+    Autoreset as ale-py's: NextStep (`same_step` False), an env whose episode ended on its last step is reset
+    now (`_reset_env`, with its pending seed) and its action ignored; SameStep, an env whose episode ends in this
+    step has its last stack copied to `final_obs` and is reset at once (the reward, terminated and truncated are
+    the step's, the observation and the lives and frame numbers the reset's).
 
     As ale-py, the max-pool reads two slots, filled by the step's last two planned frames, and pools into the
     second: the frame that ends an episode (game over, truncation) fills neither, so a step that ends one early
@@ -481,15 +496,15 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
     lo = np.full(obs.shape[2], width, dtype=np.int64)
     hi = np.full(obs.shape[2], -1, dtype=np.int64)
     redone = np.zeros(obs.shape[2], dtype=np.bool_)
-    for i in range(I.shape[0]):
+    unused = np.zeros(mt.shape[0], dtype=np.uint64)
+    for r in range(rows.shape[0]):
+        i = rows[r]
         reward[i] = 0
         terminated[i] = False
         truncated[i] = False
         if C[i, DONE]:
-            C[i, EP_FRAMES] = 0
-            C[i, DONE] = 0
-            _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw,
-                       ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
+            _reset_env(i, seeds, unused, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal,
+                       xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
         else:
             m = I[i]
             c = C[i]
@@ -537,6 +552,10 @@ def step_kernel(actions, steps, I, pairs, C, mt, smt, sbuf, prob, frameskip, max
             C[i, DONE] = ended
             if life_mode == LIFE_LOSS_INFO and m[57] < lives_before:  # reported; the game goes on
                 terminated[i] = True
+            if ended and same_step:
+                final_obs[i] = obs[i]
+                _reset_env(i, seeds, unused, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom,
+                           pal, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
         lives[i] = I[i, 57]
         frame_number[i] = C[i, FRAMES]
         episode_frame_number[i] = C[i, EP_FRAMES]

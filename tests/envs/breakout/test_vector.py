@@ -157,11 +157,22 @@ def test_equals_ale_vector_env_at_frameskip_1_with_maxpool():
     _lockstep(3, 200, SEEDS[2], frameskip=1, noop_max=0)
 
 
-@pytest.mark.parametrize("kwargs", [{"batch_size": 1}, {"autoreset_mode": "SameStep"},
-                                    {"img_height": 300}, {"frameskip": 0}, {"repeat_action_probability": 1.5}])
+@pytest.mark.parametrize("kwargs", [{"batch_size": 3}, {"autoreset_mode": "Sometimes"}, {"game": "pong"},
+                                    {"img_height": 300}, {"frameskip": 0}, {"repeat_action_probability": 1.5},
+                                    {"max_num_frames_per_episode": 0}])
 def test_unsupported_settings_are_one_clear_error(kwargs):
     with pytest.raises(BadInput):
         BreakoutVectorEnv(2, **kwargs)
+
+
+def test_refusals_are_the_exception_types_ale_py_raises():
+    """ale-py raises gymnasium.error.Error for a bad frameskip; ours is that and a BadInput."""
+    for frameskip in (0, 2.5):
+        with pytest.raises(gym.error.Error):
+            ale_py.AtariVectorEnv("breakout", 2, frameskip=frameskip)
+        with pytest.raises(gym.error.Error) as err:
+            BreakoutVectorEnv(2, frameskip=frameskip)
+        assert isinstance(err.value, BadInput) and err.value.field == "frameskip"
 
 
 def test_bad_actions_are_one_clear_error():
@@ -197,4 +208,23 @@ def test_an_idle_episode_into_attract_mode_equals_ale_vector_env():
         if ra[3].all():
             break
     assert ra[3].all() and (ra[4]["episode_frame_number"] > 91_137 + 256).all()
+    ale.close()
+
+
+def test_a_reset_without_a_seed_keeps_each_envs_streams_as_ale_py():
+    """ale-py's reset(seed=None) reseeds nothing (seed -1): each env's noop and sticky streams and frame count go
+    on from where the seeded run left them, so the run stays reproducible (the env drew fresh entropy before)."""
+    kwargs = dict(noop_max=30, repeat_action_probability=0.25)
+    ale = ale_py.AtariVectorEnv("breakout", num_envs=3, **kwargs)
+    ours = BreakoutVectorEnv(3, **kwargs)
+    rng = np.random.default_rng(40_071)
+    for seed in (40_071, None, None):
+        (oa, ia), (ob, ib) = ale.reset(seed=seed), ours.reset(seed=seed)
+        np.testing.assert_array_equal(ob, oa)
+        for k in ia:
+            np.testing.assert_array_equal(ib[k], ia[k], err_msg=f"reset {seed}: info {k}")
+        for t in range(60):
+            actions = rng.integers(0, 4, 3)
+            for x, y in zip(ale.step(actions)[:4], ours.step(actions)[:4]):
+                np.testing.assert_array_equal(y, x, err_msg=f"reset {seed}, step {t}")
     ale.close()

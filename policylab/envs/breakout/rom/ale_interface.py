@@ -10,7 +10,13 @@ reach past the Gymnasium API into `env.unwrapped.ale` for lives, screens, RAM an
   fewer than `max_num_frames_per_episode` frames (ALE's `oneStepAct` refuses the rest);
 - `reset_game()` puts back the RAM ALE reaches after its reset sequence, the paddle at its default
   resistance and NOOP as the previous action; the random stream and the total frame count go on;
-- `seed(s)` (ALE's `random_seed` then `loadROM`): a fresh stream and a zero frame count.
+- `setInt`/`setFloat` (`random_seed`, `max_num_frames_per_episode`, `frame_skip`,
+  `repeat_action_probability`) take effect at `loadROM`, as ALE's settings do: a fresh stream seeded with
+  `random_seed` and a zero frame count (`seed(s)` is both);
+- `game_truncated()` is the frame count alone (a game over on the capping frame is truncated too);
+- the screens show the last emulated frame: `restoreState` and `setRAM` change the state only;
+- `cloneState` gives a `RomALEState` (ALE's `ALEState`: `serialize`, `equals`); refusals are the exception
+  types ALE raises (`ale_errors`).
 
 numba caches `act_frames` with compiled copies of `rom.kernel`'s functions, keyed on this file alone: after
 a change to `rom/kernel.py`, clear this module's cache (`rom/__pycache__/ale_interface.*.nb*`).
@@ -22,12 +28,12 @@ sticky along with the action.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numba
 import numpy as np
 
 from policylab.envs.breakout import ale_random as R
+from policylab.envs.breakout.ale_errors import AleRuntimeError
+from policylab.envs.breakout.compile_notice import first_call
 from policylab.envs.breakout.rom import kernel as EK
 from policylab.envs.breakout.rom.render import GRAY, PALETTE, draw, rom_bytes
 
@@ -132,29 +138,106 @@ class _Screen:
         return self.image
 
 
-@dataclass(frozen=True)
 class RomALEState:
-    """A snapshot from `cloneState`: the RAM row, counters and paddle, and the random stream if asked for."""
+    """A snapshot from `cloneState` (ALE's `ALEState`): the RAM row, counters and paddle, and the random stream
+    if asked for. `serialize()` gives its bytes and `RomALEState(those bytes)` builds it again, as
+    `ALEState(bytes)` does; `equals` (and ==) compares two snapshots. It restores into this model only, not into
+    a real ALE (nor an `ALEState` into this)."""
 
-    row: np.ndarray
-    counters: np.ndarray
-    rng: tuple[np.ndarray, np.ndarray] | None
+    _MAGIC = b"policylab-breakout-state-v1"
+
+    def __init__(self, serialized: bytes | None = None, *, row: np.ndarray | None = None,
+                 counters: np.ndarray | None = None, rng: tuple[np.ndarray, np.ndarray] | None = None):
+        if serialized is not None:
+            row, counters, rng = self._parse(bytes(serialized))
+        if row is None or counters is None:
+            raise AleRuntimeError("state", "a RomALEState is built from serialize()'s bytes or by cloneState()")
+        self.row, self.counters, self.rng = row, counters, rng
+
+    def serialize(self) -> bytes:
+        parts = [self._MAGIC, self.row.astype("<i8").tobytes(), self.counters.astype("<i8").tobytes()]
+        if self.rng is not None:
+            parts += [self.rng[0].astype("<u4").tobytes(), self.rng[1].astype("<u8").tobytes()]
+        return b"".join(parts)
+
+    @classmethod
+    def _parse(cls, data: bytes) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+        head, n_row, n_ctr = len(cls._MAGIC), EK.NI * 8, N_COUNTERS * 8
+        n_rng = R.ROW * 4 + 8
+        if not data.startswith(cls._MAGIC) or len(data) not in (head + n_row + n_ctr, head + n_row + n_ctr + n_rng):
+            raise AleRuntimeError("state", "not the bytes of a policylab Breakout state (RomALEState.serialize)")
+        row = np.frombuffer(data, "<i8", EK.NI, head).astype(np.int64)
+        counters = np.frombuffer(data, "<i8", N_COUNTERS, head + n_row).astype(np.int64)
+        rng = None
+        if len(data) > head + n_row + n_ctr:
+            at = head + n_row + n_ctr
+            rng = (np.frombuffer(data, "<u4", R.ROW, at).astype(np.uint32).reshape(1, R.ROW),
+                   np.frombuffer(data, "<u8", 1, at + R.ROW * 4).astype(np.uint64))
+        return row, counters, rng
+
+    def equals(self, other: "RomALEState") -> bool:
+        return isinstance(other, RomALEState) and self.serialize() == other.serialize()
+
+    __eq__ = equals
+    __hash__ = None
+
+    def getFrameNumber(self) -> int:  # noqa: N802 (ALEState's names)
+        return int(self.counters[FRAMES])
+
+    def getEpisodeFrameNumber(self) -> int:  # noqa: N802
+        return int(self.counters[EPISODE_FRAMES])
+
+    def getCurrentMode(self) -> int:  # noqa: N802
+        return 0
+
+    def getDifficulty(self) -> int:  # noqa: N802
+        return 0
+
+
+def action_number(action) -> int:
+    """ALE's action number of `action`: an int, or a member of `ale_py.Action` (or any enum of ALE's numbers)."""
+    value = getattr(action, "value", action)
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise AleRuntimeError("action", f"an ALE action (0-17 or ale_py.Action), got {action!r}") from None
+    if not 0 <= number < len(ACTION_NAMES):
+        raise AleRuntimeError("action", f"ALE's player-A actions are 0-17, got {number}")
+    return number
+
+
+# ALE's game modes and difficulties of Breakout (`getAvailableModes`, `getAvailableDifficulties`); the ROM
+# model plays the defaults (0, 0) only
+BREAKOUT_MODES = tuple(range(0, 48, 4))
+BREAKOUT_DIFFICULTIES = (0, 1)
+# the integer and float settings `setInt`/`setFloat` change here; like ALE's, they take effect at `loadROM`
+INT_SETTINGS = ("random_seed", "max_num_frames_per_episode", "frame_skip")
+FLOAT_SETTINGS = ("repeat_action_probability",)
 
 
 class RomALEInterface:
-    """One Breakout emulator answering ALE's calls (`getRAM`, `getScreenRGB`, `lives`, `act`, ...)."""
+    """One Breakout emulator answering ALE's calls (`getRAM`, `getScreenRGB`, `lives`, `act`, ...).
+
+    The screen is the last emulated frame, as ALE's: `restoreState` and `setRAM` change the state, not what
+    `getScreen*` show, until the next frame is emulated (`reset_game` and `loadROM` emulate theirs)."""
 
     def __init__(self, repeat_action_probability: float = 0.25, max_num_frames_per_episode: int = 0):
-        self.repeat_action_probability = float(repeat_action_probability)
-        self.max_num_frames_per_episode = int(max_num_frames_per_episode or 0)
+        self._settings: dict[str, float | int] = {
+            "random_seed": 0, "max_num_frames_per_episode": int(max_num_frames_per_episode or 0), "frame_skip": 1,
+            "repeat_action_probability": float(repeat_action_probability)}
         self._rows = np.zeros((1, EK.NI), dtype=np.int64)
         self._st = np.zeros(N_COUNTERS, dtype=np.int64)
         self._mt, self._buf = R.new_state(1)
         self._colours = np.zeros((210, 160), dtype=np.uint8)
         self._drawn = False
+        self._screen_row: np.ndarray | None = None  # the row the screen is drawn from when not the current one
         self._rgb = _Screen(PALETTE, (210, 160, 3))
         self._gray = _Screen(GRAY, (210, 160))
-        self.seed(0)
+        self.loadROM()
+        # compiled now (said on stderr when it takes long: `compile_notice`), not silently on the first step
+        first_call(act_frames, "the Breakout emulator", self._row, self._st, self._mt, self._buf, 0,
+                   EK.PADDLE_DELTA, 0, self.repeat_action_probability, self.max_num_frames_per_episode)
+        first_call(draw, "the Breakout screen", self._row, rom_bytes(), self._colours)
 
     @property
     def _row(self) -> np.ndarray:
@@ -162,7 +245,24 @@ class RomALEInterface:
 
     def seed(self, random_seed: int) -> None:
         """ALE's `setInt("random_seed", s)` then `loadROM`: a fresh stream seeded with s (mod 2**32), a fresh game."""
-        R.seed_all(self._mt, self._buf, np.array([int(random_seed) % 2**32], dtype=np.int64))
+        self.setInt("random_seed", random_seed)
+        self.loadROM()
+
+    def loadROM(self, rom_file=None) -> None:  # noqa: N802 (ALE's names, which wrappers call)
+        """ALE's `loadROM`: the settings take effect (the random stream seeded with `random_seed`, the frame count
+        restarted) and the game is reset. Only Breakout's cartridge (ale-py's `roms.get_rom_path("breakout")`,
+        or a file with its bytes) is accepted."""
+        if rom_file is not None:
+            from pathlib import Path
+
+            path = Path(rom_file)
+            if not path.is_file() or not np.array_equal(np.frombuffer(path.read_bytes(), np.uint8), rom_bytes()):
+                raise AleRuntimeError("rom_file", f"this emulator plays Breakout's cartridge only, not {str(path)!r}")
+        s = self._settings
+        self.repeat_action_probability = float(s["repeat_action_probability"])
+        self.max_num_frames_per_episode = int(s["max_num_frames_per_episode"])
+        self.frame_skip = int(s["frame_skip"])
+        R.seed_all(self._mt, self._buf, np.array([int(s["random_seed"]) % 2**32], dtype=np.int64))
         self._st[FRAMES] = 0
         self.reset_game()
 
@@ -176,13 +276,16 @@ class RomALEInterface:
         self._st[STEP] = EK.PADDLE_DELTA
         self._st[EPISODE_FRAMES] = 0
         self._st[OVER] = 0
-        self._drawn = False
+        self._emulated()
 
-    def act(self, action: int, paddle_strength: float = 1.0, frames: int = 1) -> int:
-        """`frames` of ALE's one-frame `act` (the Gymnasium env's frameskip loop in one call)."""
-        self._drawn = False
-        return int(act_frames(self._row, self._st, self._mt, self._buf, int(action), paddle_step(paddle_strength),
-                              int(frames), self.repeat_action_probability, self.max_num_frames_per_episode))
+    def act(self, action, paddle_strength: float = 1.0, frames: int | None = None) -> int:
+        """ALE's `act`: `frame_skip` frames (ALE's setting, 1 unless set) of `action` (a number or an
+        `ale_py.Action`); `frames` overrides it (the Gymnasium env's frameskip loop in one call)."""
+        self._emulated()
+        n = self.frame_skip if frames is None else int(frames)
+        return int(act_frames(self._row, self._st, self._mt, self._buf, action_number(action),
+                              paddle_step(paddle_strength), n, self.repeat_action_probability,
+                              self.max_num_frames_per_episode))
 
     # --- what wrappers read
     def lives(self) -> int:
@@ -192,20 +295,65 @@ class RomALEInterface:
         return bool(self._st[OVER]) or (with_truncation and self.game_truncated())
 
     def game_truncated(self) -> bool:
+        """ALE's: the episode has reached `max_num_frames_per_episode` frames, whether or not the game ended on
+        that frame too."""
         cap = self.max_num_frames_per_episode
-        return not self._st[OVER] and cap > 0 and int(self._st[EPISODE_FRAMES]) >= cap
+        return cap > 0 and int(self._st[EPISODE_FRAMES]) >= cap
 
-    def getEpisodeFrameNumber(self) -> int:  # noqa: N802 (ALE's names, which wrappers call)
+    def getEpisodeFrameNumber(self) -> int:  # noqa: N802
         return int(self._st[EPISODE_FRAMES])
 
     def getFrameNumber(self) -> int:  # noqa: N802
         return int(self._st[FRAMES])
 
-    def getMinimalActionSet(self) -> list[int]:  # noqa: N802
-        return [int(a) for a in MINIMAL_ACTIONS]
+    def getMinimalActionSet(self) -> list:  # noqa: N802
+        """ALE's minimal actions, as `ale_py.Action` members (as ALE returns them)."""
+        from ale_py import Action
 
-    def getLegalActionSet(self) -> list[int]:  # noqa: N802
-        return [int(a) for a in LEGAL_ACTIONS]
+        return [Action(int(a)) for a in MINIMAL_ACTIONS]
+
+    def getLegalActionSet(self) -> list:  # noqa: N802
+        from ale_py import Action
+
+        return [Action(int(a)) for a in LEGAL_ACTIONS]
+
+    def getAvailableModes(self) -> list[int]:  # noqa: N802
+        return list(BREAKOUT_MODES)
+
+    def getAvailableDifficulties(self) -> list[int]:  # noqa: N802
+        return list(BREAKOUT_DIFFICULTIES)
+
+    def setMode(self, mode: int) -> None:  # noqa: N802
+        """ALE's modes of Breakout are accepted by name; the ROM model plays the default (0) only."""
+        if mode not in BREAKOUT_MODES:
+            raise AleRuntimeError("mode", f"Invalid game mode requested: {mode!r} (Breakout's: {list(BREAKOUT_MODES)})")
+        if mode != 0:
+            raise AleRuntimeError("mode", f"the ROM model plays Breakout's default game (mode 0) only, not {mode}")
+
+    def setDifficulty(self, difficulty: int) -> None:  # noqa: N802
+        if difficulty not in BREAKOUT_DIFFICULTIES:
+            raise AleRuntimeError("difficulty", f"Invalid difficulty requested: {difficulty!r}")
+        if difficulty != 0:
+            raise AleRuntimeError("difficulty", f"the ROM model plays difficulty 0 only, not {difficulty}")
+
+    def getInt(self, key: str) -> int:  # noqa: N802
+        """A setting's value as set (ALE's; -1 for a key it does not hold)."""
+        return int(self._settings[key]) if key in INT_SETTINGS else -1
+
+    def setInt(self, key: str, value: int) -> None:  # noqa: N802
+        if key not in INT_SETTINGS:
+            raise AleRuntimeError(key, f"not a setting of this emulator (it has {', '.join(INT_SETTINGS)})")
+        if key == "frame_skip" and int(value) <= 0:
+            raise AleRuntimeError(key, f"must be positive, got {value}")
+        self._settings[key] = int(value)
+
+    def getFloat(self, key: str) -> float:  # noqa: N802
+        return float(self._settings[key]) if key in FLOAT_SETTINGS else -1.0
+
+    def setFloat(self, key: str, value: float) -> None:  # noqa: N802
+        if key not in FLOAT_SETTINGS:
+            raise AleRuntimeError(key, f"not a setting of this emulator (it has {', '.join(FLOAT_SETTINGS)})")
+        self._settings[key] = float(value)
 
     def getRAMSize(self) -> int:  # noqa: N802
         return EK.RAM_N
@@ -215,6 +363,15 @@ class RomALEInterface:
 
     def getRAM(self, out: np.ndarray | None = None) -> np.ndarray:  # noqa: N802
         return self._into(out, self._row[: EK.RAM_N].astype(np.uint8))
+
+    def setRAM(self, index: int, value: int) -> None:  # noqa: N802
+        """ALE's `setRAM`: one byte of the RAM; the screen stays the last emulated frame."""
+        if not 0 <= int(index) < EK.RAM_N:
+            raise AleRuntimeError("index", f"setRAM index out of bounds: {index} (0-{EK.RAM_N - 1})")
+        if not 0 <= int(value) <= 255:
+            raise AleRuntimeError("value", f"a RAM byte is 0-255, got {value}")
+        self._keep_screen()
+        self._row[int(index)] = int(value)
 
     def getScreen(self, out: np.ndarray | None = None) -> np.ndarray:  # noqa: N802
         """The colour bytes of the screen (ALE's palette indices)."""
@@ -226,20 +383,45 @@ class RomALEInterface:
     def getScreenGrayscale(self, out: np.ndarray | None = None) -> np.ndarray:  # noqa: N802
         return self._into(out, self._gray.update(self._screen_colours()).copy())
 
+    def saveScreenPNG(self, filename) -> None:  # noqa: N802
+        """The screen as an RGB PNG file, as ALE's `saveScreenPNG` writes it: 320 x 210, each pixel twice
+        across (the Atari's wide pixels)."""
+        from PIL import Image
+
+        try:
+            Image.fromarray(np.repeat(self.getScreenRGB(), 2, axis=1)).save(filename, format="PNG")
+        except OSError as exc:
+            raise AleRuntimeError("filename", f"could not write {str(filename)!r}: {exc.strerror or exc}") from None
+
     def cloneState(self, include_rng: bool = False) -> RomALEState:  # noqa: N802
         rng = (self._mt.copy(), self._buf.copy()) if include_rng else None
-        return RomALEState(self._row.copy(), self._st.copy(), rng)
+        return RomALEState(row=self._row.copy(), counters=self._st.copy(), rng=rng)
 
     def restoreState(self, state: RomALEState) -> None:  # noqa: N802
+        """ALE's: the state (and the random stream if it holds one) comes back; the screen stays the last
+        emulated frame until the next `act`."""
+        if not isinstance(state, RomALEState):
+            raise AleRuntimeError("state", f"a state from this emulator's cloneState, got {type(state).__name__}")
+        self._keep_screen()
         self._row[:] = state.row
         self._st[:] = state.counters
         if state.rng is not None:
             self._mt[...], self._buf[...] = state.rng
+
+    def _keep_screen(self) -> None:
+        """Keep the row the last emulated frame is drawn from, before the state changes other than by emulation
+        (a copy of 1 KB: the frame itself is drawn only if asked for)."""
+        if not self._drawn and self._screen_row is None:
+            self._screen_row = self._row.copy()
+
+    def _emulated(self) -> None:
+        """A frame was emulated: the screen is the current state's."""
         self._drawn = False
+        self._screen_row = None
 
     def _screen_colours(self) -> np.ndarray:
         if not self._drawn:  # drawn on demand: a RAM observation never pays for a screen
-            draw(self._row, rom_bytes(), self._colours)
+            draw(self._row if self._screen_row is None else self._screen_row, rom_bytes(), self._colours)
             self._drawn = True
         return self._colours
 
