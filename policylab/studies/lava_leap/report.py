@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 from policylab.config import claim_out_dir
-from policylab.fileio import atomic_write_text
+from policylab.fileio import atomic_write_text, write_json
 from policylab.progress import say
 from policylab.report.html import Figure, Page, Section, Table, Text, fmt, render_sections
-from policylab.result import Result
+from policylab.result import Result, command_line
 from policylab.rollout.store import Store
 from policylab.studies.lava_leap.charts import FILES, NAME, draw_all
 from policylab.studies.lava_leap.config import LavaLeapConfig
@@ -395,6 +395,9 @@ def write_report(out: Path, study: Study) -> Path:
     return path
 
 
+RESULTS = ("results/summary.json", "results/walkthrough.json", "results/checks.json")  # in the page's JSON order
+
+
 def write_json_ordered(path: Path, obj) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, allow_nan=False) + "\n")
 
@@ -404,19 +407,27 @@ def write_outputs(cfg: LavaLeapConfig, out: Path) -> Path:
     out = Path(out)
     with Store(out / "store") as store:
         study = run_study(cfg, store)
-    write_json_ordered(out / "results" / "summary.json", study.summary)
-    write_json_ordered(out / "results" / "walkthrough.json", study.walkthrough)
-    write_json_ordered(out / "results" / "checks.json", study.checks)
+    for name, doc in zip(RESULTS, (study.summary, study.walkthrough, study.checks)):
+        write_json_ordered(out / name, doc)
     say(f"lava-leap: drawing the {len(study.charts)} charts")
     draw_all(study.charts, out / "assets")
     return write_report(out, study)
 
 
 def run(req: RunRequest) -> Result:
-    """`policylab lava-leap run`: claim the out folder, run every experiment, write the page."""
+    """`policylab lava-leap run`: claim the out folder, run every experiment, write the page; then, as the other
+    studies' commands do, `manifest.json` (the config, the files written, the command that reruns it) and
+    `wallclock.json`, the one file holding a wall-clock time."""
     start = time.perf_counter()
     claim_out_dir(req.out, req.config())
     index = write_outputs(req, req.out)
-    say(f"lava-leap: done in {time.perf_counter() - start:.1f} s")
+    write_json(Path(req.out) / "manifest.json", {
+        "config": req.config(), "page": "index.html", "results": list(RESULTS),
+        "charts": [f"assets/{name}" for name in FILES.values()], "store": "store",
+        "rerun_commands": {"run": command_line("policylab lava-leap run", req)}})
+    wall = time.perf_counter() - start
+    write_json(Path(req.out) / "wallclock.json", {"wall_seconds": wall,
+                                                  "note": "wall-clock time only; every other file is deterministic"})
+    say(f"lava-leap: done in {wall:.1f} s")
     summary = json.loads((Path(req.out) / "results" / "summary.json").read_text())
     return Result(index, headlines=headline_lines(summary))

@@ -1,8 +1,9 @@
-"""The full default run: determinism, the spec's fields, every hard constraint, the narrative claims
+"""The full default run: determinism, its manifest and wall-clock files, the spec's fields, every hard constraint, the narrative claims
 checked over every seed, the console's headline lines, and the page in headless Chromium."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -31,6 +32,21 @@ def test_two_runs_write_identical_bytes():
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     for png in CHARTS:
         assert (a / "assets" / png).read_bytes() == (b / "assets" / png).read_bytes(), png
+
+
+def test_manifest_and_wallclock_like_the_other_studies():
+    """Lava Leap wrote neither (breakout's commands write both): the manifest names the config, every file the
+    run wrote and the command that reruns it; wallclock.json is the one file with a time in it."""
+    out = full_run("a")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"] == json.loads((out / "config.json").read_text())
+    written = [manifest["page"], *manifest["results"], *manifest["charts"]]
+    assert sorted(written) == sorted(["index.html", "results/summary.json", "results/walkthrough.json",
+                                      "results/checks.json", *(f"assets/{png}" for png in CHARTS)])
+    assert all((out / name).is_file() for name in written) and (out / manifest["store"]).is_dir()
+    assert manifest["rerun_commands"] == {"run": f"policylab lava-leap run --out {out}"}
+    wall = json.loads((out / "wallclock.json").read_text())
+    assert 0 < wall["wall_seconds"] < 3600 and set(wall) == {"wall_seconds", "note"}
 
 
 def test_rerun_into_same_folder_is_accepted_and_identical():
