@@ -324,7 +324,9 @@ class CalibrateRequest(Request):
 
 class SweepRequest(Request):
     """Play the checkpoint in every world of the grid (friction x push, or any two axes with --rows and
-    --cols); each rollout becomes a store record. Resumable: worlds already in the store are skipped."""
+    --cols); each rollout becomes a store record. Resumable: worlds already in the store are skipped.
+    Without options: go1_v2 over 20 frictions x 20 pushes x 16 seeds, the records into ./runs/boundary/store
+    and sweep.json into ./runs/boundary/store-sweep-go1_v2 (relative to the current folder)."""
 
     SIZE_FIELDS = ("n_mu", "n_push", "seeds_per_cell")
 

@@ -25,6 +25,7 @@ from policylab.studies.lava_leap.experiments import Study, run_study
 from policylab.studies.lava_leap.floor import FIRST, LAST_START, P_CHANNEL, P_WIDE
 from policylab.studies.lava_leap.learners import ALGOS
 from policylab.studies.lava_leap.requests import RunRequest
+from policylab.studies.lava_leap.uncertainty import side_by_side
 
 CAPTIONS = {
     "e1": "E1. The showcase floor played 8 times untrained and 8 times by the trained GRPO bot (first seed).",
@@ -370,7 +371,8 @@ def write_report(out: Path, study: Study) -> Path:
                 ("best possible score (256 policies)", f4(s["ceiling"]["score"]))]
     headline += [(f"{NAME[a]} final, 95% CI", f"{fin[a]['score_mean']:.3f} {ci_text(fin[a]['score_ci95'])}")
                  for a in ("grpo", "ppo", "reinforce")]
-    headline += [(f"{c['a']} vs {c['b']}", f"{c['mean_delta']:+.3f}: {c['verdict']}") for c in s["comparisons"]]
+    headline += [(f"{row['pair']}, {row[side]['rates']}", f"{row[side]['mean_delta']:+.3f}: {row[side]['verdict']}")
+                 for row in side_by_side(s) for side in ("equal", "fresh")]
     headline += [("best possible exit rate", f4(s["ceiling"]["exit_rate"])),
                  ("GRPO exit rate", f4(s["e6"]["grpo"]["mean"]))]
     failed = [f"{c['id']} ({c['constraint']})" for c in study.checks if not c["holds"]]

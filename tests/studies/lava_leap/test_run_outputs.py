@@ -15,6 +15,8 @@ from policylab.rollout.store import Store
 from policylab.studies.lava_leap import all_deterministic_policies, new_floor
 from policylab.studies.lava_leap.checks import first_six_two_wide
 from policylab.studies.lava_leap.floor import FLOOR, channels, new_floors
+from policylab.studies.lava_leap.uncertainty import side_by_side, verdict_line
+from tests.support.paths import ROOT
 
 SUMMARY_KEYS = ["config", "untrained", "ceiling", "curves", "final", "grpo_slow_seed", "lr_sensitivity", "clip_stats",
                 "e1", "e3a", "e3b", "e5", "e6", "test_floor_stats", "comparisons", "lr_selection", "chart_titles"]
@@ -167,6 +169,14 @@ def test_console_headlines():
     assert len(lines) == 5
 
 
+def test_readme_gives_both_verdicts_of_the_default_run():
+    """README said GRPO beats PPO (all at lr 0.5) and left out the fresh-seed verdict at each one's chosen rate."""
+    first = side_by_side(load(full_run(), "summary.json"))[0]
+    assert (first["pair"], first["equal"]["verdict"], first["fresh"]["verdict"]) == (
+        "GRPO vs PPO", "better", "no detectable difference")
+    assert verdict_line(first) in " ".join((ROOT / "README.md").read_text().split())
+
+
 def test_numbers_are_consistent_with_the_library():
     s = load(full_run(), "summary.json")
     test = new_floors(np.random.default_rng(2024), 200)
@@ -189,6 +199,11 @@ def test_report_renders_in_chromium():
     got = render_check(out / "index.html")
     assert got["images"] == len(CHARTS) and got["loaded"] == len(CHARTS), got
     assert "Lava Leap" in got["title"]
+    # each pair's tiles: all at lr 0.5 (E2), and each at its chosen rate on fresh seeds (they gave only the first)
+    for row in side_by_side(load(out, "summary.json")):
+        for side in ("equal", "fresh"):
+            v = row[side]
+            assert f"{row['pair']}, {v['rates']} {v['mean_delta']:+.3f}: {v['verdict']}" in got["text"], (row, side)
     # the walkthrough is a section of its own, with its tables and charts, as the browser saw it
     dom = browser._run(["--dump-dom", (out / "index.html").resolve().as_uri()])
     m = re.search(r'<section id="walkthrough" data-images="(\d+)/(\d+);tables=(\d+)">(.*?)</section>', dom, re.S)
