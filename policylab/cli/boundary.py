@@ -48,7 +48,7 @@ command(app, "verify", r.VerifyRequest, f"{S}.verify:run", index=RunKind(
     lambda folder, data: "PASS" if data["passed"] else "FAIL", signature=("sample", ANY)))
 command(app, "reduce", r.ReduceRequest, f"{S}.reduce:run", index=RunKind(
     "boundary", ANALYSIS, "reduce.json", ("report/report.html",), ("checkpoint", "resamples", "seed"),
-    (("failed", "totals.failed"), ("censored", "totals.censored"), ("diverged", "totals.diverged"),
+    (("failed", "totals.failed"), ("survived to the end (censored)", "totals.censored"), ("diverged", "totals.diverged"),
      ("rule agrees", "rule_check.agree"), ("rule checked", "rule_check.checked")), signature=("rule_check", ANY)))
 command(app, "select", r.SelectRequest, f"{S}.select:run", index=ANALYSIS)
 command(app, "replay", r.ReplayRequest, f"{S}.replay:run", index=ANALYSIS)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from policylab.cli.command import command
@@ -21,8 +23,16 @@ def _group() -> None:
     """Lava Leap study commands."""
 
 
+def _verdict(folder: Path, summary: dict) -> str:
+    """The index's verdict: each pair's paired verdicts at equal and at chosen rates (the page's headline), then
+    the checks."""
+    from policylab.studies.lava_leap.uncertainty import side_by_side, verdict_line  # numpy: only for an index
+
+    return "; ".join([*map(verdict_line, side_by_side(summary)), checks("results/checks.json")(folder, summary)])
+
+
 command(app, "run", RunRequest, "policylab.studies.lava_leap.report:run", index=RunKind(
     "lava_leap", "lava-leap run", "results/summary.json", ("index.html",), ("rounds", "n_seeds", "G", "lr", "eps"),
     (("best possible score", "ceiling.score"), ("GRPO final", "final.grpo.score_mean"),
      ("PPO final", "final.ppo.score_mean"), ("REINFORCE final", "final.reinforce.score_mean")),
-    checks("results/checks.json"), signature=("study", "lava_leap")))
+    _verdict, signature=("study", "lava_leap")))

@@ -11,7 +11,8 @@ import numpy as np
 
 
 def write_mp4(path: str | Path, frames: np.ndarray, fps: int = 30, preset: str | None = None) -> None:
-    """Write uint8 frames (T, H, W, 3) to `path` atomically.
+    """Write uint8 frames (T, H, W, 3) to `path` atomically, mode 0644 like every other output
+    (`fileio.atomic_write_bytes`): mkstemp's temporary file is 0600, and the rename keeps its mode.
 
     Odd frame sizes are padded by one black row/column, since H.264 with yuv420p needs even sizes.
     `preset` is libx264's speed preset (None: its default, medium; "ultrafast" encodes a boundary clip
@@ -24,8 +25,11 @@ def write_mp4(path: str | Path, frames: np.ndarray, fps: int = 30, preset: str |
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".mp4")
-    os.close(fd)
     try:
+        try:
+            os.fchmod(fd, 0o644)  # whatever the umask: outputs are meant to be read and served
+        finally:
+            os.close(fd)
         extra = {} if preset is None else {"output_params": ["-preset", preset]}
         iio.imwrite(tmp, frames, fps=fps, codec="libx264", macro_block_size=1,
                     pixelformat="yuv420p", plugin="FFMPEG", **extra)

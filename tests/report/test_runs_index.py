@@ -160,7 +160,9 @@ def test_rows(runs):
     assert by_path["breakout/train"]["verdict"] == "pick vs baseline: too few seeds"  # 4 pairs
     assert dict(by_path["breakout/eval"]["headline"])["policy"] == "breakout_policy_v3 (defaults)"
     assert by_path["breakout/audit"]["verdict"].startswith("primary gap: ")
-    assert re.fullmatch(r"all \d+ checks hold|\d+ of \d+ checks fail", by_path["lava"]["verdict"])
+    assert re.fullmatch(r"GRPO vs PPO: too few seeds, all at lr 0\.5; too few seeds, each at its chosen lr \(GRPO "
+                        r"[\d.]+, PPO [\d.]+\) on fresh seeds; .*; (all \d+ checks hold|\d+ of \d+ checks fail)",
+                        by_path["lava"]["verdict"])  # one seed: each pair's verdicts at equal and at chosen rates
     assert by_path["breakout/eval"]["verdict"] is None
     assert "max_steps=50" in by_path["breakout/eval"]["config_summary"]
     assert by_path["boundary/ana"]["headline"] and dict(by_path["boundary/ana"]["headline"])["rule agrees"] == 4

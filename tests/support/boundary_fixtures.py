@@ -22,6 +22,8 @@ from policylab.cli import invoke
 from policylab.envs.robots.robot import robot
 from policylab.policies import linear
 from policylab.rollout.store import Store, rollout_key
+from policylab.studies.boundary import failure
+from policylab.studies.boundary.reduce import Rollout, Sweep
 
 ANT = robot("ant")
 ANT_XML = str(ANT.mjcf)
@@ -111,3 +113,15 @@ def relabelled_copy(store: Store, checkpoint: str, wrong: dict[str, str]) -> dic
         store.put(new_keys[rec.key], study="boundary", world=world, policy=policy, protocol=rec.data["protocol"],
                   outcome=outcome, payload=store.payload(rec.key))
     return new_keys
+
+
+def one_row_sweep(name: str, pushes: list[float], outcomes: list[tuple[int, float | None]]) -> Sweep:
+    """A one-row sweep (mu 1, the Ant) of 8 seeds per cell from (failures, failure time) per cell, for
+    reduce and the reports without simulating."""
+    cells = {}
+    for j, (n_failed, t) in enumerate(outcomes):
+        cells[(0, j)] = [Rollout(f"{name}{j}{i}", f"v2|mu=1|push={pushes[j]}|seed={i}", i, i,
+                                 "failed" if i < n_failed else "survived", t if i < n_failed else None, None, None)
+                         for i in range(8)]
+    return Sweep(name, "0" * 64, "test", [1.0], pushes, 8, 90.0, 2.0,
+                 {"horizon_s": 5.0, "push_duration_s": 0.5, "failure": failure.thresholds()}, cells, ANT)

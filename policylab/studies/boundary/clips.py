@@ -24,6 +24,7 @@ floor and the clip need not freeze at failure.
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -238,7 +239,8 @@ def renderer_for(rob: Robot | mujoco.MjModel, width: int, height: int) -> tuple[
 def render_clips(store: Store, rob: Robot | mujoco.MjModel, replays: Sequence[Mapping], out_dir: Path,
                  *, width: int, height: int, fps: int, on_done: Callable[[], None] | None = None) -> list[dict]:
     """Clips for every replay that has a record (a recovery search that found none has no clip), all in
-    one batch: one render context for the whole set."""
+    one batch: one render context for the whole set. `on_done()` follows each clip written (a world selected
+    twice is one clip, and one call)."""
     renderer, robot = renderer_for(rob, width, height)
     try:
         entries, done = [], {}
@@ -248,9 +250,9 @@ def render_clips(store: Store, rob: Robot | mujoco.MjModel, replays: Sequence[Ma
             if r["key"] not in done:  # a world selected twice (boundary and recovery) is one clip
                 done[r["key"]] = render_clip(renderer, store, r["key"], out_dir / f"{slug(r['cache_key'])}.mp4", fps,
                                              robot)
+                if on_done:
+                    on_done()
             entries.append({"kind": r["kind"], **done[r["key"]]})
-            if on_done:
-                on_done()
         return entries
     finally:
         renderer.close()
@@ -262,37 +264,65 @@ def analysis_robot(out: Path) -> Robot:
         return stored_robot(store, reduced_config(out)["checkpoint"])
 
 
+_finished = None  # in a pool worker: the queue (multiprocessing's) where it reports each clip it wrote
+
+
+def _report_to(queue) -> None:
+    """Pool initializer: the queue a worker puts a token on per finished clip, so the driver's progress
+    moves per clip rather than per worker's share."""
+    global _finished
+    _finished = queue
+
+
 def _render_part(store_root: str, rob: Robot, part: list[dict], out_dir: str, width: int, height: int,
-                 fps: int) -> list[dict]:
-    """Worker: the clips of `part` (module-level, so a process pool can run it)."""
+                 fps: int, on_done: Callable[[], None] | None = None) -> list[dict]:
+    """Worker: the clips of `part` (module-level, so a process pool can run it), each reported to `on_done`
+    or, in a pool worker, on its queue."""
+    if on_done is None and _finished is not None:
+        on_done = functools.partial(_finished.put, 1)
     with Store(Path(store_root), readonly=True) as store:
-        return render_clips(store, rob, part, Path(out_dir), width=width, height=height, fps=fps)
+        return render_clips(store, rob, part, Path(out_dir), width=width, height=height, fps=fps, on_done=on_done)
 
 
 def render_batch(store_root: Path, rob: Robot, todo: Sequence[Mapping], out_dir: Path, *, width: int, height: int,
                  fps: int, workers: int, on_done: Callable[[int], None] | None = None) -> list[dict]:
     """Every clip of `todo` in one batch: the distinct records dealt round-robin to `workers` processes, each
     with one render context for its share; entries come back in `todo`'s order (a world selected twice is
-    rendered once)."""
+    rendered once). `on_done(1)` follows each clip as it is written, in whichever process: the count is of
+    distinct clips, as many as `distinct_clips(todo)`."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import queue as queues
 
     unique = list({r["key"]: r for r in todo}.values())
     parts = [p for p in (unique[i::max(1, workers)] for i in range(max(1, workers))) if p]
     done: dict[str, dict] = {}
     if len(parts) <= 1:
-        for entry in _render_part(str(store_root), rob, unique, str(out_dir), width, height, fps):
-            done[entry["key"]] = entry
+        entries = _render_part(str(store_root), rob, unique, str(out_dir), width, height, fps,
+                               on_done and (lambda: on_done(1)))
+        done = {e["key"]: e for e in entries}
     else:
-        with ProcessPoolExecutor(len(parts), mp_context=multiprocessing.get_context("spawn")) as pool:
+        from concurrent.futures import ProcessPoolExecutor
+
+        ctx = multiprocessing.get_context("spawn")
+        finished = ctx.Queue()
+        with ProcessPoolExecutor(len(parts), mp_context=ctx, initializer=_report_to, initargs=(finished,)) as pool:
             futures = [pool.submit(_render_part, str(store_root), rob, p, str(out_dir), width, height, fps)
                        for p in parts]
-            for fut in as_completed(futures):
-                entries = fut.result()
-                for entry in entries:
-                    done[entry["key"]] = entry
+            counted = 0
+            while counted < len(unique):
+                try:
+                    finished.get(timeout=0.2)
+                except queues.Empty:
+                    if all(f.done() for f in futures):  # a worker failed (raised below), or its last token is late
+                        break
+                    continue
+                counted += 1
                 if on_done:
-                    on_done(len(entries))
+                    on_done(1)
+            for fut in futures:
+                done.update((e["key"], e) for e in fut.result())
+        if on_done and counted < len(unique):  # tokens still in flight when every share had returned
+            on_done(len(unique) - counted)
     return [{**{k: v for k, v in done[r["key"]].items() if k != "kind"}, "kind": r["kind"]} for r in todo]
 
 
@@ -303,16 +333,21 @@ def run(req: ClipsRequest) -> Result:
     with recorded_store(req.out) as store:
         root = store.root
     claim_out_dir(req.out / "clips", req.config())
-    with progress_bar("clips", len({r["key"] for r in todo}), "clips") as bar:
+    with progress_bar("clips", distinct_clips(todo), "clips") as bar:
         t0 = time.perf_counter()
         entries = render_batch(root, rob, todo, req.out / "clips", width=req.width, height=req.height,
                                fps=req.fps, workers=req.workers, on_done=bar.advance)
         wall = time.perf_counter() - t0
     path = stage_path(req.out, "clips")
     write_json(path, entries)
-    unique = len({e["key"] for e in entries})
+    unique = distinct_clips(entries)
     write_json(req.out / "clips" / "timing.json", {"clips": unique, "wall_s": round(wall, 3), "workers": req.workers,
                                                   "s_per_clip": round(wall / unique, 3) if unique else None})
-    consistent = sum(1 for e in entries if e["consistent"])
-    return Result(path, headlines=(f"clips: {len(entries)} written; frames agree with the record's outcome in "
-                                   f"{consistent}",))
+    consistent = len({e["key"] for e in entries if e["consistent"]})
+    return Result(path, headlines=(f"clips: {unique} written for {len(entries)} replays (a world replayed twice is "
+                                   f"one clip); frames agree with the record's outcome in {consistent}",))
+
+
+def distinct_clips(replays: Sequence[Mapping]) -> int:
+    """The clips a batch writes: one per distinct record (the progress total and the headline's count)."""
+    return len({r["key"] for r in replays})

@@ -27,6 +27,15 @@ from policylab.studies.boundary.requests import ReportRequest
 from policylab.studies.boundary.world import grid_axes
 
 
+def words(horizon_s: float) -> str:
+    """The page's first note: the plain words behind S, "censored" and %BW, said before the tables, figures
+    and JSON use the short forms."""
+    return (f"Words on this page: survival S is the share of robots still standing at the end of the {horizon_s:g} s "
+            "rollout, a Kaplan-Meier estimate (danger = 1 - S); a robot that survived to the end (censored) counts "
+            "as standing, one whose simulation diverged is left out; a push's size is in % of body weight (%BW), "
+            "the weight including any payload.")
+
+
 def _edges(values: Sequence[float]) -> np.ndarray:
     v = np.asarray(values, dtype=float)
     if v.size == 1:
@@ -245,7 +254,7 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
                   "before push": c.get("before_push"), "frames": c["frames"], "push frames": c.get("push_frames"),
                   "frames show": c["frames_show"], "consistent": c["consistent"]} for c in clips or []]
     count_rows = [{rk: c["mu"], ck: c["push_pct_bw"], "n": c["n"], "failed": c["n_failed"],
-                   "failed before push": c.get("n_failed_before_push"), "censored": c["n_censored"],
+                   "failed before push": c.get("n_failed_before_push"), "survived (censored)": c["n_censored"],
                    "diverged": c["n_diverged"], "S(5 s)": c["survival"],
                    "KM median s": c["km_median_s"], "TTF p25 s": c["ttf_p25_s"], "TTF p75 s": c["ttf_p75_s"]}
                   for c in reduction["cells"]]
@@ -291,6 +300,7 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
              f"'between cells' names the two {col.name} values the observed S falls through 0.5 between."]
     if walking:
         notes.insert(0, f"Warning: {walking}.")
+    notes.insert(0, words(float(reduction["thresholds"].get("horizon_s", 5.0))))
     if t["diverged"]:
         notes.append(f"{t['diverged']} rollout(s) diverged ({causes.get('action', 0)} from a non-finite action of the "
                      f"policy, {causes.get('state', 0)} from a non-finite state) and are left out of S; this sweep was "
@@ -301,7 +311,7 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
                  f"{_plural(row)} x {len(reduction['sweep']['grid']['pushes_pct_bw'])} {_plural(col)} x "
                  f"{reduction['sweep']['grid']['seeds_per_cell']} seeds; outcomes read from the store",
         headline=[("failed", t["failed"]), ("of which before the push", early if early is not None else "n/a"),
-                  ("censored (survived 5 s)", t["censored"]), ("diverged", t["diverged"]),
+                  ("survived to the end (censored)", t["censored"]), ("diverged", t["diverged"]),
                   ("diverged from a non-finite action", causes.get("action", 0)),
                   ("rows with a boundary", f"{n_bound} / {len(reduction['boundary'])}"),
                   ("rule agrees with records", f"{reduction['rule_check'].get('agree', 0)} / "
@@ -316,7 +326,7 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
                 Table("Clips", ["kind", "file", "outcome", "t_fail", "before push", "frames", "push frames",
                                 "frames show", "consistent"], clip_rows),
                 Table("Per-cell counts (Kaplan-Meier, censored at the horizon)",
-                      [rk, ck, "n", "failed", "failed before push", "censored", "diverged", "S(5 s)",
+                      [rk, ck, "n", "failed", "failed before push", "survived (censored)", "diverged", "S(5 s)",
                        "KM median s", "TTF p25 s", "TTF p75 s"], count_rows)],
         figures=figures,
         videos=[(clip_caption(checkpoint, c), f"../clips/{c['file']}") for c in clips or []],
@@ -398,6 +408,7 @@ def diff_report(out: Path, diff: Mapping) -> Path:
              f"Diverged rollouts (left out of both tables): A {diff['a']['totals']['diverged']}, "
              f"B {diff['b']['totals']['diverged']}.",
              "Boundary intervals do not include the grid's resolution (see each sweep's report)."]
+    notes.insert(0, words(float(diff["thresholds"].get("horizon_s", 5.0))))
     if against:
         notes.append(f"In {len(against)} row(s) the log-rank direction disagrees with the boundary shift: the test "
                      "weighs when robots fall, the boundary whether they survive, and in cells where every robot of "
@@ -550,8 +561,8 @@ def search_report(out: Path, search: Mapping) -> Path:
     page = Page(
         title=f"Boundary search: {search['checkpoint']['name']}",
         subtitle=f"{t['rows']} rows ({', '.join(search['row_axes'])}) x push {search['push_range_pct_bw'][0]:g}-"
-                 f"{search['push_range_pct_bw'][1]:g} %BW; crossing of S = {search['level']:g}; seed block "
-                 f"{search['seed_block']}",
+                 f"{search['push_range_pct_bw'][1]:g} % of body weight (%BW); crossing of survival S = "
+                 f"{search['level']:g}; seed block {search['seed_block']}",
         headline=[("rows located", f"{t['located']} / {t['rows']}"), ("below the push range", t["below_range"]),
                   ("above the push range", t["above_range"]), ("stopped by the budget", t["budget_stopped"]),
                   ("flagged non-monotone", t["non_monotone"]),

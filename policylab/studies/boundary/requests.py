@@ -314,7 +314,7 @@ class CalibrateRequest(Request):
     checkpoint: CheckpointSpec = Field(None, description=CHECKPOINT_HELP)
     n_nominal: int = Field(256, ge=1, le=10_000, description="Nominal worlds (friction 1.0, no push).")
     n_pushed: int = Field(16, ge=1, le=1_000, description="Worlds per hard-push corner (mu 0.05/0.5/1.0 x push "
-                          "50-200 %BW).")
+                          "50-200 % of body weight).")
     out: OutDir = Field(RUNS / "calibration", description="Folder for calibration.json.")
 
     _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
@@ -326,7 +326,9 @@ class CalibrateRequest(Request):
 
 class SweepRequest(Request):
     """Play the checkpoint in every world of the grid (friction x push, or any two axes with --rows and
-    --cols); each rollout becomes a store record. Resumable: worlds already in the store are skipped."""
+    --cols); each rollout becomes a store record. Resumable: worlds already in the store are skipped.
+    Without options: go1_v2 over 20 frictions x 20 pushes x 16 seeds, the records into ./runs/boundary/store
+    and sweep.json into ./runs/boundary/store-sweep-go1_v2 (relative to the current folder)."""
 
     SIZE_FIELDS = ("n_mu", "n_push", "seeds_per_cell")
 
@@ -519,7 +521,7 @@ class SearchRequest(Request):
                             description="Largest push searched, % bodyweight.")
     level: float = Field(0.5, ge=0.05, le=0.95, description="Survival level whose crossing is located.")
     target_width: float = Field(10.0, gt=0.0, le=PUSH_RANGE[1], description="A row stops once its 95% interval is "
-                                "no wider than this, %BW (the default grid's push spacing).")
+                                "no wider than this, % of body weight (the default grid's push spacing).")
     budget: int = Field(1280, ge=1, le=10_000_000, description="Rollouts for all rows together (default: 20% of the "
                         "default grid's 6,400).")
     batch: int = Field(4, ge=1, le=64, description="Rollouts a row gets per round.")
@@ -612,7 +614,8 @@ class SelectRequest(Request):
     out: Annotated[OutDir, _has_stages("reduce")] = Field(description=OUT_HELP)
     n_boundary: int = Field(15, ge=0, le=1000, description="Boundary cells to replay (round-robin over friction "
                             "rows).")
-    n_recoveries: int = Field(3, ge=0, le=1000, description="Recovery cells (3/16 <= S <= 0.5, one per cell).")
+    n_recoveries: int = Field(3, ge=0, le=1000, description="Recovery cells (cells whose survival S to the "
+                              "horizon is 3/16 <= S <= 0.5; one per cell).")
 
     def config(self) -> dict:
         return {"n_boundary": self.n_boundary, "n_recoveries": self.n_recoveries}

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 from policylab.config import claim_out_dir
-from policylab.fileio import atomic_write_text
+from policylab.fileio import atomic_write_text, write_json
 from policylab.progress import say
 from policylab.report.html import Figure, Page, Section, Table, Text, fmt, render_sections
-from policylab.result import Result
+from policylab.result import Result, command_line
 from policylab.rollout.store import Store
 from policylab.studies.lava_leap.charts import FILES, NAME, draw_all
 from policylab.studies.lava_leap.config import LavaLeapConfig
@@ -25,6 +25,7 @@ from policylab.studies.lava_leap.experiments import Study, run_study
 from policylab.studies.lava_leap.floor import FIRST, LAST_START, P_CHANNEL, P_WIDE
 from policylab.studies.lava_leap.learners import ALGOS
 from policylab.studies.lava_leap.requests import RunRequest
+from policylab.studies.lava_leap.uncertainty import side_by_side
 
 CAPTIONS = {
     "e1": "E1. The showcase floor played 8 times untrained and 8 times by the trained GRPO bot (first seed).",
@@ -370,7 +371,8 @@ def write_report(out: Path, study: Study) -> Path:
                 ("best possible score (256 policies)", f4(s["ceiling"]["score"]))]
     headline += [(f"{NAME[a]} final, 95% CI", f"{fin[a]['score_mean']:.3f} {ci_text(fin[a]['score_ci95'])}")
                  for a in ("grpo", "ppo", "reinforce")]
-    headline += [(f"{c['a']} vs {c['b']}", f"{c['mean_delta']:+.3f}: {c['verdict']}") for c in s["comparisons"]]
+    headline += [(f"{row['pair']}, {row[side]['rates']}", f"{row[side]['mean_delta']:+.3f}: {row[side]['verdict']}")
+                 for row in side_by_side(s) for side in ("equal", "fresh")]
     headline += [("best possible exit rate", f4(s["ceiling"]["exit_rate"])),
                  ("GRPO exit rate", f4(s["e6"]["grpo"]["mean"]))]
     failed = [f"{c['id']} ({c['constraint']})" for c in study.checks if not c["holds"]]
@@ -395,6 +397,9 @@ def write_report(out: Path, study: Study) -> Path:
     return path
 
 
+RESULTS = ("results/summary.json", "results/walkthrough.json", "results/checks.json")  # in the page's JSON order
+
+
 def write_json_ordered(path: Path, obj) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, allow_nan=False) + "\n")
 
@@ -404,19 +409,27 @@ def write_outputs(cfg: LavaLeapConfig, out: Path) -> Path:
     out = Path(out)
     with Store(out / "store") as store:
         study = run_study(cfg, store)
-    write_json_ordered(out / "results" / "summary.json", study.summary)
-    write_json_ordered(out / "results" / "walkthrough.json", study.walkthrough)
-    write_json_ordered(out / "results" / "checks.json", study.checks)
+    for name, doc in zip(RESULTS, (study.summary, study.walkthrough, study.checks)):
+        write_json_ordered(out / name, doc)
     say(f"lava-leap: drawing the {len(study.charts)} charts")
     draw_all(study.charts, out / "assets")
     return write_report(out, study)
 
 
 def run(req: RunRequest) -> Result:
-    """`policylab lava-leap run`: claim the out folder, run every experiment, write the page."""
+    """`policylab lava-leap run`: claim the out folder, run every experiment, write the page; then, as the other
+    studies' commands do, `manifest.json` (the config, the files written, the command that reruns it) and
+    `wallclock.json`, the one file holding a wall-clock time."""
     start = time.perf_counter()
     claim_out_dir(req.out, req.config())
     index = write_outputs(req, req.out)
-    say(f"lava-leap: done in {time.perf_counter() - start:.1f} s")
+    write_json(Path(req.out) / "manifest.json", {
+        "config": req.config(), "page": "index.html", "results": list(RESULTS),
+        "charts": [f"assets/{name}" for name in FILES.values()], "store": "store",
+        "rerun_commands": {"run": command_line("policylab lava-leap run", req)}})
+    wall = time.perf_counter() - start
+    write_json(Path(req.out) / "wallclock.json", {"wall_seconds": wall,
+                                                  "note": "wall-clock time only; every other file is deterministic"})
+    say(f"lava-leap: done in {wall:.1f} s")
     summary = json.loads((Path(req.out) / "results" / "summary.json").read_text())
     return Result(index, headlines=headline_lines(summary))

@@ -132,3 +132,29 @@ def lr_selection(cfg, by_lr, cands, chosen, validated: dict[tuple[str, float], l
                 selection_seeds=list(cfg.seeds), validation_seeds=list(cfg.validation_seeds),
                 candidates={a: lrs for a, lrs in cands.items()}, chosen=chosen, selection=selection,
                 validation=validation, comparisons=comps)
+
+
+def side_by_side(summary: dict) -> list[dict]:
+    """Each pair of algorithms' two paired verdicts: all at the run's own learning rate on the training seeds
+    (the original's E2 comparison) and each at its own chosen rate on the fresh validation seeds. The page's
+    headline, the runs index and the README give both: the first alone read "GRPO vs PPO: better", where at
+    the rates each would be tuned to, on fresh seeds, the difference is not detectable."""
+    sel, lr = summary["lr_selection"], summary["config"]["lr"]
+    fresh = {tuple(c[s].split("@")[0] for s in ("a", "b")): c for c in sel["comparisons"]}
+    rows = []
+    for c in summary["comparisons"]:
+        a, b = c["a"].lower(), c["b"].lower()
+        f = fresh[a, b]
+        rows.append({"pair": f"{c['a']} vs {c['b']}",
+                     "equal": {"rates": f"all at lr {lr}", "mean_delta": c["mean_delta"], "verdict": c["verdict"]},
+                     "fresh": {"rates": f"each at its chosen lr ({c['a']} {sel['chosen'][a]}, {c['b']} "
+                                        f"{sel['chosen'][b]}) on fresh seeds",
+                               "mean_delta": f["mean_delta"], "verdict": f["verdict"]}})
+    return rows
+
+
+def verdict_line(row: dict) -> str:
+    """One `side_by_side` row in words: "GRPO vs PPO: better, all at lr 0.5; no detectable difference, each at
+    its chosen lr (GRPO 1.0, PPO 1.5) on fresh seeds"."""
+    return (f"{row['pair']}: {row['equal']['verdict']}, {row['equal']['rates']}; {row['fresh']['verdict']}, "
+            f"{row['fresh']['rates']}")

@@ -1,5 +1,6 @@
 """Replays, clips and .rrd files come from the record: real MuJoCo renders of stored qpos, each
-clip's outcome equal to its record's, and the equivalence check of the replay batch."""
+clip's outcome equal to its record's, and the equivalence check of the replay batch; the clips' progress
+counts each distinct clip as it is written."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from tests.support.boundary_fixtures import ANT, ANT_XML, cli, make_sweep, pd_checkpoint, relabelled_copy
 from policylab.report.video import read_mp4
 from policylab.rollout.store import Store
-from policylab.studies.boundary.clips import render_clips
+from policylab.studies.boundary.clips import distinct_clips, render_batch, render_clips
 from policylab.studies.boundary.reduce import load_sweep, reduce_sweep
 from policylab.studies.boundary.replay import replay_batch, resimulate_with
 from policylab.studies.boundary.select import select
@@ -68,6 +69,26 @@ def test_clip_check_catches_a_wrong_label(tmp_path):
         wrong = [{"key": new[recs["failed"].key], "cache_key": "relabelled", "kind": "relabelled"}]
         (bad,) = render_clips(store, model, wrong, tmp_path / "c2", width=64, height=48, fps=20)
         assert bad["outcome"] == "survived" and bad["frames_show"] == "failed" and not bad["consistent"]
+
+
+def test_progress_counts_each_distinct_clip_as_it_is_written(tmp_path):
+    """The bar counted 10/10 at 168.8 clips/s for 11 clips that took 58 s: its total counted distinct worlds, the
+    headline entries, and with workers it moved once per worker's whole share (with one worker, never). Now
+    both count distinct clips, and the count moves by one per clip in either case."""
+    root = make_sweep(tmp_path, "pd_soft", (1.0, 1.0), 1, (20, 300), 2, 2)
+    with Store(root) as store:
+        recs = list(store.records("boundary"))[:3]
+    todo = [{"key": r.key, "cache_key": r.data["world"]["cache_key"], "kind": "boundary"} for r in recs]
+    todo.append({**todo[0], "kind": "recovery"})  # a world selected twice is one clip
+    assert distinct_clips(todo) == 3
+    for workers in (1, 2):
+        calls: list[int] = []
+        out = tmp_path / f"workers{workers}"
+        entries = render_batch(root, ANT, todo, out, width=64, height=48, fps=20, workers=workers,
+                               on_done=calls.append)
+        assert calls == [1, 1, 1], workers
+        assert [e["kind"] for e in entries] == ["boundary"] * 3 + ["recovery"]
+        assert len(list(out.glob("*.mp4"))) == 3
 
 
 def test_replay_reads_the_store_and_checks_equivalence(analysed):

@@ -1,7 +1,7 @@
 """The reports say what their numbers are: failures before the push are counted and labelled apart, the
 boundary intervals state the grid's resolution, a log-rank verdict that disagrees with the boundary
-shift is explained, and clip captions name the checkpoint, never the key's version prefix. Each page is
-read as Chromium renders it."""
+shift is explained, clip captions name the checkpoint, never the key's version prefix, and survival's S,
+"censored" and %BW come after their plain words. Each page is read as Chromium renders it."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import re
 
 import pytest
 
-from policylab.envs.robots.robot import robot
 from policylab.report.browser import render_check
 from policylab.rollout.store import Store
 from policylab.studies.boundary import failure
 from policylab.studies.boundary.diff import diff_reductions
-from policylab.studies.boundary.reduce import Rollout, Sweep, reduce_sweep
-from policylab.studies.boundary.report import diff_report
-from tests.support.boundary_fixtures import cli
+from policylab.studies.boundary.reduce import reduce_sweep
+from policylab.studies.boundary.report import diff_report, sweep_report
+from tests.support.boundary_fixtures import cli, one_row_sweep
+from tests.support.words import unexplained
 
 # go1_v0 on slippery floors: most robots fall walking, before the push at 2 s; the one cell with
 # 0 < S < 1 (mu 0.3, push 30 %BW) has seed 0 falling at 0.82 s, so its "boundary" clip is a fall before the push
@@ -67,23 +67,12 @@ def test_failures_before_the_push_are_shown_apart(tmp_path):
     assert "do not include the grid's resolution (push step 20 %BW)" in text
 
 
-def _sweep(name: str, pushes: list[float], outcomes: list[tuple[int, float | None]]) -> Sweep:
-    """A one-row sweep of 8 seeds per cell from (failures, failure time) per cell."""
-    cells = {}
-    for j, (n_failed, t) in enumerate(outcomes):
-        cells[(0, j)] = [Rollout(f"{name}{j}{i}", f"v2|mu=1|push={pushes[j]}|seed={i}", i, i,
-                                 "failed" if i < n_failed else "survived", t if i < n_failed else None, None, None)
-                         for i in range(8)]
-    return Sweep(name, "0" * 64, "test", [1.0], pushes, 8, 90.0, 2.0,
-                 {"horizon_s": 5.0, "push_duration_s": 0.5, "failure": failure.thresholds()}, cells, robot("ant"))
-
-
 def test_a_logrank_verdict_against_the_boundary_shift_is_explained(tmp_path):
     """B survives the 20 %BW cell more often (its boundary moves outward), but where every robot of both
     falls (30 and 40 %BW) B's fall sooner, which the log-rank test counts as B failing earlier."""
     pushes = [10.0, 20.0, 30.0, 40.0]
-    a = _sweep("a", pushes, [(0, None), (6, 2.6), (8, 2.6), (8, 2.6)])
-    b = _sweep("b", pushes, [(0, None), (2, 2.6), (8, 2.05), (8, 2.05)])
+    a = one_row_sweep("a", pushes, [(0, None), (6, 2.6), (8, 2.6), (8, 2.6)])
+    b = one_row_sweep("b", pushes, [(0, None), (2, 2.6), (8, 2.05), (8, 2.05)])
     with Store(tmp_path / "store") as store:
         ra, rb = (reduce_sweep(store, s, resamples=200, seed=0, check_rule=False) for s in (a, b))
     row = diff_reductions(ra, rb, q=0.05)["boundary_displacement"][0]
@@ -100,6 +89,24 @@ def test_a_logrank_verdict_against_the_boundary_shift_is_explained(tmp_path):
             in page["text"])
     assert "in 2 cell(s) (push 30, 40 %BW) every robot of both checkpoints fell" in page["text"]
 
-    agreeing = diff_reductions(ra, reduce_sweep(Store(tmp_path / "s2"), _sweep("c", pushes, [(0, None), (2, 2.6),
+    agreeing = diff_reductions(ra, reduce_sweep(Store(tmp_path / "s2"), one_row_sweep("c", pushes, [(0, None), (2, 2.6),
                                (8, 2.6), (8, 2.6)]), resamples=200, seed=0, check_rule=False), q=0.05)
     assert not agreeing["boundary_displacement"][0]["logrank_disagrees"]  # same times where all fell: no conflict
+
+
+def test_sweep_and_diff_pages_say_the_plain_words_first(tmp_path):
+    """The sweep page's headline read "censored (survived 5 s)" and its notes "They count in S" and "push step
+    20 %BW" with S and %BW said nowhere before; the diff page's first S was in its notes."""
+    pushes = [10.0, 20.0, 30.0]
+    with Store(tmp_path / "store") as store:
+        ra, rb = (reduce_sweep(store, one_row_sweep(n, pushes, o), resamples=200, seed=0, check_rule=False)
+                  for n, o in (("a", [(0, None), (6, 2.6), (8, 2.6)]), ("b", [(0, None), (2, 2.6), (8, 2.05)])))
+    texts = {}
+    for name, write in (("sweep", lambda out: sweep_report(out, ra, None, None, None, None)),
+                        ("diff", lambda out: diff_report(out, diff_reductions(ra, rb, q=0.05)))):
+        (tmp_path / name).mkdir()
+        page = render_check(write(tmp_path / name))
+        assert page["loaded"] == page["images"] > 0, page
+        texts[name] = page["text"]
+        assert unexplained(page["text"]) == [], name
+    assert "survived to the end (censored) 10" in texts["sweep"]  # the headline tile: 8 + 2 + 0 survivors

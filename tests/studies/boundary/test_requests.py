@@ -66,6 +66,17 @@ def test_choices_match_the_code_that_uses_them():
     assert "ray_address" in requests.SweepRequest.model_fields  # every --executor command takes --ray-address
 
 
+def test_the_bare_sweep_says_where_it_writes():
+    """Its help gave no folder: a bare `policylab boundary sweep` wrote ./runs unannounced. The folders it names
+    are the defaults a request without options gets."""
+    from policylab.studies.boundary.constants import DEFAULT_CHECKPOINT
+
+    bare = requests.SweepRequest()
+    doc = " ".join(requests.SweepRequest.__doc__.split())
+    assert f"{DEFAULT_CHECKPOINT} over" in doc
+    assert f"./{bare.store} and" in doc and f"./{bare.out} " in doc
+
+
 def test_help_loads_no_simulator():
     """The boundary group alone (the other studies' groups are theirs to keep light)."""
     code = ("import sys; from policylab.cli.boundary import app\n"

@@ -23,6 +23,7 @@ from policylab.studies.boundary.search import run_search
 from policylab.studies.boundary.world import Grid
 from tests.support.boundary_fixtures import cli
 from tests.support.paths import ROOT
+from tests.support.words import unexplained
 
 ARGS = ("--robot", "go1", "--checkpoint", "go1_v0",  # go1_v0's own search, pinned by its grid's keys below
         "--rows", "friction=0.6", "--push-min", 10, "--push-max", 60, "--budget", 28, "--batch", 4)
@@ -104,6 +105,7 @@ def test_search_page_in_browser(first):
     check = render_check(html)
     assert check["images"] == 2 and check["loaded"] == 2, check
     assert check["title"].startswith("Boundary search: go1_v0")
+    assert unexplained(check["text"]) == []  # its subtitle read "push 10-60 %BW; crossing of S = 0.5"
     report = json.loads((out / "report" / "report.json").read_text())
     assert report["rows"][0]["rollouts"] == 28 and "interval" in report["method"]
 

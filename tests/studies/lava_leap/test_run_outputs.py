@@ -1,8 +1,9 @@
-"""The full default run: determinism, the spec's fields, every hard constraint, the narrative claims
+"""The full default run: determinism, its manifest and wall-clock files, the spec's fields, every hard constraint, the narrative claims
 checked over every seed, the console's headline lines, and the page in headless Chromium."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -14,6 +15,8 @@ from policylab.rollout.store import Store
 from policylab.studies.lava_leap import all_deterministic_policies, new_floor
 from policylab.studies.lava_leap.checks import first_six_two_wide
 from policylab.studies.lava_leap.floor import FLOOR, channels, new_floors
+from policylab.studies.lava_leap.uncertainty import side_by_side, verdict_line
+from tests.support.paths import ROOT
 
 SUMMARY_KEYS = ["config", "untrained", "ceiling", "curves", "final", "grpo_slow_seed", "lr_sensitivity", "clip_stats",
                 "e1", "e3a", "e3b", "e5", "e6", "test_floor_stats", "comparisons", "lr_selection", "chart_titles"]
@@ -31,6 +34,21 @@ def test_two_runs_write_identical_bytes():
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     for png in CHARTS:
         assert (a / "assets" / png).read_bytes() == (b / "assets" / png).read_bytes(), png
+
+
+def test_manifest_and_wallclock_like_the_other_studies():
+    """Lava Leap wrote neither (breakout's commands write both): the manifest names the config, every file the
+    run wrote and the command that reruns it; wallclock.json is the one file with a time in it."""
+    out = full_run("a")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"] == json.loads((out / "config.json").read_text())
+    written = [manifest["page"], *manifest["results"], *manifest["charts"]]
+    assert sorted(written) == sorted(["index.html", "results/summary.json", "results/walkthrough.json",
+                                      "results/checks.json", *(f"assets/{png}" for png in CHARTS)])
+    assert all((out / name).is_file() for name in written) and (out / manifest["store"]).is_dir()
+    assert manifest["rerun_commands"] == {"run": f"policylab lava-leap run --out {out}"}
+    wall = json.loads((out / "wallclock.json").read_text())
+    assert 0 < wall["wall_seconds"] < 3600 and set(wall) == {"wall_seconds", "note"}
 
 
 def test_rerun_into_same_folder_is_accepted_and_identical():
@@ -151,6 +169,14 @@ def test_console_headlines():
     assert len(lines) == 5
 
 
+def test_readme_gives_both_verdicts_of_the_default_run():
+    """README said GRPO beats PPO (all at lr 0.5) and left out the fresh-seed verdict at each one's chosen rate."""
+    first = side_by_side(load(full_run(), "summary.json"))[0]
+    assert (first["pair"], first["equal"]["verdict"], first["fresh"]["verdict"]) == (
+        "GRPO vs PPO", "better", "no detectable difference")
+    assert verdict_line(first) in " ".join((ROOT / "README.md").read_text().split())
+
+
 def test_numbers_are_consistent_with_the_library():
     s = load(full_run(), "summary.json")
     test = new_floors(np.random.default_rng(2024), 200)
@@ -173,6 +199,11 @@ def test_report_renders_in_chromium():
     got = render_check(out / "index.html")
     assert got["images"] == len(CHARTS) and got["loaded"] == len(CHARTS), got
     assert "Lava Leap" in got["title"]
+    # each pair's tiles: all at lr 0.5 (E2), and each at its chosen rate on fresh seeds (they gave only the first)
+    for row in side_by_side(load(out, "summary.json")):
+        for side in ("equal", "fresh"):
+            v = row[side]
+            assert f"{row['pair']}, {v['rates']} {v['mean_delta']:+.3f}: {v['verdict']}" in got["text"], (row, side)
     # the walkthrough is a section of its own, with its tables and charts, as the browser saw it
     dom = browser._run(["--dump-dom", (out / "index.html").resolve().as_uri()])
     m = re.search(r'<section id="walkthrough" data-images="(\d+)/(\d+);tables=(\d+)">(.*?)</section>', dom, re.S)
