@@ -53,9 +53,14 @@ def _run(args: list[str], timeout: float = 90) -> str:
     return proc.stdout
 
 
+def _plain(html: str) -> str:
+    return " ".join(re.sub(r"<script.*?</script>|<style.*?</style>|<[^>]+>", " ", html, flags=re.S).split())
+
+
 def render_check(html_path: str | Path) -> dict:
-    """{'images': n, 'loaded': k, 'title': ..., 'text': ...} as the browser saw the page (`text`: the DOM
-    without its tags, whitespace collapsed, so a test can read what the page says)."""
+    """{'images': n, 'loaded': k, 'title': ..., 'text': ..., 'tiles': [(name, value), ...]} as the browser saw
+    the page (`text`: the DOM without its tags, whitespace collapsed, so a test can read what the page says;
+    `tiles`: each headline card's name and value text, so a test can find a blank one)."""
     dom = _run(["--dump-dom", Path(html_path).resolve().as_uri()])
     m = re.search(r'data-render-check="images=(\d+);loaded=(\d+)"', dom)
     title = re.search(r"<title>(.*?)</title>", dom, re.S)
@@ -64,7 +69,9 @@ def render_check(html_path: str | Path) -> dict:
         "loaded": int(m.group(2)) if m else -1,
         "title": title.group(1) if title else None,
         "dom_chars": len(dom),
-        "text": " ".join(re.sub(r"<script.*?</script>|<style.*?</style>|<[^>]+>", " ", dom, flags=re.S).split()),
+        "text": _plain(dom),
+        "tiles": [(_plain(k), _plain(v)) for k, v in
+                  re.findall(r'<div class="card"><div class="k">(.*?)</div>\s*<div class="v">(.*?)</div></div>', dom, re.S)],
     }
 
 

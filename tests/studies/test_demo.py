@@ -35,6 +35,7 @@ from policylab.rollout.store import Store
 from policylab.studies.breakout.search.search_space import grid216
 
 from tests.support.paths import ROOT
+from tests.support.words import blank_tiles
 
 SCHEDULE = [(216, 25), (72, 75), (24, 225), (8, 675)]  # (candidates, seeds 0..n-1 each) per halving round
 EXACT_SEEDS = range(2_000_000, 2_002_000)  # breakout.exact_validation's first 2,000: the verdict's seeds
@@ -103,6 +104,7 @@ def test_train_page_in_chromium_every_image_and_the_video_load(demo):
     out, _, _ = demo
     html = out / "report.html"
     seen = render_check(html)
+    assert blank_tiles(seen["tiles"]) == []  # "regret on ALE screening" was blank: the demo screens nothing on ALE
     figures = re.findall(r'<img src="([^"]+)"', html.read_text())
     assert len(figures) == 2 and all((out / f).is_file() for f in figures)
     assert seen["images"] == len(figures) and seen["loaded"] == seen["images"]

@@ -1,6 +1,7 @@
-"""Jargon a reader meets only after its plain words: the first use of "censored", S (survival) and %BW
-on a page or in a command's help follows, within a few words, what it means (issue 39: the sweep page's
-"censored (survived 5 s)", select's "3/16 <= S <= 0.5" and calibrate's "%BW" went unexplained)."""
+"""What a page or a help text must not leave a reader guessing at: jargon before its plain words (the first
+use of "censored", S (survival) and %BW on a page or in a command's help follows, within a few words, what it
+means; the sweep page's "censored (survived 5 s)", select's "3/16 <= S <= 0.5" and calibrate's "%BW" went
+unexplained), and a headline card with no value (a blank "regret on ALE screening" tile)."""
 
 from __future__ import annotations
 
@@ -24,3 +25,8 @@ def unexplained(text: str, terms: tuple[str, ...] = tuple(TERMS)) -> list[str]:
         if m and plain.lower() not in text[max(0, m.start() - WITHIN):m.start()].lower():
             bad.append(f"{name}: ...{text[max(0, m.start() - 80):m.end() + 30]}...")
     return bad
+
+
+def blank_tiles(tiles: list[tuple[str, str]]) -> list[str]:
+    """The headline cards (`browser.render_check`'s tiles) whose value reads as nothing: empty or a dash."""
+    return [name for name, value in tiles if value.strip() in ("", "-", "—")]

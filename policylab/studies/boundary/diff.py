@@ -67,7 +67,9 @@ def _boundary_text(row: Mapping) -> str:
     if row["status"] != "boundary":
         return row["status"]
     lo, hi = row["ci95_pct_bw"]
-    return f"{row['median_pct_bw']:.1f} [{lo:.1f}, {hi:.1f}]"
+    step = row.get("grid_step_pct_bw")
+    # a zero-width interval is the grid's resolution, not certainty: the step says how coarse
+    return f"{row['median_pct_bw']:.1f} [{lo:.1f}, {hi:.1f}]" + (f", grid step {step:g}" if lo == hi and step else "")
 
 
 def _logrank_against_shift(row: Mapping, cells: list[Mapping], col: Axis) -> dict:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
+from matplotlib import patheffects
 from matplotlib.colors import LinearSegmentedColormap
 
 from policylab.result import Result
@@ -81,13 +82,13 @@ def heatmap(ax, mus, pushes, values, *, cmap="YlOrRd", vmin=0.0, vmax=1.0, label
 
 
 def overlay_training(ax, training: Mapping | None, mus: Sequence[float], pushes: Sequence[float],
-                     grid: Mapping | None = None) -> None:
+                     grid: Mapping | None = None) -> bool:
     """The checkpoint's training distribution on a heatmap: its friction band (dashed lines and a bracket
     in the left margin; a single line when it trained at one friction) and, when it trained with pushes,
     the push range it saw (hatched). Drawn on a friction x push map only: the training record names those
     two axes alone."""
     if not training or (grid or {}).get("row_axis") is not None:
-        return
+        return False
     fr = training.get("friction_range")
     lo, hi = (fr[0], fr[1]) if fr else (1.0, 1.0)
     x0 = _edges(pushes)[0]
@@ -108,6 +109,7 @@ def overlay_training(ax, training: Mapping | None, mus: Sequence[float], pushes:
     if training.get("command_amp"):
         label += ", random commands up to " + "/".join(f"{a:g}" for a in training["command_amp"]) + " (vx m/s, vy m/s, yaw rad/s)"
     ax.text(x0, hi, " " + label, color="#1a7f37", fontsize=7, va="bottom")
+    return True
 
 
 def km_figure(out: Path, reduction: Mapping, max_rows: int = 20) -> tuple[str, str] | None:
@@ -173,9 +175,10 @@ def _overlay_before_push(ax, cells: Sequence[Mapping]) -> None:
         return
     ax.plot([c["push_pct_bw"] for c in early], [c["mu"] for c in early], "v", color="#5b2a86", ms=7, ls="none",
             label="failed before the push (count)")
-    for c in early:
-        ax.annotate(str(c["n_failed_before_push"]), (c["push_pct_bw"], c["mu"]), fontsize=6, color="#5b2a86",
-                    ha="left", va="bottom", xytext=(4, 2), textcoords="offset points")
+    for c in early:  # bold on a white outline: 6-point purple on the dark red cells could not be read
+        ax.annotate(str(c["n_failed_before_push"]), (c["push_pct_bw"], c["mu"]), fontsize=8, fontweight="bold",
+                    color="#5b2a86", ha="left", va="bottom", xytext=(4, 2), textcoords="offset points",
+                    path_effects=[patheffects.withStroke(linewidth=2.5, foreground="white")])
 
 
 def clip_caption(checkpoint: str, clip: Mapping) -> str:
@@ -190,29 +193,50 @@ def clip_caption(checkpoint: str, clip: Mapping) -> str:
     return f"{checkpoint}: {clip['kind']} cell, {where} - {clip['outcome']}{t}"
 
 
+def danger_map(reduction: Mapping, selection: Mapping | None) -> tuple["plt.Figure", str]:
+    """The sweep's danger heatmap with every layer its data has (the boundary, the training distribution,
+    falls before the push, the replayed cells), each mark named in a legend below the map, never over the
+    cells, and only when drawn; and the figure's caption, naming what is drawn."""
+    grid = reduction["sweep"]["grid"]
+    mus, pushes = grid["mus"], grid["pushes_pct_bw"]
+    fig, ax = plt.subplots(figsize=(8, 6))
+    heatmap(ax, mus, pushes, reduction["danger"], grid=grid)
+    trained = overlay_training(ax, reduction.get("training"), mus, pushes, grid)
+    _overlay_boundary(ax, reduction["boundary"], "#1f4e99", "boundary: bootstrap median, 95% CI")
+    _overlay_before_push(ax, reduction["cells"])
+    for i, w in enumerate((selection or {}).get("boundary_cells", [])):
+        ax.plot(w["push_pct_bw"], w["mu"], "s", mfc="none", mec="black", ms=12, ls="none",
+                label=None if i else "replayed boundary cell")
+    for i, w in enumerate((selection or {}).get("recoveries", [])):
+        ax.plot(w["push_pct_bw"], w["mu"], "D", color="#2ca02c", ms=9, ls="none", label=None if i else "recovery")
+    ax.set_title(f"{reduction['sweep']['checkpoint']}: danger per cell ({grid['seeds_per_cell']} seeds)", fontsize=9)
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.11), ncol=2, fontsize=8,
+                  frameon=False)
+    drawn = [("the boundary" if any(b["status"] == "boundary" for b in reduction["boundary"]) else ""),
+             ("the checkpoint's training distribution (green)" if trained else "")]
+    caption = ("Danger (1 - Kaplan-Meier survival at the horizon)"
+               + "".join(f" with {d}" if i == 0 else f" and {d}" for i, d in enumerate(x for x in drawn if x)))
+    return fig, caption
+
+
 def sweep_figures(out: Path, reduction: Mapping, selection: Mapping | None) -> list[tuple[str, str]]:
     grid = reduction["sweep"]["grid"]
     mus, pushes = grid["mus"], grid["pushes_pct_bw"]
     row, col = grid_axes(grid)
-    fig, ax = plt.subplots(figsize=(8, 6))
-    heatmap(ax, mus, pushes, reduction["danger"], grid=grid)
-    overlay_training(ax, reduction.get("training"), mus, pushes, grid)
-    _overlay_boundary(ax, reduction["boundary"], "#1f4e99", "boundary: bootstrap median, 95% CI")
-    _overlay_before_push(ax, reduction["cells"])
-    if selection:
-        for w in selection["boundary_cells"]:
-            ax.plot(w["push_pct_bw"], w["mu"], "s", mfc="none", mec="black", ms=12)
-        for w in selection["recoveries"]:
-            ax.plot(w["push_pct_bw"], w["mu"], "D", color="#2ca02c", ms=9)
-    ax.set_title(f"{reduction['sweep']['checkpoint']}: danger per cell ({grid['seeds_per_cell']} seeds); "
-                 "squares = replayed boundary cells, diamonds = recoveries, triangles = falls before the push",
-                 fontsize=8)
-    if ax.get_legend_handles_labels()[0]:  # no row crosses: nothing to label
-        ax.legend(loc="lower right", fontsize=8)
+    fig, caption = danger_map(reduction, selection)
     save_png(fig, out / "heatmap.png")
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     _overlay_boundary(ax, reduction["boundary"], "#1f4e99", "S = 0.5 crossing")
+    located = [b for b in reduction["boundary"] if b["status"] == "boundary"]
+    zero_width = [b for b in located if b["ci95_pct_bw"][0] == b["ci95_pct_bw"][1]]
+    step = next((b.get("grid_step_pct_bw") for b in reduction["boundary"]), None)
+    for b in zero_width:  # the cells the observed S falls between: the resolution a zero-width interval hides
+        if b.get("between_pct_bw"):
+            ax.plot(b["between_pct_bw"], [b["mu"]] * 2, color="#8c8c8c", lw=4, alpha=0.5, solid_capstyle="butt",
+                    zorder=1)
     for b in reduction["boundary"]:
         if b["status"] != "boundary":
             ax.annotate("no boundary in range", (pushes[0], b["mu"]), fontsize=7, color="gray", va="center")
@@ -222,9 +246,10 @@ def sweep_figures(out: Path, reduction: Mapping, selection: Mapping | None) -> l
     ax.set_ylabel(row.label)
     ax.set_title(f"Boundary per {row.name} row (bootstrap median and 95% interval)", fontsize=10)
     save_png(fig, out / "boundary.png")
-    figures = [("Danger (1 - Kaplan-Meier survival at 5 s) with the boundary and the checkpoint's training "
-                "distribution (green)", "heatmap.png"),
-               ("Boundary curve with bootstrap intervals", "boundary.png")]
+    figures = [(caption, "heatmap.png"), ("Boundary curve with bootstrap intervals" + (
+        "; where an interval has zero width (S falls from 1 to 0 between two cells) a grey bar spans those two "
+        f"cells, the grid step ({step:g} {col.unit})".replace(" )", ")") if zero_width and step else ""),
+        "boundary.png")]
     km = km_figure(out, reduction)
     return figures + ([km] if km else [])
 
@@ -319,7 +344,7 @@ def sweep_report(out: Path, reduction: Mapping, selection: Mapping | None, repla
         notes=notes,
         tables=[Table(f"Boundary per {row.name} row ({col.unit or col.name}; intervals without the grid's "
                       "resolution)",
-                      [rk, "status", "point", "median", "ci95", *unit_columns, "between cells", "grid step",
+                      [rk, "status", "point", "median", "ci95", "between cells", "grid step", *unit_columns,
                        "crossed", "note"], boundary_rows),
                 Table("Replays (from the store)", ["kind", rk, col.name, "seed", "outcome", "t_fail", "attempts",
                                                    "matched recorded", "bitwise equal"], replay_rows),
@@ -345,8 +370,9 @@ def diff_figures(out: Path, diff: Mapping) -> list[tuple[str, str]]:
     fig, axes = plt.subplots(1, 2, figsize=(13, 5))
     for ax, surface, name, side in ((axes[0], diff["surface_a"], a, "a"), (axes[1], diff["surface_b"], b, "b")):
         heatmap(ax, mus, pushes, surface, grid=diff["grid"])
-        overlay_training(ax, diff[side].get("training"), mus, pushes, diff["grid"])
-        ax.set_title(f"{name}: danger = 1 - S (green: its training distribution)", fontsize=10)
+        trained = overlay_training(ax, diff[side].get("training"), mus, pushes, diff["grid"])
+        ax.set_title(f"{name}: danger = 1 - S" + (" (green: its training distribution)" if trained else ""),
+                     fontsize=10)
     save_png(fig, out / "surfaces.png")
 
     fig, ax = plt.subplots(figsize=(8, 6))
@@ -361,9 +387,13 @@ def diff_figures(out: Path, diff: Mapping) -> list[tuple[str, str]]:
         if q is not None and q < 1.0:
             ax.annotate(f"{q:.2f}" if q >= 0.01 else f"{q:.0e}", (c["push_pct_bw"], c["mu"]), fontsize=4.5,
                         ha="center", va="top", xytext=(0, -3), textcoords="offset points", color="#333333")
-    ax.set_title("Survival change; + = significantly safer, x = significantly worse "
-                 f"(BH q < {diff['summary']['fdr_q']}); numbers: Fisher q-value per cell (where < 1)",
-                 fontsize=8)
+    changes = {c["change"] for c in diff["cells"]}
+    marks = [m for m, change in (("+ = significantly safer", "safer"), ("x = significantly worse", "worse"))
+             if change in changes]  # the title names only the marks drawn
+    numbered = any(c.get("q_fisher") is not None and c["q_fisher"] < 1.0 for c in diff["cells"])
+    ax.set_title("; ".join(["Survival change", *([", ".join(marks) + f" (BH q < {diff['summary']['fdr_q']})"]
+                                                  if marks else []),
+                            *(["numbers: Fisher q-value per cell (where < 1)"] if numbered else [])]), fontsize=8)
     save_png(fig, out / "delta.png")
 
     fig, ax = plt.subplots(figsize=(7, 4.5))

@@ -11,13 +11,14 @@ import re
 import pytest
 
 from policylab.report.browser import render_check
+from policylab.report.charts import plt
 from policylab.rollout.store import Store
 from policylab.studies.boundary import failure
 from policylab.studies.boundary.diff import diff_reductions
 from policylab.studies.boundary.reduce import reduce_sweep
-from policylab.studies.boundary.report import diff_report, sweep_report
+from policylab.studies.boundary.report import danger_map, diff_report, sweep_report
 from tests.support.boundary_fixtures import cli, one_row_sweep
-from tests.support.words import unexplained
+from tests.support.words import blank_tiles, unexplained
 
 # go1_v0 on slippery floors: most robots fall walking, before the push at 2 s; the one cell with
 # 0 < S < 1 (mu 0.3, push 30 %BW) has seed 0 falling at 0.82 s, so its "boundary" clip is a fall before the push
@@ -109,4 +110,46 @@ def test_sweep_and_diff_pages_say_the_plain_words_first(tmp_path):
         assert page["loaded"] == page["images"] > 0, page
         texts[name] = page["text"]
         assert unexplained(page["text"]) == [], name
+        assert blank_tiles(page["tiles"]) == [] and len(page["tiles"]) >= 3, (name, page["tiles"])
     assert "survived to the end (censored) 10" in texts["sweep"]  # the headline tile: 8 + 2 + 0 survivors
+
+
+def _reduced(tmp_path, outcomes, name="a"):
+    with Store(tmp_path / "store") as store:
+        return reduce_sweep(store, one_row_sweep(name, [10.0, 20.0, 30.0], outcomes), resamples=200, seed=0,
+                            check_rule=False)
+
+
+def test_the_danger_map_legend_stays_off_the_cells_and_names_only_what_is_drawn(tmp_path):
+    """The legend sat over the map's lower right cells, the title named squares, diamonds and triangles on maps
+    that had none, and the before-push counts were 6-point purple on dark red."""
+    red = _reduced(tmp_path, [(0, None), (4, 1.0), (8, 2.6)])  # 4 fall at 1.0 s, before the 2 s push
+    selection = {"boundary_cells": [{"mu": 1.0, "push_pct_bw": 20.0}], "recoveries": [{"mu": 1.0, "push_pct_bw": 20.0}]}
+    for sel, marks in ((selection, {"replayed boundary cell", "recovery"}), (None, set())):
+        fig, caption = danger_map(red, sel)
+        fig.canvas.draw()
+        (ax, _colorbar) = fig.axes
+        legend = ax.get_legend()
+        labels = {t.get_text() for t in legend.get_texts()}
+        assert labels == {"boundary: bootstrap median, 95% CI", "failed before the push (count)"} | marks
+        assert not legend.get_window_extent().overlaps(ax.get_window_extent())  # not over the data area
+        assert not any(w in ax.get_title() for w in ("square", "diamond", "triangle"))
+        counts = [t for t in ax.texts if t.get_text() == "4"]
+        assert counts and all(t.get_fontsize() >= 8 and t.get_path_effects() for t in counts)
+        assert caption == "Danger (1 - Kaplan-Meier survival at the horizon) with the boundary"  # no training band
+        plt.close(fig)
+
+
+def test_a_zero_width_interval_is_shown_with_the_grid_step(tmp_path):
+    """S falls from 1 to 0 between two cells: every resample crosses at one push, the interval has zero width,
+    and the page showed [15, 15] with the grid step columns away from it and the chart with nothing at all."""
+    red = _reduced(tmp_path, [(0, None), (8, 2.6), (8, 2.6)])
+    (row,) = red["boundary"]
+    assert row["ci95_pct_bw"][0] == row["ci95_pct_bw"][1] and row["grid_step_pct_bw"] == 10
+    (tmp_path / "sweep").mkdir()
+    html = sweep_report(tmp_path / "sweep", red, None, None, None, None).read_text()
+    assert "a grey bar spans those two cells, the grid step (10 %BW)" in html
+    header = re.search(r"<h2>Boundary per friction row.*?</tr>", html, re.S).group(0)
+    assert re.search(r"<th>ci95</th><th>between cells</th><th>grid step</th>", header)
+    diff = diff_reductions(red, _reduced(tmp_path, [(0, None), (4, 2.6), (8, 2.6)], "b"), q=0.05)
+    assert diff["boundary_displacement"][0]["a"].endswith(", grid step 10")

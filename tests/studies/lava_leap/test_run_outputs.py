@@ -17,6 +17,7 @@ from policylab.studies.lava_leap.checks import first_six_two_wide
 from policylab.studies.lava_leap.floor import FLOOR, channels, new_floors
 from policylab.studies.lava_leap.uncertainty import side_by_side, verdict_line
 from tests.support.paths import ROOT
+from tests.support.words import blank_tiles
 
 SUMMARY_KEYS = ["config", "untrained", "ceiling", "curves", "final", "grpo_slow_seed", "lr_sensitivity", "clip_stats",
                 "e1", "e3a", "e3b", "e5", "e6", "test_floor_stats", "comparisons", "lr_selection", "chart_titles"]
@@ -199,6 +200,7 @@ def test_report_renders_in_chromium():
     got = render_check(out / "index.html")
     assert got["images"] == len(CHARTS) and got["loaded"] == len(CHARTS), got
     assert "Lava Leap" in got["title"]
+    assert blank_tiles(got["tiles"]) == [] and len(got["tiles"]) == 13, got["tiles"]
     # each pair's tiles: all at lr 0.5 (E2), and each at its chosen rate on fresh seeds (they gave only the first)
     for row in side_by_side(load(out, "summary.json")):
         for side in ("equal", "fresh"):

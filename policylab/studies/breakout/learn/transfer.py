@@ -205,7 +205,11 @@ def _ci(ci: list[float] | None) -> str:
 
 
 def _ratio(v: float | None, ci: list[float] | None) -> str:
-    return "n/a" if v is None else f"{v:.2f}" + ("" if ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]")
+    """A ratio with its interval, or why there is none (`stats.ratio_of_means`: a zero ALE mean, or a resample
+    of it): a headline tile never shows a blank."""
+    if v is None:
+        return "n/a (ALE mean 0)"
+    return f"{v:.2f}" + (" (no interval: an ALE resample's mean is 0)" if ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]")
 
 
 def headlines(data: dict) -> list[str]:
@@ -247,7 +251,7 @@ def section(data: dict) -> Section:
     headline = [(f"network mean ({v['episodes']:,} seeds, {v['env']})", net["mean"]), ("95% CI", net["mean_ci95"])]
     for base, c in v["comparisons"].items():
         headline += [(f"vs {c['against']}", c["verdict"]), (f"delta vs {base}", c["paired_delta"]["mean_delta"])]
-    headline += [("shadow/ALE (network)", net_gap["ratio_shadow_over_ale"]), ("ratio 95% CI", net_gap["ratio_ci95"])]
+    headline += [("shadow/ALE (network), 95% CI", _ratio(net_gap["ratio_shadow_over_ale"], net_gap["ratio_ci95"]))]
     comparisons = [{"against": c["against"], "network mean": net["mean"],
                     "other mean": v["distributions"][base]["mean"], "paired delta": c["paired_delta"]["mean_delta"],
                     "delta 95% CI": c["paired_delta"]["ci95"], "wins": c["paired_delta"]["wins"],

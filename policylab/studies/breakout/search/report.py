@@ -52,11 +52,12 @@ def write_train_report(out: Path, data: dict) -> Path:
             ("pick mean", ev["new_policy"]["mean"]),
             ("pick 95% CI", ev["new_policy"]["mean_ci95"]),
             ("baseline mean", ev["baseline_policy"]["mean"]),
-            ("ALE confirmed seeds", None if conf is None else f"{conf['equal']} / {conf['of']}"),
             ("search mean of the pick", curse["search_mean"]),
-            ("est. regret among finalists", None if est is None else est["mean_regret"]),
-            ("regret on ALE screening", None if ev["regret"] is None else ev["regret"]["regret"]),
-            ("Spearman search vs ALE", None if corr is None else corr["spearman"]),
+            # a tile only where its number exists: a blank tile read as a missing number
+            *([("ALE confirmed seeds", f"{conf['equal']} / {conf['of']}")] if conf is not None else []),
+            *([("est. regret among finalists", est["mean_regret"])] if est is not None else []),
+            *([("regret on ALE screening", ev["regret"]["regret"])] if ev["regret"] is not None else []),
+            *([("Spearman search vs ALE", corr["spearman"])] if corr is not None else []),
         ],
         notes=list(dec["headlines"]) + [dec["verdict_rule"] + "; the probability of the same verdict: "
                                         + d["verdict_agreement_method"] + "."]

@@ -20,6 +20,7 @@ from policylab.studies.breakout.learn.learner import Learner, train
 from policylab.studies.breakout.learn.network import FIRE_LOGIT, LEGAL
 from policylab.studies.breakout.learn.plan import Plan, plan
 from policylab.studies.breakout.requests import LearnRequest
+from tests.support.words import blank_tiles
 
 TINY = {"steps": 1024, "envs": 8, "rollout": 32, "minibatch": 64, "epochs": 2, "hidden": 16, "max_steps": 40,
         "checkpoint_every": 1, "validate_episodes": 0}
@@ -183,6 +184,7 @@ def test_learn_command_validates_on_the_exact_shadow_and_ale_and_its_report_rend
     assert (out / "policy.onnx").is_file()
     seen = render_check(out / "report.html")
     assert seen["images"] == 2 and seen["loaded"] == 2
+    assert blank_tiles(seen["tiles"]) == [], seen["tiles"]  # the ratio tiles were blank where ALE scored 0
     html = (out / "report.html").read_text()
     assert "Transfer gap" in html and 'href="learn.json"' in html
     # the same command again: nothing to learn, same network bytes

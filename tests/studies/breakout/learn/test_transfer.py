@@ -22,6 +22,7 @@ from policylab.studies.breakout.learn.transfer import section, validate_network,
 
 from tests.support.breakout_nets import export, torch_mlp
 from tests.support.paths import ROOT
+from tests.support.words import blank_tiles
 
 STEPS = 200
 EPISODES, GAP, EXACT = 2, 3, 5  # ALE confirmation seeds, gap episodes, exact-shadow validation seeds
@@ -107,6 +108,7 @@ def test_the_page_renders_with_the_gap_table(run):
     page = write_transfer_report(root / "out", data)
     seen = render_check(page)
     assert seen["images"] == 1 and seen["loaded"] == 1
+    assert blank_tiles(seen["tiles"]) == [], seen["tiles"]
     html = page.read_text()
     for table in section(data).tables:
         assert table.title.replace("'", "&#39;") in html
