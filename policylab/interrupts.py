@@ -64,10 +64,17 @@ def _handle(signum: int, frame) -> None:
     if _state.received is not None:
         _exit_now(signum)
     _state.received = signum
+    threading.excepthook = _torn_down
     if _state.deferring:
         _state.pending = True
         return
     raise Interrupted(signum)
+
+
+def _torn_down(args) -> None:
+    """A background thread's error once the command is interrupted: a consequence of the tear-down (a
+    process pool's manager thread meeting a killed worker or resource tracker), not a fault of its own;
+    the one line says what happened, so it is not printed."""
 
 
 def _exit_now(signum: int) -> None:
@@ -155,6 +162,7 @@ def handled() -> Iterator[None]:
         yield
         return
     previous = {s: signal.getsignal(s) for s in SIGNALS}
+    hook = threading.excepthook
     _state.__dict__.clear()
     tally.reset()
     for s in SIGNALS:
@@ -164,6 +172,7 @@ def handled() -> Iterator[None]:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+        threading.excepthook = hook
         _state.__dict__.clear()
 
 
