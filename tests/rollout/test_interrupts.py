@@ -91,13 +91,17 @@ def _interrupt(folder: Path, executor: str, sig: int, *, group: bool = True, aga
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    # children that outlive the driver are re-parented and end on their own (a resource tracker
-    # reads its pipe's end): give them a moment before counting them as left behind
-    deadline = time.monotonic() + 10
-    while _session(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _session(proc.pid) == [], "processes left behind"
+    _none_left(proc.pid)
     return proc.returncode, err, took
+
+
+def _none_left(pid: int) -> None:
+    """No process of the command's session is left. Children that outlive the driver are re-parented and
+    end on their own (a resource tracker reads its pipe's end): they get a moment before they count."""
+    deadline = time.monotonic() + 10
+    while _session(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _session(pid) == [], "processes left behind"
 
 
 def _check_stopped(folder: Path, code: int, err: str, expected: int) -> int:
@@ -211,10 +215,7 @@ def _signalled_at(folder: Path, executor: str, *points: str) -> tuple[int, str]:
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while _session(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _session(proc.pid) == [], "processes left behind"
+    _none_left(proc.pid)
     return proc.returncode, err
 
 

@@ -22,7 +22,7 @@ and a run the user asks to keep goes into the store through `ensure`, the sweep'
 from __future__ import annotations
 
 import multiprocessing
-import signal
+import pickle
 import threading
 import time
 import traceback
@@ -63,8 +63,8 @@ class WorkerProcess:
 
     def _start(self) -> None:
         self._conn, child = self._ctx.Pipe()
-        self.process = self._ctx.Process(target=_serve, args=(child, self._warm), daemon=True,
-                                         name="policylab-probe-worker")
+        self.process = self._ctx.Process(target=exec, args=(_CHILD, {"conn": child, "warm": pickle.dumps(self._warm)}),
+                                         daemon=True, name="policylab-probe-worker")
         self.process.start()
         child.close()
         self._warming = True  # the process's first answer is its warm-up's
@@ -160,9 +160,18 @@ def _result(status: str, value: Any) -> dict:
     return value
 
 
+# The worker process's first lines: SIGINT is ignored before anything is imported, so a Ctrl-C that reaches
+# the group while a new worker imports (seconds, during its warm-up) leaves no KeyboardInterrupt traceback;
+# the warm-up job is unpickled only then (unpickling it imports the simulator).
+_CHILD = ("import signal\n"
+          "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+          "import pickle\n"
+          "from policylab.studies.boundary.probe_worker import _serve\n"
+          "_serve(conn, pickle.loads(warm))\n")
+
+
 def _serve(conn, warm_job: Mapping) -> None:
-    """The worker process: warm up, then answer jobs until the pipe closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """The worker process (started by `_CHILD`): warm up, then answer jobs until the pipe closes."""
     handlers = {"simulate": simulate, "render": render, "rrd": recording}
     renderers: dict = {}
     try:
