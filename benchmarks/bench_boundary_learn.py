@@ -29,6 +29,7 @@ from policylab.hashing import sha256_hex
 from policylab.studies.boundary.checkpoint import committed_record
 from policylab.studies.boundary.constants import CHECKPOINT_DIR
 from policylab.studies.boundary.learn import judge
+from policylab.studies.boundary.learn.report import learner_time
 
 SURVIVAL_GOAL, SPEED_TOLERANCE, HOURS_GOAL = 0.99, 0.2, 2.0
 
@@ -36,8 +37,7 @@ SURVIVAL_GOAL, SPEED_TOLERANCE, HOURS_GOAL = 0.99, 0.2, 2.0
 def measure(run: Path, name: str, worlds: int) -> dict:
     learn = json.loads((run / "learn.json").read_text())
     timing = json.loads((run / "timing.json").read_text())
-    per_update = learn["config"]["envs"] * learn["config"]["rollout"]
-    wall = sum(per_update / r for r in timing["steps_per_s"])
+    wall = learner_time(timing, learn["config"]["envs"] * learn["config"]["rollout"])["learner_wall_s"]
     shipped = CHECKPOINT_DIR / f"{name}.onnx"
     rec = committed_record(name)
     rob = commanded_robot(robot(rec["robot"]), rec["command"])

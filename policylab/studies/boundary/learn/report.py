@@ -16,7 +16,8 @@ from policylab.report.html import Page, render
 LEARN_C = "#2f6db5"
 PANELS = (("return_mean", "mean episode return"), ("length_mean", "mean episode length (control steps)"),
           ("forward_speed", "mean forward velocity (m/s, velocimeter)"), ("fall_rate", "falls per ended episode"),
-          ("tracking_error", "velocity tracking error (m/s)"), ("entropy", "policy entropy (nats)"), ("value_loss", "value loss"), ("approx_kl", "approximate KL"),
+          ("tracking_error", "velocity tracking error (m/s)"), ("entropy", "policy entropy (nats)"),
+          ("value_loss", "value loss"), ("approx_kl", "approximate KL"),
           ("clip_fraction", "clip fraction"), ("steps_per_s", "agent steps/s (wall clock)"))
 
 
