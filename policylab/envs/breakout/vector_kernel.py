@@ -107,27 +107,34 @@ def _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf
                     g = gray[cbuf[x]]
                     if g > gbuf[x]:
                         gbuf[x] = g
-            same = held >= 0
-            if same:
-                for x in range(SRC_W):
-                    if gbuf[x] != gbuf[SRC_W + x]:
-                        same = False
-                        break
-            if not same:
-                for x in range(SRC_W):
-                    gbuf[SRC_W + x] = gbuf[x]
-                for dx in range(width):
-                    hbuf[width + dx] = np.float32(0.0)
-                for k in range(xi.shape[0]):
-                    v = gbuf[xi[k, 0]]
-                    if v != 0:  # adding 0.0 to a non-negative float32 changes nothing: the black field is skipped
-                        hbuf[width + xi[k, 1]] += np.float32(v) * xw[k]
+            line_sums(gbuf, held, xi, xw, hbuf, width)
             held = sy
         for dx in range(width):
             hbuf[dx] += beta * hbuf[width + dx]
     for dx in range(width):
         out[dx] = np.uint8(min(255.0, np.rint(hbuf[dx])))  # OpenCV's saturate_cast: round half to even
     return held
+
+
+@numba.njit(cache=True, inline="always")
+def line_sums(gbuf, held, xi, xw, hbuf, width):
+    """The resize's horizontal float32 sums of the pooled source line `gbuf[:160]` into `hbuf[width:]`, and the
+    line kept in `gbuf[160:]`; when a line is held (`held` >= 0) and equal, its sums are there already."""
+    same = held >= 0
+    if same:
+        for x in range(SRC_W):
+            if gbuf[x] != gbuf[SRC_W + x]:
+                same = False
+                break
+    if not same:
+        for x in range(SRC_W):
+            gbuf[SRC_W + x] = gbuf[x]
+        for dx in range(width):
+            hbuf[width + dx] = np.float32(0.0)
+        for k in range(xi.shape[0]):
+            v = gbuf[xi[k, 0]]
+            if v != 0:  # adding 0.0 to a non-negative float32 changes nothing: the black field is skipped
+                hbuf[width + xi[k, 1]] += np.float32(v) * xw[k]
 
 
 @numba.njit(cache=True)
@@ -360,6 +367,18 @@ def _emulate(m, c, smt, sbuf, i, prob, action, step):
 
 FIRE_ACTION = 1  # ALE's action number of FIRE
 
+
+@numba.njit(cache=True, inline="always")
+def reset_game(m):
+    """ALE's `reset_game` on state row m: the cartridge's state after its reset, the paddle centred, no action."""
+    for k in range(EK.RAM_N):
+        m[k] = EK.RESET_RAM[k]
+    m[EK.POT] = EK.PADDLE_DEFAULT
+    m[EK.LAST_ACT] = EK.NOOP
+    m[EK.TERM] = 0
+    m[EK.FLAGS] = 0
+    m[EK.SHOWN] = EK.drawn_with(m)
+
 # per-env counters in `C` (n, NC) int64: frames of the episode and in all, whether the last step ended the
 # episode (reset on the next), the paddle step the applied action carries (sticky with it), the frames its
 # reset played (FIRE and noops: they do not count towards truncation)
@@ -390,13 +409,7 @@ def _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpoo
     from a hash of the row; a slot holding another state is redrawn)."""
     m = I[i]
     c = C[i]
-    for k in range(EK.RAM_N):
-        m[k] = EK.RESET_RAM[k]
-    m[EK.POT] = EK.PADDLE_DEFAULT
-    m[EK.LAST_ACT] = EK.NOOP
-    m[EK.TERM] = 0
-    m[EK.FLAGS] = 0
-    m[EK.SHOWN] = EK.drawn_with(m)
+    reset_game(m)
     c[STEP] = EK.PADDLE_DELTA
     n = noop_count(mt, i, noop_max)
     if fire_reset:  # ale-py presses FIRE first, and that frame counts as one of the noops
