@@ -16,6 +16,9 @@ wrappers over `BreakoutNoFrameskip-v4` (one emulated frame per raw step), in the
 - `WarpFrame`: OpenCV's RGB-to-gray of the pooled RGB screen (the per-channel max of the two frames: `PAIR_GRAY`),
   then the INTER_AREA resize (`vector_kernel`'s tables and float32 sums);
 - `ClipRewardEnv` (`clip`): the reward's sign.
+
+numba's cache of these kernels is keyed on this file alone, as `vector_kernel`'s is: after a change to
+`rom.render`, `rom.kernel` or `vector_kernel`, clear `__pycache__/sb3_kernel.*.nb*`.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ def _raw_frame(m, c, action, max_frames):
     c[FRAMES] += 1
     c[MON_LEN] += 1
     c[MON_R] += reward
-    return reward, m[57] == 0, max_frames > 0 and c[EP_FRAMES] >= max_frames
+    return reward, m[EK.RAM_LIVES] == 0, max_frames > 0 and c[EP_FRAMES] >= max_frames
 
 
 @numba.njit(cache=True, inline="always")
@@ -97,7 +100,7 @@ def _life_step(m, c, pair, action, cfg):
     total, term, trunc = _skip_step(m, c, pair, action, cfg)
     if cfg[LIFE_LOSS]:
         c[REAL_DONE] = term or trunc
-        lives = m[57]
+        lives = m[EK.RAM_LIVES]
         if 0 < lives < c[LIVES]:
             term = True
         c[LIVES] = lives
@@ -126,7 +129,7 @@ def _life_reset(i, m, c, pair, noops, used, cfg):
         _, term, trunc = _skip_step(m, c, pair, EK.NOOP, cfg)
         if term or trunc:
             _noop_reset(i, m, c, noops, used, cfg)
-    c[LIVES] = m[57]
+    c[LIVES] = m[EK.RAM_LIVES]
 
 
 @numba.njit(cache=True)
@@ -190,10 +193,10 @@ def step_kernel(actions, I, pairs, C, noops, used, cfg, tables, obs, final_obs, 
     for i in range(I.shape[0]):
         m, c = I[i], C[i]
         total, term, trunc = _life_step(m, c, pairs[i], actions[i], cfg)
-        raw_end = m[57] == 0 or (cfg[MAX_FRAMES] > 0 and c[EP_FRAMES] >= cfg[MAX_FRAMES])
+        raw_end = m[EK.RAM_LIVES] == 0 or (cfg[MAX_FRAMES] > 0 and c[EP_FRAMES] >= cfg[MAX_FRAMES])
         episode[i, 0] = c[MON_LEN] if raw_end else -1
         episode[i, 1] = c[MON_R] if raw_end else 0
-        info[i, 0], info[i, 1], info[i, 2] = m[57], c[EP_FRAMES], c[FRAMES]
+        info[i, 0], info[i, 1], info[i, 2] = m[EK.RAM_LIVES], c[EP_FRAMES], c[FRAMES]
         reward[i] = ((total > 0) - (total < 0)) if cfg[CLIP] else total
         terminated[i], truncated[i] = term, trunc
         if term or trunc:

@@ -472,7 +472,7 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_r
         _reset_env(rows[k], seeds, unused, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal,
                    xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
     for i in range(I.shape[0]):
-        lives[i] = I[i, 57]
+        lives[i] = I[i, EK.RAM_LIVES]
         frame_number[i] = C[i, FRAMES]
         episode_frame_number[i] = C[i, EP_FRAMES]
 
@@ -521,7 +521,7 @@ def step_kernel(rows, actions, steps, seeds, same_step, I, pairs, C, mt, smt, sb
         else:
             m = I[i]
             c = C[i]
-            lives_before = m[57]
+            lives_before = m[EK.RAM_LIVES]
             for k in range(m.shape[0]):
                 last_pair[0, k] = pairs[i, 0, k]
                 last_pair[1, k] = pairs[i, 1, k]
@@ -530,10 +530,10 @@ def step_kernel(rows, actions, steps, seeds, same_step, I, pairs, C, mt, smt, sb
                 total += _emulate(m, c, smt, sbuf, i, prob, actions[i], steps[i])
                 C[i, EP_FRAMES] += 1
                 C[i, FRAMES] += 1
-                if m[57] == 0:
+                if m[EK.RAM_LIVES] == 0:
                     terminated[i] = True
                     break
-                if life_mode == EPISODIC_LIFE and m[57] < lives_before:
+                if life_mode == EPISODIC_LIFE and m[EK.RAM_LIVES] < lives_before:
                     terminated[i] = True
                     break
                 if max_frames > 0 and C[i, EP_FRAMES] - C[i, RESET_FRAMES] >= max_frames:
@@ -563,12 +563,12 @@ def step_kernel(rows, actions, steps, seeds, same_step, I, pairs, C, mt, smt, sb
                                  xi, xw, yi, yw, ystart, xstart, dyr, dxr, cbuf, gbuf, hbuf, lo, hi, redone,
                                  still[i], obs[i, -1, :, :, ch])
             C[i, DONE] = ended
-            if life_mode == LIFE_LOSS_INFO and m[57] < lives_before:  # reported; the game goes on
+            if life_mode == LIFE_LOSS_INFO and m[EK.RAM_LIVES] < lives_before:  # reported; the game goes on
                 terminated[i] = True
             if ended and same_step:
                 final_obs[i] = obs[i]
                 _reset_env(i, seeds, unused, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom,
                            pal, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
-        lives[i] = I[i, 57]
+        lives[i] = I[i, EK.RAM_LIVES]
         frame_number[i] = C[i, FRAMES]
         episode_frame_number[i] = C[i, EP_FRAMES]

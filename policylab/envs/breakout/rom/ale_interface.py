@@ -102,7 +102,7 @@ def act_frames(m, st, mt, buf, action, step, n, prob, max_frames):
         reward += r
         st[EPISODE_FRAMES] += 1
         st[FRAMES] += 1
-        if m[57] == 0:
+        if m[EK.RAM_LIVES] == 0:
             st[OVER] = 1
     return reward
 
@@ -289,7 +289,7 @@ class RomALEInterface:
 
     # --- what wrappers read
     def lives(self) -> int:
-        return int(self._row[57])
+        return int(self._row[EK.RAM_LIVES])
 
     def game_over(self, with_truncation: bool = True) -> bool:
         return bool(self._st[OVER]) or (with_truncation and self.game_truncated())

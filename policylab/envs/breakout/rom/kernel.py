@@ -82,6 +82,7 @@ RESET_RAM = np.frombuffer(bytes.fromhex(
     "86c6162636465806920008000000000000f100f200f219f105f20000ff00e400"
     "0000000000000000000000000800ffffffffffffff0000050000bad675f6dbf2"), dtype=np.uint8).astype(np.int64)
 
+RAM_LIVES = 57  # the RAM byte of the lives left (ALE's `lives()`; 0 is the game over)
 # collision latch bits (TIA CXP0FB bit 6, CXBLPF bit 7, CXM0FB/CXM1FB bit 6)
 CX_PADDLE, CX_PLAYFIELD, CX_WALL = 1, 2, 4
 # screen geometry of the drawn frame (ALE's 210 x 160 screen), in rows and columns
@@ -472,8 +473,8 @@ def frame(m, pot, fire):
                     m[95] = 0x48
             elif y >= 0xD0:  # $F3DF: ball lost
                 _clear_ball(m)
-                m[57] = (m[57] - 1) & 255
-                if m[57] == 0:  # $F3B8: game over
+                m[RAM_LIVES] = (m[RAM_LIVES] - 1) & 255
+                if m[RAM_LIVES] == 0:  # $F3B8: game over
                     m[52] = 0
                     m[90] = 0
                     m[91] = 0
@@ -588,7 +589,7 @@ def frame(m, pot, fire):
         m[80] = _times5(m[76])
         m[84] = _times5(m[77])
         m[82] = _times5(_swap(m[77]))
-        m[86] = _times5(m[57])
+        m[86] = _times5(m[RAM_LIVES])
         x = m[53]
     else:
         q, a = _divide((m[50] >> 2) + 1, 10)
@@ -648,7 +649,7 @@ def _observe(F, I, i, obs):
     obs[i, 4] = 1.0 if in_play else 0.0
     obs[i, 5] = m[72] + PADDLE_X_OFFSET
     obs[i, 6] = 2 * m[108]
-    obs[i, 7] = m[57]
+    obs[i, 7] = m[RAM_LIVES]
     obs[i, 8] = ale_score(m)
     F[i, PBX] = bx
     F[i, PBY] = by
@@ -668,7 +669,7 @@ def reset_kernel(p, F, I, bricks, rng, mt, seeds, obs):
         I[i, STEPS] = 0
         I[i, TERM] = 0
         I[i, SCORE] = ale_score(I[i])
-        I[i, LIVES] = I[i, 57]
+        I[i, LIVES] = I[i, RAM_LIVES]
         I[i, FLAGS] = 0
         I[i, SHOWN] = drawn_with(I[i])
         F[i, PIN] = 0.0
@@ -711,13 +712,13 @@ def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_
             if last == RIGHT or last == LEFT:
                 pot = pot_after(pot, last)
             I[i, FLAGS] |= frame(m, pot, last == FIRE)
-            if m[57] == 0:
+            if m[RAM_LIVES] == 0:
                 I[i, TERM] = 1
                 break
         I[i, POT] = pot
         I[i, LAST_ACT] = last
         I[i, SCORE] = ale_score(m)
-        I[i, LIVES] = m[57]
+        I[i, LIVES] = m[RAM_LIVES]
         I[i, STEPS] += 1
         reward[i] = I[i, SCORE] - before
         terminated[i] = I[i, TERM] == 1
