@@ -8,6 +8,8 @@ run itself) and the committed checkpoint it shipped, then measures in this proce
 - the shipped file judged again, as every boundary command plays it (`learn.judge.nominal`: 256
   nominal worlds, friction 1.0, no push, 5 s): survival (goal >= 99%) and forward speed against the
   command (goal within 20%);
+- how it follows five commands across the trainers' range (`learn.judge.tracking`; goal: at least
+  three within 20%);
 - that the committed file is byte-identical to the run's policy.onnx, and its sha256.
 
     .venv/bin/python benchmarks/bench_boundary_learn.py RUN_V2 [RUN_V3 ...]
@@ -52,6 +54,7 @@ def measure(run: Path, name: str, worlds: int) -> dict:
         "shipped_sha256": sha256_hex(shipped.read_bytes()),
         "shipped_equals_run": shipped.read_bytes() == (run / "policy.onnx").read_bytes(),
         "nominal": nominal, "nominal_judge_s": round(time.perf_counter() - t0, 1),
+        "tracking": judge.tracking(shipped, robot(rec["robot"]), worlds),
         "survival_goal_met": nominal["survival"] >= SURVIVAL_GOAL,
         "speed_goal_met": bool(nominal["speed_within_20pct"]),
         "speed_error_pct": None if nominal["speed_mps"] is None else

@@ -211,10 +211,46 @@ def test_the_command_exports_the_actor_judges_it_and_ships_it(tmp_path, monkeypa
 
 
 @pytest.mark.skipif(chromium_path() is None, reason="Chromium not installed (make setup installs it)")
-def test_the_report_renders_its_curves_and_judgement(tmp_path):
+def test_the_report_renders_its_curves_judgement_and_tracking(tmp_path):
     out = tmp_path / "run"
     assert invoke(["boundary", "learn", "--out", str(out), "--steps", "128", "--envs", "16", "--rollout", "8",
-                   "--minibatch", "64", "--hidden", "8", "--eval-worlds", "2"]) == 0
+                   "--minibatch", "64", "--hidden", "8", "--eval-worlds", "2", "--recipe", "go1_v4"]) == 0
     seen = render_check(out / "report.html")
     assert seen["images"] == seen["loaded"] == 1
     assert "nominal survival" in seen["text"] and "Training curves" in seen["text"]
+    tracking = json.loads((out / "learn.json").read_text())["tracking"]  # a joystick recipe's commands judged
+    assert len(tracking["commands"]) == 5 and tracking["worlds"] == 2
+    assert "commands followed within 20%" in seen["text"] and f"{tracking['tracked']} of 5" in seen["text"]
+
+
+def test_body_velocity_is_in_the_trunks_heading_frame():
+    """A trunk heading 90 degrees (world +y) that moves 1 m/s along +y and 0.5 m/s along -x goes forward
+    at 1 and left at 0.5; one turning at 1 rad/s reports it, through the +-pi wrap."""
+    from policylab.studies.boundary.learn.judge import body_velocity
+
+    rob = robot("go1_imu")
+    dt, n = rob.control_dt, 5
+    q = np.tile(rob.nominal_qpos, (1, n, 1)).astype(float)
+    yaw = np.pi / 2 + np.pi * 0.999 * np.arange(n) / (n - 1)  # crosses +pi
+    a = rob.root_qpos
+    q[0, :, a] += -0.5 * dt * np.arange(n)
+    q[0, :, a + 1] += 1.0 * dt * np.arange(n)
+    q[0, :, a + 3], q[0, :, a + 6] = np.cos(yaw / 2), np.sin(yaw / 2)
+    q[0, :, a + 4] = q[0, :, a + 5] = 0.0
+    fwd, lat, turn = body_velocity(rob, q)
+    np.testing.assert_allclose(fwd[0, 0], 1.0, atol=1e-9)
+    np.testing.assert_allclose(lat[0, 0], 0.5, atol=1e-9)
+    np.testing.assert_allclose(turn[0], np.pi * 0.999 / (n - 1) / dt, rtol=1e-9)
+
+
+def test_tracking_judges_each_command_as_every_sweep_plays_the_file():
+    """go1_v2 was trained for 0.5 m/s forward only: it tracks that and walks forward whatever it is told."""
+    from policylab.studies.boundary.constants import CHECKPOINT_DIR
+    from policylab.studies.boundary.learn.judge import tracking
+
+    judged = tracking(CHECKPOINT_DIR / "go1_v2.onnx", robot("go1_imu"), 8,
+                      commands=((0.5, 0.0, 0.0), (0.0, 0.0, 1.0)))
+    forward, turn = judged["commands"]
+    assert forward["tracked"] and abs(forward["achieved"][0] - 0.5) < 0.1 and forward["survival"] == 1.0
+    assert not turn["tracked"] and abs(turn["achieved"][2]) < 0.2 and turn["achieved"][0] > 0.3
+    assert judged["tracked"] == 1

@@ -35,6 +35,11 @@ def write(out: Path, data: dict) -> Path:
         speed = "-" if j["speed_mps"] is None else f"{j['speed_mps']:.3f} m/s"
         headline += [("nominal survival", f"{j['survived']}/{j['worlds']}"),
                      (f"forward speed (command {j['command_mps']} m/s)", speed)]
+    if "tracking" in data:  # joystick recipes (`judge.tracking`)
+        t = data["tracking"]
+        headline.append(("commands followed within 20%", f"{t['tracked']} of {len(t['commands'])}"))
+        notes += [f"Command {tuple(c['command'])}: survival {c['survival']:.0%}, mean (forward, lateral, yaw rate) "
+                  f"{'-' if c['achieved'][0] is None else tuple(c['achieved'])}" for c in t["commands"]]
     page = Page(title=f"Boundary: a Go1 network learned with PPO ({data['config']['recipe']})",
                 subtitle=(f"{data['agent_steps']:,} agent steps over {data['config']['envs']:,} worlds; the network "
                           f"file is {data['policy_file']}"),

@@ -99,6 +99,8 @@ def run(req: LearnRequest) -> Result:
         rob = commanded_robot(robot(ROBOT), list(recipe.command))
         nominal = judge.nominal(policy, rob, req.eval_worlds, recipe.command[0], nthread=req.threads)
     data = report.build(req.out, learner, cfg, command_line("policylab boundary learn", req), nominal, POLICY_FILE)
+    if req.eval_worlds and recipe.command_amp is not None:  # a joystick recipe: does it follow other commands?
+        data["tracking"] = judge.tracking(policy, robot(ROBOT), req.eval_worlds, nthread=req.threads)
     data["shipped_as"] = req.ship_as
     page = report.write(req.out, data)
     head = [f"learned network: {policy}"]
@@ -120,7 +122,7 @@ def ship(out: Path, name: str, data: dict, recipe: Recipe) -> Path:
     record = {"name": name, "kind": "onnx", "robot": ROBOT, "command": list(recipe.command),
               "checkpoint_sha256": sha256_hex(raw), "trained_by": "policylab boundary learn",
               **{k: data[k] for k in ("rerun", "config", "network", "updates", "agent_steps", "episodes", "nominal",
-                                      "curves")}}
+                                      "curves")}, **({"tracking": data["tracking"]} if "tracking" in data else {})}
     write_json(CHECKPOINT_DIR / f"{name}.json", record)
     write_json(CHECKPOINT_DIR / f"{name}.timing.json", data["timing"])
     return CHECKPOINT_DIR / f"{name}.onnx"
