@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from policylab.envs.breakout import ale_random_agreement as C
+import ale_random_agreement as C
 from policylab.envs.breakout.ale import AleBreakout, Protocol
 from policylab.envs.breakout.contract import F, LEFT, NOOP, RIGHT
 from policylab.envs.breakout.shadow import ShadowBreakout

@@ -39,7 +39,7 @@ from policylab.envs.breakout import ale_random
 from policylab.envs.breakout.rom import kernel as EK
 from policylab.envs.breakout.ale import frame_emulator, ram_features
 from policylab.envs.breakout.contract import FIRE
-from policylab.envs.breakout.rom.ale_agreement import pot_readings
+from rom_ale_agreement import pot_readings
 from policylab.envs.breakout.rom.render import render_colours
 from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3

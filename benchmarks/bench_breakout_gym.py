@@ -29,7 +29,7 @@ from results_file import record
 
 import policylab  # noqa: F401  (registers policylab/Breakout-v5)
 from policylab.envs.breakout.registration import GYM_ID
-from policylab.envs.breakout.v5_agreement import first_difference
+from v5_agreement import first_difference
 from policylab.rollout.seeds import seed_range_base
 
 AGREEMENT_BASE = seed_range_base("breakout", "v5_agreement")  # the sweep's episode k plays seed base + 97k + skip

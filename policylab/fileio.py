@@ -18,11 +18,11 @@ import struct
 import threading
 import zipfile
 import zlib
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from policylab.hashing import canonical_json, pretty_json
+from policylab.hashing import pretty_json
 
 _FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -91,10 +91,6 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 def write_json(path: str | os.PathLike, obj: Any) -> None:
     """Pretty, sorted JSON; identical input gives identical bytes."""
     atomic_write_text(path, pretty_json(obj))
-
-
-def write_jsonl(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]]) -> None:
-    atomic_write_text(path, "".join(canonical_json(r) + "\n" for r in rows))
 
 
 def arrays_to_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:

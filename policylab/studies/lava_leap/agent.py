@@ -38,10 +38,6 @@ def sensors(lava: np.ndarray, pos: int) -> np.ndarray:
     return np.array(ahead + [1.0])
 
 
-def pattern_index(s: np.ndarray) -> int:
-    return int(4 * s[0] + 2 * s[1] + s[2])
-
-
 def pattern_str(s: np.ndarray) -> str:
     return "".join(str(int(x)) for x in s[:3])
 

@@ -15,7 +15,7 @@ from PIL import Image
 import policylab  # noqa: F401  (registers the ids)
 from policylab.envs.breakout.registration import GYM_ID, NO_FRAMESKIP_V4_ID, V4_ID
 from policylab.envs.breakout.rom.ale_interface import RomALEState
-from policylab.envs.breakout.v5_agreement import first_difference
+from benchmarks.v5_agreement import first_difference
 from policylab.errors import BadInput
 
 gym.register_envs(ale_py)

@@ -15,7 +15,7 @@ import pytest
 
 import policylab  # noqa: F401  (registers policylab/Breakout-v5)
 from policylab.envs.breakout.registration import GYM_ID
-from policylab.envs.breakout.v5_agreement import first_difference
+from benchmarks.v5_agreement import first_difference
 from policylab.errors import BadInput
 
 gym.register_envs(ale_py)

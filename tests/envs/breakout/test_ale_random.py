@@ -9,7 +9,7 @@ import pytest
 
 from policylab.envs.breakout import ale_random as R
 from policylab.envs.breakout.physics import kernel as K
-from policylab.envs.breakout import ale_random_agreement as C
+from benchmarks import ale_random_agreement as C
 from policylab.envs.breakout.ale import AleBreakout, Protocol
 from policylab.envs.breakout.contract import F, LEFT, NOOP, RIGHT
 from policylab.envs.breakout.shadow import ShadowBreakout

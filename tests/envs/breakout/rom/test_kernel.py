@@ -11,7 +11,7 @@ import pytest
 from policylab.envs.breakout.rom import kernel as EK
 from policylab.envs.breakout.ale import AleBreakout, Protocol, frame_emulator, ram_features
 from policylab.envs.breakout.contract import FIRE, LEFT, NOOP, RIGHT
-from policylab.envs.breakout.rom.ale_agreement import pot_readings
+from benchmarks.rom_ale_agreement import pot_readings
 from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.errors import BadInput
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
