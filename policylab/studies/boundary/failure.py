@@ -58,7 +58,7 @@ def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float, ru
     failure (a robot spec with ``stop_at_failure``) has fewer rows; its last row is the failure.
     `bad_action_step` is the control step whose action was not finite (None: every action was); the
     record ends at that step's state. Only a diverged outcome carries ``diverged_cause`` and
-    ``diverged_step``, so the outcome of every other rollout is what it was before they existed.
+    ``diverged_step``, so every other rollout's outcome has neither key.
 
     ``forward_speed_mps`` is the torso's mean x velocity over the record: its x displacement divided by the
     record's duration (the horizon, or the failure's time for a record that stops there, so a robot that

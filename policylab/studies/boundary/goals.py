@@ -1,5 +1,7 @@
-"""The bar a robust Go1 policy is held to (issue 25, after the original study's PPO network, whose
-band lay at 50-110 %BW): each friction row's boundary, and the nominal judgement of `boundary learn`.
+"""The bars a robust Go1 policy is held to: each friction row's boundary, and the nominal judgement of
+`boundary learn`. Issue 25's (after the original study's PPO network, whose band lay at 50-110 %BW), and
+issue 37's (`TRAINER_BAR`: after a published trainer's PPO network mapped by the same sweep, whose rows
+lay at 100-145 %BW and rose with friction).
 
 A row's boundary is its bootstrap median (`reduce.row_boundary`); a row whose observed survival stays
 >= 0.5 up to the largest push has its boundary above the grid, so it holds whatever the floor. A row
@@ -10,19 +12,27 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from scipy.stats import spearmanr
+
 # (lowest friction of the rows a goal covers, boundary floor in %BW); a row takes the first that covers it
 BOUNDARY_FLOORS = ((0.6, 75.0), (0.3, 50.0))
+# Issue 37: higher floors, the band rising with friction, and every row with mu >= 0.3 at least 0.8x the
+# trainer's network's (its rows as the issue reports them, by friction: (lowest mu, highest mu, lowest %BW
+# of the rows between); the default grid's rows are 0.05 apart).
+TRAINER_FLOORS = ((0.6, 100.0), (0.3, 60.0))
+TRAINER_ROWS = ((0.10, 0.35, 100.0), (0.40, 0.65, 124.0), (0.70, 1.0, 139.0))
+TRAINER_SHARE, TRAINER_SPEARMAN = 0.8, 0.5
 NOMINAL_SURVIVAL = 0.99  # of the nominal worlds (mu 1.0, no push, 5 s)
 BOUNDARY_RULE = ("bootstrap median >= 75 %BW for every row with mu >= 0.6, >= 50 %BW for mu >= 0.3; a row "
                  "surviving every push of the grid holds (boundary above the grid)")
 
 
-def boundary_checks(rows: Sequence[Mapping]) -> list[dict]:
+def boundary_checks(rows: Sequence[Mapping], floors=BOUNDARY_FLOORS) -> list[dict]:
     """The boundary goal per friction row of a reduction (reduce.json's ``boundary``); rows below the
     lowest goal's friction are not checked."""
     out = []
     for row in rows:
-        floor = next((f for mu_min, f in BOUNDARY_FLOORS if row["mu"] >= mu_min - 1e-9), None)
+        floor = next((f for mu_min, f in floors if row["mu"] >= mu_min - 1e-9), None)
         if floor is None:
             continue
         above = row["status"] != "boundary" and row.get("beyond_grid") == "above"
@@ -38,6 +48,28 @@ def boundary_summary(rows: Sequence[Mapping]) -> dict:
     checks = boundary_checks(rows)
     return {"rows": checks, "rows_checked": len(checks), "rows_holding": sum(c["holds"] for c in checks),
             "all_hold": all(c["holds"] for c in checks), "rule": BOUNDARY_RULE}
+
+
+def trainer_bar(rows: Sequence[Mapping]) -> dict:
+    """Issue 37's bar on a reduction's rows: the floors (`TRAINER_FLOORS`); every row with mu >= 0.3 at
+    least `TRAINER_SHARE` of the trainer's network's row (a row above the grid meets it); and the band
+    rising with friction, Spearman's rho of mu against the boundary over the rows that cross (a row above
+    the grid ranks above every crossing)."""
+    checks = boundary_checks(rows, TRAINER_FLOORS)
+    for c in checks:
+        ref = next(lo for mu_lo, mu_hi, lo in TRAINER_ROWS if mu_lo - 1e-9 <= c["mu"] <= mu_hi + 1e-9)
+        c["trainer_pct_bw"] = ref
+        c["meets_trainer_share"] = c["above_grid"] or (c["median_pct_bw"] is not None and
+                                                        c["median_pct_bw"] >= TRAINER_SHARE * ref)
+    ranked = [(row["mu"], float("inf") if row.get("beyond_grid") == "above" else row["median_pct_bw"])
+              for row in rows if row["median_pct_bw"] is not None or row.get("beyond_grid") == "above"]
+    varies = len({b for _, b in ranked}) > 1  # a straight wall has no rank order: rho is undefined (None)
+    rho = float(spearmanr(*zip(*ranked)).statistic) if len(ranked) >= 3 and varies else None
+    return {"rows": checks, "rows_checked": len(checks), "floors_holding": sum(c["holds"] for c in checks),
+            "share_holding": sum(c["meets_trainer_share"] for c in checks), "spearman_mu_boundary": rho,
+            "rises_with_friction": rho is not None and rho >= TRAINER_SPEARMAN,
+            "all_hold": (all(c["holds"] and c["meets_trainer_share"] for c in checks)
+                         and rho is not None and rho >= TRAINER_SPEARMAN)}
 
 
 def nominal_check(judged: Mapping) -> dict:

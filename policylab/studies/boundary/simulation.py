@@ -62,7 +62,7 @@ def simulate_worlds(checkpoint_path: str, worlds: list[World], rob: Robot,
 
 def axis_changes(worlds: list[World], rob: Robot) -> dict:
     """The later axes of the catalogue (`axes.py`) as `run_closed_loop`'s per-world model changes, action
-    delays and velocity kicks; empty when no world sets one, so a grid's chunk runs exactly as it always did. A slope turns
+    delays and velocity kicks; empty when no world sets one (a friction x push chunk). A slope turns
     gravity about the world y axis by fdlibm's sin and cos (`portable_math`), so its bytes do not depend on
     the CPU."""
     if not any(w.extra for w in worlds):

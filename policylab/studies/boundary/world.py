@@ -46,7 +46,7 @@ def check_mu(mu: float, field: str = "mu") -> float:
 
 
 def check_push(push: float, field: str = "push") -> float:
-    """A grid's push: the catalogue's range, rounded to whole %BW (a grid's resolution, as it always was)."""
+    """A grid's push: the catalogue's range, rounded to whole %BW (a grid's resolution)."""
     AXES["push"].check(push, field)
     return round(round(push / PUSH_RES) * PUSH_RES, 6)
 
@@ -132,8 +132,8 @@ def axis(kind: str, lo: float, hi: float, n: int, field: str) -> tuple[float, ..
     return lattice(AXES[name], lo, hi, n, field, check)
 
 
-# The axes today's grid maps: friction rows x push columns. A grid of these two with no held axis is
-# recorded exactly as before grids could map other axes (`Grid.as_dict`, `records.world_record`).
+# The default grid's axes: friction rows x push columns. A grid of these two with no held axis has the
+# record of a friction x push grid, no axis names in it (`Grid.as_dict`, `records.world_record`).
 DEFAULT_ROW_AXIS, DEFAULT_COL_AXIS = "friction", "push"
 
 
@@ -171,9 +171,9 @@ class Grid:
     """Rows x columns x seeds: the rows are values of `row_axis` (friction by default), the columns of
     `col_axis` (push); the push direction and start, and any `held` axes, fixed for the whole sweep.
 
-    The fields keep the names of today's grid (`mus`, `pushes`: the row and column values; `mu_idx`,
-    `push_idx` in a `GridWorld`), so a friction x push grid is recorded byte for byte as before; a grid of
-    other axes says which in its record (`as_dict`, `records.world_record`)."""
+    The fields are named for the default grid (`mus`, `pushes`: the row and column values; `mu_idx`,
+    `push_idx` in a `GridWorld`), whose record names no axes; a grid of other axes says which in its
+    record (`as_dict`, `records.world_record`)."""
 
     mus: tuple[float, ...]
     pushes: tuple[float, ...]

@@ -48,3 +48,18 @@ def test_nominal_needs_both_survival_and_speed():
     assert not nominal_check({**judged, "survival": 253 / 256})["holds"]
     slow = nominal_check({**judged, "speed_within_20pct": False})
     assert slow["survival_holds"] and not slow["holds"]
+
+
+def test_the_trainer_bar_adds_higher_floors_a_share_of_its_rows_and_a_band_rising_with_friction():
+    from policylab.studies.boundary.goals import trainer_bar
+
+    rising = [row(0.3, [16, 16, 2, 0]),      # ~73 %BW: over the 60 floor, not 0.8 x 100
+              row(0.6, [16, 16, 16, 2]),     # ~113: over 100 and 0.8 x 124
+              row(0.8, [16, 16, 16, 16])]    # above the grid: meets everything, ranks highest
+    bar = trainer_bar(rising)
+    checks = {c["mu"]: c for c in bar["rows"]}
+    assert checks[0.3]["holds"] and not checks[0.3]["meets_trainer_share"] and checks[0.3]["trainer_pct_bw"] == 100
+    assert checks[0.6]["holds"] and checks[0.6]["meets_trainer_share"] and checks[0.8]["meets_trainer_share"]
+    assert bar["spearman_mu_boundary"] == 1.0 and bar["rises_with_friction"] and not bar["all_hold"]
+    wall = trainer_bar([row(mu, [16, 2, 0, 0]) for mu in (0.3, 0.5, 0.7, 0.9)])  # the same boundary on every row
+    assert wall["floors_holding"] == 0 and wall["spearman_mu_boundary"] is None and not wall["rises_with_friction"]
