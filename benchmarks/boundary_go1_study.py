@@ -11,15 +11,17 @@ runs, into --runs:
 Each checkpoint plays on its own robot with its own command (the committed record names them:
 go1_v2/v3 run on go1_imu at the command they were trained for). The headline figures go to
 benchmarks/results/<results>.json (the docs quote them from there): the sweep's totals and
-equivalence gate, each friction row's boundary (bootstrap median and 95% interval), the issue's goal
-checks per row (boundary >= 75 %BW for mu >= 0.6 and >= 50 %BW for mu >= 0.3; a row whose robot
-survives every push has its boundary above the grid and counts as holding), A's nominal judgement
+equivalence gate, each friction row's boundary (bootstrap median and 95% interval), the goal checks
+per row (issue 25's: boundary >= 75 %BW for mu >= 0.6 and >= 50 %BW for mu >= 0.3; a row whose robot
+survives every push has its boundary above the grid and counts as holding; and issue 37's bar,
+`goals.trainer_bar`), A's nominal judgement
 (256 worlds, mu 1.0, no push, 5 s: from its training record, measured here when the record has
 none), the clips, the diff. Long (about an hour of CPU for go1_v0/v1, more for networks that
 survive the whole 5 s): run it with `nice`.
 
     .venv/bin/python benchmarks/boundary_go1_study.py                          # go1_v0 -> go1_v1
     .venv/bin/python benchmarks/boundary_go1_study.py --a go1_v2 --b go1_v3    # -> boundary_go1_ppo_study.json
+    .venv/bin/python benchmarks/boundary_go1_study.py --a go1_v4 --map-only    # -> boundary_go1_v4_map.json
 
 --n-mu/--n-push/--seeds/--seeds-diff shrink the grids for a trial run (with --results naming a
 scratch results file, since the figures are then not the study's).
@@ -35,7 +37,7 @@ from pathlib import Path
 import results_file
 from policylab.cli import invoke
 from policylab.studies.boundary.checkpoint import committed_record, resolve_checkpoint
-from policylab.studies.boundary.goals import boundary_summary, nominal_check
+from policylab.studies.boundary.goals import boundary_summary, nominal_check, trainer_bar
 
 # the study's known pairs: where each writes its runs and its figures
 STUDIES = {("go1_v0", "go1_v1"): ("runs/boundary-go1", "boundary_go1_study"),
@@ -66,8 +68,13 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=16, help="seeds per cell of A's map")
     ap.add_argument("--seeds-diff", type=int, default=32, help="seeds per cell of the diff's sweeps")
     ap.add_argument("--record-only", action="store_true", help="only re-read the finished runs into the results file")
+    ap.add_argument("--map-only", action="store_true", help="A's map alone (sweep, verify, reduce), no retrain "
+                    "diff: into runs/boundary-A and boundary_A_map.json")
     args = ap.parse_args()
-    runs, results = STUDIES.get((args.a, args.b), (f"runs/boundary-{args.a}-{args.b}", f"boundary_{args.a}_{args.b}_study"))
+    if args.map_only:
+        args.b = None
+    runs, results = STUDIES.get((args.a, args.b), (f"runs/boundary-{args.a}-{args.b}", f"boundary_{args.a}_{args.b}_study")
+                                if args.b else (f"runs/boundary-{args.a}", f"boundary_{args.a}_map"))
     r, name = args.runs or Path(runs), args.results or results
     path = results_file.RESULTS / f"{name}.json"
     walls = {} if not args.record_only else json.loads(path.read_text()).get("walls_s", {})
@@ -84,6 +91,8 @@ def stages(args, r: Path, walls: dict) -> None:
     walls["verify16"] = run("verify", "--checkpoint", a, "--store", r / "store16", "--out", r / f"verify16-{a}")
     ana = r / f"ana-{a}"
     walls["reduce"] = run("reduce", "--store", r / "store16", "--checkpoint", a, "--out", ana)
+    if b is None:
+        return
     run("select", "--out", ana)
     walls["replay"] = run("replay", "--out", ana)
     walls["clips"] = run("clips", "--out", ana)
@@ -115,16 +124,15 @@ def nominal(name: str) -> dict | None:
     return {**nominal_check(judged), "source": source}
 
 
-def record(a: str, b: str, r: Path, name: str, walls: dict) -> None:
-    ana, diff = r / f"ana-{a}", r / f"diff-{a}-{b}"
-    red, d = load(ana / "reduce.json"), load(diff / "diff.json")
-    clips, clip_timing = load(ana / "clips" / "clips.json"), load(ana / "clips" / "timing.json")
+def record(a: str, b: str | None, r: Path, name: str, walls: dict) -> None:
+    ana = r / f"ana-{a}"
+    red = load(ana / "reduce.json")
     eq16 = load(r / f"verify16-{a}" / "equivalence.json")
     rows = [row for row in red["boundary"] if row["status"] == "boundary"]
     widths = sorted(row["ci95_pct_bw"][1] - row["ci95_pct_bw"][0] for row in rows)
     result = {
-        "study": f"the Go1 failure boundary ({a}, default grid, 16 seeds) and the retrain diff ({a} -> {b}, "
-                 "32 seeds per cell)",
+        "study": f"the Go1 failure boundary ({a}, default grid, 16 seeds)" + (
+            f" and the retrain diff ({a} -> {b}, 32 seeds per cell)" if b else ""),
         "script": "benchmarks/boundary_go1_study.py",
         "a": a, "b": b, "robot": resolve_checkpoint(a).robot.spec.name, "command": committed_record(a).get("command"),
         "sweep16": {"totals": red["totals"], "rule_check_agree": red["rule_check"]["agree"],
@@ -137,7 +145,21 @@ def record(a: str, b: str, r: Path, name: str, walls: dict) -> None:
                               "point": row["point_pct_bw"], "beyond_grid": row.get("beyond_grid")}
                               for row in red["boundary"]}},
         "goals": boundary_summary(red["boundary"]),
+        "trainer_bar": trainer_bar(red["boundary"]),
         "nominal": nominal(a),
+        "walls_s": {k: round(v, 1) for k, v in walls.items()},
+    }
+    if b is not None:
+        result.update(retrain(ana, r / f"diff-{a}-{b}"))
+    print(json.dumps(result, indent=2))
+    results_file.record(name, result, machine_note="the load average is at the end of the study")
+
+
+def retrain(ana: Path, diff: Path) -> dict:
+    """The clips of A's replay batch and the diff A -> B."""
+    d = load(diff / "diff.json")
+    clips, clip_timing = load(ana / "clips" / "clips.json"), load(ana / "clips" / "timing.json")
+    return {
         "clips": {"n": clip_timing["clips"], "wall_s": clip_timing["wall_s"], "s_per_clip": clip_timing["s_per_clip"],
                   "consistent": sum(1 for c in clips if c["consistent"]), "entries": len(clips)},
         "diff": {"summary": d["summary"], "logrank": d["logrank_summary"], "a_totals": d["a"]["totals"],
@@ -145,10 +167,7 @@ def record(a: str, b: str, r: Path, name: str, walls: dict) -> None:
                  "safer_cells": d["safer_cells"][:20],
                  "rows": [{k: row[k] for k in ("mu", "a", "b", "displacement_pct_bw", "q_logrank_row")}
                           for row in d["boundary_displacement"]]},
-        "walls_s": {k: round(v, 1) for k, v in walls.items()},
     }
-    print(json.dumps(result, indent=2))
-    results_file.record(name, result, machine_note="the load average is at the end of the study")
 
 
 if __name__ == "__main__":
