@@ -90,12 +90,14 @@ class BreakoutAtariVecEnv(VecEnv):
         self._cfg = np.zeros(SK.NCFG, dtype=np.int64)
         self._cfg[[SK.SKIP, SK.NOOP_MAX, SK.LIFE_LOSS, SK.CLIP, SK.MAX_FRAMES]] = (
             frame_skip, noop_max, terminal_on_life_loss, clip_reward, max_num_frames_per_episode)
-        self._tables = (rom_bytes().astype(np.int64), SK.PAIR_GRAY, *VK.resize_tables(screen_size, screen_size))
+        self._tables = (rom_bytes().astype(np.int64), SK.PAIR_GRAY, *VK.resize_tables(screen_size, screen_size),
+                        VK.STATIC_BYTES)
         n = n_envs
         self._I = np.zeros((n, EK.NI), dtype=np.int64)
         for row in self._I:  # ale-py's constructor loads the game: the screen of a reset game until the first step
             row[: EK.RAM_N] = EK.RESET_RAM
         self._pairs = np.zeros((n, 2, EK.NI), dtype=np.int64)
+        self._shown = np.zeros_like(self._pairs)  # the buffer each observation was drawn from (`sb3_kernel`)
         self._C = np.zeros((n, SK.NC), dtype=np.int64)
         self._C[:, SK.REAL_DONE] = 1  # EpisodicLifeEnv starts as after a real end
         self._rngs = [self._generator(None) for _ in range(n)]  # ale-py's constructor: fresh entropy
@@ -138,8 +140,8 @@ class BreakoutAtariVecEnv(VecEnv):
                 self._draw_noops([i])
                 self._C[i, SK.FRAMES] = 0  # ale-py's reload of the game restarts the frame count
         rows = np.arange(self.num_envs, dtype=np.int64)
-        first_call(SK.reset_kernel, "the SB3 Breakout chain", rows, self._I, self._pairs, self._C, self._noops,
-                   self._used, self._cfg, self._tables, self._obs)
+        first_call(SK.reset_kernel, "the SB3 Breakout chain", rows, self._I, self._pairs, self._shown, self._C,
+                   self._noops, self._used, self._cfg, self._tables, self._obs)
         self._after_kernel()
         self._reset_seeds()
         self._reset_options()
@@ -155,8 +157,9 @@ class BreakoutAtariVecEnv(VecEnv):
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
             raise BadInput("step_wait", "step_async(actions) first")
-        SK.step_kernel(self._actions, self._I, self._pairs, self._C, self._noops, self._used, self._cfg, self._tables,
-                       self._obs, self._final, self._rew, self._term, self._trunc, self._episode, self._info)
+        SK.step_kernel(self._actions, self._I, self._pairs, self._shown, self._C, self._noops, self._used, self._cfg,
+                       self._tables, self._obs, self._final, self._rew, self._term, self._trunc, self._episode,
+                       self._info)
         self._actions = None
         self._after_kernel()
         done = self._term | self._trunc

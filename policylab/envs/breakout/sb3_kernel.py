@@ -133,28 +133,37 @@ def _life_reset(i, m, c, pair, noops, used, cfg):
 
 
 @numba.njit(cache=True)
-def _fire_reset(i, m, c, pair, noops, used, cfg, pooled, tables, cbuf, gbuf, hbuf, out):
-    """FireResetEnv's reset, and its observation (the RIGHT step's, drawn before a reset it may need) into out."""
+def _fire_reset(i, m, c, pair, shown, noops, used, cfg, pooled, tables, cbuf, gbuf, hbuf, dirty, out):
+    """FireResetEnv's reset, and its observation (the RIGHT step's, drawn whole before a reset it may need) into
+    out, whose buffer is kept in `shown`."""
     _life_reset(i, m, c, pair, noops, used, cfg)
     _, term, trunc = _life_step(m, c, pair, FIRE, cfg)
     if term or trunc:
         _life_reset(i, m, c, pair, noops, used, cfg)
     _, term, trunc = _life_step(m, c, pair, RIGHT, cfg)
-    draw(pair, pooled, tables, cbuf, gbuf, hbuf, out)
+    dirty[:] = True
+    draw(pair, pooled, tables, cbuf, gbuf, hbuf, dirty, out)
+    shown[:] = pair
     if term or trunc:
         _life_reset(i, m, c, pair, noops, used, cfg)
 
 
 @numba.njit(cache=True)
-def draw(pair, pooled, tables, cbuf, gbuf, hbuf, out):
+def draw(pair, pooled, tables, cbuf, gbuf, hbuf, dirty, out):
     """WarpFrame's (height, width) frame of the MaxAndSkipEnv buffer's two frames (the newer alone unless
-    `pooled`) into out. Source rows repeat (background, brick and glyph lines drawn twice), so a row whose gray
-    line equals the one before keeps its horizontal sums (`vector_kernel.line_sums`)."""
-    rom, gray, xi, xw, yi, yw, ystart = tables
+    `pooled`) into out: the output rows that read a `dirty` source row (the others are left as they are).
+    Source rows repeat (background, brick and glyph lines drawn twice), so a row whose gray line equals the one
+    before keeps its horizontal sums (`vector_kernel.line_sums`)."""
+    rom, gray, xi, xw, yi, yw, ystart = tables[:7]
     width = out.shape[1]
     older = pair[0] if pooled else pair[1]
     held = -1
     for dy in range(out.shape[0]):
+        needed = False
+        for j in range(ystart[dy], ystart[dy + 1]):
+            needed = needed or dirty[yi[j, 0]]
+        if not needed:
+            continue
         for dx in range(width):
             hbuf[dx] = np.float32(0.0)
         for j in range(ystart[dy], ystart[dy + 1]):
@@ -172,23 +181,56 @@ def draw(pair, pooled, tables, cbuf, gbuf, hbuf, out):
             out[dy, dx] = np.uint8(min(255.0, np.rint(hbuf[dx])))  # OpenCV's saturate_cast: half to even
 
 
+@numba.njit(cache=True, inline="always")
+def _mark(dirty, r0, r1):
+    for r in range(max(r0, 0), min(r1, VK.SRC_H - 1) + 1):
+        dirty[r] = True
+
+
+@numba.njit(cache=True)
+def draw_step(shown, pair, pooled, tables, cbuf, gbuf, hbuf, dirty, out):
+    """Bring out, which shows the buffer `shown` held when it was drawn, to the buffer `pair`, redrawing only the
+    source rows that can differ: what `vector_kernel.still_changes` finds between the frames (a brick row, the
+    score rows, or everything when a colour changed) and the rows the ball or the paddle covers in any of the
+    four frames. `shown` becomes `pair`."""
+    static = tables[7]
+    pa, a = (shown[0], pair[0]) if pooled else (shown[1], pair[1])
+    changed = VK.still_changes(pa, shown[1], a, pair[1], static)
+    dirty[:] = changed == VK.ALL_CHANGED
+    if changed != VK.ALL_CHANGED:
+        for k in range(6):
+            if (changed >> k) & 1:
+                _mark(dirty, EK.BRICK_TOP + k * EK.BRICK_H, EK.BRICK_TOP + (k + 1) * EK.BRICK_H - 1)
+        if changed & VK.SCORE_CHANGED:
+            _mark(dirty, RR.SCORE_ROWS[0], RR.SCORE_ROWS[1])
+        for m in (pa, shown[1], a, pair[1]):
+            objects = RR.moving_objects(m)
+            _mark(dirty, objects[0], objects[1])
+            _mark(dirty, objects[4], objects[5])
+    draw(pair, pooled, tables, cbuf, gbuf, hbuf, dirty, out)
+    shown[:] = pair
+
+
 @numba.njit(cache=True, nogil=True)
-def reset_kernel(rows, I, pairs, C, noops, used, cfg, tables, obs):
-    """The chain's reset of envs `rows` (FireResetEnv's, through EpisodicLifeEnv's) and their observations."""
-    cbuf, gbuf, hbuf = _buffers(obs.shape[2])
+def reset_kernel(rows, I, pairs, shown, C, noops, used, cfg, tables, obs):
+    """The chain's reset of envs `rows` (FireResetEnv's, through EpisodicLifeEnv's) and their observations;
+    `shown` keeps the buffer each observation was drawn from."""
+    cbuf, gbuf, hbuf, dirty = _buffers(obs.shape[2])
     for r in range(rows.shape[0]):
         i = rows[r]
-        _fire_reset(i, I[i], C[i], pairs[i], noops, used, cfg, cfg[SKIP] > 1, tables, cbuf, gbuf, hbuf, obs[i])
+        _fire_reset(i, I[i], C[i], pairs[i], shown[i], noops, used, cfg, cfg[SKIP] > 1, tables, cbuf, gbuf, hbuf,
+                    dirty, obs[i])
 
 
 @numba.njit(cache=True, nogil=True)
-def step_kernel(actions, I, pairs, C, noops, used, cfg, tables, obs, final_obs, reward, terminated, truncated,
+def step_kernel(actions, I, pairs, shown, C, noops, used, cfg, tables, obs, final_obs, reward, terminated, truncated,
                 episode, info):
-    """One DummyVecEnv step of every env: the chain's step of ALE action `actions[i]`; an env whose step ends
-    its episode has that observation in `final_obs` and is reset (`_fire_reset`) at once. `episode[i]` is the
-    Monitor's (raw steps, raw reward) where the raw game ended in the step, else (-1, 0); `info[i]` the step's
-    ALE info (lives, episode frame number, frame number) before any reset."""
-    cbuf, gbuf, hbuf = _buffers(obs.shape[2])
+    """One DummyVecEnv step of every env: the chain's step of ALE action `actions[i]`, its observation updated in
+    place from the last one (`draw_step`); an env whose step ends its episode has that observation in `final_obs`
+    and is reset (`_fire_reset`) at once. `episode[i]` is the Monitor's (raw steps, raw reward) where the raw
+    game ended in the step, else (-1, 0); `info[i]` the step's ALE info (lives, episode frame number, frame
+    number) before any reset."""
+    cbuf, gbuf, hbuf, dirty = _buffers(obs.shape[2])
     pooled = cfg[SKIP] > 1
     for i in range(I.shape[0]):
         m, c = I[i], C[i]
@@ -199,16 +241,16 @@ def step_kernel(actions, I, pairs, C, noops, used, cfg, tables, obs, final_obs, 
         info[i, 0], info[i, 1], info[i, 2] = m[EK.RAM_LIVES], c[EP_FRAMES], c[FRAMES]
         reward[i] = ((total > 0) - (total < 0)) if cfg[CLIP] else total
         terminated[i], truncated[i] = term, trunc
+        draw_step(shown[i], pairs[i], pooled, tables, cbuf, gbuf, hbuf, dirty, obs[i])
         if term or trunc:
-            draw(pairs[i], pooled, tables, cbuf, gbuf, hbuf, final_obs[i])
-            _fire_reset(i, m, c, pairs[i], noops, used, cfg, pooled, tables, cbuf, gbuf, hbuf, obs[i])
-        else:
-            draw(pairs[i], pooled, tables, cbuf, gbuf, hbuf, obs[i])
+            final_obs[i] = obs[i]
+            _fire_reset(i, m, c, pairs[i], shown[i], noops, used, cfg, pooled, tables, cbuf, gbuf, hbuf, dirty,
+                        obs[i])
 
 
 @numba.njit(cache=True, inline="always")
 def _buffers(width):
     """Scratch lines: two colour lines, the gray line and the one held (`line_sums`), the vertical and the
-    held horizontal sums."""
+    held horizontal sums; the source rows to redraw."""
     return (np.zeros((2, VK.SRC_W), dtype=np.int64), np.zeros(2 * VK.SRC_W, dtype=np.uint8),
-            np.zeros(2 * width, dtype=np.float32))
+            np.zeros(2 * width, dtype=np.float32), np.ones(VK.SRC_H, dtype=np.bool_))
