@@ -76,7 +76,7 @@ def _interrupt(folder: Path, executor: str, sig: int, *, group: bool = True, aga
     proc = subprocess.Popen([POLICYLAB, *GRID, "--executor", executor, "--workers", "2"], cwd=folder, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 600  # a guard, not a speed check: a loaded machine runs the first chunk slowly
         while _rows(folder) == 0:
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.05)
