@@ -5,11 +5,11 @@ Usage: .venv/bin/python benchmarks/lava_leap_generator_search.py   (about a minu
 The generator (policylab/studies/lava_leap/floor.py) walks tiles FIRST..LAST_START with one
 uniform per tile: u < p*q starts a 2-wide channel, u < p a 1-wide one. This script scans
 p in 0.15..0.45, q in 0.30..0.80, FIRST in 4..6, LAST_START in 33..37 and prints every setting where
-floor seed 8 is the first with 6 channels, 2 of them 2-wide (spec §10.6), with the untrained score
-and ceiling (§10.8: >= 0.245 and <= 0.585 leave room in the E2 chart), then - for those - the
-training-dependent constraints: E3a all 8 runs die (§10.7), the E4 replay clips in pass 4 (§10.3),
-GRPO seed 0 leaps on 100/110 and steps on 000/001/010/011 (§10.9), the slow GRPO seed breaks out
-of its plateau (§10.4), plus two data-driven titles (E1 falls only at 2-wide channels, E3b
+floor seed 8 is the first with 6 channels, 2 of them 2-wide (constraint 6 of docs/lava_leap.md, "Constraints and claims"), with the untrained score
+and ceiling (constraint 8: >= 0.245 and <= 0.585 leave room in the E2 chart), then - for those - the
+training-dependent constraints: E3a all 8 runs die (constraint 7), the E4 replay clips in pass 4 (constraint 3),
+GRPO seed 0 leaps on 100/110 and steps on 000/001/010/011 (constraint 9), the slow GRPO seed breaks out
+of its plateau (constraint 4), plus two data-driven titles (E1 falls only at 2-wide channels, E3b
 separated).
 """
 

@@ -7,7 +7,7 @@ on the shadow simulator. `serve=True` presses FIRE whenever no ball is in play (
 serve rule of the protocol); an evaluator running `--serve never` passes `serve=False`, and the
 policy then waits with NOOP.
 
-The v3 family (specs/breakout.md §4.2/§4.3) on discrete actions
+The original study's v3 family on discrete actions
 ----------------------------------------------------------------
 Ball centre `x = ball_x + 1` (ALE's ball is 2 px wide), paddle centre `c = paddle_x + width/2`.
 
@@ -62,7 +62,7 @@ V3_DEFAULTS = {
     "far_cap": 12.0, "near_cap": 16.0, "base_deadzone": 3.0, "near_y": 165.0, "far_lead": 2.0,
     "near_lead": 1.0, "far_deadzone": 2.0, "near_deadzone": 1.0, "panic_y": 180.0,
 }
-# Candidate c182 of the original training loop (specs/breakout.md §4.2).
+# Candidate c182 of the original training loop.
 TRAINING_V1 = {
     "far_cap": 10.0, "near_cap": 18.0, "base_deadzone": 2.0, "near_y": 165.0, "far_lead": 2.0,
     "near_lead": 3.0, "far_deadzone": 2.0, "near_deadzone": 1.0, "panic_y": 175.0,

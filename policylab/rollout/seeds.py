@@ -53,7 +53,7 @@ breakout    lockstep     8_000_000  1_000_000  ``lockstep --seed``: episode i's 
                                                shadow play the same per-frame actions)
 lava_leap   training     0          100        ``lava-leap run --seed-base`` (default 0); at most
                                                100 seeds per algorithm
-lava_leap   test_floors  2024       1          the generator seed of the 200 test floors (spec §6)
+lava_leap   test_floors  2024       1          the generator seed of the 200 test floors (the original script's)
 lava_leap   validation   1_000      100        ``lava-leap run --validation-seed-base`` (default
                                                1000): fresh seeds on which each algorithm's
                                                learning rate, chosen on the training seeds, is

@@ -2,12 +2,12 @@
 
 Why raw ALE and not `gym.make('ALE/Breakout-v5')`: the protocol must be explicit and complete in
 every record, and gymnasium's wrappers hide choices (frameskip, sticky actions, reset noops, FIRE
-on reset, life-loss handling) behind an id whose defaults differ between ids (specs/breakout.md
-§6.3). Here every one of them is a field of `Protocol`.
+on reset, life-loss handling) behind an id whose defaults differ between ids (docs/breakout.md, "The ALE
+protocol"). Here every one of them is a field of `Protocol`.
 
 What the seed drives: ALE's `random_seed`, set before the ROM is loaded, one fresh emulator per
-episode. Breakout itself has no randomness, so with `sticky=0` every seed plays the same game (the
-measured fact of specs/breakout.md §6.3); with sticky actions the seed drives which actions repeat.
+episode. Breakout itself has no randomness, so with `sticky=0` every seed plays the same game (measured:
+docs/breakout.md, "The ALE protocol"); with sticky actions the seed drives which actions repeat.
 
 Observations follow `contract.FEATURES`, read from RAM in screen coordinates (measured
 against the screen in tests/envs/breakout/test_ale.py):

@@ -8,7 +8,7 @@ described by its *leap table*: P(LEAP) for pattern b = 4 s0 + 2 s1 + s2 (bits = 
 Moves: STEP goes +1; LEAP goes +2 or +3 with probability 1/2 each (the coin), clamped at 39. A run
 ends on lava (score = that tile / 39) or at the exit (score 1.0).
 
-Order of random draws (a choice the spec leaves open, §11.4): every play draws one block
+Order of random draws (a choice the original leaves open, docs/lava_leap.md): every play draws one block
 ``u = rng.random((EXIT, 2))`` up front, used or not; move k leaps when ``u[k, 0] < P(LEAP)`` and a
 leap goes +2 when ``u[k, 1] < 0.5``, else +3. A fixed block per play makes G plays one contiguous
 draw of ``(G, EXIT, 2)`` uniforms, so training, `play` and `simulate` share one kernel and one

@@ -1,5 +1,5 @@
 """The six charts of the post, plus the slow seed and the walkthrough's weight change, in its house
-style (spec §9).
+style (the post's).
 
 200 dpi on a fixed canvas (no tight cropping, so the figure-coordinate header sits where the
 original put it), white background, Noto Sans falling back to DejaVu Sans, a left-aligned bold

@@ -1,4 +1,4 @@
-"""The acceptance constraints of spec §10, evaluated on a finished run.
+"""The acceptance constraints (docs/lava_leap.md, "Constraints and claims"), evaluated on a finished run.
 
 Each check reads the run's own numbers (summary, walkthrough, the floors it used), so the report
 and `results/checks.json` say which constraints this configuration meets. The narrative's claims are

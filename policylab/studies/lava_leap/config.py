@@ -13,7 +13,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from policylab.config import Request
 from policylab.rollout.seeds import seed_range_base, world_seed
 
-# fixed inputs of the original script (spec §6)
+# fixed inputs of the original script
 TEST_SEED, N_TEST = seed_range_base("lava_leap", "test_floors"), 200  # the test floors every policy is scored on
 SHOWCASE_SEED = 8  # E1: first seed whose floor has 6 channels, 2 of them 2-wide
 WALK_SEED, WALK_AT = 22, 20  # E3a/E4: a hard floor; GRPO (first seed) frozen after 20 updates
@@ -25,7 +25,7 @@ SHOW_PLAYS = 8  # E1 / E3b plays per floor
 
 
 class LavaLeapConfig(Request):
-    """Hyperparameters of one `lava-leap run` (defaults = the post's, spec §4.1)."""
+    """Hyperparameters of one `lava-leap run` (defaults = the post's)."""
 
     lr: float = Field(0.5, gt=0, le=100, description="Policy learning rate.")
     eps: float = Field(0.2, gt=0, lt=1, description="Clip width: a step stops pushing once its ratio leaves "

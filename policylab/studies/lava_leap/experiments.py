@@ -1,4 +1,4 @@
-"""Every experiment of the post, as the original script ran them (spec §6), into summary.json.
+"""Every experiment of the post, as the original script ran them, into summary.json.
 
 Order matters only for the one shared generator, the Monte Carlo `sim_rng = default_rng(7)`:
 untrained sim, ceiling sim, then the first seed's REINFORCE, PPO and GRPO sims. Everything else has
@@ -51,7 +51,7 @@ class Trained:
 class Study:
     summary: dict
     walkthrough: dict
-    checks: list  # spec §10 constraints, evaluated on this run (checks.evaluate_checks)
+    checks: list  # the constraints (docs/lava_leap.md), evaluated on this run (checks.evaluate_checks)
     charts: dict  # chart name -> keyword arguments for charts.draw_*
 
 

@@ -11,15 +11,15 @@ start. The algorithms differ only in A and the number of passes:
 
 - **GRPO**: A = (r - mean r) / (std r + 1e-8) over the group (population std), every step of a run
   gets its run's A; `passes` passes. No critic.
-- **PPO** (choice, spec §4.4): A_j = r - s_j @ v with a linear critic v, no normalisation; the same
+- **PPO** (a choice: docs/lava_leap.md, "Choices the original left open"): A_j = r - s_j @ v with a linear critic v, no normalisation; the same
   clipped passes; then one critic step ``v += lr_critic * mean_j (r - s_j @ v) s_j`` on the same
   residuals. The start view is the same on every floor, so ``start @ v`` is the critic's one
   forecast for every floor (E3b).
-- **REINFORCE** (choice, spec §4.2): A = the run's raw return r (no baseline), one pass; with one
+- **REINFORCE** (a choice, ibid.): A = the run's raw return r (no baseline), one pass; with one
   pass rho = 1 exactly and the clip cannot engage, so this *is* the plain policy gradient. Raw r is
   what makes the LR sweep's question ("is GRPO's edge just its larger, std-scaled step?") meaningful.
 
-Randomness (choice, spec §11.4-5): one generator, ``default_rng(seed)``, feeds floors and plays;
+Randomness (a choice, ibid.): one generator, ``default_rng(seed)``, feeds floors and plays;
 update u consumes one floor block then G play blocks, i.e. row u of
 ``rng.random((rounds, FLOOR_DRAWS + G * PLAY_DRAWS))``. The whole training loop runs in one numba
 kernel on that array; `grpo_update`/`ppo_update` call the very same kernels, so the walkthrough

@@ -53,7 +53,7 @@ def test_bad_presets_name_the_field(preset, override, field):
 
 
 def test_go_v1_reproduces_the_original_invariants():
-    """specs/breakout.md §3.2: +1 per brick, first reward at step 40, lives run out near 500 steps."""
+    """The original Go simulator's: +1 per brick, first reward at step 40, lives run out near 500 steps."""
     n = 20
     env = ShadowBreakout(n, "go-v1", seeds=np.arange(n), max_steps=1800)
     obs, rew = play(env, 1800)
@@ -61,7 +61,7 @@ def test_go_v1_reproduces_the_original_invariants():
     first = (rew > 0).argmax(axis=0) + 1
     assert (first == 40).all()
     ends = np.array([np.flatnonzero(obs[1:, i, F["lives"]] == 0)[0] + 1 for i in range(n)])
-    # The original (spec §1.1 and §3.2, v3 in the Go simulator): done after 465-524 steps (mean 489.0 over
+    # The original (v3 in the Go simulator): done after 465-524 steps (mean 489.0 over
     # 6 seeds), always before the 1800-step cap; 6 points ~ 467 steps; scores 6-9 on seeds 0-19, mean 7.2.
     # go-v1 matches the cap, a mean length inside the original's range (501 here), the 6-point length
     # (within 10 steps, 2%) and a mean score within one point (one brick) of 7.2 (6.6 here). It does not

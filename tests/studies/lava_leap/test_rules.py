@@ -1,4 +1,4 @@
-"""The floor, the sensors and one play follow the rules of spec §2-§3."""
+"""The floor, the sensors and one play follow the post's rules."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Named parameters of the physics model, and their packing into the record its kernel reads.
 
 Every mechanic of the simulator is a field here, in screen pixels and emulator frames, so a
-preset is plain data: `go-v1` reconstructs the original Go simulator (specs/breakout.md §3.2),
+preset is plain data: `go-v1` reconstructs the original Go simulator,
 `atari` follows measured ALE Breakout (README.md). A calibration step writes a new
 preset file; `envs.breakout.params.load_preset("path/to/file.json")` loads it like a named one.
 

@@ -103,7 +103,7 @@ def side(rows: list[dict]) -> dict:
 
 
 def paired_rows(shadow: list[dict], ale: list[dict]) -> list[dict]:
-    """§8.3's paired_by_seed rows, with go -> shadow and atari -> ale."""
+    """The original audit's paired_by_seed rows, with go -> shadow and atari -> ale."""
     out = []
     for s, a in zip(shadow, ale):
         assert s["seed"] == a["seed"]

@@ -1,4 +1,4 @@
-"""The six gap classes of the original audit (specs/breakout.md §8.5) and its decision (§8.6),
+"""The six gap classes of the original audit and its decision,
 computed from paired-by-seed episodes instead of written by hand.
 
 Rules (the same for every metric, so a reader can check them):
@@ -205,7 +205,7 @@ NEXT_STEP = {  # in the order to act on them: episode semantics before physics b
 
 
 def decision(gaps: list[dict], shadow: dict, ale: dict) -> dict:
-    """The audit's decision object (§8.6), extended with which of the original's headline gaps it reproduces."""
+    """The audit's decision object (the original's), extended with which of the original's headline gaps it reproduces."""
     by_class = {g["class"]: g for g in gaps}
     detected = [g["class"] for g in gaps if g["detected"]]
     env = [c for c in ENV_CLASSES if c in detected]

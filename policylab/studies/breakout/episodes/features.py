@@ -1,4 +1,4 @@
-"""Per-episode features (specs/breakout.md §8.2), computed the same way for both environments.
+"""Per-episode features (the original audit's), computed the same way for both environments.
 
 Input is an episode's replay: `obs` (N+1, 9) contract features (row 0 after reset, row t after
 step t), `reward` (N,). The original computed some features differently per side (Go from its

@@ -148,8 +148,7 @@ def serve_actions(actions: np.ndarray, in_play: np.ndarray, served: np.ndarray |
 
     auto: FIRE whenever no ball is in play, so every life is played (`served` is not read).
     never: FIRE until the first ball is in play (`served`: whether each env has had one); afterwards
-    FIRE becomes NOOP, so a lost ball is never re-served (the original's one-ball Atari episodes,
-    specs/breakout.md §6.4).
+    FIRE becomes NOOP, so a lost ball is never re-served (the original's one-ball Atari episodes).
     """
     waiting = ~in_play
     if rule == "auto":
