@@ -36,18 +36,17 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 
 try:
-    from stable_baselines3.common import atari_wrappers as AW
+    from stable_baselines3.common import atari_wrappers
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 except ImportError as missing:  # an optional extra: say which
     raise ImportError(f"policylab.envs.breakout.sb3 needs Stable-Baselines3: pip install 'policylab[sb3]' "
                       f"({missing})") from missing
 
-from policylab.envs.breakout import sb3_kernel as SK
-from policylab.envs.breakout import vector_kernel as VK
+from policylab.envs.breakout import sb3_kernel, vector_kernel
 from policylab.envs.breakout.ale_errors import GymError
 from policylab.envs.breakout.compile_notice import first_call
-from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.rom import kernel as rom_kernel
 from policylab.envs.breakout.rom.ale_interface import ACTION_NAMES, MINIMAL_ACTIONS
 from policylab.envs.breakout.rom.render import render_ram, rom_bytes
 from policylab.errors import BadInput
@@ -73,8 +72,8 @@ class BreakoutAtariVecEnv(VecEnv):
             raise BadInput("noop_max", f"must be an integer >= 0, got {noop_max!r}")
         if type(frame_skip) is not int or frame_skip <= 0:
             raise BadInput("frame_skip", f"must be a positive integer, got {frame_skip!r}")
-        if type(screen_size) is not int or not 0 < screen_size < VK.SRC_W:
-            raise BadInput("screen_size", f"the resize only shrinks: 1..{VK.SRC_W - 1}, got {screen_size!r}")
+        if type(screen_size) is not int or not 0 < screen_size < vector_kernel.SRC_W:
+            raise BadInput("screen_size", f"the resize only shrinks: 1..{vector_kernel.SRC_W - 1}, got {screen_size!r}")
         if type(max_num_frames_per_episode) is not int or max_num_frames_per_episode <= noop_max + 2 * frame_skip:
             # so that a new game's reset (noops, FIRE, RIGHT) never reaches the cap: one real reset per step
             raise BadInput("max_num_frames_per_episode", f"must exceed noop_max + 2 x frame_skip "
@@ -83,23 +82,25 @@ class BreakoutAtariVecEnv(VecEnv):
             raise GymError("render_mode", f"rgb_array or None, got {render_mode!r}")
         self.render_mode = render_mode
         self.noop_max = noop_max
+        aw = atari_wrappers
         self._wrappers = tuple(w for w, on in (
-            (Monitor, True), (AW.AtariWrapper, True), (AW.NoopResetEnv, noop_max > 0),
-            (AW.MaxAndSkipEnv, frame_skip > 1), (AW.EpisodicLifeEnv, terminal_on_life_loss),
-            (AW.FireResetEnv, True), (AW.WarpFrame, True), (AW.ClipRewardEnv, clip_reward)) if on)
-        self._cfg = np.zeros(SK.NCFG, dtype=np.int64)
-        self._cfg[[SK.SKIP, SK.NOOP_MAX, SK.LIFE_LOSS, SK.CLIP, SK.MAX_FRAMES]] = (
+            (Monitor, True), (aw.AtariWrapper, True), (aw.NoopResetEnv, noop_max > 0),
+            (aw.MaxAndSkipEnv, frame_skip > 1), (aw.EpisodicLifeEnv, terminal_on_life_loss), (aw.FireResetEnv, True),
+            (aw.WarpFrame, True), (aw.ClipRewardEnv, clip_reward)) if on)
+        k = sb3_kernel
+        self._cfg = np.zeros(k.NCFG, dtype=np.int64)
+        self._cfg[[k.SKIP, k.NOOP_MAX, k.LIFE_LOSS, k.CLIP, k.MAX_FRAMES]] = (
             frame_skip, noop_max, terminal_on_life_loss, clip_reward, max_num_frames_per_episode)
-        self._tables = (rom_bytes().astype(np.int64), SK.PAIR_GRAY, *VK.resize_tables(screen_size, screen_size),
-                        VK.STATIC_BYTES)
+        self._tables = (rom_bytes().astype(np.int64), k.PAIR_GRAY,
+                        *vector_kernel.resize_tables(screen_size, screen_size), vector_kernel.STATIC_BYTES)
         n = n_envs
-        self._I = np.zeros((n, EK.NI), dtype=np.int64)
+        self._I = np.zeros((n, rom_kernel.NI), dtype=np.int64)
         for row in self._I:  # ale-py's constructor loads the game: the screen of a reset game until the first step
-            row[: EK.RAM_N] = EK.RESET_RAM
-        self._pairs = np.zeros((n, 2, EK.NI), dtype=np.int64)
+            row[: rom_kernel.RAM_N] = rom_kernel.RESET_RAM
+        self._pairs = np.zeros((n, 2, rom_kernel.NI), dtype=np.int64)
         self._shown = np.zeros_like(self._pairs)  # the buffer each observation was drawn from (`sb3_kernel`)
-        self._C = np.zeros((n, SK.NC), dtype=np.int64)
-        self._C[:, SK.REAL_DONE] = 1  # EpisodicLifeEnv starts as after a real end
+        self._C = np.zeros((n, sb3_kernel.NC), dtype=np.int64)
+        self._C[:, sb3_kernel.REAL_DONE] = 1  # EpisodicLifeEnv starts as after a real end
         self._rngs = [self._generator(None) for _ in range(n)]  # ale-py's constructor: fresh entropy
         self._noops = np.zeros(n, dtype=np.int64)
         self._used = np.zeros(n, dtype=np.int64)
@@ -135,12 +136,12 @@ class BreakoutAtariVecEnv(VecEnv):
         """DummyVecEnv's reset: each env's chain reset, with its pending seed (`seed()`), which takes effect
         where the reset is a real one (EpisodicLifeEnv's NOOP step after a lost life ignores it, as SB3's)."""
         for i, s in enumerate(self._seeds):
-            if s is not None and (self._C[i, SK.REAL_DONE] or not self._cfg[SK.LIFE_LOSS]):
+            if s is not None and (self._C[i, sb3_kernel.REAL_DONE] or not self._cfg[sb3_kernel.LIFE_LOSS]):
                 self._rngs[i] = self._generator(int(s))
                 self._draw_noops([i])
-                self._C[i, SK.FRAMES] = 0  # ale-py's reload of the game restarts the frame count
+                self._C[i, sb3_kernel.FRAMES] = 0  # ale-py's reload of the game restarts the frame count
         rows = np.arange(self.num_envs, dtype=np.int64)
-        first_call(SK.reset_kernel, "the SB3 Breakout chain", rows, self._I, self._pairs, self._shown, self._C,
+        first_call(sb3_kernel.reset_kernel, "the SB3 Breakout chain", rows, self._I, self._pairs, self._shown, self._C,
                    self._noops, self._used, self._cfg, self._tables, self._obs)
         self._after_kernel()
         self._reset_seeds()
@@ -157,9 +158,9 @@ class BreakoutAtariVecEnv(VecEnv):
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
             raise BadInput("step_wait", "step_async(actions) first")
-        SK.step_kernel(self._actions, self._I, self._pairs, self._shown, self._C, self._noops, self._used, self._cfg,
-                       self._tables, self._obs, self._final, self._rew, self._term, self._trunc, self._episode,
-                       self._info)
+        sb3_kernel.step_kernel(self._actions, self._I, self._pairs, self._shown, self._C, self._noops, self._used,
+                               self._cfg, self._tables, self._obs, self._final, self._rew, self._term, self._trunc,
+                               self._episode, self._info)
         self._actions = None
         self._after_kernel()
         done = self._term | self._trunc

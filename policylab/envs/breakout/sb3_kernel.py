@@ -26,9 +26,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from policylab.envs.breakout import vector_kernel as VK
-from policylab.envs.breakout.rom import kernel as EK
-from policylab.envs.breakout.rom import render as RR
+from policylab.envs.breakout import vector_kernel
+from policylab.envs.breakout.rom import kernel as rom_kernel
+from policylab.envs.breakout.rom import render
 from policylab.envs.breakout.rom.ale_interface import applied_frame
 
 FIRE, RIGHT = 1, 3  # ALE's action numbers of FireResetEnv's two steps (the minimal set's 1 and 2)
@@ -38,7 +38,7 @@ def _pair_gray() -> np.ndarray:
     """(128, 128) uint8: OpenCV's COLOR_RGB2GRAY of the per-channel max of two palette colours, its fixed-point
     sum (R 9798 + G 19235 + B 3735 + 2**14) >> 15 (equal to cv2 5.0 on all 2**24 colours: tests/envs/breakout/
     test_sb3.py checks the palette's pairs)."""
-    p = RR.PALETTE.astype(np.int64)
+    p = render.PALETTE.astype(np.int64)
     pooled = np.maximum(p[:, None, :], p[None, :, :])
     return ((pooled @ np.array([9798, 19235, 3735]) + (1 << 14)) >> 15).astype(np.uint8)
 
@@ -57,7 +57,7 @@ def _raw_reset(m, c):
     """The raw env's reset, Monitor's first: the game reset, the episode's frame count and the Monitor's sums
     restarted (a seed given to it is applied by the caller: it reseeds only the noop generator and the frame
     count, Breakout's game having no randomness without sticky actions)."""
-    VK.reset_game(m)
+    vector_kernel.reset_game(m)
     c[EP_FRAMES] = 0
     c[MON_LEN] = 0
     c[MON_R] = 0
@@ -67,14 +67,14 @@ def _raw_reset(m, c):
 def _raw_frame(m, c, action, max_frames):
     """One raw step (`BreakoutNoFrameskip-v4`, through Monitor): one frame of ALE action `action`; returns the
     reward, terminated (no lives left) and truncated (`max_frames` frames since the reset)."""
-    m[EK.LAST_ACT] = action
-    pot, reward = applied_frame(m, m[EK.POT], action, EK.PADDLE_DELTA)
-    m[EK.POT] = pot
+    m[rom_kernel.LAST_ACT] = action
+    pot, reward = applied_frame(m, m[rom_kernel.POT], action, rom_kernel.PADDLE_DELTA)
+    m[rom_kernel.POT] = pot
     c[EP_FRAMES] += 1
     c[FRAMES] += 1
     c[MON_LEN] += 1
     c[MON_R] += reward
-    return reward, m[EK.RAM_LIVES] == 0, max_frames > 0 and c[EP_FRAMES] >= max_frames
+    return reward, m[rom_kernel.RAM_LIVES] == 0, max_frames > 0 and c[EP_FRAMES] >= max_frames
 
 
 @numba.njit(cache=True, inline="always")
@@ -100,7 +100,7 @@ def _life_step(m, c, pair, action, cfg):
     total, term, trunc = _skip_step(m, c, pair, action, cfg)
     if cfg[LIFE_LOSS]:
         c[REAL_DONE] = term or trunc
-        lives = m[EK.RAM_LIVES]
+        lives = m[rom_kernel.RAM_LIVES]
         if 0 < lives < c[LIVES]:
             term = True
         c[LIVES] = lives
@@ -114,7 +114,7 @@ def _noop_reset(i, m, c, noops, used, cfg):
     if cfg[NOOP_MAX] > 0:
         used[i] += 1
         for _ in range(noops[i]):
-            _, term, trunc = _raw_frame(m, c, EK.NOOP, cfg[MAX_FRAMES])
+            _, term, trunc = _raw_frame(m, c, rom_kernel.NOOP, cfg[MAX_FRAMES])
             if term or trunc:
                 _raw_reset(m, c)
 
@@ -126,10 +126,10 @@ def _life_reset(i, m, c, pair, noops, used, cfg):
     if not cfg[LIFE_LOSS] or c[REAL_DONE]:
         _noop_reset(i, m, c, noops, used, cfg)
     else:
-        _, term, trunc = _skip_step(m, c, pair, EK.NOOP, cfg)
+        _, term, trunc = _skip_step(m, c, pair, rom_kernel.NOOP, cfg)
         if term or trunc:
             _noop_reset(i, m, c, noops, used, cfg)
-    c[LIVES] = m[EK.RAM_LIVES]
+    c[LIVES] = m[rom_kernel.RAM_LIVES]
 
 
 @numba.njit(cache=True)
@@ -169,11 +169,11 @@ def draw(pair, pooled, tables, cbuf, gbuf, hbuf, dirty, out):
         for j in range(ystart[dy], ystart[dy + 1]):
             sy = yi[j, 0]
             if sy != held:
-                RR.draw_row(pair[1], rom, sy, cbuf[0])
-                RR.draw_row(older, rom, sy, cbuf[1])
-                for x in range(VK.SRC_W):
+                render.draw_row(pair[1], rom, sy, cbuf[0])
+                render.draw_row(older, rom, sy, cbuf[1])
+                for x in range(vector_kernel.SRC_W):
                     gbuf[x] = gray[cbuf[0, x] >> 1, cbuf[1, x] >> 1]
-                VK.line_sums(gbuf, held, xi, xw, hbuf, width)
+                vector_kernel.line_sums(gbuf, held, xi, xw, hbuf, width)
                 held = sy
             for dx in range(width):
                 hbuf[dx] += yw[j] * hbuf[width + dx]
@@ -183,7 +183,7 @@ def draw(pair, pooled, tables, cbuf, gbuf, hbuf, dirty, out):
 
 @numba.njit(cache=True, inline="always")
 def _mark(dirty, r0, r1):
-    for r in range(max(r0, 0), min(r1, VK.SRC_H - 1) + 1):
+    for r in range(max(r0, 0), min(r1, vector_kernel.SRC_H - 1) + 1):
         dirty[r] = True
 
 
@@ -195,16 +195,17 @@ def draw_step(shown, pair, pooled, tables, cbuf, gbuf, hbuf, dirty, out):
     four frames. `shown` becomes `pair`."""
     static = tables[7]
     pa, a = (shown[0], pair[0]) if pooled else (shown[1], pair[1])
-    changed = VK.still_changes(pa, shown[1], a, pair[1], static)
-    dirty[:] = changed == VK.ALL_CHANGED
-    if changed != VK.ALL_CHANGED:
+    changed = vector_kernel.still_changes(pa, shown[1], a, pair[1], static)
+    dirty[:] = changed == vector_kernel.ALL_CHANGED
+    if changed != vector_kernel.ALL_CHANGED:
         for k in range(6):
             if (changed >> k) & 1:
-                _mark(dirty, EK.BRICK_TOP + k * EK.BRICK_H, EK.BRICK_TOP + (k + 1) * EK.BRICK_H - 1)
-        if changed & VK.SCORE_CHANGED:
-            _mark(dirty, RR.SCORE_ROWS[0], RR.SCORE_ROWS[1])
+                top = rom_kernel.BRICK_TOP + k * rom_kernel.BRICK_H
+                _mark(dirty, top, top + rom_kernel.BRICK_H - 1)
+        if changed & vector_kernel.SCORE_CHANGED:
+            _mark(dirty, render.SCORE_ROWS[0], render.SCORE_ROWS[1])
         for m in (pa, shown[1], a, pair[1]):
-            objects = RR.moving_objects(m)
+            objects = render.moving_objects(m)
             _mark(dirty, objects[0], objects[1])
             _mark(dirty, objects[4], objects[5])
     draw(pair, pooled, tables, cbuf, gbuf, hbuf, dirty, out)
@@ -235,10 +236,10 @@ def step_kernel(actions, I, pairs, shown, C, noops, used, cfg, tables, obs, fina
     for i in range(I.shape[0]):
         m, c = I[i], C[i]
         total, term, trunc = _life_step(m, c, pairs[i], actions[i], cfg)
-        raw_end = m[EK.RAM_LIVES] == 0 or (cfg[MAX_FRAMES] > 0 and c[EP_FRAMES] >= cfg[MAX_FRAMES])
+        raw_end = m[rom_kernel.RAM_LIVES] == 0 or (cfg[MAX_FRAMES] > 0 and c[EP_FRAMES] >= cfg[MAX_FRAMES])
         episode[i, 0] = c[MON_LEN] if raw_end else -1
         episode[i, 1] = c[MON_R] if raw_end else 0
-        info[i, 0], info[i, 1], info[i, 2] = m[EK.RAM_LIVES], c[EP_FRAMES], c[FRAMES]
+        info[i, 0], info[i, 1], info[i, 2] = m[rom_kernel.RAM_LIVES], c[EP_FRAMES], c[FRAMES]
         reward[i] = ((total > 0) - (total < 0)) if cfg[CLIP] else total
         terminated[i], truncated[i] = term, trunc
         draw_step(shown[i], pairs[i], pooled, tables, cbuf, gbuf, hbuf, dirty, obs[i])
@@ -252,5 +253,5 @@ def step_kernel(actions, I, pairs, shown, C, noops, used, cfg, tables, obs, fina
 def _buffers(width):
     """Scratch lines: two colour lines, the gray line and the one held (`line_sums`), the vertical and the
     held horizontal sums; the source rows to redraw."""
-    return (np.zeros((2, VK.SRC_W), dtype=np.int64), np.zeros(2 * VK.SRC_W, dtype=np.uint8),
-            np.zeros(2 * width, dtype=np.float32), np.ones(VK.SRC_H, dtype=np.bool_))
+    return (np.zeros((2, vector_kernel.SRC_W), dtype=np.int64), np.zeros(2 * vector_kernel.SRC_W, dtype=np.uint8),
+            np.zeros(2 * width, dtype=np.float32), np.ones(vector_kernel.SRC_H, dtype=np.bool_))

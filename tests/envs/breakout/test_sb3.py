@@ -15,7 +15,7 @@ from stable_baselines3.common.env_util import make_atari_env as sb3_make_atari_e
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import VecFrameStack
 
-from policylab.envs.breakout import sb3_kernel as SK
+from policylab.envs.breakout import sb3_kernel
 from policylab.envs.breakout.ale_errors import GymError
 from policylab.envs.breakout.rom.render import PALETTE
 from policylab.envs.breakout.sb3 import make_atari_env
@@ -78,7 +78,7 @@ def test_every_wrapper_keyword_steps_as_sb3s_on_ale(wrapper_kwargs, env_kwargs):
 
 def test_the_pooled_gray_is_opencvs_for_every_pair_of_colours():
     pooled = np.maximum(PALETTE[:, None, :], PALETTE[None, :, :])
-    np.testing.assert_array_equal(SK.PAIR_GRAY, cv2.cvtColor(pooled, cv2.COLOR_RGB2GRAY))
+    np.testing.assert_array_equal(sb3_kernel.PAIR_GRAY, cv2.cvtColor(pooled, cv2.COLOR_RGB2GRAY))
 
 
 def test_ppo_with_a_cnn_policy_trains_on_it():
