@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from policylab.errors import BadInput
 
 SPECS_DIR = Path(__file__).parent / "specs"
-# No --robot and no --checkpoint: the robot of the boundary study's default policy (go1_v2, a PPO network
+# No --robot and no --checkpoint: the robot of the boundary study's default policy (go1_v4, a PPO network
 # trained on this spec; studies/boundary/constants.py DEFAULT_CHECKPOINT). A policy file given alone plays on
 # the robot its metadata names, never on this one (studies/boundary/checkpoint.py).
 DEFAULT_ROBOT = "go1_imu"

@@ -14,9 +14,9 @@ CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"  # the committed checkpoi
 # The policy a command plays when none is named (docs/boundary.md, "Robots and policies by default"):
 # with no --robot, DEFAULT_CHECKPOINT (the PPO network) on the robot and command its training record
 # names, which is the default robot (envs/robots/spec.py DEFAULT_ROBOT); with --robot R, R's own
-# committed policy below (go1_v0/ant_v0 reproduce the numbers measured before go1_v2 existed); with a
+# committed policy below (go1_v0/ant_v0 reproduce the numbers measured before the PPO networks existed); with a
 # spec file of one's own, <its name>_v0.
-DEFAULT_CHECKPOINT = "go1_v2"
+DEFAULT_CHECKPOINT = "go1_v4"
 ROBOT_CHECKPOINTS = {"go1_imu": DEFAULT_CHECKPOINT, "go1": "go1_v0", "ant": "ant_v0"}
 
 

@@ -36,7 +36,7 @@ MAX_SEED = 2**32 - 1  # bootstrap generator seeds (numpy SeedSequence entropy)
 EXECUTORS = Literal["local", "processes", "ray"]  # policylab.rollout.executors.EXECUTORS
 TRAIN_CONFIGS = Literal["v0", "v1", "go1_v0", "go1_v1"]  # ars.CONFIGS: the Ant's v0, v1 and the Go1's
 
-CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v2, go1_v3, go1_v0, go1_v1, ant_v0, ant_v1) or the path of "
+CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v4, go1_v2, go1_v3, go1_v0, go1_v1, ant_v0, ant_v1) or the path of "
                    "a linear .npz or an .onnx network; its observation and action sizes must fit the robot (default: "
                    f"{DEFAULT_CHECKPOINT} with the command it was trained for; with --robot, that robot's own: "
                    + ", ".join(f"{r} {c}" for r, c in ROBOT_CHECKPOINTS.items()) + ", a spec file <name>_v0).")
@@ -327,8 +327,8 @@ class CalibrateRequest(Request):
 class SweepRequest(Request):
     """Play the checkpoint in every world of the grid (friction x push, or any two axes with --rows and
     --cols); each rollout becomes a store record. Resumable: worlds already in the store are skipped.
-    Without options: go1_v2 over 20 frictions x 20 pushes x 16 seeds, the records into ./runs/boundary/store
-    and sweep.json into ./runs/boundary/store-sweep-go1_v2 (relative to the current folder)."""
+    Without options: go1_v4 over 20 frictions x 20 pushes x 16 seeds, the records into ./runs/boundary/store
+    and sweep.json into ./runs/boundary/store-sweep-go1_v4 (relative to the current folder)."""
 
     SIZE_FIELDS = ("n_mu", "n_push", "seeds_per_cell")
 
@@ -336,7 +336,7 @@ class SweepRequest(Request):
     checkpoint: CheckpointSpec = Field(None, description=CHECKPOINT_HELP)
     command: Command = Field(None, description="The command vector for the robot's command term, comma-separated "
                              "(e.g. 0.5,0,0 for vx, vy, yaw rate), instead of the command a committed checkpoint "
-                             "was trained for (its record; go1_v2: 0.5,0,0), else the spec's value; only for a spec "
+                             "was trained for (its record; go1_v4: 0.5,0,0), else the spec's value; only for a spec "
                              "with a command term. Part of the protocol and so of the rollout keys; later stages "
                              "re-simulate with it.")
     mu_min: float = Field(DEFAULT_MU[0], ge=MU_RANGE[0], le=MU_RANGE[1],

@@ -21,20 +21,20 @@ from tests.support.boundary_fixtures import cli
 from tests.support.trainer_layout import spec_file
 
 
-def test_the_default_is_go1_v2_on_go1_imu_with_its_trained_command():
-    assert (DEFAULT_CHECKPOINT, DEFAULT_ROBOT) == ("go1_v2", "go1_imu")
+def test_the_default_is_go1_v4_on_go1_imu_with_its_trained_command():
+    assert (DEFAULT_CHECKPOINT, DEFAULT_ROBOT) == ("go1_v4", "go1_imu")
     assert committed_record(DEFAULT_CHECKPOINT)["command"] == [0.5, 0.0, 0.0]
     ckpt = resolve_checkpoint(None)
-    assert (ckpt.name, ckpt.robot.spec.name, ckpt.robot.spec.command) == ("go1_v2", "go1_imu", [0.5, 0.0, 0.0])
+    assert (ckpt.name, ckpt.robot.spec.name, ckpt.robot.spec.command) == ("go1_v4", "go1_imu", [0.5, 0.0, 0.0])
     assert ckpt.path.suffix == ".onnx"
     # the default robot is the default policy's, and --robot go1_imu plays the same policy
     assert robot_of_checkpoint_name(DEFAULT_CHECKPOINT) == DEFAULT_ROBOT == "go1_imu"
-    for same in (resolve_checkpoint(None, "go1_imu"), resolve_checkpoint("go1_v2")):
+    for same in (resolve_checkpoint(None, "go1_imu"), resolve_checkpoint("go1_v4")):
         assert (same.as_dict(), same.robot.ref, same.robot.spec.command) == (ckpt.as_dict(), "go1_imu", [0.5, 0.0, 0.0])
 
 
 @pytest.mark.parametrize("robot, name, command", [("go1", "go1_v0", None), ("ant", "ant_v0", None),
-                                                  ("go1_imu", "go1_v2", [0.5, 0.0, 0.0])])
+                                                  ("go1_imu", "go1_v4", [0.5, 0.0, 0.0])])
 def test_each_robot_plays_its_own_default(robot, name, command):
     ckpt = resolve_checkpoint(None, robot)
     assert (ckpt.name, ckpt.robot.spec.name, ckpt.robot.spec.command) == (name, robot, command)
@@ -93,5 +93,5 @@ def test_a_sweep_with_no_options_plays_the_default(tmp_path):
         meta = s.get_meta(meta_name(DEFAULT_CHECKPOINT))
         (record,) = list(s.records("boundary"))
     assert meta["protocol"]["command"] == [0.5, 0.0, 0.0]
-    assert (meta["robot"]["ref"], meta["checkpoint"]["name"], meta["policy_kind"]) == ("go1_imu", "go1_v2", "onnx")
+    assert (meta["robot"]["ref"], meta["checkpoint"]["name"], meta["policy_kind"]) == ("go1_imu", "go1_v4", "onnx")
     assert record.data["world"]["checkpoint"]["name"] == DEFAULT_CHECKPOINT
