@@ -22,6 +22,7 @@ survive the whole 5 s): run it with `nice`.
     .venv/bin/python benchmarks/boundary_go1_study.py                          # go1_v0 -> go1_v1
     .venv/bin/python benchmarks/boundary_go1_study.py --a go1_v2 --b go1_v3    # -> boundary_go1_ppo_study.json
     .venv/bin/python benchmarks/boundary_go1_study.py --a go1_v4 --map-only    # -> boundary_go1_v4_map.json
+    .venv/bin/python benchmarks/boundary_go1_study.py --a go1_v4 --b go1_v5 --diff-only  # -> boundary_go1_v4_go1_v5_diff.json
 
 --n-mu/--n-push/--seeds/--seeds-diff shrink the grids for a trial run (with --results naming a
 scratch results file, since the figures are then not the study's).
@@ -70,22 +71,36 @@ def main() -> None:
     ap.add_argument("--record-only", action="store_true", help="only re-read the finished runs into the results file")
     ap.add_argument("--map-only", action="store_true", help="A's map alone (sweep, verify, reduce), no retrain "
                     "diff: into runs/boundary-A and boundary_A_map.json")
+    ap.add_argument("--diff-only", action="store_true", help="the diff A -> B alone (both 32-seed sweeps, verify, "
+                    "diff, report), A's map being another run's (--map-only): into boundary_A_B_diff.json")
     args = ap.parse_args()
     if args.map_only:
         args.b = None
     runs, results = STUDIES.get((args.a, args.b), (f"runs/boundary-{args.a}-{args.b}", f"boundary_{args.a}_{args.b}_study")
                                 if args.b else (f"runs/boundary-{args.a}", f"boundary_{args.a}_map"))
+    if args.diff_only:
+        results = f"boundary_{args.a}_{args.b}_diff"
     r, name = args.runs or Path(runs), args.results or results
     path = results_file.RESULTS / f"{name}.json"
     walls = {} if not args.record_only else json.loads(path.read_text()).get("walls_s", {})
     if not args.record_only:
         stages(args, r, walls)
+    if args.diff_only:
+        result = {"study": f"the retrain diff {args.a} -> {args.b} (default grid, {args.seeds_diff} seeds per cell)",
+                  "script": "benchmarks/boundary_go1_study.py", "a": args.a, "b": args.b,
+                  "diff": diff_figures(load(r / f"diff-{args.a}-{args.b}" / "diff.json")),
+                  "walls_s": {k: round(v, 1) for k, v in walls.items()}}
+        print(json.dumps(result, indent=2))
+        results_file.record(name, result, machine_note="the load average is at the end of the study")
+        return
     record(args.a, args.b, r, name, walls)
 
 
 def stages(args, r: Path, walls: dict) -> None:
     a, b = args.a, args.b
     grid = ("--n-mu", args.n_mu, "--n-push", args.n_push)
+    if args.diff_only:
+        return diff_stages(args, r, walls, grid)
     walls["sweep16"] = run("sweep", "--checkpoint", a, *grid, "--seeds-per-cell", args.seeds,
                            "--store", r / "store16", "--out", r / f"sweep16-{a}")
     walls["verify16"] = run("verify", "--checkpoint", a, "--store", r / "store16", "--out", r / f"verify16-{a}")
@@ -98,6 +113,11 @@ def stages(args, r: Path, walls: dict) -> None:
     walls["clips"] = run("clips", "--out", ana)
     walls["rrd"] = run("rrd", "--out", ana)
     walls["report"] = run("report", "--out", ana)
+    diff_stages(args, r, walls, grid)
+
+
+def diff_stages(args, r: Path, walls: dict, grid: tuple) -> None:
+    a, b = args.a, args.b
     for ckpt in (a, b):
         walls[f"sweep32_{ckpt}"] = run("sweep", "--checkpoint", ckpt, *grid, "--seeds-per-cell", args.seeds_diff,
                                        "--store", r / "store32", "--out", r / f"sweep32-{ckpt}")
@@ -157,17 +177,22 @@ def record(a: str, b: str | None, r: Path, name: str, walls: dict) -> None:
 
 def retrain(ana: Path, diff: Path) -> dict:
     """The clips of A's replay batch and the diff A -> B."""
-    d = load(diff / "diff.json")
     clips, clip_timing = load(ana / "clips" / "clips.json"), load(ana / "clips" / "timing.json")
     return {
         "clips": {"n": clip_timing["clips"], "wall_s": clip_timing["wall_s"], "s_per_clip": clip_timing["s_per_clip"],
                   "consistent": sum(1 for c in clips if c["consistent"]), "entries": len(clips)},
-        "diff": {"summary": d["summary"], "logrank": d["logrank_summary"], "a_totals": d["a"]["totals"],
-                 "b_totals": d["b"]["totals"], "worse_cells": d["shrinkage_census"]["cells"][:20],
-                 "safer_cells": d["safer_cells"][:20],
-                 "rows": [{k: row[k] for k in ("mu", "a", "b", "displacement_pct_bw", "q_logrank_row")}
-                          for row in d["boundary_displacement"]]},
+        "diff": diff_figures(load(diff / "diff.json")),
     }
+
+
+def diff_figures(d: dict) -> dict:
+    """The diff's headline: cells safer and worse, the log-rank summary, both sweeps' totals, the cells each way
+    and each friction row's boundary displacement."""
+    return {"summary": d["summary"], "logrank": d["logrank_summary"], "a_totals": d["a"]["totals"],
+            "b_totals": d["b"]["totals"], "worse_cells": d["shrinkage_census"]["cells"][:20],
+            "safer_cells": d["safer_cells"][:20],
+            "rows": [{k: row[k] for k in ("mu", "a", "b", "displacement_pct_bw", "q_logrank_row")}
+                     for row in d["boundary_displacement"]]}
 
 
 if __name__ == "__main__":
