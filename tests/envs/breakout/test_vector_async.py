@@ -77,19 +77,20 @@ def test_async_batches_give_each_env_ale_pys_sequence_with_several_workers():
         seqs = {i: [] for i in range(n)}
         rngs = [np.random.default_rng(SEED + 10 + i) for i in range(n)]  # each env's actions from its own stream
         obs, info = env.reset(seed=SEED + 10)
+        rew = term = trunc = np.zeros(batch, dtype=np.int64)
         for _ in range(120):
+            # an env's entry is the same whichever call returned it: ale-py's threads may hand an env's reset to a
+            # later step's batch (a reset's reward and ends are zero)
             ids = info["env_id"]
             for k, i in enumerate(ids):
-                seqs[int(i)].append(obs[k].tobytes())
+                seqs[int(i)].append((obs[k].tobytes(), int(rew[k]), bool(term[k]), bool(trunc[k]),
+                                     int(info["lives"][k]), int(info["episode_frame_number"][k])))
             obs, rew, term, trunc, info = env.step(np.array([rngs[i].integers(0, 4) for i in ids]))
-            for k, i in enumerate(info["env_id"]):
-                seqs[int(i)].append((int(rew[k]), bool(term[k]), bool(trunc[k]), int(info["lives"][k]),
-                                     int(info["episode_frame_number"][k])))
         runs.append(seqs)
         env.close()
     for i in range(n):
         common = min(len(runs[0][i]), len(runs[1][i]))
-        assert common > 60 and runs[0][i][:common] == runs[1][i][:common], i
+        assert common > 30 and runs[0][i][:common] == runs[1][i][:common], i
 
 
 @pytest.mark.parametrize("kwargs", [dict(noop_max=30, max_num_frames_per_episode=300),
