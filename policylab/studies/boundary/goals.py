@@ -1,6 +1,6 @@
 """The bars a robust Go1 policy is held to: each friction row's boundary, and the nominal judgement of
 `boundary learn`. Issue 25's (after the original study's PPO network, whose band lay at 50-110 %BW), and
-issue 37's (`TRAINER_BAR`: after a published trainer's PPO network mapped by the same sweep, whose rows
+issue 37's (`trainer_bar`: after a published trainer's PPO network mapped by the same sweep, whose rows
 lay at 100-145 %BW and rose with friction).
 
 A row's boundary is its bootstrap median (`reduce.row_boundary`); a row whose observed survival stays
@@ -65,11 +65,11 @@ def trainer_bar(rows: Sequence[Mapping]) -> dict:
               for row in rows if row["median_pct_bw"] is not None or row.get("beyond_grid") == "above"]
     varies = len({b for _, b in ranked}) > 1  # a straight wall has no rank order: rho is undefined (None)
     rho = float(spearmanr(*zip(*ranked)).statistic) if len(ranked) >= 3 and varies else None
+    rises = rho is not None and rho >= TRAINER_SPEARMAN
     return {"rows": checks, "rows_checked": len(checks), "floors_holding": sum(c["holds"] for c in checks),
             "share_holding": sum(c["meets_trainer_share"] for c in checks), "spearman_mu_boundary": rho,
-            "rises_with_friction": rho is not None and rho >= TRAINER_SPEARMAN,
-            "all_hold": (all(c["holds"] and c["meets_trainer_share"] for c in checks)
-                         and rho is not None and rho >= TRAINER_SPEARMAN)}
+            "rises_with_friction": rises,
+            "all_hold": rises and all(c["holds"] and c["meets_trainer_share"] for c in checks)}
 
 
 def nominal_check(judged: Mapping) -> dict:

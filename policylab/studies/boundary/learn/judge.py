@@ -21,11 +21,7 @@ def nominal(policy_file: Path, rob: Robot, worlds: int, command_vx: float, nthre
     """Survival and forward speed of `worlds` nominal worlds: a world survives when the frozen failure
     rule never marks it in 5 s; its speed is its trunk's displacement along its initial heading over
     the 5 s (survivors only). Within 20% of the command is the issue's bar for walking at it."""
-    policy = load_policy(policy_file, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot")
-    seeds = list(named_range("boundary", "evaluation").first(worlds))
-    n_steps = int(round(NOMINAL_S / rob.control_dt))
-    traj = run_closed_loop(rob, policy.act, [NOMINAL_MU] * worlds, seeds, n_steps=n_steps, nthread=nthread)
-    survived = traj["n_states"] == n_steps + 1
+    traj, survived = _play(_load(policy_file, rob), rob, worlds, nthread)
     heading = rob.heading(traj["qpos"][:, 0])
     xy = traj["qpos"][:, :, rob.root_qpos: rob.root_qpos + 2]
     d = xy[:, -1] - xy[:, 0]
@@ -58,15 +54,11 @@ def tracking(policy_file: Path, rob: Robot, worlds: int, commands=TRACKING_COMMA
     (forward, lateral, yaw rate) of the survivors over the 5 s after the first second, from the trunk's
     displacement and heading between control steps. A command is tracked when its largest component is
     met within 20% (the issue's bar) by the survivors' mean, and at least 99% of the worlds survive."""
-    policy = load_policy(policy_file, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot")
-    seeds = list(named_range("boundary", "evaluation").first(worlds))
-    n_steps = int(round(NOMINAL_S / rob.control_dt))
+    policy = _load(policy_file, rob)
     settle = int(round(SETTLE_S / rob.control_dt))
     out = []
     for command in commands:
-        driven = commanded_robot(rob, command)
-        traj = run_closed_loop(driven, policy.act, [NOMINAL_MU] * worlds, seeds, n_steps=n_steps, nthread=nthread)
-        survived = traj["n_states"] == n_steps + 1
+        traj, survived = _play(policy, commanded_robot(rob, command), worlds, nthread)
         achieved = [float(x.mean()) if survived.any() else None
                     for x in body_velocity(rob, traj["qpos"][survived, settle:])]
         main = int(np.argmax(np.abs(command)))
@@ -76,3 +68,16 @@ def tracking(policy_file: Path, rob: Robot, worlds: int, commands=TRACKING_COMMA
                     "tracked": bool(met and survived.mean() >= 0.99)})
     return {"worlds": worlds, "friction": NOMINAL_MU, "seconds": NOMINAL_S, "settle_s": SETTLE_S,
             "commands": out, "tracked": sum(c["tracked"] for c in out)}
+
+
+def _load(policy_file: Path, rob: Robot):
+    return load_policy(policy_file, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot")
+
+
+def _play(policy, rob: Robot, worlds: int, nthread: int) -> tuple[dict, np.ndarray]:
+    """`worlds` nominal worlds on the evaluation seeds for 5 s: the trajectories, and which survived (the
+    frozen failure rule never marked them)."""
+    seeds = list(named_range("boundary", "evaluation").first(worlds))
+    n_steps = int(round(NOMINAL_S / rob.control_dt))
+    traj = run_closed_loop(rob, policy.act, [NOMINAL_MU] * worlds, seeds, n_steps=n_steps, nthread=nthread)
+    return traj, traj["n_states"] == n_steps + 1
