@@ -38,6 +38,13 @@ from policylab.envs.breakout.rom.ale_interface import JOYSTICK, RomALEInterface
 OBS_TYPES = ("rgb", "grayscale", "ram")
 
 
+def seeded_generator(seed: int | None) -> tuple[np.random.Generator, np.uint32, np.uint32]:
+    """ale-py's derivation of a seed: two words of `SeedSequence(seed)`, the first seeding the env's numpy
+    generator (returned with it), the second ALE's `random_seed`."""
+    np_seed, ale_seed = np.random.SeedSequence(seed).generate_state(n_words=2)
+    return seeding.np_random(int(np_seed))[0], np_seed, ale_seed
+
+
 def _frameskip(frameskip) -> int | tuple[int, int]:
     """ale-py's checks of `frameskip`, raising `gymnasium.error.Error` where it does."""
     if isinstance(frameskip, tuple):
@@ -121,8 +128,7 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
     def seed_game(self, seed: int | None = None) -> tuple[np.uint32, np.uint32]:
         """ale-py's derivation: SeedSequence(seed) -> (numpy generator's seed, ALE's random_seed, as an int32);
         the stream starts at the next `load_game`."""
-        np_seed, ale_seed = np.random.SeedSequence(seed).generate_state(n_words=2)
-        self._np_random, _ = seeding.np_random(int(np_seed))
+        self._np_random, np_seed, ale_seed = seeded_generator(seed)
         self.ale.setInt("random_seed", int(np.uint32(ale_seed).view(np.int32)))
         return np_seed, ale_seed
 

@@ -33,7 +33,6 @@ from typing import Any, Sequence
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import seeding
 
 try:
     from stable_baselines3.common import atari_wrappers
@@ -44,6 +43,7 @@ except ImportError as missing:  # an optional extra: say which
                       f"({missing})") from missing
 
 from policylab.envs.breakout import sb3_kernel, vector_kernel
+from policylab.envs.breakout.ale_compat import seeded_generator
 from policylab.envs.breakout.ale_errors import GymError
 from policylab.envs.breakout.compile_notice import first_call
 from policylab.envs.breakout.rom import kernel as rom_kernel
@@ -101,7 +101,7 @@ class BreakoutAtariVecEnv(VecEnv):
         self._shown = np.zeros_like(self._pairs)  # the buffer each observation was drawn from (`sb3_kernel`)
         self._C = np.zeros((n, sb3_kernel.NC), dtype=np.int64)
         self._C[:, sb3_kernel.REAL_DONE] = 1  # EpisodicLifeEnv starts as after a real end
-        self._rngs = [self._generator(None) for _ in range(n)]  # ale-py's constructor: fresh entropy
+        self._rngs = [seeded_generator(None)[0] for _ in range(n)]  # ale-py's constructor: fresh entropy
         self._noops = np.zeros(n, dtype=np.int64)
         self._used = np.zeros(n, dtype=np.int64)
         self._draw_noops(range(n))
@@ -115,12 +115,6 @@ class BreakoutAtariVecEnv(VecEnv):
         self._t_start = time.time()  # the Monitor's clock, for `episode["t"]`
         super().__init__(n, spaces.Box(0, 255, (screen_size, screen_size, 1), np.uint8),
                          spaces.Discrete(len(MINIMAL_ACTIONS)))
-
-    @staticmethod
-    def _generator(seed: int | None) -> np.random.Generator:
-        """ale-py's `seed_game`: the env's numpy generator from the first word of SeedSequence(seed)."""
-        np_seed = np.random.SeedSequence(seed).generate_state(n_words=2)[0]
-        return seeding.np_random(int(np_seed))[0]
 
     def _draw_noops(self, envs) -> None:
         """Each env's count for its next NoopResetEnv reset, drawn ahead from its generator (nothing else draws
@@ -137,7 +131,7 @@ class BreakoutAtariVecEnv(VecEnv):
         where the reset is a real one (EpisodicLifeEnv's NOOP step after a lost life ignores it, as SB3's)."""
         for i, s in enumerate(self._seeds):
             if s is not None and (self._C[i, sb3_kernel.REAL_DONE] or not self._cfg[sb3_kernel.LIFE_LOSS]):
-                self._rngs[i] = self._generator(int(s))
+                self._rngs[i] = seeded_generator(int(s))[0]
                 self._draw_noops([i])
                 self._C[i, sb3_kernel.FRAMES] = 0  # ale-py's reload of the game restarts the frame count
         rows = np.arange(self.num_envs, dtype=np.int64)
