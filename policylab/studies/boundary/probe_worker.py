@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import signal
 import threading
 import time
 import traceback
+from multiprocessing import resource_tracker
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, NoReturn
@@ -65,7 +67,16 @@ class WorkerProcess:
         self._conn, child = self._ctx.Pipe()
         self.process = self._ctx.Process(target=exec, args=(_CHILD, {"conn": child, "warm": pickle.dumps(self._warm)}),
                                          daemon=True, name="policylab-probe-worker")
-        self.process.start()
+        # The child inherits this thread's signal mask through fork and exec: with SIGINT blocked it cannot be
+        # interrupted before its first line ignores SIGINT (a Ctrl-C during interpreter startup would otherwise
+        # end it with a KeyboardInterrupt traceback). Here a SIGINT meanwhile waits and is then delivered. The
+        # resource tracker is started first: starting it inside `start()` would unblock SIGINT on its way out.
+        resource_tracker.ensure_running()
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self.process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         child.close()
         self._warming = True  # the process's first answer is its warm-up's
         self._warm_deadline = time.monotonic() + WARM_TIMEOUT_S
@@ -160,11 +171,13 @@ def _result(status: str, value: Any) -> dict:
     return value
 
 
-# The worker process's first lines: SIGINT is ignored before anything is imported, so a Ctrl-C that reaches
-# the group while a new worker imports (seconds, during its warm-up) leaves no KeyboardInterrupt traceback;
-# the warm-up job is unpickled only then (unpickling it imports the simulator).
+# The worker process's first lines: SIGINT (blocked since the fork, see `WorkerProcess._start`) is ignored
+# before anything is imported and only then unblocked, so a Ctrl-C that reaches the group while a new worker
+# starts or imports (seconds, during its warm-up) leaves no KeyboardInterrupt traceback; the warm-up job is
+# unpickled only then (unpickling it imports the simulator).
 _CHILD = ("import signal\n"
           "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+          "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
           "import pickle\n"
           "from policylab.studies.boundary.probe_worker import _serve\n"
           "_serve(conn, pickle.loads(warm))\n")

@@ -214,6 +214,28 @@ def test_a_job_past_its_timeout_is_stopped_and_the_worker_replaced(tmp_path):
     assert not worker.process.is_alive()
 
 
+def test_a_ctrl_c_while_a_worker_starts_does_not_end_it():
+    """SIGINT sent to a new worker from its first moment (during interpreter startup, before its first line
+    runs) neither kills it nor prints a traceback: the child starts with SIGINT blocked, then ignores it."""
+    import os
+    import signal
+
+    from policylab.studies.boundary.checkpoint import resolve_checkpoint
+    from policylab.studies.boundary.probe_worker import WorkerProcess
+
+    ckpt = resolve_checkpoint("ant_v0")
+    worker = WorkerProcess({"robot": ckpt.robot, "checkpoint_path": str(ckpt.path), "width": 32, "height": 32,
+                            "world": World(1.0, 0.0, 90.0, 2.0, 5_000_000)})
+    try:
+        for _ in range(50):  # the first 0.25 s: the spawn bootstrap's imports, then the worker's own
+            os.kill(worker.process.pid, signal.SIGINT)
+            time.sleep(0.005)
+        worker.ready()
+        assert worker.process.is_alive()
+    finally:
+        worker.close()
+
+
 def test_a_port_in_use_is_bad_input_and_nothing_is_written(store, tmp_path):
     import socket
 
