@@ -11,7 +11,7 @@ export PYTHONHASHSEED := 0
 # it) and Mesa's EGL (MuJoCo renders clips off-screen).
 SYSTEM_PACKAGES := chromium libegl1 libegl-mesa0 libgl1-mesa-dri
 
-.PHONY: demo test test-fast setup system-deps clean
+.PHONY: demo test test-fast format setup system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -46,12 +46,22 @@ TEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest -p randomly $(if $(RANDOMLY_SEED),--randomly-seed=$(RANDOMLY_SEED),) \
 	-n $(TEST_WORKERS) --dist loadfile
 
+# ruff (settings in pyproject.toml) checks style and lint in about a second before any test runs;
+# `make format` applies the formatter and the safe fixes.
+LINT := $(BIN)/ruff check policylab tests benchmarks && $(BIN)/ruff format --check policylab tests benchmarks
+
 test: setup
+	$(LINT)
 	$(PYTEST)
 
 # Everything but the tests marked `slow`.
 test-fast: setup
+	$(LINT)
 	$(PYTEST) -m "not slow"
+
+format: setup
+	$(BIN)/ruff format policylab tests benchmarks
+	$(BIN)/ruff check --fix policylab tests benchmarks
 
 clean:
 	rm -rf $(VENV) runs

@@ -17,7 +17,7 @@ import numpy as np
 
 from policylab.envs.breakout import ale_random as R
 from policylab.envs.breakout.ale import AleBreakout, Protocol, ram_features
-from policylab.envs.breakout.contract import F, FIRE, LEFT, NOOP, RIGHT
+from policylab.envs.breakout.contract import FIRE, LEFT, NOOP, RIGHT, F
 
 
 def fresh_ale(seed: int, sticky: float, frameskip: int):
@@ -67,8 +67,11 @@ def first_mismatch(seed: int, frameskip: int, calls: int, sticky: float, stream_
     rams, asked = play_sticky(seed, frameskip, calls, sticky)
     per_frame = np.repeat(asked, frameskip)
     applied = R.applied_actions(seed if stream_seed is None else stream_seed, per_frame, sticky)
-    same = (replay(seed, applied)[frameskip - 1::frameskip] == rams).all(axis=1)
+    same = (replay(seed, applied)[frameskip - 1 :: frameskip] == rams).all(axis=1)
     bad = np.flatnonzero(~same)
-    return {"frames": int(per_frame.size), "steps": int(asked.size),
-            "repeats_that_changed_the_action": int((applied != per_frame).sum()),
-            "first_mismatch_step": int(bad[0]) if bad.size else None}
+    return {
+        "frames": int(per_frame.size),
+        "steps": int(asked.size),
+        "repeats_that_changed_the_action": int((applied != per_frame).sum()),
+        "first_mismatch_step": int(bad[0]) if bad.size else None,
+    }

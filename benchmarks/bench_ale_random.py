@@ -27,20 +27,19 @@ import argparse
 import json
 import time
 
-import numpy as np
-
 import ale_random_agreement as C
+import numpy as np
+from bench_shadow_breakout import ale_steps_per_s, shadow_steps_per_s
+from results_file import record
+
 from policylab.envs.breakout.ale import AleBreakout, Protocol
-from policylab.envs.breakout.contract import F, LEFT, NOOP, RIGHT
-from policylab.envs.breakout.shadow import ShadowBreakout
+from policylab.envs.breakout.contract import LEFT, NOOP, RIGHT, F
 from policylab.envs.breakout.params import load_preset
+from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
 from policylab.rollout.seeds import named_range
 from policylab.stats import spearman
 from policylab.studies.breakout.episodes.runner import serve_actions
-
-from bench_shadow_breakout import ale_steps_per_s, shadow_steps_per_s
-from results_file import record
 
 STICKY = Protocol().sticky
 PARTS = ("stream_vs_ale", "shadow_paddle_vs_ale", "cost", "per_seed_scores")
@@ -59,8 +58,9 @@ def stream_vs_ale(seeds: tuple[int, ...], frames: int) -> dict:
             "steps_compared": sum(r["steps"] for r in rows),
             "repeats_that_changed_the_action": sum(r["repeats_that_changed_the_action"] for r in rows),
             "control_next_seed_stream_episodes_diverged": sum(r["first_mismatch_step"] is not None for r in control),
-            "control_median_first_mismatch_step": float(np.median(
-                [r["first_mismatch_step"] for r in control if r["first_mismatch_step"] is not None] or [-1])),
+            "control_median_first_mismatch_step": float(
+                np.median([r["first_mismatch_step"] for r in control if r["first_mismatch_step"] is not None] or [-1])
+            ),
             "wall_s": round(time.perf_counter() - t0, 1),
         }
         print(f"frameskip {fs}:", json.dumps(out[f"frameskip_{fs}"]), flush=True)
@@ -82,9 +82,12 @@ def shadow_paddle_vs_ale(seeds: tuple[int, ...], steps: int) -> dict:
             x = np.array([shadow.step(np.array([a]))[0][0, F["paddle_x"]] for a in asked])
             equal[rng] += int((x == ale_x).sum())
             whole[rng] += int(np.array_equal(x, ale_x))
-    result = {"episodes": len(seeds), "steps_per_episode": steps,
-              **{f"{rng}_steps_equal_fraction": round(equal[rng] / (len(seeds) * steps), 4) for rng in equal},
-              **{f"{rng}_episodes_equal_every_step": whole[rng] for rng in whole}}
+    result = {
+        "episodes": len(seeds),
+        "steps_per_episode": steps,
+        **{f"{rng}_steps_equal_fraction": round(equal[rng] / (len(seeds) * steps), 4) for rng in equal},
+        **{f"{rng}_episodes_equal_every_step": whole[rng] for rng in whole},
+    }
     print("shadow paddle:", json.dumps(result), flush=True)
     return result
 
@@ -98,13 +101,17 @@ def cost(seconds: float, rounds: int, batch: int) -> dict:
             rates[name].append(shadow_steps_per_s(batch, params, seconds, 1800))
     ratio = [a / s for a, s in zip(rates["ale"], rates["splitmix"])]
     result = {
-        "batch": batch, "preset": "atari-cal", "policy": "breakout_policy_v3", "rounds": rounds,
+        "batch": batch,
+        "preset": "atari-cal",
+        "policy": "breakout_policy_v3",
+        "rounds": rounds,
         "ale_emulator_steps_per_s_one_core": [round(r) for r in rates["ale_emulator"]],
         "shadow_splitmix_steps_per_s_one_core": [round(r) for r in rates["splitmix"]],
         "shadow_ale_stream_steps_per_s_one_core": [round(r) for r in rates["ale"]],
         "median_ale_stream_over_splitmix": round(float(np.median(ratio)), 3),
-        "median_ale_stream_speedup_vs_ale_per_core": round(float(np.median(
-            [s / a for s, a in zip(rates["ale"], rates["ale_emulator"])])), 1),
+        "median_ale_stream_speedup_vs_ale_per_core": round(
+            float(np.median([s / a for s, a in zip(rates["ale"], rates["ale_emulator"])])), 1
+        ),
     }
     print("cost:", json.dumps(result), flush=True)
     return result
@@ -117,8 +124,12 @@ def per_seed_scores(seeds: tuple[int, ...], max_steps: int) -> dict:
         env = AleBreakout(protocol, seed)
         obs, over, score = env.reset(), False, 0.0
         for _ in range(max_steps):
-            act = serve_actions(breakout_policy_v3(obs[None].astype(np.float32), V3_DEFAULTS),
-                                np.array([obs[F["ball_in_play"]] > 0]), np.ones(1, dtype=bool), "auto")
+            act = serve_actions(
+                breakout_policy_v3(obs[None].astype(np.float32), V3_DEFAULTS),
+                np.array([obs[F["ball_in_play"]] > 0]),
+                np.ones(1, dtype=bool),
+                "auto",
+            )
             obs, reward, over = env.step(int(act[0]))
             score += reward
             if over:
@@ -129,13 +140,20 @@ def per_seed_scores(seeds: tuple[int, ...], max_steps: int) -> dict:
         env = ShadowBreakout(len(seeds), load_preset("atari-cal", rng=rng), seeds=seeds, max_steps=max_steps)
         obs = env.reset()
         for _ in range(max_steps):
-            act = serve_actions(breakout_policy_v3(obs, V3_DEFAULTS), obs[:, F["ball_in_play"]] > 0,
-                                np.ones(len(seeds), dtype=bool), "auto")
+            act = serve_actions(
+                breakout_policy_v3(obs, V3_DEFAULTS),
+                obs[:, F["ball_in_play"]] > 0,
+                np.ones(len(seeds), dtype=bool),
+                "auto",
+            )
             obs, *_ = env.step(act)
         diff = env.score.astype(float) - np.array(ale_scores)
-        out[rng] = {"scores": env.score.tolist(), "equal_scores": int((diff == 0).sum()),
-                    "mean_abs_diff": round(float(np.abs(diff).mean()), 2),
-                    "spearman_vs_ale": round(spearman(env.score, ale_scores), 3)}
+        out[rng] = {
+            "scores": env.score.tolist(),
+            "equal_scores": int((diff == 0).sum()),
+            "mean_abs_diff": round(float(np.abs(diff).mean()), 2),
+            "spearman_vs_ale": round(spearman(env.score, ale_scores), 3),
+        }
     print("per-seed scores:", json.dumps({k: v for k, v in out.items() if k != "ale_scores"}), flush=True)
     return out
 
@@ -151,13 +169,15 @@ def main() -> None:
     ap.add_argument("--parts", nargs="+", default=list(PARTS), choices=list(PARTS), help="parts to run")
     args = ap.parse_args()
     seeds = named_range("breakout", "eval").first(args.seeds)
-    run = {"stream_vs_ale": lambda: stream_vs_ale(seeds, args.frames),
-           "shadow_paddle_vs_ale": lambda: shadow_paddle_vs_ale(seeds, args.steps),
-           "cost": lambda: cost(args.seconds, args.rounds, args.batch),
-           "per_seed_scores": lambda: per_seed_scores(seeds, args.steps)}
+    run = {
+        "stream_vs_ale": lambda: stream_vs_ale(seeds, args.frames),
+        "shadow_paddle_vs_ale": lambda: shadow_paddle_vs_ale(seeds, args.steps),
+        "cost": lambda: cost(args.seconds, args.rounds, args.batch),
+        "per_seed_scores": lambda: per_seed_scores(seeds, args.steps),
+    }
     result = {
         "benchmark": "ALE 0.12.1's sticky-action stream reproduced (envs/breakout/ale_random.py): RAM every frame against "
-                     "ALE, the shadow paddle against ALE's, the stream's cost in the shadow, per-seed scores",
+        "ALE, the shadow paddle against ALE's, the stream's cost in the shadow, per-seed scores",
         "script": "benchmarks/bench_ale_random.py",
         "seeds": f"{seeds[0]}..{seeds[-1]}",
         **{part: run[part]() for part in args.parts},

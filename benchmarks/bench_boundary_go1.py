@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from results_file import record
 
 from policylab.envs.robots.batch import plain_loop
@@ -30,7 +29,6 @@ from policylab.policies.files import load_policy
 from policylab.rollout.store import Store
 from policylab.studies.boundary import checkpoint, protocol, records, sweep
 from policylab.studies.boundary.world import Grid
-
 
 
 def plain(ckpt: checkpoint.Checkpoint, planned, store_root: Path) -> dict:
@@ -42,8 +40,17 @@ def plain(ckpt: checkpoint.Checkpoint, planned, store_root: Path) -> dict:
     for _, gw in planned:
         w = gw.world
         k0 = int(round(w.push_t0 / rob.control_dt))
-        tr = plain_loop(rob, policy.act, w.mu, w.seed, n_steps=n, force_n=w.push_pct / 100.0 * rob.body_weight_n(),
-                        dir_deg=w.push_dir, push_k0=k0, n_push=n_push)
+        tr = plain_loop(
+            rob,
+            policy.act,
+            w.mu,
+            w.seed,
+            n_steps=n,
+            force_n=w.push_pct / 100.0 * rob.body_weight_n(),
+            dir_deg=w.push_dir,
+            push_k0=k0,
+            n_push=n_push,
+        )
         steps += (len(tr["time"]) - 1) * rob.frame_skip
         trajs.append(tr["qpos"])
     wall = time.perf_counter() - t0
@@ -73,8 +80,8 @@ def main() -> None:
     per_world = base["wall_s"] / base["worlds"]
     report = {
         "benchmark": f"the Go1 6,400-rollout boundary sweep ({ckpt.robot.ref}, {ckpt.name}; 20 mu x 20 push x 16 "
-                     "seeds, 5 s each, records stop at the fall) into a fresh store, beside a plain per-world "
-                     "MuJoCo step loop on a spread subset of the same worlds",
+        "seeds, 5 s each, records stop at the fall) into a fresh store, beside a plain per-world "
+        "MuJoCo step loop on a spread subset of the same worlds",
         "script": "benchmarks/bench_boundary_go1.py",
         "robot": ckpt.robot.ref,
         "checkpoint": ckpt.as_dict(),

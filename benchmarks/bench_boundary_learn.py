@@ -46,19 +46,26 @@ def measure(run: Path, name: str, worlds: int) -> dict:
     t0 = time.perf_counter()
     nominal = judge.nominal(shipped, rob, worlds, rec["command"][0])
     return {
-        "run": learn["rerun"], "recipe": learn["config"]["recipe"], "init": learn["config"]["init"],
-        "updates": learn["updates"], "agent_steps": learn["agent_steps"], "episodes": learn["episodes"],
-        "learner_wall_s": round(wall, 1), "learner_wall_h": round(wall / 3600, 3),
+        "run": learn["rerun"],
+        "recipe": learn["config"]["recipe"],
+        "init": learn["config"]["init"],
+        "updates": learn["updates"],
+        "agent_steps": learn["agent_steps"],
+        "episodes": learn["episodes"],
+        "learner_wall_s": round(wall, 1),
+        "learner_wall_h": round(wall / 3600, 3),
         "median_steps_per_s": round(learn["timing"]["median_steps_per_s"]),
         "within_2_hours": wall / 3600 <= HOURS_GOAL,
         "shipped_sha256": sha256_hex(shipped.read_bytes()),
         "shipped_equals_run": shipped.read_bytes() == (run / "policy.onnx").read_bytes(),
-        "nominal": nominal, "nominal_judge_s": round(time.perf_counter() - t0, 1),
+        "nominal": nominal,
+        "nominal_judge_s": round(time.perf_counter() - t0, 1),
         "tracking": judge.tracking(shipped, robot(rec["robot"]), worlds),
         "survival_goal_met": nominal["survival"] >= SURVIVAL_GOAL,
         "speed_goal_met": bool(nominal["speed_within_20pct"]),
-        "speed_error_pct": None if nominal["speed_mps"] is None else
-        round(100 * (nominal["speed_mps"] - nominal["command_mps"]) / nominal["command_mps"], 1),
+        "speed_error_pct": None
+        if nominal["speed_mps"] is None
+        else round(100 * (nominal["speed_mps"] - nominal["command_mps"]) / nominal["command_mps"], 1),
     }
 
 
@@ -72,9 +79,17 @@ def main() -> None:
         name = json.loads((run / "learn.json").read_text())["shipped_as"]
         entries[name] = stamped(measure(run, name, args.worlds))
         print(name, json.dumps(entries[name], indent=1))
-    record("boundary_learn", {"goals": {"nominal_survival": SURVIVAL_GOAL, "speed_tolerance": SPEED_TOLERANCE,
-                                        "training_hours": HOURS_GOAL}},
-           lambda data, result: data.update(result) or data.setdefault("networks", {}).update(entries))
+    record(
+        "boundary_learn",
+        {
+            "goals": {
+                "nominal_survival": SURVIVAL_GOAL,
+                "speed_tolerance": SPEED_TOLERANCE,
+                "training_hours": HOURS_GOAL,
+            }
+        },
+        lambda data, result: data.update(result) or data.setdefault("networks", {}).update(entries),
+    )
 
 
 if __name__ == "__main__":

@@ -101,9 +101,16 @@ def main() -> None:
     ap.add_argument("--updates", type=int, default=3, help="learner updates per round")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    req = LearnRequest(out=Path("/nonexistent"), recipe=args.recipe, envs=args.envs, rollout=args.rollout,
-                       threads=args.threads, steps=args.envs * args.rollout * 1000, eval_worlds=0,
-                       minibatch=min(8192, args.envs * args.rollout))
+    req = LearnRequest(
+        out=Path("/nonexistent"),
+        recipe=args.recipe,
+        envs=args.envs,
+        rollout=args.rollout,
+        threads=args.threads,
+        steps=args.envs * args.rollout * 1000,
+        eval_worlds=0,
+        minibatch=min(8192, args.envs * args.rollout),
+    )
     learner = learn_run.build(req, learn_run.RECIPES[req.recipe])
     for _ in range(2):  # past the first episodes' resets, as a run in progress is
         learner.update()
@@ -112,21 +119,36 @@ def main() -> None:
     for k in range(args.rounds):
         lr = learner_round(learner, args.updates)
         ph = physics_round(learner, captured, args.updates)
-        rounds.append({"learner": lr, "physics": ph,
-                       "ratio_cpu": (lr["steps"] / lr["cpu_s"]) / (ph["steps"] / ph["cpu_s"]),
-                       "ratio_wall": (lr["steps"] / lr["wall_s"]) / (ph["steps"] / ph["wall_s"])})
-        print(f"round {k}: learner {lr['steps'] / lr['cpu_s']:,.0f} steps/cpu-s ({lr['steps'] / lr['wall_s']:,.0f}/s), "
-              f"physics {ph['steps'] / ph['cpu_s']:,.0f} steps/cpu-s ({ph['steps'] / ph['wall_s']:,.0f}/s), "
-              f"ratio {rounds[-1]['ratio_cpu']:.3f} per cpu-s, {rounds[-1]['ratio_wall']:.3f} wall", flush=True)
-    record("boundary_learner_rate", {
-        "config": vars(args), "rounds": rounds,
-        "median_ratio_cpu": statistics.median(r["ratio_cpu"] for r in rounds),
-        "median_ratio_wall": statistics.median(r["ratio_wall"] for r in rounds),
-        "median_learner_steps_per_cpu_s": statistics.median(r["learner"]["steps"] / r["learner"]["cpu_s"]
-                                                            for r in rounds),
-        "median_physics_steps_per_cpu_s": statistics.median(r["physics"]["steps"] / r["physics"]["cpu_s"]
-                                                            for r in rounds),
-        "goal_ratio": 0.7})
+        rounds.append(
+            {
+                "learner": lr,
+                "physics": ph,
+                "ratio_cpu": (lr["steps"] / lr["cpu_s"]) / (ph["steps"] / ph["cpu_s"]),
+                "ratio_wall": (lr["steps"] / lr["wall_s"]) / (ph["steps"] / ph["wall_s"]),
+            }
+        )
+        print(
+            f"round {k}: learner {lr['steps'] / lr['cpu_s']:,.0f} steps/cpu-s ({lr['steps'] / lr['wall_s']:,.0f}/s), "
+            f"physics {ph['steps'] / ph['cpu_s']:,.0f} steps/cpu-s ({ph['steps'] / ph['wall_s']:,.0f}/s), "
+            f"ratio {rounds[-1]['ratio_cpu']:.3f} per cpu-s, {rounds[-1]['ratio_wall']:.3f} wall",
+            flush=True,
+        )
+    record(
+        "boundary_learner_rate",
+        {
+            "config": vars(args),
+            "rounds": rounds,
+            "median_ratio_cpu": statistics.median(r["ratio_cpu"] for r in rounds),
+            "median_ratio_wall": statistics.median(r["ratio_wall"] for r in rounds),
+            "median_learner_steps_per_cpu_s": statistics.median(
+                r["learner"]["steps"] / r["learner"]["cpu_s"] for r in rounds
+            ),
+            "median_physics_steps_per_cpu_s": statistics.median(
+                r["physics"]["steps"] / r["physics"]["cpu_s"] for r in rounds
+            ),
+            "goal_ratio": 0.7,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -31,8 +31,20 @@ from pathlib import Path
 from results_file import record
 
 ROOT = Path(__file__).resolve().parents[1]
-SWEEP = ["--checkpoint", "go1_v0", "--mu-min", "0.5", "--n-mu", "2", "--push-max", "50", "--n-push", "5",
-         "--seeds-per-cell", "4"]
+SWEEP = [
+    "--checkpoint",
+    "go1_v0",
+    "--mu-min",
+    "0.5",
+    "--n-mu",
+    "2",
+    "--push-max",
+    "50",
+    "--n-push",
+    "5",
+    "--seeds-per-cell",
+    "4",
+]
 
 
 def page_token(url: str) -> str:
@@ -42,8 +54,9 @@ def page_token(url: str) -> str:
 
 
 def post(url: str, token: str, body: dict | None = None) -> tuple[dict, float]:
-    req = urllib.request.Request(url, json.dumps(body or {}).encode(), {"content-type": "application/json",
-                                                                        "x-probe-token": token})
+    req = urllib.request.Request(
+        url, json.dumps(body or {}).encode(), {"content-type": "application/json", "x-probe-token": token}
+    )
     t0 = time.perf_counter()
     with urllib.request.urlopen(req, timeout=120) as res:
         data = json.loads(res.read())
@@ -71,13 +84,28 @@ def measure(url: str, token: str, body: dict, repeats: int) -> dict:
                 assert res.read(4) == b"RRF2"
             rrd_export_s = round(time.perf_counter() - t0, 3)
         assert len(result["tracks"]["time"]) == 251 and result["outcome"]["status"] == "survived", result["outcome"]
-        runs.append({"run_s": run_s, "render_s": render_s, "total_s": run_s + render_s,
-                     "worker_simulate_s": result["simulate_s"], "worker_clip_s": rendered["clip_s"],
-                     "bitwise_equal_to_store": None if result["stored"] is None else result["stored"]["bitwise_equal"]})
-    med = {k: round(statistics.median(r[k] for r in runs), 3) for k in ("run_s", "render_s", "total_s",
-                                                                           "worker_simulate_s", "worker_clip_s")}
-    return {**med, "rrd_export_s": rrd_export_s, "repeats": repeats, "control_steps": 250,
-            "bitwise_equal_to_store": runs[0]["bitwise_equal_to_store"], "all_runs": runs}
+        runs.append(
+            {
+                "run_s": run_s,
+                "render_s": render_s,
+                "total_s": run_s + render_s,
+                "worker_simulate_s": result["simulate_s"],
+                "worker_clip_s": rendered["clip_s"],
+                "bitwise_equal_to_store": None if result["stored"] is None else result["stored"]["bitwise_equal"],
+            }
+        )
+    med = {
+        k: round(statistics.median(r[k] for r in runs), 3)
+        for k in ("run_s", "render_s", "total_s", "worker_simulate_s", "worker_clip_s")
+    }
+    return {
+        **med,
+        "rrd_export_s": rrd_export_s,
+        "repeats": repeats,
+        "control_steps": 250,
+        "bitwise_equal_to_store": runs[0]["bitwise_equal_to_store"],
+        "all_runs": runs,
+    }
 
 
 def main() -> None:
@@ -92,24 +120,47 @@ def main() -> None:
         subprocess.run([*cli, "sweep", *SWEEP, "--store", str(store)], env=env, check=True, capture_output=True)
         world = survivor(store)
         t0 = time.perf_counter()
-        proc = subprocess.Popen([*cli, "probe", "--store", str(store)], env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            [*cli, "probe", "--store", str(store)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
         try:
             url = proc.stdout.readline().split()[1]
             start_s = time.perf_counter() - t0
             token = page_token(url)
             axes = {k: world[k] for k in ("mu", "push_pct", "push_dir", "push_t0")}
-            stored = measure(url, token, {"map": "go1_v0", "checkpoint": "go1_v0", "world": axes,
-                                          "sweep_seed": world["seed"]}, args.repeats)
-            off = measure(url, token, {"map": "go1_v0", "checkpoint": "go1_v0", "seed_index": 0,
-                                       "world": {"mu": 0.73, "push_pct": 0, "push_dir": 90, "push_t0": 2.0}},
-                          args.repeats)
+            stored = measure(
+                url,
+                token,
+                {"map": "go1_v0", "checkpoint": "go1_v0", "world": axes, "sweep_seed": world["seed"]},
+                args.repeats,
+            )
+            off = measure(
+                url,
+                token,
+                {
+                    "map": "go1_v0",
+                    "checkpoint": "go1_v0",
+                    "seed_index": 0,
+                    "world": {"mu": 0.73, "push_pct": 0, "push_dir": 90, "push_t0": 2.0},
+                },
+                args.repeats,
+            )
         finally:
             os.killpg(proc.pid, signal.SIGINT)
             proc.wait(60)
-    result = {"server_start_s": round(start_s, 3), "stored_world": stored, "off_grid_world": off,
-              "clip_size": "3 views of 320 x 240, 20 fps", "load_before": round(load, 2),
-              "goals": {"result_s": 1.0, "with_clip_s": 3.0}}
+    result = {
+        "server_start_s": round(start_s, 3),
+        "stored_world": stored,
+        "off_grid_world": off,
+        "clip_size": "3 views of 320 x 240, 20 fps",
+        "load_before": round(load, 2),
+        "goals": {"result_s": 1.0, "with_clip_s": 3.0},
+    }
     path = record("boundary_probe", result, machine_note="the shared 2-core machine")
     print(json.dumps({k: v for k, v in result.items()}, indent=1, default=str)[:2000])
     print(path)

@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from results_file import record
 
 from policylab.rollout.ensure import Planned, ensure
@@ -58,24 +57,39 @@ def reference(ckpt, work: Path) -> dict:
         for j, push in enumerate(REF_PUSHES):
             for s in range(REF_SEEDS):
                 w = World(mu, push, 90.0, 2.0, base + (i * len(REF_PUSHES) + j) * REF_SEEDS + s)
-                planned.append(Planned(STUDY, search_world_record(w, ckpt, env), policy, proto,
-                                       detail=GridWorld(w, -1, -1, -1, -1)))
+                planned.append(
+                    Planned(
+                        STUDY, search_world_record(w, ckpt, env), policy, proto, detail=GridWorld(w, -1, -1, -1, -1)
+                    )
+                )
     t0 = time.perf_counter()
     with Store(work / "reference-store") as store:
         recs = ensure(store, planned, SweepRunner(ckpt, 400, 2), label="reference", unit="chunk")
     wall = time.perf_counter() - t0
     rows = []
-    for i, mu in enumerate(REF_MUS):
+    for mu in REF_MUS:
         ps = [p for p in planned if p.world["mu"] == mu]
         x = [p.world["push_pct"] for p in ps]
         y = [int(recs[p.key].outcome["status"] == "survived") for p in ps]
         s = [float(np.mean([yy for xx, yy in zip(x, y) if xx == push])) for push in REF_PUSHES]
         f = crossing.fit(x, y, *PUSH_RANGE, 0.5, 0.5)
-        rows.append({"mu": mu, "survival": s, "crossing_pct_bw": round(f.point, 3),
-                     "crossing_ci95_pct_bw": [round(f.lo, 3), round(f.hi, 3)],
-                     "linear_crossing_pct_bw": round(float(first_crossing(REF_PUSHES, np.array([s]))[0]), 3)})
-    ref = {"pushes_pct_bw": list(REF_PUSHES), "seeds_per_push": REF_SEEDS, "rollouts": len(planned),
-           "seed_range": "boundary/reference", "wall_s": round(wall, 1), "rows": rows}
+        rows.append(
+            {
+                "mu": mu,
+                "survival": s,
+                "crossing_pct_bw": round(f.point, 3),
+                "crossing_ci95_pct_bw": [round(f.lo, 3), round(f.hi, 3)],
+                "linear_crossing_pct_bw": round(float(first_crossing(REF_PUSHES, np.array([s]))[0]), 3),
+            }
+        )
+    ref = {
+        "pushes_pct_bw": list(REF_PUSHES),
+        "seeds_per_push": REF_SEEDS,
+        "rollouts": len(planned),
+        "seed_range": "boundary/reference",
+        "wall_s": round(wall, 1),
+        "rows": rows,
+    }
     REFERENCE.write_text(json.dumps(ref, indent=2) + "\n")
     return ref
 
@@ -85,8 +99,19 @@ def search(ckpt, work: Path, name: str, rows: list[str], block: int, budget: int
     if store.exists():
         shutil.rmtree(store)
     t0 = time.perf_counter()
-    summary, _ = run_search(ckpt, parse_rows(rows), {}, push_range=PUSH_RANGE, level=0.5, target_width=10.0,
-                            budget=budget, batch=4, block=block, store_root=store, **kw)
+    summary, _ = run_search(
+        ckpt,
+        parse_rows(rows),
+        {},
+        push_range=PUSH_RANGE,
+        level=0.5,
+        target_width=10.0,
+        budget=budget,
+        batch=4,
+        block=block,
+        store_root=store,
+        **kw,
+    )
     return summary, time.perf_counter() - t0
 
 
@@ -95,7 +120,7 @@ def planted(n: int = 400) -> dict:
     covered = 0
     for i in range(n):
         c, s = rng.uniform(20, 150), (0.5, 1.5, 3.0, 6.0)[i % 4]
-        d = crossing.planted_search(lambda x: 1 / (1 + np.exp((x - c) / s)), *PUSH_RANGE, rng)
+        d = crossing.planted_search(lambda x: 1 / (1 + np.exp((x - c) / s)), *PUSH_RANGE, rng)  # noqa: B023 (called here)
         covered += d.fit.lo <= c <= d.fit.hi
     return {"rows": n, "covered": covered, "coverage": covered / n}
 
@@ -118,34 +143,58 @@ def main() -> None:
                 cov.append(bool(r["ci95_pct_bw"][0] <= ref_row["crossing_pct_bw"] <= r["ci95_pct_bw"][1]))
                 widths.append(r["ci95_pct_bw"][1] - r["ci95_pct_bw"][0])
         # an interval open at an end (None) counts as wider than any
-        w = [r["width_pct_bw"] if r["width_pct_bw"] is not None else float("inf") for r in s["rows"]
-             if r["status"] == "crossing"]
-        full.append({"seed_block": block, "rollouts": s["totals"]["rollouts"],
-                     "fraction_of_grid": round(s["totals"]["rollouts"] / 6400, 4), "totals": s["totals"],
-                     "max_width_pct_bw": max(w) if w and max(w) < float("inf") else None,
-                     "rows_located": len(w), "rows_wider_than_10": sum(x > 10 for x in w),
-                     "wall_s": round(wall, 1),
-                     "rows": [{k: r[k] for k in ("values", "status", "stopped", "estimate_pct_bw", "ci95_pct_bw",
-                                                 "rollouts")} for r in s["rows"]]})
+        w = [
+            r["width_pct_bw"] if r["width_pct_bw"] is not None else float("inf")
+            for r in s["rows"]
+            if r["status"] == "crossing"
+        ]
+        full.append(
+            {
+                "seed_block": block,
+                "rollouts": s["totals"]["rollouts"],
+                "fraction_of_grid": round(s["totals"]["rollouts"] / 6400, 4),
+                "totals": s["totals"],
+                "max_width_pct_bw": max(w) if w and max(w) < float("inf") else None,
+                "rows_located": len(w),
+                "rows_wider_than_10": sum(x > 10 for x in w),
+                "wall_s": round(wall, 1),
+                "rows": [
+                    {k: r[k] for k in ("values", "status", "stopped", "estimate_pct_bw", "ci95_pct_bw", "rollouts")}
+                    for r in s["rows"]
+                ],
+            }
+        )
     load0 = os.getloadavg()[0]
-    s4, wall4 = search(ckpt, args.work, "four-axis", ["friction=0.4:1.0:4", "payload=0,3,6", "motor=0.8,1,1.2"], 0,
-                       36 * 64)
+    s4, wall4 = search(
+        ckpt, args.work, "four-axis", ["friction=0.4:1.0:4", "payload=0,3,6", "motor=0.8,1,1.2"], 0, 36 * 64
+    )
     result = {
         "reference": ref,
-        "coverage": {"searches": args.repeats, "intervals": len(cov), "covered": int(sum(cov)),
-                     "fraction": round(sum(cov) / len(cov), 4), "max_width_pct_bw": max(widths),
-                     "median_width_pct_bw": float(np.median(widths))},
+        "coverage": {
+            "searches": args.repeats,
+            "intervals": len(cov),
+            "covered": int(sum(cov)),
+            "fraction": round(sum(cov) / len(cov), 4),
+            "max_width_pct_bw": max(widths),
+            "median_width_pct_bw": float(np.median(widths)),
+        },
         "full": full,
         "full_max_fraction_of_grid": max(f["fraction_of_grid"] for f in full),
         "full_max_width_pct_bw": max((f["max_width_pct_bw"] or float("nan") for f in full), default=None),
         "full_rows_wider_than_10": sum(f["rows_wider_than_10"] for f in full),
         "full_rows": sum(f["totals"]["rows"] for f in full),
         "full_median_fraction_of_grid": float(np.median([f["fraction_of_grid"] for f in full])),
-        "four_axis": {"rows": s4["totals"]["rows"], "rollouts": s4["totals"]["rollouts"], "totals": s4["totals"],
-                      "wall_s": round(wall4, 1), "load_average_before": round(load0, 2),
-                      "load_average_after": round(os.getloadavg()[0], 2),
-                      "rows_detail": [{k: r[k] for k in ("values", "status", "estimate_pct_bw", "ci95_pct_bw")}
-                                      for r in s4["rows"]]},
+        "four_axis": {
+            "rows": s4["totals"]["rows"],
+            "rollouts": s4["totals"]["rollouts"],
+            "totals": s4["totals"],
+            "wall_s": round(wall4, 1),
+            "load_average_before": round(load0, 2),
+            "load_average_after": round(os.getloadavg()[0], 2),
+            "rows_detail": [
+                {k: r[k] for k in ("values", "status", "estimate_pct_bw", "ci95_pct_bw")} for r in s4["rows"]
+            ],
+        },
         "planted": planted(),
     }
     print(json.dumps({k: v for k, v in result.items() if k not in ("full", "reference")}, indent=1)[:3000])

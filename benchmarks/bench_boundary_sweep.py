@@ -51,7 +51,6 @@ from pathlib import Path
 import mujoco
 import numpy as np
 from mujoco import rollout as mj_rollout
-
 from results_file import record
 
 from policylab import portable_math
@@ -68,8 +67,10 @@ ROOT = Path(__file__).resolve().parents[1]
 GOAL_RATIO = 1.15
 ORIGINAL_A100_S = 126  # the original study's default sweep on one A100
 QUIET_CORES = 0.1  # other processes' average cores below which a run counts as quiet
-REFERENCE_CONTROLS = ("the sweep's recorded ctrl and push, open loop: ctrl ({nu}) and xfrc_applied ({body} x, y "
-                      "force) held for each control step's {skip} physics steps")
+REFERENCE_CONTROLS = (
+    "the sweep's recorded ctrl and push, open loop: ctrl ({nu}) and xfrc_applied ({body} x, y "
+    "force) held for each control step's {skip} physics steps"
+)
 
 
 def machine_busy_s() -> float:
@@ -107,17 +108,39 @@ def cli_sweep(ckpt: str, store: Path, out: Path, chunk: int, pythonpath: str | N
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
-    cmd = [sys.executable, "-m", "policylab.cli", "boundary", "sweep", "--checkpoint", ckpt, "--store", str(store),
-           "--out", str(out), "--chunk", str(chunk), *map(str, grid)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "policylab.cli",
+        "boundary",
+        "sweep",
+        "--checkpoint",
+        ckpt,
+        "--store",
+        str(store),
+        "--out",
+        str(out),
+        "--chunk",
+        str(chunk),
+        *map(str, grid),
+    ]
     load = os.getloadavg()[0]
     busy0, c0, t0 = machine_busy_s(), _children_cpu(), time.perf_counter()
-    subprocess.run(cmd, check=True, env=env, cwd=pythonpath or ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        cmd, check=True, env=env, cwd=pythonpath or ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
     others = machine_busy_s() - busy0 - cpu
     timing = json.loads((out / "timing.json").read_text())
     summary = json.loads((out / "sweep.json").read_text())
-    return {"wall_s": wall, "cpu_s": cpu, "others_cpu_s": others, "load_before": load, "timing": timing,
-            "summary": summary}
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "others_cpu_s": others,
+        "load_before": load,
+        "timing": timing,
+        "summary": summary,
+    }
 
 
 class Reference:
@@ -186,8 +209,17 @@ class Reference:
             xfrc[:, :, rob.push_body, :2] = np.repeat(np.stack([self.push[i] for i in ids]), skip, axis=1)
             models = [self.models[i] for i in ids]
             busy0, c0, t0 = machine_busy_s(), time.process_time(), time.perf_counter()
-            mj_rollout.rollout(models, self.datas, self.init[ids], control, control_spec=self.ctrl_spec,
-                               initial_warmstart=self.warm[ids], state=state, chunk_size=1, persistent_pool=True)
+            mj_rollout.rollout(
+                models,
+                self.datas,
+                self.init[ids],
+                control,
+                control_spec=self.ctrl_spec,
+                initial_warmstart=self.warm[ids],
+                state=state,
+                chunk_size=1,
+                persistent_pool=True,
+            )
             wall += time.perf_counter() - t0
             cpu += time.process_time() - c0
             others += machine_busy_s() - busy0 - (time.process_time() - c0)
@@ -249,13 +281,16 @@ def engine_scaling(ckpt: checkpoint.Checkpoint, worlds) -> dict:
 def gymnasium_report(base: dict, grid: Grid, sweep_wall: float) -> dict:
     """The Gymnasium loop's figures, its time extrapolated to the whole grid."""
     per_world = base["wall_s"] / base["worlds"]
-    return {"gymnasium_loop": {
-                "worlds": base["worlds"],
-                "wall_s": round(base["wall_s"], 3),
-                "physics_steps_per_s": round(base["worlds"] * protocol.n_steps(ANT) * ANT.frame_skip / base["wall_s"]),
-                "extrapolated_6400_s": round(per_world * grid.n_rollouts, 1),
-                "identical_to_store": base["identical_to_store"]},
-            "speedup_vs_gymnasium_loop": round(per_world * grid.n_rollouts / sweep_wall, 2)}
+    return {
+        "gymnasium_loop": {
+            "worlds": base["worlds"],
+            "wall_s": round(base["wall_s"], 3),
+            "physics_steps_per_s": round(base["worlds"] * protocol.n_steps(ANT) * ANT.frame_skip / base["wall_s"]),
+            "extrapolated_6400_s": round(per_world * grid.n_rollouts, 1),
+            "identical_to_store": base["identical_to_store"],
+        },
+        "speedup_vs_gymnasium_loop": round(per_world * grid.n_rollouts / sweep_wall, 2),
+    }
 
 
 def median(values) -> float:
@@ -268,12 +303,18 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2, help="sweeps and reference runs each (alternating)")
     ap.add_argument("--baseline-worlds", type=int, default=48, help="worlds for the Gymnasium loop")
     ap.add_argument("--chunk", type=int, default=400, help="worlds per chunk (the sweep's and the reference's)")
-    ap.add_argument("--wait-idle", type=float, default=0.0,
-                    help="before each timed run, wait up to this many seconds for the shared machine to be idle")
+    ap.add_argument(
+        "--wait-idle",
+        type=float,
+        default=0.0,
+        help="before each timed run, wait up to this many seconds for the shared machine to be idle",
+    )
     ap.add_argument("--n-mu", type=int, default=20, help="friction rows (default grid: 20; fewer for a trial run)")
     ap.add_argument("--n-push", type=int, default=20, help="push columns (default grid: 20)")
-    ap.add_argument("--results", help="results file name (default: boundary_sweep for ant_v0, "
-                                      "boundary_sweep_<checkpoint> otherwise)")
+    ap.add_argument(
+        "--results",
+        help="results file name (default: boundary_sweep for ant_v0, boundary_sweep_<checkpoint> otherwise)",
+    )
     args = ap.parse_args()
     ckpt = checkpoint.resolve_checkpoint(args.checkpoint)
     rob = ckpt.robot
@@ -291,9 +332,18 @@ def main() -> None:
                 waited = wait_idle(args.wait_idle) if args.wait_idle else 0.0
                 if side == "sweep":
                     store = first if r == 0 else tmp / f"store{r}"
-                    sweeps.append({**cli_sweep(args.checkpoint, store, tmp / f"out{r}", args.chunk,
-                                               grid=("--n-mu", args.n_mu, "--n-push", args.n_push)),
-                                   "waited_s": waited})
+                    sweeps.append(
+                        {
+                            **cli_sweep(
+                                args.checkpoint,
+                                store,
+                                tmp / f"out{r}",
+                                args.chunk,
+                                grid=("--n-mu", args.n_mu, "--n-push", args.n_push),
+                            ),
+                            "waited_s": waited,
+                        }
+                    )
                     print(f"round {r}: sweep {sweeps[-1]['wall_s']:.1f} s", file=sys.stderr)
                     if r:
                         with Store(first) as a, Store(store) as b:
@@ -317,14 +367,16 @@ def main() -> None:
     steps = reference.physics_steps  # what both sides simulated (a Go1 world stops at its fall)
     sweep_wall, ref_wall = median([s["wall_s"] for s in sweeps]), median([x["wall_s"] for x in refs])
     # a round is quiet when other processes used under a tenth of a core on average during both of its runs
-    quiet = [r for r, (s, x) in enumerate(zip(sweeps, refs))
-             if s["others_cpu_s"] < QUIET_CORES * s["wall_s"] and x["others_cpu_s"] < QUIET_CORES * x["wall_s"]]
+    quiet = [
+        r
+        for r, (s, x) in enumerate(zip(sweeps, refs))
+        if s["others_cpu_s"] < QUIET_CORES * s["wall_s"] and x["others_cpu_s"] < QUIET_CORES * x["wall_s"]
+    ]
     report = {
         "benchmark": f"the {grid.n_rollouts:,}-rollout boundary sweep ({len(grid.mus)} mu x {len(grid.pushes)} push x "
-                     f"{grid.seeds_per_cell} seeds, 5 s each) of {ckpt.name} on {rob.spec.name} through "
-                     "`policylab boundary sweep` into a fresh store, beside mujoco.rollout (2 threads) doing the "
-                     "same physics open loop" + (", and a plain Gymnasium Ant-v5 step loop on 48 of the same worlds"
-                                                 if ant else ""),
+        f"{grid.seeds_per_cell} seeds, 5 s each) of {ckpt.name} on {rob.spec.name} through "
+        "`policylab boundary sweep` into a fresh store, beside mujoco.rollout (2 threads) doing the "
+        "same physics open loop" + (", and a plain Gymnasium Ant-v5 step loop on 48 of the same worlds" if ant else ""),
         "script": "benchmarks/bench_boundary_sweep.py",
         "checkpoint": ckpt.as_dict(),
         "robot": rob.spec.name,
@@ -357,15 +409,25 @@ def main() -> None:
         "ratio_vs_mujoco_rollout": round(sweep_wall / ref_wall, 2),
         "ratio_per_round": [round(s["wall_s"] / x["wall_s"], 2) for s, x in zip(sweeps, refs)],
         "median_ratio_per_round": round(median([s["wall_s"] / x["wall_s"] for s, x in zip(sweeps, refs)]), 2),
-        "best_round_walls_s": {"sweep": round(min(s["wall_s"] for s in sweeps), 1),
-                               "mujoco_rollout": round(min(x["wall_s"] for x in refs), 1)},
-        "cpu_ratio_vs_mujoco_rollout": round(median([s["cpu_s"] for s in sweeps]) / median([x["cpu_s"] for x in refs]), 2),
-        "load_average_before": {"sweeps": [round(s["load_before"], 2) for s in sweeps],
-                                "mujoco_rollout": [round(x["load_before"], 2) for x in refs]},
-        "other_processes_cpu_s": {"sweeps": [round(s["others_cpu_s"], 1) for s in sweeps],
-                                  "mujoco_rollout": [round(x["others_cpu_s"], 1) for x in refs]},
+        "best_round_walls_s": {
+            "sweep": round(min(s["wall_s"] for s in sweeps), 1),
+            "mujoco_rollout": round(min(x["wall_s"] for x in refs), 1),
+        },
+        "cpu_ratio_vs_mujoco_rollout": round(
+            median([s["cpu_s"] for s in sweeps]) / median([x["cpu_s"] for x in refs]), 2
+        ),
+        "load_average_before": {
+            "sweeps": [round(s["load_before"], 2) for s in sweeps],
+            "mujoco_rollout": [round(x["load_before"], 2) for x in refs],
+        },
+        "other_processes_cpu_s": {
+            "sweeps": [round(s["others_cpu_s"], 1) for s in sweeps],
+            "mujoco_rollout": [round(x["others_cpu_s"], 1) for x in refs],
+        },
         "quiet_rounds": quiet,
-        "ratio_quiet_rounds": round(median([sweeps[r]["wall_s"] / refs[r]["wall_s"] for r in quiet]), 2) if quiet else None,
+        "ratio_quiet_rounds": round(median([sweeps[r]["wall_s"] / refs[r]["wall_s"] for r in quiet]), 2)
+        if quiet
+        else None,
         "waited_for_idle_s": round(sum(s["waited_s"] for s in sweeps) + sum(x["waited_s"] for x in refs), 1),
         "goal_ratio_vs_mujoco_rollout": GOAL_RATIO,
         **({} if base is None else gymnasium_report(base, grid, sweep_wall)),
@@ -375,8 +437,7 @@ def main() -> None:
     }
     print(json.dumps(report, indent=2))
     name = args.results or ("boundary_sweep" if args.checkpoint == "ant_v0" else f"boundary_sweep_{ckpt.name}")
-    record(name, report,
-           machine_note=f"mujoco {mujoco.__version__}, numpy {np.__version__}")
+    record(name, report, machine_note=f"mujoco {mujoco.__version__}, numpy {np.__version__}")
 
 
 if __name__ == "__main__":

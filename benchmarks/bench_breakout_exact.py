@@ -33,24 +33,29 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-
 from bench_shadow_breakout import ale_steps_per_s
+from results_file import record
+from rom_ale_agreement import pot_readings
+
 from policylab.envs.breakout import ale_random
-from policylab.envs.breakout.rom import kernel as EK
 from policylab.envs.breakout.ale import frame_emulator, ram_features
 from policylab.envs.breakout.contract import FIRE
-from rom_ale_agreement import pot_readings
+from policylab.envs.breakout.rom import kernel as EK
 from policylab.envs.breakout.rom.render import render_colours
 from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
 from policylab.rollout.seeds import named_range
 from policylab.studies.breakout.search.search_space import random_candidates
 
-from results_file import record
-
 KINDS = ("v3", "random-v3", "random-actions")
-BYTE_CLASSES = (("bricks", range(0, 36)), ("paddle", (70, 72)), ("ball", range(99, 110)), ("score", (76, 77)),
-                ("lives", (57,)), ("stack", range(121, 128)))
+BYTE_CLASSES = (
+    ("bricks", range(0, 36)),
+    ("paddle", (70, 72)),
+    ("ball", range(99, 110)),
+    ("score", (76, 77)),
+    ("lives", (57,)),
+    ("stack", range(121, 128)),
+)
 
 
 def byte_class(idx: list[int]) -> str:
@@ -58,8 +63,7 @@ def byte_class(idx: list[int]) -> str:
     return "+".join(names) if names else "other"
 
 
-def episode(seed: int, kind: str, params: dict, max_steps: int, frameskip: int, sticky: float,
-            screens: bool) -> dict:
+def episode(seed: int, kind: str, params: dict, max_steps: int, frameskip: int, sticky: float, screens: bool) -> dict:
     """One lockstep episode; returns frames played, the first divergence (frame, bytes) or None, screens compared
     and screens equal, the final scores."""
     ale = frame_emulator(seed)
@@ -98,9 +102,17 @@ def episode(seed: int, kind: str, params: dict, max_steps: int, frameskip: int, 
         if first is not None or ale.game_over():
             break
         obs = ram_features(ram, obs)
-    return {"seed": seed, "kind": kind, "frames": frame, "first_divergence": first, "game_over": bool(ale.game_over()),
-            "score_ale": int(EK.ale_score(ram.astype(np.int64))), "score_exact": int(EK.ale_score(row)),
-            "screen_frames": screen_frames, "screen_equal": screen_equal}
+    return {
+        "seed": seed,
+        "kind": kind,
+        "frames": frame,
+        "first_divergence": first,
+        "game_over": bool(ale.game_over()),
+        "score_ale": int(EK.ale_score(ram.astype(np.int64))),
+        "score_exact": int(EK.ale_score(row)),
+        "screen_frames": screen_frames,
+        "screen_equal": screen_equal,
+    }
 
 
 def lockstep(n: int, max_steps: int, screen_episodes: int) -> dict:
@@ -117,18 +129,29 @@ def lockstep(n: int, max_steps: int, screen_episodes: int) -> dict:
             print(f"lockstep {k + 1}/{n}: {done} identical, {time.perf_counter() - t0:.0f} s", flush=True)
     identical = [r for r in rows if r["first_divergence"] is None]
     classes = Counter(r["first_divergence"]["class"] for r in rows if r["first_divergence"] is not None)
-    by_kind = {kind: {"episodes": sum(r["kind"] == kind for r in rows),
-                      "identical_every_frame": sum(r["kind"] == kind and r["first_divergence"] is None for r in rows)}
-               for kind in KINDS}
+    by_kind = {
+        kind: {
+            "episodes": sum(r["kind"] == kind for r in rows),
+            "identical_every_frame": sum(r["kind"] == kind and r["first_divergence"] is None for r in rows),
+        }
+        for kind in KINDS
+    }
     screen_frames = sum(r["screen_frames"] for r in rows)
     return {
-        "episodes": n, "max_steps": max_steps, "frameskip": 4, "sticky": 0.25, "seeds": [int(seeds[0]), int(seeds[-1])],
+        "episodes": n,
+        "max_steps": max_steps,
+        "frameskip": 4,
+        "sticky": 0.25,
+        "seeds": [int(seeds[0]), int(seeds[-1])],
         "frames": sum(r["frames"] for r in rows),
-        "identical_every_frame": len(identical), "identical_fraction": len(identical) / n,
+        "identical_every_frame": len(identical),
+        "identical_fraction": len(identical) / n,
         "game_over_within_horizon": sum(r["game_over"] for r in rows),
         "final_score_equal": sum(r["score_ale"] == r["score_exact"] for r in rows),
-        "divergence_classes": dict(classes), "by_policy": by_kind,
-        "screen_episodes": min(screen_episodes, n), "screen_frames": screen_frames,
+        "divergence_classes": dict(classes),
+        "by_policy": by_kind,
+        "screen_episodes": min(screen_episodes, n),
+        "screen_frames": screen_frames,
         "screen_identical_frames": sum(r["screen_equal"] for r in rows),
         "screen_identical_fraction": sum(r["screen_equal"] for r in rows) / max(screen_frames, 1),
         "diverged": [r for r in rows if r["first_divergence"] is not None][:20],
@@ -148,14 +171,31 @@ def audit(episodes: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "audit"
         t0 = time.perf_counter()
-        status = invoke(["breakout", "audit", "--policy", "breakout_policy_v3", "--preset", "ale-exact",
-                         "--episodes", str(episodes), "--out", str(out)])
+        status = invoke(
+            [
+                "breakout",
+                "audit",
+                "--policy",
+                "breakout_policy_v3",
+                "--preset",
+                "ale-exact",
+                "--episodes",
+                str(episodes),
+                "--out",
+                str(out),
+            ]
+        )
         wall = time.perf_counter() - t0
         paired = json.loads((out / "audit.json").read_text())["comparison"]["paired_by_seed"]
     deltas = [row["score_delta_ale_minus_shadow"] for row in paired]
-    return {"command": f"policylab breakout audit --policy breakout_policy_v3 --preset ale-exact --episodes {episodes}",
-            "exit_status": status, "episodes": len(deltas), "zero_score_deltas": sum(d == 0 for d in deltas),
-            "max_abs_score_delta": max(abs(d) for d in deltas), "wall_s": round(wall, 1)}
+    return {
+        "command": f"policylab breakout audit --policy breakout_policy_v3 --preset ale-exact --episodes {episodes}",
+        "exit_status": status,
+        "episodes": len(deltas),
+        "zero_score_deltas": sum(d == 0 for d in deltas),
+        "max_abs_score_delta": max(abs(d) for d in deltas),
+        "wall_s": round(wall, 1),
+    }
 
 
 def rank(candidates: int, episodes: int) -> dict:
@@ -165,12 +205,31 @@ def rank(candidates: int, episodes: int) -> dict:
         pool = Path(tmp) / "candidates.json"
         pool.write_text(json.dumps(random_candidates(candidates, seed=named_range("breakout", "lockstep").first(1)[0])))
         out = Path(tmp) / "audit"
-        status = invoke(["breakout", "audit", "--policy", "breakout_policy_v3", "--preset", "ale-exact",
-                         "--episodes", str(episodes), "--candidates", str(pool), "--out", str(out)])
+        status = invoke(
+            [
+                "breakout",
+                "audit",
+                "--policy",
+                "breakout_policy_v3",
+                "--preset",
+                "ale-exact",
+                "--episodes",
+                str(episodes),
+                "--candidates",
+                str(pool),
+                "--out",
+                str(out),
+            ]
+        )
         rc = json.loads((out / "audit.json").read_text())["rank_correlation"]
-    return {"exit_status": status, "candidates": candidates, "episodes_per_candidate": episodes,
-            "spearman_exact_vs_ale_same_seeds": rc["spearman"], "pearson": rc["pearson"],
-            "ale_self_spearman_disjoint_seeds": rc["reference_self_spearman"]}
+    return {
+        "exit_status": status,
+        "candidates": candidates,
+        "episodes_per_candidate": episodes,
+        "spearman_exact_vs_ale_same_seeds": rc["spearman"],
+        "pearson": rc["pearson"],
+        "ale_self_spearman_disjoint_seeds": rc["reference_self_spearman"],
+    }
 
 
 def exact_steps_per_s(batch: int, seconds: float, horizon: int) -> tuple[float, float]:
@@ -206,7 +265,8 @@ def speed(args) -> dict:
         loop.append(a)
         kernel.append(b)
     return {
-        "batch": args.batch, "policy": "breakout_policy_v3 (serve auto)",
+        "batch": args.batch,
+        "policy": "breakout_policy_v3 (serve auto)",
         "ale_steps_per_s_one_core": [round(a) for a in ale],
         "exact_loop_live_steps_per_s_one_core": [round(s) for s in loop],
         "exact_kernel_live_steps_per_s_one_core": [round(s) for s in kernel],
@@ -230,8 +290,11 @@ def main() -> None:
     ap.add_argument("--audit-episodes", type=int, default=100, help="episodes of the audit part")
     ap.add_argument("--rank-candidates", type=int, default=8, help="candidates of the rank part")
     ap.add_argument("--rank-episodes", type=int, default=6, help="seeds per candidate in the rank part")
-    ap.add_argument("--parts", default="speed,pot,lockstep,audit,rank",
-                    help="comma-separated parts to run (each replaces its key in the results file)")
+    ap.add_argument(
+        "--parts",
+        default="speed,pot,lockstep,audit,rank",
+        help="comma-separated parts to run (each replaces its key in the results file)",
+    )
     args = ap.parse_args()
     parts = set(args.parts.split(","))
     result = {}

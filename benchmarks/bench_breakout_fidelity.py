@@ -27,6 +27,7 @@ from multiprocessing import Pool
 from pathlib import Path
 
 import numpy as np
+from results_file import provenance, record
 
 from policylab.envs.breakout.ale import Protocol
 from policylab.policies.breakout import V3_DEFAULTS
@@ -34,8 +35,6 @@ from policylab.rollout.seeds import named_range
 from policylab.stats import pearson, spearman
 from policylab.studies.breakout.episodes.runner import EpisodeTask, run_shadow_group, run_task
 from policylab.studies.breakout.search.search_space import random_candidates
-
-from results_file import provenance, record
 
 FIELDS = ("score", "ball_abs_vx_mean", "ball_abs_vy_mean", "paddle_abs_delta_mean", "steps", "reward_count")
 
@@ -53,16 +52,23 @@ def _merge_pool(data: dict, out: dict) -> None:
 def ale_episode(task: tuple[dict, int, int]) -> dict:
     """One ALE episode of a candidate through the project's episode runner (default protocol)."""
     params, seed, max_steps = task
-    episode = run_task(EpisodeTask("ale", (seed,), "breakout_policy_v3", params,
-                                   Protocol(max_steps=max_steps).model_dump()))[0]
+    episode = run_task(
+        EpisodeTask("ale", (seed,), "breakout_policy_v3", params, Protocol(max_steps=max_steps).model_dump())
+    )[0]
     return {k: float(episode.outcome[k]) for k in FIELDS}
 
 
 def shadow_rows(params: dict, preset: str, seeds: int, max_steps: int) -> list[dict]:
     """`seeds` shadow episodes of a candidate in one vectorized batch (seeds 5,000,000 + i: the named
     range breakout.fidelity)."""
-    task = EpisodeTask("shadow", named_range("breakout", "fidelity").first(seeds), "breakout_policy_v3", params,
-                       Protocol(max_steps=max_steps).model_dump(), preset=preset)
+    task = EpisodeTask(
+        "shadow",
+        named_range("breakout", "fidelity").first(seeds),
+        "breakout_policy_v3",
+        params,
+        Protocol(max_steps=max_steps).model_dump(),
+        preset=preset,
+    )
     return [{k: float(ep.outcome[k]) for k in FIELDS} for ep in run_shadow_group([task])[0]]
 
 
@@ -109,11 +115,17 @@ def main() -> None:
     for c in cands:
         rows = [cache[f"{args.pool_seed}/{c['candidate_id']}/{s}/{args.max_steps}"] for s in range(2 * args.episodes)]
         ale_main.append(mean_rows(rows[: args.episodes]))
-        ale_ref.append(mean_rows(rows[args.episodes:]))
+        ale_ref.append(mean_rows(rows[args.episodes :]))
     a = [m["score"] for m in ale_main]
-    out = {"pool_seed": args.pool_seed, "candidates": len(cands), "ale_episodes": args.episodes,
-           "shadow_episodes": args.shadow_episodes, "ale_wall_s": ale_wall,
-           "reference_self_spearman": spearman(a, [m["score"] for m in ale_ref]), "presets": {}}
+    out = {
+        "pool_seed": args.pool_seed,
+        "candidates": len(cands),
+        "ale_episodes": args.episodes,
+        "shadow_episodes": args.shadow_episodes,
+        "ale_wall_s": ale_wall,
+        "reference_self_spearman": spearman(a, [m["score"] for m in ale_ref]),
+        "presets": {},
+    }
     # the ceiling for the full 2E-episode means is higher; report the E-vs-E one (what the audit reports)
     for preset in [p for p in args.presets.split(",") if p]:
         sh = [mean_rows(shadow_rows(c["params"], preset, args.shadow_episodes, args.max_steps)) for c in cands]
@@ -126,20 +138,29 @@ def main() -> None:
             sv = float(np.mean([m[f] for m in sh]))
             feats[f] = {"ale": av, "shadow": sv, "ratio": sv / av if av else None}
         out["presets"][preset] = {
-            "spearman_vs_ale_main": spearman(s, a), "spearman_vs_ale_all": spearman(s, a_all),
-            "pearson_vs_ale_all": pearson(s, a_all), "median_abs_ratio_minus_1": float(np.median(ratio)),
+            "spearman_vs_ale_main": spearman(s, a),
+            "spearman_vs_ale_all": spearman(s, a_all),
+            "pearson_vs_ale_all": pearson(s, a_all),
+            "median_abs_ratio_minus_1": float(np.median(ratio)),
             "features": feats,
             # points per brick: mean score over mean reward count (a reward is one brick)
-            "points_per_brick": {side: feats["score"][side] / feats["reward_count"][side]
-                                 for side in ("ale", "shadow") if feats["reward_count"][side]},
-            "per_candidate": [{"candidate_id": c["candidate_id"], "ale": x, "shadow": y}
-                              for c, x, y in zip(cands, a_all, s)],
+            "points_per_brick": {
+                side: feats["score"][side] / feats["reward_count"][side]
+                for side in ("ale", "shadow")
+                if feats["reward_count"][side]
+            },
+            "per_candidate": [
+                {"candidate_id": c["candidate_id"], "ale": x, "shadow": y} for c, x, y in zip(cands, a_all, s)
+            ],
         }
         p = out["presets"][preset]
-        print(f"{preset}: spearman(shadow, ALE main {args.episodes} eps) {p['spearman_vs_ale_main']:.3f}, "
-              f"vs ALE all {2 * args.episodes} eps {p['spearman_vs_ale_all']:.3f}; median |ratio-1| "
-              f"{p['median_abs_ratio_minus_1']:.3f}; " +
-              ", ".join(f"{f} {v['shadow']:.2f}/{v['ale']:.2f}" for f, v in feats.items()), flush=True)
+        print(
+            f"{preset}: spearman(shadow, ALE main {args.episodes} eps) {p['spearman_vs_ale_main']:.3f}, "
+            f"vs ALE all {2 * args.episodes} eps {p['spearman_vs_ale_all']:.3f}; median |ratio-1| "
+            f"{p['median_abs_ratio_minus_1']:.3f}; "
+            + ", ".join(f"{f} {v['shadow']:.2f}/{v['ale']:.2f}" for f, v in feats.items()),
+            flush=True,
+        )
     print(f"reference_self_spearman ({args.episodes} vs {args.episodes} ALE eps): {out['reference_self_spearman']:.3f}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2, sort_keys=True))

@@ -26,10 +26,10 @@ import ale_py
 import gymnasium as gym
 import numpy as np
 from results_file import record
+from v5_agreement import first_difference
 
 import policylab  # noqa: F401  (registers policylab/Breakout-v5)
 from policylab.envs.breakout.registration import GYM_ID
-from v5_agreement import first_difference
 from policylab.rollout.seeds import seed_range_base
 
 AGREEMENT_BASE = seed_range_base("breakout", "v5_agreement")  # the sweep's episode k plays seed base + 97k + skip
@@ -62,10 +62,14 @@ def speed(kwargs: dict, render: bool, rounds: int, seconds: float) -> dict:
         for name, env in envs.items():
             rates[name].append(steps_per_cpu_s(env, actions, seconds, render))
     ratios = [a / b for a, b in zip(rates["policylab"], rates["ale"])]
-    return {"kwargs": {k: v for k, v in kwargs.items()}, "render_each_step": render,
-            "policylab_steps_per_cpu_s": round(statistics.median(rates["policylab"]), 1),
-            "ale_steps_per_cpu_s": round(statistics.median(rates["ale"]), 1),
-            "ratios": [round(r, 2) for r in ratios], "median_ratio": round(statistics.median(ratios), 2)}
+    return {
+        "kwargs": {k: v for k, v in kwargs.items()},
+        "render_each_step": render,
+        "policylab_steps_per_cpu_s": round(statistics.median(rates["policylab"]), 1),
+        "ale_steps_per_cpu_s": round(statistics.median(rates["ale"]), 1),
+        "ratios": [round(r, 2) for r in ratios],
+        "median_ratio": round(statistics.median(ratios), 2),
+    }
 
 
 def sweep(seeds: int) -> dict:
@@ -76,8 +80,13 @@ def sweep(seeds: int) -> dict:
                 for k in range(seeds):
                     step = 7 * frameskip[0] if isinstance(frameskip, tuple) else frameskip
                     seed = AGREEMENT_BASE + 97 * k + step
-                    kwargs = {"obs_type": obs_type, "frameskip": frameskip, "repeat_action_probability": sticky,
-                              "full_action_space": k % 3 == 1, "continuous": k % 3 == 2}
+                    kwargs = {
+                        "obs_type": obs_type,
+                        "frameskip": frameskip,
+                        "repeat_action_probability": sticky,
+                        "full_action_space": k % 3 == 1,
+                        "continuous": k % 3 == 2,
+                    }
                     diff = first_difference(kwargs, seed, max_steps=5_000, action_seed=seed, resets=3)
                     episodes += 3
                     identical += 3 if diff is None else 0
@@ -88,8 +97,10 @@ def sweep(seeds: int) -> dict:
 
 def idle() -> dict:
     out = {}
-    for name, kwargs, steps in (("frameskip_4_rgb", {"obs_type": "rgb"}, 27_000),
-                                ("frameskip_1_ram", {"obs_type": "ram", "frameskip": 1}, 108_000)):
+    for name, kwargs, steps in (
+        ("frameskip_4_rgb", {"obs_type": "rgb"}, 27_000),
+        ("frameskip_1_ram", {"obs_type": "ram", "frameskip": 1}, 108_000),
+    ):
         diff = first_difference(kwargs, 0, steps, 0, actions=np.array([0]))
         out[name] = {"frames": 108_000, "identical_to_the_cap": diff is None, "first_difference": diff}
     return out
@@ -102,11 +113,13 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3, help="seeds per exactness configuration")
     args = ap.parse_args()
     t0 = time.time()
-    result = {"speed": {
-        "rgb": speed({"obs_type": "rgb"}, False, args.rounds, args.seconds),
-        "rgb_render": speed({"obs_type": "rgb", "render_mode": "rgb_array"}, True, args.rounds, args.seconds),
-        "ram": speed({"obs_type": "ram"}, False, args.rounds, args.seconds),
-    }}
+    result = {
+        "speed": {
+            "rgb": speed({"obs_type": "rgb"}, False, args.rounds, args.seconds),
+            "rgb_render": speed({"obs_type": "rgb", "render_mode": "rgb_array"}, True, args.rounds, args.seconds),
+            "ram": speed({"obs_type": "ram"}, False, args.rounds, args.seconds),
+        }
+    }
     print({k: v["median_ratio"] for k, v in result["speed"].items()})
     result["exactness"] = sweep(args.seeds)
     print({k: v for k, v in result["exactness"].items() if k != "differences"})

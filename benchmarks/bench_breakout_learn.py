@@ -12,6 +12,8 @@ Parts (each records its own key of results/breakout_learn.json, so they can run 
   env) in a subprocess; wall time, the learner's median steps/s, the network's ALE 20-seed mean with
   its interval, both verdicts and the three policies' shadow/ALE ratios. The default preset's row is
   the issue's goal check.
+- ``recipe``: the same whole command on `ale-exact` with a recipe's options (``--options``), recorded under
+  ``recipes.LABEL`` with the validation's median and the share of seeds that clear the first wall (432).
 
 Usage:
 
@@ -19,6 +21,8 @@ Usage:
         --compare previous_recipe:envs=512,epochs=4,minibatch=1024,activation=tanh
     nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py preset --preset atari-cal [--preset go-v1 ...]
     nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py preset --preset ale-exact --seed 1
+    .venv/bin/python benchmarks/bench_breakout_learn.py recipe --label v5_late \
+        --options "--protocol v5 --late-starts 0.5 --gap-episodes 20"
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -33,15 +38,16 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from results_file import record, stamped
 
 ROOT = Path(__file__).resolve().parents[1]
+FIRST_WALL = 432  # points of the first wall: 18 bricks in each of the rows worth 1, 1, 4, 4, 7, 7
 
 
 def merge_into(key: str):
     def merge(data: dict, result: dict) -> None:
         data.setdefault(key, {}).update(result)
+
     return merge
 
 
@@ -62,11 +68,27 @@ def throughput_once(updates: int, overrides: dict) -> dict:
     train(p, stop_after=updates)
     wall = time.perf_counter() - t0
     rates = json.loads((out / TIMING).read_text())["steps_per_s"]
-    fields = ("envs", "rollout", "epochs", "minibatch", "lr", "activation", "hidden", "layers", "history", "wall",
-              "threads")
-    return {"steps_per_s_median": float(np.median(rates[1:])), "steps_per_s_per_update": rates, "wall_s": wall,
-            "updates": updates, "steps_per_update": req.envs * req.rollout,
-            "config": {k: getattr(req, k) for k in fields}}
+    fields = (
+        "envs",
+        "rollout",
+        "epochs",
+        "minibatch",
+        "lr",
+        "activation",
+        "hidden",
+        "layers",
+        "history",
+        "wall",
+        "threads",
+    )
+    return {
+        "steps_per_s_median": float(np.median(rates[1:])),
+        "steps_per_s_per_update": rates,
+        "wall_s": wall,
+        "updates": updates,
+        "steps_per_update": req.envs * req.rollout,
+        "config": {k: getattr(req, k) for k in fields},
+    }
 
 
 def throughput(updates: int, rounds: int, variants: dict[str, dict]) -> dict:
@@ -101,16 +123,19 @@ def ale_mean_ci95(v: dict) -> list[float]:
     if conf is None:
         return v["validation"]["distributions"]["network"]["mean_ci95"]
     net = next(r for r in v["transfer_gap"]["rows"] if r["key"] == "network")
-    return distribution(net["ale_scores"][:conf["of"]])["mean_ci95"]
+    return distribution(net["ale_scores"][: conf["of"]])["mean_ci95"]
 
 
-def preset_run(preset: str, steps: int | None, seed: int | None) -> dict:
-    """The whole default command on `preset` (or with --steps / --seed), in a fresh folder, as a user runs it."""
-    out = ROOT / "runs" / "bench-learn" / preset_key(preset, steps, seed).replace("#", "-").replace("@", "-")
+def preset_run(preset: str, steps: int | None, seed: int | None, extra: list[str] = (), label: str = "") -> dict:
+    """The whole default command on `preset` (or with --steps / --seed, or a recipe's `extra` options), in a
+    fresh folder, as a user runs it."""
+    key = label or preset_key(preset, steps, seed)
+    out = ROOT / "runs" / "bench-learn" / key.replace("#", "-").replace("@", "-")
     shutil.rmtree(out, ignore_errors=True)
     cmd = [sys.executable, "-m", "policylab.cli", "breakout", "learn", "--preset", preset, "--out", str(out)]
     cmd += [] if steps is None else ["--steps", str(steps)]
     cmd += [] if seed is None else ["--seed", str(seed)]
+    cmd += list(extra)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -119,41 +144,83 @@ def preset_run(preset: str, steps: int | None, seed: int | None) -> dict:
     data = json.loads((out / "learn.json").read_text())
     v = data["validation"]
     net = v["validation"]["distributions"]["network"]
-    gap = {r["key"]: {"policy": r["policy"], "shadow_mean": r["shadow_mean"], "shadow_ci95": r["shadow_ci95"],
-                      "ale_mean": r["ale_mean"], "ale_ci95": r["ale_ci95"], "ratio": r["ratio_shadow_over_ale"],
-                      "ratio_ci95": r["ratio_ci95"]} for r in v["transfer_gap"]["rows"]}
+    gap = {
+        r["key"]: {
+            "policy": r["policy"],
+            "shadow_mean": r["shadow_mean"],
+            "shadow_ci95": r["shadow_ci95"],
+            "ale_mean": r["ale_mean"],
+            "ale_ci95": r["ale_ci95"],
+            "ratio": r["ratio_shadow_over_ale"],
+            "ratio_ci95": r["ratio_ci95"],
+        }
+        for r in v["transfer_gap"]["rows"]
+    }
+    scores = np.array(net["scores"])
     return {
-        "wall_s": wall, "agent_steps": data["agent_steps"], "updates": data["updates"],
+        "command": "policylab breakout learn " + " ".join(cmd[5:]).replace(str(ROOT) + "/", ""),
+        "wall_s": wall,
+        "agent_steps": data["agent_steps"],
+        "updates": data["updates"],
         "learner_steps_per_s_median": data["timing"]["median_steps_per_s"],
         "final_shadow_return": data["final_return_mean"],
-        "validation_env": v["validation"]["env"], "validation_episodes": v["validation"]["episodes"],
-        "validation_mean": net["mean"], "validation_mean_ci95": net["mean_ci95"],
+        "validation_env": v["validation"]["env"],
+        "validation_episodes": v["validation"]["episodes"],
+        "validation_mean": net["mean"],
+        "validation_mean_ci95": net["mean_ci95"],
+        "validation_median": float(np.median(scores)),
+        "validation_share_clearing_first_wall": float(np.mean(scores >= FIRST_WALL)),
+        "protocol": data["config"]["protocol"],
         # the ALE episodes: the whole validation on a physics preset, the confirmation sample on an exact one
-        "ale_mean": v["goals"]["ale_mean"], "ale_mean_ci95": ale_mean_ci95(v),
-        "ale_confirmation": None if v["validation"]["ale_confirmation"] is None else
-        {k: v["validation"]["ale_confirmation"][k] for k in ("of", "equal")},
-        "vs": {k: {"against": c["against"], "mean_delta": c["paired_delta"]["mean_delta"],
-                   "ci95": c["paired_delta"]["ci95"], "verdict": c["verdict"]}
-               for k, c in v["validation"]["comparisons"].items()},
-        "gap_episodes": v["transfer_gap"]["episodes"], "transfer_gap": gap, "goals": v["goals"],
-        "config": {k: data["config"][k] for k in ("envs", "rollout", "epochs", "minibatch", "lr", "activation",
-                                                  "threads", "steps")},
+        "ale_mean": v["goals"]["ale_mean"],
+        "ale_mean_ci95": ale_mean_ci95(v),
+        "ale_confirmation": None
+        if v["validation"]["ale_confirmation"] is None
+        else {k: v["validation"]["ale_confirmation"][k] for k in ("of", "equal")},
+        "vs": {
+            k: {
+                "against": c["against"],
+                "mean_delta": c["paired_delta"]["mean_delta"],
+                "ci95": c["paired_delta"]["ci95"],
+                "verdict": c["verdict"],
+            }
+            for k, c in v["validation"]["comparisons"].items()
+        },
+        "gap_episodes": v["transfer_gap"]["episodes"],
+        "transfer_gap": gap,
+        "goals": v["goals"],
+        "config": {
+            k: data["config"][k]
+            for k in ("envs", "rollout", "epochs", "minibatch", "lr", "activation", "threads", "steps")
+        },
         "load_average_after": os.getloadavg()[0],
     }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("part", choices=["throughput", "preset"])
+    ap.add_argument("part", choices=["throughput", "preset", "recipe"])
     ap.add_argument("--updates", type=int, default=6)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--preset", action="append", default=[])
-    ap.add_argument("--steps", type=int, default=None, help="preset: a budget other than the default (recorded "
-                    "under PRESET@STEPS)")
-    ap.add_argument("--seed", type=int, default=None, help="preset: a training seed other than the default "
-                    "(recorded under PRESET#seedN)")
-    ap.add_argument("--compare", action="append", default=[], metavar="LABEL:FIELD=VALUE,...",
-                    help="throughput: a variant of the default config, timed in the same rounds")
+    ap.add_argument(
+        "--steps", type=int, default=None, help="preset: a budget other than the default (recorded under PRESET@STEPS)"
+    )
+    ap.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="preset: a training seed other than the default (recorded under PRESET#seedN)",
+    )
+    ap.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="LABEL:FIELD=VALUE,...",
+        help="throughput: a variant of the default config, timed in the same rounds",
+    )
+    ap.add_argument("--label", default="", help="recipe: the key its run is recorded under (results' recipes)")
+    ap.add_argument("--options", default="", help="recipe: the learn options of the recipe, as one string")
     args = ap.parse_args()
     import torch
 
@@ -163,13 +230,27 @@ def main() -> None:
         for item in args.compare:
             label, _, sets = item.partition(":")
             variants[label] = dict(kv.split("=", 1) for kv in sets.split(","))
-        record("breakout_learn", stamped(throughput(args.updates, args.rounds, variants)), lambda data, result:
-               data.__setitem__("throughput", result), machine_note=note)
+        record(
+            "breakout_learn",
+            stamped(throughput(args.updates, args.rounds, variants)),
+            lambda data, result: data.__setitem__("throughput", result),
+            machine_note=note,
+        )
+        return
+    if args.part == "recipe":
+        if not args.label:
+            raise SystemExit("recipe needs --label")
+        run = preset_run("ale-exact", args.steps, args.seed, shlex.split(args.options), args.label)
+        record("breakout_learn", {args.label: stamped(run)}, merge_into("recipes"), machine_note=note)
         return
     for preset in args.preset or ["atari-cal"]:
         key = preset_key(preset, args.steps, args.seed)
-        record("breakout_learn", {key: stamped(preset_run(preset, args.steps, args.seed))}, merge_into("presets"),
-               machine_note=note)
+        record(
+            "breakout_learn",
+            {key: stamped(preset_run(preset, args.steps, args.seed))},
+            merge_into("presets"),
+            machine_note=note,
+        )
 
 
 if __name__ == "__main__":

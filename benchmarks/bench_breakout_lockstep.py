@@ -45,8 +45,19 @@ def main() -> None:
     procs = {}
     for preset, episodes in presets.items():
         out = (args.out / preset).resolve()
-        cmd = [sys.executable, "-m", "policylab.cli", "breakout", "lockstep", "--preset", preset,
-               "--episodes", str(episodes), "--out", str(out)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "policylab.cli",
+            "breakout",
+            "lockstep",
+            "--preset",
+            preset,
+            "--episodes",
+            str(episodes),
+            "--out",
+            str(out),
+        ]
         log = open(args.out / f"{preset}.log", "w")
         procs[preset] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), out, log)
     results = {}
@@ -59,35 +70,50 @@ def main() -> None:
         s = data["summary"]
         wall = json.loads((out / "wallclock.json").read_text())["wall_seconds"]  # the command's own clock
         cpu = usage.ru_utime + usage.ru_stime
-        results[preset] = stamped({
-            "command": f"policylab breakout lockstep --preset {preset} --episodes {presets[preset]} --out OUT",
-            "episodes": presets[preset],
-            "pick": {k: data["pick"][k] for k in ("candidate_id", "source")} if data["pick"] else None,
-            "summary": s,
-            "wall_seconds": round(wall, 1),
-            "cpu_seconds": round(cpu, 1),
-            "frames_per_second": round(s["frames"] / wall, 1),
-            "frames_per_cpu_second": round(s["frames"] / cpu, 1),
-            "goals_met": {"identical_to_end": s["identical_to_end_fraction"] >= GOAL_IDENTICAL,
-                          "screens": s["screen_identical_fraction"] >= GOAL_SCREENS},
-        })
-        print(f"{preset}: identical to the end {s['identical_to_end']}/{s['episodes']}, median first divergence "
-              f"{s['median_first_divergence_frame']}, screens identical {s['screen_identical_fraction']:.3f}, "
-              f"{results[preset]['frames_per_second']} frames/s")
+        results[preset] = stamped(
+            {
+                "command": f"policylab breakout lockstep --preset {preset} --episodes {presets[preset]} --out OUT",
+                "episodes": presets[preset],
+                "pick": {k: data["pick"][k] for k in ("candidate_id", "source")} if data["pick"] else None,
+                "summary": s,
+                "wall_seconds": round(wall, 1),
+                "cpu_seconds": round(cpu, 1),
+                "frames_per_second": round(s["frames"] / wall, 1),
+                "frames_per_cpu_second": round(s["frames"] / cpu, 1),
+                "goals_met": {
+                    "identical_to_end": s["identical_to_end_fraction"] >= GOAL_IDENTICAL,
+                    "screens": s["screen_identical_fraction"] >= GOAL_SCREENS,
+                },
+            }
+        )
+        print(
+            f"{preset}: identical to the end {s['identical_to_end']}/{s['episodes']}, median first divergence "
+            f"{s['median_first_divergence_frame']}, screens identical {s['screen_identical_fraction']:.3f}, "
+            f"{results[preset]['frames_per_second']} frames/s"
+        )
+
     def merge(data: dict, new: dict) -> None:
         kept = data.get("presets", {})
         data.update(new)
         data["presets"] = {**kept, **new["presets"]}
 
-    record("breakout_lockstep", {
-        "benchmark": "ALE and the shadow in lockstep, frame by frame, full-length episodes per preset "
-                     "(policylab breakout lockstep, default policy mix and protocol)",
-        "script": "benchmarks/bench_breakout_lockstep.py",
-        "goals": {"identical_to_end_fraction": GOAL_IDENTICAL, "screen_identical_fraction": GOAL_SCREENS,
-                  "episodes": 200},
-        "presets": results,
-    }, merge, machine_note=f"presets run as {len(presets)} concurrent processes at niceness {os.nice(0)} on a machine "
-                    "shared with other jobs")
+    record(
+        "breakout_lockstep",
+        {
+            "benchmark": "ALE and the shadow in lockstep, frame by frame, full-length episodes per preset "
+            "(policylab breakout lockstep, default policy mix and protocol)",
+            "script": "benchmarks/bench_breakout_lockstep.py",
+            "goals": {
+                "identical_to_end_fraction": GOAL_IDENTICAL,
+                "screen_identical_fraction": GOAL_SCREENS,
+                "episodes": 200,
+            },
+            "presets": results,
+        },
+        merge,
+        machine_note=f"presets run as {len(presets)} concurrent processes at niceness {os.nice(0)} on a machine "
+        "shared with other jobs",
+    )
 
 
 if __name__ == "__main__":

@@ -52,8 +52,12 @@ def speed(n_envs: int, rounds: int, seconds: float) -> dict:
         for name, env in envs.items():
             rates[name].append(steps_per_cpu_s(env, actions, seconds))
     ratios = [a / b for a, b in zip(rates["policylab"], rates["sb3_on_ale"])]
-    return {"n_envs": n_envs, **{f"{k}_steps_per_cpu_s": round(statistics.median(v), 1) for k, v in rates.items()},
-            "ratios": [round(r, 2) for r in ratios], "median_ratio": round(statistics.median(ratios), 2)}
+    return {
+        "n_envs": n_envs,
+        **{f"{k}_steps_per_cpu_s": round(statistics.median(v), 1) for k, v in rates.items()},
+        "ratios": [round(r, 2) for r in ratios],
+        "median_ratio": round(statistics.median(ratios), 2),
+    }
 
 
 def ppo(steps: int) -> dict:
@@ -80,8 +84,11 @@ def main() -> None:
     result["ppo"] = ppo(args.ppo_steps)
     print(result["ppo"])
     result["wall_s"] = round(time.time() - t0, 1)
-    path = record("breakout_sb3", result, machine_note=f"ale-py {ale_py.__version__}, stable-baselines3 "
-                                                       f"{stable_baselines3.__version__}, torch 1 thread")
+    path = record(
+        "breakout_sb3",
+        result,
+        machine_note=f"ale-py {ale_py.__version__}, stable-baselines3 {stable_baselines3.__version__}, torch 1 thread",
+    )
     print(f"wrote {path}")
 
 

@@ -16,11 +16,10 @@ import time
 import ale_py
 import gymnasium as gym
 import numpy as np
+from results_file import record
 
 import policylab  # noqa: F401  (registers policylab/Breakout-v5)
 from policylab.envs.breakout.registration import GYM_ID
-
-from results_file import record
 
 SETTINGS = dict(noop_max=0)
 
@@ -44,16 +43,32 @@ def main() -> None:
     args = ap.parse_args()
     rows = {}
     for n in (int(s) for s in args.sizes.split(",")):
-        ours = env_steps_per_cpu_s(gym.make_vec(GYM_ID, num_envs=n, vectorization_mode="vector_entry_point",
-                                                **SETTINGS), n, args.seconds)
+        ours = env_steps_per_cpu_s(
+            gym.make_vec(GYM_ID, num_envs=n, vectorization_mode="vector_entry_point", **SETTINGS), n, args.seconds
+        )
         ale = env_steps_per_cpu_s(ale_py.AtariVectorEnv("breakout", num_envs=n, **SETTINGS), n, args.seconds)
-        rows[str(n)] = {"policylab_env_steps_per_cpu_s": round(ours), "ale_env_steps_per_cpu_s": round(ale),
-                        "ratio": round(ours / ale, 1)}
+        rows[str(n)] = {
+            "policylab_env_steps_per_cpu_s": round(ours),
+            "ale_env_steps_per_cpu_s": round(ale),
+            "ratio": round(ours / ale, 1),
+        }
         print(n, rows[str(n)], flush=True)
-    record("breakout_vector", {"settings": {"frameskip": 4, "maxpool": True, "grayscale": True, "size": "84x84",
-                                            "stack_num": 4, **SETTINGS, "actions": "uniform random"},
-                               "by_num_envs": rows},
-           machine_note=f"ale-py {ale_py.__version__}, numba kernel on one thread, shared machine")
+    record(
+        "breakout_vector",
+        {
+            "settings": {
+                "frameskip": 4,
+                "maxpool": True,
+                "grayscale": True,
+                "size": "84x84",
+                "stack_num": 4,
+                **SETTINGS,
+                "actions": "uniform random",
+            },
+            "by_num_envs": rows,
+        },
+        machine_note=f"ale-py {ale_py.__version__}, numba kernel on one thread, shared machine",
+    )
 
 
 if __name__ == "__main__":

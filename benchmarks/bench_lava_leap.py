@@ -34,9 +34,9 @@ def timed_run(out: Path, env: dict | None = None) -> float:
 
 
 def stages(out: Path) -> dict:
+    from policylab.rollout.store import Store
     from policylab.studies.lava_leap.charts import draw_all
     from policylab.studies.lava_leap.config import LavaLeapConfig
-    from policylab.rollout.store import Store
     from policylab.studies.lava_leap.experiments import run_study
     from policylab.studies.lava_leap.report import write_report
 

@@ -22,17 +22,17 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
+from results_file import record
 
 from policylab.envs.breakout.ale import Protocol
 from policylab.envs.breakout.params import load_preset
 from policylab.policies.breakout import V3_DEFAULTS
 from policylab.rollout.seeds import named_range
-from policylab.studies.breakout.requests import OBJECTIVES, TrainRequest
+from policylab.studies.breakout.requests import OBJECTIVES, STUDY_MAX_STEPS, TrainRequest
 from policylab.studies.breakout.search.halving import halve
 from policylab.studies.breakout.search.search_space import grid216
 from policylab.studies.breakout.search.selection import compare_paired
 from policylab.studies.breakout.search.train import search_seeds, shadow_scorer
-from results_file import record
 
 PRESET = "ale-exact"
 DEFAULT = TrainRequest.model_construct()
@@ -51,7 +51,7 @@ BUDGETS = {
 
 
 def _protocol() -> dict:
-    return Protocol(max_steps=DEFAULT.max_steps, serve=DEFAULT.serve).model_dump()
+    return Protocol(max_steps=STUDY_MAX_STEPS, serve=DEFAULT.serve).model_dump()
 
 
 def _chunk_scores(args: tuple[list[dict], tuple[int, ...]]) -> list[list[float]]:
@@ -60,7 +60,7 @@ def _chunk_scores(args: tuple[list[dict], tuple[int, ...]]) -> list[list[float]]
 
 
 def parallel_scores(cands: list[dict], seeds: tuple[int, ...], workers: int, per: int = 4) -> np.ndarray:
-    chunks = [(cands[i: i + per], seeds) for i in range(0, len(cands), per)]
+    chunks = [(cands[i : i + per], seeds) for i in range(0, len(cands), per)]
     with ProcessPoolExecutor(workers) as pool:
         return np.array([row for part in pool.map(_chunk_scores, chunks) for row in part])
 
@@ -110,32 +110,59 @@ def main() -> None:
         cmp = compare_paired(oracle_seeds, list(grid[i]), list(v3))
         d = cmp["delta"]
         budgets[name] = {
-            "search_seeds": first, "rounds": rounds, "keep": keep, "objective": objective,
-            "schedule": [{"candidates": c, "seeds_each": n} for c, n in schedule], "episodes": scorer.asked,
-            "pick": pick["candidate_id"], "pick_search_mean": pick["score_mean"], "pick_oracle_mean": float(means[i]),
-            "regret": float(means[best] - means[i]), "regret_share": float((means[best] - means[i]) / means[best]),
-            "oracle_rank": rank[pick["candidate_id"]], "within_5_percent": bool(means[i] >= 0.95 * means[best]),
-            "vs_v3": {"mean_delta": d["mean_delta"], "ci95": d["ci95"], "verdict": cmp["verdict"],
-                      "verdict_agreement": d["verdict_agreement"]},
+            "search_seeds": first,
+            "rounds": rounds,
+            "keep": keep,
+            "objective": objective,
+            "schedule": [{"candidates": c, "seeds_each": n} for c, n in schedule],
+            "episodes": scorer.asked,
+            "pick": pick["candidate_id"],
+            "pick_search_mean": pick["score_mean"],
+            "pick_oracle_mean": float(means[i]),
+            "regret": float(means[best] - means[i]),
+            "regret_share": float((means[best] - means[i]) / means[best]),
+            "oracle_rank": rank[pick["candidate_id"]],
+            "within_5_percent": bool(means[i] >= 0.95 * means[best]),
+            "vs_v3": {
+                "mean_delta": d["mean_delta"],
+                "ci95": d["ci95"],
+                "verdict": cmp["verdict"],
+                "verdict_agreement": d["verdict_agreement"],
+            },
             "search_wall_s_cached": time.perf_counter() - t,
         }
-        print(name, json.dumps({k: budgets[name][k] for k in ("pick", "pick_oracle_mean", "regret", "oracle_rank",
-                                                              "episodes")}), flush=True)
+        print(
+            name,
+            json.dumps(
+                {k: budgets[name][k] for k in ("pick", "pick_oracle_mean", "regret", "oracle_rank", "episodes")}
+            ),
+            flush=True,
+        )
     top = [{"candidate_id": cands[i]["candidate_id"], "oracle_mean": float(means[i])} for i in order[:10]]
-    record("search_regret", {
-        "benchmark": "selection regret of breakout train's search: every grid216 candidate's mean on fresh exact-shadow "
-                     "seeds (the oracle) against the pick of each search budget",
-        "script": "benchmarks/bench_search_regret.py",
-        "oracle": {"seeds": f"breakout.exact_validation, first {args.oracle_seeds} ({oracle_seeds[0]}.."
-                            f"{oracle_seeds[-1]})", "preset": PRESET, "protocol": _protocol(),
-                   "best": cands[best]["candidate_id"], "best_mean": float(means[best]),
-                   "v3_mean": float(v3.mean()), "top10": top, "wall_s": oracle_s,
-                   "candidate_means": {c["candidate_id"]: float(m) for c, m in zip(cands, means)}},
-        "budgets": budgets,
-        "note": "episodes: the candidate-seed scores each search ranks, summed over its rounds (a round re-ranks "
-                "the earlier rounds' seeds, which the command's store does not play again); search_wall_s_cached is "
-                "not a speed: budgets share a cache of played episodes",
-    })
+    record(
+        "search_regret",
+        {
+            "benchmark": "selection regret of breakout train's search: every grid216 candidate's mean on fresh exact-shadow "
+            "seeds (the oracle) against the pick of each search budget",
+            "script": "benchmarks/bench_search_regret.py",
+            "oracle": {
+                "seeds": f"breakout.exact_validation, first {args.oracle_seeds} ({oracle_seeds[0]}.."
+                f"{oracle_seeds[-1]})",
+                "preset": PRESET,
+                "protocol": _protocol(),
+                "best": cands[best]["candidate_id"],
+                "best_mean": float(means[best]),
+                "v3_mean": float(v3.mean()),
+                "top10": top,
+                "wall_s": oracle_s,
+                "candidate_means": {c["candidate_id"]: float(m) for c, m in zip(cands, means)},
+            },
+            "budgets": budgets,
+            "note": "episodes: the candidate-seed scores each search ranks, summed over its rounds (a round re-ranks "
+            "the earlier rounds' seeds, which the command's store does not play again); search_wall_s_cached is "
+            "not a speed: budgets share a cache of played episodes",
+        },
+    )
 
 
 if __name__ == "__main__":

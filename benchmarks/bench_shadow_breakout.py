@@ -17,15 +17,13 @@ import json
 import os
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 from ale_py import ALEInterface, LoggerMode, roms
+from results_file import record
 
 from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
-
-from results_file import record
 
 
 def ale_steps_per_s(seconds: float) -> float:
@@ -83,7 +81,9 @@ def main() -> None:
     ratios = [s / a for s, a in zip(shadow, ale)]
     result = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}",
-        "batch": args.batch, "preset": args.preset, "policy": "breakout_policy_v3",
+        "batch": args.batch,
+        "preset": args.preset,
+        "policy": "breakout_policy_v3",
         "ale_steps_per_s_one_core": [round(a) for a in ale],
         "shadow_steps_per_s_one_core": [round(s) for s in shadow],
         "speedup_per_core": [round(r, 1) for r in ratios],

@@ -70,7 +70,9 @@ def payloads(n):
     return [{"qpos": np.cumsum(rng.normal(size=(40, 19)) * 0.01, axis=0)} for _ in range(n)]
 """
 
-CHILD = RECORDS + r"""
+CHILD = (
+    RECORDS
+    + r"""
 import json, sys, time
 try:
     from policylab.rollout.payloads import EncodedArrays
@@ -96,13 +98,16 @@ store.close()  # timed too: closing checkpoints what is left in SQLite's write-a
 wall, cpu = time.perf_counter() - start, time.process_time() - cpu
 print(json.dumps({"wall_s": wall, "cpu_s": cpu, "records": n}))
 """
+)
 
 
 # The same records through the path `--executor processes` (and Ray) takes: worker processes pack,
 # hash and write their units' files (`ensure.run_and_write`), the driver commits the rows
 # (`Store.commit_unit`). Each worker makes the same payloads before the clock starts (the simulation
 # is excluded), and hands back only outcomes and places.
-WORKERS_CHILD = RECORDS + r"""
+WORKERS_CHILD = (
+    RECORDS
+    + r"""
 import json, os, sys, time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
@@ -148,6 +153,7 @@ rows_only.close()
 commit_wall = time.perf_counter() - start
 print(json.dumps({"wall_s": wall, "driver_cpu_s": driver_cpu, "records": n, "commit_only_wall_s": commit_wall}))
 """
+)
 
 
 def tree_env(tree: Path) -> dict:
@@ -165,28 +171,48 @@ def files_and_bytes(folder: Path) -> tuple[int, int]:
 
 def write_path(tree: Path, root: Path, records: int, encoded: bool) -> dict:
     shutil.rmtree(root, ignore_errors=True)
-    out = subprocess.run([sys.executable, "-c", CHILD, str(root), str(records), "1" if encoded else "0"],
-                         check=True, capture_output=True, text=True, env=tree_env(tree), cwd=tree)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(root), str(records), "1" if encoded else "0"],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=tree_env(tree),
+        cwd=tree,
+    )
     got = json.loads(out.stdout)
     payload_files = sum(1 for p in root.rglob("*") if p.is_file() and p.suffix in (".npz", ".pack"))
     _, size = files_and_bytes(root)
     shutil.rmtree(root, ignore_errors=True)
-    return {"records_per_s": round(records / got["wall_s"], 1), "wall_s": round(got["wall_s"], 3),
-            "cpu_us_per_record": round(got["cpu_s"] / records * 1e6, 2), "payload_files": payload_files,
-            "store_bytes": size}
+    return {
+        "records_per_s": round(records / got["wall_s"], 1),
+        "wall_s": round(got["wall_s"], 3),
+        "cpu_us_per_record": round(got["cpu_s"] / records * 1e6, 2),
+        "payload_files": payload_files,
+        "store_bytes": size,
+    }
 
 
 def write_path_workers(tree: Path, root: Path, records: int, workers: int) -> dict:
     shutil.rmtree(root, ignore_errors=True)
-    out = subprocess.run([sys.executable, "-c", WORKERS_CHILD, str(root), str(records), str(workers)],
-                         check=True, capture_output=True, text=True, env=tree_env(tree), cwd=tree)
+    out = subprocess.run(
+        [sys.executable, "-c", WORKERS_CHILD, str(root), str(records), str(workers)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=tree_env(tree),
+        cwd=tree,
+    )
     got = json.loads(out.stdout)
     payload_files = sum(1 for p in root.rglob("*.pack"))
     shutil.rmtree(root, ignore_errors=True)
     shutil.rmtree(f"{root}-rows", ignore_errors=True)
-    return {"records_per_s": round(records / got["wall_s"], 1), "wall_s": round(got["wall_s"], 3),
-            "driver_cpu_us_per_record": round(got["driver_cpu_s"] / records * 1e6, 2), "payload_files": payload_files,
-            "driver_commit_only_records_per_s": round(records / got["commit_only_wall_s"], 1)}
+    return {
+        "records_per_s": round(records / got["wall_s"], 1),
+        "wall_s": round(got["wall_s"], 3),
+        "driver_cpu_us_per_record": round(got["driver_cpu_s"] / records * 1e6, 2),
+        "payload_files": payload_files,
+        "driver_commit_only_records_per_s": round(records / got["commit_only_wall_s"], 1),
+    }
 
 
 def fresh_file_writes(folder: Path, files: int = 16, mb: int = 21) -> dict:
@@ -211,29 +237,62 @@ def fresh_file_writes(folder: Path, files: int = 16, mb: int = 21) -> dict:
 
 def eval_run(tree: Path, out: Path, episodes: int) -> dict:
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, "-m", "policylab.cli", "breakout", "eval", "--env", "shadow", "--policy",
-           "breakout_policy_v3", "--episodes", str(episodes), "--seed", "100", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "policylab.cli",
+        "breakout",
+        "eval",
+        "--env",
+        "shadow",
+        "--policy",
+        "breakout_policy_v3",
+        "--episodes",
+        str(episodes),
+        "--seed",
+        "100",
+        "--out",
+        str(out),
+    ]
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=tree_env(tree), cwd=tree)
     wall = time.perf_counter() - start
     files, size = files_and_bytes(out)
     store_files, store_size = files_and_bytes(out / "store")
     shutil.rmtree(out, ignore_errors=True)
-    return {"wall_s": round(wall, 2), "files_in_out": files, "out_bytes": size, "store_files": store_files,
-            "store_bytes": store_size}
+    return {
+        "wall_s": round(wall, 2),
+        "files_in_out": files,
+        "out_bytes": size,
+        "store_files": store_files,
+        "store_bytes": store_size,
+    }
 
 
 def go1_sweep(tree: Path, out: Path) -> dict:
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, "-m", "policylab.cli", "boundary", "sweep", "--store", str(out / "store"),
-           "--out", str(out / "sweep")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "policylab.cli",
+        "boundary",
+        "sweep",
+        "--store",
+        str(out / "store"),
+        "--out",
+        str(out / "sweep"),
+    ]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=tree_env(tree), cwd=tree)
     timing = json.loads((out / "sweep" / "timing.json").read_text())
     files, size = files_and_bytes(out / "store")
     shutil.rmtree(out, ignore_errors=True)
-    return {"wall_s": timing["wall_s"], "store_write_s": timing["store_write_s"],
-            "write_share": round(timing["store_write_s"] / timing["wall_s"], 4), "store_files": files,
-            "store_bytes": size}
+    return {
+        "wall_s": timing["wall_s"],
+        "store_write_s": timing["store_write_s"],
+        "write_share": round(timing["store_write_s"] / timing["wall_s"], 4),
+        "store_files": files,
+        "store_bytes": size,
+    }
 
 
 def main() -> None:
@@ -247,8 +306,11 @@ def main() -> None:
     ap.add_argument("--skip-eval", action="store_true", help="no 10,000-episode evals (their last figures are kept)")
     ap.add_argument("--skip-100k", action="store_true")
     ap.add_argument("--skip-go1", action="store_true")
-    ap.add_argument("--skip-go1-before", action="store_true",
-                    help="the Go1 sweep in this checkout (and --previous-tree) only; the npz store's is kept")
+    ap.add_argument(
+        "--skip-go1-before",
+        action="store_true",
+        help="the Go1 sweep in this checkout (and --previous-tree) only; the npz store's is kept",
+    )
     args = ap.parse_args()
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -259,7 +321,7 @@ def main() -> None:
         entry: dict = {"load_average": os.getloadavg()[0], "fresh_file_writes": fresh_file_writes(out / "fresh")}
         print("fresh file writes", entry["fresh_file_writes"], flush=True)
         for mode in ("arrays", "encoded"):
-            for side, tree in (list(written.items()) if r % 2 == 0 else list(reversed(written.items()))):
+            for side, tree in list(written.items()) if r % 2 == 0 else list(reversed(written.items())):
                 entry[f"write_{mode}_{side}"] = write_path(tree, out / f"w-{side}", args.records, mode == "encoded")
                 print(side, mode, entry[f"write_{mode}_{side}"], flush=True)
         for side, tree in ((s, t) for s, t in written.items() if s != "before"):  # no worker-written units before
@@ -281,23 +343,29 @@ def main() -> None:
         write[mode] = {
             "packed_records_per_s": med(f"write_{mode}_packed", "records_per_s"),
             "before_records_per_s": med(f"write_{mode}_before", "records_per_s"),
-            "speedup": round(med(f"write_{mode}_packed", "records_per_s") / med(f"write_{mode}_before", "records_per_s"), 2),
+            "speedup": round(
+                med(f"write_{mode}_packed", "records_per_s") / med(f"write_{mode}_before", "records_per_s"), 2
+            ),
             "packed_payload_files": rounds[0][f"write_{mode}_packed"]["payload_files"],
             "before_payload_files": rounds[0][f"write_{mode}_before"]["payload_files"],
-            "packed_records_per_payload_file": args.records // max(1, rounds[0][f"write_{mode}_packed"]["payload_files"]),
+            "packed_records_per_payload_file": args.records
+            // max(1, rounds[0][f"write_{mode}_packed"]["payload_files"]),
             "packed_store_mb": round(rounds[0][f"write_{mode}_packed"]["store_bytes"] / 1e6, 2),
             "before_store_mb": round(rounds[0][f"write_{mode}_before"]["store_bytes"] / 1e6, 2),
             "packed_cpu_us_per_record": med(f"write_{mode}_packed", "cpu_us_per_record"),
             "before_cpu_us_per_record": med(f"write_{mode}_before", "cpu_us_per_record"),
         }
         if args.previous_tree:
-            write[mode].update({
-                "previous_records_per_s": med(f"write_{mode}_previous", "records_per_s"),
-                "speedup_vs_previous": round(med(f"write_{mode}_packed", "records_per_s")
-                                             / med(f"write_{mode}_previous", "records_per_s"), 2),
-                "previous_cpu_us_per_record": med(f"write_{mode}_previous", "cpu_us_per_record"),
-                "previous_store_mb": round(rounds[0][f"write_{mode}_previous"]["store_bytes"] / 1e6, 2),
-            })
+            write[mode].update(
+                {
+                    "previous_records_per_s": med(f"write_{mode}_previous", "records_per_s"),
+                    "speedup_vs_previous": round(
+                        med(f"write_{mode}_packed", "records_per_s") / med(f"write_{mode}_previous", "records_per_s"), 2
+                    ),
+                    "previous_cpu_us_per_record": med(f"write_{mode}_previous", "cpu_us_per_record"),
+                    "previous_store_mb": round(rounds[0][f"write_{mode}_previous"]["store_bytes"] / 1e6, 2),
+                }
+            )
     write["workers"] = {
         "workers": WORKERS,
         "packed_records_per_s": med("write_workers_packed", "records_per_s"),
@@ -306,49 +374,68 @@ def main() -> None:
         "packed_payload_files": rounds[0]["write_workers_packed"]["payload_files"],
     }
     if args.previous_tree:
-        write["workers"].update({
-            "previous_records_per_s": med("write_workers_previous", "records_per_s"),
-            "previous_driver_cpu_us_per_record": med("write_workers_previous", "driver_cpu_us_per_record"),
-            "previous_driver_commit_only_records_per_s": med("write_workers_previous",
-                                                             "driver_commit_only_records_per_s"),
-        })
+        write["workers"].update(
+            {
+                "previous_records_per_s": med("write_workers_previous", "records_per_s"),
+                "previous_driver_cpu_us_per_record": med("write_workers_previous", "driver_cpu_us_per_record"),
+                "previous_driver_commit_only_records_per_s": med(
+                    "write_workers_previous", "driver_commit_only_records_per_s"
+                ),
+            }
+        )
     write["fresh_file_writes_mb_per_s"] = statistics.median(r["fresh_file_writes"]["mb_per_s"] for r in rounds)
     best = max(write["arrays"]["packed_records_per_s"], write["workers"]["packed_records_per_s"])
     write["goal_met"] = best >= GOAL_RECORDS_PER_S
     result = {
         "benchmark": "the store's batch write path (index row + payload bytes + sha256 per record, 6 KB arrays, "
-                     "units of 1,000, simulation excluded) and breakout eval's stores, packed vs one npz per rollout, "
-                     "side by side in one run",
+        "units of 1,000, simulation excluded) and breakout eval's stores, packed vs one npz per rollout, "
+        "side by side in one run",
         "script": "benchmarks/bench_store.py",
         "records": args.records,
         "write": write,
-        "goals": {"records_per_s": GOAL_RECORDS_PER_S, "records_per_payload_file": GOAL_RECORDS_PER_FILE,
-                  "eval_100k_wall_s": GOAL_100K_S, "eval_100k_files": GOAL_100K_FILES},
+        "goals": {
+            "records_per_s": GOAL_RECORDS_PER_S,
+            "records_per_payload_file": GOAL_RECORDS_PER_FILE,
+            "eval_100k_wall_s": GOAL_100K_S,
+            "eval_100k_files": GOAL_100K_FILES,
+        },
         "rounds": rounds,
     }
     if evals:
         result["eval_10k"] = {
             "episodes": args.eval_episodes,
-            "packed": evals["packed"], "before": evals["before"],
+            "packed": evals["packed"],
+            "before": evals["before"],
             "store_size_ratio": round(evals["packed"]["store_bytes"] / evals["before"]["store_bytes"], 3),
             "wall_speedup": round(evals["before"]["wall_s"] / evals["packed"]["wall_s"], 2),
         }
     if not args.skip_100k:
         big = eval_run(HERE, out / "eval-100k", 100_000)
         print("eval 100k", big, flush=True)
-        result["eval_100k"] = {**big, "goal_wall_met": big["wall_s"] <= GOAL_100K_S,
-                               "goal_files_met": big["files_in_out"] <= GOAL_100K_FILES}
+        result["eval_100k"] = {
+            **big,
+            "goal_wall_met": big["wall_s"] <= GOAL_100K_S,
+            "goal_files_met": big["files_in_out"] <= GOAL_100K_FILES,
+        }
     if not args.skip_go1:
-        go1 = {side: go1_sweep(tree, out / f"go1-{side}") for side, tree in written.items()
-               if not (args.skip_go1_before and side == "before")}
+        go1 = {
+            side: go1_sweep(tree, out / f"go1-{side}")
+            for side, tree in written.items()
+            if not (args.skip_go1_before and side == "before")
+        }
         if args.skip_go1_before:  # the npz store's sweep as last measured, with its date and commit
             go1["before"] = _stamped_before(json.loads((RESULTS / "store.json").read_text()))
         print("go1", go1, flush=True)
-        result["go1_sweep"] = {**go1, "store_size_ratio": round(go1["packed"]["store_bytes"] / go1["before"]["store_bytes"], 3),
-                               "goal_write_share": 0.05, "goal_write_share_met": go1["packed"]["write_share"] <= 0.05}
+        result["go1_sweep"] = {
+            **go1,
+            "store_size_ratio": round(go1["packed"]["store_bytes"] / go1["before"]["store_bytes"], 3),
+            "goal_write_share": 0.05,
+            "goal_write_share_met": go1["packed"]["write_share"] <= 0.05,
+        }
         if "previous" in go1:
-            result["go1_sweep"]["write_s_vs_previous"] = round(go1["packed"]["store_write_s"]
-                                                               / go1["previous"]["store_write_s"], 3)
+            result["go1_sweep"]["write_s_vs_previous"] = round(
+                go1["packed"]["store_write_s"] / go1["previous"]["store_write_s"], 3
+            )
     print(record("store", result, merge=keep_stamps))
 
 

@@ -35,9 +35,13 @@ def start_node(*args: str) -> subprocess.Popen:
     folder is its own too: the head records itself there as the machine's current cluster, which a
     later `ray.init()` elsewhere on the machine would try to join."""
     exe = Path(sys.executable).with_name("ray")
-    return subprocess.Popen([str(exe), "start", *args, "--block", "--disable-usage-stats"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True,
-                            env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    return subprocess.Popen(
+        [str(exe), "start", *args, "--block", "--disable-usage-stats"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "RAY_AUTH_MODE": "disabled"},
+    )
 
 
 def stop_node(proc: subprocess.Popen) -> None:
@@ -50,10 +54,35 @@ def stop_node(proc: subprocess.Popen) -> None:
 
 def sweep(store: Path, out: Path, n_mu: int, extra: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "policylab.cli", "boundary", "sweep", "--checkpoint", "ant_v0", "--n-mu",
-                    str(n_mu), "--n-push", "4", "--seeds-per-cell", "4", "--chunk", "8", "--store", str(store),
-                    "--out", str(out), *extra], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   env={**os.environ, "PYTHONPATH": str(HERE), "RAY_AUTH_MODE": "disabled"}, cwd=HERE)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "policylab.cli",
+            "boundary",
+            "sweep",
+            "--checkpoint",
+            "ant_v0",
+            "--n-mu",
+            str(n_mu),
+            "--n-push",
+            "4",
+            "--seeds-per-cell",
+            "4",
+            "--chunk",
+            "8",
+            "--store",
+            str(store),
+            "--out",
+            str(out),
+            *extra,
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(HERE), "RAY_AUTH_MODE": "disabled"},
+        cwd=HERE,
+    )
     return time.perf_counter() - start
 
 
@@ -69,8 +98,9 @@ def main() -> None:
     from policylab.rollout.store import Store
 
     ray_tmp = tempfile.mkdtemp(prefix="pl-ray-")  # short: Ray's socket paths live in it
-    nodes = [start_node("--head", f"--port={PORT}", "--num-cpus=1", "--include-dashboard=false",
-                        f"--temp-dir={ray_tmp}")]
+    nodes = [
+        start_node("--head", f"--port={PORT}", "--num-cpus=1", "--include-dashboard=false", f"--temp-dir={ray_tmp}")
+    ]
     try:
         time.sleep(10)  # the head's GCS, before a node joins it
         nodes.append(start_node(f"--address=127.0.0.1:{PORT}", "--num-cpus=1"))
@@ -82,8 +112,9 @@ def main() -> None:
             time.sleep(1)
         alive = sum(n["Alive"] for n in ray.nodes())
         ray.shutdown()
-        ray_s = sweep(out / "ray-store", out / "ray-out", args.n_mu,
-                      ["--executor", "ray", "--ray-address", f"127.0.0.1:{PORT}"])
+        ray_s = sweep(
+            out / "ray-store", out / "ray-out", args.n_mu, ["--executor", "ray", "--ray-address", f"127.0.0.1:{PORT}"]
+        )
     finally:
         for node in reversed(nodes):
             stop_node(node)
@@ -95,11 +126,18 @@ def main() -> None:
         for k in keys:
             a.payload(k)  # every payload a worker wrote reads back and checks
         files = len(list((out / "ray-store" / "units").glob("*.pack")))
-    result = {"ray_two_nodes": {
-        "nodes_alive": alive, "rollouts": len(keys), "records_equal_local": same, "digests_equal_local": same_digests,
-        "unit_files_written_by_workers": files, "ray_wall_s": round(ray_s, 2), "local_wall_s": round(local_s, 2),
-        "command": f"boundary sweep --checkpoint ant_v0 --n-mu {args.n_mu} --n-push 4 --seeds-per-cell 4 --chunk 8",
-    }}
+    result = {
+        "ray_two_nodes": {
+            "nodes_alive": alive,
+            "rollouts": len(keys),
+            "records_equal_local": same,
+            "digests_equal_local": same_digests,
+            "unit_files_written_by_workers": files,
+            "ray_wall_s": round(ray_s, 2),
+            "local_wall_s": round(local_s, 2),
+            "command": f"boundary sweep --checkpoint ant_v0 --n-mu {args.n_mu} --n-push 4 --seeds-per-cell 4 --chunk 8",
+        }
+    }
     print(result)
     print(record("store", result))
     shutil.rmtree(out, ignore_errors=True)

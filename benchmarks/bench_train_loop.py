@@ -26,15 +26,23 @@ def pick_summary(report: dict) -> dict:
     tests/studies/test_demo.py recomputes each field from a demo run)."""
     ev, tr, conf = report["evaluation"], report["training"], report["evaluation"]["ale_confirmation"]
     return {
-        "preset": report["objective"]["preset"], "candidate_id": tr["selected_candidate"]["candidate_id"],
-        "search_mean": ev["winners_curse"]["search_mean"], "search_seeds": ev["winners_curse"]["search_seeds"],
-        "validation_seeds": ev["paired_delta"]["n"], "validation_mean": ev["new_policy"]["mean"],
-        "validation_mean_ci95": ev["new_policy"]["mean_ci95"], "baseline_mean": ev["baseline_policy"]["mean"],
-        "paired_delta": {k: ev["paired_delta"][k] for k in ("mean_delta", "ci95", "wins", "losses",
-                                                            "verdict_agreement")},
-        "verdict": report["decision"]["verdict"], "ale_confirmed": conf["equal"], "ale_confirmation_seeds": conf["of"],
+        "preset": report["objective"]["preset"],
+        "candidate_id": tr["selected_candidate"]["candidate_id"],
+        "search_mean": ev["winners_curse"]["search_mean"],
+        "search_seeds": ev["winners_curse"]["search_seeds"],
+        "validation_seeds": ev["paired_delta"]["n"],
+        "validation_mean": ev["new_policy"]["mean"],
+        "validation_mean_ci95": ev["new_policy"]["mean_ci95"],
+        "baseline_mean": ev["baseline_policy"]["mean"],
+        "paired_delta": {
+            k: ev["paired_delta"][k] for k in ("mean_delta", "ci95", "wins", "losses", "verdict_agreement")
+        },
+        "verdict": report["decision"]["verdict"],
+        "ale_confirmed": conf["equal"],
+        "ale_confirmation_seeds": conf["of"],
         "ale_paired_delta": {k: conf["ale"]["paired_delta"][k] for k in ("mean_delta", "ci95")},
-        "ale_verdict": conf["ale"]["verdict"], "regret_estimate": tr["regret_estimate"]["mean_regret"],
+        "ale_verdict": conf["ale"]["verdict"],
+        "regret_estimate": tr["regret_estimate"]["mean_regret"],
     }
 
 
@@ -59,15 +67,25 @@ def main() -> None:
     reports = [json.loads((args.out / e / "report.json").read_text()) for e in times]
     same = all(reports[0][k] == reports[1][k] for k in ("training", "evaluation", "decision"))
     result = {
-        "machine": {"cpus": len(__import__("os").sched_getaffinity(0)), "processor": platform.processor(),
-                    "python": platform.python_version()},
+        "machine": {
+            "cpus": len(__import__("os").sched_getaffinity(0)),
+            "processor": platform.processor(),
+            "python": platform.python_version(),
+        },
         "wall_seconds": times,
         "speedup_processes_over_local": [a / b for a, b in zip(times["local"], times["processes"])],
         "results_identical": same,
     }
     print(json.dumps(result, indent=2))
-    record("train_loop", {**result, "goal_s": 120, "timed_command": "policylab breakout train --executor "
-                          "local|processes --out DIR", "demo_pick": stamped(pick_summary(reports[1]))})
+    record(
+        "train_loop",
+        {
+            **result,
+            "goal_s": 120,
+            "timed_command": "policylab breakout train --executor local|processes --out DIR",
+            "demo_pick": stamped(pick_summary(reports[1])),
+        },
+    )
 
 
 if __name__ == "__main__":

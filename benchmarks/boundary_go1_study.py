@@ -36,13 +36,16 @@ import time
 from pathlib import Path
 
 import results_file
+
 from policylab.cli import invoke
 from policylab.studies.boundary.checkpoint import committed_record, resolve_checkpoint
 from policylab.studies.boundary.goals import boundary_summary, nominal_check, trainer_bar
 
 # the study's known pairs: where each writes its runs and its figures
-STUDIES = {("go1_v0", "go1_v1"): ("runs/boundary-go1", "boundary_go1_study"),
-           ("go1_v2", "go1_v3"): ("runs/boundary-go1-ppo", "boundary_go1_ppo_study")}
+STUDIES = {
+    ("go1_v0", "go1_v1"): ("runs/boundary-go1", "boundary_go1_study"),
+    ("go1_v2", "go1_v3"): ("runs/boundary-go1-ppo", "boundary_go1_ppo_study"),
+}
 NOMINAL_WORLDS = 256
 
 
@@ -63,21 +66,34 @@ def main() -> None:
     ap.add_argument("--a", default="go1_v0", help="the checkpoint mapped on the default grid and diffed from")
     ap.add_argument("--b", default="go1_v1", help="its retrain, diffed against A")
     ap.add_argument("--runs", type=Path, help="the runs folder (default: per pair, runs/boundary-go1[-ppo])")
-    ap.add_argument("--results", help="results file name (default: per pair, boundary_go1_study / boundary_go1_ppo_study)")
+    ap.add_argument(
+        "--results", help="results file name (default: per pair, boundary_go1_study / boundary_go1_ppo_study)"
+    )
     ap.add_argument("--n-mu", type=int, default=20, help="friction rows (default grid: 20)")
     ap.add_argument("--n-push", type=int, default=20, help="push columns (default grid: 20)")
     ap.add_argument("--seeds", type=int, default=16, help="seeds per cell of A's map")
     ap.add_argument("--seeds-diff", type=int, default=32, help="seeds per cell of the diff's sweeps")
     ap.add_argument("--record-only", action="store_true", help="only re-read the finished runs into the results file")
-    ap.add_argument("--map-only", action="store_true", help="A's map alone (sweep, verify, reduce), no retrain "
-                    "diff: into runs/boundary-A and boundary_A_map.json")
-    ap.add_argument("--diff-only", action="store_true", help="the diff A -> B alone (both 32-seed sweeps, verify, "
-                    "diff, report), A's map being another run's (--map-only): into boundary_A_B_diff.json")
+    ap.add_argument(
+        "--map-only",
+        action="store_true",
+        help="A's map alone (sweep, verify, reduce), no retrain diff: into runs/boundary-A and boundary_A_map.json",
+    )
+    ap.add_argument(
+        "--diff-only",
+        action="store_true",
+        help="the diff A -> B alone (both 32-seed sweeps, verify, "
+        "diff, report), A's map being another run's (--map-only): into boundary_A_B_diff.json",
+    )
     args = ap.parse_args()
     if args.map_only:
         args.b = None
-    runs, results = STUDIES.get((args.a, args.b), (f"runs/boundary-{args.a}-{args.b}", f"boundary_{args.a}_{args.b}_study")
-                                if args.b else (f"runs/boundary-{args.a}", f"boundary_{args.a}_map"))
+    runs, results = STUDIES.get(
+        (args.a, args.b),
+        (f"runs/boundary-{args.a}-{args.b}", f"boundary_{args.a}_{args.b}_study")
+        if args.b
+        else (f"runs/boundary-{args.a}", f"boundary_{args.a}_map"),
+    )
     if args.diff_only:
         results = f"boundary_{args.a}_{args.b}_diff"
     r, name = args.runs or Path(runs), args.results or results
@@ -86,10 +102,14 @@ def main() -> None:
     if not args.record_only:
         stages(args, r, walls)
     if args.diff_only:
-        result = {"study": f"the retrain diff {args.a} -> {args.b} (default grid, {args.seeds_diff} seeds per cell)",
-                  "script": "benchmarks/boundary_go1_study.py", "a": args.a, "b": args.b,
-                  "diff": diff_figures(load(r / f"diff-{args.a}-{args.b}" / "diff.json")),
-                  "walls_s": {k: round(v, 1) for k, v in walls.items()}}
+        result = {
+            "study": f"the retrain diff {args.a} -> {args.b} (default grid, {args.seeds_diff} seeds per cell)",
+            "script": "benchmarks/boundary_go1_study.py",
+            "a": args.a,
+            "b": args.b,
+            "diff": diff_figures(load(r / f"diff-{args.a}-{args.b}" / "diff.json")),
+            "walls_s": {k: round(v, 1) for k, v in walls.items()},
+        }
         print(json.dumps(result, indent=2))
         results_file.record(name, result, machine_note="the load average is at the end of the study")
         return
@@ -101,8 +121,18 @@ def stages(args, r: Path, walls: dict) -> None:
     grid = ("--n-mu", args.n_mu, "--n-push", args.n_push)
     if args.diff_only:
         return diff_stages(args, r, walls, grid)
-    walls["sweep16"] = run("sweep", "--checkpoint", a, *grid, "--seeds-per-cell", args.seeds,
-                           "--store", r / "store16", "--out", r / f"sweep16-{a}")
+    walls["sweep16"] = run(
+        "sweep",
+        "--checkpoint",
+        a,
+        *grid,
+        "--seeds-per-cell",
+        args.seeds,
+        "--store",
+        r / "store16",
+        "--out",
+        r / f"sweep16-{a}",
+    )
     walls["verify16"] = run("verify", "--checkpoint", a, "--store", r / "store16", "--out", r / f"verify16-{a}")
     ana = r / f"ana-{a}"
     walls["reduce"] = run("reduce", "--store", r / "store16", "--checkpoint", a, "--out", ana)
@@ -119,10 +149,21 @@ def stages(args, r: Path, walls: dict) -> None:
 def diff_stages(args, r: Path, walls: dict, grid: tuple) -> None:
     a, b = args.a, args.b
     for ckpt in (a, b):
-        walls[f"sweep32_{ckpt}"] = run("sweep", "--checkpoint", ckpt, *grid, "--seeds-per-cell", args.seeds_diff,
-                                       "--store", r / "store32", "--out", r / f"sweep32-{ckpt}")
-        walls[f"verify32_{ckpt}"] = run("verify", "--checkpoint", ckpt, "--store", r / "store32",
-                                        "--out", r / f"verify32-{ckpt}")
+        walls[f"sweep32_{ckpt}"] = run(
+            "sweep",
+            "--checkpoint",
+            ckpt,
+            *grid,
+            "--seeds-per-cell",
+            args.seeds_diff,
+            "--store",
+            r / "store32",
+            "--out",
+            r / f"sweep32-{ckpt}",
+        )
+        walls[f"verify32_{ckpt}"] = run(
+            "verify", "--checkpoint", ckpt, "--store", r / "store32", "--out", r / f"verify32-{ckpt}"
+        )
     diff = r / f"diff-{a}-{b}"
     walls["diff"] = run("diff", "--store", r / "store32", "--a", a, "--b", b, "--out", diff)
     walls["diff_report"] = run("report", "--out", diff)
@@ -151,19 +192,36 @@ def record(a: str, b: str | None, r: Path, name: str, walls: dict) -> None:
     rows = [row for row in red["boundary"] if row["status"] == "boundary"]
     widths = sorted(row["ci95_pct_bw"][1] - row["ci95_pct_bw"][0] for row in rows)
     result = {
-        "study": f"the Go1 failure boundary ({a}, default grid, 16 seeds)" + (
-            f" and the retrain diff ({a} -> {b}, 32 seeds per cell)" if b else ""),
+        "study": f"the Go1 failure boundary ({a}, default grid, 16 seeds)"
+        + (f" and the retrain diff ({a} -> {b}, 32 seeds per cell)" if b else ""),
         "script": "benchmarks/boundary_go1_study.py",
-        "a": a, "b": b, "robot": resolve_checkpoint(a).robot.spec.name, "command": committed_record(a).get("command"),
-        "sweep16": {"totals": red["totals"], "rule_check_agree": red["rule_check"]["agree"],
-                    "rule_check_checked": red["rule_check"]["checked"], "wall_s": round(walls["sweep16"], 1),
-                    "equivalence": eq16["agreement"], "gate_passed": eq16["passed"]},
-        "boundary_rows": {"with_boundary": len(rows), "rows": len(red["boundary"]),
-                          "median_ci_width_pct_bw": widths[len(widths) // 2] if widths else None,
-                          "by_mu": {f"mu{round(row['mu'] * 100):03d}": {
-                              "status": row["status"], "median": row["median_pct_bw"], "ci95": row["ci95_pct_bw"],
-                              "point": row["point_pct_bw"], "beyond_grid": row.get("beyond_grid")}
-                              for row in red["boundary"]}},
+        "a": a,
+        "b": b,
+        "robot": resolve_checkpoint(a).robot.spec.name,
+        "command": committed_record(a).get("command"),
+        "sweep16": {
+            "totals": red["totals"],
+            "rule_check_agree": red["rule_check"]["agree"],
+            "rule_check_checked": red["rule_check"]["checked"],
+            "wall_s": round(walls["sweep16"], 1),
+            "equivalence": eq16["agreement"],
+            "gate_passed": eq16["passed"],
+        },
+        "boundary_rows": {
+            "with_boundary": len(rows),
+            "rows": len(red["boundary"]),
+            "median_ci_width_pct_bw": widths[len(widths) // 2] if widths else None,
+            "by_mu": {
+                f"mu{round(row['mu'] * 100):03d}": {
+                    "status": row["status"],
+                    "median": row["median_pct_bw"],
+                    "ci95": row["ci95_pct_bw"],
+                    "point": row["point_pct_bw"],
+                    "beyond_grid": row.get("beyond_grid"),
+                }
+                for row in red["boundary"]
+            },
+        },
         "goals": boundary_summary(red["boundary"]),
         "trainer_bar": trainer_bar(red["boundary"]),
         "nominal": nominal(a),
@@ -179,8 +237,13 @@ def retrain(ana: Path, diff: Path) -> dict:
     """The clips of A's replay batch and the diff A -> B."""
     clips, clip_timing = load(ana / "clips" / "clips.json"), load(ana / "clips" / "timing.json")
     return {
-        "clips": {"n": clip_timing["clips"], "wall_s": clip_timing["wall_s"], "s_per_clip": clip_timing["s_per_clip"],
-                  "consistent": sum(1 for c in clips if c["consistent"]), "entries": len(clips)},
+        "clips": {
+            "n": clip_timing["clips"],
+            "wall_s": clip_timing["wall_s"],
+            "s_per_clip": clip_timing["s_per_clip"],
+            "consistent": sum(1 for c in clips if c["consistent"]),
+            "entries": len(clips),
+        },
         "diff": diff_figures(load(diff / "diff.json")),
     }
 
@@ -188,11 +251,18 @@ def retrain(ana: Path, diff: Path) -> dict:
 def diff_figures(d: dict) -> dict:
     """The diff's headline: cells safer and worse, the log-rank summary, both sweeps' totals, the cells each way
     and each friction row's boundary displacement."""
-    return {"summary": d["summary"], "logrank": d["logrank_summary"], "a_totals": d["a"]["totals"],
-            "b_totals": d["b"]["totals"], "worse_cells": d["shrinkage_census"]["cells"][:20],
-            "safer_cells": d["safer_cells"][:20],
-            "rows": [{k: row[k] for k in ("mu", "a", "b", "displacement_pct_bw", "q_logrank_row")}
-                     for row in d["boundary_displacement"]]}
+    return {
+        "summary": d["summary"],
+        "logrank": d["logrank_summary"],
+        "a_totals": d["a"]["totals"],
+        "b_totals": d["b"]["totals"],
+        "worse_cells": d["shrinkage_census"]["cells"][:20],
+        "safer_cells": d["safer_cells"][:20],
+        "rows": [
+            {k: row[k] for k in ("mu", "a", "b", "displacement_pct_bw", "q_logrank_row")}
+            for row in d["boundary_displacement"]
+        ],
+    }
 
 
 if __name__ == "__main__":

@@ -46,8 +46,19 @@ def training_checks(p, q, first, last, test):
     curves, final = {}, {}
     for algo in learners.ALGOS:
         for seed in range(5):
-            W_hist, v_hist, *_ = learners.train_kernel(learners._CODE[algo], learners.training_uniforms(seed, ROUNDS, G),
-                                                       G, 0.5, 0.2, 4, 0.5, p, q, first, last)
+            W_hist, v_hist, *_ = learners.train_kernel(
+                learners._CODE[algo],
+                learners.training_uniforms(seed, ROUNDS, G),
+                G,
+                0.5,
+                0.2,
+                4,
+                0.5,
+                p,
+                q,
+                first,
+                last,
+            )
             scores, _ = exact.outcomes_many(np.stack([agent.table_of(W_hist[u]) for u in UPDATES]), test)
             curves[algo, seed] = scores.mean(axis=1)
             final[algo, seed] = (W_hist, v_hist)
@@ -73,17 +84,24 @@ def training_checks(p, q, first, last, test):
         drawn.append((r.mean(), r))
     easy, hard = max(drawn, key=lambda d: d[0])[1], min(drawn, key=lambda d: d[0])[1]
     return dict(
-        e3a_all_died=all(run.reward < 1 for run in group), e4_pass4_clipped=int(trace[-1]["clipped"].sum()),
-        e5=bool(lt[4] > 0.5 and lt[6] > 0.5 and (lt[[0, 1, 2, 3]] < 0.5).all()), leap_000=round(float(lt[0]), 3),
+        e3a_all_died=all(run.reward < 1 for run in group),
+        e4_pass4_clipped=int(trace[-1]["clipped"].sum()),
+        e5=bool(lt[4] > 0.5 and lt[6] > 0.5 and (lt[[0, 1, 2, 3]] < 0.5).all()),
+        leap_000=round(float(lt[0]), 3),
         slow_release=bool(any(x >= plateau + 0.05 for u, x in zip(UPDATES, slow) if u > 10)),
         e1_falls_at_wide=all(r.reward == 1 or r.path[-1] in wide for r in after),
         e3b_separated=bool(easy.min() > hard.max()),
-        final={a: round(float(np.mean([curves[a, s][-1] for s in range(5)])), 4) for a in learners.ALGOS})
+        final={a: round(float(np.mean([curves[a, s][-1] for s in range(5)])), 4) for a in learners.ALGOS},
+    )
 
 
 def main() -> None:
-    grid = itertools.product((4, 5, 6), (33, 34, 35, 36, 37), np.round(np.arange(0.15, 0.46, 0.01), 2),
-                             np.round(np.arange(0.30, 0.81, 0.05), 2))
+    grid = itertools.product(
+        (4, 5, 6),
+        (33, 34, 35, 36, 37),
+        np.round(np.arange(0.15, 0.46, 0.01), 2),
+        np.round(np.arange(0.30, 0.81, 0.05), 2),
+    )
     for first, last, p, q in grid:
         p, q = float(p), float(q)
         is62 = [six_two(floors(seed, 1, p, q, first, last)[0]) for seed in range(9)]

@@ -42,15 +42,16 @@ from typing import Any
 
 from benchmarks.results_file import RESULTS, ROOT, git, write
 
-
 # Anything that opens like a marker; a malformed one must fail, not be skipped.
 MARKER_START = re.compile(r"<!--\s*src\b")
 MARKER = re.compile(r"<!-- src: (?P<file>\S+) (?P<path>\S+) -->")
 DATE = r"\d{4}-\d{2}-\d{2}"
 # The figure right before a marker: a date, or an optional sign, digits with thousands commas,
 # optional decimals; then an optional unit and closing emphasis.
-NUMBER_BEFORE = re.compile(rf"(?P<num>{DATE}|[-+]?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?)"
-                           r"(?:x|%| s)?(?:\*\*|\*|`)?$")
+NUMBER_BEFORE = re.compile(
+    rf"(?P<num>{DATE}|[-+]?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?)"
+    r"(?:x|%| s)?(?:\*\*|\*|`)?$"
+)
 BLOCK = re.compile(r"(<!-- provenance: [^\n]*-->\n)(.*?)(<!-- /provenance -->)", re.S)
 STAMP = ("commit", "tree")  # written by a run (benchmarks/results_file.py) or by --backfill
 PROSE = ("benchmark", "study", "script", "note")  # what a file says it holds; an edit there measures nothing
@@ -183,7 +184,7 @@ def refreshed(line: str) -> str:
         m, n = MARKER.match(line, start), NUMBER_BEFORE.search(line[:start])
         text = quote_text(n["num"], resolve(load(m["file"]), m["path"]))
         if not same(n["num"], text):
-            line = line[: n.start("num")] + text + line[n.end("num"):]
+            line = line[: n.start("num")] + text + line[n.end("num") :]
     return line
 
 
@@ -239,8 +240,11 @@ def last_change(file: str, entry_path: str, data: dict, root: Path = ROOT) -> st
     """The newest commit since which the entry at `entry_path` of results file `file` (now `data`)
     holds its present figures, in the repository at `root`; None if no commit holds them (they are
     not committed)."""
-    nested = [p[len(entry_path) + 1:] if entry_path else p for p in dated_entries(data)
-              if p != entry_path and (not entry_path or p.startswith(entry_path + "."))]
+    nested = [
+        p[len(entry_path) + 1 :] if entry_path else p
+        for p in dated_entries(data)
+        if p != entry_path and (not entry_path or p.startswith(entry_path + "."))
+    ]
     present = _figures(resolve(data, entry_path), nested)
     found = None
     for commit in git("log", "--format=%H", "--", file, root=root).split():
@@ -266,22 +270,30 @@ def backfill(path: Path) -> list[str]:
         commit = last_change(file, entry_path, data)
         if commit:
             entry.update(commit=commit, tree="recorded")
-        done.append(f"{file} {entry_path or '(file)'}: "
-                    + (commit[:7] if commit else "not stamped: its figures are in no commit yet (commit them first)"))
+        done.append(
+            f"{file} {entry_path or '(file)'}: "
+            + (commit[:7] if commit else "not stamped: its figures are in no commit yet (commit them first)")
+        )
     write(path, data)
     return done
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--backfill", action="store_true", help="first stamp entries without a commit from git log")
     args = ap.parse_args()
     if args.backfill:
         for path in sorted(RESULTS.glob("*.json")):
             for line in backfill(path):
                 print(line)
-    problems = [f"{where}: {problem}" for doc in documents() for where, before, file, dotted in find_markers(doc)
-                if (problem := check_quote(before, file, dotted)) and not problem.startswith("written ")]
+    problems = [
+        f"{where}: {problem}"
+        for doc in documents()
+        for where, before, file, dotted in find_markers(doc)
+        if (problem := check_quote(before, file, dotted)) and not problem.startswith("written ")
+    ]
     if problems:
         sys.exit("cannot refresh, nothing written:\n" + "\n".join(problems))
     for doc in documents():

@@ -15,9 +15,10 @@ import platform
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = RESULTS.parents[1]
@@ -39,8 +40,12 @@ def commit() -> dict[str, str]:
 
 def provenance(machine_note: str = "") -> dict[str, Any]:
     machine = f"{platform.machine()}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}"
-    return {"measured_on": date.today().isoformat(), **commit(), "command": shlex.join(["python", *sys.argv]),
-            "machine": f"{machine}; {machine_note}" if machine_note else machine}
+    return {
+        "measured_on": date.today().isoformat(),
+        **commit(),
+        "command": shlex.join(["python", *sys.argv]),
+        "machine": f"{machine}; {machine_note}" if machine_note else machine,
+    }
 
 
 def stamped(entry: dict[str, Any]) -> dict[str, Any]:
@@ -53,8 +58,9 @@ def write(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n")
 
 
-def record(name: str, result: dict[str, Any], merge: Callable[[dict, dict], None] | None = None, *,
-           machine_note: str = "") -> Path:
+def record(
+    name: str, result: dict[str, Any], merge: Callable[[dict, dict], None] | None = None, *, machine_note: str = ""
+) -> Path:
     """Update results/<name>.json with `result` (top-level keys replaced, or `merge(data, result)`
     for a file that keeps several entries, each `stamped`) and stamp the file with
     `provenance(machine_note)` (library versions and the like that the figures depend on): the

@@ -4,9 +4,9 @@ benchmarks/bench_breakout_exact.py imports it too."""
 
 from __future__ import annotations
 
-from policylab.envs.breakout.rom import kernel as EK
 from policylab.envs.breakout.ale import frame_emulator
 from policylab.envs.breakout.contract import LEFT, NOOP, RIGHT
+from policylab.envs.breakout.rom import kernel as EK
 
 
 def pot_readings(seed: int, paddle_colour_zero: bool = False) -> tuple[int, int]:

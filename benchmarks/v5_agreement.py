@@ -20,9 +20,15 @@ def _equal(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-def first_difference(kwargs: dict[str, Any], seed: int, max_steps: int, action_seed: int,
-                     actions: np.ndarray | None = None, resets: int = 1,
-                     ids: tuple[str, str] = (GYM_ID, "ALE/Breakout-v5")) -> str | None:
+def first_difference(
+    kwargs: dict[str, Any],
+    seed: int,
+    max_steps: int,
+    action_seed: int,
+    actions: np.ndarray | None = None,
+    resets: int = 1,
+    ids: tuple[str, str] = (GYM_ID, "ALE/Breakout-v5"),
+) -> str | None:
     """Play `resets` episodes (the first reset with `seed`, later ones without, as a training loop does) of
     at most `max_steps` agent steps on both envs made with `kwargs`, the same actions on both (`actions`
     cycled, else uniform over the action space from a generator seeded `action_seed`). Compares the observation, reward,
@@ -54,7 +60,11 @@ def first_difference(kwargs: dict[str, Any], seed: int, max_steps: int, action_s
                 ours, theirs = (e.step(action) for e in envs)
                 for name, a, b in zip(names, ours, theirs):
                     if not _equal(a, b):
-                        shown = f"{a!r} vs {b!r}" if name != "obs" else f"{int((np.asarray(a) != np.asarray(b)).sum())} values"
+                        shown = (
+                            f"{a!r} vs {b!r}"
+                            if name != "obs"
+                            else f"{int((np.asarray(a) != np.asarray(b)).sum())} values"
+                        )
                         return f"episode {episode} step {t}: {name} differs ({shown})"
                 if ours[2] or ours[3]:
                     break

@@ -23,9 +23,10 @@ import os
 import shutil
 import tempfile
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Mapping, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
 import pydantic
 from pydantic import AfterValidator
@@ -38,8 +39,9 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 class StrictModel(pydantic.BaseModel):
     """Base for configs: unknown fields are errors, values are frozen, numbers finite."""
 
-    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, validate_by_name=True,
-                                      validate_by_alias=True)
+    model_config = pydantic.ConfigDict(
+        extra="forbid", frozen=True, allow_inf_nan=False, validate_by_name=True, validate_by_alias=True
+    )
 
 
 class Request(StrictModel):
@@ -175,12 +177,18 @@ def check_resources(memory: int, disk: int, where: Path, field: str) -> None:
     """Refuse a run whose estimated peak memory or disk use exceeds what this machine has now."""
     have = available_memory()
     if memory > have:
-        raise BadInput(field, f"this run needs about {amount(memory)} of memory, but only {amount(have)} is "
-                              "available (make the run smaller)")
+        raise BadInput(
+            field,
+            f"this run needs about {amount(memory)} of memory, but only {amount(have)} is "
+            "available (make the run smaller)",
+        )
     free = shutil.disk_usage(_nearest_existing(where)).free
     if disk > free:
-        raise BadInput(field, f"this run writes about {amount(disk)}, but only {amount(free)} is free under "
-                              f"{_nearest_existing(where)} (free some space or make the run smaller)")
+        raise BadInput(
+            field,
+            f"this run writes about {amount(disk)}, but only {amount(free)} is free under "
+            f"{_nearest_existing(where)} (free some space or make the run smaller)",
+        )
 
 
 def amount(n: int) -> str:

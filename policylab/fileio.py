@@ -18,7 +18,8 @@ import struct
 import threading
 import zipfile
 import zlib
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -36,8 +37,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes | Sequence[bytes]) -
     try:
         try:
             os.fchmod(fd, 0o644)  # whatever the umask: outputs are meant to be read and served
-            _write_all(fd, [memoryview(data)] if isinstance(data, (bytes, bytearray, memoryview)) else
-                       [memoryview(part) for part in data])
+            _write_all(
+                fd,
+                [memoryview(data)]
+                if isinstance(data, (bytes, bytearray, memoryview))
+                else [memoryview(part) for part in data],
+            )
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -133,13 +138,50 @@ def _zip_deflate1(members: list[tuple[str, bytes]]) -> bytes:
         comp = zlib.compressobj(1, zlib.DEFLATED, -15)
         body = comp.compress(raw) + comp.flush()
         crc = zlib.crc32(raw)
-        out.append(struct.pack("<4s2B4HL2L2H", b"PK\003\004", 20, 0, 0, zipfile.ZIP_DEFLATED, _DOS_TIME, _DOS_DATE,
-                               crc, len(body), len(raw), len(fname), 0))
+        out.append(
+            struct.pack(
+                "<4s2B4HL2L2H",
+                b"PK\003\004",
+                20,
+                0,
+                0,
+                zipfile.ZIP_DEFLATED,
+                _DOS_TIME,
+                _DOS_DATE,
+                crc,
+                len(body),
+                len(raw),
+                len(fname),
+                0,
+            )
+        )
         out.append(fname)
         out.append(body)
-        central.append(struct.pack("<4s4B4HL2L5H2L", b"PK\001\002", 20, 3, 20, 0, 0, zipfile.ZIP_DEFLATED,
-                                   _DOS_TIME, _DOS_DATE, crc, len(body), len(raw), len(fname), 0, 0, 0, 0,
-                                   _EXTERNAL_ATTR, offset) + fname)
+        central.append(
+            struct.pack(
+                "<4s4B4HL2L5H2L",
+                b"PK\001\002",
+                20,
+                3,
+                20,
+                0,
+                0,
+                zipfile.ZIP_DEFLATED,
+                _DOS_TIME,
+                _DOS_DATE,
+                crc,
+                len(body),
+                len(raw),
+                len(fname),
+                0,
+                0,
+                0,
+                0,
+                _EXTERNAL_ATTR,
+                offset,
+            )
+            + fname
+        )
         offset += 30 + len(fname) + len(body)
     size = sum(len(c) for c in central)
     end = struct.pack("<4s4H2LH", b"PK\005\006", 0, 0, len(members), len(members), size, offset, 0)

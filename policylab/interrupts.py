@@ -28,9 +28,9 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from policylab.progress import tally
 
@@ -143,7 +143,7 @@ def _descendants(pid: int) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": state, ppid, ...
+        fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) ": state, ppid, ...
         if fields[0] != "Z":
             children.setdefault(int(fields[1]), []).append(int(entry.name))
     found, todo = [], [pid]

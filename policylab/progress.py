@@ -6,8 +6,8 @@ the store (what an interrupted command reports)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from rich.console import Console
 from rich.progress import (
@@ -101,11 +101,20 @@ class Lines:
         self._last, elapsed = now, now - self._start
         rate = (self.done - self._before) / elapsed if elapsed > 0 else 0.0
         left = self.total - self.done
-        when = f"eta {_clock(left / rate)}" if left > 0 and rate > 0 else \
-            "eta unknown" if left > 0 else f"done in {_clock(elapsed)}"
+        when = (
+            f"eta {_clock(left / rate)}"
+            if left > 0 and rate > 0
+            else "eta unknown"
+            if left > 0
+            else f"done in {_clock(elapsed)}"
+        )
         pct = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
-        _console.print(f"{self.label}: {self.done:,}/{self.total:,}{pct}, {rate:,.1f} {self.unit}/s, {when}"
-                       + (f", {self._status}" if self._status else ""), highlight=False, soft_wrap=True)
+        _console.print(
+            f"{self.label}: {self.done:,}/{self.total:,}{pct}, {rate:,.1f} {self.unit}/s, {when}"
+            + (f", {self._status}" if self._status else ""),
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _clock(seconds: float) -> str:

@@ -18,8 +18,19 @@ from importlib import metadata
 
 # the features whose presence selects different kernels in numpy's and onnxruntime's float code
 _FEATURES = {
-    "x86_64": ("AVX", "FMA3", "FMA4", "AVX2", "AVX512F", "AVX512BW", "AVX512DQ", "AVX512VL", "AVX512VNNI", "AVX512BF16",
-               "AVX512FP16"),
+    "x86_64": (
+        "AVX",
+        "FMA3",
+        "FMA4",
+        "AVX2",
+        "AVX512F",
+        "AVX512BW",
+        "AVX512DQ",
+        "AVX512VL",
+        "AVX512VNNI",
+        "AVX512BF16",
+        "AVX512FP16",
+    ),
     "aarch64": ("ASIMD", "ASIMDHP", "ASIMDDP", "ASIMDFHM", "SVE"),
 }
 
@@ -43,8 +54,11 @@ def cpu() -> dict[str, str]:
 
     machine = platform.machine().lower().replace("amd64", "x86_64").replace("arm64", "aarch64")
     have = [f for f in _FEATURES.get(machine, ()) if __cpu_features__.get(f)]
-    return {"machine": machine, "features": " ".join(have),
-            "npy_disabled": os.environ.get("NPY_DISABLE_CPU_FEATURES", "").strip()}
+    return {
+        "machine": machine,
+        "features": " ".join(have),
+        "npy_disabled": os.environ.get("NPY_DISABLE_CPU_FEATURES", "").strip(),
+    }
 
 
 @lru_cache(maxsize=1)

@@ -16,7 +16,7 @@ twice is byte-identical. Where the original reports used the population standard
 from __future__ import annotations
 
 import statistics
-from typing import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats as sps
@@ -29,8 +29,10 @@ def _rng(seed: int) -> np.random.Generator:
 
 
 # -- the interval of a mean: Student t -------------------------------------------------------------
-INTERVAL_METHOD = ("Student-t 95% interval: mean +- t(0.975, n - 1) * s / sqrt(n), s the sample standard deviation "
-                   "(ddof 1); none with one value")
+INTERVAL_METHOD = (
+    "Student-t 95% interval: mean +- t(0.975, n - 1) * s / sqrt(n), s the sample standard deviation "
+    "(ddof 1); none with one value"
+)
 MIN_PAIRS = 5  # the fewest pairs a verdict is drawn from: the t interval's coverage is checked from n = 5 on
 
 
@@ -55,8 +57,16 @@ def t_interval(values: Sequence[float], *, level: float = 0.95) -> dict:
     sd = float(x.std(ddof=1))
     se = sd / float(np.sqrt(x.size))
     t = _t_quantile(x.size, level)
-    return {"n": int(x.size), "mean": mean, "sd": sd, "se": se, "df": int(x.size - 1), "t": t,
-            "ci": [mean - t * se, mean + t * se], "level": level}
+    return {
+        "n": int(x.size),
+        "mean": mean,
+        "sd": sd,
+        "se": se,
+        "df": int(x.size - 1),
+        "t": t,
+        "ci": [mean - t * se, mean + t * se],
+        "level": level,
+    }
 
 
 def distribution(scores: Sequence[float], *, low_threshold: float = 3.0) -> dict:
@@ -92,13 +102,16 @@ def interval_side(ci: Sequence[float] | None, n: int) -> int | None:
     return 1 if lo > 0 else -1 if hi < 0 else 0
 
 
-AGREEMENT_METHOD = ("bootstrap of the paired deltas: fresh validation sets of the same size drawn with replacement "
-                    "from the observed deltas (2000 sets, PCG64 seed 1), each judged by the verdict rule with its own "
-                    "t 95% interval; the share of sets whose verdict equals the observed one")
+AGREEMENT_METHOD = (
+    "bootstrap of the paired deltas: fresh validation sets of the same size drawn with replacement "
+    "from the observed deltas (2000 sets, PCG64 seed 1), each judged by the verdict rule with its own "
+    "t 95% interval; the share of sets whose verdict equals the observed one"
+)
 
 
-def verdict_agreement(deltas: Sequence[float], side: int | None, *, n_sets: int = DEFAULT_RESAMPLES,
-                      seed: int = 1) -> float:
+def verdict_agreement(
+    deltas: Sequence[float], side: int | None, *, n_sets: int = DEFAULT_RESAMPLES, seed: int = 1
+) -> float:
     """Probability that a fresh validation set of the same size reaches the same verdict (`side`, see
     `interval_side`), estimated from the observed paired `deltas` (`AGREEMENT_METHOD`).
 
@@ -142,8 +155,9 @@ def paired_delta(new: Sequence[float], base: Sequence[float]) -> dict:
     }
 
 
-def ratio_of_means(num: Sequence[float], den: Sequence[float], *, seed: int = 0,
-                   n_resamples: int = DEFAULT_RESAMPLES) -> dict:
+def ratio_of_means(
+    num: Sequence[float], den: Sequence[float], *, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES
+) -> dict:
     """mean(num) / mean(den) with a percentile bootstrap 95% interval, the two samples resampled
     independently (unpaired: e.g. one policy's scores on two environments, whose seeds drive
     unrelated worlds). None where a denominator mean is 0."""
@@ -173,8 +187,9 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     return pearson(sps.rankdata(x), sps.rankdata(y))
 
 
-def spearman_ci(x: Sequence[float], y: Sequence[float], *, seed: int = 0,
-                n_resamples: int = DEFAULT_RESAMPLES) -> list[float]:
+def spearman_ci(
+    x: Sequence[float], y: Sequence[float], *, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES
+) -> list[float]:
     """Bootstrap 95% interval of Spearman's rho, resampling (x, y) pairs."""
     x = np.asarray(x, float)
     y = np.asarray(y, float)
@@ -274,8 +289,7 @@ def kaplan_meier(times: Sequence[float], failed: Sequence[bool], horizon: float)
             s *= 1.0 - deaths / at_risk
         curve_t.append(float(ti))
         curve_s.append(s)
-    return {"n": int(n), "failures": int(f.sum()), "times": curve_t, "survival": curve_s,
-            "survival_at_horizon": s}
+    return {"n": int(n), "failures": int(f.sum()), "times": curve_t, "survival": curve_s, "survival_at_horizon": s}
 
 
 def paired_t_power(n: int, delta: float, sd: float, *, level: float = 0.95) -> float:
@@ -294,8 +308,9 @@ def paired_t_power(n: int, delta: float, sd: float, *, level: float = 0.95) -> f
     return power
 
 
-def seeds_for_power(delta: float, sd: float | None, *, level: float = 0.95, power: float = 0.8,
-                    max_n: int = 100_000) -> int | None:
+def seeds_for_power(
+    delta: float, sd: float | None, *, level: float = 0.95, power: float = 0.8, max_n: int = 100_000
+) -> int | None:
     """Fewest paired units (n >= 2) at which a two-sided paired t-test at 1 - `level` detects a true
     difference `delta` with probability `power`, if the differences spread with standard deviation
     `sd`. None when `delta` is 0, `sd` is unknown, or more than `max_n` units would be needed."""

@@ -15,7 +15,13 @@ Usage = namedtuple("Usage", "total used free")
 
 def test_amounts_read_plainly():
     assert [amount(n) for n in (0, 1, 999, 1_500, 3_200_000, 2_500_000_000)] == [
-        "0 bytes", "1 byte", "999 bytes", "1.5 kB", "3.2 MB", "2.5 GB"]
+        "0 bytes",
+        "1 byte",
+        "999 bytes",
+        "1.5 kB",
+        "3.2 MB",
+        "2.5 GB",
+    ]
 
 
 def test_a_small_disk_shortfall_is_said_in_megabytes(tmp_path, monkeypatch):
@@ -23,8 +29,10 @@ def test_a_small_disk_shortfall_is_said_in_megabytes(tmp_path, monkeypatch):
     with pytest.raises(BadInput) as err:
         check_resources(0, 3_200_000, tmp_path / "out", "n_mu")
     assert err.value.field == "n_mu"
-    assert err.value.message == (f"this run writes about 3.2 MB, but only 400.0 kB is free under {tmp_path} "
-                                 "(free some space or make the run smaller)")
+    assert err.value.message == (
+        f"this run writes about 3.2 MB, but only 400.0 kB is free under {tmp_path} "
+        "(free some space or make the run smaller)"
+    )
 
 
 def test_a_memory_shortfall_names_both_amounts(tmp_path, monkeypatch):

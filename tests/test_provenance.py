@@ -18,6 +18,12 @@ def test_provenance_names_versions_and_cpu_features():
 
 def test_provenance_names_features_numpy_was_told_to_leave():
     env = {**os.environ, "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
-    out = subprocess.run([sys.executable, "-c", "from policylab import provenance; print(provenance.cpu()['npy_disabled'])"],
-                         env=env, capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", "from policylab import provenance; print(provenance.cpu()['npy_disabled'])"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    ).stdout
     assert out.strip() == "X86_V4 AVX512_ICL AVX512_SPR"

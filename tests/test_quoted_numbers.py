@@ -17,8 +17,20 @@ from datetime import date
 
 import pytest
 
-from benchmarks.refresh_quotes import (BLOCK, COMMIT, TREES, check_quote, dated_entry, documents, find_markers,
-                                       last_change, load, refresh, resolve, sources)
+from benchmarks.refresh_quotes import (
+    BLOCK,
+    COMMIT,
+    TREES,
+    check_quote,
+    dated_entry,
+    documents,
+    find_markers,
+    last_change,
+    load,
+    refresh,
+    resolve,
+    sources,
+)
 from tests.support.paths import ROOT
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -54,7 +66,10 @@ def test_checker_catches_wrong_missing_and_unsourced_quotes():
     assert "not a number" in check_quote("1", fid, "pools.4242.presets")
     assert "no number" in check_quote("Spearman high", fid, good)
     assert check_quote("1,684x", "benchmarks/results/shadow_throughput.json", "median_speedup_per_core") is None
-    assert check_quote("[32.5", "benchmarks/results/train_loop.json", "before_halving.demo_pick.paired_delta.ci95.0") is None
+    assert (
+        check_quote("[32.5", "benchmarks/results/train_loop.json", "before_halving.demo_pick.paired_delta.ci95.0")
+        is None
+    )
 
 
 def test_every_results_file_names_its_date_commit_command_and_machine():
@@ -76,10 +91,16 @@ def test_every_readme_figure_was_measured_at_a_date_and_a_commit_of_this_history
     entry = resolve(load(file), entry_path)
     where = f"{file} {entry_path or '(file)'}"
     date.fromisoformat(entry.get("measured_on", "none"))
-    assert COMMIT.fullmatch(str(entry.get("commit"))), f"{where}: no commit (python -m benchmarks.refresh_quotes --backfill)"
+    assert COMMIT.fullmatch(str(entry.get("commit"))), (
+        f"{where}: no commit (python -m benchmarks.refresh_quotes --backfill)"
+    )
     assert entry.get("tree") in TREES, f"{where}: tree {entry.get('tree')!r} is none of {sorted(TREES)}"
-    if subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"], capture_output=True,
-                      text=True).stdout.strip() != "false":
+    if (
+        subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"], capture_output=True, text=True
+        ).stdout.strip()
+        != "false"
+    ):
         pytest.skip("no full git history to look the commit up in")
     assert _in_history(entry["commit"]), f"{where}: commit {entry['commit']} is not in this branch's history"
 
@@ -92,8 +113,11 @@ def test_readme_states_the_date_and_commit_of_every_figure():
     assert block, "README.md has no provenance block (<!-- provenance: ... --> ... <!-- /provenance -->)"
     for file, entry_path in sources(readme):
         entry = resolve(load(file), entry_path)
-        row = [line for line in block[2].splitlines() if line.startswith(f"| `{file.split('/')[-1]}`"
-                                                                        + (f" `{entry_path}` |" if entry_path else " |"))]
+        row = [
+            line
+            for line in block[2].splitlines()
+            if line.startswith(f"| `{file.split('/')[-1]}`" + (f" `{entry_path}` |" if entry_path else " |"))
+        ]
         assert row and entry["measured_on"] in row[0] and f"`{entry['commit'][:7]}`" in row[0], (file, entry_path, row)
 
 
@@ -113,8 +137,10 @@ def test_refresh_rewrites_stale_figures_in_the_writers_style():
     assert quote_text("2026-01-01", "2026-12-01") == "2026-12-01"
     assert quote_text("2026-01-01", 5) is None and quote_text("5", "2026-12-01") is None
     lava = "benchmarks/results/lava_leap.json"
-    line = (f"took **1.00 s**<!-- src: {lava} warm_median_s --> (+1,000<!-- src: {lava} cold_cache_s -->), "
-            f"measured 1999-01-01<!-- src: {lava} measured_on -->.")
+    line = (
+        f"took **1.00 s**<!-- src: {lava} warm_median_s --> (+1,000<!-- src: {lava} cold_cache_s -->), "
+        f"measured 1999-01-01<!-- src: {lava} measured_on -->."
+    )
     new = refreshed(line)
     assert new.startswith("took **") and " s**<!--" in new and "(+" in new
     assert f"measured {load(lava)['measured_on']}<!--" in new
@@ -128,8 +154,11 @@ def test_refresh_rewrites_stale_figures_in_the_writers_style():
 
 
 def test_a_figure_is_dated_by_the_nearest_entry_that_carries_a_date():
-    data = {"measured_on": "2026-01-01", "a": {"measured_on": "2026-01-02", "b": {"x": [1, {"measured_on": "d", "y": 2}]}},
-            "c": {"z": 1}}
+    data = {
+        "measured_on": "2026-01-01",
+        "a": {"measured_on": "2026-01-02", "b": {"x": [1, {"measured_on": "d", "y": 2}]}},
+        "c": {"z": 1},
+    }
     assert dated_entry(data, "a.b.x.0") == "a"
     assert dated_entry(data, "a.b.x.1.y") == "a.b.x.1"
     assert dated_entry(data, "c.z") == ""
@@ -138,6 +167,7 @@ def test_a_figure_is_dated_by_the_nearest_entry_that_carries_a_date():
 def test_backfill_names_the_commit_that_last_changed_each_entry(tmp_path):
     """In a real repository: an entry's commit is the newest since which its figures are what they are;
     prose edits and changes to other entries do not count, and figures no commit holds get none."""
+
     def git(*args):
         subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
 
@@ -150,8 +180,11 @@ def test_backfill_names_the_commit_that_last_changed_each_entry(tmp_path):
         path.write_text(json.dumps(data))
         git("add", "r.json")
         git("commit", "-qm", "x")
-        commits.append(subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True,
-                                      text=True).stdout.strip())
+        commits.append(
+            subprocess.run(
+                ["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True, text=True
+            ).stdout.strip()
+        )
 
     entry = {"measured_on": "2026-01-01", "v": 1}
     commit({"measured_on": "2026-01-01", "v": 1, "e": entry})
@@ -163,6 +196,8 @@ def test_backfill_names_the_commit_that_last_changed_each_entry(tmp_path):
     assert last_change("r.json", "", data, tmp_path) == commits[1]
     data["v"] = 4
     assert last_change("r.json", "", data, tmp_path) is None
+
+
 def test_readme_is_a_short_front_door():
     lines = (ROOT / "README.md").read_text().splitlines()
     assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines (at most {README_MAX_LINES})"
@@ -187,7 +222,7 @@ def test_benchmarks_names_the_benchmark_that_re_measures_each_readme_file():
     """BENCHMARKS.md's owners table has a row, with a script that exists, for every results file the
     README quotes."""
     text = (ROOT / "BENCHMARKS.md").read_text()
-    owners = text[text.index("## Who owns the README's figures"):text.index("## Every benchmark")]
+    owners = text[text.index("## Who owns the README's figures") : text.index("## Every benchmark")]
     rows = {m[1]: m[2] for m in re.finditer(r"^\| `(\S+\.json)` \|.*\| `(\S+\.py)[^`]*`[^|]*\|$", owners, re.M)}
     for file in {file for file, _ in sources(ROOT / "README.md")}:
         name = file.split("/")[-1]

@@ -18,11 +18,49 @@ from policylab.cli import invoke
 
 pytestmark = pytest.mark.slow
 
-TRAIN = ["breakout", "train", "--space", "random", "--budget", "2", "--search-seeds", "2", "--rounds", "1",
-         "--validate-episodes", "2", "--exact-episodes", "4", "--max-steps", "50", "--no-video"]
-LEARN = ["breakout", "learn", "--steps", "1024", "--envs", "8", "--rollout", "32", "--minibatch", "64",
-         "--epochs", "2", "--hidden", "16", "--max-steps", "40", "--validate-episodes", "2", "--gap-episodes", "2",
-         "--executor", "local"]
+TRAIN = [
+    "breakout",
+    "train",
+    "--space",
+    "random",
+    "--budget",
+    "2",
+    "--search-seeds",
+    "2",
+    "--rounds",
+    "1",
+    "--validate-episodes",
+    "2",
+    "--exact-episodes",
+    "4",
+    "--max-steps",
+    "50",
+    "--no-video",
+]
+LEARN = [
+    "breakout",
+    "learn",
+    "--steps",
+    "1024",
+    "--envs",
+    "8",
+    "--rollout",
+    "32",
+    "--minibatch",
+    "64",
+    "--epochs",
+    "2",
+    "--hidden",
+    "16",
+    "--max-steps",
+    "40",
+    "--validate-episodes",
+    "2",
+    "--gap-episodes",
+    "2",
+    "--executor",
+    "local",
+]
 
 
 def rerun_lines(folder: Path) -> dict[str, str]:
@@ -58,8 +96,9 @@ def test_train_rerun_commands_run(tmp_path):
     assert invoke([*TRAIN, "--out", str(out)]) == 0
     report = (out / "report.json").read_bytes()
     lines = rerun_lines(out)
-    assert set(lines) == {f"{f}: rerun_commands.{k}" for f in ("report.json", "manifest.json")
-                          for k in ("train", "validate_pick")}
+    assert set(lines) == {
+        f"{f}: rerun_commands.{k}" for f in ("report.json", "manifest.json") for k in ("train", "validate_pick")
+    }
     for where, line in lines.items():
         assert run_line(line) == 0, (where, line)
     assert (out / "report.json").read_bytes() == report  # the train line resumes into the same bytes

@@ -49,8 +49,7 @@ def test_benjamini_hochberg_by_hand():
 
 
 def test_fisher_exact_matches_scipy():
-    assert stats.fisher_exact(10, 16, 2, 16) == pytest.approx(
-        sps.fisher_exact([[10, 6], [2, 14]]).pvalue)
+    assert stats.fisher_exact(10, 16, 2, 16) == pytest.approx(sps.fisher_exact([[10, 6], [2, 14]]).pvalue)
 
 
 def test_kaplan_meier_by_hand():

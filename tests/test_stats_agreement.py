@@ -38,7 +38,7 @@ def planted(case: str, n: int) -> np.ndarray:
 def simulated_agreement(rows: np.ndarray, side: int) -> float:
     r = np.random.default_rng([30, rows.size])
     agree = 0
-    for t in range(SETS):
+    for _t in range(SETS):
         fresh = rows[r.integers(0, rows.size, rows.size)]
         res = stats.paired_delta(fresh, np.zeros_like(fresh))
         agree += stats.interval_side(res["ci95"], res["n"]) == side
@@ -46,8 +46,9 @@ def simulated_agreement(rows: np.ndarray, side: int) -> float:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case,n", [(c, 20) for c in ("clear", "edge", "inconclusive", "worse", "skewed")]
-                         + [("edge", 200), ("skewed", 200)])
+@pytest.mark.parametrize(
+    "case,n", [(c, 20) for c in ("clear", "edge", "inconclusive", "worse", "skewed")] + [("edge", 200), ("skewed", 200)]
+)
 def test_agreement_matches_a_simulation_of_fresh_validation_sets(case, n):
     rows = planted(case, n)
     res = stats.paired_delta(rows, np.zeros_like(rows))

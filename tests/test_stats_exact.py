@@ -135,6 +135,7 @@ def test_spearman_ci_covers_the_population_spearman():
 
 # -- Fisher exact by enumeration ------------------------------------------------------------------
 
+
 def fisher_by_hand(a_fail: int, a_n: int, b_fail: int, b_n: int) -> float:
     """Two-sided Fisher exact p: with the margins fixed, the failures of group A are hypergeometric,
     P(k) = C(K, k) C(N - K, a_n - k) / C(N, a_n) with K = all failures, N = all rollouts. The p-value
@@ -142,8 +143,10 @@ def fisher_by_hand(a_fail: int, a_n: int, b_fail: int, b_n: int) -> float:
     relative tolerance of 1e-7 for ties in floating point)."""
     n, k_all = a_n + b_n, a_fail + b_fail
     denom = math.comb(n, a_n)
-    probs = {k: math.comb(k_all, k) * math.comb(n - k_all, a_n - k) / denom
-             for k in range(max(0, a_n - (n - k_all)), min(k_all, a_n) + 1)}
+    probs = {
+        k: math.comb(k_all, k) * math.comb(n - k_all, a_n - k) / denom
+        for k in range(max(0, a_n - (n - k_all)), min(k_all, a_n) + 1)
+    }
     observed = probs[a_fail]
     return min(1.0, sum(p for p in probs.values() if p <= observed * (1 + 1e-7)))
 
@@ -154,15 +157,16 @@ def test_fisher_exact_equals_the_enumerated_hypergeometric():
     assert fisher_by_hand(0, 16, 8, 16) == pytest.approx(2 * math.comb(24, 16) / math.comb(32, 16), rel=1e-12)
     assert stats.fisher_exact(0, 16, 8, 16) == pytest.approx(2 * math.comb(24, 16) / math.comb(32, 16), rel=1e-9)
     # every table of two cells of 16 (the sweep's seeds per cell), and unequal cells
-    for (a, b) in product(range(17), repeat=2):
+    for a, b in product(range(17), repeat=2):
         assert stats.fisher_exact(a, 16, b, 16) == pytest.approx(fisher_by_hand(a, 16, b, 16), rel=1e-9, abs=1e-12)
-    for (a, b) in product(range(0, 13, 3), range(0, 21, 4)):
+    for a, b in product(range(0, 13, 3), range(0, 21, 4)):
         assert stats.fisher_exact(a, 12, b, 20) == pytest.approx(fisher_by_hand(a, 12, b, 20), rel=1e-9, abs=1e-12)
     # identical tables are as likely as can be: p = 1
     assert stats.fisher_exact(5, 16, 5, 16) == pytest.approx(1.0)
 
 
 # -- Benjamini-Hochberg by q-values -----------------------------------------------------------------
+
 
 def bh_qvalues(p: list[float]) -> list[float]:
     """BH adjusted p-values: q_(i) = min over j >= i of m p_(j) / j (ranks by ascending p), capped at 1.
@@ -200,6 +204,7 @@ def test_benjamini_hochberg_equals_q_values_by_hand():
 
 
 # -- rank correlation by hand ---------------------------------------------------------------------
+
 
 def average_ranks(x) -> list[float]:
     """1-based ranks, tied values sharing the mean of the ranks they span."""
@@ -242,6 +247,7 @@ def test_spearman_and_pearson_equal_their_sums():
 
 
 # -- Kaplan-Meier by hand ---------------------------------------------------------------------------
+
 
 def km_by_hand(times, failed, horizon):
     """Product-limit estimate at the horizon: at every distinct failure time t <= horizon multiply by

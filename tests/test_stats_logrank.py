@@ -17,8 +17,9 @@ def test_logrank_and_qvalues_match_references():
         tb = np.round(rng.uniform(0, 5, 16) * 20) / 20
         eb = rng.random(16) < 0.3
         tb[~eb] = 5.0
-        ref = stats.logrank(stats.CensoredData(uncensored=ta[ea], right=ta[~ea]),
-                            stats.CensoredData(uncensored=tb[eb], right=tb[~eb]))
+        ref = stats.logrank(
+            stats.CensoredData(uncensored=ta[ea], right=ta[~ea]), stats.CensoredData(uncensored=tb[eb], right=tb[~eb])
+        )
         assert logrank([(ta, ea, tb, eb)])["p"] == pytest.approx(ref.pvalue, rel=1e-10)
         strata.append((ta, ea, tb, eb))
     # stratified: observed - expected and variances add over strata

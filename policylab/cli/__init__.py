@@ -21,6 +21,7 @@ import traceback
 from pathlib import Path
 
 import typer
+
 # typer 0.29 ships its own copy of click; its exceptions are what the parser raises (typer is pinned).
 from typer._click import exceptions as click
 
@@ -132,7 +133,7 @@ def _invoke(argv: list[str] | None) -> int:
         release_claims()
         _error(str(exc))
         return 2
-    except Exception as exc:  # noqa: BLE001 - the one place internal errors are turned into a line
+    except Exception as exc:
         log = _log_internal(exc)
         where = f"traceback in {log}" if log else "no log: no folder could hold it"
         _error(f"internal error: {type(exc).__name__}: {exc} ({where})")
@@ -141,5 +142,3 @@ def _invoke(argv: list[str] | None) -> int:
 
 def main() -> None:
     sys.exit(invoke(leave=True))
-
-

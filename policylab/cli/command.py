@@ -79,11 +79,13 @@ def _parameter(name: str, info) -> inspect.Parameter:
         default = str(default)
     repeated = _is_list(info.annotation)  # one value per flag: each shows as the item does
     metavar = _metavar(typing.get_args(info.annotation)[0] if repeated else info.annotation)
-    opt = typer.Option(... if required else default, *flags, help=help_text, metavar=metavar,
-                       show_default=default is not None)
+    opt = typer.Option(
+        ... if required else default, *flags, help=help_text, metavar=metavar, show_default=default is not None
+    )
     kind = list[str] if repeated else str
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt,
-                             annotation=kind if required else Optional[kind])
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=kind if required else Optional[kind]
+    )
 
 
 def _load(target: str):
@@ -104,8 +106,9 @@ def run_request(model: type[Request], target: str, data: dict[str, Any]) -> int:
     return result.exit_code
 
 
-def command(group: typer.Typer, name: str, model: type[Request], target: str, *,
-            index: RunKind | str | tuple[str, ...] | None) -> None:
+def command(
+    group: typer.Typer, name: str, model: type[Request], target: str, *, index: RunKind | str | tuple[str, ...] | None
+) -> None:
     """Mount `name` on `group`: options from `model`, behaviour from `target` ("module:function").
 
     `index` says what the runs index lists for the command's out folder: its `RunKind` (registered

@@ -31,8 +31,24 @@ def _verdict(folder: Path, summary: dict) -> str:
     return "; ".join([*map(verdict_line, side_by_side(summary)), checks("results/checks.json")(folder, summary)])
 
 
-command(app, "run", RunRequest, "policylab.studies.lava_leap.report:run", index=RunKind(
-    "lava_leap", "lava-leap run", "results/summary.json", ("index.html",), ("rounds", "n_seeds", "G", "lr", "eps"),
-    (("best possible score", "ceiling.score"), ("GRPO final", "final.grpo.score_mean"),
-     ("PPO final", "final.ppo.score_mean"), ("REINFORCE final", "final.reinforce.score_mean")),
-    _verdict, signature=("study", "lava_leap")))
+command(
+    app,
+    "run",
+    RunRequest,
+    "policylab.studies.lava_leap.report:run",
+    index=RunKind(
+        "lava_leap",
+        "lava-leap run",
+        "results/summary.json",
+        ("index.html",),
+        ("rounds", "n_seeds", "G", "lr", "eps"),
+        (
+            ("best possible score", "ceiling.score"),
+            ("GRPO final", "final.grpo.score_mean"),
+            ("PPO final", "final.ppo.score_mean"),
+            ("REINFORCE final", "final.reinforce.score_mean"),
+        ),
+        _verdict,
+        signature=("study", "lava_leap"),
+    ),
+)

@@ -9,7 +9,6 @@ from typing import Annotated, Literal
 import typer
 from pydantic import AfterValidator, Field
 
-
 from policylab.cli.command import command
 from policylab.config import Request, check_out_dir, resolved
 from policylab.result import Result
@@ -65,8 +64,11 @@ class CheckRequest(Request):
     exactly those rollouts again. It deletes nothing that can rebuild a row."""
 
     store: Annotated[Path, AfterValidator(_checkable)] = STORE
-    repair: bool = Field(False, description="Rebuild from the unit files, then remove what is damaged (run it "
-                                            "while nothing writes to the store).")
+    repair: bool = Field(
+        False,
+        description="Rebuild from the unit files, then remove what is damaged (run it "
+        "while nothing writes to the store).",
+    )
 
 
 class PackRequest(Request):
@@ -96,23 +98,28 @@ def check(req: CheckRequest) -> Result:
     done = req.repair
     lines = [f"{found['rows']} rows, {found['payloads']} payloads read and verified"]
     lines += [f"damaged index: {line}" for line in found["index_damage"]]
-    lines.append(f"{'repaired' if done else 'found'}: {len(found['index_damage'])} index problems"
-                 f"{' (index rebuilt)' if done and found['index_damage'] else ''}, "
-                 f"{len(found['unindexed'])} rollouts missing from the index "
-                 f"({'inserted' if done else 'their unit files hold them'}), "
-                 f"{len(damaged)} damaged rows ({restored} {'put back' if done else 'held intact'} "
-                 f"by their unit files, {len(damaged) - restored} {'removed' if done else 'to remove'}), "
-                 f"{len(found['bad_unit_files'])} bad unit files, {len(found['orphans'])} orphan files, "
-                 f"{stale} stale temp files{' removed' if done else ''}")
+    lines.append(
+        f"{'repaired' if done else 'found'}: {len(found['index_damage'])} index problems"
+        f"{' (index rebuilt)' if done and found['index_damage'] else ''}, "
+        f"{len(found['unindexed'])} rollouts missing from the index "
+        f"({'inserted' if done else 'their unit files hold them'}), "
+        f"{len(damaged)} damaged rows ({restored} {'put back' if done else 'held intact'} "
+        f"by their unit files, {len(damaged) - restored} {'removed' if done else 'to remove'}), "
+        f"{len(found['bad_unit_files'])} bad unit files, {len(found['orphans'])} orphan files, "
+        f"{stale} stale temp files{' removed' if done else ''}"
+    )
     lines += [f"damaged: {d['key']}: {d['why']}" for d in damaged[:20]]
     if found["awaiting_rerun"]:
-        lines.append(f"kept: {len(found['awaiting_rerun'])} unit files of an older layout hold rollouts the index "
-                     "lacks; the next run of the command that planned them commits them from the files")
-    bad = (found["index_damage"] or found["unindexed"] or damaged or found["bad_unit_files"] or found["orphans"]
-           or stale)
+        lines.append(
+            f"kept: {len(found['awaiting_rerun'])} unit files of an older layout hold rollouts the index "
+            "lacks; the next run of the command that planned them commits them from the files"
+        )
+    bad = found["index_damage"] or found["unindexed"] or damaged or found["bad_unit_files"] or found["orphans"] or stale
     if bad and not done:
-        lines.append(f"run `policylab store check {req.store} --repair`: it rebuilds what the unit files hold, then "
-                     "removes the rest; the next run plays the removed rollouts again")
+        lines.append(
+            f"run `policylab store check {req.store} --repair`: it rebuilds what the unit files hold, then "
+            "removes the rest; the next run plays the removed rollouts again"
+        )
     return Result(req.store, tuple(lines), 1 if bad and not done else 0)
 
 
@@ -130,8 +137,11 @@ def export(req: ExportRequest) -> Result:
     return Result(req.out, (f"{done['rows']} rows x {len(done['columns'])} columns",))
 
 
-app = typer.Typer(help="The rollout store itself: check and repair it, pack a version-1 store.",
-                  no_args_is_help=True, rich_markup_mode=None)
+app = typer.Typer(
+    help="The rollout store itself: check and repair it, pack a version-1 store.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 command(app, "check", CheckRequest, "policylab.cli.store:check", index=None)  # a store, not a run folder
 command(app, "pack", PackRequest, "policylab.cli.store:pack", index=None)
 

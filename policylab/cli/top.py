@@ -16,8 +16,7 @@ class RunsRequest(Request):
     """Write one index.html for every run under a folder: study, command, config summary, headline
     numbers, verdict and a link to each run's report, newest first."""
 
-    root: ExistingDir = Field(
-        description="Folder to scan for runs (e.g. runs).", json_schema_extra={"argument": True})
+    root: ExistingDir = Field(description="Folder to scan for runs (e.g. runs).", json_schema_extra={"argument": True})
     out: OutDir | None = Field(None, description="Where index.html and index.json go (default: ROOT).")
 
 

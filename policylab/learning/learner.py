@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -40,8 +40,17 @@ class Learner:
     """The whole training state; `update()` plays one rollout on every shard (in parallel) and runs one
     PPO update on it, with the learning rate annealed linearly to zero over `updates`."""
 
-    def __init__(self, ppo: PPO, shard_list: Sequence, sizes: Sequence[int], steps: int, dim: int,
-                 act_dim: int | None, updates: int, extras: Sequence[str] = ()):
+    def __init__(
+        self,
+        ppo: PPO,
+        shard_list: Sequence,
+        sizes: Sequence[int],
+        steps: int,
+        dim: int,
+        act_dim: int | None,
+        updates: int,
+        extras: Sequence[str] = (),
+    ):
         self.ppo = ppo
         self.shards = list(shard_list)
         self.cols = np.cumsum([0, *sizes])
@@ -95,8 +104,14 @@ class Learner:
             c[k].append(float(s / n) if n else None)
 
     def state(self) -> dict:
-        return {"done": self.done, "net": self.net.state_dict(), "opt": self.ppo.opt.state_dict(),
-                "gen": self.ppo.gen.get_state(), "shards": [sh.state() for sh in self.shards], "curves": self.curves}
+        return {
+            "done": self.done,
+            "net": self.net.state_dict(),
+            "opt": self.ppo.opt.state_dict(),
+            "gen": self.ppo.gen.get_state(),
+            "shards": [sh.state() for sh in self.shards],
+            "curves": self.curves,
+        }
 
     def load_state(self, s: dict) -> None:
         self.done = s["done"]
@@ -107,8 +122,14 @@ class Learner:
         self.ppo.settle_threads(self.dim, self.act_dim)
 
 
-def train(learner: Learner, out: Path, checkpoint_every: int, label: str, status: Callable[[Learner], str],
-          stop_after: int | None = None) -> Learner:
+def train(
+    learner: Learner,
+    out: Path,
+    checkpoint_every: int,
+    label: str,
+    status: Callable[[Learner], str],
+    stop_after: int | None = None,
+) -> Learner:
     """Run (or resume from OUT/checkpoint.pt) `learner` to the end of its updates, with a progress bar
     (`label`, and `status(learner)` after each update); `stop_after` stops once that many updates are
     done (as a kill would, after its last checkpoint: the kill tests' hook)."""

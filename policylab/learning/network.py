@@ -22,8 +22,9 @@ class ActorCritic(torch.nn.Module):
     orthogonal trunk (gain sqrt 2), small policy logits (a near-uniform start) and a unit-gain value.
     """
 
-    def __init__(self, dim: int, n_actions: int, hidden: int, layers: int, activation: str,
-                 shift: np.ndarray, scale: np.ndarray):
+    def __init__(
+        self, dim: int, n_actions: int, hidden: int, layers: int, activation: str, shift: np.ndarray, scale: np.ndarray
+    ):
         super().__init__()
         self.activation = activation
         self.n_actions = n_actions
@@ -38,7 +39,7 @@ class ActorCritic(torch.nn.Module):
         self.head = torch.nn.Linear(width, n_actions + 1)
         for m in self.trunk:
             if isinstance(m, torch.nn.Linear):
-                torch.nn.init.orthogonal_(m.weight, gain=2 ** 0.5)
+                torch.nn.init.orthogonal_(m.weight, gain=2**0.5)
                 torch.nn.init.zeros_(m.bias)
         with torch.no_grad():
             torch.nn.init.orthogonal_(self.head.weight, gain=1.0)
@@ -66,8 +67,11 @@ class ActorCritic(torch.nn.Module):
     def folded_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """(weight, bias) of each layer as float32 arrays, the input affine folded into the first
         (in float64: W ((x - shift) * scale) + b); the last pair is the head's (logits, then value)."""
-        out = [(m.weight.detach().numpy().astype(np.float64), m.bias.detach().numpy().astype(np.float64))
-               for m in self.trunk if isinstance(m, torch.nn.Linear)]
+        out = [
+            (m.weight.detach().numpy().astype(np.float64), m.bias.detach().numpy().astype(np.float64))
+            for m in self.trunk
+            if isinstance(m, torch.nn.Linear)
+        ]
         w0, b0 = out[0]
         scale, shift = self.scale.numpy().astype(np.float64), self.shift.numpy().astype(np.float64)
         out[0] = (w0 * scale, b0 - (w0 * scale) @ shift)
@@ -82,7 +86,7 @@ def mlp(sizes: list[int], activation: str) -> torch.nn.Sequential:
     mods: list[torch.nn.Module] = []
     for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
         lin = torch.nn.Linear(a, b)
-        torch.nn.init.orthogonal_(lin.weight, gain=2 ** 0.5)
+        torch.nn.init.orthogonal_(lin.weight, gain=2**0.5)
         torch.nn.init.zeros_(lin.bias)
         mods.append(lin)
         if i < len(sizes) - 2:
@@ -104,8 +108,18 @@ class GaussianActorCritic(torch.nn.Module):
 
     LOG_2PI = float(np.log(2 * np.pi))
 
-    def __init__(self, actor_dim: int, critic_dim: int, n_actions: int, actor_hidden: list[int],
-                 critic_hidden: list[int], activation: str, shift: np.ndarray, scale: np.ndarray, log_std0: float):
+    def __init__(
+        self,
+        actor_dim: int,
+        critic_dim: int,
+        n_actions: int,
+        actor_hidden: list[int],
+        critic_hidden: list[int],
+        activation: str,
+        shift: np.ndarray,
+        scale: np.ndarray,
+        log_std0: float,
+    ):
         super().__init__()
         self.activation = activation
         self.actor_dim = actor_dim
@@ -142,8 +156,11 @@ class GaussianActorCritic(torch.nn.Module):
     def actor_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """(weight, bias) of each actor layer as float32 arrays, the input affine folded into the first
         (in float64: W ((x - shift) * scale) + b); the output is the action mean."""
-        out = [(m.weight.detach().numpy().astype(np.float64), m.bias.detach().numpy().astype(np.float64))
-               for m in self.actor if isinstance(m, torch.nn.Linear)]
+        out = [
+            (m.weight.detach().numpy().astype(np.float64), m.bias.detach().numpy().astype(np.float64))
+            for m in self.actor
+            if isinstance(m, torch.nn.Linear)
+        ]
         w0, b0 = out[0]
         scale = self.scale.numpy().astype(np.float64)[: self.actor_dim]
         shift = self.shift.numpy().astype(np.float64)[: self.actor_dim]

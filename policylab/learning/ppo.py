@@ -49,8 +49,7 @@ class PPO:
         for g in self.opt.param_groups:
             g["lr"] = self.s.lr * frac
 
-    def chunk_grad(self, net: Network, batch: dict, idx: torch.Tensor, adv: torch.Tensor,
-                   total: int) -> torch.Tensor:
+    def chunk_grad(self, net: Network, batch: dict, idx: torch.Tensor, adv: torch.Tensor, total: int) -> torch.Tensor:
         """Backward of one chunk's share of the minibatch loss on `net`; the chunk's sums of the stats."""
         s = self.s
         logp, entropy, value = net.evaluate(batch["obs"][idx], batch["act"][idx])
@@ -78,11 +77,12 @@ class PPO:
         for _ in range(s.epochs):
             order = torch.randperm(size, generator=self.gen)
             for lo in range(0, size - mb + 1, mb):
-                idx = order[lo: lo + mb]
+                idx = order[lo : lo + mb]
                 adv = batch["adv"][idx]
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)  # over the whole minibatch
-                parts = [(net, batch, idx[a:b], adv[a:b], mb)
-                         for net, a, b in zip(self.replicas, cuts, cuts[1:]) if b > a]
+                parts = [
+                    (net, batch, idx[a:b], adv[a:b], mb) for net, a, b in zip(self.replicas, cuts, cuts[1:]) if b > a
+                ]
                 stats = self.threads.map(self.chunk_grad, parts)
                 grads = [[q.grad for q in part[0].parameters()] for part in parts]
                 for q, *gs in zip(self.net.parameters(), *grads):
@@ -109,8 +109,10 @@ class PPO:
         act = torch.zeros(mb, dtype=torch.int64) if act_dim is None else torch.zeros(mb, act_dim)
         zero = {"obs": torch.zeros(mb, dim), "act": act, "logp": torch.zeros(mb), "ret": torch.zeros(mb)}
         idx, adv = torch.arange(mb), torch.zeros(mb)
-        self.threads.map(self.chunk_grad, [(net, zero, idx[a:b], adv[a:b], mb)
-                                           for net, a, b in zip(self.replicas, cuts, cuts[1:]) if b > a])
+        self.threads.map(
+            self.chunk_grad,
+            [(net, zero, idx[a:b], adv[a:b], mb) for net, a, b in zip(self.replicas, cuts, cuts[1:]) if b > a],
+        )
         for net in self.replicas:
             net.zero_grad(set_to_none=True)
 

@@ -13,8 +13,7 @@ def buffers(steps: int, envs: int, dim: int, act_dim: int | None = None) -> dict
     """Empty (T, n) columns for one rollout (every one is written by the rollout and `gae`): discrete
     actions (int64) when `act_dim` is None, else float vectors of `act_dim`."""
     act = torch.empty((steps, envs), dtype=torch.int64) if act_dim is None else torch.empty((steps, envs, act_dim))
-    return {"obs": torch.empty((steps, envs, dim)), "act": act,
-            **{k: torch.empty((steps, envs)) for k in PER_SAMPLE}}
+    return {"obs": torch.empty((steps, envs, dim)), "act": act, **{k: torch.empty((steps, envs)) for k in PER_SAMPLE}}
 
 
 def columns(bufs: dict[str, torch.Tensor], lo: int, hi: int) -> dict[str, torch.Tensor]:

@@ -10,8 +10,8 @@ on thread timing, so a run is deterministic for a given thread count.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Sequence
 
 import numpy as np
 import torch

@@ -36,9 +36,10 @@ side walls; otherwise (rising, near or panic) it is exactly v3.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numba
 import numpy as np
@@ -48,24 +49,51 @@ from policylab.envs.breakout.contract import FIRE, LEFT, NOOP, RIGHT, SCREEN_W
 from policylab.errors import BadInput
 
 V3_PARAMS = (
-    "far_cap", "near_cap", "base_deadzone", "near_y", "far_lead", "near_lead", "far_deadzone",
-    "near_deadzone", "panic_y",
+    "far_cap",
+    "near_cap",
+    "base_deadzone",
+    "near_y",
+    "far_lead",
+    "near_lead",
+    "far_deadzone",
+    "near_deadzone",
+    "panic_y",
 )
 V3_SPACE = {
-    "far_cap": (4.0, 24.0), "near_cap": (8.0, 32.0), "base_deadzone": (0.0, 6.0), "near_y": (140.0, 185.0),
-    "far_lead": (0.0, 6.0), "near_lead": (0.0, 6.0), "far_deadzone": (0.0, 6.0), "near_deadzone": (0.0, 4.0),
+    "far_cap": (4.0, 24.0),
+    "near_cap": (8.0, 32.0),
+    "base_deadzone": (0.0, 6.0),
+    "near_y": (140.0, 185.0),
+    "far_lead": (0.0, 6.0),
+    "near_lead": (0.0, 6.0),
+    "far_deadzone": (0.0, 6.0),
+    "near_deadzone": (0.0, 4.0),
     "panic_y": (160.0, 195.0),
 }
 # Chosen defaults (the original v3 values are unknown): moderate leads, small deadzones, the
 # near regime from y 165 (about 24 px above the paddle), panic at 180.
 V3_DEFAULTS = {
-    "far_cap": 12.0, "near_cap": 16.0, "base_deadzone": 3.0, "near_y": 165.0, "far_lead": 2.0,
-    "near_lead": 1.0, "far_deadzone": 2.0, "near_deadzone": 1.0, "panic_y": 180.0,
+    "far_cap": 12.0,
+    "near_cap": 16.0,
+    "base_deadzone": 3.0,
+    "near_y": 165.0,
+    "far_lead": 2.0,
+    "near_lead": 1.0,
+    "far_deadzone": 2.0,
+    "near_deadzone": 1.0,
+    "panic_y": 180.0,
 }
 # Candidate c182 of the original training loop.
 TRAINING_V1 = {
-    "far_cap": 10.0, "near_cap": 18.0, "base_deadzone": 2.0, "near_y": 165.0, "far_lead": 2.0,
-    "near_lead": 3.0, "far_deadzone": 2.0, "near_deadzone": 1.0, "panic_y": 175.0,
+    "far_cap": 10.0,
+    "near_cap": 18.0,
+    "base_deadzone": 2.0,
+    "near_y": 165.0,
+    "far_lead": 2.0,
+    "near_lead": 3.0,
+    "far_deadzone": 2.0,
+    "near_deadzone": 1.0,
+    "panic_y": 175.0,
 }
 PLANNER_EXTRA = ("wall_left", "wall_right", "paddle_y")
 PLANNER_SPACE = {**V3_SPACE, "wall_left": (0.0, 16.0), "wall_right": (136.0, 160.0), "paddle_y": (170.0, 200.0)}
@@ -79,7 +107,16 @@ def tracker_action(obs, i, prm, planner, serve):
     makes) and for the fused shadow loop (`policylab.studies.breakout.episodes.shadow_loop`), which plays it
     inside numba."""
     far_cap, near_cap, base_dz, near_y, far_lead, near_lead, far_dz, near_dz, panic_y = (
-        prm[0], prm[1], prm[2], prm[3], prm[4], prm[5], prm[6], prm[7], prm[8])
+        prm[0],
+        prm[1],
+        prm[2],
+        prm[3],
+        prm[4],
+        prm[5],
+        prm[6],
+        prm[7],
+        prm[8],
+    )
     if obs[i, 4] < 0.5:
         return FIRE if serve else NOOP
     x = obs[i, 0] + 1.0
@@ -133,8 +170,9 @@ def breakout_policy_v3(obs: np.ndarray, params: Mapping[str, float] = V3_DEFAULT
     return out
 
 
-def breakout_policy_planner_v1(obs: np.ndarray, params: Mapping[str, float] = PLANNER_DEFAULTS,
-                               serve: bool = True) -> np.ndarray:
+def breakout_policy_planner_v1(
+    obs: np.ndarray, params: Mapping[str, float] = PLANNER_DEFAULTS, serve: bool = True
+) -> np.ndarray:
     """Landing prediction with wall reflection while the ball falls far away, else v3."""
     out = np.empty(obs.shape[0], dtype=np.int64)
     _tracker(np.asarray(obs, dtype=np.float32), PLANNER_FORM.vector(params), PLANNER_FORM.planner, bool(serve), out)
@@ -172,10 +210,12 @@ class PolicySpec:
 
 POLICIES: dict[str, PolicySpec] = {
     "breakout_policy_v3": PolicySpec("breakout_policy_v3", breakout_policy_v3, V3_DEFAULTS, V3_SPACE, V3_FORM),
-    "breakout_policy_training_v1": PolicySpec("breakout_policy_training_v1", breakout_policy_v3, TRAINING_V1, V3_SPACE,
-                                              V3_FORM),
+    "breakout_policy_training_v1": PolicySpec(
+        "breakout_policy_training_v1", breakout_policy_v3, TRAINING_V1, V3_SPACE, V3_FORM
+    ),
     "breakout_policy_planner_v1": PolicySpec(
-        "breakout_policy_planner_v1", breakout_policy_planner_v1, PLANNER_DEFAULTS, PLANNER_SPACE, PLANNER_FORM),
+        "breakout_policy_planner_v1", breakout_policy_planner_v1, PLANNER_DEFAULTS, PLANNER_SPACE, PLANNER_FORM
+    ),
 }
 
 
@@ -195,7 +235,7 @@ def validate_params(name: str, data: Any, field: str = "params") -> dict[str, fl
         raise BadInput(field, "must be a JSON object of parameter names to numbers")
     clean: dict[str, float] = {}
     for key, value in data.items():
-        short = key[len("policy_"):] if isinstance(key, str) and key.startswith("policy_") else key
+        short = key[len("policy_") :] if isinstance(key, str) and key.startswith("policy_") else key
         if short not in spec.space:
             raise BadInput(f"{field}.{key}", f"unknown parameter; expected {', '.join(spec.space)}")
         if short in clean:

@@ -32,16 +32,22 @@ function of the weights alone), as input "obs", output "logits" and the observat
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
-from policylab.envs.breakout.contract import N_FEATURES
-from policylab.envs.breakout.net_obs import (FEATURE_SCALE, MAX_HISTORY, OBS_METADATA_KEY, WALL_COLS,  # noqa: F401
-                                             WALL_ROWS, NetObsSpec, NetObserver)
+from policylab.envs.breakout.net_obs import (  # noqa: F401
+    FEATURE_SCALE,
+    MAX_HISTORY,
+    OBS_METADATA_KEY,
+    WALL_COLS,
+    WALL_ROWS,
+    NetObserver,
+    NetObsSpec,
+)
 from policylab.errors import BadInput
 from policylab.policies import mlp
 from policylab.policies.mlp import MlpLayers
@@ -138,8 +144,11 @@ def _check(raw: bytes, p: Path, field: str) -> BreakoutNetPolicy:
         onnx_policy.from_bytes(raw, p, field=field)
         raise
     if OBS_METADATA_KEY not in meta:
-        raise BadInput(field, f"{p}: no {OBS_METADATA_KEY!r} metadata; a Breakout network must say which "
-                       "observation it takes (see docs/breakout.md)")
+        raise BadInput(
+            field,
+            f"{p}: no {OBS_METADATA_KEY!r} metadata; a Breakout network must say which "
+            "observation it takes (see docs/breakout.md)",
+        )
     spec = NetObsSpec.from_json(meta[OBS_METADATA_KEY], field)
     net = onnx_policy.from_bytes(raw, p, spec.dim, N_ACTIONS, what="the Breakout observation", field=field)
     return BreakoutNetPolicy(p, spec, net)
@@ -172,8 +181,9 @@ def stamp(model, spec: NetObsSpec) -> None:
     entry.value = spec.to_json()
 
 
-def export_onnx(layers: Sequence[tuple[np.ndarray, np.ndarray]], spec: NetObsSpec, path: str | Path,
-                activation: str = "tanh") -> Path:
+def export_onnx(
+    layers: Sequence[tuple[np.ndarray, np.ndarray]], spec: NetObsSpec, path: str | Path, activation: str = "tanh"
+) -> Path:
     """Write an MLP to `path` (atomically): `layers` are (weight (out, in), bias (out,)) pairs in
     torch's `nn.Linear` layout, `activation` between consecutive layers, 4 logits out; the observation
     spec stamped."""
@@ -189,7 +199,16 @@ def mlp_bytes(layers: Sequence[tuple[np.ndarray, np.ndarray]], spec: NetObsSpec,
     if layers and np.shape(layers[0][0])[1:] != (spec.dim,):
         raise BadInput("layers[0]", f"weight {np.shape(layers[0][0])} does not take the {spec.dim} observation values")
     if layers and np.shape(layers[-1][0])[:1] != (N_ACTIONS,):
-        raise BadInput("layers", f"the last layer's weight {np.shape(layers[-1][0])} does not give the {N_ACTIONS} "
-                       "logits of a Breakout network")
-    return mlp.mlp_bytes(layers, activation, input_name=INPUT_NAME, output_name=OUTPUT_NAME, graph_name=GRAPH_NAME,
-                         metadata={OBS_METADATA_KEY: spec.to_json()})
+        raise BadInput(
+            "layers",
+            f"the last layer's weight {np.shape(layers[-1][0])} does not give the {N_ACTIONS} "
+            "logits of a Breakout network",
+        )
+    return mlp.mlp_bytes(
+        layers,
+        activation,
+        input_name=INPUT_NAME,
+        output_name=OUTPUT_NAME,
+        graph_name=GRAPH_NAME,
+        metadata={OBS_METADATA_KEY: spec.to_json()},
+    )

@@ -47,8 +47,9 @@ def _read_norm(path: Path, obs_dim: int | None, field: str) -> tuple[np.ndarray,
         data = json.loads(path.read_text())
         mean, std = (np.asarray(data[k], dtype=float) for k in ("mean", "std"))
     except (OSError, ValueError, KeyError, TypeError):
-        raise BadInput(field, f"{path} is not a normalisation file (a JSON object with number lists mean and std)") \
-            from None
+        raise BadInput(
+            field, f"{path} is not a normalisation file (a JSON object with number lists mean and std)"
+        ) from None
     want = obs_dim if obs_dim is not None else len(mean)
     if mean.shape != (want,) or std.shape != (want,):
         raise BadInput(field, f"{path}: mean and std need {want} values each (they have {mean.size} and {std.size})")
@@ -81,8 +82,15 @@ def named_robot(path: str | Path) -> str | None:
     return next((m.value for m in model.metadata_props if m.key == ROBOT_META), None)
 
 
-def load_policy(path: str | Path, obs_dim: int | None = None, act_dim: int | None = None, *,
-                what: str = "the robot", field: str = "checkpoint", output: str | None = None):
+def load_policy(
+    path: str | Path,
+    obs_dim: int | None = None,
+    act_dim: int | None = None,
+    *,
+    what: str = "the robot",
+    field: str = "checkpoint",
+    output: str | None = None,
+):
     """The policy file `path` checked against the sizes; `output` names an ONNX file's action output."""
     kind = policy_kind(path)
     if kind == "linear":

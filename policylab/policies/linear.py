@@ -79,8 +79,14 @@ def read_npz(path: str | Path, field: str = "checkpoint") -> dict[str, np.ndarra
         raise BadInput(field, f"{p} is a corrupt .npz ({type(exc).__name__}: {exc})") from None
 
 
-def load(path: str | Path, obs_dim: int | None = None, act_dim: int | None = None, *, robot_name: str = "the robot",
-         field: str = "checkpoint") -> LinearPolicy:
+def load(
+    path: str | Path,
+    obs_dim: int | None = None,
+    act_dim: int | None = None,
+    *,
+    robot_name: str = "the robot",
+    field: str = "checkpoint",
+) -> LinearPolicy:
     """The linear policy in `path`, checked against the robot's sizes when given."""
     p = Path(path)
     arrays = read_npz(p, field)
@@ -96,8 +102,11 @@ def load(path: str | Path, obs_dim: int | None = None, act_dim: int | None = Non
     for name, shape in shapes.items():
         a = arrays[name]
         if a.shape != shape or a.dtype.kind != "f":
-            raise BadInput(field, f"{p}: {name} is {a.dtype} {a.shape}; {robot_name}'s linear policy needs float "
-                           f"{shape} (observation {want[1]}, action {want[0]})")
+            raise BadInput(
+                field,
+                f"{p}: {name} is {a.dtype} {a.shape}; {robot_name}'s linear policy needs float "
+                f"{shape} (observation {want[1]}, action {want[0]})",
+            )
         if not np.isfinite(a).all():
             raise BadInput(field, f"{p}: {name} holds non-finite values")
     if not (arrays["obs_std"] > 0).all():

@@ -17,9 +17,9 @@ acts through onnxruntime (`policies.onnx`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -80,8 +80,15 @@ def _checked(layers: Layers) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def mlp_bytes(layers: Layers, activation: str, *, input_name: str, output_name: str, graph_name: str,
-              metadata: Mapping[str, str] | None = None) -> bytes:
+def mlp_bytes(
+    layers: Layers,
+    activation: str,
+    *,
+    input_name: str,
+    output_name: str,
+    graph_name: str,
+    metadata: Mapping[str, str] | None = None,
+) -> bytes:
     """The ONNX bytes of an MLP: `layers` are (weight (out, in), bias (out,)) pairs in torch's
     `nn.Linear` layout, each one Gemm, `activation` ("relu" or "tanh") between consecutive layers; the
     batch dimension is symbolic; `metadata` (key -> value, in its order) is written into the file."""
@@ -102,11 +109,15 @@ def mlp_bytes(layers: Layers, activation: str, *, input_name: str, output_name: 
             y = f"a{i}"
         x = y
     graph = helper.make_graph(
-        nodes, graph_name,
+        nodes,
+        graph_name,
         [helper.make_tensor_value_info(input_name, TensorProto.FLOAT, ["batch", checked[0][0].shape[1]])],
-        [helper.make_tensor_value_info(output_name, TensorProto.FLOAT, ["batch", checked[-1][0].shape[0]])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION,
-                              producer_name="policylab")
+        [helper.make_tensor_value_info(output_name, TensorProto.FLOAT, ["batch", checked[-1][0].shape[0]])],
+        inits,
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION, producer_name="policylab"
+    )
     for key, value in (metadata or {}).items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value
@@ -133,13 +144,24 @@ def project(raw: bytes) -> MlpLayers | None:
         inits = {i.name: numpy_helper.to_array(i) for i in g.initializer}
         layers = [(inits[f"w{i}"], inits[f"b{i}"]) for i in range(len(gemms))]
         meta = {m.key: m.value for m in model.metadata_props}
-        if mlp_bytes(layers, activation, input_name=g.input[0].name, output_name=g.output[0].name,
-                     graph_name=g.name, metadata=meta) != raw:
+        if (
+            mlp_bytes(
+                layers,
+                activation,
+                input_name=g.input[0].name,
+                output_name=g.output[0].name,
+                graph_name=g.name,
+                metadata=meta,
+            )
+            != raw
+        ):
             return None
     except Exception:  # not ONNX, missing weights, bad shapes: not this form
         return None
-    return MlpLayers(tuple((np.ascontiguousarray(w.T, dtype=np.float64), b.astype(np.float64)) for w, b in layers),
-                     KERNEL_ACTIVATION[activation])
+    return MlpLayers(
+        tuple((np.ascontiguousarray(w.T, dtype=np.float64), b.astype(np.float64)) for w, b in layers),
+        KERNEL_ACTIVATION[activation],
+    )
 
 
 def robot_metadata(identity: Mapping[str, str]) -> dict[str, str]:
@@ -149,8 +171,9 @@ def robot_metadata(identity: Mapping[str, str]) -> dict[str, str]:
     return {ROBOT_META: identity["name"], ROBOT_SPEC_META: identity["spec_sha256"]}
 
 
-def export_robot_policy(layers: Layers, path: str | Path, activation: str = "relu",
-                        metadata: Mapping[str, str] | None = None) -> Path:
+def export_robot_policy(
+    layers: Layers, path: str | Path, activation: str = "relu", metadata: Mapping[str, str] | None = None
+) -> Path:
     """Write a robot's policy network to `path` (atomically): input "obs" (batch, obs_dim) float32,
     output "actions" (batch, act_dim), `layers` in `nn.Linear` layout (e.g. a `GaussianActorCritic`'s
     `actor_layers()`: the input affine folded in, the output the action mean), `metadata` (e.g.
@@ -159,7 +182,8 @@ def export_robot_policy(layers: Layers, path: str | Path, activation: str = "rel
     kernel."""
     from policylab.fileio import atomic_write_bytes
 
-    raw = mlp_bytes(layers, activation, input_name=ROBOT_INPUT, output_name=ROBOT_OUTPUT, graph_name=ROBOT_GRAPH,
-                    metadata=metadata)
+    raw = mlp_bytes(
+        layers, activation, input_name=ROBOT_INPUT, output_name=ROBOT_OUTPUT, graph_name=ROBOT_GRAPH, metadata=metadata
+    )
     atomic_write_bytes(Path(path), raw)
     return Path(path)

@@ -76,7 +76,7 @@ class OnnxPolicy:
         if len(x) == 0:
             return np.zeros((0, self.act_dim))
         if self.batch_one:
-            return np.concatenate([self._run(x[i: i + 1]) for i in range(len(x))])
+            return np.concatenate([self._run(x[i : i + 1]) for i in range(len(x))])
         return self._run(x)
 
     def _run(self, x: np.ndarray) -> np.ndarray:
@@ -87,8 +87,9 @@ class OnnxPolicy:
         return {"path": self.path, "obs_dim": self.obs_dim, "act_dim": self.act_dim, "output_name": self.output_name}
 
     def __setstate__(self, state):
-        self.__dict__.update(load(state["path"], state["obs_dim"], state["act_dim"],
-                                  output=state.get("output_name")).__dict__)
+        self.__dict__.update(
+            load(state["path"], state["obs_dim"], state["act_dim"], output=state.get("output_name")).__dict__
+        )
 
 
 def session(model_bytes: bytes) -> onnxruntime.InferenceSession:
@@ -100,8 +101,15 @@ def session(model_bytes: bytes) -> onnxruntime.InferenceSession:
     return onnxruntime.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
 
 
-def load(path: str | Path, obs_dim: int | None = None, act_dim: int | None = None, *, what: str = "the robot",
-         field: str = "checkpoint", output: str | None = None) -> OnnxPolicy:
+def load(
+    path: str | Path,
+    obs_dim: int | None = None,
+    act_dim: int | None = None,
+    *,
+    what: str = "the robot",
+    field: str = "checkpoint",
+    output: str | None = None,
+) -> OnnxPolicy:
     """The ONNX policy in `path`, checked against `obs_dim` and `act_dim` (when given); `output` names the
     action output of a file with several."""
     p = Path(path)
@@ -120,8 +128,16 @@ def _external_data(model) -> str | None:
     return None
 
 
-def from_bytes(raw: bytes, p: Path, obs_dim: int | None = None, act_dim: int | None = None, *,
-               what: str = "the robot", field: str = "checkpoint", output: str | None = None) -> OnnxPolicy:
+def from_bytes(
+    raw: bytes,
+    p: Path,
+    obs_dim: int | None = None,
+    act_dim: int | None = None,
+    *,
+    what: str = "the robot",
+    field: str = "checkpoint",
+    output: str | None = None,
+) -> OnnxPolicy:
     """`load` on a file's bytes already read (`p` names it in messages): a caller that keys results
     by the bytes' hash checks and runs exactly the bytes it hashed."""
     try:
@@ -133,8 +149,11 @@ def from_bytes(raw: bytes, p: Path, obs_dim: int | None = None, act_dim: int | N
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BadInput(field, f"{p} is not a valid ONNX model ({msg[:200]})") from None
     if external is not None:
-        raise BadInput(field, f"{p} keeps its weights in an external data file ({external!r}); save the network as "
-                       "one file: onnx.save(onnx.load(PATH), NEW_PATH, save_as_external_data=False)")
+        raise BadInput(
+            field,
+            f"{p} keeps its weights in an external data file ({external!r}); save the network as "
+            "one file: onnx.save(onnx.load(PATH), NEW_PATH, save_as_external_data=False)",
+        )
     inits = {i.name for i in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in inits]
     outputs = {o.name: o for o in model.graph.output}
@@ -143,8 +162,11 @@ def from_bytes(raw: bytes, p: Path, obs_dim: int | None = None, act_dim: int | N
     if output is not None and output not in outputs:
         raise BadInput(field, f"{p} has no output named {output!r} (its outputs: {', '.join(outputs)})")
     if output is None and len(outputs) != 1:
-        raise BadInput(field, f"{p} has {len(outputs)} outputs ({', '.join(outputs)}); name the action output "
-                       "(a robot spec's policy_output)")
+        raise BadInput(
+            field,
+            f"{p} has {len(outputs)} outputs ({', '.join(outputs)}); name the action output "
+            "(a robot spec's policy_output)",
+        )
     inp, out = inputs[0], outputs[output] if output is not None else model.graph.output[0]
     elem = inp.type.tensor_type.elem_type
     if elem not in _FLOAT_TYPES:
@@ -162,8 +184,11 @@ def from_bytes(raw: bytes, p: Path, obs_dim: int | None = None, act_dim: int | N
         raise BadInput(field, f"{p}: the observation and action sizes must be fixed numbers")
     batch_one = in_dims[0] == 1
     if isinstance(in_dims[0], int) and not batch_one:
-        raise BadInput(field, f"{p}: input {inp.name!r} has a fixed batch of {in_dims[0]}; a policy takes a batch of "
-                       "1 or a symbolic batch")
+        raise BadInput(
+            field,
+            f"{p}: input {inp.name!r} has a fixed batch of {in_dims[0]}; a policy takes a batch of "
+            "1 or a symbolic batch",
+        )
     n = 1 if batch_one else 2
     try:
         sess = session(raw)
@@ -172,8 +197,19 @@ def from_bytes(raw: bytes, p: Path, obs_dim: int | None = None, act_dim: int | N
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BadInput(field, f"{p}: onnxruntime cannot run it ({msg[:200]})") from None
     if np.shape(probe) != (n, a_dim):
-        raise BadInput(field, f"{p}: a batch of {n} observations gave output shape {np.shape(probe)}, not ({n}, {a_dim})")
+        raise BadInput(
+            field, f"{p}: a batch of {n} observations gave output shape {np.shape(probe)}, not ({n}, {a_dim})"
+        )
     if not np.isfinite(probe).all():
         raise BadInput(field, f"{p}: the network gives non-finite actions for a zero observation")
-    return OnnxPolicy(p, sess, inp.name, _FLOAT_TYPES[elem], o_dim, a_dim, None if output is None else out.name,
-                      batch_one, project(raw))
+    return OnnxPolicy(
+        p,
+        sess,
+        inp.name,
+        _FLOAT_TYPES[elem],
+        o_dim,
+        a_dim,
+        None if output is None else out.name,
+        batch_one,
+        project(raw),
+    )

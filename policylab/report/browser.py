@@ -46,8 +46,9 @@ def _run(args: list[str], timeout: float = 90) -> str:
     if exe is None:
         raise RuntimeError("Chromium is not installed (make setup installs Debian's chromium)")
     with tempfile.TemporaryDirectory(prefix="policylab-chromium-") as profile:
-        proc = subprocess.run([exe, *_FLAGS, f"--user-data-dir={profile}", *args],
-                              capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [exe, *_FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=timeout
+        )
     if proc.returncode != 0:
         raise RuntimeError(f"chromium failed ({proc.returncode}): {proc.stderr[-500:]}")
     return proc.stdout
@@ -70,8 +71,12 @@ def render_check(html_path: str | Path) -> dict:
         "title": title.group(1) if title else None,
         "dom_chars": len(dom),
         "text": _plain(dom),
-        "tiles": [(_plain(k), _plain(v)) for k, v in
-                  re.findall(r'<div class="card"><div class="k">(.*?)</div>\s*<div class="v">(.*?)</div></div>', dom, re.S)],
+        "tiles": [
+            (_plain(k), _plain(v))
+            for k, v in re.findall(
+                r'<div class="card"><div class="k">(.*?)</div>\s*<div class="v">(.*?)</div></div>', dom, re.S
+            )
+        ],
     }
 
 
@@ -105,9 +110,13 @@ class Session:
                 os.dup2(fd, target, inheritable=True)
 
         flags = [f for f in _FLAGS if not f.startswith("--virtual-time-budget")]
-        self._proc = subprocess.Popen([exe, *flags, f"--user-data-dir={self._profile.name}", "--remote-debugging-pipe",
-                                       "about:blank"], preexec_fn=wire, close_fds=False,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self._proc = subprocess.Popen(
+            [exe, *flags, f"--user-data-dir={self._profile.name}", "--remote-debugging-pipe", "about:blank"],
+            preexec_fn=wire,
+            close_fds=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(to_browser)
         os.close(from_browser)
         self._timeout, self._next, self._buffer = timeout, 0, b""
@@ -144,8 +153,11 @@ class Session:
 
     def evaluate(self, expression: str):
         """The value of `expression` in the page (a promise is awaited); a JavaScript exception raises."""
-        result = self._send("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
-                                                 "returnByValue": True}, session=self._session)
+        result = self._send(
+            "Runtime.evaluate",
+            {"expression": expression, "awaitPromise": True, "returnByValue": True},
+            session=self._session,
+        )
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression}: {result['exceptionDetails'].get('exception', {}).get('description')}")
         return result["result"].get("value")
@@ -181,7 +193,7 @@ class Session:
                 pass
         self._profile.cleanup()
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:

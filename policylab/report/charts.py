@@ -8,12 +8,12 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from policylab.fileio import atomic_write_bytes  # noqa: E402
+from policylab.fileio import atomic_write_bytes
 
 
-def save_png(fig: "plt.Figure", path: str | Path, dpi: int = 110) -> None:
+def save_png(fig: plt.Figure, path: str | Path, dpi: int = 110) -> None:
     """Save without the 'Software' metadata stamp and close the figure."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None}, bbox_inches="tight")
@@ -37,7 +37,7 @@ def learning_curves(curves: dict, timing: dict, panels, path: str | Path, color:
             ax.plot(steps, [np.nan if v is None else v for v in curves[key]], color=color, lw=1)
         ax.set_title(label, fontsize=10)
         ax.set_xlabel("agent steps (millions)", fontsize=8)
-    for ax in axes.ravel()[len(panels):]:
+    for ax in axes.ravel()[len(panels) :]:
         ax.set_visible(False)
     fig.tight_layout()
     save_png(fig, path)

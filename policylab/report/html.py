@@ -13,9 +13,10 @@ headless browser can confirm the page really renders (see `report.browser`).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import jinja2
 
@@ -246,6 +247,14 @@ def render_sections(path: str | Path, page: Page, documents: Mapping[str, Mappin
     if page.tables or page.figures or page.videos or page.links:
         raise ValueError("a page of sections holds its tables and figures in its sections")
     folded = [(name, [(k, pretty_json(v)) for k, v in doc.items()]) for name, doc in documents.items()]
-    atomic_write_text(path, _SECTIONS.render(page=page, headline=[(k, fmt(v)) for k, v in page.headline],
-                                             json_names=list(documents), documents=folded, fmt=fmt,
-                                             is_text=is_text))
+    atomic_write_text(
+        path,
+        _SECTIONS.render(
+            page=page,
+            headline=[(k, fmt(v)) for k, v in page.headline],
+            json_names=list(documents),
+            documents=folded,
+            fmt=fmt,
+            is_text=is_text,
+        ),
+    )

@@ -10,9 +10,10 @@ the index. Light on purpose (no numpy, no jinja2): the command modules import it
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ANY = object()  # a signature value: the key only has to be present
 
@@ -44,20 +45,24 @@ def get(obj: Any, path: str) -> Any:
 
 def at(path: str, template: str = "{}") -> Callable[[Path, Any], Any]:
     """A verdict read from `path` in the data file, set into `template`."""
+
     def verdict(folder: Path, data: Any) -> Any:
         from policylab.report.html import fmt  # jinja2: only when an index is written
 
         value = get(data, path)
         return None if value is None else template.format(fmt(value))
+
     return verdict
 
 
 def checks(name: str) -> Callable[[Path, Any], str]:
     """A verdict counted from a checks file of the run (a JSON list of rows with "holds")."""
+
     def verdict(folder: Path, data: Any) -> str:
         rows = read_json(folder / name)
         failed = sum(1 for c in rows if not c["holds"])
         return f"all {len(rows)} checks hold" if not failed else f"{failed} of {len(rows)} checks fail"
+
     return verdict
 
 

@@ -31,8 +31,9 @@ def write_mp4(path: str | Path, frames: np.ndarray, fps: int = 30, preset: str |
         finally:
             os.close(fd)
         extra = {} if preset is None else {"output_params": ["-preset", preset]}
-        iio.imwrite(tmp, frames, fps=fps, codec="libx264", macro_block_size=1,
-                    pixelformat="yuv420p", plugin="FFMPEG", **extra)
+        iio.imwrite(
+            tmp, frames, fps=fps, codec="libx264", macro_block_size=1, pixelformat="yuv420p", plugin="FFMPEG", **extra
+        )
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

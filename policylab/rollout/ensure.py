@@ -29,11 +29,12 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -42,8 +43,18 @@ from policylab.progress import say, tally
 from policylab.rollout import unit_file
 from policylab.rollout.executors import run_tasks
 from policylab.rollout.payloads import EncodedArrays, arrays_digest, unpack_arrays
-from policylab.rollout.store import (Put, Record, Store, UnitRows, encoded_payloads, frozen_provenance, places_of,
-                                     record_row, remove_stale_temps, rollout_key)
+from policylab.rollout.store import (
+    Put,
+    Record,
+    Store,
+    UnitRows,
+    encoded_payloads,
+    frozen_provenance,
+    places_of,
+    record_row,
+    remove_stale_temps,
+    rollout_key,
+)
 
 Outcome = Mapping[str, Any]
 Payload = Mapping[str, np.ndarray]
@@ -223,8 +234,7 @@ class _Writer:
         if len(results) != len(unit):
             raise RuntimeError(f"a unit of {len(unit)} rollouts returned {len(results)} results")
         if isinstance(results, WrittenUnit):  # the worker wrote the unit file: the rows alone
-            self._store().commit_unit([p.put(outcome) for p, outcome in zip(unit, results.outcomes)],
-                                      results.places)
+            self._store().commit_unit([p.put(outcome) for p, outcome in zip(unit, results.outcomes)], results.places)
             tally.add(len(unit))
         else:
             now = time.monotonic()
@@ -315,8 +325,10 @@ def ensure(
         units = units[:max_units]
     stats.planned, stats.present, stats.units = len(planned), len(planned) - len(todo), len(units)
     adopted_note = f" ({stats.adopted} committed from unit files already written)" if stats.adopted else ""
-    say(f"{label}: {len(planned)} planned, {stats.present} in the store{adopted_note}, "
-        f"{sum(len(u) for u, _ in units)} to run")
+    say(
+        f"{label}: {len(planned)} planned, {stats.present} in the store{adopted_note}, "
+        f"{sum(len(u) for u, _ in units)} to run"
+    )
     tally.start(label, len(planned), stats.present)
     writer = _Writer(store.root)
     if executor == "local":
@@ -326,8 +338,9 @@ def ensure(
         provenance = frozen_provenance()
         fn, tasks = run_and_write, [(runner.run, work, base, u, provenance) for u, work in units]
     try:
-        for i, results in run_tasks(fn, tasks, executor=executor, workers=workers, ray_address=ray_address,
-                                    label=label, unit=unit):
+        for i, results in run_tasks(
+            fn, tasks, executor=executor, workers=workers, ray_address=ray_address, label=label, unit=unit
+        ):
             with deferred():  # a finished unit always reaches the writer; run_tasks raises a signal noted here
                 writer.submit(units[i][0], results if isinstance(results, WrittenUnit) else _encoding(results))
                 stats.ran += len(results)

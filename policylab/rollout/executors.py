@@ -36,10 +36,11 @@ import subprocess
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from multiprocessing import get_context
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from policylab.errors import BadInput
 from policylab.interrupts import Interrupted, check, deferred, raise_if_signalled
@@ -144,8 +145,9 @@ def _start_pool_worker(driver: int) -> None:
 
 
 def _run_processes(fn, tasks, workers, bar) -> Iterator[tuple[int, Any]]:
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
-                               initializer=_start_pool_worker, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=get_context("spawn"), initializer=_start_pool_worker, initargs=(os.getpid(),)
+    )
     pending: dict[Future, int] = {}
     try:
         pending = {pool.submit(fn, task): i for i, task in enumerate(tasks)}
@@ -220,7 +222,7 @@ def _run_ray(fn, tasks, workers, ray_address, bar) -> Iterator[tuple[int, Any]]:
                 for ref in ready:
                     try:
                         finished.append((pending.pop(ref), ray.get(ref)))
-                    except Exception:  # noqa: BLE001 - a task stopped by the same signal; it reruns next time
+                    except Exception:
                         pass
                 finished.sort()
                 for ref in pending:

@@ -17,8 +17,9 @@ so the same store gives the same file.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from policylab.fileio import atomic_write_bytes
 from policylab.rollout.store import Store
@@ -42,12 +43,16 @@ def _flat(prefix: str, obj: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
 def rows(store: Store, study: str | None = None) -> Iterator[dict[str, Any]]:
     for rec in store.records(study):
         d = rec.data
-        row = {"key": rec.key, "study": d["study"], "env": str(d["world"].get("env", "")),
-               "policy": str(d["policy"].get("name", "")), "seed": int(d["world"].get("seed", -1))}
+        row = {
+            "key": rec.key,
+            "study": d["study"],
+            "env": str(d["world"].get("env", "")),
+            "policy": str(d["policy"].get("name", "")),
+            "seed": int(d["world"].get("seed", -1)),
+        }
         row.update(_flat("world", d["world"]))
         row.update(_flat("outcome", d["outcome"]))
-        row.update(policy_hash=d.get("policy_hash"), world_hash=d.get("world_hash"),
-                   payload_sha256=rec.payload_sha256)
+        row.update(policy_hash=d.get("policy_hash"), world_hash=d.get("world_hash"), payload_sha256=rec.payload_sha256)
         yield row
 
 
@@ -65,8 +70,12 @@ def table(store: Store, study: str | None = None):
             if len(values) < n:
                 values.append(None)
     middle = sorted(c for c in columns if c not in HEAD and c not in TAIL)
-    order = [c for c in HEAD if c in columns] + [c for c in middle if c.startswith("world_")] + \
-        [c for c in middle if c.startswith("outcome_")] + [c for c in TAIL if c in columns]
+    order = (
+        [c for c in HEAD if c in columns]
+        + [c for c in middle if c.startswith("world_")]
+        + [c for c in middle if c.startswith("outcome_")]
+        + [c for c in TAIL if c in columns]
+    )
     arrays = []
     for name in order:
         values = columns[name]

@@ -24,7 +24,8 @@ import json
 import math
 import struct
 import threading
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -84,8 +85,11 @@ class Packing:
         self.n = len(payloads)
         self.groups = _groups(payloads)
         bodies = [g.shuffled() for g in self.groups]
-        self._frames = thread_pool("frames", 1).submit(
-            lambda: [g.compress(body) for g, body in zip(self.groups, bodies)]) if self.groups else None
+        self._frames = (
+            thread_pool("frames", 1).submit(lambda: [g.compress(body) for g, body in zip(self.groups, bodies)])
+            if self.groups
+            else None
+        )
         # Hashing next lets the thread start at once: each update releases the GIL, where Python work
         # here would hold it from the thread for up to the switch interval.
         self._digests = [g.digests() for g in self.groups]
@@ -145,8 +149,9 @@ class _Group:
             stacked = (np.stack if column[0].ndim == 0 else np.concatenate)(column, dtype=column[0].dtype)
             raw = stacked.reshape(-1).view(np.uint8)
             if size and itemsize > 1:  # the k-th byte of every item together, for all members in one copy
-                target = np.ndarray((n, itemsize, size // itemsize), np.uint8, shuffled, at,
-                                    (width, size // itemsize, 1))
+                target = np.ndarray(
+                    (n, itemsize, size // itemsize), np.uint8, shuffled, at, (width, size // itemsize, 1)
+                )
                 target[...] = raw.reshape(n, size // itemsize, itemsize).transpose(0, 2, 1)
             elif size:
                 np.ndarray((n, size), np.uint8, shuffled, at, (width, 1))[...] = raw.reshape(n, size)
@@ -165,8 +170,9 @@ class _Group:
         segments = np.empty((n, 2), "<u8")
         segments[:, 0] = np.arange(n, dtype=np.uint64) * width
         segments[:, 1] = width
-        return compressor.multi_compress_to_buffer(zstandard.BufferWithSegments(shuffled, segments.tobytes()),
-                                                   threads=max(0, default_workers() - 2))  # beside the caller and this one
+        return compressor.multi_compress_to_buffer(
+            zstandard.BufferWithSegments(shuffled, segments.tobytes()), threads=max(0, default_workers() - 2)
+        )  # beside the caller and this one
 
 
 class _Frame(bytes):
@@ -202,13 +208,16 @@ class EncodedArrays(dict):
     afterwards; pickles with its bytes.
     """
 
-    def __init__(self, arrays: Mapping[str, np.ndarray],
-                 packed: tuple[bytes, str] | Callable[[], tuple[bytes, str]] | None = None):
+    def __init__(
+        self,
+        arrays: Mapping[str, np.ndarray],
+        packed: tuple[bytes, str] | Callable[[], tuple[bytes, str]] | None = None,
+    ):
         super().__init__(arrays)
         self._packed = pack_arrays(self) if packed is None else packed
 
     @classmethod
-    def in_background(cls, payloads: Sequence[Mapping[str, np.ndarray]]) -> list["EncodedArrays"]:
+    def in_background(cls, payloads: Sequence[Mapping[str, np.ndarray]]) -> list[EncodedArrays]:
         """Each payload as `EncodedArrays` whose packing runs on the encoder threads
         (`pack_in_background`); `.packed` and `.digest` wait for it."""
         packing = pack_in_background(payloads)

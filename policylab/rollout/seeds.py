@@ -92,6 +92,7 @@ specs' ALE seeds 1..9, 13 and 16; Lava Leap's showcase, walkthrough, blind and M
 generator seeds 8, 22, 31 and 7), the seeds of `search_space.random_candidates` pools (777 and 909
 for calibration, 4242 held out in the fidelity benchmark) and bootstrap generator seeds (0).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -119,7 +120,7 @@ class SeedRange:
     def __contains__(self, seed: object) -> bool:
         return isinstance(seed, int) and self.base <= seed < self.stop
 
-    def overlaps(self, other: "SeedRange") -> bool:
+    def overlaps(self, other: SeedRange) -> bool:
         return self.base < other.stop and other.base < self.stop
 
     def first(self, n: int) -> tuple[int, ...]:
@@ -129,34 +130,37 @@ class SeedRange:
         return tuple(range(self.base, self.base + n))
 
 
-RANGES: dict[tuple[str, str], SeedRange] = {(r.study, r.purpose): r for r in (
-    SeedRange("breakout", "search", 0, 1_000),
-    SeedRange("breakout", "eval", 0, 1_000, shares=("search",)),
-    SeedRange("breakout", "screening", 1_000, 9_000),
-    SeedRange("breakout", "validation", 10_000, 990_000),
-    SeedRange("breakout", "exact_validation", 2_000_000, 1_000_000),
-    SeedRange("breakout", "fidelity", 5_000_000, 1_000_000),
-    SeedRange("breakout", "calibration", 7_000_000, 1_000_000),
-    SeedRange("breakout", "transfer", 9_000_000, 100_000),
-    SeedRange("breakout", "learn", 100_000_000, 900_000_000),
-    SeedRange("breakout", "lockstep", 8_000_000, 1_000_000),
-    SeedRange("breakout", "vector", 9_100_000, 100_000),
-    SeedRange("breakout", "sb3", 9_200_000, 100_000),  # the SB3 adapter's lockstep games against SB3 on ALE
-    SeedRange("breakout", "v5_agreement", 1_000, 9_000, shares=("screening",)),  # a benchmark's game seeds
-    SeedRange("lava_leap", "training", 0, 100),
-    SeedRange("lava_leap", "test_floors", 2024, 1),
-    SeedRange("lava_leap", "validation", 1_000, 100),
-    SeedRange("boundary", "training", 0, 1_000_000),
-    SeedRange("boundary", "evaluation", 900_000, 100_000, shares=("training",)),
-    SeedRange("boundary", "sweep", 1_000_000, 2_000_000),
-    SeedRange("boundary", "verify", 1_000_000, 2, shares=("sweep",)),
-    SeedRange("boundary", "calibration", 3_000_000, 1_000_000),
-    SeedRange("boundary", "robot", 4_000_000, 1_000),
-    SeedRange("boundary", "reference", 4_100_000, 100_000),
-    SeedRange("boundary", "probe", 5_000_000, 1_000_000),
-    SeedRange("boundary", "learn", 100_000_000, 900_000_000),
-    SeedRange("boundary", "search", 10**10, 10**10),
-)}
+RANGES: dict[tuple[str, str], SeedRange] = {
+    (r.study, r.purpose): r
+    for r in (
+        SeedRange("breakout", "search", 0, 1_000),
+        SeedRange("breakout", "eval", 0, 1_000, shares=("search",)),
+        SeedRange("breakout", "screening", 1_000, 9_000),
+        SeedRange("breakout", "validation", 10_000, 990_000),
+        SeedRange("breakout", "exact_validation", 2_000_000, 1_000_000),
+        SeedRange("breakout", "fidelity", 5_000_000, 1_000_000),
+        SeedRange("breakout", "calibration", 7_000_000, 1_000_000),
+        SeedRange("breakout", "transfer", 9_000_000, 100_000),
+        SeedRange("breakout", "learn", 100_000_000, 900_000_000),
+        SeedRange("breakout", "lockstep", 8_000_000, 1_000_000),
+        SeedRange("breakout", "vector", 9_100_000, 100_000),
+        SeedRange("breakout", "sb3", 9_200_000, 100_000),  # the SB3 adapter's lockstep games against SB3 on ALE
+        SeedRange("breakout", "v5_agreement", 1_000, 9_000, shares=("screening",)),  # a benchmark's game seeds
+        SeedRange("lava_leap", "training", 0, 100),
+        SeedRange("lava_leap", "test_floors", 2024, 1),
+        SeedRange("lava_leap", "validation", 1_000, 100),
+        SeedRange("boundary", "training", 0, 1_000_000),
+        SeedRange("boundary", "evaluation", 900_000, 100_000, shares=("training",)),
+        SeedRange("boundary", "sweep", 1_000_000, 2_000_000),
+        SeedRange("boundary", "verify", 1_000_000, 2, shares=("sweep",)),
+        SeedRange("boundary", "calibration", 3_000_000, 1_000_000),
+        SeedRange("boundary", "robot", 4_000_000, 1_000),
+        SeedRange("boundary", "reference", 4_100_000, 100_000),
+        SeedRange("boundary", "probe", 5_000_000, 1_000_000),
+        SeedRange("boundary", "learn", 100_000_000, 900_000_000),
+        SeedRange("boundary", "search", 10**10, 10**10),
+    )
+}
 
 
 def named_range(study: str, purpose: str) -> SeedRange:
@@ -179,15 +183,19 @@ BOUNDARY_SEED_SCHEME = f"{BOUNDARY_SEED_OFFSET:_} + (mu_idx * n_push + push_idx)
 
 SEARCH_ROWS = SEARCH_PER_ROW = 10_000  # a search block's rows, and a row's worlds seeded from the range
 SEARCH_BLOCKS = RANGES[("boundary", "search")].size // (SEARCH_ROWS * SEARCH_PER_ROW)
-SEARCH_SEED_SCHEME = (f"{seed_range_base('boundary', 'search'):_} + (block * {SEARCH_ROWS:_} + row) * "
-                      f"{SEARCH_PER_ROW:_} + i")
+SEARCH_SEED_SCHEME = (
+    f"{seed_range_base('boundary', 'search'):_} + (block * {SEARCH_ROWS:_} + row) * {SEARCH_PER_ROW:_} + i"
+)
 
 
 def search_seed(block: int, row: int, index: int) -> int:
     """Seed of a search's `index`-th world seeded from the search range in `row` of seed `block`."""
     if not (0 <= block < SEARCH_BLOCKS and 0 <= row < SEARCH_ROWS and 0 <= index < SEARCH_PER_ROW):
-        raise BadInput("seed_block", f"block {block}, row {row}, world {index}: the search range holds "
-                       f"{SEARCH_BLOCKS} blocks of {SEARCH_ROWS:,} rows of {SEARCH_PER_ROW:,} worlds")
+        raise BadInput(
+            "seed_block",
+            f"block {block}, row {row}, world {index}: the search range holds "
+            f"{SEARCH_BLOCKS} blocks of {SEARCH_ROWS:,} rows of {SEARCH_PER_ROW:,} worlds",
+        )
     return seed_range_base("boundary", "search") + (block * SEARCH_ROWS + row) * SEARCH_PER_ROW + index
 
 

@@ -43,9 +43,10 @@ import os
 import re
 import socket
 import sqlite3
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -129,8 +130,9 @@ def canonical(obj: Any) -> str:
 # The json module's C encoder writes what `_canonical` writes for plain JSON whose keys are all str
 # (other keys it would turn into text after sorting them), about ten times faster. Called directly
 # (`json.JSONEncoder.encode` makes one per call), with no check for cycles: plain JSON has none.
-_C_ENCODER = json.encoder.c_make_encoder(None, None, json.encoder.encode_basestring_ascii, None, ":", ",", True, False,
-                                         False)
+_C_ENCODER = json.encoder.c_make_encoder(
+    None, None, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, False
+)
 
 
 def _c_encode(obj: Any) -> str:
@@ -226,17 +228,40 @@ class Record:
     (no offset) is the whole npz file.
     """
 
-    __slots__ = ("key", "payload_path", "payload_sha256", "payload_offset", "payload_length", "_data", "_text",
-                 "_outcome")
+    __slots__ = (
+        "key",
+        "payload_path",
+        "payload_sha256",
+        "payload_offset",
+        "payload_length",
+        "_data",
+        "_text",
+        "_outcome",
+    )
 
-    def __init__(self, key: str, data: dict[str, Any] | None = None, payload_path: str | None = None,
-                 payload_sha256: str | None = None, payload_offset: int | None = None,
-                 payload_length: int | None = None, *, text: str | None = None):
+    def __init__(
+        self,
+        key: str,
+        data: dict[str, Any] | None = None,
+        payload_path: str | None = None,
+        payload_sha256: str | None = None,
+        payload_offset: int | None = None,
+        payload_length: int | None = None,
+        *,
+        text: str | None = None,
+    ):
         if (data is None) == (text is None):
             raise TypeError("a Record needs its data or its JSON text")
-        for name, value in (("key", key), ("payload_path", payload_path), ("payload_sha256", payload_sha256),
-                            ("payload_offset", payload_offset), ("payload_length", payload_length),
-                            ("_data", data), ("_text", text), ("_outcome", None)):
+        for name, value in (
+            ("key", key),
+            ("payload_path", payload_path),
+            ("payload_sha256", payload_sha256),
+            ("payload_offset", payload_offset),
+            ("payload_length", payload_length),
+            ("_data", data),
+            ("_text", text),
+            ("_outcome", None),
+        ):
             object.__setattr__(self, name, value)
 
     @property
@@ -279,14 +304,15 @@ class Record:
         return _record, (self.key, self._data, *self._where(), self._text)
 
     def __repr__(self) -> str:
-        return (f"Record(key={self.key!r}, data={self.data!r}, payload_path={self.payload_path!r}, "
-                f"payload_sha256={self.payload_sha256!r}, payload_offset={self.payload_offset!r}, "
-                f"payload_length={self.payload_length!r})")
+        return (
+            f"Record(key={self.key!r}, data={self.data!r}, payload_path={self.payload_path!r}, "
+            f"payload_sha256={self.payload_sha256!r}, payload_offset={self.payload_offset!r}, "
+            f"payload_length={self.payload_length!r})"
+        )
 
 
 def _record(key, data, payload_path, payload_sha256, offset, length, text) -> Record:
-    return Record(key, data, payload_path, payload_sha256, offset, length,
-                  text=None if data is not None else text)
+    return Record(key, data, payload_path, payload_sha256, offset, length, text=None if data is not None else text)
 
 
 def _row_record(row) -> Record:
@@ -317,8 +343,11 @@ class DamagedPayload(BadInput):
     that names the command which finds every such row and repairs the store."""
 
     def __init__(self, root: Path, key: str, why: str):
-        super().__init__("store", f"the payload of {key} in {root} is damaged ({why}); run "
-                                  f"`policylab store check {_quote(root)} --repair`, then the same command again")
+        super().__init__(
+            "store",
+            f"the payload of {key} in {root} is damaged ({why}); run "
+            f"`policylab store check {_quote(root)} --repair`, then the same command again",
+        )
         self.key = key
 
 
@@ -356,8 +385,11 @@ class Store:
         else:
             self.root.mkdir(parents=True, exist_ok=True)
             if not writable(self.root) and (index.exists() or not os.access(self.root, os.W_OK)):
-                raise BadInput("store", f"the store {self.root} is read-only (this command writes to it: it needs "
-                                        f"write access to {index.name} and its folder)")
+                raise BadInput(
+                    "store",
+                    f"the store {self.root} is read-only (this command writes to it: it needs "
+                    f"write access to {index.name} and its folder)",
+                )
             self._db = _connect(index, "rwc")
             _create(self._db)
             remove_stale_temps(self.root)
@@ -367,7 +399,7 @@ class Store:
     def close(self) -> None:
         self._db.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -422,14 +454,16 @@ class Store:
             parts, places = unit_file.encode(keys, rows.outcomes, encoded, texts)
             path = unit_file.name(keys)
             written = thread_pool("unit-file", 1).submit(  # a write releases the GIL: rows insert meanwhile
-                atomic_write_bytes, self.root / path, parts)
+                atomic_write_bytes, self.root / path, parts
+            )
             try:
                 return self._insert(rows.rows(texts, places, path), before_commit=written.result)
             finally:
                 written.result()  # on an error, the file is in place or removed before it goes on up
 
-    def commit_unit(self, items: Sequence[Put], places: Sequence[tuple[str, int, int] | None],
-                    path: str | None = None) -> int:
+    def commit_unit(
+        self, items: Sequence[Put], places: Sequence[tuple[str, int, int] | None], path: str | None = None
+    ) -> int:
         """Insert the rows of a unit whose file is in place (`path`, by default `unit_file.name` of the
         items' keys), each payload's (sha256, offset, length) in `places`, in one transaction; returns
         how many were new."""
@@ -442,12 +476,14 @@ class Store:
         a present key's row is overwritten (`store check --repair`); returns how many rows changed."""
         return self._insert(list(rows), replace=replace)
 
-    def _insert(self, rows: list[tuple], before_commit: Callable[[], Any] | None = None, *,
-                replace: bool = False) -> int:
+    def _insert(
+        self, rows: list[tuple], before_commit: Callable[[], Any] | None = None, *, replace: bool = False
+    ) -> int:
         before = self._db.total_changes
         with self._transaction():
-            self._db.executemany(f"INSERT OR {'REPLACE' if replace else 'IGNORE'} INTO rollouts "
-                                 "VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+            self._db.executemany(
+                f"INSERT OR {'REPLACE' if replace else 'IGNORE'} INTO rollouts VALUES (?,?,?,?,?,?,?,?,?,?)", rows
+            )
             if before_commit is not None:
                 before_commit()
         return self._db.total_changes - before
@@ -511,8 +547,11 @@ class Store:
         transaction, the text `moved_record`'s (`store pack`)."""
         with self._transaction():
             for key, path, text, sha, offset, length in moves:
-                self._db.execute("UPDATE rollouts SET record=?, payload_path=?, payload_sha256=?, payload_offset=?, "
-                                 "payload_length=? WHERE key=?", (text, path, sha, offset, length, key))
+                self._db.execute(
+                    "UPDATE rollouts SET record=?, payload_path=?, payload_sha256=?, payload_offset=?, "
+                    "payload_length=? WHERE key=?",
+                    (text, path, sha, offset, length, key),
+                )
 
     # -- run configs --------------------------------------------------------------------------
     def get_meta(self, name: str) -> Any:
@@ -523,7 +562,7 @@ class Store:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES (?,?)", (name, canonical_json(value)))
 
     @contextmanager
-    def exclusive(self) -> Iterator["Store"]:
+    def exclusive(self) -> Iterator[Store]:
         """Hold the store's write lock from a check of its meta to the write it decides, so two runs
         cannot both pass the check (the second waits, then sees what the first wrote)."""
         with self._transaction():
@@ -593,15 +632,20 @@ class UnitRows:
                 policy, protocol = _spliced(it.policy), _spliced(it.protocol)
                 middle = middles[(id(it.policy), id(it.protocol), it.study)] = (
                     f',"policy":{policy.text},"policy_hash":"{policy.hash}","protocol":{protocol.text},'
-                    f'"provenance":{self.provenance},"study":{_ENCODE_STR(it.study)}')
-            out.append(f'{{"key":{_ENCODE_STR(it.key)},"outcome":{outcome},'
-                       f'"payload_sha256":{"null" if sha is None else _ENCODE_STR(sha)}{middle},'
-                       f'"world":{world.text},"world_hash":"{world.hash}"}}')
+                    f'"provenance":{self.provenance},"study":{_ENCODE_STR(it.study)}'
+                )
+            out.append(
+                f'{{"key":{_ENCODE_STR(it.key)},"outcome":{outcome},'
+                f'"payload_sha256":{"null" if sha is None else _ENCODE_STR(sha)}{middle},'
+                f'"world":{world.text},"world_hash":"{world.hash}"}}'
+            )
         return out
 
     def rows(self, texts: Sequence[str], places: Sequence[tuple[str, int, int] | None], path: str) -> list[tuple]:
-        return [(*_columns(it.key, it.study, it.world, it.policy), text, *_where(place, path))
-                for it, text, place in zip(self.items, texts, places)]
+        return [
+            (*_columns(it.key, it.study, it.world, it.policy), text, *_where(place, path))
+            for it, text, place in zip(self.items, texts, places)
+        ]
 
 
 def _columns(key: str, study: str, world: Mapping[str, Any], policy: Mapping[str, Any]) -> tuple:
@@ -640,8 +684,9 @@ def _spliced(obj: Mapping[str, Any]) -> _Spliced:
     return _Spliced(obj.canonical if isinstance(obj, FrozenJSON) else canonical(obj))
 
 
-def encoded_payloads(payloads: Sequence[Mapping[str, np.ndarray] | None],
-                     ) -> Callable[[], list[tuple[Any, str] | None]]:
+def encoded_payloads(
+    payloads: Sequence[Mapping[str, np.ndarray] | None],
+) -> Callable[[], list[tuple[Any, str] | None]]:
     """Per payload (None for none) its (packed bytes or their parts, sha256), made once: an
     `EncodedArrays` carries them already, the rest are packed (`payloads.Packing`: shuffled and hashed
     now, their frames compressed on a background thread). Returns a function that waits for the
@@ -658,8 +703,9 @@ def encoded_payloads(payloads: Sequence[Mapping[str, np.ndarray] | None],
     return wait
 
 
-def read_payload(root: Path, rec: Record, *, verify: bool = True,
-                 blob: bytes | None = None) -> tuple[dict[str, np.ndarray] | None, str | None]:
+def read_payload(
+    root: Path, rec: Record, *, verify: bool = True, blob: bytes | None = None
+) -> tuple[dict[str, np.ndarray] | None, str | None]:
     """(arrays, None) or (None, why the payload is damaged). `blob` is the unit file's bytes when the
     caller has read them already (`store check` reads each unit file once)."""
     path = root / rec.payload_path
@@ -703,8 +749,9 @@ def _connect(index: Path, mode: str, extra: str = "") -> sqlite3.Connection:
     """A connection to a store's index; a database that is not a store's is refused before anything
     is written to it (`not_a_store`), a damaged one with SQLite's words (`IndexDamaged`)."""
     try:
-        db = sqlite3.connect(f"{index.resolve().as_uri()}?mode={mode}{extra}", uri=True, isolation_level=None,
-                             timeout=120)
+        db = sqlite3.connect(
+            f"{index.resolve().as_uri()}?mode={mode}{extra}", uri=True, isolation_level=None, timeout=120
+        )
         why = not_a_store(db)
         if why is not None:
             db.close()
@@ -719,8 +766,10 @@ def _connect(index: Path, mode: str, extra: str = "") -> sqlite3.Connection:
 
 
 # A store's tables and the columns every schema version has (version 1 made `rollouts` first, then `meta`).
-_STORE_TABLES = {"rollouts": {"key", "study", "env", "policy", "seed", "record", "payload_path", "payload_sha256"},
-                 "meta": {"name", "value"}}
+_STORE_TABLES = {
+    "rollouts": {"key", "study", "env", "policy", "seed", "record", "payload_path", "payload_sha256"},
+    "meta": {"name", "value"},
+}
 
 
 def not_a_store(db: sqlite3.Connection) -> str | None:
@@ -742,9 +791,12 @@ class IndexDamaged(BadInput):
     command that rebuilds it from the store's unit files."""
 
     def __init__(self, index: Path, why: str):
-        super().__init__("store", f"{index} is not a store index or is damaged ({why}); run `policylab store "
-                                  f"check {_quote(index.parent)} --repair` to rebuild it from the store's unit "
-                                  "files, then the same command again")
+        super().__init__(
+            "store",
+            f"{index} is not a store index or is damaged ({why}); run `policylab store "
+            f"check {_quote(index.parent)} --repair` to rebuild it from the store's unit "
+            "files, then the same command again",
+        )
         self.why = why
 
 
@@ -767,10 +819,13 @@ def _create(db: sqlite3.Connection) -> None:
     cols = {r[1] for r in db.execute("PRAGMA table_info(rollouts)")}
     upgrade = ""
     if cols and "payload_offset" not in cols:
-        upgrade = ("ALTER TABLE rollouts ADD COLUMN payload_offset INTEGER;\n"
-                   "ALTER TABLE rollouts ADD COLUMN payload_length INTEGER;")
-    version = db.execute("SELECT value FROM meta WHERE name=?", (SCHEMA_META,)).fetchone() \
-        if "meta" in _tables(db) else None
+        upgrade = (
+            "ALTER TABLE rollouts ADD COLUMN payload_offset INTEGER;\n"
+            "ALTER TABLE rollouts ADD COLUMN payload_length INTEGER;"
+        )
+    version = (
+        db.execute("SELECT value FROM meta WHERE name=?", (SCHEMA_META,)).fetchone() if "meta" in _tables(db) else None
+    )
     if version is not None and not upgrade and "rollouts" in _tables(db):
         return
     try:

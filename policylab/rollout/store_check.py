@@ -38,8 +38,20 @@ from policylab.hashing import canonical_json
 from policylab.rollout import unit_file
 from policylab.rollout.ensure import digest_checks
 from policylab.rollout.payloads import pack_arrays
-from policylab.rollout.store import (LEGACY_PAYLOADS, UNITS, IndexDamaged, Record, Store, canonical, moved_record, places_of,
-                                     read_payload, record_row, temp_files, write_index)
+from policylab.rollout.store import (
+    LEGACY_PAYLOADS,
+    UNITS,
+    IndexDamaged,
+    Record,
+    Store,
+    canonical,
+    moved_record,
+    places_of,
+    read_payload,
+    record_row,
+    temp_files,
+    write_index,
+)
 
 PACK_UNIT = 1000  # rollouts per unit file when a version-1 store is packed
 INDEX = "index.sqlite"
@@ -68,8 +80,11 @@ def check_store(root: Path, *, repair: bool = False) -> dict:
         place = (rec.payload_path, rec.payload_offset, rec.payload_length, rec.payload_sha256)
         if place not in checked:
             blob = blobs.get(rec.payload_path)
-            checked[place] = f"{rec.payload_path} is missing" if rec.packed and blob is None else \
-                read_payload(root, rec, blob=blob)[1]
+            checked[place] = (
+                f"{rec.payload_path} is missing"
+                if rec.packed and blob is None
+                else read_payload(root, rec, blob=blob)[1]
+            )
         return checked[place]
 
     # every intact rollout a unit file holds, by key: (path, entry, record text or None), the first file by name
@@ -94,8 +109,11 @@ def check_store(root: Path, *, repair: bool = False) -> dict:
         if damaged_why is not None:
             damaged[key] = damaged_why
     # what a unit file's record puts back: damaged rows and rollouts the index lacks
-    restore = {k: record_row(text, places_of([e])[0], rel) for k, (rel, e, text) in held.items()
-               if text is not None and (k in damaged or k not in index.rows)}
+    restore = {
+        k: record_row(text, places_of([e])[0], rel)
+        for k, (rel, e, text) in held.items()
+        if text is not None and (k in damaged or k not in index.rows)
+    }
     kept = {k: row for k, row in index.rows.items() if k not in damaged}
     final = {**kept, **restore}
     awaiting = sorted({rel for k, (rel, _, text) in held.items() if text is None and k not in final})
@@ -138,8 +156,13 @@ def _row_differs(row: tuple, rec: Record, units: dict, held: dict) -> str | None
     alike, or no unit file names it: a version-1 row, checked by its payload's sha256 alone)."""
     try:
         data = rec.data
-        columns = (data["key"], data["study"], str(data["world"].get("env", "")),
-                   str(data["policy"].get("name", "")), int(data["world"].get("seed", -1)))
+        columns = (
+            data["key"],
+            data["study"],
+            str(data["world"].get("env", "")),
+            str(data["policy"].get("name", "")),
+            int(data["world"].get("seed", -1)),
+        )
     except (ValueError, KeyError, TypeError, AttributeError):
         return "its record is not a record's JSON"
     if columns != tuple(row[:5]):
@@ -154,13 +177,17 @@ def _row_differs(row: tuple, rec: Record, units: dict, held: dict) -> str | None
         rel, entry, text = held[rec.key]
     else:
         return None
-    if places_of([entry])[0] != (None if rec.payload_path is None else (rec.payload_sha256, rec.payload_offset,
-                                                                         rec.payload_length)):
+    if places_of([entry])[0] != (
+        None if rec.payload_path is None else (rec.payload_sha256, rec.payload_offset, rec.payload_length)
+    ):
         return "its payload's place differs from its unit file's"
     if text is not None:
         return None if text == row[5] else "its record differs from its unit file's"
-    return None if canonical_json(entry[1]) == canonical_json(data.get("outcome")) else \
-        "its outcome differs from its unit file's"
+    return (
+        None
+        if canonical_json(entry[1]) == canonical_json(data.get("outcome"))
+        else "its outcome differs from its unit file's"
+    )
 
 
 def _read_units(root: Path) -> tuple[dict[str, bytes], dict[str, unit_file.Unit]]:
@@ -192,8 +219,11 @@ def _read_index(root: Path) -> _Read:
                 cols = {r[1] for r in db.execute("PRAGMA table_info(rollouts)")}
             except sqlite3.DatabaseError:
                 cols = set()
-            sql = _ROW_SQL if "payload_offset" in cols else _ROW_SQL.replace("payload_offset, payload_length",
-                                                                             "NULL, NULL")
+            sql = (
+                _ROW_SQL
+                if "payload_offset" in cols
+                else _ROW_SQL.replace("payload_offset, payload_length", "NULL, NULL")
+            )
             rows, lost = _salvage(db, f"SELECT rowid, {sql} FROM rollouts NOT INDEXED")
             meta, lost_meta = _salvage(db, "SELECT rowid, name, value FROM meta NOT INDEXED")
             if (lost or lost_meta) and not damage:
@@ -207,7 +237,7 @@ def _salvage(db: sqlite3.Connection, select: str) -> tuple[list[tuple], bool]:
     """The rows of a `SELECT rowid, ...` that read, in rowid order, stepping over unreadable pages, and
     whether any did not read."""
     out: list[tuple] = []
-    start, lost = -(2 ** 63), False
+    start, lost = -(2**63), False
     while start is not None:
         try:
             for row in db.execute(f"{select} WHERE rowid >= ? ORDER BY rowid", (start,)):
@@ -235,7 +265,7 @@ def _next_readable(db: sqlite3.Connection, select: str, start: int) -> int | Non
     while not reads(failed + step):
         failed += step
         step *= 2
-        if failed + step >= 2 ** 63:
+        if failed + step >= 2**63:
             return None
     ok = failed + step
     while ok - failed > 1:

@@ -29,7 +29,8 @@ import os
 import socket
 import struct
 import uuid
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from policylab.hashing import sha256_hex
 from policylab.rollout.payloads import compress_text, decompress_text
@@ -47,8 +48,9 @@ def name(keys: Sequence[str]) -> str:
     return f"{UNITS}/{sha256_hex(chr(10).join(keys).encode())[:32]}.pack"
 
 
-def encode(keys: Sequence[str], outcomes: Sequence[str], blobs: Sequence[tuple[Any, str] | None],
-           records: Sequence[str]) -> tuple[list[Any], list[tuple[str, int, int] | None]]:
+def encode(
+    keys: Sequence[str], outcomes: Sequence[str], blobs: Sequence[tuple[Any, str] | None], records: Sequence[str]
+) -> tuple[list[Any], list[tuple[str, int, int] | None]]:
     """(the file's bytes in parts, per rollout (sha256, offset, length) or None) of a unit whose
     outcomes are `outcomes` (each its canonical JSON text), payloads `blobs` ((packed bytes, or a
     tuple of buffers that are those bytes in parts; sha256) each) and index records `records` (each
@@ -87,10 +89,10 @@ def parse(data: bytes) -> Unit:
     """The trailer and records of a unit file's bytes; ValueError where they are not a unit file's."""
     magic = data[-4:]
     if magic == MAGIC and len(data) >= _TAIL.size:
-        n_records, n, _ = _TAIL.unpack(data[-_TAIL.size:])
+        n_records, n, _ = _TAIL.unpack(data[-_TAIL.size :])
         end = len(data) - _TAIL.size
     elif magic == MAGIC_V1 and len(data) >= _TAIL_V1.size:
-        n_records, (n, _) = None, _TAIL_V1.unpack(data[-_TAIL_V1.size:])
+        n_records, (n, _) = None, _TAIL_V1.unpack(data[-_TAIL_V1.size :])
         end = len(data) - _TAIL_V1.size
     else:
         raise ValueError("no unit trailer")
@@ -120,7 +122,7 @@ def trailer_of(path: os.PathLike | str) -> list[list]:
             n_records, n, _ = _TAIL.unpack(tail)
             tail_size = _TAIL.size
         elif tail[-4:] == MAGIC_V1:
-            (n, _), n_records = _TAIL_V1.unpack(tail[-_TAIL_V1.size:]), 0
+            (n, _), n_records = _TAIL_V1.unpack(tail[-_TAIL_V1.size :]), 0
             tail_size = _TAIL_V1.size
         else:
             raise ValueError("no unit trailer")

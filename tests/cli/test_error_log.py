@@ -27,8 +27,7 @@ print(_log_internal(RuntimeError("boom")))
 
 def test_a_full_disk_leaves_no_empty_log(tmp_path):
     (tmp_path / "tmp").mkdir()
-    proc = subprocess.run([sys.executable, "-c", FULL_DISK, str(tmp_path)], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run([sys.executable, "-c", FULL_DISK, str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "None"  # nowhere could hold it, and the caller says so
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["config.json"]

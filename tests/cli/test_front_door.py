@@ -15,8 +15,21 @@ import pytest
 from policylab.cli import build_app, invoke
 from tests.support.cli_commands import COMMANDS
 
-HEAVY = ("numpy", "numba", "scipy", "mujoco", "ale_py", "torch", "matplotlib", "gymnasium", "ray", "rerun",
-         "optuna", "onnxruntime", "imageio")
+HEAVY = (
+    "numpy",
+    "numba",
+    "scipy",
+    "mujoco",
+    "ale_py",
+    "torch",
+    "matplotlib",
+    "gymnasium",
+    "ray",
+    "rerun",
+    "optuna",
+    "onnxruntime",
+    "imageio",
+)
 
 
 def test_help_of_every_command_loads_no_heavy_library():

@@ -31,8 +31,20 @@ BASELINES: dict[str, list[str]] = {
     "breakout audit": ["--policy", "breakout_policy_v3", "--episodes", "2", "--out", "{tmp}/out"],
     "breakout train": ["--out", "{tmp}/out"],
     "breakout transfer": ["--policy", "{net}", "--episodes", "1", "--gap-episodes", "1", "--out", "{tmp}/out"],
-    "breakout learn": ["--out", "{tmp}/out", "--steps", "256", "--envs", "4", "--rollout", "64", "--minibatch", "64",
-                       "--validate-episodes", "0"],
+    "breakout learn": [
+        "--out",
+        "{tmp}/out",
+        "--steps",
+        "256",
+        "--envs",
+        "4",
+        "--rollout",
+        "64",
+        "--minibatch",
+        "64",
+        "--validate-episodes",
+        "0",
+    ],
     "breakout trace": ["--out", "{tmp}/out"],
     "breakout calibrate": ["--out", "{tmp}/out"],
     "breakout lockstep": ["--episodes", "1", "--max-steps", "2", "--policy", "v3", "--out", "{tmp}/out"],
@@ -40,13 +52,49 @@ BASELINES: dict[str, list[str]] = {
     "runs": ["{tmp}/runs"],
     "boundary robot": ["ant", "--zero-policy-worlds", "1", "--out", "{tmp}/out"],
     "boundary train": ["--config", "v0", "--iterations", "1", "--out", "{tmp}/out"],
-    "boundary learn": ["--steps", "64", "--envs", "8", "--rollout", "8", "--minibatch", "32", "--hidden", "8",
-                       "--eval-worlds", "1", "--out", "{tmp}/out"],
+    "boundary learn": [
+        "--steps",
+        "64",
+        "--envs",
+        "8",
+        "--rollout",
+        "8",
+        "--minibatch",
+        "32",
+        "--hidden",
+        "8",
+        "--eval-worlds",
+        "1",
+        "--out",
+        "{tmp}/out",
+    ],
     "boundary calibrate": ["--checkpoint", "ant_v0", "--n-nominal", "1", "--n-pushed", "1", "--out", "{tmp}/out"],
-    "boundary sweep": ["--checkpoint", "ant_v0", "--n-mu", "2", "--n-push", "2", "--seeds-per-cell", "1",
-                       "--store", "{tmp}/store", "--out", "{tmp}/out"],
-    "boundary search": ["--checkpoint", "ant_v0", "--rows", "friction=0.5", "--budget", "4", "--store", "{tmp}/store",
-                        "--out", "{tmp}/out"],
+    "boundary sweep": [
+        "--checkpoint",
+        "ant_v0",
+        "--n-mu",
+        "2",
+        "--n-push",
+        "2",
+        "--seeds-per-cell",
+        "1",
+        "--store",
+        "{tmp}/store",
+        "--out",
+        "{tmp}/out",
+    ],
+    "boundary search": [
+        "--checkpoint",
+        "ant_v0",
+        "--rows",
+        "friction=0.5",
+        "--budget",
+        "4",
+        "--store",
+        "{tmp}/store",
+        "--out",
+        "{tmp}/out",
+    ],
     "boundary verify": ["--checkpoint", "ant_v0", "--store", "{store}", "--sample", "1", "--out", "{tmp}/out"],
     "boundary reduce": ["--store", "{store}", "--checkpoint", "ant_v0", "--resamples", "100", "--out", "{tmp}/out"],
     "boundary select": ["--out", "{ana}"],
@@ -54,8 +102,18 @@ BASELINES: dict[str, list[str]] = {
     "boundary clips": ["--out", "{ana}", "--width", "32", "--height", "32"],
     "boundary rrd": ["--out", "{ana}"],
     "boundary report": ["--out", "{ana}"],
-    "boundary diff": ["--store", "{store}", "--a", "ant_v0", "--b", "ant_v1", "--resamples", "100",
-                      "--out", "{tmp}/out"],
+    "boundary diff": [
+        "--store",
+        "{store}",
+        "--a",
+        "ant_v0",
+        "--b",
+        "ant_v1",
+        "--resamples",
+        "100",
+        "--out",
+        "{tmp}/out",
+    ],
     "boundary probe": ["--store", "{store}", "--out", "{tmp}/out"],
     "store check": ["{store}"],
     "store pack": ["{store}"],
@@ -70,7 +128,7 @@ def _kind(annotation: Any) -> Any:
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
     if typing.get_origin(annotation) is Literal:
         return Literal
-    if typing.get_origin(annotation) in (typing.Union, getattr(__import__("types"), "UnionType")) and args:
+    if typing.get_origin(annotation) in (typing.Union, __import__("types").UnionType) and args:
         return _kind(args[0])
     if typing.get_origin(annotation) is typing.Annotated:
         return _kind(args[0])
@@ -151,13 +209,62 @@ def shared(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("fuzz-shared")
     store, ana = root / "store", root / "ana"
     for name in ("ant_v0", "ant_v1"):
-        assert invoke(["boundary", "sweep", "--checkpoint", name, "--n-mu", "2", "--n-push", "2", "--seeds-per-cell",
-                       "1", "--store", str(store), "--out", str(root / f"sweep-{name}")]) == 0
+        assert (
+            invoke(
+                [
+                    "boundary",
+                    "sweep",
+                    "--checkpoint",
+                    name,
+                    "--n-mu",
+                    "2",
+                    "--n-push",
+                    "2",
+                    "--seeds-per-cell",
+                    "1",
+                    "--store",
+                    str(store),
+                    "--out",
+                    str(root / f"sweep-{name}"),
+                ]
+            )
+            == 0
+        )
         # the equivalence gate, which diff and report require
-        assert invoke(["boundary", "verify", "--checkpoint", name, "--store", str(store), "--sample", "1",
-                       "--out", str(root / f"verify-{name}")]) == 0
-    assert invoke(["boundary", "reduce", "--store", str(store), "--checkpoint", "ant_v0", "--resamples", "100",
-                   "--out", str(ana)]) == 0
+        assert (
+            invoke(
+                [
+                    "boundary",
+                    "verify",
+                    "--checkpoint",
+                    name,
+                    "--store",
+                    str(store),
+                    "--sample",
+                    "1",
+                    "--out",
+                    str(root / f"verify-{name}"),
+                ]
+            )
+            == 0
+        )
+    assert (
+        invoke(
+            [
+                "boundary",
+                "reduce",
+                "--store",
+                str(store),
+                "--checkpoint",
+                "ant_v0",
+                "--resamples",
+                "100",
+                "--out",
+                str(ana),
+            ]
+        )
+        == 0
+    )
     assert invoke(["boundary", "select", "--out", str(ana), "--n-boundary", "1", "--n-recoveries", "0"]) == 0
     assert invoke(["boundary", "replay", "--out", str(ana)]) == 0
     return {"root": root, "store": store, "ana": ana}
@@ -194,9 +301,15 @@ def _network_file(path: Path) -> None:
 
 
 def _fill(text: str, tmp: Path) -> str:
-    return text.format(tmp=tmp, corrupt=tmp / "corrupt.bin", other_run=tmp / "other_run", junk_dir=tmp / "junk",
-                       net=tmp / "net.onnx",
-                       store=_SHARED.get("store"), ana=_SHARED.get("ana"))
+    return text.format(
+        tmp=tmp,
+        corrupt=tmp / "corrupt.bin",
+        other_run=tmp / "other_run",
+        junk_dir=tmp / "junk",
+        net=tmp / "net.onnx",
+        store=_SHARED.get("store"),
+        ana=_SHARED.get("ana"),
+    )
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -220,7 +333,7 @@ def _argv(cmd: str, opt: str, value: str, tmp: Path) -> list[str]:
     flag = flag_of(opt)
     if flag in base:  # replace the baseline's value
         i = base.index(flag)
-        base = base[:i] + base[i + 2:]
+        base = base[:i] + base[i + 2 :]
     return [*cmd.split(), *base, flag, _fill(value, tmp)]
 
 
@@ -234,7 +347,7 @@ def test_every_command_has_a_baseline():
 def test_every_number_is_bounded_on_both_sides():
     loose = []
     for cmd, model in COMMANDS.items():
-        for name, info in (model.model_fields.items() if model else ()):
+        for name, info in model.model_fields.items() if model else ():
             if _kind(info.annotation) in (int, float):
                 b = _bounds(info)
                 if not ({"ge", "gt"} & set(b) and {"le", "lt"} & set(b)):

@@ -43,7 +43,11 @@ def test_help_says_survived_survival_and_body_weight_before_the_short_forms():
     """select's help read "3/16 <= S <= 0.5", calibrate's "50-200 %BW": S and %BW unexplained. Breakout's
     "seed S" is a seed, not survival: S is checked in the boundary study's help only."""
     root = typer.main.get_command(build_app())
-    bad = [f"policylab {path}: {b}" for path, cmd in _leaves(root)
-           for b in unexplained("\n".join(_texts(cmd)),
-                                ("censored", "%BW", "S") if path.startswith("boundary") else ("censored", "%BW"))]
+    bad = [
+        f"policylab {path}: {b}"
+        for path, cmd in _leaves(root)
+        for b in unexplained(
+            "\n".join(_texts(cmd)), ("censored", "%BW", "S") if path.startswith("boundary") else ("censored", "%BW")
+        )
+    ]
     assert not bad, bad

@@ -14,10 +14,32 @@ from policylab.cli import invoke
 from policylab.config import _names_a_path, claim_out_dir, forget_claims, release_claims
 from tests.support.cli_commands import COMMANDS
 
-SHADOW_EVAL = ["breakout", "eval", "--env", "shadow", "--policy", "breakout_policy_v3", "--episodes", "2",
-               "--max-steps", "50"]
-ANT_SWEEP = ["boundary", "sweep", "--robot", "ant", "--checkpoint", "ant_v0", "--n-mu", "1", "--n-push", "1",
-             "--seeds-per-cell", "1"]
+SHADOW_EVAL = [
+    "breakout",
+    "eval",
+    "--env",
+    "shadow",
+    "--policy",
+    "breakout_policy_v3",
+    "--episodes",
+    "2",
+    "--max-steps",
+    "50",
+]
+ANT_SWEEP = [
+    "boundary",
+    "sweep",
+    "--robot",
+    "ant",
+    "--checkpoint",
+    "ant_v0",
+    "--n-mu",
+    "1",
+    "--n-push",
+    "1",
+    "--seeds-per-cell",
+    "1",
+]
 
 
 def _tree(root: Path) -> dict[str, object]:
@@ -78,8 +100,15 @@ def test_a_path_through_a_missing_folder_is_the_folder_it_names(where, tmp_path,
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("command, field", [(c, f) for c, m in sorted(COMMANDS.items())
-                                            for f, info in m.model_fields.items() if _names_a_path(info.annotation)])
+@pytest.mark.parametrize(
+    "command, field",
+    [
+        (c, f)
+        for c, m in sorted(COMMANDS.items())
+        for f, info in m.model_fields.items()
+        if _names_a_path(info.annotation)
+    ],
+)
 def test_every_path_option_refuses_an_empty_path(command, field, tmp_path, monkeypatch):
     """As a path, "" means the current folder; nobody means that by leaving the option empty."""
     monkeypatch.chdir(tmp_path)
@@ -87,17 +116,21 @@ def test_every_path_option_refuses_an_empty_path(command, field, tmp_path, monke
         with pytest.raises(pydantic.ValidationError) as exc:
             COMMANDS[command].model_validate({field: blank})
         assert [e["msg"] for e in exc.value.errors() if e["loc"] == (field,)] == [
-            "Value error, is empty; give a path (. is the current folder)"], (command, field, exc.value.errors())
+            "Value error, is empty; give a path (. is the current folder)"
+        ], (command, field, exc.value.errors())
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("argv, field", [
-    ([*SHADOW_EVAL, "--out", ""], "out"),
-    ([*SHADOW_EVAL, "--out", "o", "--store", " "], "store"),
-    ([*ANT_SWEEP, "--store", "", "--out", "o"], "store"),
-    (["runs", ""], "root"),
-    (["store", "check", ""], "store"),
-])
+@pytest.mark.parametrize(
+    "argv, field",
+    [
+        ([*SHADOW_EVAL, "--out", ""], "out"),
+        ([*SHADOW_EVAL, "--out", "o", "--store", " "], "store"),
+        ([*ANT_SWEEP, "--store", "", "--out", "o"], "store"),
+        (["runs", ""], "root"),
+        (["store", "check", ""], "store"),
+    ],
+)
 def test_an_empty_path_is_bad_input_and_nothing_is_written(argv, field, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert "is empty" in _refused(capsys, argv, field)
@@ -106,8 +139,9 @@ def test_an_empty_path_is_bad_input_and_nothing_is_written(argv, field, tmp_path
 
 def test_a_run_stopped_after_its_claim_removes_the_folders_it_made(tmp_path, capsys):
     """--out a/b/run with a/ missing: the run made a, a/b and a/b/run, and takes all three back."""
-    _refused(capsys, [*SHADOW_EVAL, "--store", _garbage_store(tmp_path), "--out", tmp_path / "a" / "b" / "run"],
-             "store")
+    _refused(
+        capsys, [*SHADOW_EVAL, "--store", _garbage_store(tmp_path), "--out", tmp_path / "a" / "b" / "run"], "store"
+    )
     assert not (tmp_path / "a").exists()
 
 

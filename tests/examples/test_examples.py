@@ -11,8 +11,14 @@ from tests.support.paths import ROOT
 
 def test_ppo_breakout_vector_trains_a_few_updates():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "ppo_breakout_vector.py"), "1024"], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "ppo_breakout_vector.py"), "1024"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("update ")]
     assert len(lines) == 2 and all("nan" not in ln for ln in lines)

@@ -85,7 +85,10 @@ def test_updates_repeat_per_thread_count_and_checkpoints_repeat_their_bytes():
     for threads in (1, 2):
         (a, sa), (b, sb) = trained(threads), trained(threads)
         assert torch.equal(sa, sb)
-        state = lambda p: {"net": p.net.state_dict(), "opt": p.opt.state_dict(), "gen": p.gen.get_state()}
+
+        def state(p):
+            return {"net": p.net.state_dict(), "opt": p.opt.state_dict(), "gen": p.gen.get_state()}
+
         assert checkpoint.to_bytes(state(a)) == checkpoint.to_bytes(state(b))
         assert all(torch.equal(q, r) for rep in a.replicas for q, r in zip(rep.parameters(), a.net.parameters()))
 

@@ -7,19 +7,37 @@ import json
 import numpy as np
 import pytest
 
-from policylab.envs.breakout.contract import F, FIRE, LEFT, N_FEATURES, NOOP, RIGHT
+from policylab.envs.breakout.contract import FIRE, LEFT, N_FEATURES, NOOP, RIGHT, F
 from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.errors import BadInput
 from policylab.policies.breakout import (
-    PLANNER_DEFAULTS, POLICIES, V3_DEFAULTS, V3_SPACE, breakout_policy_planner_v1, breakout_policy_v3,
-    get_policy, load_params, validate_params,
+    PLANNER_DEFAULTS,
+    POLICIES,
+    V3_DEFAULTS,
+    V3_SPACE,
+    breakout_policy_planner_v1,
+    breakout_policy_v3,
+    get_policy,
+    load_params,
+    validate_params,
 )
 
 
 def obs_row(ball_x=80.0, ball_y=120.0, vx=0.0, vy=3.0, in_play=1.0, paddle_x=72.0, width=16.0):
     o = np.zeros((1, N_FEATURES), dtype=np.float32)
-    o[0, [F["ball_x"], F["ball_y"], F["ball_vx"], F["ball_vy"], F["ball_in_play"], F["paddle_x"], F["paddle_width"],
-          F["lives"]]] = [ball_x, ball_y, vx, vy, in_play, paddle_x, width, 5]
+    o[
+        0,
+        [
+            F["ball_x"],
+            F["ball_y"],
+            F["ball_vx"],
+            F["ball_vy"],
+            F["ball_in_play"],
+            F["paddle_x"],
+            F["paddle_width"],
+            F["lives"],
+        ],
+    ] = [ball_x, ball_y, vx, vy, in_play, paddle_x, width, 5]
     return o
 
 
@@ -38,7 +56,7 @@ def test_v3_moves_toward_the_ball_outside_the_deadzone():
     # paddle centre 80; ball centre 81 + lead * vx
     assert v3(obs_row(ball_x=120.0)) == RIGHT
     assert v3(obs_row(ball_x=30.0)) == LEFT
-    assert v3(obs_row(ball_x=82.0)) == NOOP                          # |err| 3 <= max(far_deadzone, far_cap/2)
+    assert v3(obs_row(ball_x=82.0)) == NOOP  # |err| 3 <= max(far_deadzone, far_cap/2)
     assert v3(obs_row(ball_x=82.0), far_cap=4.0, far_deadzone=0.0) == RIGHT
     # the lead looks ahead: ball at the paddle centre but flying right fast
     assert v3(obs_row(ball_x=79.0, vx=6.0), far_lead=3.0) == RIGHT
@@ -63,7 +81,9 @@ def test_planner_targets_the_reflected_landing_point():
     assert v3(o) == RIGHT  # the plain tracker follows the ball to the right
     # rising ball: planner falls back to v3 exactly
     batch = np.repeat(obs_row(ball_x=50.0, vy=-3.0), 3, axis=0)
-    np.testing.assert_array_equal(breakout_policy_planner_v1(batch, PLANNER_DEFAULTS), breakout_policy_v3(batch, V3_DEFAULTS))
+    np.testing.assert_array_equal(
+        breakout_policy_planner_v1(batch, PLANNER_DEFAULTS), breakout_policy_v3(batch, V3_DEFAULTS)
+    )
 
 
 def test_registry_and_defaults_in_range():

@@ -49,9 +49,17 @@ def boundary_rollout(checkpoint: str) -> str:
     rob = robot(checkpoint.split("_")[0])
     policy = linear.load(CHECKPOINTS / f"{checkpoint}.npz", rob.obs_dim, rob.act_dim)
     n = 8
-    r = run_closed_loop(rob, policy.act, [0.2, 0.6, 1.0, None] * 2, list(range(1_000_000, 1_000_000 + n)),
-                        n_steps=100, force_n=np.linspace(0.0, 140.0, n), dir_deg=np.arange(n) * 47.0 - 160.0,
-                        push_k0=np.array([-1, -1, 30, 30, 30, 30, 30, 30]), n_push=10)
+    r = run_closed_loop(
+        rob,
+        policy.act,
+        [0.2, 0.6, 1.0, None] * 2,
+        list(range(1_000_000, 1_000_000 + n)),
+        n_steps=100,
+        force_n=np.linspace(0.0, 140.0, n),
+        dir_deg=np.arange(n) * 47.0 - 160.0,
+        push_k0=np.array([-1, -1, 30, 30, 30, 30, 30, 30]),
+        n_push=10,
+    )
     return sha256(r["action"], r["push"], r["qpos"], r["qvel"])
 
 
@@ -130,18 +138,46 @@ def test_digest(case: str) -> None:
         f"the rollout {case!r} gives different bytes on this machine (sha256 {got[:16]}..., committed "
         f"{want[:16]}...; numpy CPU features enabled here: {enabled_cpu_features() or 'none of AVX512F, AVX2, FMA3'}, "
         f"NPY_DISABLE_CPU_FEATURES={os.environ.get('NPY_DISABLE_CPU_FEATURES', '')!r}): a shipped policy's rollout "
-        "depends on this CPU; see docs/design.md, 'Same bytes on any x86-64 CPU'")
+        "depends on this CPU; see docs/design.md, 'Same bytes on any x86-64 CPU'"
+    )
 
 
 def test_digests_hold_without_avx512_kernels() -> None:
     """The digest cases in a child whose numpy and OpenBLAS run without their AVX-512 kernels. On a CPU
     without AVX-512 the variables change nothing and this repeats the cases."""
     env = {**os.environ, **NO_AVX512}
-    probe = subprocess.run([sys.executable, "-c", "import numpy as np; print(np.lib.introspect.opt_func_info("
-                            "func_name='arctan2', signature='float64.*')['arctan2']['ddd']['current'])"],
-                           env=env, capture_output=True, text=True, cwd=ROOT, check=True)
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import numpy as np; print(np.lib.introspect.opt_func_info("
+            "func_name='arctan2', signature='float64.*')['arctan2']['ddd']['current'])",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
     assert "X86_V4" not in probe.stdout and "AVX512" not in probe.stdout, "numpy still runs its AVX-512 arctan2"
-    child = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-                            f"{Path(__file__).relative_to(ROOT)}", "-k", "test_digest and not without"],
-                           env=env, capture_output=True, text=True, cwd=ROOT, timeout=900)
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            f"{Path(__file__).relative_to(ROOT)}",
+            "-k",
+            "test_digest and not without",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+    )
     assert child.returncode == 0, f"with {NO_AVX512}:\n{child.stdout[-4000:]}{child.stderr[-2000:]}"

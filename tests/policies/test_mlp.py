@@ -66,15 +66,19 @@ def test_an_exported_go1_actor_acts_through_the_portable_kernel(activation, go1,
     acts = policy.act(obs)
     assert acts.shape == (300, 12) and acts.dtype == np.float64 and np.abs(acts).max() > 0.5
 
-    rows = np.concatenate([policy.act(obs[i: i + 1]) for i in range(len(obs))])
+    rows = np.concatenate([policy.act(obs[i : i + 1]) for i in range(len(obs))])
     assert np.array_equal(acts, rows), "a row's actions do not depend on its batch"
     assert np.array_equal(acts[::-1], policy.act(obs[::-1]))
     assert np.array_equal(acts[:7], policy.act(obs[:7]))
 
     x = obs.astype(np.float32).astype(np.float64)  # the file's input type, exact in float64
     for i, (w, b) in enumerate(layers):
-        x = dense(x, np.ascontiguousarray(w.T, dtype=np.float64), b.astype(np.float64),
-                  0 if i == len(layers) - 1 else KERNEL[activation])
+        x = dense(
+            x,
+            np.ascontiguousarray(w.T, dtype=np.float64),
+            b.astype(np.float64),
+            0 if i == len(layers) - 1 else KERNEL[activation],
+        )
     assert np.array_equal(acts, x), "the door's rows are the kernel's own, bit for bit"
 
     # onnxruntime and torch compute in float32 (torch before folding the affine): within its rounding
@@ -112,14 +116,21 @@ def _user_file(path, layers, batch) -> None:
     nodes, inits, x = [], [], "input"
     for i, (w, b) in enumerate(layers):
         inits += [numpy_helper.from_array(np.ascontiguousarray(w.T), f"W{i}"), numpy_helper.from_array(b, f"B{i}")]
-        nodes += [helper.make_node("MatMul", [x, f"W{i}"], [f"m{i}"]),
-                  helper.make_node("Add", [f"m{i}", f"B{i}"], [f"y{i}"])]
+        nodes += [
+            helper.make_node("MatMul", [x, f"W{i}"], [f"m{i}"]),
+            helper.make_node("Add", [f"m{i}", f"B{i}"], [f"y{i}"]),
+        ]
         x = f"y{i}"
         if i < len(layers) - 1:
             nodes.append(helper.make_node("Relu", [x], [f"r{i}"]))
             x = f"r{i}"
-    graph = helper.make_graph(nodes, "user", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 48])],
-                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, [batch, 12])], inits)
+    graph = helper.make_graph(
+        nodes,
+        "user",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 48])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [batch, 12])],
+        inits,
+    )
     path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
 
 

@@ -18,13 +18,23 @@ def _net(path, *, batch="batch", outputs=("act",), external=False):
     nodes = [helper.make_node("MatMul", ["obs", "w"], ["act"])]
     if len(outputs) > 1:
         nodes.append(helper.make_node("Neg", ["act"], [outputs[1]]))
-    graph = helper.make_graph(nodes, "net", [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [batch, 4])],
-                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, [batch, 2]) for o in outputs],
-                              [numpy_helper.from_array(w, "w")])
+    graph = helper.make_graph(
+        nodes,
+        "net",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [batch, 4])],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, [batch, 2]) for o in outputs],
+        [numpy_helper.from_array(w, "w")],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     if external:
-        onnx.save(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True, location="w.bin",
-                  size_threshold=0)
+        onnx.save(
+            model,
+            str(path),
+            save_as_external_data=True,
+            all_tensors_to_one_file=True,
+            location="w.bin",
+            size_threshold=0,
+        )
     else:
         path.write_bytes(model.SerializeToString())
     return path
@@ -59,8 +69,10 @@ def test_external_data_is_refused_with_how_to_make_one_file(tmp_path):
     with pytest.raises(BadInput) as e:
         onnx_policy.load(path, 4, 2)
     assert e.value.field == "checkpoint"
-    assert e.value.message == (f"{path} keeps its weights in an external data file ('w.bin'); save the network as one "
-                               "file: onnx.save(onnx.load(PATH), NEW_PATH, save_as_external_data=False)")
+    assert e.value.message == (
+        f"{path} keeps its weights in an external data file ('w.bin'); save the network as one "
+        "file: onnx.save(onnx.load(PATH), NEW_PATH, save_as_external_data=False)"
+    )
     whole = tmp_path / "whole.onnx"
     onnx.save(onnx.load(str(path)), str(whole), save_as_external_data=False)  # the recipe the message gives
     assert onnx_policy.load(whole, 4, 2).act(np.ones((1, 4))).shape == (1, 2)

@@ -15,9 +15,12 @@ def test_page_renders_in_chromium_with_images(tmp_path):
     _chart(tmp_path / "chart.png")
     data = {"objective": "demo", "numbers": {"mean": 1.5}}
     (tmp_path / "report.json").write_text("{}")
-    page = Page(title="Demo report", headline=[("mean", 1.5)],
-                tables=[Table("rows", ["seed", "score"], [{"seed": 0, "score": 2.0}])],
-                figures=[("a chart", "chart.png")])
+    page = Page(
+        title="Demo report",
+        headline=[("mean", 1.5)],
+        tables=[Table("rows", ["seed", "score"], [{"seed": 0, "score": 2.0}])],
+        figures=[("a chart", "chart.png")],
+    )
     render(tmp_path / "report.html", page, data)
     seen = render_check(tmp_path / "report.html")
     assert seen["title"] == "Demo report"

@@ -16,7 +16,6 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from tests.support.cli_commands import INDEX
 
 from policylab.cli import invoke, run_kinds
 from policylab.errors import BadInput
@@ -24,37 +23,136 @@ from policylab.report.browser import render_check
 from policylab.report.run_kinds import RunKind
 from policylab.report.runs_index import write_runs_index
 from policylab.studies.breakout.fidelity.trace import TRACE_DIR
+from tests.support.cli_commands import INDEX
 
 pytestmark = pytest.mark.slow
 RAN: set[str] = set()  # the commands the fixture ran
-NOT_RUN = {"demo": "the whole training loop on its defaults: a `breakout train` run, as the small train here",
-           "runs": "the index itself: test_page_in_browser_links_resolve runs it",
-           "boundary probe": "a server that runs until Ctrl-C (its out folder holds no run): "
-                             "tests/studies/boundary/test_probe.py runs it"}
+NOT_RUN = {
+    "demo": "the whole training loop on its defaults: a `breakout train` run, as the small train here",
+    "runs": "the index itself: test_page_in_browser_links_resolve runs it",
+    "boundary probe": "a server that runs until Ctrl-C (its out folder holds no run): "
+    "tests/studies/boundary/test_probe.py runs it",
+}
 
 
 def _cli(*argv) -> None:
     """Each run is made the way a user makes it: the real command, in this process."""
     assert invoke([str(a) for a in argv]) == 0, argv
-    RAN.add(" ".join(str(a) for a in argv[:2]) if argv[0] in ("breakout", "lava-leap", "boundary", "store") else str(argv[0]))
+    RAN.add(
+        " ".join(str(a) for a in argv[:2])
+        if argv[0] in ("breakout", "lava-leap", "boundary", "store")
+        else str(argv[0])
+    )
 
 
 def _breakout(root: Path) -> None:
     b = root / "breakout"
-    _cli("breakout", "eval", "--env", "shadow", "--policy", "breakout_policy_v3", "--episodes", 2,
-         "--max-steps", 50, "--preset", "go-v1", "--out", b / "eval")
-    _cli("breakout", "audit", "--policy", "breakout_policy_v3", "--episodes", 2, "--max-steps", 50,
-         "--preset", "go-v1", "--out", b / "audit")
-    _cli("breakout", "train", "--space", "random", "--budget", 2, "--search-seeds", 2, "--rounds", 1,
-         "--validate-episodes", 2, "--exact-episodes", 4, "--max-steps", 50, "--no-video", "--out", b / "train")
-    _cli("breakout", "learn", "--steps", 1024, "--envs", 8, "--rollout", 32, "--minibatch", 64, "--epochs", 2,
-         "--hidden", 16, "--max-steps", 40, "--validate-episodes", 2, "--gap-episodes", 2, "--executor", "local",
-         "--out", b / "learn")
-    _cli("breakout", "transfer", "--policy", b / "learn" / "policy.onnx", "--episodes", 1, "--gap-episodes", 2,
-         "--max-steps", 50, "--out", b / "transfer")
+    _cli(
+        "breakout",
+        "eval",
+        "--env",
+        "shadow",
+        "--policy",
+        "breakout_policy_v3",
+        "--episodes",
+        2,
+        "--max-steps",
+        50,
+        "--preset",
+        "go-v1",
+        "--out",
+        b / "eval",
+    )
+    _cli(
+        "breakout",
+        "audit",
+        "--policy",
+        "breakout_policy_v3",
+        "--episodes",
+        2,
+        "--max-steps",
+        50,
+        "--preset",
+        "go-v1",
+        "--out",
+        b / "audit",
+    )
+    _cli(
+        "breakout",
+        "train",
+        "--space",
+        "random",
+        "--budget",
+        2,
+        "--search-seeds",
+        2,
+        "--rounds",
+        1,
+        "--validate-episodes",
+        2,
+        "--exact-episodes",
+        4,
+        "--max-steps",
+        50,
+        "--no-video",
+        "--out",
+        b / "train",
+    )
+    _cli(
+        "breakout",
+        "learn",
+        "--steps",
+        1024,
+        "--envs",
+        8,
+        "--rollout",
+        32,
+        "--minibatch",
+        64,
+        "--epochs",
+        2,
+        "--hidden",
+        16,
+        "--max-steps",
+        40,
+        "--validate-episodes",
+        2,
+        "--gap-episodes",
+        2,
+        "--executor",
+        "local",
+        "--out",
+        b / "learn",
+    )
+    _cli(
+        "breakout",
+        "transfer",
+        "--policy",
+        b / "learn" / "policy.onnx",
+        "--episodes",
+        1,
+        "--gap-episodes",
+        2,
+        "--max-steps",
+        50,
+        "--out",
+        b / "transfer",
+    )
     _cli("breakout", "trace", "--scenario", "noop_serves", "--out", b / "trace")
-    _cli("breakout", "lockstep", "--episodes", 1, "--max-steps", 50, "--policy", "v3", "--strips", 1,
-         "--out", b / "lockstep")
+    _cli(
+        "breakout",
+        "lockstep",
+        "--episodes",
+        1,
+        "--max-steps",
+        50,
+        "--policy",
+        "v3",
+        "--strips",
+        1,
+        "--out",
+        b / "lockstep",
+    )
     # the fit on three of the committed traces (two scripted, one policy's): a third of the whole suite's time
     traces = root.parent / f"{root.name}-traces"
     traces.mkdir()
@@ -71,17 +169,80 @@ def _boundary(root: Path) -> None:
     store = root / "boundary" / "store"  # a store outside any run: searched by no one
     _cli("boundary", "train", "--iterations", 1, "--out", root / "boundary" / "checkpoint")  # no run folder
     _cli("boundary", "robot", "ant", "--zero-policy-worlds", 1, "--out", root / "boundary" / "robot-ant")
-    _cli("boundary", "learn", "--steps", 64, "--envs", 8, "--rollout", 8, "--minibatch", 32, "--hidden", "8",
-         "--eval-worlds", 1, "--out", root / "boundary" / "learn")
-    _cli("boundary", "calibrate", "--robot", "ant", "--checkpoint", "ant_v0", "--n-nominal", 2, "--n-pushed", 1,
-         "--out", root / "boundary" / "calibrate")
+    _cli(
+        "boundary",
+        "learn",
+        "--steps",
+        64,
+        "--envs",
+        8,
+        "--rollout",
+        8,
+        "--minibatch",
+        32,
+        "--hidden",
+        "8",
+        "--eval-worlds",
+        1,
+        "--out",
+        root / "boundary" / "learn",
+    )
+    _cli(
+        "boundary",
+        "calibrate",
+        "--robot",
+        "ant",
+        "--checkpoint",
+        "ant_v0",
+        "--n-nominal",
+        2,
+        "--n-pushed",
+        1,
+        "--out",
+        root / "boundary" / "calibrate",
+    )
     for name in ("ant_v0", "ant_v1"):
-        _cli("boundary", "sweep", "--checkpoint", name, "--mu-min", 0.5, "--mu-max", 1.0, "--n-mu", 2,
-             "--push-min", 10, "--push-max", 200, "--n-push", 2, "--seeds-per-cell", 1, "--chunk", 16,
-             "--store", store, "--out", root / "boundary" / f"sweep-{name}")
+        _cli(
+            "boundary",
+            "sweep",
+            "--checkpoint",
+            name,
+            "--mu-min",
+            0.5,
+            "--mu-max",
+            1.0,
+            "--n-mu",
+            2,
+            "--push-min",
+            10,
+            "--push-max",
+            200,
+            "--n-push",
+            2,
+            "--seeds-per-cell",
+            1,
+            "--chunk",
+            16,
+            "--store",
+            store,
+            "--out",
+            root / "boundary" / f"sweep-{name}",
+        )
         # the equivalence gate (diff and report refuse a sweep without it); one folder inside root
-        _cli("boundary", "verify", "--robot", "ant", "--checkpoint", name, "--store", store, "--sample", 1,
-             "--out", root / "boundary" / "verify" if name == "ant_v0" else root.parent / f"{root.name}-verify-{name}")
+        _cli(
+            "boundary",
+            "verify",
+            "--robot",
+            "ant",
+            "--checkpoint",
+            name,
+            "--store",
+            store,
+            "--sample",
+            1,
+            "--out",
+            root / "boundary" / "verify" if name == "ant_v0" else root.parent / f"{root.name}-verify-{name}",
+        )
     ana = root / "boundary" / "ana"
     _cli("boundary", "reduce", "--store", store, "--checkpoint", "ant_v0", "--resamples", 100, "--out", ana)
     _cli("boundary", "select", "--out", ana, "--n-boundary", 1, "--n-recoveries", 0)
@@ -89,10 +250,36 @@ def _boundary(root: Path) -> None:
     _cli("boundary", "clips", "--out", ana, "--width", 48, "--height", 32, "--workers", 1)
     _cli("boundary", "rrd", "--out", ana)
     _cli("boundary", "report", "--out", ana)
-    _cli("boundary", "diff", "--store", store, "--a", "ant_v0", "--b", "ant_v1", "--resamples", 100,
-         "--out", root / "boundary" / "diff")
-    _cli("boundary", "search", "--robot", "ant", "--checkpoint", "ant_v0", "--rows", "friction=0.5", "--budget", 8,
-         "--store", store, "--out", root / "boundary" / "search")
+    _cli(
+        "boundary",
+        "diff",
+        "--store",
+        store,
+        "--a",
+        "ant_v0",
+        "--b",
+        "ant_v1",
+        "--resamples",
+        100,
+        "--out",
+        root / "boundary" / "diff",
+    )
+    _cli(
+        "boundary",
+        "search",
+        "--robot",
+        "ant",
+        "--checkpoint",
+        "ant_v0",
+        "--rows",
+        "friction=0.5",
+        "--budget",
+        8,
+        "--store",
+        store,
+        "--out",
+        root / "boundary" / "search",
+    )
     _cli("boundary", "report", "--out", root / "boundary" / "search")
     _cli("store", "check", store)  # a store and a table are no run folders: they add no row
     _cli("store", "pack", store)
@@ -104,8 +291,12 @@ EXPECTED = {  # run folder -> (study, command, page, a headline label, naming wh
     "breakout/audit": ("breakout", "breakout audit", "audit.html", "ALE mean"),
     "breakout/train": ("breakout", "breakout train", "report.html", "pick mean on 4 exact shadow seeds"),
     "breakout/learn": ("breakout", "breakout learn", "report.html", "network mean on shadow (ale-exact, exact)"),
-    "breakout/transfer": ("breakout", "breakout transfer", "transfer.html",
-                          "network mean on shadow (ale-exact, exact)"),
+    "breakout/transfer": (
+        "breakout",
+        "breakout transfer",
+        "transfer.html",
+        "network mean on shadow (ale-exact, exact)",
+    ),
     "breakout/trace": ("breakout", "breakout trace", "traces.json", "traces"),
     "breakout/lockstep": ("breakout", "breakout lockstep", "report.html", "identical to the end"),
     "breakout/calibrate": ("breakout", "breakout calibrate", "calibration.html", "objective after"),
@@ -160,9 +351,11 @@ def test_rows(runs):
     assert by_path["breakout/train"]["verdict"] == "pick vs baseline: too few seeds"  # 4 pairs
     assert dict(by_path["breakout/eval"]["headline"])["policy"] == "breakout_policy_v3 (defaults)"
     assert by_path["breakout/audit"]["verdict"].startswith("primary gap: ")
-    assert re.fullmatch(r"GRPO vs PPO: too few seeds, all at lr 0\.5; too few seeds, each at its chosen lr \(GRPO "
-                        r"[\d.]+, PPO [\d.]+\) on fresh seeds; .*; (all \d+ checks hold|\d+ of \d+ checks fail)",
-                        by_path["lava"]["verdict"])  # one seed: each pair's verdicts at equal and at chosen rates
+    assert re.fullmatch(
+        r"GRPO vs PPO: too few seeds, all at lr 0\.5; too few seeds, each at its chosen lr \(GRPO "
+        r"[\d.]+, PPO [\d.]+\) on fresh seeds; .*; (all \d+ checks hold|\d+ of \d+ checks fail)",
+        by_path["lava"]["verdict"],
+    )  # one seed: each pair's verdicts at equal and at chosen rates
     assert by_path["breakout/eval"]["verdict"] is None
     assert "max_steps=50" in by_path["breakout/eval"]["config_summary"]
     assert by_path["boundary/ana"]["headline"] and dict(by_path["boundary/ana"]["headline"])["rule agrees"] == 4
@@ -184,7 +377,9 @@ def test_every_command_declares_its_row(runs):
     assert RAN == set(INDEX) - set(NOT_RUN)
     for name, index in INDEX.items():
         hosts = [index.command] if isinstance(index, RunKind) else [index] if isinstance(index, str) else index or []
-        assert hosts or name in ("boundary train", "boundary probe", "runs", "store check", "store pack", "export"), name
+        assert hosts or name in ("boundary train", "boundary probe", "runs", "store check", "store pack", "export"), (
+            name
+        )
         assert all(host in seen for host in hosts), (name, hosts)
     assert {k.command for k in run_kinds()} == {i.command for i in INDEX.values() if isinstance(i, RunKind)}
     assert (runs / "boundary" / "checkpoint").is_dir() and "boundary/checkpoint" not in {r["path"] for r in rows}

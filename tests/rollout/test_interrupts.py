@@ -24,8 +24,24 @@ from policylab.rollout.store import Store
 from tests.support.paths import ROOT
 
 POLICYLAB = str(Path(sys.executable).with_name("policylab"))
-GRID = ["boundary", "sweep", "--robot", "ant", "--n-mu", "8", "--n-push", "8", "--seeds-per-cell", "2",
-        "--chunk", "2", "--store", "S", "--out", "O"]
+GRID = [
+    "boundary",
+    "sweep",
+    "--robot",
+    "ant",
+    "--n-mu",
+    "8",
+    "--n-push",
+    "8",
+    "--seeds-per-cell",
+    "2",
+    "--chunk",
+    "2",
+    "--store",
+    "S",
+    "--out",
+    "O",
+]
 PLANNED = 128
 LINE = re.compile(r"^policylab: interrupted after ([\d,]+) of 128 \(sweep ant_v0\); rerun the same command to resume$")
 
@@ -52,7 +68,7 @@ def _session(sid: int) -> list[str]:
             text = stat.read_text()
         except OSError:
             continue
-        comm, fields = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+        comm, fields = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
         if fields[0] != "Z" and int(fields[3]) == sid:
             left.append(f"{stat.parent.name} {comm}")
     return left
@@ -73,8 +89,15 @@ def _interrupt(folder: Path, executor: str, sig: int, *, group: bool = True, aga
     """Run the sweep, send `sig` once its first records exist (and again after `again_after` s);
     return (exit status, stderr, seconds from the last signal to the exit)."""
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": str(ROOT)}  # this checkout's code
-    proc = subprocess.Popen([POLICYLAB, *GRID, "--executor", executor, "--workers", "2"], cwd=folder, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [POLICYLAB, *GRID, "--executor", executor, "--workers", "2"],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 600  # a guard, not a speed check: a loaded machine runs the first chunk slowly
         while _rows(folder) == 0:
@@ -173,8 +196,14 @@ def test_workers_die_with_a_driver_killed_by_sigkill(tmp_path, request, executor
     if executor == "ray":
         request.getfixturevalue("one_local_ray")
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": str(ROOT)}  # this checkout's code
-    proc = subprocess.Popen([POLICYLAB, *GRID, "--executor", executor, "--workers", "2"], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [POLICYLAB, *GRID, "--executor", executor, "--workers", "2"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 600  # a guard, not a speed check: a loaded machine starts workers slowly
         while not _units(tmp_path):  # workers are running tasks
@@ -196,9 +225,29 @@ def test_workers_die_with_a_driver_killed_by_sigkill(tmp_path, request, executor
     assert _units(tmp_path) == written, "unit files written after the driver died"
 
 
-SMALL = ["boundary", "sweep", "--robot", "ant", "--n-mu", "2", "--n-push", "2", "--seeds-per-cell", "2",
-         "--chunk", "2", "--store", "S", "--out", "O", "--workers", "2"]
-ANY_LINE = re.compile(r"^policylab: interrupted after ([\d,]+) of 8 \(sweep ant_v0\); rerun the same command to resume$")
+SMALL = [
+    "boundary",
+    "sweep",
+    "--robot",
+    "ant",
+    "--n-mu",
+    "2",
+    "--n-push",
+    "2",
+    "--seeds-per-cell",
+    "2",
+    "--chunk",
+    "2",
+    "--store",
+    "S",
+    "--out",
+    "O",
+    "--workers",
+    "2",
+]
+ANY_LINE = re.compile(
+    r"^policylab: interrupted after ([\d,]+) of 8 \(sweep ant_v0\); rerun the same command to resume$"
+)
 RAY_START = "ray._private.services:start_raylet"  # Ray starts its processes
 RAY_CONNECT = "ray._private.worker:connect"  # the driver has connected (Ray's native handler was in place)
 
@@ -207,9 +256,15 @@ def _signalled_at(folder: Path, executor: str, *points: str) -> tuple[int, str]:
     """The small sweep, run by `tests.support.signal_at` with signals at `points`; (status, stderr),
     once no process of its session is left."""
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "tests.support.signal_at", *points, "--", *SMALL,
-                             "--executor", executor], cwd=folder, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.signal_at", *points, "--", *SMALL, "--executor", executor],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _, err = proc.communicate(timeout=300)
     finally:
@@ -219,17 +274,34 @@ def _signalled_at(folder: Path, executor: str, *points: str) -> tuple[int, str]:
     return proc.returncode, err
 
 
-@pytest.mark.parametrize("executor, points, status", [
-    ("processes", ["concurrent.futures:ProcessPoolExecutor.submit,before,SIGINT"], 130),  # the pool starts
-    ("processes", ["policylab.rollout.executors:wait,before,SIGTERM",  # running, then as the pool stops
-                   "policylab.rollout.executors:_stop_pool,before,SIGTERM"], 143),
-    ("processes", ["concurrent.futures:ProcessPoolExecutor.shutdown,after,SIGINT"], 130),  # once it stopped
-    ("ray", [f"{RAY_START},before,SIGINT"] * 2, 130),  # while Ray starts
-    ("ray", [f"{RAY_CONNECT},after,SIGTERM"], 143),
-    ("ray", ["ray:wait,before,SIGTERM", "ray:shutdown,after,SIGTERM"], 143),  # running, then as Ray stops
-    ("ray", ["ray:shutdown,after,SIGTERM"], 143),  # once it stopped
-], ids=["pool-start", "pool-stop-second", "pool-stopped-first", "ray-start-twice", "ray-connected",
-        "ray-stop-second", "ray-stopped-first"])
+@pytest.mark.parametrize(
+    "executor, points, status",
+    [
+        ("processes", ["concurrent.futures:ProcessPoolExecutor.submit,before,SIGINT"], 130),  # the pool starts
+        (
+            "processes",
+            [
+                "policylab.rollout.executors:wait,before,SIGTERM",  # running, then as the pool stops
+                "policylab.rollout.executors:_stop_pool,before,SIGTERM",
+            ],
+            143,
+        ),
+        ("processes", ["concurrent.futures:ProcessPoolExecutor.shutdown,after,SIGINT"], 130),  # once it stopped
+        ("ray", [f"{RAY_START},before,SIGINT"] * 2, 130),  # while Ray starts
+        ("ray", [f"{RAY_CONNECT},after,SIGTERM"], 143),
+        ("ray", ["ray:wait,before,SIGTERM", "ray:shutdown,after,SIGTERM"], 143),  # running, then as Ray stops
+        ("ray", ["ray:shutdown,after,SIGTERM"], 143),  # once it stopped
+    ],
+    ids=[
+        "pool-start",
+        "pool-stop-second",
+        "pool-stopped-first",
+        "ray-start-twice",
+        "ray-connected",
+        "ray-stop-second",
+        "ray-stopped-first",
+    ],
+)
 def test_each_phase_first_and_second_signals_say_the_one_line(tmp_path, request, executor, points, status):
     """A first or second SIGINT/SIGTERM while the executor starts, runs or stops, or once it has
     stopped: the one line, the documented status, no traceback and no process left."""

@@ -12,19 +12,42 @@ import pytest
 import zstandard
 
 from policylab.rollout import payloads
-from policylab.rollout.payloads import (ZSTD_LEVEL, ZSTD_LEVEL_WIDE, EncodedArrays, Packing, arrays_digest,
-                                        pack_arrays, pack_many, unpack_arrays)
+from policylab.rollout.payloads import (
+    ZSTD_LEVEL,
+    ZSTD_LEVEL_WIDE,
+    EncodedArrays,
+    Packing,
+    arrays_digest,
+    pack_arrays,
+    pack_many,
+    unpack_arrays,
+)
 
 
 def _payloads():
     """Payloads of a few shapes mixed (a unit of fixed-length trajectories, then others), in no order."""
     rng = np.random.default_rng(3)
-    same = [{"qpos": np.cumsum(rng.normal(size=(40, 19)), axis=0),
-             "ctrl": rng.normal(size=(39, 8)).astype(np.float32), "done": np.array([i % 2 == 0])} for i in range(30)]
+    same = [
+        {
+            "qpos": np.cumsum(rng.normal(size=(40, 19)), axis=0),
+            "ctrl": rng.normal(size=(39, 8)).astype(np.float32),
+            "done": np.array([i % 2 == 0]),
+        }
+        for i in range(30)
+    ]
     ragged = [{"qpos": rng.normal(size=(n, 3)), "t": np.arange(n)} for n in range(1, 8)]
-    odd = [{}, {"e": np.zeros((0, 4), np.float32)}, {"x": np.float64(2.5)}, {"big": np.arange(10, dtype=">f8")}, {"big": np.arange(10, 20, dtype=">f8")},
-           {"f": np.asfortranarray(np.arange(6.0).reshape(2, 3)), "s": np.arange(9, dtype=np.int16)[::2]},
-           {"obs": rng.integers(0, 200, size=(300, 9)).astype(np.float32), "action": rng.integers(0, 3, 299).astype(np.int8)}]
+    odd = [
+        {},
+        {"e": np.zeros((0, 4), np.float32)},
+        {"x": np.float64(2.5)},
+        {"big": np.arange(10, dtype=">f8")},
+        {"big": np.arange(10, 20, dtype=">f8")},
+        {"f": np.asfortranarray(np.arange(6.0).reshape(2, 3)), "s": np.arange(9, dtype=np.int16)[::2]},
+        {
+            "obs": rng.integers(0, 200, size=(300, 9)).astype(np.float32),
+            "action": rng.integers(0, 3, 299).astype(np.int8),
+        },
+    ]
     out = same + ragged + odd
     return [out[i] for i in rng.permutation(len(out))]
 
@@ -85,5 +108,6 @@ def test_a_unit_packed_for_the_store_is_the_same_bytes_in_parts(monkeypatch, cpu
     unit = [{"qpos": np.cumsum(rng.normal(size=(40, 19)), axis=0)} for _ in range(300)]
     for batch in (unit, _payloads()):
         got = Packing(batch).result()
-        assert [(b"".join(bytes(memoryview(x)) for x in parts), digest) for parts, digest in got] == \
-            [_reference(p) for p in batch]
+        assert [(b"".join(bytes(memoryview(x)) for x in parts), digest) for parts, digest in got] == [
+            _reference(p) for p in batch
+        ]

@@ -3,7 +3,7 @@
 import pytest
 
 from policylab.errors import BadInput
-from policylab.rollout.seeds import world_seed, seed_range
+from policylab.rollout.seeds import seed_range, world_seed
 
 
 def test_breakout_scheme_is_start_plus_episode():

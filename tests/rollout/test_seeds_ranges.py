@@ -11,9 +11,14 @@ import re
 import pytest
 
 from policylab.errors import BadInput
-from policylab.rollout.seeds import (BOUNDARY_SEED_OFFSET, BOUNDARY_SEED_SCHEME, RANGES, named_range,
-                                     seed_range_base, world_seed)
-
+from policylab.rollout.seeds import (
+    BOUNDARY_SEED_OFFSET,
+    BOUNDARY_SEED_SCHEME,
+    RANGES,
+    named_range,
+    seed_range_base,
+    world_seed,
+)
 from tests.support.paths import ROOT
 
 SEEDS_MODULE = ROOT / "policylab" / "rollout" / "seeds.py"
@@ -33,8 +38,9 @@ def test_ranges_that_must_not_overlap_do_not():
     for a, b in itertools.combinations(RANGES.values(), 2):
         if a.study != b.study or b.purpose in a.shares or a.purpose in b.shares:
             continue
-        assert not a.overlaps(b), (f"{a.study}: {a.purpose} [{a.base}, {a.stop}) overlaps "
-                                   f"{b.purpose} [{b.base}, {b.stop})")
+        assert not a.overlaps(b), (
+            f"{a.study}: {a.purpose} [{a.base}, {a.stop}) overlaps {b.purpose} [{b.base}, {b.stop})"
+        )
 
 
 def test_declared_shares_are_real_purposes_and_real_overlaps():
@@ -100,8 +106,17 @@ def _train_defaults() -> dict[str, dict]:
 def test_user_facing_train_defaults_are_disjoint_and_inside_their_ranges():
     defaults = _train_defaults()
     assert defaults
-    keys = ("search_seeds", "rounds", "keep", "screen_seed", "validate_seed", "exact_seed", "screen_episodes",
-            "validate_episodes", "exact_episodes")
+    keys = (
+        "search_seeds",
+        "rounds",
+        "keep",
+        "screen_seed",
+        "validate_seed",
+        "exact_seed",
+        "screen_episodes",
+        "validate_episodes",
+        "exact_episodes",
+    )
     for where, d in defaults.items():
         # the halving's last round plays the most search seeds: the first search_seeds * keep**(rounds - 1)
         search = set(range(d["search_seeds"] * d["keep"] ** (d["rounds"] - 1)))
@@ -109,9 +124,13 @@ def test_user_facing_train_defaults_are_disjoint_and_inside_their_ranges():
         validate = {world_seed("breakout", 0, i, base=d["validate_seed"]) for i in range(d["validate_episodes"])}
         exact = {world_seed("breakout", 0, i, base=d["exact_seed"]) for i in range(d["exact_episodes"])}
         sets = [search, screen, validate, exact]
-        assert all(not a & b for i, a in enumerate(sets) for b in sets[i + 1:]), where
-        for seeds, purpose in ((search, "search"), (screen, "screening"), (validate, "validation"),
-                               (exact, "exact_validation")):
+        assert all(not a & b for i, a in enumerate(sets) for b in sets[i + 1 :]), where
+        for seeds, purpose in (
+            (search, "search"),
+            (screen, "screening"),
+            (validate, "validation"),
+            (exact, "exact_validation"),
+        ):
             assert all(s in named_range("breakout", purpose) for s in seeds), (where, purpose)
     # every definition offers the same defaults
     assert len({tuple(d[k] for k in keys) for d in defaults.values()}) == 1, defaults
@@ -141,8 +160,9 @@ def _big_ints(node: ast.AST | None):
     """Int constants >= 1000 in `node`, except those given as a bound (le=..., ge=...)."""
     if node is None:
         return
-    skip = {id(kw.value) for n in ast.walk(node) if isinstance(n, ast.Call)
-            for kw in n.keywords if kw.arg in BOUND_KEYWORDS}
+    skip = {
+        id(kw.value) for n in ast.walk(node) if isinstance(n, ast.Call) for kw in n.keywords if kw.arg in BOUND_KEYWORDS
+    }
     stack = [node]
     while stack:
         n = stack.pop()
@@ -165,8 +185,11 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 def _targets(target: ast.AST, value: ast.AST | None):
     """(name, value) pairs of an assignment, tuples unpacked element by element."""
-    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
-            and len(target.elts) == len(value.elts):
+    if (
+        isinstance(target, (ast.Tuple, ast.List))
+        and isinstance(value, (ast.Tuple, ast.List))
+        and len(target.elts) == len(value.elts)
+    ):
         for t, v in zip(target.elts, value.elts):
             yield from _targets(t, v)
     elif isinstance(target, (ast.Tuple, ast.List)):
@@ -186,8 +209,9 @@ def seed_literals(source: str) -> list[tuple[int, str]]:
             found.extend((c.lineno, f"{c.value} {how} {name}") for c in _big_ints(value))
 
     docs = _docstrings(tree)
-    bounds = {id(kw.value) for n in ast.walk(tree) if isinstance(n, ast.Call)
-              for kw in n.keywords if kw.arg in BOUND_KEYWORDS}
+    bounds = {
+        id(kw.value) for n in ast.walk(tree) if isinstance(n, ast.Call) for kw in n.keywords if kw.arg in BOUND_KEYWORDS
+    }
     for n in ast.walk(tree):
         if isinstance(n, ast.Assign):
             for t in n.targets:
@@ -200,7 +224,7 @@ def seed_literals(source: str) -> list[tuple[int, str]]:
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             a = n.args
             positional = a.posonlyargs + a.args
-            for arg, default in zip(positional[len(positional) - len(a.defaults):], a.defaults):
+            for arg, default in zip(positional[len(positional) - len(a.defaults) :], a.defaults):
                 flag(arg.arg, default, "defaulting")  # typer.Option(...) defaults included
             for arg, default in zip(a.kwonlyargs, a.kw_defaults):
                 flag(arg.arg, default, "defaulting")
@@ -233,39 +257,48 @@ def _modules():
 
 
 def test_no_seed_literal_outside_the_seeds_module():
-    offenders = [f"{path.relative_to(ROOT)}:{line}: {what}"
-                 for path in _modules() for line, what in seed_literals(path.read_text())]
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: {what}"
+        for path in _modules()
+        for line, what in seed_literals(path.read_text())
+    ]
     assert not offenders, "seed bases belong in policylab/rollout/seeds.py (RANGES):\n" + "\n".join(offenders)
 
 
-@pytest.mark.parametrize("snippet", [
-    "x = EpisodeTask('shadow', tuple(range(7_000_000, 7_000_000 + n)))",
-    "HARNESS_SEEDS = (1_000_000, 1_000_001)",
-    "CAL_SEED0 = 3_000_000",
-    "TEST_SEED, N_TEST = 2024, 200",
-    "seeds = list(range(900_000, 900_000 + n_seeds))",
-    "class R:\n    screen_seed: int = 1000\n",
-    "def f(validate_seed: int = typer.Option(10_000, '--validate-seed')): pass",
-    "def f(*, seed=5000): pass",
-    "run(seed=2024)",
-    "t = _seeds(1000, 5)",
-    "config = {'seed': 4242}",
-    "g = {'seed_scheme': '1_000_000 + (mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx'}",
-    "limit = 5_000_000",
-])
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "x = EpisodeTask('shadow', tuple(range(7_000_000, 7_000_000 + n)))",
+        "HARNESS_SEEDS = (1_000_000, 1_000_001)",
+        "CAL_SEED0 = 3_000_000",
+        "TEST_SEED, N_TEST = 2024, 200",
+        "seeds = list(range(900_000, 900_000 + n_seeds))",
+        "class R:\n    screen_seed: int = 1000\n",
+        "def f(validate_seed: int = typer.Option(10_000, '--validate-seed')): pass",
+        "def f(*, seed=5000): pass",
+        "run(seed=2024)",
+        "t = _seeds(1000, 5)",
+        "config = {'seed': 4242}",
+        "g = {'seed_scheme': '1_000_000 + (mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx'}",
+        "limit = 5_000_000",
+    ],
+)
 def test_the_scan_catches_a_seed_literal(snippet):
     assert seed_literals(snippet)
 
 
-@pytest.mark.parametrize("snippet", [
-    '"""Seeds 1_000_000 + i, documented."""',
-    "seed_base: int = Field(0, ge=0, le=1_000_000)",
-    "max_steps: int = Field(1800, ge=1, le=1_000_000)",
-    "TraceSpec('x', 'policy', 7200, seed=3)",
-    "SHOWCASE_SEED = 8",
-    "resamples = 2000",
-    "MAX_SEARCH_SEEDS = 1_000",
-    "seeds = named_range('boundary', 'evaluation').first(n_seeds)",
-])
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        '"""Seeds 1_000_000 + i, documented."""',
+        "seed_base: int = Field(0, ge=0, le=1_000_000)",
+        "max_steps: int = Field(1800, ge=1, le=1_000_000)",
+        "TraceSpec('x', 'policy', 7200, seed=3)",
+        "SHOWCASE_SEED = 8",
+        "resamples = 2000",
+        "MAX_SEARCH_SEEDS = 1_000",
+        "seeds = named_range('boundary', 'evaluation').first(n_seeds)",
+    ],
+)
 def test_the_scan_leaves_other_numbers_alone(snippet):
     assert not seed_literals(snippet)

@@ -14,11 +14,19 @@ import pytest
 
 from policylab.cli import invoke
 from policylab.fileio import arrays_to_bytes
+from policylab.hashing import canonical_json, sha256_hex
 from policylab.rollout.payloads import arrays_digest, pack_arrays, unpack_arrays
-from policylab.hashing import sha256_hex
-from policylab.hashing import canonical_json
-from policylab.rollout.store import (PAGE_SIZE, SCHEMA_META, SCHEMA_VERSION, DamagedPayload, FrozenJSON, Put, Store,
-                                     canonical, rollout_key)
+from policylab.rollout.store import (
+    PAGE_SIZE,
+    SCHEMA_META,
+    SCHEMA_VERSION,
+    DamagedPayload,
+    FrozenJSON,
+    Put,
+    Store,
+    canonical,
+    rollout_key,
+)
 
 WORLD = {"env": "test-env", "seed": 7, "preset": "p"}
 POLICY = {"name": "pol", "params": {"a": 1.0}}
@@ -30,10 +38,21 @@ def _items(n, start=0):
     out = []
     for i in range(start, start + n):
         world = {"env": "e", "seed": i, "mu": 0.1 * i}
-        out.append(Put(rollout_key(world, POLICY, PROTOCOL), "t", world, POLICY, PROTOCOL,
-                       {"status": "failed" if i % 3 else "survived", "t": float(i)},
-                       {"qpos": np.cumsum(rng.normal(size=(50, 15)), axis=0), "ctrl": rng.normal(size=(49, 8)).astype(
-                           np.float32), "done": np.array([i % 2 == 0])}))
+        out.append(
+            Put(
+                rollout_key(world, POLICY, PROTOCOL),
+                "t",
+                world,
+                POLICY,
+                PROTOCOL,
+                {"status": "failed" if i % 3 else "survived", "t": float(i)},
+                {
+                    "qpos": np.cumsum(rng.normal(size=(50, 15)), axis=0),
+                    "ctrl": rng.normal(size=(49, 8)).astype(np.float32),
+                    "done": np.array([i % 2 == 0]),
+                },
+            )
+        )
     return out
 
 
@@ -49,8 +68,7 @@ def test_put_get_payload_roundtrip(tmp_path):
     store = Store(tmp_path / "s")
     key = rollout_key(WORLD, POLICY, PROTOCOL)
     traj = {"x": np.arange(12, dtype=np.float64).reshape(6, 2), "r": np.array([0, 1, 0], np.int8)}
-    rec = store.put(key, study="t", world=WORLD, policy=POLICY, protocol=PROTOCOL,
-                    outcome={"score": 3}, payload=traj)
+    rec = store.put(key, study="t", world=WORLD, policy=POLICY, protocol=PROTOCOL, outcome={"score": 3}, payload=traj)
     assert store.has(key)
     got = store.require(key)
     assert got.outcome == {"score": 3}
@@ -60,7 +78,9 @@ def test_put_get_payload_roundtrip(tmp_path):
     for name in traj:
         np.testing.assert_array_equal(arrays[name], traj[name])
         assert arrays[name].dtype == traj[name].dtype
-    blob = (tmp_path / "s" / got.payload_path).read_bytes()[got.payload_offset: got.payload_offset + got.payload_length]
+    blob = (tmp_path / "s" / got.payload_path).read_bytes()[
+        got.payload_offset : got.payload_offset + got.payload_length
+    ]
     assert arrays_digest(unpack_arrays(blob)) == got.payload_sha256
     assert store.schema_version == SCHEMA_VERSION
 
@@ -94,8 +114,13 @@ def test_a_unit_whose_file_cannot_be_written_commits_no_row(tmp_path):
 
 
 def test_packed_bytes_are_deterministic_and_lossless():
-    a = {"b": np.ones((3, 3)), "a": np.arange(5), "e": np.zeros((0, 4), np.float32), "f": np.asfortranarray(
-        np.arange(6.0).reshape(2, 3)), "flag": np.array([True, False])}
+    a = {
+        "b": np.ones((3, 3)),
+        "a": np.arange(5),
+        "e": np.zeros((0, 4), np.float32),
+        "f": np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+        "flag": np.array([True, False]),
+    }
     blob, digest = pack_arrays(a)
     assert (blob, digest) == pack_arrays(dict(reversed(list(a.items()))))
     back = unpack_arrays(blob)
@@ -112,8 +137,15 @@ def test_a_record_is_the_canonical_json_of_its_data(tmp_path):
     outcome = {"score": float("nan"), "steps": np.int64(7), "nested": {"b": 1, "a": [0.1, None]}}
     with Store(tmp_path / "s") as store:
         key = rollout_key(world, POLICY, PROTOCOL)
-        store.put(key, study="t", world=world, policy=FrozenJSON(POLICY), protocol=PROTOCOL, outcome=outcome,
-                  payload={"x": np.zeros(3)})
+        store.put(
+            key,
+            study="t",
+            world=world,
+            policy=FrozenJSON(POLICY),
+            protocol=PROTOCOL,
+            outcome=outcome,
+            payload={"x": np.zeros(3)},
+        )
         row = store._db.execute("SELECT record FROM rollouts").fetchone()[0]
     data = json.loads(row)
     assert row == canonical_json(data) == canonical(data)
@@ -199,9 +231,10 @@ def _v1_store(root, items):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(blob)
         data = dict(records[it.key], payload_path=rel, payload_sha256=sha256_hex(blob))
-        db.execute("INSERT INTO rollouts VALUES (?,?,?,?,?,?,?,?)",
-                   (it.key, it.study, "e", "pol", it.world["seed"], json.dumps(data, sort_keys=True), rel,
-                    sha256_hex(blob)))
+        db.execute(
+            "INSERT INTO rollouts VALUES (?,?,?,?,?,?,?,?)",
+            (it.key, it.study, "e", "pol", it.world["seed"], json.dumps(data, sort_keys=True), rel, sha256_hex(blob)),
+        )
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
     return records
@@ -264,8 +297,11 @@ for i in range(100000):
 
 
 def test_a_store_whose_creation_was_killed_opens(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-c", KILL_DURING_CREATION, str(tmp_path)], stdout=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": os.getcwd()})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILL_DURING_CREATION, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     for _ in range(30):  # well into the loop, so the kill lands inside some creation
         proc.stdout.readline()
     time.sleep(0.05)

@@ -22,8 +22,8 @@ from policylab.hashing import canonical_json
 from policylab.rollout.ensure import EnsureStats, ensure
 from policylab.rollout.store import Store
 from policylab.rollout.store_check import check_store
-from tests.rollout.test_ensure import _plan
 from policylab.studies.lava_leap import runs
+from tests.rollout.test_ensure import _plan
 
 
 def _cli(*args):
@@ -49,14 +49,15 @@ def test_check_finds_and_repair_removes_exactly_the_damage(tmp_path):
     (damaged / flipped.payload_path).write_bytes(bytes(blob))
     (damaged / deleted.payload_path).unlink()
     (damaged / "units" / "0123.pack").write_bytes(b"an orphan")
-    dead = f".x.pack.{2 ** 22 + 12345}-1-0.tmp"  # above the kernel's default pid_max: no live writer has it
+    dead = f".x.pack.{2**22 + 12345}-1-0.tmp"  # above the kernel's default pid_max: no live writer has it
     (damaged / "units" / dead).write_bytes(b"partial")
     lost = sorted(k for k, r in records.items() if r.payload_path in (flipped.payload_path, deleted.payload_path))
 
     found = check_store(damaged)
     assert [d["key"] for d in found["damaged"]] == lost
     assert found["orphans"] == ["units/0123.pack"] and found["temp_files"] == [
-        {"path": f"units/{dead}", "writer_gone": True}]
+        {"path": f"units/{dead}", "writer_gone": True}
+    ]
     code, out, _ = _cli("store", "check", damaged)
     assert code == 1 and f"{len(lost)} damaged rows" in out and "--repair" in out
 
@@ -125,8 +126,8 @@ def test_a_flipped_index_page_is_damage_and_repair_rebuilds_the_index(tmp_path):
     damaged = _copy(root, tmp_path / "damaged")
     index = damaged / "index.sqlite"
     with sqlite3.connect(index) as db:  # the rollouts table's b-tree root page: its first byte is the page's type
-        page, = db.execute("SELECT rootpage FROM sqlite_master WHERE name='rollouts'").fetchone()
-        size, = db.execute("PRAGMA page_size").fetchone()
+        (page,) = db.execute("SELECT rootpage FROM sqlite_master WHERE name='rollouts'").fetchone()
+        (size,) = db.execute("PRAGMA page_size").fetchone()
     db.close()
     data = bytearray(index.read_bytes())
     at = (page - 1) * size + (100 if page == 1 else 0)
@@ -212,10 +213,14 @@ def test_a_read_only_store_refuses_a_write_saying_so(tmp_path):
 
     root, _ = _whole(tmp_path)
     copy = _read_only_copy(root, tmp_path / "archived")
-    r = subprocess.run([*_without_override(), sys.executable, "-m", "policylab.cli", "store", "pack", str(copy)],
-                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    r = subprocess.run(
+        [*_without_override(), sys.executable, "-m", "policylab.cli", "store", "pack", str(copy)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     assert r.returncode == 2, r.stderr
-    line, = r.stderr.strip().splitlines()
+    (line,) = r.stderr.strip().splitlines()
     assert f"the store {copy} is read-only" in line
 
 

@@ -7,9 +7,9 @@ import fsspec
 import numpy as np
 import pytest
 
-from policylab.rollout.payloads import pack_arrays
 from policylab.rollout import unit_file
 from policylab.rollout.ensure import EnsureStats, WrittenUnit, adopt_unit_files, ensure, run_and_write
+from policylab.rollout.payloads import pack_arrays
 from policylab.rollout.store import Store, canonical, frozen_provenance
 from policylab.studies.lava_leap import runs
 from tests.rollout.test_ensure import _plan
@@ -27,8 +27,10 @@ def test_a_unit_file_written_through_fsspec_reads_back(tmp_path, base):
     rel = unit_file.name(KEYS)
     unit_file.write(root, rel, parts)
     assert unit_file.read(root, rel) == b"".join(parts)
-    assert unit_file.parse(unit_file.read(root, rel)) == ([[k, o, *(p and (p[1], p[2], p[0]) or (None,) * 3)]
-                                                          for k, o, p in zip(KEYS, OUTCOMES, places)], RECORDS)
+    assert unit_file.parse(unit_file.read(root, rel)) == (
+        [[k, o, *(p and (p[1], p[2], p[0]) or (None,) * 3)] for k, o, p in zip(KEYS, OUTCOMES, places)],
+        RECORDS,
+    )
     fs, path = fsspec.core.url_to_fs(root)
     assert fs.ls(f"{path.rstrip('/')}/units", detail=False) == [f"{path.rstrip('/')}/{rel}"]  # no temp file left
     if base != "memory":
@@ -51,8 +53,9 @@ def test_a_worker_writes_its_unit_and_the_driver_commits_the_same_store(tmp_path
             keys = [p.key for p in unit]
             written = run_and_write((runner.run, work, str(tmp_path / "workers"), unit, frozen_provenance()))
             assert isinstance(written, WrittenUnit) and len(written) == len(unit)
-            assert (tmp_path / "workers" / unit_file.name(keys)).read_bytes() == \
-                (tmp_path / "driver" / unit_file.name(keys)).read_bytes()  # the same bytes, whoever writes
+            assert (tmp_path / "workers" / unit_file.name(keys)).read_bytes() == (
+                tmp_path / "driver" / unit_file.name(keys)
+            ).read_bytes()  # the same bytes, whoever writes
         assert store.keys() == []  # nothing committed yet: these are files of a killed driver
         stats = EnsureStats()
         ensure(store, plan, runner, stats=stats)

@@ -33,7 +33,6 @@ from policylab.report import browser
 from policylab.report.browser import chromium_path, render_check
 from policylab.rollout.store import Store
 from policylab.studies.breakout.search.search_space import grid216
-
 from tests.support.paths import ROOT
 from tests.support.words import blank_tiles
 
@@ -94,8 +93,9 @@ def video_states(html: Path) -> list[dict]:
     states = []
     for item in filter(None, m.group(1).split(",")):
         ready, w, h, duration, error = item.split(":")
-        states.append({"ready": int(ready), "width": int(w), "height": int(h), "duration": float(duration),
-                       "error": int(error)})
+        states.append(
+            {"ready": int(ready), "width": int(w), "height": int(h), "duration": float(duration), "error": int(error)}
+        )
     return states
 
 
@@ -117,6 +117,7 @@ def test_train_page_in_chromium_every_image_and_the_video_load(demo):
 
 
 # -- conclusions from the store ---------------------------------------------------------------------
+
 
 def rows_by_params(store_root: Path) -> dict[tuple[str, str], dict[int, float]]:
     """(env, canonical params) -> {seed: score} over every record of the demo's store."""
@@ -157,8 +158,9 @@ def test_the_pick_and_the_verdict_follow_from_the_store(demo):
     new = [rows[("shadow", alive[0])][s] for s in EXACT_SEEDS]
     base = [rows[("shadow", base_p)][s] for s in EXACT_SEEDS]
     ev = data["evaluation"]
-    assert [(r["seed"], r["pick_score"], r["baseline_score"]) for r in ev["paired_by_seed"]] == \
-        list(zip(EXACT_SEEDS, new, base))
+    assert [(r["seed"], r["pick_score"], r["baseline_score"]) for r in ev["paired_by_seed"]] == list(
+        zip(EXACT_SEEDS, new, base)
+    )
     ci = paired_interval(new, base)
     assert ev["paired_delta"]["ci95"] == pytest.approx(ci, abs=1e-9)
     want = "improved" if ci[0] > 0 else "worse" if ci[1] < 0 else "inconclusive"
@@ -178,15 +180,25 @@ def test_the_quoted_demo_numbers_are_what_the_demo_computes(demo):
     quoted = json.loads((ROOT / "benchmarks" / "results" / "train_loop.json").read_text())["demo_pick"]
     data = json.loads((out / "report.json").read_text())
     ev, tr, conf = data["evaluation"], data["training"], data["evaluation"]["ale_confirmation"]
-    got = {"preset": data["objective"]["preset"], "candidate_id": tr["selected_candidate"]["candidate_id"],
-           "search_mean": ev["winners_curse"]["search_mean"], "search_seeds": ev["winners_curse"]["search_seeds"],
-           "validation_seeds": ev["paired_delta"]["n"], "validation_mean": ev["new_policy"]["mean"],
-           "validation_mean_ci95": ev["new_policy"]["mean_ci95"], "baseline_mean": ev["baseline_policy"]["mean"],
-           "paired_delta": {k: ev["paired_delta"][k] for k in ("mean_delta", "ci95", "wins", "losses",
-                                                               "verdict_agreement")},
-           "verdict": data["decision"]["verdict"], "ale_confirmed": conf["equal"], "ale_confirmation_seeds": conf["of"],
-           "ale_paired_delta": {k: conf["ale"]["paired_delta"][k] for k in ("mean_delta", "ci95")},
-           "ale_verdict": conf["ale"]["verdict"], "regret_estimate": tr["regret_estimate"]["mean_regret"]}
+    got = {
+        "preset": data["objective"]["preset"],
+        "candidate_id": tr["selected_candidate"]["candidate_id"],
+        "search_mean": ev["winners_curse"]["search_mean"],
+        "search_seeds": ev["winners_curse"]["search_seeds"],
+        "validation_seeds": ev["paired_delta"]["n"],
+        "validation_mean": ev["new_policy"]["mean"],
+        "validation_mean_ci95": ev["new_policy"]["mean_ci95"],
+        "baseline_mean": ev["baseline_policy"]["mean"],
+        "paired_delta": {
+            k: ev["paired_delta"][k] for k in ("mean_delta", "ci95", "wins", "losses", "verdict_agreement")
+        },
+        "verdict": data["decision"]["verdict"],
+        "ale_confirmed": conf["equal"],
+        "ale_confirmation_seeds": conf["of"],
+        "ale_paired_delta": {k: conf["ale"]["paired_delta"][k] for k in ("mean_delta", "ci95")},
+        "ale_verdict": conf["ale"]["verdict"],
+        "regret_estimate": tr["regret_estimate"]["mean_regret"],
+    }
 
     def same(q, g, where):
         if isinstance(q, dict):

@@ -13,8 +13,9 @@ from policylab.studies.boundary.constants import CHECKPOINT_DIR
 
 
 def _policy(weights, mean=None, std=None):
-    return linear.LinearPolicy(np.asarray(weights, dtype=float), np.zeros(27) if mean is None else mean,
-                               np.ones(27) if std is None else std)
+    return linear.LinearPolicy(
+        np.asarray(weights, dtype=float), np.zeros(27) if mean is None else mean, np.ones(27) if std is None else std
+    )
 
 
 def write_bad_policy_files(d: Path) -> dict[str, tuple]:

@@ -66,11 +66,37 @@ def pd_checkpoint(folder: Path, name: str) -> Path:
     return path
 
 
-def make_sweep(base: Path, name: str, mu: tuple[float, float], n_mu: int, push: tuple[float, float], n_push: int,
-               seeds: int, store: Path | None = None) -> Path:
+def make_sweep(
+    base: Path,
+    name: str,
+    mu: tuple[float, float],
+    n_mu: int,
+    push: tuple[float, float],
+    n_push: int,
+    seeds: int,
+    store: Path | None = None,
+) -> Path:
     """Run `policylab boundary sweep` for checkpoint `name` into `store` (default base/store)."""
-    return make_grid_sweep(base, name, ["--mu-min", mu[0], "--mu-max", mu[1], "--n-mu", n_mu, "--push-min", push[0],
-                                        "--push-max", push[1], "--n-push", n_push], seeds, store)
+    return make_grid_sweep(
+        base,
+        name,
+        [
+            "--mu-min",
+            mu[0],
+            "--mu-max",
+            mu[1],
+            "--n-mu",
+            n_mu,
+            "--push-min",
+            push[0],
+            "--push-max",
+            push[1],
+            "--n-push",
+            n_push,
+        ],
+        seeds,
+        store,
+    )
 
 
 def make_grid_sweep(base: Path, name: str, grid_args: list, seeds: int, store: Path | None = None) -> Path:
@@ -79,13 +105,36 @@ def make_grid_sweep(base: Path, name: str, grid_args: list, seeds: int, store: P
     store = store or base / "store"
     ckpt = pd_checkpoint(base / "checkpoints", name)
     out = base / f"sweep-{name}-{store.name}"
-    res = cli("sweep", "--robot", "ant", "--checkpoint", ckpt, *grid_args, "--seeds-per-cell", seeds,
-              "--store", store, "--out", out)
+    res = cli(
+        "sweep",
+        "--robot",
+        "ant",
+        "--checkpoint",
+        ckpt,
+        *grid_args,
+        "--seeds-per-cell",
+        seeds,
+        "--store",
+        store,
+        "--out",
+        out,
+    )
     assert res.returncode == 0, res.stderr
     assert res.report == out / "sweep.json"
     # the equivalence gate, which diff and report require (a small sample keeps the tests quick)
-    res = cli("verify", "--robot", "ant", "--checkpoint", ckpt, "--store", store, "--sample", 4,
-              "--out", base / f"verify-{name}-{store.name}")
+    res = cli(
+        "verify",
+        "--robot",
+        "ant",
+        "--checkpoint",
+        ckpt,
+        "--store",
+        store,
+        "--sample",
+        4,
+        "--out",
+        base / f"verify-{name}-{store.name}",
+    )
     assert res.returncode == 0, res.stderr
     return store
 
@@ -110,8 +159,15 @@ def relabelled_copy(store: Store, checkpoint: str, wrong: dict[str, str]) -> dic
         if rec.key in wrong:
             outcome.update(status=wrong[rec.key], t_fail=None, fail_reason=None)
         new_keys[rec.key] = rollout_key(world, policy, rec.data["protocol"])
-        store.put(new_keys[rec.key], study="boundary", world=world, policy=policy, protocol=rec.data["protocol"],
-                  outcome=outcome, payload=store.payload(rec.key))
+        store.put(
+            new_keys[rec.key],
+            study="boundary",
+            world=world,
+            policy=policy,
+            protocol=rec.data["protocol"],
+            outcome=outcome,
+            payload=store.payload(rec.key),
+        )
     return new_keys
 
 
@@ -120,8 +176,29 @@ def one_row_sweep(name: str, pushes: list[float], outcomes: list[tuple[int, floa
     reduce and the reports without simulating."""
     cells = {}
     for j, (n_failed, t) in enumerate(outcomes):
-        cells[(0, j)] = [Rollout(f"{name}{j}{i}", f"v2|mu=1|push={pushes[j]}|seed={i}", i, i,
-                                 "failed" if i < n_failed else "survived", t if i < n_failed else None, None, None)
-                         for i in range(8)]
-    return Sweep(name, "0" * 64, "test", [1.0], pushes, 8, 90.0, 2.0,
-                 {"horizon_s": 5.0, "push_duration_s": 0.5, "failure": failure.thresholds()}, cells, ANT)
+        cells[(0, j)] = [
+            Rollout(
+                f"{name}{j}{i}",
+                f"v2|mu=1|push={pushes[j]}|seed={i}",
+                i,
+                i,
+                "failed" if i < n_failed else "survived",
+                t if i < n_failed else None,
+                None,
+                None,
+            )
+            for i in range(8)
+        ]
+    return Sweep(
+        name,
+        "0" * 64,
+        "test",
+        [1.0],
+        pushes,
+        8,
+        90.0,
+        2.0,
+        {"horizon_s": 5.0, "push_duration_s": 0.5, "failure": failure.thresholds()},
+        cells,
+        ANT,
+    )

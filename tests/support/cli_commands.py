@@ -21,8 +21,10 @@ def _commands(app=None, prefix: str = "") -> dict[str, type]:
 def _indexes(app=None, prefix: str = "") -> dict[str, object]:
     """{"group name": what the runs index shows of its out folder (`command(..., index=...)`)}."""
     app = app or build_app()
-    found = {(prefix + " " + (i.name or i.callback.__name__)).strip(): getattr(i.callback, "run_index", None)
-             for i in app.registered_commands}
+    found = {
+        (prefix + " " + (i.name or i.callback.__name__)).strip(): getattr(i.callback, "run_index", None)
+        for i in app.registered_commands
+    }
     for group in app.registered_groups:
         found.update(_indexes(group.typer_instance, (prefix + " " + group.name).strip()))
     return found

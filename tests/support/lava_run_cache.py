@@ -31,7 +31,7 @@ def cli(*args) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(CLI[2:] + list(map(str, args)), code, out.getvalue(), err.getvalue())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def full_run(name: str = "a", args: tuple[str, ...] = ()) -> Path:
     """Run the study (on its defaults, or with `args`) into a fresh folder, once per name; returns
     the folder."""

@@ -20,9 +20,25 @@ from tests.support.paths import ROOT
 def start_probe(store: Path, out: Path, *options: str) -> tuple[subprocess.Popen, str]:
     """The real command (with `options`) in a session of its own (so Ctrl-C can go to its whole group); its
     address."""
-    proc = subprocess.Popen([sys.executable, "-m", "policylab.cli", "boundary", "probe", "--store", str(store),
-                             "--out", str(out), *options], env={**os.environ, "PYTHONPATH": str(ROOT)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "policylab.cli",
+            "boundary",
+            "probe",
+            "--store",
+            str(store),
+            "--out",
+            str(out),
+            *options,
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     line = proc.stdout.readline()
     assert line.startswith("probe: http://127.0.0.1:"), (line, proc.stderr.read() if proc.poll() is not None else "")
     return proc, line.split()[1]
@@ -36,8 +52,9 @@ def page_token(url: str) -> str:
 
 def post(url: str, body: dict, token: str) -> tuple[int, dict]:
     """POST `body` as JSON with the page's token, as the page does: the status and the answer's JSON."""
-    req = urllib.request.Request(url, json.dumps(body).encode(), {"content-type": "application/json",
-                                                                  "x-probe-token": token})
+    req = urllib.request.Request(
+        url, json.dumps(body).encode(), {"content-type": "application/json", "x-probe-token": token}
+    )
     try:
         with urllib.request.urlopen(req, timeout=120) as res:
             return res.status, json.loads(res.read())
@@ -55,8 +72,10 @@ def shown_outcome(page: Session) -> dict:
 
 
 def run_and_wait(page: Session, click_js: str) -> dict:
-    page.evaluate("document.getElementById('outcome').dataset.status = ''; "
-                  "delete document.getElementById('clip-status').dataset.done;" + click_js)
+    page.evaluate(
+        "document.getElementById('outcome').dataset.status = ''; "
+        "delete document.getElementById('clip-status').dataset.done;" + click_js
+    )
     page.wait_for("document.getElementById('outcome').dataset.status", timeout=120)
     page.wait_for("document.getElementById('clip-status').dataset.done", timeout=120)
     return shown_outcome(page)

@@ -46,7 +46,7 @@ def main() -> None:
     split = sys.argv.index("--")
     for spec in sys.argv[1:split]:
         arm(spec)
-    sys.argv = ["policylab", *sys.argv[split + 1:]]
+    sys.argv = ["policylab", *sys.argv[split + 1 :]]
     from policylab.cli import main as command
 
     command()

@@ -35,8 +35,16 @@ def spec_dict(**changes) -> dict:
         "push_body": "trunk",
         "friction_geoms": ["FL", "FR", "RL", "RR", "floor"],
         "keyframe": "home",
-        "model": {"iterations": 1, "ls_iterations": 5, "integrator": "euler", "cone": "elliptic", "impratio": 1.0,
-                  "eulerdamp": False, "contact_geoms": ["FL", "FR", "RL", "RR"], "floor_geom": "floor"},
+        "model": {
+            "iterations": 1,
+            "ls_iterations": 5,
+            "integrator": "euler",
+            "cone": "elliptic",
+            "impratio": 1.0,
+            "eulerdamp": False,
+            "contact_geoms": ["FL", "FR", "RL", "RR"],
+            "floor_geom": "floor",
+        },
         "control": {"mode": "position", "action_scale": 0.5, "action_clip": None},
         "physics_dt": 0.004,
         "control_dt": 0.02,
@@ -76,8 +84,9 @@ def export_policy(path: Path, steps: int = 300) -> Path:
     class ActorCritic(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.actor = torch.nn.Sequential(torch.nn.Linear(OBS, 64), torch.nn.ELU(), torch.nn.Linear(64, ACT),
-                                             torch.nn.Tanh())
+            self.actor = torch.nn.Sequential(
+                torch.nn.Linear(OBS, 64), torch.nn.ELU(), torch.nn.Linear(64, ACT), torch.nn.Tanh()
+            )
             self.critic = torch.nn.Linear(OBS, 1)
 
         def forward(self, obs):
@@ -96,8 +105,15 @@ def export_policy(path: Path, steps: int = 300) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():  # the legacy exporter is chosen on purpose (no onnxscript needed)
         warnings.simplefilter("ignore", DeprecationWarning)
-        torch.onnx.export(net, (torch.zeros(1, OBS),), str(path), dynamo=False, input_names=["obs"],
-                          output_names=["continuous_actions", "value"], opset_version=11)
+        torch.onnx.export(
+            net,
+            (torch.zeros(1, OBS),),
+            str(path),
+            dynamo=False,
+            input_names=["obs"],
+            output_names=["continuous_actions", "value"],
+            opset_version=11,
+        )
     return path
 
 

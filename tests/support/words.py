@@ -22,8 +22,8 @@ def unexplained(text: str, terms: tuple[str, ...] = tuple(TERMS)) -> list[str]:
     for name in terms:
         use, plain = TERMS[name]
         m = use.search(text)
-        if m and plain.lower() not in text[max(0, m.start() - WITHIN):m.start()].lower():
-            bad.append(f"{name}: ...{text[max(0, m.start() - 80):m.end() + 30]}...")
+        if m and plain.lower() not in text[max(0, m.start() - WITHIN) : m.start()].lower():
+            bad.append(f"{name}: ...{text[max(0, m.start() - 80) : m.end() + 30]}...")
     return bad
 
 

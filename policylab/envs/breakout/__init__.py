@@ -13,9 +13,15 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "ShadowBreakout": "shadow", "ShadowBreakoutEnv": "shadow", "GYM_ID": "shadow",
-    "ShadowParams": "params", "RomParams": "params", "BreakoutParams": "params", "load_preset": "params",
-    "preset_names": "params", "DEFAULT_PRESET": "presets",
+    "ShadowBreakout": "shadow",
+    "ShadowBreakoutEnv": "shadow",
+    "GYM_ID": "shadow",
+    "ShadowParams": "params",
+    "RomParams": "params",
+    "BreakoutParams": "params",
+    "load_preset": "params",
+    "preset_names": "params",
+    "DEFAULT_PRESET": "presets",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import Field
 
 from policylab.config import StrictModel
-from policylab.envs.breakout.contract import F, N_FEATURES
+from policylab.envs.breakout.contract import N_FEATURES, F
 
 RAM_BALL_X, RAM_BALL_Y, RAM_PADDLE_X, RAM_PADDLE_HALF_W, RAM_LIVES = 99, 101, 72, 108, 57
 RAM_SCORE_HI, RAM_SCORE_LO = 76, 77

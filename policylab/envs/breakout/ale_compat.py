@@ -81,12 +81,21 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
     # tested on has a display to check one against, so it offers rgb_array only (HumanRendering shows those)
     metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
 
-    def __init__(self, game: str = "breakout", mode: int | None = None, difficulty: int | None = None,
-                 obs_type: str = "rgb", frameskip: int | tuple[int, int] = 4,
-                 repeat_action_probability: float = 0.25, full_action_space: bool = False,
-                 continuous: bool = False, continuous_action_threshold: float = 0.5,
-                 max_num_frames_per_episode: int | None = 108_000, render_mode: str | None = None,
-                 sound_obs: bool = False):
+    def __init__(
+        self,
+        game: str = "breakout",
+        mode: int | None = None,
+        difficulty: int | None = None,
+        obs_type: str = "rgb",
+        frameskip: int | tuple[int, int] = 4,
+        repeat_action_probability: float = 0.25,
+        full_action_space: bool = False,
+        continuous: bool = False,
+        continuous_action_threshold: float = 0.5,
+        max_num_frames_per_episode: int | None = 108_000,
+        render_mode: str | None = None,
+        sound_obs: bool = False,
+    ):
         if game != "breakout":
             raise GymError("game", f"this env plays breakout only, got {game!r}")
         if obs_type not in OBS_TYPES:
@@ -94,18 +103,30 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
         if sound_obs:
             raise GymError("sound_obs", "not supported: the ROM model produces no sound")
         if render_mode == "human":
-            raise GymError("render_mode", "'human' is not supported (this env opens no window); use 'rgb_array', "
-                                          "and gymnasium.wrappers.HumanRendering (pygame) to show the frames")
+            raise GymError(
+                "render_mode",
+                "'human' is not supported (this env opens no window); use 'rgb_array', "
+                "and gymnasium.wrappers.HumanRendering (pygame) to show the frames",
+            )
         if render_mode not in (None, "rgb_array"):
             raise GymError("render_mode", f"None or 'rgb_array', got {render_mode!r}")
         if not 0.0 <= float(repeat_action_probability) <= 1.0:
             raise GymError("repeat_action_probability", f"must be in [0, 1], got {repeat_action_probability!r}")
-        utils.EzPickle.__init__(self, game=game, mode=mode, difficulty=difficulty, obs_type=obs_type,
-                                frameskip=frameskip, repeat_action_probability=repeat_action_probability,
-                                full_action_space=full_action_space, continuous=continuous,
-                                continuous_action_threshold=continuous_action_threshold,
-                                max_num_frames_per_episode=max_num_frames_per_episode,
-                                render_mode=render_mode, sound_obs=sound_obs)
+        utils.EzPickle.__init__(
+            self,
+            game=game,
+            mode=mode,
+            difficulty=difficulty,
+            obs_type=obs_type,
+            frameskip=frameskip,
+            repeat_action_probability=repeat_action_probability,
+            full_action_space=full_action_space,
+            continuous=continuous,
+            continuous_action_threshold=continuous_action_threshold,
+            max_num_frames_per_episode=max_num_frames_per_episode,
+            render_mode=render_mode,
+            sound_obs=sound_obs,
+        )
         self._frameskip = _frameskip(frameskip)
         self._obs_type = obs_type
         self._game_mode, self._game_difficulty = mode, difficulty
@@ -118,8 +139,11 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
         self.continuous = bool(continuous)
         self.continuous_action_threshold = float(continuous_action_threshold)
         if self.continuous:  # radius, angle, fire
-            self.action_space = spaces.Box(low=np.array([0.0, -np.pi, 0.0], dtype=np.float32),
-                                           high=np.array([1.0, np.pi, 1.0], dtype=np.float32), dtype=np.float32)
+            self.action_space = spaces.Box(
+                low=np.array([0.0, -np.pi, 0.0], dtype=np.float32),
+                high=np.array([1.0, np.pi, 1.0], dtype=np.float32),
+                dtype=np.float32,
+            )
         else:
             self.action_space = spaces.Discrete(len(self._action_set))
         shape = {"rgb": (210, 160, 3), "grayscale": (210, 160), "ram": (128,)}[obs_type]
@@ -160,8 +184,13 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
         else:
             action, strength = self._action_set[action], 1.0
         reward = self.ale.act(action, strength, frames=int(skip))
-        return (self._obs(), float(reward), self.ale.game_over(with_truncation=False), self.ale.game_truncated(),
-                self._info())
+        return (
+            self._obs(),
+            float(reward),
+            self.ale.game_over(with_truncation=False),
+            self.ale.game_truncated(),
+            self._info(),
+        )
 
     def render(self) -> np.ndarray | None:
         if self.render_mode == "rgb_array":
@@ -186,8 +215,9 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
     def get_keys_to_action(self) -> dict[tuple[str, ...], int]:
         """ale-py's keys for `gymnasium.utils.play`: wasd for the stick, space for FIRE, e for NOOP."""
         if self.continuous:
-            raise AttributeError("`get_keys_to_action` can't be provided for this Atari environment as "
-                                 "`continuous=True`.")
+            raise AttributeError(
+                "`get_keys_to_action` can't be provided for this Atari environment as `continuous=True`."
+            )
         return {_keys(a.name): i for i, a in enumerate(self._action_set)}
 
     @staticmethod
@@ -196,8 +226,10 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
         from ale_py import Action
 
         if left_center_right not in (-1, 0, 1) or down_center_up not in (-1, 0, 1):
-            raise LookupError(f"Unexpected action mapping, expected `left_center_right` and `down_center_up` to be "
-                              f"in {{-1, 0, 1}}; received {left_center_right=}, {down_center_up=} and {fire=}.")
+            raise LookupError(
+                f"Unexpected action mapping, expected `left_center_right` and `down_center_up` to be "
+                f"in {{-1, 0, 1}}; received {left_center_right=}, {down_center_up=} and {fire=}."
+            )
         return Action(int(JOYSTICK[left_center_right + 1, down_center_up + 1, int(bool(fire))]))
 
     def clone_state(self, include_rng: bool = False):
@@ -216,5 +248,8 @@ class BreakoutV5Env(gym.Env, utils.EzPickle):
         return self.ale.getScreenGrayscale()
 
     def _info(self) -> dict[str, int]:
-        return {"lives": self.ale.lives(), "episode_frame_number": self.ale.getEpisodeFrameNumber(),
-                "frame_number": self.ale.getFrameNumber()}
+        return {
+            "lives": self.ale.lives(),
+            "episode_frame_number": self.ale.getEpisodeFrameNumber(),
+            "frame_number": self.ale.getFrameNumber(),
+        }

@@ -21,9 +21,15 @@ def first_call(kernel, what: str, *args, after_s: float = NOTICE_AFTER_S):
     loaded in this process yet and takes longer than `after_s`."""
     if kernel.signatures or _cached(kernel):
         return kernel(*args)
-    timer = threading.Timer(after_s, print, (f"policylab: compiling {what} with numba (once after an install or "
-                                             "an upgrade, then cached; about a minute) ...",),
-                            {"file": sys.stderr, "flush": True})
+    timer = threading.Timer(
+        after_s,
+        print,
+        (
+            f"policylab: compiling {what} with numba (once after an install or "
+            "an upgrade, then cached; about a minute) ...",
+        ),
+        {"file": sys.stderr, "flush": True},
+    )
     timer.daemon = True
     timer.start()
     try:

@@ -54,7 +54,9 @@ class NetObsSpec:
             data = json.loads(text)
             return cls(history=data["history"], wall=data["wall"])
         except (ValueError, KeyError, TypeError):
-            raise BadInput(field, f"metadata {OBS_METADATA_KEY!r} is not a valid observation spec: {text[:120]!r}") from None
+            raise BadInput(
+                field, f"metadata {OBS_METADATA_KEY!r} is not a valid observation spec: {text[:120]!r}"
+            ) from None
 
 
 class NetObserver:

@@ -23,12 +23,34 @@ VECTOR_ENTRY = "policylab.envs.breakout.vector:BreakoutVectorEnv"
 # env what ALE's ids hand theirs: v5 also through `make_vec` to the vector env (sticky 0.25, where
 # `AtariVectorEnv` built directly has 0); the v4 ids have no vector entry point, as ALE's have none.
 SPECS = {
-    GYM_ID: dict(kwargs=dict(game="breakout", repeat_action_probability=0.25, full_action_space=False, frameskip=4,
-                             max_num_frames_per_episode=108_000), vector_entry_point=VECTOR_ENTRY),
-    V4_ID: dict(kwargs=dict(game="breakout", repeat_action_probability=0.0, full_action_space=False,
-                            frameskip=(2, 5), max_num_frames_per_episode=108_000)),
-    NO_FRAMESKIP_V4_ID: dict(kwargs=dict(game="breakout", repeat_action_probability=0.0, full_action_space=False,
-                                         frameskip=1, max_num_frames_per_episode=108_000)),
+    GYM_ID: dict(
+        kwargs=dict(
+            game="breakout",
+            repeat_action_probability=0.25,
+            full_action_space=False,
+            frameskip=4,
+            max_num_frames_per_episode=108_000,
+        ),
+        vector_entry_point=VECTOR_ENTRY,
+    ),
+    V4_ID: dict(
+        kwargs=dict(
+            game="breakout",
+            repeat_action_probability=0.0,
+            full_action_space=False,
+            frameskip=(2, 5),
+            max_num_frames_per_episode=108_000,
+        )
+    ),
+    NO_FRAMESKIP_V4_ID: dict(
+        kwargs=dict(
+            game="breakout",
+            repeat_action_probability=0.0,
+            full_action_space=False,
+            frameskip=1,
+            max_num_frames_per_episode=108_000,
+        )
+    ),
 }
 
 

@@ -29,7 +29,8 @@ game's reset never reaches it and each step draws at most one noop count per env
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -39,8 +40,9 @@ try:
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 except ImportError as missing:  # an optional extra: say which
-    raise ImportError(f"policylab.envs.breakout.sb3 needs Stable-Baselines3: pip install 'policylab[sb3]' "
-                      f"({missing})") from missing
+    raise ImportError(
+        f"policylab.envs.breakout.sb3 needs Stable-Baselines3: pip install 'policylab[sb3]' ({missing})"
+    ) from missing
 
 from policylab.envs.breakout import sb3_kernel, vector_kernel
 from policylab.envs.breakout.ale_compat import seeded_generator
@@ -54,8 +56,14 @@ from policylab.errors import BadInput
 ENV_IDS = ("BreakoutNoFrameskip-v4", "policylab/BreakoutNoFrameskip-v4")
 MAX_FRAMES = 108_000  # BreakoutNoFrameskip-v4's max_num_frames_per_episode
 ENV_KEYWORDS = ("render_mode", "max_num_frames_per_episode")
-WRAPPER_KEYWORDS = ("noop_max", "frame_skip", "screen_size", "terminal_on_life_loss", "clip_reward",
-                    "action_repeat_probability")
+WRAPPER_KEYWORDS = (
+    "noop_max",
+    "frame_skip",
+    "screen_size",
+    "terminal_on_life_loss",
+    "clip_reward",
+    "action_repeat_probability",
+)
 
 
 class BreakoutAtariVecEnv(VecEnv):
@@ -63,9 +71,18 @@ class BreakoutAtariVecEnv(VecEnv):
     steps them (autoreset in the ending step, the last observation in `info["terminal_observation"]`).
     Observations (N, screen_size, screen_size, 1) uint8, rewards float32, dones bool."""
 
-    def __init__(self, n_envs: int = 1, *, noop_max: int = 30, frame_skip: int = 4, screen_size: int = 84,
-                 terminal_on_life_loss: bool = True, clip_reward: bool = True, render_mode: str | None = "rgb_array",
-                 max_num_frames_per_episode: int = MAX_FRAMES):
+    def __init__(
+        self,
+        n_envs: int = 1,
+        *,
+        noop_max: int = 30,
+        frame_skip: int = 4,
+        screen_size: int = 84,
+        terminal_on_life_loss: bool = True,
+        clip_reward: bool = True,
+        render_mode: str | None = "rgb_array",
+        max_num_frames_per_episode: int = MAX_FRAMES,
+    ):
         if type(n_envs) is not int or n_envs <= 0:
             raise BadInput("n_envs", f"must be a positive integer, got {n_envs!r}")
         if type(noop_max) is not int or noop_max < 0:
@@ -76,23 +93,45 @@ class BreakoutAtariVecEnv(VecEnv):
             raise BadInput("screen_size", f"the resize only shrinks: 1..{vector_kernel.SRC_W - 1}, got {screen_size!r}")
         if type(max_num_frames_per_episode) is not int or max_num_frames_per_episode <= noop_max + 2 * frame_skip:
             # so that a new game's reset (noops, FIRE, RIGHT) never reaches the cap: one real reset per step
-            raise BadInput("max_num_frames_per_episode", f"must exceed noop_max + 2 x frame_skip "
-                           f"({noop_max + 2 * frame_skip}), got {max_num_frames_per_episode!r}")
+            raise BadInput(
+                "max_num_frames_per_episode",
+                f"must exceed noop_max + 2 x frame_skip "
+                f"({noop_max + 2 * frame_skip}), got {max_num_frames_per_episode!r}",
+            )
         if render_mode not in (None, "rgb_array"):
             raise GymError("render_mode", f"rgb_array or None, got {render_mode!r}")
         self.render_mode = render_mode
         self.noop_max = noop_max
         aw = atari_wrappers
-        self._wrappers = tuple(w for w, on in (
-            (Monitor, True), (aw.AtariWrapper, True), (aw.NoopResetEnv, noop_max > 0),
-            (aw.MaxAndSkipEnv, frame_skip > 1), (aw.EpisodicLifeEnv, terminal_on_life_loss), (aw.FireResetEnv, True),
-            (aw.WarpFrame, True), (aw.ClipRewardEnv, clip_reward)) if on)
+        self._wrappers = tuple(
+            w
+            for w, on in (
+                (Monitor, True),
+                (aw.AtariWrapper, True),
+                (aw.NoopResetEnv, noop_max > 0),
+                (aw.MaxAndSkipEnv, frame_skip > 1),
+                (aw.EpisodicLifeEnv, terminal_on_life_loss),
+                (aw.FireResetEnv, True),
+                (aw.WarpFrame, True),
+                (aw.ClipRewardEnv, clip_reward),
+            )
+            if on
+        )
         k = sb3_kernel
         self._cfg = np.zeros(k.NCFG, dtype=np.int64)
         self._cfg[[k.SKIP, k.NOOP_MAX, k.LIFE_LOSS, k.CLIP, k.MAX_FRAMES]] = (
-            frame_skip, noop_max, terminal_on_life_loss, clip_reward, max_num_frames_per_episode)
-        self._tables = (rom_bytes().astype(np.int64), k.PAIR_GRAY,
-                        *vector_kernel.resize_tables(screen_size, screen_size), vector_kernel.STATIC_BYTES)
+            frame_skip,
+            noop_max,
+            terminal_on_life_loss,
+            clip_reward,
+            max_num_frames_per_episode,
+        )
+        self._tables = (
+            rom_bytes().astype(np.int64),
+            k.PAIR_GRAY,
+            *vector_kernel.resize_tables(screen_size, screen_size),
+            vector_kernel.STATIC_BYTES,
+        )
         n = n_envs
         self._I = np.zeros((n, rom_kernel.NI), dtype=np.int64)
         for row in self._I:  # ale-py's constructor loads the game: the screen of a reset game until the first step
@@ -113,8 +152,9 @@ class BreakoutAtariVecEnv(VecEnv):
         self._info = np.zeros((n, 3), dtype=np.int64)
         self._actions: np.ndarray | None = None
         self._t_start = time.time()  # the Monitor's clock, for `episode["t"]`
-        super().__init__(n, spaces.Box(0, 255, (screen_size, screen_size, 1), np.uint8),
-                         spaces.Discrete(len(MINIMAL_ACTIONS)))
+        super().__init__(
+            n, spaces.Box(0, 255, (screen_size, screen_size, 1), np.uint8), spaces.Discrete(len(MINIMAL_ACTIONS))
+        )
 
     def _draw_noops(self, envs) -> None:
         """Each env's count for its next NoopResetEnv reset, drawn ahead from its generator (nothing else draws
@@ -135,8 +175,20 @@ class BreakoutAtariVecEnv(VecEnv):
                 self._draw_noops([i])
                 self._C[i, sb3_kernel.FRAMES] = 0  # ale-py's reload of the game restarts the frame count
         rows = np.arange(self.num_envs, dtype=np.int64)
-        first_call(sb3_kernel.reset_kernel, "the SB3 Breakout chain", rows, self._I, self._pairs, self._shown, self._C,
-                   self._noops, self._used, self._cfg, self._tables, self._obs)
+        first_call(
+            sb3_kernel.reset_kernel,
+            "the SB3 Breakout chain",
+            rows,
+            self._I,
+            self._pairs,
+            self._shown,
+            self._C,
+            self._noops,
+            self._used,
+            self._cfg,
+            self._tables,
+            self._obs,
+        )
         self._after_kernel()
         self._reset_seeds()
         self._reset_options()
@@ -152,9 +204,24 @@ class BreakoutAtariVecEnv(VecEnv):
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
             raise BadInput("step_wait", "step_async(actions) first")
-        sb3_kernel.step_kernel(self._actions, self._I, self._pairs, self._shown, self._C, self._noops, self._used,
-                               self._cfg, self._tables, self._obs, self._final, self._rew, self._term, self._trunc,
-                               self._episode, self._info)
+        sb3_kernel.step_kernel(
+            self._actions,
+            self._I,
+            self._pairs,
+            self._shown,
+            self._C,
+            self._noops,
+            self._used,
+            self._cfg,
+            self._tables,
+            self._obs,
+            self._final,
+            self._rew,
+            self._term,
+            self._trunc,
+            self._episode,
+            self._info,
+        )
         self._actions = None
         self._after_kernel()
         done = self._term | self._trunc
@@ -163,8 +230,11 @@ class BreakoutAtariVecEnv(VecEnv):
             lives, efn, fn = (int(v) for v in self._info[i])
             info: dict[str, Any] = {"lives": lives, "episode_frame_number": efn, "frame_number": fn}
             if self._episode[i, 0] >= 0:
-                info["episode"] = {"r": float(self._episode[i, 1]), "l": int(self._episode[i, 0]),
-                                   "t": round(time.time() - self._t_start, 6)}
+                info["episode"] = {
+                    "r": float(self._episode[i, 1]),
+                    "l": int(self._episode[i, 0]),
+                    "t": round(time.time() - self._t_start, 6),
+                }
             info["TimeLimit.truncated"] = bool(self._trunc[i] and not self._term[i])
             if done[i]:
                 info["terminal_observation"] = self._final[i][..., None].copy()
@@ -182,11 +252,16 @@ class BreakoutAtariVecEnv(VecEnv):
         return [render_ram(row) for row in self._I]
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        single = {"render_mode": self.render_mode, "observation_space": self.observation_space,
-                  "action_space": self.action_space}
+        single = {
+            "render_mode": self.render_mode,
+            "observation_space": self.observation_space,
+            "action_space": self.action_space,
+        }
         if attr_name not in single:
-            raise AttributeError(f"the SB3 Breakout VecEnv's games have no attribute {attr_name!r} to read "
-                                 f"(they answer {', '.join(single)})")
+            raise AttributeError(
+                f"the SB3 Breakout VecEnv's games have no attribute {attr_name!r} to read "
+                f"(they answer {', '.join(single)})"
+            )
         return [single[attr_name]] * len(self._get_indices(indices))
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
@@ -194,8 +269,10 @@ class BreakoutAtariVecEnv(VecEnv):
 
     def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> list[Any]:
         if method_name != "get_action_meanings":
-            raise AttributeError(f"the SB3 Breakout VecEnv's games have no method {method_name!r} to call "
-                                 "(they answer get_action_meanings)")
+            raise AttributeError(
+                f"the SB3 Breakout VecEnv's games have no method {method_name!r} to call "
+                "(they answer get_action_meanings)"
+            )
         return [[ACTION_NAMES[a] for a in MINIMAL_ACTIONS] for _ in self._get_indices(indices)]
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
@@ -205,20 +282,32 @@ class BreakoutAtariVecEnv(VecEnv):
         return [wrapped] * len(self._get_indices(indices))
 
 
-def make_atari_env(env_id: str = "BreakoutNoFrameskip-v4", n_envs: int = 1, seed: int | None = None,
-                   start_index: int = 0, monitor_dir: str | None = None,
-                   wrapper_kwargs: dict[str, Any] | None = None, env_kwargs: dict[str, Any] | None = None,
-                   vec_env_cls: type | None = None, vec_env_kwargs: dict[str, Any] | None = None,
-                   monitor_kwargs: dict[str, Any] | None = None) -> BreakoutAtariVecEnv:
+def make_atari_env(
+    env_id: str = "BreakoutNoFrameskip-v4",
+    n_envs: int = 1,
+    seed: int | None = None,
+    start_index: int = 0,
+    monitor_dir: str | None = None,
+    wrapper_kwargs: dict[str, Any] | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+    vec_env_cls: type | None = None,
+    vec_env_kwargs: dict[str, Any] | None = None,
+    monitor_kwargs: dict[str, Any] | None = None,
+) -> BreakoutAtariVecEnv:
     """SB3's `make_atari_env`, with its signature and seeding: env i reset first with `seed + i`, the action
     space seeded with `seed + start_index`."""
     if env_id not in ENV_IDS:
         raise GymError("env_id", f"the SB3 adapter plays {' or '.join(ENV_IDS)}, got {env_id!r}")
-    for name, value in (("monitor_dir", monitor_dir), ("vec_env_cls", vec_env_cls),
-                        ("vec_env_kwargs", vec_env_kwargs), ("monitor_kwargs", monitor_kwargs)):
+    for name, value in (
+        ("monitor_dir", monitor_dir),
+        ("vec_env_cls", vec_env_cls),
+        ("vec_env_kwargs", vec_env_kwargs),
+        ("monitor_kwargs", monitor_kwargs),
+    ):
         if value:
-            raise BadInput(name, "not supported by the SB3 Breakout adapter (it is its own VecEnv and writes no "
-                                 "Monitor files)")
+            raise BadInput(
+                name, "not supported by the SB3 Breakout adapter (it is its own VecEnv and writes no Monitor files)"
+            )
     wrapper = dict(wrapper_kwargs or {})
     unknown = sorted(set(wrapper) - set(WRAPPER_KEYWORDS))
     if unknown:

@@ -219,13 +219,15 @@ def reset_kernel(rows, I, pairs, shown, C, noops, used, cfg, tables, obs):
     cbuf, gbuf, hbuf, dirty = _buffers(obs.shape[2])
     for r in range(rows.shape[0]):
         i = rows[r]
-        _fire_reset(i, I[i], C[i], pairs[i], shown[i], noops, used, cfg, cfg[SKIP] > 1, tables, cbuf, gbuf, hbuf,
-                    dirty, obs[i])
+        _fire_reset(
+            i, I[i], C[i], pairs[i], shown[i], noops, used, cfg, cfg[SKIP] > 1, tables, cbuf, gbuf, hbuf, dirty, obs[i]
+        )
 
 
 @numba.njit(cache=True, nogil=True)
-def step_kernel(actions, I, pairs, shown, C, noops, used, cfg, tables, obs, final_obs, reward, terminated, truncated,
-                episode, info):
+def step_kernel(
+    actions, I, pairs, shown, C, noops, used, cfg, tables, obs, final_obs, reward, terminated, truncated, episode, info
+):
     """One DummyVecEnv step of every env: the chain's step of ALE action `actions[i]`, its observation updated in
     place from the last one (`draw_step`); an env whose step ends its episode has that observation in `final_obs`
     and is reset (`_fire_reset`) at once. `episode[i]` is the Monitor's (raw steps, raw reward) where the raw
@@ -245,13 +247,16 @@ def step_kernel(actions, I, pairs, shown, C, noops, used, cfg, tables, obs, fina
         draw_step(shown[i], pairs[i], pooled, tables, cbuf, gbuf, hbuf, dirty, obs[i])
         if term or trunc:
             final_obs[i] = obs[i]
-            _fire_reset(i, m, c, pairs[i], shown[i], noops, used, cfg, pooled, tables, cbuf, gbuf, hbuf, dirty,
-                        obs[i])
+            _fire_reset(i, m, c, pairs[i], shown[i], noops, used, cfg, pooled, tables, cbuf, gbuf, hbuf, dirty, obs[i])
 
 
 @numba.njit(cache=True, inline="always")
 def _buffers(width):
     """Scratch lines: two colour lines, the gray line and the one held (`line_sums`), the vertical and the
     held horizontal sums; the source rows to redraw."""
-    return (np.zeros((2, vector_kernel.SRC_W), dtype=np.int64), np.zeros(2 * vector_kernel.SRC_W, dtype=np.uint8),
-            np.zeros(2 * width, dtype=np.float32), np.ones(vector_kernel.SRC_H, dtype=np.bool_))
+    return (
+        np.zeros((2, vector_kernel.SRC_W), dtype=np.int64),
+        np.zeros(2 * vector_kernel.SRC_W, dtype=np.uint8),
+        np.zeros(2 * width, dtype=np.float32),
+        np.ones(vector_kernel.SRC_H, dtype=np.bool_),
+    )

@@ -20,8 +20,9 @@ Importing this module registers the Gymnasium env `policylab/ShadowBreakout-v0`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -62,7 +63,17 @@ class _Physics:
         p = self.params
         width = max(p.paddle_width, p.paddle_width_small)
         low = [-SCREEN_W, -SCREEN_H, -2 * SCREEN_W, -2 * SCREEN_H, 0, -width, 0, 0, 0]
-        high = [2 * SCREEN_W, 2 * SCREEN_H, 2 * SCREEN_W, 2 * SCREEN_H, 1, SCREEN_W, width, p.lives, np.finfo(np.float32).max]
+        high = [
+            2 * SCREEN_W,
+            2 * SCREEN_H,
+            2 * SCREEN_W,
+            2 * SCREEN_H,
+            1,
+            SCREEN_W,
+            width,
+            p.lives,
+            np.finfo(np.float32).max,
+        ]
         return np.array(low, dtype=np.float32), np.array(high, dtype=np.float32)
 
     def render(self, F: np.ndarray, I: np.ndarray, bricks: np.ndarray) -> np.ndarray:
@@ -83,8 +94,12 @@ class _Rom:
         return EK.brick_flags(I)
 
     def positions(self, F: np.ndarray, I: np.ndarray) -> tuple[float, float, float, bool]:
-        return (float(I[99] + EK.BALL_X_OFFSET), float(I[101] + EK.BALL_Y_OFFSET),
-                float(I[72] + EK.PADDLE_X_OFFSET), bool(I[101] != 0))
+        return (
+            float(I[99] + EK.BALL_X_OFFSET),
+            float(I[101] + EK.BALL_Y_OFFSET),
+            float(I[72] + EK.PADDLE_X_OFFSET),
+            bool(I[101] != 0),
+        )
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Feature bounds of any state, from the RAM bytes the features read (`_observe`): ball x = RAM 99 - 49,
@@ -92,7 +107,17 @@ class _Rom:
         limits, width 2 * RAM 108 (at most 16), 5 lives, and ALE's score formula's largest value."""
         x0, y0 = EK.BALL_X_OFFSET, EK.BALL_Y_OFFSET
         low = [x0, 0, -255, -255, 0, EK.PADDLE_LIMITS[0] + EK.PADDLE_X_OFFSET, 0, 0, 0]
-        high = [255 + x0, 255 + y0, 255, 255, 1, EK.PADDLE_LIMITS[1] + EK.PADDLE_X_OFFSET, 16, 5, 15 + 10 * 15 + 100 * 15]
+        high = [
+            255 + x0,
+            255 + y0,
+            255,
+            255,
+            1,
+            EK.PADDLE_LIMITS[1] + EK.PADDLE_X_OFFSET,
+            16,
+            5,
+            15 + 10 * 15 + 100 * 15,
+        ]
         return np.array(low, dtype=np.float32), np.array(high, dtype=np.float32)
 
     def render(self, F: np.ndarray, I: np.ndarray, bricks: np.ndarray) -> np.ndarray:
@@ -107,8 +132,13 @@ class ShadowBreakout:
     many agent steps; truncated and terminated envs ignore further actions.
     """
 
-    def __init__(self, n_envs: int, params: BreakoutParams | str | Path = DEFAULT_PRESET,
-                 seeds: Sequence[int] | np.ndarray | None = None, max_steps: int | None = None):
+    def __init__(
+        self,
+        n_envs: int,
+        params: BreakoutParams | str | Path = DEFAULT_PRESET,
+        seeds: Sequence[int] | np.ndarray | None = None,
+        max_steps: int | None = None,
+    ):
         if int(n_envs) <= 0:
             raise BadInput("n_envs", "must be a positive integer")
         if max_steps is not None and int(max_steps) <= 0:
@@ -172,14 +202,28 @@ class ShadowBreakout:
         for k in self.STATE_ARRAYS:
             getattr(self, k)[...] = state[k.lstrip("_")]
 
+    def row_states(self, rows: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
+        """Copies of envs `rows`' state arrays (one game each, mid-play): `set_row_states` puts such a game
+        back into any row, which then plays on exactly as the game would have (its random streams included)."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        return {k.lstrip("_"): getattr(self, k)[rows] for k in self.STATE_ARRAYS}
+
+    def set_row_states(self, rows: Sequence[int] | np.ndarray, state: dict[str, np.ndarray]) -> np.ndarray:
+        """Put games saved by `row_states` into envs `rows`; returns every env's observation."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        for k in self.STATE_ARRAYS:
+            getattr(self, k)[rows] = state[k.lstrip("_")]
+        return self._obs.copy()
+
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         acts = np.asarray(actions)
         if acts.shape != (self.n_envs,):
             raise BadInput("actions", f"need shape ({self.n_envs},), got {acts.shape}")
         acts = acts.astype(np.int64, copy=False)
         cap = -1 if self.max_steps is None else self.max_steps
-        self._K.step_kernel(self._p, self._F, self._I, self._bricks, self._rng, self._mt, acts, self._obs,
-                            self._rew, self._term, cap)
+        self._K.step_kernel(
+            self._p, self._F, self._I, self._bricks, self._rng, self._mt, acts, self._obs, self._rew, self._term, cap
+        )
         if self.max_steps is None:
             truncated = np.zeros(self.n_envs, dtype=np.bool_)
         else:
@@ -228,7 +272,9 @@ class ShadowBreakout:
     def _need(self, model: type, what: str) -> None:
         if not isinstance(self._model, model):
             need = "rom" if model is _Rom else "physics"
-            raise BadInput("preset", f"{what} needs a {need}-model preset; {self.params.name!r} is {self.params.model!r}")
+            raise BadInput(
+                "preset", f"{what} needs a {need}-model preset; {self.params.name!r} is {self.params.model!r}"
+            )
 
     def place_ball(self, i: int, x: float, y: float, vx: float, vy: float) -> None:
         """Put env i's ball in play at (x, y) with velocity (vx, vy) px/frame (trace replay from a given serve)."""
@@ -267,8 +313,13 @@ class ShadowBreakoutEnv(gym.Env):
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 15}
 
-    def __init__(self, preset: BreakoutParams | str = DEFAULT_PRESET, render_mode: str | None = None,
-                 max_steps: int | None = 1800, net_obs: NetObsSpec | dict | None = None):
+    def __init__(
+        self,
+        preset: BreakoutParams | str = DEFAULT_PRESET,
+        render_mode: str | None = None,
+        max_steps: int | None = 1800,
+        net_obs: NetObsSpec | dict | None = None,
+    ):
         self.render_mode = render_mode
         self._batch = ShadowBreakout(1, preset, seeds=[0], max_steps=max_steps)
         low, high = self._batch.feature_bounds()
@@ -276,8 +327,12 @@ class ShadowBreakoutEnv(gym.Env):
         if net_obs is not None:
             spec = net_obs if isinstance(net_obs, NetObsSpec) else NetObsSpec(**net_obs)
             self._net = NetObserver(spec, 1)
-            low = np.concatenate([np.tile(low * FEATURE_SCALE, spec.history), np.zeros(spec.dim - spec.history * N_FEATURES)])
-            high = np.concatenate([np.tile(high * FEATURE_SCALE, spec.history), np.ones(spec.dim - spec.history * N_FEATURES)])
+            low = np.concatenate(
+                [np.tile(low * FEATURE_SCALE, spec.history), np.zeros(spec.dim - spec.history * N_FEATURES)]
+            )
+            high = np.concatenate(
+                [np.tile(high * FEATURE_SCALE, spec.history), np.ones(spec.dim - spec.history * N_FEATURES)]
+            )
         self.observation_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
         self.action_space = gym.spaces.Discrete(4)
 

@@ -32,10 +32,16 @@ from policylab.envs.breakout import vector_kernel as VK
 from policylab.envs.breakout.ale_errors import GymError
 from policylab.envs.breakout.compile_notice import first_call
 from policylab.envs.breakout.rom import kernel as EK
-from policylab.envs.breakout.rom.ale_interface import (ACTION_NAMES, JOYSTICK, LEGAL_ACTIONS, MINIMAL_ACTIONS,
-                                                       paddle_step)
+from policylab.envs.breakout.rom.ale_interface import (
+    ACTION_NAMES,
+    JOYSTICK,
+    LEGAL_ACTIONS,
+    MINIMAL_ACTIONS,
+    paddle_step,
+)
 from policylab.envs.breakout.rom.render import GRAY, PALETTE, rom_bytes
 from policylab.errors import BadInput
+
 
 class BreakoutVectorEnv(VectorEnv):
     """N Breakout games with ale-py `AtariVectorEnv`'s preprocessing: `frameskip` frames per step, each sticky
@@ -64,14 +70,32 @@ class BreakoutVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
 
-    def __init__(self, num_envs: int = 1, *, game: str = "breakout", batch_size: int = 0, num_threads: int = 0,
-                 thread_affinity_offset: int = -1, max_num_frames_per_episode: int = 108000,
-                 repeat_action_probability: float = 0.0, full_action_space: bool = False,
-                 continuous: bool = False, continuous_action_threshold: float = 0.5,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, img_height: int = 84,
-                 img_width: int = 84, grayscale: bool = True, stack_num: int = 4, frameskip: int = 4,
-                 maxpool: bool = True, noop_max: int = 30, episodic_life: bool = False,
-                 life_loss_info: bool = False, reward_clipping: bool = True, use_fire_reset: bool = True):
+    def __init__(
+        self,
+        num_envs: int = 1,
+        *,
+        game: str = "breakout",
+        batch_size: int = 0,
+        num_threads: int = 0,
+        thread_affinity_offset: int = -1,
+        max_num_frames_per_episode: int = 108000,
+        repeat_action_probability: float = 0.0,
+        full_action_space: bool = False,
+        continuous: bool = False,
+        continuous_action_threshold: float = 0.5,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        img_height: int = 84,
+        img_width: int = 84,
+        grayscale: bool = True,
+        stack_num: int = 4,
+        frameskip: int = 4,
+        maxpool: bool = True,
+        noop_max: int = 30,
+        episodic_life: bool = False,
+        life_loss_info: bool = False,
+        reward_clipping: bool = True,
+        use_fire_reset: bool = True,
+    ):
         del num_threads, thread_affinity_offset  # one thread (see the class docstring)
         if game != "breakout":
             raise GymError("game", f"the Breakout vector env plays breakout only, got {game!r}")
@@ -88,8 +112,10 @@ class BreakoutVectorEnv(VectorEnv):
         if not 0.0 <= float(repeat_action_probability) <= 1.0:
             raise BadInput("repeat_action_probability", f"must be in [0, 1], got {repeat_action_probability!r}")
         if not (0 < img_height < VK.SRC_H and 0 < img_width < VK.SRC_W):
-            raise BadInput("img_height", f"the resize only shrinks: need 0 < img_height < {VK.SRC_H} and "
-                                         f"0 < img_width < {VK.SRC_W}")
+            raise BadInput(
+                "img_height",
+                f"the resize only shrinks: need 0 < img_height < {VK.SRC_H} and 0 < img_width < {VK.SRC_W}",
+            )
         if stack_num <= 0 or noop_max < 0:
             raise BadInput("stack_num", "stack_num must be positive and noop_max >= 0")
         if max_num_frames_per_episode <= 0:
@@ -102,8 +128,9 @@ class BreakoutVectorEnv(VectorEnv):
         # equals maxpool=False on every step: tests/envs/breakout/test_vector.py)
         self.maxpool, self.clip = int(bool(maxpool) and frameskip > 1), bool(reward_clipping)
         self.sticky = float(repeat_action_probability)
-        self.life_mode = (VK.EPISODIC_LIFE if episodic_life else VK.LIFE_LOSS_INFO if life_loss_info
-                          else VK.LIVES_IGNORED)
+        self.life_mode = (
+            VK.EPISODIC_LIFE if episodic_life else VK.LIFE_LOSS_INFO if life_loss_info else VK.LIVES_IGNORED
+        )
         self.continuous, self.continuous_action_threshold = bool(continuous), float(continuous_action_threshold)
         self.grayscale = bool(grayscale)
         self.autoreset_mode = mode
@@ -113,16 +140,22 @@ class BreakoutVectorEnv(VectorEnv):
         self._action_set = LEGAL_ACTIONS if full_action_space or continuous else MINIMAL_ACTIONS
         self.map_action_idx = JOYSTICK.astype(np.int32)  # ale-py's table: [h + 1, v + 1, fire] -> ALE action
         if self.continuous:  # radius, angle, fire
-            self.single_action_space = Box(low=np.array([0.0, -np.pi, 0.0], dtype=np.float32),
-                                           high=np.array([1.0, np.pi, 1.0], dtype=np.float32), dtype=np.float32)
+            self.single_action_space = Box(
+                low=np.array([0.0, -np.pi, 0.0], dtype=np.float32),
+                high=np.array([1.0, np.pi, 1.0], dtype=np.float32),
+                dtype=np.float32,
+            )
         else:
             self.single_action_space = Discrete(len(self._action_set))
         self.observation_space = batch_space(self.single_observation_space, self.batch_size)
         self.action_space = batch_space(self.single_action_space, self.batch_size)
         colours = np.arange(256) >> 1  # TIA colour byte -> palette entry (the low bit is ignored)
         pal = GRAY[colours][None] if grayscale else PALETTE[colours].T  # (channels, 256)
-        self._tables = (rom_bytes().astype(np.int64), np.ascontiguousarray(pal),
-                        *VK.resize_tables(img_height, img_width))
+        self._tables = (
+            rom_bytes().astype(np.int64),
+            np.ascontiguousarray(pal),
+            *VK.resize_tables(img_height, img_width),
+        )
         self._pixels = VK.pixel_tables(self._tables[2], self._tables[4], img_height, img_width)
         n = num_envs
         self._I = np.zeros((n, EK.NI), dtype=np.int64)
@@ -160,19 +193,31 @@ class BreakoutVectorEnv(VectorEnv):
         return [ACTION_NAMES[a] for a in self._action_set]
 
     def xla(self):
-        raise GymError("xla", "not offered: ale-py's XLA functions call its C++ vectorizer; this env is numba "
-                              "on the CPU (use it through jax's pure_callback, or ale-py's env)")
+        raise GymError(
+            "xla",
+            "not offered: ale-py's XLA functions call its C++ vectorizer; this env is numba "
+            "on the CPU (use it through jax's pure_callback, or ale-py's env)",
+        )
 
     def _info(self, ids: np.ndarray | None) -> dict[str, np.ndarray]:
         """ale-py's info of the envs `ids` (None: all, in order)."""
         if ids is None:
-            return {"env_id": np.arange(self.num_envs, dtype=np.int32), "lives": self._lives.copy(),
-                    "frame_number": self._fn.copy(), "episode_frame_number": self._efn.copy()}
-        return {"env_id": ids.astype(np.int32), "lives": self._lives[ids], "frame_number": self._fn[ids],
-                "episode_frame_number": self._efn[ids]}
+            return {
+                "env_id": np.arange(self.num_envs, dtype=np.int32),
+                "lives": self._lives.copy(),
+                "frame_number": self._fn.copy(),
+                "episode_frame_number": self._efn.copy(),
+            }
+        return {
+            "env_id": ids.astype(np.int32),
+            "lives": self._lives[ids],
+            "frame_number": self._fn[ids],
+            "episode_frame_number": self._efn[ids],
+        }
 
-    def reset(self, *, seed: int | np.ndarray | None = None,
-              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def reset(
+        self, *, seed: int | np.ndarray | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """As ale-py: an int seeds the envs being reset with seed, seed + 1, ...; an array gives one seed each;
         None keeps each env's streams; `options={"reset_mask": bool array}` resets only those envs (after a
         first full reset, and not in async batches)."""
@@ -230,8 +275,11 @@ class BreakoutVectorEnv(VectorEnv):
         envs = self._last_ids
         if self.autoreset_mode == AutoresetMode.DISABLED and self._C[envs, VK.DONE].any():
             ended = envs[self._C[envs, VK.DONE] != 0].tolist()
-            raise GymError("actions", f"the episodes of envs {ended} have ended and autoreset_mode is Disabled: "
-                                      "reset them (reset(options={'reset_mask': ...})) before stepping them")
+            raise GymError(
+                "actions",
+                f"the episodes of envs {ended} have ended and autoreset_mode is Disabled: "
+                "reset them (reset(options={'reset_mask': ...})) before stepping them",
+            )
         acts = self._action_set[ids]
         if paddle_strengths is None:
             psteps = np.full(ids.shape, EK.PADDLE_DELTA, dtype=np.int64)
@@ -264,18 +312,67 @@ class BreakoutVectorEnv(VectorEnv):
         return self._public(obs), self._info(None)
 
     def _reset_kernel(self, rows: np.ndarray, obs: np.ndarray) -> None:
-        first_call(VK.reset_kernel, "the Breakout vector env's reset kernel", rows.astype(np.int64), self._seeds,
-                   self._I, self._pairs, self._C, self._mt, self._smt, self._sbuf, self.sticky, self.noop_max,
-                   self.fire_reset, self.maxpool, *self._tables, self._still, *self._memo, obs, self._lives,
-                   self._fn, self._efn)
+        first_call(
+            VK.reset_kernel,
+            "the Breakout vector env's reset kernel",
+            rows.astype(np.int64),
+            self._seeds,
+            self._I,
+            self._pairs,
+            self._C,
+            self._mt,
+            self._smt,
+            self._sbuf,
+            self.sticky,
+            self.noop_max,
+            self.fire_reset,
+            self.maxpool,
+            *self._tables,
+            self._still,
+            *self._memo,
+            obs,
+            self._lives,
+            self._fn,
+            self._efn,
+        )
 
     def _step_kernel(self, rows: np.ndarray, obs: np.ndarray) -> None:
-        first_call(VK.step_kernel, "the Breakout vector env's step kernel", rows, self._act, self._pstep,
-                   self._seeds, self.autoreset_mode == AutoresetMode.SAME_STEP, self._I, self._pairs, self._C,
-                   self._mt, self._smt, self._sbuf, self.sticky, self.frameskip, self.max_frames, self.noop_max,
-                   self.fire_reset, self.maxpool, self.clip, self.life_mode, *self._tables, VK.STATIC_BYTES,
-                   *self._pixels, self._still, *self._memo, obs, self._final, self._rew, self._term, self._trunc,
-                   self._lives, self._fn, self._efn)
+        first_call(
+            VK.step_kernel,
+            "the Breakout vector env's step kernel",
+            rows,
+            self._act,
+            self._pstep,
+            self._seeds,
+            self.autoreset_mode == AutoresetMode.SAME_STEP,
+            self._I,
+            self._pairs,
+            self._C,
+            self._mt,
+            self._smt,
+            self._sbuf,
+            self.sticky,
+            self.frameskip,
+            self.max_frames,
+            self.noop_max,
+            self.fire_reset,
+            self.maxpool,
+            self.clip,
+            self.life_mode,
+            *self._tables,
+            VK.STATIC_BYTES,
+            *self._pixels,
+            self._still,
+            *self._memo,
+            obs,
+            self._final,
+            self._rew,
+            self._term,
+            self._trunc,
+            self._lives,
+            self._fn,
+            self._efn,
+        )
 
     def _final_obs(self, ids: np.ndarray, info: dict[str, np.ndarray]) -> None:
         """SameStep: the ended rows' last observations in `info["final_obs"]`, when a row of the batch ended."""

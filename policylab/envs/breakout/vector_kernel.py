@@ -80,8 +80,9 @@ def resize_tables(height: int, width: int):
 
 # Drawing-relevant RAM beyond the ball and paddle position: the wall (0-35), the paddle pattern (55), the
 # colours (59-69), the digit pointers (80-89), the score mask (110) and the pointers the frame was drawn with.
-STATIC_BYTES = np.array(list(range(36)) + [55] + list(range(59, 70)) + list(range(80, 90)) + [110, EK.SHOWN],
-                        dtype=np.int64)
+STATIC_BYTES = np.array(
+    list(range(36)) + [55] + list(range(59, 70)) + list(range(80, 90)) + [110, EK.SHOWN], dtype=np.int64
+)
 
 
 @numba.njit(cache=True)
@@ -267,7 +268,9 @@ def still_changes(pa, pb, a, b, static):
             if s < 36:  # RAM 0-35: byte s holds part of brick row 5 - s % 6 (`rom.kernel.brick_flags`)
                 changed |= 1 << (5 - s % 6)
             elif s == EK.SHOWN and (a[s] >> 40) == (pa[s] >> 40) and (b[s] >> 40) == (pb[s] >> 40):
-                changed |= SCORE_CHANGED  # the digit pointers drawn (`rom.kernel.drawn_with`); its high bits are colours
+                changed |= (
+                    SCORE_CHANGED  # the digit pointers drawn (`rom.kernel.drawn_with`); its high bits are colours
+                )
             elif 80 <= s < 90 or s == 110:
                 changed |= SCORE_CHANGED
             else:
@@ -292,8 +295,32 @@ def update_still(b, changed, rom, still):
 
 
 @numba.njit(cache=True)
-def draw_changed(pa, pb, a, b, changed, maxpool, rom, gray, xi, xw, yi, yw, ystart, xstart, dyr, dxr, cbuf, gbuf,
-                 hbuf, lo, hi, redone, still, out):
+def draw_changed(
+    pa,
+    pb,
+    a,
+    b,
+    changed,
+    maxpool,
+    rom,
+    gray,
+    xi,
+    xw,
+    yi,
+    yw,
+    ystart,
+    xstart,
+    dyr,
+    dxr,
+    cbuf,
+    gbuf,
+    hbuf,
+    lo,
+    hi,
+    redone,
+    still,
+    out,
+):
     """Update out (holding the observation of the pair (pa, pb)) to the pair (a, b), whose still layer is
     `still`, recomputing only what can differ (`changed`: `still_changes`): everything when a colour changed;
     a brick row whose bricks changed and the score rows when the score or lives did, whole; and the output
@@ -306,11 +333,47 @@ def draw_changed(pa, pb, a, b, changed, maxpool, rom, gray, xi, xw, yi, yw, ysta
     for row in range(6):
         if changed & (1 << row):
             r0 = EK.BRICK_TOP + EK.BRICK_H * row
-            _redo_rows(a, b, maxpool, r0, r0 + EK.BRICK_H - 1, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf,
-                       hbuf, redone, out)
+            _redo_rows(
+                a,
+                b,
+                maxpool,
+                r0,
+                r0 + EK.BRICK_H - 1,
+                rom,
+                gray,
+                xi,
+                xw,
+                yi,
+                yw,
+                ystart,
+                dyr,
+                cbuf,
+                gbuf,
+                hbuf,
+                redone,
+                out,
+            )
     if changed & SCORE_CHANGED:
-        _redo_rows(a, b, maxpool, RR.SCORE_ROWS[0], RR.SCORE_ROWS[1], rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf,
-                   gbuf, hbuf, redone, out)
+        _redo_rows(
+            a,
+            b,
+            maxpool,
+            RR.SCORE_ROWS[0],
+            RR.SCORE_ROWS[1],
+            rom,
+            gray,
+            xi,
+            xw,
+            yi,
+            yw,
+            ystart,
+            dyr,
+            cbuf,
+            gbuf,
+            hbuf,
+            redone,
+            out,
+        )
     _mark_ball(pb, dyr, dxr, lo, hi)
     _mark_ball(b, dyr, dxr, lo, hi)
     _mark_ball(pa, dyr, dxr, lo, hi)
@@ -321,16 +384,51 @@ def draw_changed(pa, pb, a, b, changed, maxpool, rom, gray, xi, xw, yi, yw, ysta
         c0a, c1a = _paddle_edge(pa, a, side)
         c0b, c1b = _paddle_edge(pb, b, side)
         if c1a >= 0 or c1b >= 0:
-            dy0, dy1, x0, x1 = _span(EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up, min(c0a, c0b), max(c1a, c1b),
-                                     dyr, dxr)
+            dy0, dy1, x0, x1 = _span(
+                EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up, min(c0a, c0b), max(c1a, c1b), dyr, dxr
+            )
             for dy in range(dy0, dy1 + 1):
                 if not redone[dy]:
-                    _redo_span(moving_a, moving_b, maxpool, dy, x0, x1, still, gray, xi, xw, yi, yw, ystart, xstart,
-                               gbuf, hbuf, out)
+                    _redo_span(
+                        moving_a,
+                        moving_b,
+                        maxpool,
+                        dy,
+                        x0,
+                        x1,
+                        still,
+                        gray,
+                        xi,
+                        xw,
+                        yi,
+                        yw,
+                        ystart,
+                        xstart,
+                        gbuf,
+                        hbuf,
+                        out,
+                    )
     for dy in range(out.shape[0]):
         if hi[dy] >= 0 and not redone[dy]:  # a redone row is exact already; `still` may be b's alone there
-            _redo_span(moving_a, moving_b, maxpool, dy, lo[dy], hi[dy], still, gray, xi, xw, yi, yw, ystart, xstart,
-                       gbuf, hbuf, out)
+            _redo_span(
+                moving_a,
+                moving_b,
+                maxpool,
+                dy,
+                lo[dy],
+                hi[dy],
+                still,
+                gray,
+                xi,
+                xw,
+                yi,
+                yw,
+                ystart,
+                xstart,
+                gbuf,
+                hbuf,
+                out,
+            )
         lo[dy] = out.shape[1]
         hi[dy] = -1
         redone[dy] = False
@@ -379,6 +477,7 @@ def reset_game(m):
     m[EK.FLAGS] = 0
     m[EK.SHOWN] = EK.drawn_with(m)
 
+
 # per-env counters in `C` (n, NC) int64: frames of the episode and in all, whether the last step ended the
 # episode (reset on the next), the paddle step the applied action carries (sticky with it), the frames its
 # reset played (FIRE and noops: they do not count towards truncation)
@@ -393,13 +492,40 @@ MEMO_SLOTS = 64
 
 def new_memo(num_channels: int, height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Empty reset-observation memo: keys (`MEMO_SLOTS`, NI) int64 (-1: no state has it) and frames."""
-    return (np.full((MEMO_SLOTS, EK.NI), -1, dtype=np.int64),
-            np.zeros((MEMO_SLOTS, height, width, num_channels), dtype=np.uint8))
+    return (
+        np.full((MEMO_SLOTS, EK.NI), -1, dtype=np.int64),
+        np.zeros((MEMO_SLOTS, height, width, num_channels), dtype=np.uint8),
+    )
 
 
 @numba.njit(cache=True)
-def _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw, ystart,
-               cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs):
+def _reset_one(
+    i,
+    I,
+    pairs,
+    C,
+    mt,
+    smt,
+    sbuf,
+    prob,
+    noop_max,
+    fire_reset,
+    maxpool,
+    rom,
+    pal,
+    xi,
+    xw,
+    yi,
+    yw,
+    ystart,
+    cbuf,
+    gbuf,
+    hbuf,
+    still,
+    memo_keys,
+    memo_obs,
+    obs,
+):
     """ale-py's reset of env i (reset_game, FIRE, noops: sticky frames like any other) and its first observation:
     a zero stack but the last frame (not pooled).
 
@@ -436,15 +562,43 @@ def _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpoo
             break
     if not hit:
         for ch in range(pal.shape[0]):
-            draw_full(m, m, m, maxpool, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf,
-                      memo_obs[slot, :, :, ch])
+            draw_full(
+                m, m, m, maxpool, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, memo_obs[slot, :, :, ch]
+            )
         memo_keys[slot, :] = m
     obs[i, -1] = memo_obs[slot]
 
 
 @numba.njit(cache=True, inline="always")
-def _reset_env(i, seeds, unused, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi,
-               yw, ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs):
+def _reset_env(
+    i,
+    seeds,
+    unused,
+    I,
+    pairs,
+    C,
+    mt,
+    smt,
+    sbuf,
+    prob,
+    noop_max,
+    fire_reset,
+    maxpool,
+    rom,
+    pal,
+    xi,
+    xw,
+    yi,
+    yw,
+    ystart,
+    cbuf,
+    gbuf,
+    hbuf,
+    still,
+    memo_keys,
+    memo_obs,
+    obs,
+):
     """ale-py's reset of env i (`PreprocessedEnv::reset`): its pending seed, if any (>= 0), reseeds its noop
     stream and its sticky stream (ALE's `random_seed`) and restarts its frame count, as ale-py's reload of the
     game does, and is used up (-1); then `_reset_one`."""
@@ -455,13 +609,64 @@ def _reset_env(i, seeds, unused, I, pairs, C, mt, smt, sbuf, prob, noop_max, fir
         seeds[i] = -1
     C[i, EP_FRAMES] = 0
     C[i, DONE] = 0
-    _reset_one(i, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi, yw, ystart,
-               cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
+    _reset_one(
+        i,
+        I,
+        pairs,
+        C,
+        mt,
+        smt,
+        sbuf,
+        prob,
+        noop_max,
+        fire_reset,
+        maxpool,
+        rom,
+        pal,
+        xi,
+        xw,
+        yi,
+        yw,
+        ystart,
+        cbuf,
+        gbuf,
+        hbuf,
+        still,
+        memo_keys,
+        memo_obs,
+        obs,
+    )
 
 
 @numba.njit(cache=True, nogil=True)
-def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal, xi, xw, yi,
-                 yw, ystart, still, memo_keys, memo_obs, obs, lives, frame_number, episode_frame_number):
+def reset_kernel(
+    rows,
+    seeds,
+    I,
+    pairs,
+    C,
+    mt,
+    smt,
+    sbuf,
+    prob,
+    noop_max,
+    fire_reset,
+    maxpool,
+    rom,
+    pal,
+    xi,
+    xw,
+    yi,
+    yw,
+    ystart,
+    still,
+    memo_keys,
+    memo_obs,
+    obs,
+    lives,
+    frame_number,
+    episode_frame_number,
+):
     """Reset envs `rows` (`_reset_env`: `seeds` holds each env's pending seed) and report every env's info."""
     width = obs.shape[3]
     cbuf = np.zeros(SRC_W, dtype=np.int64)
@@ -469,8 +674,35 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_r
     hbuf = np.zeros(2 * width, dtype=np.float32)
     unused = np.zeros(mt.shape[0], dtype=np.uint64)  # `mt_seed`'s buffer of drawn-ahead decisions: none here
     for k in range(rows.shape[0]):
-        _reset_env(rows[k], seeds, unused, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal,
-                   xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
+        _reset_env(
+            rows[k],
+            seeds,
+            unused,
+            I,
+            pairs,
+            C,
+            mt,
+            smt,
+            sbuf,
+            prob,
+            noop_max,
+            fire_reset,
+            maxpool,
+            rom,
+            pal,
+            xi,
+            xw,
+            yi,
+            yw,
+            ystart,
+            cbuf,
+            gbuf,
+            hbuf,
+            still,
+            memo_keys,
+            memo_obs,
+            obs,
+        )
     for i in range(I.shape[0]):
         lives[i] = I[i, EK.RAM_LIVES]
         frame_number[i] = C[i, FRAMES]
@@ -478,10 +710,49 @@ def reset_kernel(rows, seeds, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_r
 
 
 @numba.njit(cache=True, nogil=True)
-def step_kernel(rows, actions, steps, seeds, same_step, I, pairs, C, mt, smt, sbuf, prob, frameskip, max_frames,
-                noop_max, fire_reset, maxpool, clip, life_mode, rom, pal, xi, xw, yi, yw, ystart, static, xstart, dyr,
-                dxr, still, memo_keys, memo_obs, obs, final_obs, reward, terminated, truncated, lives, frame_number,
-                episode_frame_number):
+def step_kernel(
+    rows,
+    actions,
+    steps,
+    seeds,
+    same_step,
+    I,
+    pairs,
+    C,
+    mt,
+    smt,
+    sbuf,
+    prob,
+    frameskip,
+    max_frames,
+    noop_max,
+    fire_reset,
+    maxpool,
+    clip,
+    life_mode,
+    rom,
+    pal,
+    xi,
+    xw,
+    yi,
+    yw,
+    ystart,
+    static,
+    xstart,
+    dyr,
+    dxr,
+    still,
+    memo_keys,
+    memo_obs,
+    obs,
+    final_obs,
+    reward,
+    terminated,
+    truncated,
+    lives,
+    frame_number,
+    episode_frame_number,
+):
     """One agent step of envs `rows` (distinct; the others are left alone): `frameskip` frames of ALE action
     `actions[i]` with paddle step `steps[i]`, the reward summed (clipped to its sign when `clip`), the new
     max-pooled, resized frame updated in place in `obs` ((n, stack, H, W, channels): one channel per row of
@@ -516,8 +787,35 @@ def step_kernel(rows, actions, steps, seeds, same_step, I, pairs, C, mt, smt, sb
         terminated[i] = False
         truncated[i] = False
         if C[i, DONE]:
-            _reset_env(i, seeds, unused, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom, pal,
-                       xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
+            _reset_env(
+                i,
+                seeds,
+                unused,
+                I,
+                pairs,
+                C,
+                mt,
+                smt,
+                sbuf,
+                prob,
+                noop_max,
+                fire_reset,
+                maxpool,
+                rom,
+                pal,
+                xi,
+                xw,
+                yi,
+                yw,
+                ystart,
+                cbuf,
+                gbuf,
+                hbuf,
+                still,
+                memo_keys,
+                memo_obs,
+                obs,
+            )
         else:
             m = I[i]
             c = C[i]
@@ -553,22 +851,87 @@ def step_kernel(rows, actions, steps, seeds, same_step, I, pairs, C, mt, smt, sb
             reward[i] = total
             if ended_last and maxpool:  # the next step resets (and redraws the still layer)
                 for ch in range(pal.shape[0]):
-                    draw_full(last_pair[0], last_pair[1], m_slot, 2, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf,
-                              hbuf, obs[i, -1, :, :, ch])
+                    draw_full(
+                        last_pair[0],
+                        last_pair[1],
+                        m_slot,
+                        2,
+                        rom,
+                        pal[ch],
+                        xi,
+                        xw,
+                        yi,
+                        yw,
+                        ystart,
+                        cbuf,
+                        gbuf,
+                        hbuf,
+                        obs[i, -1, :, :, ch],
+                    )
             else:
                 changed = still_changes(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], static)
                 update_still(pairs[i, 1], changed, rom, still[i])
                 for ch in range(pal.shape[0]):
-                    draw_changed(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], changed, maxpool, rom, pal[ch],
-                                 xi, xw, yi, yw, ystart, xstart, dyr, dxr, cbuf, gbuf, hbuf, lo, hi, redone,
-                                 still[i], obs[i, -1, :, :, ch])
+                    draw_changed(
+                        last_pair[0],
+                        last_pair[1],
+                        pairs[i, 0],
+                        pairs[i, 1],
+                        changed,
+                        maxpool,
+                        rom,
+                        pal[ch],
+                        xi,
+                        xw,
+                        yi,
+                        yw,
+                        ystart,
+                        xstart,
+                        dyr,
+                        dxr,
+                        cbuf,
+                        gbuf,
+                        hbuf,
+                        lo,
+                        hi,
+                        redone,
+                        still[i],
+                        obs[i, -1, :, :, ch],
+                    )
             C[i, DONE] = ended
             if life_mode == LIFE_LOSS_INFO and m[EK.RAM_LIVES] < lives_before:  # reported; the game goes on
                 terminated[i] = True
             if ended and same_step:
                 final_obs[i] = obs[i]
-                _reset_env(i, seeds, unused, I, pairs, C, mt, smt, sbuf, prob, noop_max, fire_reset, maxpool, rom,
-                           pal, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, still, memo_keys, memo_obs, obs)
+                _reset_env(
+                    i,
+                    seeds,
+                    unused,
+                    I,
+                    pairs,
+                    C,
+                    mt,
+                    smt,
+                    sbuf,
+                    prob,
+                    noop_max,
+                    fire_reset,
+                    maxpool,
+                    rom,
+                    pal,
+                    xi,
+                    xw,
+                    yi,
+                    yw,
+                    ystart,
+                    cbuf,
+                    gbuf,
+                    hbuf,
+                    still,
+                    memo_keys,
+                    memo_obs,
+                    obs,
+                )
         lives[i] = I[i, EK.RAM_LIVES]
         frame_number[i] = C[i, FRAMES]
         episode_frame_number[i] = C[i, EP_FRAMES]

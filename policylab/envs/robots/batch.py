@@ -17,7 +17,7 @@ its fall would be recorded as if a valid policy had fallen.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import mujoco
 import mujoco.batch
@@ -39,8 +39,9 @@ class RobotBatch:
     runs on the model's own numbers, whatever its neighbours change, so it stays bit-identical.
     """
 
-    def __init__(self, rob: Robot, mus: list[float | None], seeds: list[int], nthread: int = 2,
-                 model: "ModelChanges | None" = None):
+    def __init__(
+        self, rob: Robot, mus: list[float | None], seeds: list[int], nthread: int = 2, model: ModelChanges | None = None
+    ):
         if len(mus) != len(seeds):
             raise ValueError("one friction per seed")
         self.robot = rob
@@ -67,14 +68,18 @@ class RobotBatch:
         self._batch = b
         self._ctrl = b.bind("ctrl")
         self._push = b.bind("xfrc_applied")[:, rob.push_body, :2]
-        self._trunk_v = qvel[:, rob.root_dof: rob.root_dof + 2]  # the free joint's linear velocity, x and y
+        self._trunk_v = qvel[:, rob.root_dof : rob.root_dof + 2]  # the free joint's linear velocity, x and y
         self.qpos, self.qvel, self.time = _read_only(qpos), _read_only(qvel), _read_only(b.bind("time"))
         self.derived = derived
 
     def source(self, sel=slice(None)) -> dict[str, np.ndarray]:
         """What the observation reads of the worlds `sel`: state rows and the derived fields the spec needs."""
-        return {"qpos": self.qpos[sel], "qvel": self.qvel[sel], "time": self.time[sel],
-                **{f: a[sel] for f, a in self.derived.items()}}
+        return {
+            "qpos": self.qpos[sel],
+            "qvel": self.qvel[sel],
+            "time": self.time[sel],
+            **{f: a[sel] for f, a in self.derived.items()},
+        }
 
     def step(self, ctrl: np.ndarray, push_xy: np.ndarray, ids: np.ndarray | None = None) -> None:
         if self._batch is None:
@@ -97,7 +102,7 @@ class RobotBatch:
     def close(self) -> None:
         self._batch = None
 
-    def __enter__(self) -> "RobotBatch":
+    def __enter__(self) -> RobotBatch:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -122,7 +127,7 @@ class ModelChanges:
         self.motor_scale = None if motor_scale is None else np.asarray(motor_scale, dtype=float)
         self.gravity = None if gravity is None else np.asarray(gravity, dtype=float)
 
-    def apply(self, b: "mujoco.batch.Batch", rob: Robot) -> None:
+    def apply(self, b: mujoco.batch.Batch, rob: Robot) -> None:
         const = np.zeros(b.nsim, dtype=bool)
         if self.payload_kg is not None and (self.payload_kg != 0).any():
             mass = b.expand("body_mass")
@@ -216,8 +221,17 @@ def run_closed_loop(
     queue = np.zeros((n, slots, rob.act_dim)) if slots > 1 else None  # the actions still on their way
     with RobotBatch(rob, mus, seeds, nthread=nthread, model=model) as batch:
         if not n:
-            return {"qpos": qpos, "qvel": qvel, "time": time, "ctrl": ctrl, "action": action, "push": push,
-                    "n_states": n_states, "bad_action_step": bad_action, "kick": kick}
+            return {
+                "qpos": qpos,
+                "qvel": qvel,
+                "time": time,
+                "ctrl": ctrl,
+                "action": action,
+                "push": push,
+                "n_states": n_states,
+                "bad_action_step": bad_action,
+                "kick": kick,
+            }
         qpos[:, 0], qvel[:, 0], time[:, 0] = batch.qpos, batch.qvel, batch.time
         observer = rob.observer(n)
         angle = np.zeros(n)
@@ -279,13 +293,33 @@ def run_closed_loop(
                     ids = np.flatnonzero(live)
                     if not len(ids):
                         break
-    return {"qpos": qpos, "qvel": qvel, "time": time, "ctrl": ctrl, "action": action, "push": push,
-            "n_states": n_states, "bad_action_step": bad_action, "kick": kick}
+    return {
+        "qpos": qpos,
+        "qvel": qvel,
+        "time": time,
+        "ctrl": ctrl,
+        "action": action,
+        "push": push,
+        "n_states": n_states,
+        "bad_action_step": bad_action,
+        "kick": kick,
+    }
 
 
-def plain_loop(rob: Robot, policy: Callable[[np.ndarray], np.ndarray], mu: float | None, seed: int, *, n_steps: int,
-               force_n: float = 0.0, dir_deg: float = 0.0, push_k0: int = -1, n_push: int = 0,
-               kick_mps: float = 0.0, stop_at_failure: bool | None = None) -> dict[str, np.ndarray]:
+def plain_loop(
+    rob: Robot,
+    policy: Callable[[np.ndarray], np.ndarray],
+    mu: float | None,
+    seed: int,
+    *,
+    n_steps: int,
+    force_n: float = 0.0,
+    dir_deg: float = 0.0,
+    push_k0: int = -1,
+    n_push: int = 0,
+    kick_mps: float = 0.0,
+    stop_at_failure: bool | None = None,
+) -> dict[str, np.ndarray]:
     """One world in a plain per-world MuJoCo loop (one `MjData`, ``mj_step(nstep=frame_skip)`` per control
     step, the policy called on a batch of one) with `run_closed_loop`'s push and kick: the reference
     `RobotBatch` must reproduce bitwise.
@@ -304,8 +338,12 @@ def plain_loop(rob: Robot, policy: Callable[[np.ndarray], np.ndarray], mu: float
         on = push_k0 >= 0 and push_k0 <= k < push_k0 + n_push
         d.xfrc_applied[rob.push_body, 0] = force_n * portable_math.cos(angle) if on else 0.0
         d.xfrc_applied[rob.push_body, 1] = force_n * portable_math.sin(angle) if on else 0.0
-        src = {"qpos": d.qpos[None], "qvel": d.qvel[None], "time": np.array([d.time]),
-               **{f: getattr(d, f)[None] for f in rob.data_fields}}
+        src = {
+            "qpos": d.qpos[None],
+            "qvel": d.qvel[None],
+            "time": np.array([d.time]),
+            **{f: getattr(d, f)[None] for f in rob.data_fields},
+        }
         a = np.asarray(policy(observer.observe(src)), dtype=float)
         if not np.isfinite(a).all():
             break  # the world ends before a non-finite action, as in `run_closed_loop`
@@ -313,8 +351,10 @@ def plain_loop(rob: Robot, policy: Callable[[np.ndarray], np.ndarray], mu: float
         c = rob.ctrl(a)[0]
         d.ctrl[:] = c
         if k == push_k0 and kick_mps:
-            d.qvel[rob.root_dof: rob.root_dof + 2] += (kick_mps * portable_math.cos(angle),
-                                                        kick_mps * portable_math.sin(angle))
+            d.qvel[rob.root_dof : rob.root_dof + 2] += (
+                kick_mps * portable_math.cos(angle),
+                kick_mps * portable_math.sin(angle),
+            )
         mujoco.mj_step(m, d, nstep=rob.frame_skip)
         qpos.append(d.qpos.copy())
         qvel.append(d.qvel.copy())

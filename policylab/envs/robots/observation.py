@@ -24,8 +24,8 @@ the reset frame repeats); with ``normalization`` the stacked vector becomes (x -
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
@@ -33,9 +33,12 @@ from policylab import portable_math
 from policylab.envs.robots.spec import ObsTerm
 
 # the MjData fields (besides qpos, qvel, time) each term reads
-TERM_FIELDS = {"sensor": ("sensordata",), "site_gravity": ("site_xmat",),
-               "site_linvel": ("site_xmat", "site_xpos", "cvel", "subtree_com"),
-               "site_angvel": ("site_xmat", "cvel")}
+TERM_FIELDS = {
+    "sensor": ("sensordata",),
+    "site_gravity": ("site_xmat",),
+    "site_linvel": ("site_xmat", "site_xpos", "cvel", "subtree_com"),
+    "site_angvel": ("site_xmat", "cvel"),
+}
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,9 @@ class Term:
 
 def _site_local(xmat: np.ndarray, v: np.ndarray) -> np.ndarray:
     """(B, 9) row-major site rotations, (B, 3) world vectors -> the vectors in the site frame (R.T v)."""
-    return np.stack([xmat[:, j] * v[:, 0] + xmat[:, 3 + j] * v[:, 1] + xmat[:, 6 + j] * v[:, 2] for j in range(3)],
-                    axis=1)
+    return np.stack(
+        [xmat[:, j] * v[:, 0] + xmat[:, 3 + j] * v[:, 1] + xmat[:, 6 + j] * v[:, 2] for j in range(3)], axis=1
+    )
 
 
 def raw_value(rob, t: Term, src: Mapping[str, np.ndarray], last: np.ndarray | None, cache: dict) -> np.ndarray:
@@ -64,21 +68,24 @@ def raw_value(rob, t: Term, src: Mapping[str, np.ndarray], last: np.ndarray | No
     name = t.spec.term
     qpos, qvel = src["qpos"], src["qvel"]
     if name in ("qpos", "qvel"):  # a slice (a view, as the arrays' layout is part of reproducing training)
-        return (qpos if name == "qpos" else qvel)[:, t.spec.start:t.spec.stop]
+        return (qpos if name == "qpos" else qvel)[:, t.spec.start : t.spec.stop]
     if name == "joint_pos_rel":
         return qpos[:, t.index] - t.home
     if name == "joint_vel":
         return qvel[:, t.index]
     if name == "height":
-        return qpos[:, rob.root_qpos + 2: rob.root_qpos + 3]
+        return qpos[:, rob.root_qpos + 2 : rob.root_qpos + 3]
     if name == "angvel_body":
-        return qvel[:, rob.root_dof + 3: rob.root_dof + 6]
+        return qvel[:, rob.root_dof + 3 : rob.root_dof + 6]
     if name in ("gravity_body", "linvel_body"):
         if "rt" not in cache:
             cache["rt"] = rob.rotation_t(qpos)
         rt = cache["rt"]
-        v = np.broadcast_to([0.0, 0.0, -1.0], (len(qpos), 3)) if name == "gravity_body" \
-            else qvel[:, rob.root_dof: rob.root_dof + 3]
+        v = (
+            np.broadcast_to([0.0, 0.0, -1.0], (len(qpos), 3))
+            if name == "gravity_body"
+            else qvel[:, rob.root_dof : rob.root_dof + 3]
+        )
         return np.einsum("bij,bj->bi", rt, v)
     if name == "phase":
         ang = 2.0 * np.pi * t.spec.hz * src["time"]
@@ -98,9 +105,14 @@ def raw_value(rob, t: Term, src: Mapping[str, np.ndarray], last: np.ndarray | No
         return _site_local(xmat, ang)
     d = src["site_xpos"][:, t.site] - src["subtree_com"][:, t.root]  # site_linvel: lin + ang x (p - c)
     lin = cvel[:, 3:6]
-    v = np.stack([lin[:, 0] + (ang[:, 1] * d[:, 2] - ang[:, 2] * d[:, 1]),
-                  lin[:, 1] + (ang[:, 2] * d[:, 0] - ang[:, 0] * d[:, 2]),
-                  lin[:, 2] + (ang[:, 0] * d[:, 1] - ang[:, 1] * d[:, 0])], axis=1)
+    v = np.stack(
+        [
+            lin[:, 0] + (ang[:, 1] * d[:, 2] - ang[:, 2] * d[:, 1]),
+            lin[:, 1] + (ang[:, 2] * d[:, 0] - ang[:, 0] * d[:, 2]),
+            lin[:, 2] + (ang[:, 0] * d[:, 1] - ang[:, 1] * d[:, 0]),
+        ],
+        axis=1,
+    )
     return _site_local(xmat, v)
 
 

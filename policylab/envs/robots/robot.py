@@ -13,21 +13,33 @@ import hashlib
 import math
 import os
 from collections.abc import Sequence
-from functools import cached_property, lru_cache
+from functools import cache, cached_property
 from pathlib import Path
 
 import mujoco
 import numpy as np
 
 from policylab import portable_math
-from policylab.errors import BadInput
 from policylab.envs.robots.observation import TERM_FIELDS, Observer, Term
-from policylab.envs.robots.spec import (DEFAULT_ROBOT, FIELD, OBS_TERMS, SITE_TERMS, SPECS_DIR, RobotSpec, load_spec,
-                                        mjcf_path, spec_path)
+from policylab.envs.robots.spec import (
+    DEFAULT_ROBOT,
+    FIELD,
+    OBS_TERMS,
+    SITE_TERMS,
+    SPECS_DIR,
+    RobotSpec,
+    load_spec,
+    mjcf_path,
+    spec_path,
+)
+from policylab.errors import BadInput
 
-_INTEGRATORS = {"euler": mujoco.mjtIntegrator.mjINT_EULER, "rk4": mujoco.mjtIntegrator.mjINT_RK4,
-                "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
-                "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST}
+_INTEGRATORS = {
+    "euler": mujoco.mjtIntegrator.mjINT_EULER,
+    "rk4": mujoco.mjtIntegrator.mjINT_RK4,
+    "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
+    "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
+}
 _CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 
 
@@ -51,7 +63,7 @@ def _sha256_file(path: Path) -> str:
 class Robot:
     """A robot spec compiled against its model. Build with `robot(name_or_path)` (cached)."""
 
-    uncommanded: "Robot | None" = None  # set by `commanded_robot`: the robot whose command vector it replaced
+    uncommanded: Robot | None = None  # set by `commanded_robot`: the robot whose command vector it replaced
 
     def __init__(self, spec: RobotSpec, spec_file: Path, ref: str | None = None, mjcf: Path | None = None):
         self.spec, self.spec_file = spec, Path(spec_file)
@@ -75,8 +87,9 @@ class Robot:
         if spec.friction_geoms == "all":
             self.friction_geoms = np.arange(base.ngeom)
         else:
-            self.friction_geoms = np.array([_id(base, mujoco.mjtObj.mjOBJ_GEOM, g, "geom", f)
-                                            for g in spec.friction_geoms])
+            self.friction_geoms = np.array(
+                [_id(base, mujoco.mjtObj.mjOBJ_GEOM, g, "geom", f) for g in spec.friction_geoms]
+            )
         if base.nu < 1:
             raise BadInput(FIELD, f"robot spec {f}: the model has no actuators")
         self.key = None if spec.keyframe is None else _id(base, mujoco.mjtObj.mjOBJ_KEY, spec.keyframe, "keyframe", f)
@@ -88,8 +101,11 @@ class Robot:
         self.joint_dof = base.jnt_dofadr[jids].astype(int)
         c = spec.control
         if c.force_limits is not None and len(c.force_limits) != base.nu:
-            raise BadInput(FIELD, f"robot spec {f}: control.force_limits has {len(c.force_limits)} values; the "
-                           f"model has {base.nu} actuators")
+            raise BadInput(
+                FIELD,
+                f"robot spec {f}: control.force_limits has {len(c.force_limits)} values; the "
+                f"model has {base.nu} actuators",
+            )
         self._apply_overrides(base)
         self.base = base
         self.nominal_qpos = (base.key_qpos[self.key] if self.key is not None else base.qpos0).copy()
@@ -111,12 +127,16 @@ class Robot:
         order = self.spec.joint_order
         if order is None:
             return np.arange(m.nu)
-        by_joint = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, int(j)): a
-                    for a, j in enumerate(m.actuator_trnid[:, 0])}
+        by_joint = {
+            mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, int(j)): a for a, j in enumerate(m.actuator_trnid[:, 0])
+        }
         unknown = [n for n in order if n not in by_joint]
         if unknown or sorted(order) != sorted(by_joint):
-            what = f"names no actuated joint {unknown[0]!r}" if unknown else \
-                f"must name each of the {m.nu} actuated joints once ({', '.join(sorted(by_joint))})"
+            what = (
+                f"names no actuated joint {unknown[0]!r}"
+                if unknown
+                else f"must name each of the {m.nu} actuated joints once ({', '.join(sorted(by_joint))})"
+            )
             raise BadInput(FIELD, f"robot spec {self.spec_file}: joint_order {what}")
         return np.array([by_joint[n] for n in order])
 
@@ -150,8 +170,9 @@ class Robot:
         if t.offset != 0.0:
             offset = np.asarray(t.offset, dtype=float)
             if offset.ndim == 1 and len(offset) != width:
-                raise BadInput(FIELD, f"robot spec {f}: observation {t.term} has {width} values; its offset has "
-                               f"{len(offset)}")
+                raise BadInput(
+                    FIELD, f"robot spec {f}: observation {t.term} has {width} values; its offset has {len(offset)}"
+                )
         home = self.nominal_qpos[index].copy() if t.term == "joint_pos_rel" else None
         return Term(t, width, index, site, body, root, offset, home)
 
@@ -160,29 +181,44 @@ class Robot:
         if t is None or t.initial is None:
             return np.zeros(self.act_dim)
         if len(t.initial) != self.act_dim:
-            raise BadInput(FIELD, f"robot spec {self.spec_file}: last_action.initial has {len(t.initial)} values; the "
-                           f"robot has {self.act_dim} actuators")
+            raise BadInput(
+                FIELD,
+                f"robot spec {self.spec_file}: last_action.initial has {len(t.initial)} values; the "
+                f"robot has {self.act_dim} actuators",
+            )
         return np.asarray(t.initial, dtype=float)
 
     def _check_contract(self, m: mujoco.MjModel) -> None:
         """What loads but cannot be run as a trained policy expects: sizes, actuators, a home pose that fails."""
         s, f = self.spec, self.spec_file
         if s.normalization is not None and len(s.normalization.mean) != self.obs_dim:
-            raise BadInput(FIELD, f"robot spec {f}: normalization has {len(s.normalization.mean)} values; the "
-                           f"observation has {self.obs_dim}")
+            raise BadInput(
+                FIELD,
+                f"robot spec {f}: normalization has {len(s.normalization.mean)} values; the "
+                f"observation has {self.obs_dim}",
+            )
         if s.control.mode == "position":
-            servo = (m.actuator_gaintype == mujoco.mjtGain.mjGAIN_FIXED) & \
-                    (m.actuator_biastype == mujoco.mjtBias.mjBIAS_AFFINE) & \
-                    (m.actuator_biasprm[:, 0] == 0) & (m.actuator_biasprm[:, 1] == -m.actuator_gainprm[:, 0]) & \
-                    (m.actuator_gainprm[:, 0] > 0)
+            servo = (
+                (m.actuator_gaintype == mujoco.mjtGain.mjGAIN_FIXED)
+                & (m.actuator_biastype == mujoco.mjtBias.mjBIAS_AFFINE)
+                & (m.actuator_biasprm[:, 0] == 0)
+                & (m.actuator_biasprm[:, 1] == -m.actuator_gainprm[:, 0])
+                & (m.actuator_gainprm[:, 0] > 0)
+            )
             if not servo.all():
                 name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, int(np.flatnonzero(~servo)[0]))
-                raise BadInput(FIELD, f"robot spec {f}: control.mode position drives the MJCF's position actuators; "
-                               f"actuator {name!r} is not one (use pd or torque)")
+                raise BadInput(
+                    FIELD,
+                    f"robot spec {f}: control.mode position drives the MJCF's position actuators; "
+                    f"actuator {name!r} is not one (use pd or torque)",
+                )
         home_z = float(self.nominal_qpos[self.root_qpos + 2])
         if s.failure.torso_z_fail_m >= home_z:
-            raise BadInput(FIELD, f"robot spec {f}: failure.torso_z_fail_m {s.failure.torso_z_fail_m:g} m is not "
-                           f"below the home pose's torso height {home_z:.4g} m: every rollout would fail at once")
+            raise BadInput(
+                FIELD,
+                f"robot spec {f}: failure.torso_z_fail_m {s.failure.torso_z_fail_m:g} m is not "
+                f"below the home pose's torso height {home_z:.4g} m: every rollout would fail at once",
+            )
 
     def floor_contacts(self, m: mujoco.MjModel) -> list[tuple[int, int]]:
         """The (robot geom, floor geom) pairs whose contacts the friction axis must reach: the floor is
@@ -190,13 +226,18 @@ class Robot:
         else the listed friction geoms that collide with the floor, else every robot geom that does."""
         o = self.spec.model
         body = m.geom_bodyid
-        floors = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, o.floor_geom)] if o.floor_geom else \
-            [int(g) for g in np.flatnonzero(body == 0)]
+        floors = (
+            [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, o.floor_geom)]
+            if o.floor_geom
+            else [int(g) for g in np.flatnonzero(body == 0)]
+        )
         explicit = _explicit_pairs(m)
 
         def collide(a: int, b: int) -> bool:
-            return bool(m.geom_contype[a] & m.geom_conaffinity[b] or m.geom_contype[b] & m.geom_conaffinity[a]) \
+            return (
+                bool(m.geom_contype[a] & m.geom_conaffinity[b] or m.geom_contype[b] & m.geom_conaffinity[a])
                 or frozenset((a, b)) in explicit
+            )
 
         robot = [int(g) for g in np.flatnonzero(body != 0) if any(collide(int(g), f) for f in floors)]
         if o.contact_geoms is not None:
@@ -225,16 +266,23 @@ class Robot:
             elif condim == 1:
                 why = "that contact is frictionless (condim 1)"
             elif missing and len(governs) == 1:
-                why = (f"{name(governs[0])!r} has the higher priority ({max(pg, pf)} against {min(pg, pf)}), so "
-                       f"MuJoCo takes its friction alone, and it is not in friction_geoms")
+                why = (
+                    f"{name(governs[0])!r} has the higher priority ({max(pg, pf)} against {min(pg, pf)}), so "
+                    f"MuJoCo takes its friction alone, and it is not in friction_geoms"
+                )
             elif missing:
-                why = (f"at equal priority MuJoCo takes the larger friction of the two, and {name(missing[0])!r} "
-                       f"(friction {m.geom_friction[missing[0], 0]:g}) is not in friction_geoms, so no lower mu "
-                       "reaches the contact")
+                why = (
+                    f"at equal priority MuJoCo takes the larger friction of the two, and {name(missing[0])!r} "
+                    f"(friction {m.geom_friction[missing[0], 0]:g}) is not in friction_geoms, so no lower mu "
+                    "reaches the contact"
+                )
             if why:
-                raise BadInput(FIELD, f"robot spec {self.spec_file}: friction_geoms do not reach the contact of "
-                               f"{name(g)!r} with the floor {name(f)!r}: {why}; list the geom whose friction the "
-                               "contact takes (or set the priorities) so that mu changes the contact")
+                raise BadInput(
+                    FIELD,
+                    f"robot spec {self.spec_file}: friction_geoms do not reach the contact of "
+                    f"{name(g)!r} with the floor {name(f)!r}: {why}; list the geom whose friction the "
+                    "contact takes (or set the priorities) so that mu changes the contact",
+                )
 
     # -- the model ------------------------------------------------------------------------------
     def _apply_overrides(self, m: mujoco.MjModel) -> None:
@@ -283,7 +331,7 @@ class Robot:
             m.actuator_forcelimited[:] = 1
             m.actuator_forcerange[:] = np.stack([-lim, lim], axis=1)
 
-    @lru_cache(maxsize=None)
+    @cache  # noqa: B019 (robots are few and live as long as the process)
     def model(self, mu: float | None = None) -> mujoco.MjModel:
         """The compiled model with sliding friction `mu` on the spec's friction geoms (None: the model's).
         Cached; never mutate it."""
@@ -304,8 +352,11 @@ class Robot:
     def identity(self) -> dict:
         """What names this robot in records and gate files: its name and the sha256 of the spec file and
         of the MJCF file (the files the model is compiled from, besides included files and meshes)."""
-        return {"name": self.spec.name, "spec_sha256": _sha256_file(self.spec_file),
-                "mjcf_sha256": _sha256_file(self.mjcf)}
+        return {
+            "name": self.spec.name,
+            "spec_sha256": _sha256_file(self.spec_file),
+            "mjcf_sha256": _sha256_file(self.mjcf),
+        }
 
     @property
     def control_dt(self) -> float:
@@ -356,7 +407,7 @@ class Robot:
     # -- observation and action -----------------------------------------------------------------
     def rotation_t(self, qpos: np.ndarray) -> np.ndarray:
         """(B, 3, 3) world-to-torso rotations from the free joint quaternion (normalised)."""
-        q = qpos[:, self.root_qpos + 3: self.root_qpos + 7]
+        q = qpos[:, self.root_qpos + 3 : self.root_qpos + 7]
         q = q / np.linalg.norm(q, axis=1, keepdims=True)
         w, x, y, z = q.T
         r = np.empty((len(q), 3, 3))
@@ -392,8 +443,11 @@ class Robot:
     # -- failure rule ---------------------------------------------------------------------------
     def thresholds(self) -> dict:
         f = self.spec.failure
-        return {"torso_z_fail_m": f.torso_z_fail_m, "uprightness_fail": f.uprightness_fail,
-                "rule_version": f.rule_version}
+        return {
+            "torso_z_fail_m": f.torso_z_fail_m,
+            "uprightness_fail": f.uprightness_fail,
+            "rule_version": f.rule_version,
+        }
 
     def fallen(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
         """Per world: the state fails the frozen rule or is not finite (the loop's early stop)."""
@@ -401,7 +455,6 @@ class Robot:
         with np.errstate(invalid="ignore"):
             bad = (self.torso_z(qpos) < f.torso_z_fail_m) | (self.uprightness(qpos) < f.uprightness_fail)
         return bad | ~np.isfinite(qpos).all(axis=1) | ~np.isfinite(qvel).all(axis=1)
-
 
     def __reduce__(self):
         if self.uncommanded is not None:
@@ -420,7 +473,7 @@ def robot_ref(name_or_path: str | os.PathLike | None = None) -> str:
     return str(spec_path(s).resolve())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _robot_cached(ref: str, path: str, mtime_ns: int, size: int) -> Robot:
     return Robot(load_spec(path), Path(path), ref)
 
@@ -434,7 +487,7 @@ def robot(name_or_path: str | os.PathLike | None = None) -> Robot:
     return _robot_cached(ref, str(p), st.st_mtime_ns, st.st_size)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _copy_cached(ref: str, spec_file: str, mjcf: str, mtime_ns: int, size: int) -> Robot:
     return Robot(load_spec(spec_file), Path(spec_file), ref, Path(mjcf))
 
@@ -456,16 +509,25 @@ def commanded_robot(rob: Robot, command: Sequence[float]) -> Robot:
     wrong."""
     current = rob.spec.command
     if current is None:
-        raise BadInput("command", f"the {rob.spec.name} robot's spec has no command term in its observation; "
-                       "--command only sets the vector of one")
+        raise BadInput(
+            "command",
+            f"the {rob.spec.name} robot's spec has no command term in its observation; "
+            "--command only sets the vector of one",
+        )
     values = [float(c) for c in command]
     if len(values) != len(current):
-        raise BadInput("command", f"the {rob.spec.name} robot's command term takes {len(current)} values, "
-                       f"got {len(values)}")
+        raise BadInput(
+            "command", f"the {rob.spec.name} robot's command term takes {len(current)} values, got {len(values)}"
+        )
     if not all(math.isfinite(v) for v in values):
         raise BadInput("command", f"every value must be a finite number, got {', '.join(map(str, values))}")
-    spec = rob.spec.model_copy(update={"observation": [t.model_copy(update={"value": values}) if t.term == "command"
-                                                       else t for t in rob.spec.observation]})
+    spec = rob.spec.model_copy(
+        update={
+            "observation": [
+                t.model_copy(update={"value": values}) if t.term == "command" else t for t in rob.spec.observation
+            ]
+        }
+    )
     out = Robot(spec, rob.spec_file, rob.ref, rob.mjcf)
     out.uncommanded = rob.uncommanded or rob
     return out

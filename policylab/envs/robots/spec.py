@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Literal, Optional, Union
 
@@ -81,9 +81,23 @@ class _Strict(BaseModel):
 class ObsTerm(_Strict):
     """One term of the observation: ``clip(scale * (raw - offset), -clip, clip)`` of the term's raw value."""
 
-    term: Literal["qpos", "qvel", "height", "gravity_body", "linvel_body", "angvel_body", "joint_pos_rel",
-                  "joint_vel", "phase", "sensor", "site_gravity", "site_linvel", "site_angvel", "last_action",
-                  "command"]
+    term: Literal[
+        "qpos",
+        "qvel",
+        "height",
+        "gravity_body",
+        "linvel_body",
+        "angvel_body",
+        "joint_pos_rel",
+        "joint_vel",
+        "phase",
+        "sensor",
+        "site_gravity",
+        "site_linvel",
+        "site_angvel",
+        "last_action",
+        "command",
+    ]
     start: Optional[int] = Field(None, ge=0)
     stop: Optional[int] = Field(None, ge=0)
     hz: Optional[float] = Field(None, gt=0, le=100)
@@ -95,7 +109,7 @@ class ObsTerm(_Strict):
     clip: Optional[float] = Field(None, gt=0)
 
     @model_validator(mode="after")
-    def _fields_fit_term(self) -> "ObsTerm":
+    def _fields_fit_term(self) -> ObsTerm:
         if (self.start is not None or self.stop is not None) and self.term not in ("qpos", "qvel"):
             raise ValueError(f"start/stop only apply to qpos and qvel, not {self.term}")
         if (self.hz is None) != (self.term != "phase"):
@@ -118,7 +132,7 @@ class Control(_Strict):
     force_limits: Optional[list[float]] = None  # pd: |torque| per actuator, N m
 
     @model_validator(mode="after")
-    def _pd_has_gains(self) -> "Control":
+    def _pd_has_gains(self) -> Control:
         if self.mode == "pd" and (self.kp is None or self.kd is None or self.action_scale is None):
             raise ValueError("pd control needs kp, kd and action_scale")
         if self.mode == "position" and self.action_scale is None:
@@ -172,7 +186,7 @@ class Normalization(_Strict):
     std: list[float] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _sizes(self) -> "Normalization":
+    def _sizes(self) -> Normalization:
         if len(self.mean) != len(self.std):
             raise ValueError(f"mean has {len(self.mean)} values, std {len(self.std)}")
         if any(s <= 0 for s in self.std):
@@ -218,7 +232,7 @@ class RobotSpec(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _steps_divide(self) -> "RobotSpec":
+    def _steps_divide(self) -> RobotSpec:
         ratio = self.control_dt / self.physics_dt
         if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 1:
             raise ValueError(f"control_dt {self.control_dt} must be a whole multiple of physics_dt {self.physics_dt}")
@@ -249,8 +263,9 @@ def spec_path(name_or_path: str | os.PathLike | None) -> Path:
         return shipped
     p = Path(s)
     if not p.is_file():
-        raise BadInput(FIELD, f"unknown robot {s!r}; expected one of {', '.join(available())} or the path of a "
-                       ".json robot spec")
+        raise BadInput(
+            FIELD, f"unknown robot {s!r}; expected one of {', '.join(available())} or the path of a .json robot spec"
+        )
     return p
 
 
@@ -260,7 +275,7 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {e['msg']}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_cached(path: str, mtime_ns: int, size: int) -> RobotSpec:
     p = Path(path)
     try:

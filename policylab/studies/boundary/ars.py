@@ -90,13 +90,37 @@ class TrainConfig(StrictModel):
 
 # keyed by `policylab boundary train --config`
 CONFIGS = {
-    "v0": TrainConfig(name="ant_v0", robot="ant", reward="ant_v5", iterations=500, directions=32, top=16,
-                      horizon_steps=160, ctrl_cost=0.5, friction_range=None, push_window_s=(1.0, 6.0),
-                      eval_steps=100),
+    "v0": TrainConfig(
+        name="ant_v0",
+        robot="ant",
+        reward="ant_v5",
+        iterations=500,
+        directions=32,
+        top=16,
+        horizon_steps=160,
+        ctrl_cost=0.5,
+        friction_range=None,
+        push_window_s=(1.0, 6.0),
+        eval_steps=100,
+    ),
     # low friction and lateral pushes of U(0, 150) %BW for 0.5 s, left or right, starting in [1, 6) s
-    "v1": TrainConfig(name="ant_v1", robot="ant", reward="ant_v5", seed=1, iterations=50, directions=32, top=16,
-                      horizon_steps=160, ctrl_cost=0.5, friction_range=(0.10, 1.00), push_pct_max=150.0,
-                      push_window_s=(1.0, 6.0), eval_every=10, eval_steps=100, init_from="ant_v0"),
+    "v1": TrainConfig(
+        name="ant_v1",
+        robot="ant",
+        reward="ant_v5",
+        seed=1,
+        iterations=50,
+        directions=32,
+        top=16,
+        horizon_steps=160,
+        ctrl_cost=0.5,
+        friction_range=(0.10, 1.00),
+        push_pct_max=150.0,
+        push_window_s=(1.0, 6.0),
+        eval_every=10,
+        eval_steps=100,
+        init_from="ant_v0",
+    ),
     "go1_v0": TrainConfig(name="go1_v0", robot="go1", prior_thigh=0.6, prior_knee=0.4),
     # the one deliberate change of the retrain: random lateral pushes of U(0, 100) %BW for 0.5 s, left or
     # right, starting in [1, 4) s, in every training episode
@@ -107,8 +131,11 @@ CONFIGS = {
 def episode_worlds(cfg: TrainConfig, rob: Robot, rng: np.random.Generator) -> dict:
     n = cfg.directions
     seeds = rng.integers(TRAIN_SEEDS.base, TRAIN_SEEDS.stop, size=n)
-    mus = [None] * n if cfg.friction_range is None else \
-        [round(float(x), 2) for x in rng.uniform(*cfg.friction_range, size=n)]
+    mus = (
+        [None] * n
+        if cfg.friction_range is None
+        else [round(float(x), 2) for x in rng.uniform(*cfg.friction_range, size=n)]
+    )
     if cfg.push_pct_max > 0:
         force = rng.uniform(0.0, cfg.push_pct_max, size=n) / 100.0 * rob.body_weight_n()
         direction = np.where(rng.random(n) < 0.5, 90.0, -90.0)
@@ -127,10 +154,15 @@ def gait_returns(cfg: TrainConfig, rob: Robot, traj: dict) -> tuple[np.ndarray, 
     # a world that stopped at step k has states 0..k; its last step (the fall) pays nothing
     full = traj["n_states"] == t + 1
     alive[full, -1] = True
-    v = qvel[:, 1:, rob.root_dof: rob.root_dof + 3]
+    v = qvel[:, 1:, rob.root_dof : rob.root_dof + 3]
     wz = qvel[:, 1:, rob.root_dof + 5]
-    r = (np.minimum(v[..., 0], cfg.target_speed) - cfg.lateral_cost * np.abs(v[..., 1]) - cfg.yaw_cost * np.abs(wz)
-         + cfg.alive_bonus - cfg.ctrl_cost * np.sum(traj["action"] ** 2, axis=2))
+    r = (
+        np.minimum(v[..., 0], cfg.target_speed)
+        - cfg.lateral_cost * np.abs(v[..., 1])
+        - cfg.yaw_cost * np.abs(wz)
+        + cfg.alive_bonus
+        - cfg.ctrl_cost * np.sum(traj["action"] ** 2, axis=2)
+    )
     return np.where(alive, np.nan_to_num(r), 0.0).sum(axis=1), alive
 
 
@@ -191,8 +223,7 @@ def evaluate_nominal(cfg: TrainConfig, rob: Robot, policy: linear.LinearPolicy, 
         speed = (x[:, -1] - x[:, 0]) / (traj["time"][:, -1] - traj["time"][:, 0])
         return {"survival": float(survived.mean()), "speed_mps": float(speed.mean())}
     speed = (x[:, -1] - x[:, 0]) / (n_steps * rob.control_dt)
-    return {"survival": float(survived.mean()),
-            "speed_mps": float(speed[survived].mean()) if survived.any() else None}
+    return {"survival": float(survived.mean()), "speed_mps": float(speed[survived].mean()) if survived.any() else None}
 
 
 def prior_weights(cfg: TrainConfig, rob: Robot) -> np.ndarray:
@@ -221,8 +252,14 @@ def _start(cfg: TrainConfig, rob: Robot, rng: np.random.Generator, whiten: White
     if not raw.any():
         return raw
     seeds = [int(s) for s in rng.integers(TRAIN_SEEDS.base, TRAIN_SEEDS.stop, size=cfg.prior_worlds)]
-    traj = run_closed_loop(rob, lambda obs: linear.act(raw, np.zeros(rob.obs_dim), np.ones(rob.obs_dim), obs),
-                           [None] * len(seeds), seeds, n_steps=cfg.horizon_steps, nthread=nthread)
+    traj = run_closed_loop(
+        rob,
+        lambda obs: linear.act(raw, np.zeros(rob.obs_dim), np.ones(rob.obs_dim), obs),
+        [None] * len(seeds),
+        seeds,
+        n_steps=cfg.horizon_steps,
+        nthread=nthread,
+    )
     ok = np.isfinite(traj["time"])
     whiten.update(rob.observe(traj["qpos"][ok], traj["qvel"][ok], traj["time"][ok]))
     mean, std = whiten.stats()
@@ -243,8 +280,13 @@ def _state_paths(out_dir: Path, name: str) -> tuple[Path, Path]:
 def _save_state(out_dir: Path, cfg: TrainConfig, it: int, weights, whiten: Whitener, rng, log) -> None:
     npz, js = _state_paths(out_dir, cfg.name)
     atomic_write_bytes(npz, arrays_to_bytes({"weights": weights, "s": whiten.s, "ss": whiten.ss}))
-    state = {"config_hash": _state_hash(cfg), "iteration": it, "whiten_n": whiten.n,
-             "rng": rng.bit_generator.state, "curve": log}
+    state = {
+        "config_hash": _state_hash(cfg),
+        "iteration": it,
+        "whiten_n": whiten.n,
+        "rng": rng.bit_generator.state,
+        "curve": log,
+    }
     atomic_write_bytes(js, (json.dumps(state, sort_keys=True) + "\n").encode())
 
 
@@ -289,13 +331,20 @@ def train(cfg: TrainConfig, out_dir: Path, nthread: int = 2) -> tuple[linear.Lin
             w = episode_worlds(cfg, rob, rng)
             batch_w = np.concatenate([weights + cfg.noise * delta, weights - cfg.noise * delta])
             traj = run_closed_loop(
-                rob, lambda obs, ids: linear.act(batch_w[ids], mean, std, obs),
-                w["mus"] * 2, [int(s) for s in np.concatenate([w["seeds"], w["seeds"]])], n_steps=cfg.horizon_steps,
-                force_n=np.concatenate([w["force"], w["force"]]), dir_deg=np.concatenate([w["dir"], w["dir"]]),
-                push_k0=np.concatenate([w["k0"], w["k0"]]), n_push=n_push, nthread=nthread,
-                policy_ids=True)
+                rob,
+                lambda obs, ids: linear.act(batch_w[ids], mean, std, obs),  # noqa: B023 (called in this iteration)
+                w["mus"] * 2,
+                [int(s) for s in np.concatenate([w["seeds"], w["seeds"]])],
+                n_steps=cfg.horizon_steps,
+                force_n=np.concatenate([w["force"], w["force"]]),
+                dir_deg=np.concatenate([w["dir"], w["dir"]]),
+                push_k0=np.concatenate([w["k0"], w["k0"]]),
+                n_push=n_push,
+                nthread=nthread,
+                policy_ids=True,
+            )
             ret, alive = returns(cfg, rob, traj)
-            r_pos, r_neg = ret[: cfg.directions], ret[cfg.directions:]
+            r_pos, r_neg = ret[: cfg.directions], ret[cfg.directions :]
             order = np.argsort(-np.maximum(r_pos, r_neg), kind="stable")[: cfg.top]
             sigma = np.concatenate([r_pos[order], r_neg[order]]).std()
             step = np.tensordot(r_pos[order] - r_neg[order], delta[order], axes=1)
@@ -305,8 +354,12 @@ def train(cfg: TrainConfig, out_dir: Path, nthread: int = 2) -> tuple[linear.Lin
             states[:, 0] = True
             obs = rob.observe(traj["qpos"][states], traj["qvel"][states], traj["time"][states])
             whiten.update(obs[np.isfinite(obs).all(axis=1)])
-            row = {"iteration": it + 1, "return_mean": float(ret.mean()), "return_max": float(ret.max()),
-                   "episode_steps_mean": float(traj["n_states"].mean() - 1)}
+            row = {
+                "iteration": it + 1,
+                "return_mean": float(ret.mean()),
+                "return_max": float(ret.max()),
+                "episode_steps_mean": float(traj["n_states"].mean() - 1),
+            }
             if cfg.eval_every and ((it + 1) % cfg.eval_every == 0 or it + 1 == cfg.iterations):
                 m, s = frozen or whiten.stats()
                 row["eval"] = evaluate_nominal(cfg, rob, linear.LinearPolicy(weights, m, s), nthread)
@@ -323,8 +376,12 @@ def train_and_save(cfg: TrainConfig, out_dir: Path, nthread: int) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     policy, log = train(cfg, out_dir, nthread=nthread)
     sha = linear.save(out_dir / f"{cfg.name}.npz", policy)
-    info = {"config": json.loads(canonical_json(cfg.model_dump())), "checkpoint_sha256": sha, "curve": log,
-            "robot": robot(cfg.robot).identity}
+    info = {
+        "config": json.loads(canonical_json(cfg.model_dump())),
+        "checkpoint_sha256": sha,
+        "curve": log,
+        "robot": robot(cfg.robot).identity,
+    }
     (out_dir / f"{cfg.name}.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
     timing = out_dir / f"{cfg.name}.timing.json"
     prev = json.loads(timing.read_text()).get("train_wall_s_sessions", []) if timing.is_file() else []

@@ -47,8 +47,10 @@ class Axis:
         if self.periodic:
             return _round_to(v % 360.0, self.resolution) % 360.0
         if not (self.lo <= v <= self.hi):
-            raise BadInput(field or self.name, f"{self.name} {value:g} {self.unit} outside the clamp range "
-                           f"{self.lo:g}-{self.hi:g}".replace("  ", " "))
+            raise BadInput(
+                field or self.name,
+                f"{self.name} {value:g} {self.unit} outside the clamp range {self.lo:g}-{self.hi:g}".replace("  ", " "),
+            )
         return _round_to(v, self.resolution)
 
     def is_set(self, value: float) -> bool:
@@ -68,39 +70,145 @@ def _round_to(value: float, res: float) -> float:
 
 _G = "9.81 m/s^2 (the model's gravity)"
 CATALOGUE: tuple[Axis, ...] = (
-    Axis("friction", "mu", "friction mu", "", *MU_RANGE, MU_RES, 1.0, "mu", ".4f", True,
-         "sliding friction of the robot spec's friction geoms (the Go1: its feet and the floor; MuJoCo takes a "
-         "contact's larger value), written per world into the batch's geom_friction"),
-    Axis("push", "push_pct", "lateral push (% bodyweight)", "%BW", *PUSH_RANGE, 0.5, 0.0, "push", ".2f", True,
-         "a constant horizontal force of push/100 x (robot mass + payload) x g on the push body's centre of mass "
-         "(xfrc_applied) for 0.5 s; %BW is of the weight including any payload (a grid rounds its evenly spaced "
-         "values to whole %BW)"),
-    Axis("push_dir", "push_dir", "push direction (deg)", "deg", 0.0, 355.0, 5.0, DEFAULT_DIR, "dir", ".2f", True,
-         "counter-clockwise from the torso's heading at the push onset (90 = to the robot's left), then fixed in "
-         "the world frame", periodic=True),
-    Axis("push_t0", "push_t0", "push start (s)", "s", *T0_RANGE, T0_RES, DEFAULT_T0, "t0", ".2f", True,
-         "the control step the push starts at, push_t0 / control_dt"),
-    Axis("payload", "payload_kg", "torso payload (kg)", "kg", 0.0, 10.0, 0.1, 0.0, "payload", ".2f", False,
-         "mass added to the torso body at its centre of mass (a point mass: the inertia tensor is unchanged), "
-         "then MuJoCo's derived constants recomputed for that world (mj_setConst); the push's %BW counts it"),
-    Axis("motor", "motor_scale", "motor strength (x nominal)", "x", 0.5, 1.5, 0.01, 1.0, "motor", ".3f", False,
-         "every actuator's force law scaled: gain and bias (for position servos kp and kd, so the same target "
-         "gives scale x the torque) and the force limits"),
-    Axis("delay", "action_delay", "action delay (control steps)", "steps", 0.0, 5.0, 1.0, 0.0, "delay", ".0f", False,
-         "the action the policy computes at control step k is applied at step k + delay; before the first one "
-         "arrives the robot holds the zero action (the home pose under pd and position control, no torque under "
-         "torque control); the policy's own previous-action input is what it computed"),
-    Axis("slope", "slope_deg", "floor slope (deg)", "deg", -10.0, 10.0, 0.5, 0.0, "slope", ".2f", False,
-         f"gravity tilted, not the floor: gravity of {_G} turned by slope degrees about the world y axis, so the "
-         "flat floor acts as a slope rising along +x (the robot's initial walking direction: uphill for positive "
-         "slopes); heights, uprightness and the failure rule stay measured from the floor, and the observation's "
-         "gravity term (computed from the torso's orientation against the floor's normal) does not see the tilt"),
-    Axis("kick", "kick_mps", "velocity kick (m/s)", "m/s", 0.0, 3.0, 0.01, 0.0, "kick", ".2f", False,
-         "an instantaneous change of the robot's horizontal velocity by kick m/s at the push start, in the push's "
-         "direction (push_dir from the torso's heading at onset): added once to the free joint's world-frame linear "
-         "velocity after the policy has acted on that step's state and before its physics, so every body gains it "
-         "and the joints and spin are unchanged (the push of the common trainers' protocols; with or without a "
-         "push)"),
+    Axis(
+        "friction",
+        "mu",
+        "friction mu",
+        "",
+        *MU_RANGE,
+        MU_RES,
+        1.0,
+        "mu",
+        ".4f",
+        True,
+        "sliding friction of the robot spec's friction geoms (the Go1: its feet and the floor; MuJoCo takes a "
+        "contact's larger value), written per world into the batch's geom_friction",
+    ),
+    Axis(
+        "push",
+        "push_pct",
+        "lateral push (% bodyweight)",
+        "%BW",
+        *PUSH_RANGE,
+        0.5,
+        0.0,
+        "push",
+        ".2f",
+        True,
+        "a constant horizontal force of push/100 x (robot mass + payload) x g on the push body's centre of mass "
+        "(xfrc_applied) for 0.5 s; %BW is of the weight including any payload (a grid rounds its evenly spaced "
+        "values to whole %BW)",
+    ),
+    Axis(
+        "push_dir",
+        "push_dir",
+        "push direction (deg)",
+        "deg",
+        0.0,
+        355.0,
+        5.0,
+        DEFAULT_DIR,
+        "dir",
+        ".2f",
+        True,
+        "counter-clockwise from the torso's heading at the push onset (90 = to the robot's left), then fixed in "
+        "the world frame",
+        periodic=True,
+    ),
+    Axis(
+        "push_t0",
+        "push_t0",
+        "push start (s)",
+        "s",
+        *T0_RANGE,
+        T0_RES,
+        DEFAULT_T0,
+        "t0",
+        ".2f",
+        True,
+        "the control step the push starts at, push_t0 / control_dt",
+    ),
+    Axis(
+        "payload",
+        "payload_kg",
+        "torso payload (kg)",
+        "kg",
+        0.0,
+        10.0,
+        0.1,
+        0.0,
+        "payload",
+        ".2f",
+        False,
+        "mass added to the torso body at its centre of mass (a point mass: the inertia tensor is unchanged), "
+        "then MuJoCo's derived constants recomputed for that world (mj_setConst); the push's %BW counts it",
+    ),
+    Axis(
+        "motor",
+        "motor_scale",
+        "motor strength (x nominal)",
+        "x",
+        0.5,
+        1.5,
+        0.01,
+        1.0,
+        "motor",
+        ".3f",
+        False,
+        "every actuator's force law scaled: gain and bias (for position servos kp and kd, so the same target "
+        "gives scale x the torque) and the force limits",
+    ),
+    Axis(
+        "delay",
+        "action_delay",
+        "action delay (control steps)",
+        "steps",
+        0.0,
+        5.0,
+        1.0,
+        0.0,
+        "delay",
+        ".0f",
+        False,
+        "the action the policy computes at control step k is applied at step k + delay; before the first one "
+        "arrives the robot holds the zero action (the home pose under pd and position control, no torque under "
+        "torque control); the policy's own previous-action input is what it computed",
+    ),
+    Axis(
+        "slope",
+        "slope_deg",
+        "floor slope (deg)",
+        "deg",
+        -10.0,
+        10.0,
+        0.5,
+        0.0,
+        "slope",
+        ".2f",
+        False,
+        f"gravity tilted, not the floor: gravity of {_G} turned by slope degrees about the world y axis, so the "
+        "flat floor acts as a slope rising along +x (the robot's initial walking direction: uphill for positive "
+        "slopes); heights, uprightness and the failure rule stay measured from the floor, and the observation's "
+        "gravity term (computed from the torso's orientation against the floor's normal) does not see the tilt",
+    ),
+    Axis(
+        "kick",
+        "kick_mps",
+        "velocity kick (m/s)",
+        "m/s",
+        0.0,
+        3.0,
+        0.01,
+        0.0,
+        "kick",
+        ".2f",
+        False,
+        "an instantaneous change of the robot's horizontal velocity by kick m/s at the push start, in the push's "
+        "direction (push_dir from the torso's heading at onset): added once to the free joint's world-frame linear "
+        "velocity after the policy has acted on that step's state and before its physics, so every body gains it "
+        "and the joints and spin are unchanged (the push of the common trainers' protocols; with or without a "
+        "push)",
+    ),
 )
 AXES: dict[str, Axis] = {a.name: a for a in CATALOGUE}
 BY_FIELD: dict[str, Axis] = {a.field: a for a in CATALOGUE}
@@ -164,8 +272,9 @@ def parse_rows(specs: list[str], field: str = "rows") -> list[tuple[Axis, tuple[
     for spec in specs:
         a, vals = parse_axis(spec, field)
         if a.name in seen or a.name == "push":
-            raise BadInput(field, f"{spec!r}: give each axis once as AXIS=LO:HI:N or AXIS=V1,V2 (push is the "
-                           "searched axis)")
+            raise BadInput(
+                field, f"{spec!r}: give each axis once as AXIS=LO:HI:N or AXIS=V1,V2 (push is the searched axis)"
+            )
         seen.add(a.name)
         out.append((a, vals))
     return out

@@ -17,7 +17,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from policylab.envs.robots.robot import Robot, commanded_robot, robot as load_robot
+from policylab.envs.robots.robot import Robot, commanded_robot
+from policylab.envs.robots.robot import robot as load_robot
 from policylab.envs.robots.spec import available as available_robots
 from policylab.errors import BadInput
 from policylab.hashing import sha256_hex
@@ -36,8 +37,11 @@ class Checkpoint:
     def as_dict(self) -> dict:
         """What names the policy in records and keys (the normalisation only when present, so the keys of
         policies without one stand)."""
-        return {"name": self.name, "sha256": self.sha256,
-                **({"obs_norm_sha256": self.obs_norm_sha256} if self.obs_norm_sha256 else {})}
+        return {
+            "name": self.name,
+            "sha256": self.sha256,
+            **({"obs_norm_sha256": self.obs_norm_sha256} if self.obs_norm_sha256 else {}),
+        }
 
 
 def available_checkpoints() -> list[str]:
@@ -78,8 +82,11 @@ def sweep_name(spec: str) -> str:
 def check_not_a_path(spec: str, field: str, what: str) -> None:
     """A bare name that is also an existing path here is ambiguous: one line saying how to give either."""
     if not path_like(spec) and Path(spec).exists():
-        raise BadInput(field, f"{spec!r} names {what} and is also a path here; give the file as ./{spec} (a path "
-                       "with a folder), or run the command from another folder to mean the name")
+        raise BadInput(
+            field,
+            f"{spec!r} names {what} and is also a path here; give the file as ./{spec} (a path "
+            "with a folder), or run the command from another folder to mean the name",
+        )
 
 
 def resolve_checkpoint(spec: str | None, robot: str | None = None, command: list[float] | None = None) -> Checkpoint:
@@ -102,19 +109,26 @@ def resolve_checkpoint(spec: str | None, robot: str | None = None, command: list
     if robot is None:
         robot = named_robot(path)
         if robot is None:
-            raise BadInput("robot", f"{spec} is not a committed checkpoint and names no robot in its metadata, so "
-                           "nothing says which robot it was trained on; pass --robot (a shipped robot or a spec "
-                           ".json), or write the robot's name into the file (docs/boundary.md, \"Policies are files\")")
+            raise BadInput(
+                "robot",
+                f"{spec} is not a committed checkpoint and names no robot in its metadata, so "
+                "nothing says which robot it was trained on; pass --robot (a shipped robot or a spec "
+                '.json), or write the robot\'s name into the file (docs/boundary.md, "Policies are files")',
+            )
         if robot not in available_robots():
-            raise BadInput("robot", f"{spec} names robot {robot!r} in its metadata, which is not a shipped robot; pass "
-                           "--robot with that robot's spec .json")
+            raise BadInput(
+                "robot",
+                f"{spec} names robot {robot!r} in its metadata, which is not a shipped robot; pass "
+                "--robot with that robot's spec .json",
+            )
     rob = load_robot(robot)
     return checkpoint_on(spec, rob if command is None else commanded_robot(rob, command))
 
 
 def _committed(spec: str) -> Path | None:
-    return next((CHECKPOINT_DIR / f"{spec}{sfx}" for sfx in SUFFIXES if (CHECKPOINT_DIR / f"{spec}{sfx}").is_file()),
-                None)
+    return next(
+        (CHECKPOINT_DIR / f"{spec}{sfx}" for sfx in SUFFIXES if (CHECKPOINT_DIR / f"{spec}{sfx}").is_file()), None
+    )
 
 
 def committed_copy(path: Path) -> str | None:
@@ -130,8 +144,9 @@ def policy_path(spec: str) -> Path:
     path = _committed(spec) or Path(spec)
     if not path.is_file() or path.suffix.lower() not in SUFFIXES:
         raise BadInput(
-            "checkpoint", f"unknown checkpoint {spec!r}; expected one of {', '.join(available_checkpoints())} or the "
-            "path of a .npz or .onnx policy file"
+            "checkpoint",
+            f"unknown checkpoint {spec!r}; expected one of {', '.join(available_checkpoints())} or the "
+            "path of a .npz or .onnx policy file",
         )
     return path
 
@@ -143,20 +158,27 @@ def checkpoint_on(spec: str, rob: Robot) -> Checkpoint:
     path = policy_path(spec)
     named = named_robot(path)
     if named is not None and named != rob.spec.name:
-        raise BadInput("robot", f"{spec} was trained on robot {named!r} (its metadata says so), not on "
-                       f"{rob.spec.name!r}; pass --robot {named} (or that robot's spec .json)")
+        raise BadInput(
+            "robot",
+            f"{spec} was trained on robot {named!r} (its metadata says so), not on "
+            f"{rob.spec.name!r}; pass --robot {named} (or that robot's spec .json)",
+        )
     robot_policy(path, rob)
     norm = obs_norm_file(path)
-    return Checkpoint(path.stem, path, sha256_hex(path.read_bytes()), rob,
-                      None if norm is None else sha256_hex(norm.read_bytes()))
+    return Checkpoint(
+        path.stem, path, sha256_hex(path.read_bytes()), rob, None if norm is None else sha256_hex(norm.read_bytes())
+    )
 
 
 def robot_policy(path: str | Path, rob: Robot):
     """The policy file `path` opened for `rob`: checked against its observation and action sizes, an ONNX
     file's action output named by the spec's ``policy_output``."""
     if rob.spec.normalization is not None and obs_norm_file(path) is not None:
-        raise BadInput("checkpoint", f"{obs_norm_file(path)} normalises the observation that the robot spec's "
-                       "normalization already normalises; keep one of them")
+        raise BadInput(
+            "checkpoint",
+            f"{obs_norm_file(path)} normalises the observation that the robot spec's "
+            "normalization already normalises; keep one of them",
+        )
     return load_policy(path, rob.obs_dim, rob.act_dim, what=f"the {rob.spec.name} robot", output=rob.spec.policy_output)
 
 

@@ -26,25 +26,25 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import mujoco
 import numpy as np
 
-from policylab.result import Result
 from policylab.config import claim_out_dir
 from policylab.envs.robots.robot import Robot
 from policylab.fileio import write_json
 from policylab.progress import progress_bar
 from policylab.report.video import write_mp4
+from policylab.result import Result
 from policylab.rollout.store import Store
-from policylab.studies.boundary.axes import NEW_AXES
+from policylab.studies.boundary import failure
 from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, reduced_config, stage_path
+from policylab.studies.boundary.axes import NEW_AXES
 from policylab.studies.boundary.constants import PUSH_DURATION_S
 from policylab.studies.boundary.records import stored_robot
 from policylab.studies.boundary.requests import ClipsRequest
-from policylab.studies.boundary import failure
 
 AZIMUTHS = (90.0, 135.0, 180.0)
 PRE_PUSH_S = 0.5
@@ -82,8 +82,14 @@ def frames_show(payload: Mapping[str, np.ndarray], shown: Sequence[int], dt: flo
     lies among them, 'diverged' when the state after the last shown one is not finite, else
     'survived'."""
     last = shown[-1]
-    rule = failure.classify(payload["qpos"][: last + 1], payload["qvel"][: last + 1], payload["time"][: last + 1], dt,
-                            rule=None if rob is None else rob.thresholds(), root_qpos=0 if rob is None else rob.root_qpos)
+    rule = failure.classify(
+        payload["qpos"][: last + 1],
+        payload["qvel"][: last + 1],
+        payload["time"][: last + 1],
+        dt,
+        rule=None if rob is None else rob.thresholds(),
+        root_qpos=0 if rob is None else rob.root_qpos,
+    )
     if rule["status"] == "failed" and any(abs(payload["time"][i] - rule["t_fail"]) < 1e-9 for i in shown):
         return "failed"
     qpos = payload["qpos"]
@@ -100,8 +106,16 @@ class OffscreenRenderer:
     coarser tessellation of round primitives; `groups` picks the geom groups drawn (the Go1 spec draws
     its collision primitives: its visual meshes have 200k triangles and cost 0.16 s a frame)."""
 
-    def __init__(self, model: mujoco.MjModel, width: int, height: int, torso: int = 1, distance: float = 3.5,
-                 elevation: float = -20.0, groups: Sequence[int] = (0, 1, 2)):
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        width: int,
+        height: int,
+        torso: int = 1,
+        distance: float = 3.5,
+        elevation: float = -20.0,
+        groups: Sequence[int] = (0, 1, 2),
+    ):
         from mujoco.egl import GLContext
 
         self.model = model
@@ -116,7 +130,11 @@ class OffscreenRenderer:
         self._gl = GLContext(len(AZIMUTHS) * width, height)
         self._gl.make_current()
         self._scene = mujoco.MjvScene(model, maxgeom=2000)
-        for flag in (mujoco.mjtRndFlag.mjRND_SHADOW, mujoco.mjtRndFlag.mjRND_REFLECTION, mujoco.mjtRndFlag.mjRND_SKYBOX):
+        for flag in (
+            mujoco.mjtRndFlag.mjRND_SHADOW,
+            mujoco.mjtRndFlag.mjRND_REFLECTION,
+            mujoco.mjtRndFlag.mjRND_SKYBOX,
+        ):
             self._scene.flags[flag] = 0
         self._opt = mujoco.MjvOption()
         for g in range(len(self._opt.geomgroup)):
@@ -142,12 +160,18 @@ class OffscreenRenderer:
             return
         g = scn.geoms[scn.ngeom]
         mujoco.mjv_initGeom(g, mujoco.mjtGeom.mjGEOM_ARROW, np.zeros(3), np.zeros(3), np.zeros(9), ARROW_RGBA)
-        mujoco.mjv_connector(g, mujoco.mjtGeom.mjGEOM_ARROW, 0.02 * self.arrow_scale / 0.875 + 0.01,
-                             np.asarray(start, dtype=float), np.asarray(start + vec, dtype=float))
+        mujoco.mjv_connector(
+            g,
+            mujoco.mjtGeom.mjGEOM_ARROW,
+            0.02 * self.arrow_scale / 0.875 + 0.01,
+            np.asarray(start, dtype=float),
+            np.asarray(start + vec, dtype=float),
+        )
         scn.ngeom += 1
 
-    def render(self, qpos: np.ndarray, label: tuple[str, str], push: np.ndarray | None = None,
-               push_pct: float = 0.0) -> np.ndarray:
+    def render(
+        self, qpos: np.ndarray, label: tuple[str, str], push: np.ndarray | None = None, push_pct: float = 0.0
+    ) -> np.ndarray:
         """An (H, 3W, 3) frame of the state `qpos`; the label (two text columns) on the first view; a red
         arrow along the world-frame push `push` (x, y) while it acts, pointing at the torso and ending
         0.1 camera distances short of its centre (so it never covers the torso), its length
@@ -163,14 +187,21 @@ class OffscreenRenderer:
             arrow = (end - d * length, d * length)
         for k, cam in enumerate(self._cams):
             cam.lookat[:] = torso
-            mujoco.mjv_updateScene(self.model, self.data, self._opt, self._pert, cam,
-                                   mujoco.mjtCatBit.mjCAT_ALL.value, self._scene)
+            mujoco.mjv_updateScene(
+                self.model, self.data, self._opt, self._pert, cam, mujoco.mjtCatBit.mjCAT_ALL.value, self._scene
+            )
             if arrow is not None:
                 self._arrow(*arrow)
             mujoco.mjr_render(self._rects[k], self._scene, self._con)
             if k == 0:
-                mujoco.mjr_overlay(mujoco.mjtFont.mjFONT_NORMAL.value, mujoco.mjtGridPos.mjGRID_TOPLEFT.value,
-                                   self._rects[0], label[0], label[1], self._con)
+                mujoco.mjr_overlay(
+                    mujoco.mjtFont.mjFONT_NORMAL.value,
+                    mujoco.mjtGridPos.mjGRID_TOPLEFT.value,
+                    self._rects[0],
+                    label[0],
+                    label[1],
+                    self._con,
+                )
         mujoco.mjr_readPixels(self._rgb, None, self._full, self._con)
         return np.flipud(self._rgb).copy()
 
@@ -184,8 +215,9 @@ def slug(cache_key: str) -> str:
     return cache_key.replace("|", "_").replace("=", "-")
 
 
-def render_clip(renderer: OffscreenRenderer, store: Store, key: str, path: Path, fps: int,
-                rob: Robot | None = None) -> dict:
+def render_clip(
+    renderer: OffscreenRenderer, store: Store, key: str, path: Path, fps: int, rob: Robot | None = None
+) -> dict:
     """Write one clip of record `key` and return its manifest entry."""
     rec = store.require(key)
     payload = store.payload(key)  # sha256-verified against the record
@@ -193,13 +225,23 @@ def render_clip(renderer: OffscreenRenderer, store: Store, key: str, path: Path,
     return {"key": key, **entry, "payload_sha256": rec.payload_sha256}
 
 
-def render_payload(renderer: OffscreenRenderer, world: Mapping, outcome: Mapping, payload: Mapping[str, np.ndarray],
-                   path: Path, fps: int, rob: Robot | None = None) -> dict:
+def render_payload(
+    renderer: OffscreenRenderer,
+    world: Mapping,
+    outcome: Mapping,
+    payload: Mapping[str, np.ndarray],
+    path: Path,
+    fps: int,
+    rob: Robot | None = None,
+) -> dict:
     """Write the clip of one trajectory (a record's world, outcome and payload) and return its manifest entry."""
     time, qpos = payload["time"], payload["qpos"]
     finite = np.isfinite(qpos).all(axis=1)
-    idx = [i for i in clip_frames(time, float(world["push_t0"]), outcome["status"], outcome.get("t_fail"), fps)
-           if finite[i]]  # a diverged record's clip ends at its last finite state
+    idx = [
+        i
+        for i in clip_frames(time, float(world["push_t0"]), outcome["status"], outcome.get("t_fail"), fps)
+        if finite[i]
+    ]  # a diverged record's clip ends at its last finite state
     shown = sorted(set(idx))
     dt = float(time[1] - time[0]) if len(time) > 1 else 0.05
     dt = rob.control_dt if rob is not None else dt
@@ -214,30 +256,54 @@ def render_payload(renderer: OffscreenRenderer, world: Mapping, outcome: Mapping
     for i in idx:
         force = push[i] if i < len(push) else None
         on = force is not None and bool(np.any(force))
-        frames.append(renderer.render(qpos[i], (names, f"\n{world['mu']:g}\n{push_text}\n"
-                                                       f"{world['seed']}\n{time[i]:.2f} s"),
-                                      force if on else None, float(world["push_pct"])))
+        frames.append(
+            renderer.render(
+                qpos[i],
+                (names, f"\n{world['mu']:g}\n{push_text}\n{world['seed']}\n{time[i]:.2f} s"),
+                force if on else None,
+                float(world["push_pct"]),
+            )
+        )
     write_mp4(path, np.stack(frames), fps=fps, preset=MP4_PRESET)
-    return {"cache_key": world.get("cache_key"), "file": path.name, "outcome": outcome["status"],
-            "mu": world["mu"], "push_pct_bw": world["push_pct"],
-            **{a.field: world[a.field] for a in NEW_AXES if a.field in world},  # a grid of other axes' worlds
-            "seed": world["seed"], "before_push": before,
-            "t_fail": outcome.get("t_fail"), "frames": len(idx),
-            "state_indices": idx, "window_s": [float(time[shown[0]]), float(time[shown[-1]])],
-            "push_frames": sum(1 for i in idx if i < len(push) and np.any(push[i])),
-            "frames_show": seen, "consistent": seen == outcome["status"]}
+    return {
+        "cache_key": world.get("cache_key"),
+        "file": path.name,
+        "outcome": outcome["status"],
+        "mu": world["mu"],
+        "push_pct_bw": world["push_pct"],
+        **{a.field: world[a.field] for a in NEW_AXES if a.field in world},  # a grid of other axes' worlds
+        "seed": world["seed"],
+        "before_push": before,
+        "t_fail": outcome.get("t_fail"),
+        "frames": len(idx),
+        "state_indices": idx,
+        "window_s": [float(time[shown[0]]), float(time[shown[-1]])],
+        "push_frames": sum(1 for i in idx if i < len(push) and np.any(push[i])),
+        "frames_show": seen,
+        "consistent": seen == outcome["status"],
+    }
 
 
 def renderer_for(rob: Robot | mujoco.MjModel, width: int, height: int) -> tuple[OffscreenRenderer, Robot | None]:
     if isinstance(rob, mujoco.MjModel):  # a bare model: the Ant's camera
         return OffscreenRenderer(rob, width, height), None
     r = rob.spec.render
-    return OffscreenRenderer(rob.render_model(), width, height, rob.torso, r.camera_distance, r.camera_elevation,
-                             r.geom_groups), rob
+    return OffscreenRenderer(
+        rob.render_model(), width, height, rob.torso, r.camera_distance, r.camera_elevation, r.geom_groups
+    ), rob
 
 
-def render_clips(store: Store, rob: Robot | mujoco.MjModel, replays: Sequence[Mapping], out_dir: Path,
-                 *, width: int, height: int, fps: int, on_done: Callable[[], None] | None = None) -> list[dict]:
+def render_clips(
+    store: Store,
+    rob: Robot | mujoco.MjModel,
+    replays: Sequence[Mapping],
+    out_dir: Path,
+    *,
+    width: int,
+    height: int,
+    fps: int,
+    on_done: Callable[[], None] | None = None,
+) -> list[dict]:
     """Clips for every replay that has a record (a recovery search that found none has no clip), all in
     one batch: one render context for the whole set. `on_done()` follows each clip written (a world selected
     twice is one clip, and one call)."""
@@ -248,8 +314,9 @@ def render_clips(store: Store, rob: Robot | mujoco.MjModel, replays: Sequence[Ma
             if "key" not in r:
                 continue
             if r["key"] not in done:  # a world selected twice (boundary and recovery) is one clip
-                done[r["key"]] = render_clip(renderer, store, r["key"], out_dir / f"{slug(r['cache_key'])}.mp4", fps,
-                                             robot)
+                done[r["key"]] = render_clip(
+                    renderer, store, r["key"], out_dir / f"{slug(r['cache_key'])}.mp4", fps, robot
+                )
                 if on_done:
                     on_done()
             entries.append({"kind": r["kind"], **done[r["key"]]})
@@ -274,8 +341,16 @@ def _report_to(queue) -> None:
     _finished = queue
 
 
-def _render_part(store_root: str, rob: Robot, part: list[dict], out_dir: str, width: int, height: int,
-                 fps: int, on_done: Callable[[], None] | None = None) -> list[dict]:
+def _render_part(
+    store_root: str,
+    rob: Robot,
+    part: list[dict],
+    out_dir: str,
+    width: int,
+    height: int,
+    fps: int,
+    on_done: Callable[[], None] | None = None,
+) -> list[dict]:
     """Worker: the clips of `part` (module-level, so a process pool can run it), each reported to `on_done`
     or, in a pool worker, on its queue."""
     if on_done is None and _finished is not None:
@@ -284,8 +359,18 @@ def _render_part(store_root: str, rob: Robot, part: list[dict], out_dir: str, wi
         return render_clips(store, rob, part, Path(out_dir), width=width, height=height, fps=fps, on_done=on_done)
 
 
-def render_batch(store_root: Path, rob: Robot, todo: Sequence[Mapping], out_dir: Path, *, width: int, height: int,
-                 fps: int, workers: int, on_done: Callable[[int], None] | None = None) -> list[dict]:
+def render_batch(
+    store_root: Path,
+    rob: Robot,
+    todo: Sequence[Mapping],
+    out_dir: Path,
+    *,
+    width: int,
+    height: int,
+    fps: int,
+    workers: int,
+    on_done: Callable[[int], None] | None = None,
+) -> list[dict]:
     """Every clip of `todo` in one batch: the distinct records dealt round-robin to `workers` processes, each
     with one render context for its share; entries come back in `todo`'s order (a world selected twice is
     rendered once). `on_done(1)` follows each clip as it is written, in whichever process: the count is of
@@ -294,11 +379,12 @@ def render_batch(store_root: Path, rob: Robot, todo: Sequence[Mapping], out_dir:
     import queue as queues
 
     unique = list({r["key"]: r for r in todo}.values())
-    parts = [p for p in (unique[i::max(1, workers)] for i in range(max(1, workers))) if p]
+    parts = [p for p in (unique[i :: max(1, workers)] for i in range(max(1, workers))) if p]
     done: dict[str, dict] = {}
     if len(parts) <= 1:
-        entries = _render_part(str(store_root), rob, unique, str(out_dir), width, height, fps,
-                               on_done and (lambda: on_done(1)))
+        entries = _render_part(
+            str(store_root), rob, unique, str(out_dir), width, height, fps, on_done and (lambda: on_done(1))
+        )
         done = {e["key"]: e for e in entries}
     else:
         from concurrent.futures import ProcessPoolExecutor
@@ -306,8 +392,9 @@ def render_batch(store_root: Path, rob: Robot, todo: Sequence[Mapping], out_dir:
         ctx = multiprocessing.get_context("spawn")
         finished = ctx.Queue()
         with ProcessPoolExecutor(len(parts), mp_context=ctx, initializer=_report_to, initargs=(finished,)) as pool:
-            futures = [pool.submit(_render_part, str(store_root), rob, p, str(out_dir), width, height, fps)
-                       for p in parts]
+            futures = [
+                pool.submit(_render_part, str(store_root), rob, p, str(out_dir), width, height, fps) for p in parts
+            ]
             counted = 0
             while counted < len(unique):
                 try:
@@ -335,17 +422,38 @@ def run(req: ClipsRequest) -> Result:
     claim_out_dir(req.out / "clips", req.config())
     with progress_bar("clips", distinct_clips(todo), "clips") as bar:
         t0 = time.perf_counter()
-        entries = render_batch(root, rob, todo, req.out / "clips", width=req.width, height=req.height,
-                               fps=req.fps, workers=req.workers, on_done=bar.advance)
+        entries = render_batch(
+            root,
+            rob,
+            todo,
+            req.out / "clips",
+            width=req.width,
+            height=req.height,
+            fps=req.fps,
+            workers=req.workers,
+            on_done=bar.advance,
+        )
         wall = time.perf_counter() - t0
     path = stage_path(req.out, "clips")
     write_json(path, entries)
     unique = distinct_clips(entries)
-    write_json(req.out / "clips" / "timing.json", {"clips": unique, "wall_s": round(wall, 3), "workers": req.workers,
-                                                  "s_per_clip": round(wall / unique, 3) if unique else None})
+    write_json(
+        req.out / "clips" / "timing.json",
+        {
+            "clips": unique,
+            "wall_s": round(wall, 3),
+            "workers": req.workers,
+            "s_per_clip": round(wall / unique, 3) if unique else None,
+        },
+    )
     consistent = len({e["key"] for e in entries if e["consistent"]})
-    return Result(path, headlines=(f"clips: {unique} written for {len(entries)} replays (a world replayed twice is "
-                                   f"one clip); frames agree with the record's outcome in {consistent}",))
+    return Result(
+        path,
+        headlines=(
+            f"clips: {unique} written for {len(entries)} replays (a world replayed twice is "
+            f"one clip); frames agree with the record's outcome in {consistent}",
+        ),
+    )
 
 
 def distinct_clips(replays: Sequence[Mapping]) -> int:

@@ -26,6 +26,7 @@ def default_checkpoint(robot_name: str | None) -> str:
         return DEFAULT_CHECKPOINT
     return ROBOT_CHECKPOINTS.get(robot_name, f"{robot_name}_v0")
 
+
 # A world's clamp ranges and resolutions (world.py checks and rounds with them; out of range is bad
 # input, never silently clamped).
 MU_RANGE = (0.05, 2.0)  # sliding friction of every geom
@@ -49,6 +50,7 @@ PUSH_DURATION_S = 0.5
 def axis_size(value_range: tuple[float, float], res: float) -> int:
     """How many distinct values a grid axis can hold over `value_range` at resolution `res`."""
     return int(round((value_range[1] - value_range[0]) / res)) + 1
+
 
 # The robot of a stored sweep (or an analysis of one) that records none: the Ant, the study's only
 # robot when such stores were written. Every reader of a store's or analysis's robot falls back to

@@ -101,8 +101,15 @@ def fit(x, y, lo: float, hi: float, level: float = 0.5, s_min: float = 0.5) -> F
     cdf = np.cumsum(w)
     i_lo, i_hi = int(np.searchsorted(cdf, 0.025)), min(int(np.searchsorted(cdf, 0.975)), N_C_FINE - 1)
     med = cf[min(int(np.searchsorted(cdf, 0.5)), N_C_FINE - 1)]
-    return Fit(float(med), float(cf[i_lo]), float(cf[i_hi]),
-               bool(i_lo == 0 and f_lo <= c_lo), bool(i_hi == N_C_FINE - 1 and f_hi >= c_hi), cf, w)
+    return Fit(
+        float(med),
+        float(cf[i_lo]),
+        float(cf[i_hi]),
+        bool(i_lo == 0 and f_lo <= c_lo),
+        bool(i_hi == N_C_FINE - 1 and f_hi >= c_hi),
+        cf,
+        w,
+    )
 
 
 def _marginal(ll: np.ndarray) -> np.ndarray:
@@ -123,7 +130,7 @@ def status(f: Fit, lo: float, hi: float) -> str:
 def next_pushes(f: Fit, k: int, lo: float, hi: float, snap) -> list[float]:
     """The next batch: `k` pushes at the (i + 1/2) / k quantiles of the crossing's distribution to the power
     `SPREAD`, clipped to [lo, hi] and put on the push lattice by `snap`."""
-    w = f.weight ** SPREAD
+    w = f.weight**SPREAD
     cdf = np.cumsum(w / w.sum())
     q = (np.arange(k) + 0.5) / k
     c = f.c[np.minimum(np.searchsorted(cdf, q), len(f.c) - 1)]
@@ -137,7 +144,7 @@ def monotonicity(x, y, group: int = 8) -> dict:
     the pairs, is below `MONOTONE_P`."""
     order = np.lexsort((np.asarray(y), np.asarray(x)))
     xs, ys = np.asarray(x, dtype=float)[order], np.asarray(y, dtype=int)[order]
-    groups = [(xs[i:i + group], ys[i:i + group]) for i in range(0, len(xs) - group + 1, group)]
+    groups = [(xs[i : i + group], ys[i : i + group]) for i in range(0, len(xs) - group + 1, group)]
     pairs = [(a, b) for a in range(len(groups)) for b in range(a + 1, len(groups))]
     if not pairs:
         return {"flagged": False, "pairs": 0, "min_p": None, "worst": None}
@@ -151,9 +158,17 @@ def monotonicity(x, y, group: int = 8) -> dict:
     p, a, b = best
     adj = min(1.0, p * len(pairs))
     (xa, ya), (xb, yb) = groups[a], groups[b]
-    return {"flagged": bool(adj < MONOTONE_P), "pairs": len(pairs), "min_p": adj,
-            "worst": {"earlier_pct_bw": [float(xa[0]), float(xa[-1])], "earlier_survived": f"{int(ya.sum())}/{len(ya)}",
-                      "later_pct_bw": [float(xb[0]), float(xb[-1])], "later_survived": f"{int(yb.sum())}/{len(yb)}"}}
+    return {
+        "flagged": bool(adj < MONOTONE_P),
+        "pairs": len(pairs),
+        "min_p": adj,
+        "worst": {
+            "earlier_pct_bw": [float(xa[0]), float(xa[-1])],
+            "earlier_survived": f"{int(ya.sum())}/{len(ya)}",
+            "later_pct_bw": [float(xb[0]), float(xb[-1])],
+            "later_survived": f"{int(yb.sum())}/{len(yb)}",
+        },
+    }
 
 
 @dataclass(frozen=True)
@@ -164,8 +179,9 @@ class Decision:
     next: list[float]  # the next batch's pushes (empty when done)
 
 
-def decide(x, y, lo: float, hi: float, *, level: float, batch: int, target_width: float, snap,
-           resolution: float) -> Decision:
+def decide(
+    x, y, lo: float, hi: float, *, level: float, batch: int, target_width: float, snap, resolution: float
+) -> Decision:
     """One row's state after its rollouts so far: the fit, where the crossing lies, whether the row is done
     (the whole interval beyond one end of the range, or a located interval no wider than `target_width`)
     and, if not, the next batch."""
@@ -175,18 +191,28 @@ def decide(x, y, lo: float, hi: float, *, level: float, batch: int, target_width
     return Decision(f, st, done, [] if done else next_pushes(f, batch, lo, hi, snap))
 
 
-def planted_search(curve, lo: float, hi: float, rng: np.random.Generator, *, level: float = 0.5, batch: int = 4,
-                   target_width: float = 10.0, max_rollouts: int = 64, resolution: float = 0.5) -> Decision:
+def planted_search(
+    curve,
+    lo: float,
+    hi: float,
+    rng: np.random.Generator,
+    *,
+    level: float = 0.5,
+    batch: int = 4,
+    target_width: float = 10.0,
+    max_rollouts: int = 64,
+    resolution: float = 0.5,
+) -> Decision:
     """The search's design on one row whose survival is the known function `curve` (push -> probability):
     Bernoulli draws instead of rollouts, so the interval's coverage can be measured without simulation."""
+
     def snap(v: float) -> float:
         return round(v / resolution) * resolution
 
     x: list[float] = []
     y: list[int] = []
     while True:
-        d = decide(x, y, lo, hi, level=level, batch=batch, target_width=target_width, snap=snap,
-                   resolution=resolution)
+        d = decide(x, y, lo, hi, level=level, batch=batch, target_width=target_width, snap=snap, resolution=resolution)
         if d.done or len(x) + batch > max_rollouts:
             return d
         for p in d.next:

@@ -19,12 +19,12 @@ horizon, thresholds); otherwise the comparison is refused as bad input.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
-from policylab.result import Result
 from policylab.config import claim_out_dir
 from policylab.errors import BadInput
 from policylab.fileio import write_json
+from policylab.result import Result
 from policylab.stats import bh_qvalues, fisher_exact, logrank
 from policylab.studies.boundary.analysis_folder import stage_path
 from policylab.studies.boundary.axes import Axis
@@ -35,22 +35,33 @@ from policylab.studies.boundary.world import grid_axes
 def _times(cell: Mapping, horizon: float) -> tuple[list[float], list[bool]]:
     """Failure times (censored at the horizon) of a cell's rollouts at risk (diverged left out)."""
     rs = [r for r in cell.get("rollouts", []) if r["status"] != "diverged"]
-    return ([float(r["t_fail"]) if r["status"] == "failed" else horizon for r in rs],
-            [r["status"] == "failed" for r in rs])
+    return (
+        [float(r["t_fail"]) if r["status"] == "failed" else horizon for r in rs],
+        [r["status"] == "failed" for r in rs],
+    )
 
 
 def check_comparable(a: Mapping, b: Mapping) -> None:
     """Refuse to compare sweeps that differ in anything but the checkpoint."""
     ga, gb = a["sweep"]["grid"], b["sweep"]["grid"]
-    for field in ("row_axis", "col_axis", "set", "mus", "pushes_pct_bw", "seeds_per_cell", "push_dir_deg",
-                  "push_t0_s"):  # the axes a grid maps and holds first: absent on a friction x push grid
+    for field in (
+        "row_axis",
+        "col_axis",
+        "set",
+        "mus",
+        "pushes_pct_bw",
+        "seeds_per_cell",
+        "push_dir_deg",
+        "push_t0_s",
+    ):  # the axes a grid maps and holds first: absent on a friction x push grid
         if ga.get(field) != gb.get(field):
             raise BadInput("b", f"the sweeps differ in {field}: {ga.get(field)} vs {gb.get(field)}")
     if a["sweep"]["env"] != b["sweep"]["env"]:
         raise BadInput("b", f"the sweeps differ in env: {a['sweep']['env']} vs {b['sweep']['env']}")
     if a["thresholds"] != b["thresholds"]:
-        raise BadInput("b", f"the sweeps were reduced with different failure rules: {a['thresholds']} vs "
-                       f"{b['thresholds']}")
+        raise BadInput(
+            "b", f"the sweeps were reduced with different failure rules: {a['thresholds']} vs {b['thresholds']}"
+        )
     if a["sweep"]["checkpoint"] == b["sweep"]["checkpoint"]:
         raise BadInput("b", f"both sweeps are of checkpoint {a['sweep']['checkpoint']!r}")
 
@@ -80,17 +91,26 @@ def _logrank_against_shift(row: Mapping, cells: list[Mapping], col: Axis) -> dic
     disagrees = bool(shift and direction and (shift > 0) == (direction == "B fails earlier/more"))
     if not disagrees:
         return {"logrank_disagrees": False, "logrank_note": ""}
-    all_fell = [c["push_pct_bw"] for c in cells if c["n_a"] and c["n_b"] and c["failed_a"] == c["n_a"]
-                and c["failed_b"] == c["n_b"]]
+    all_fell = [
+        c["push_pct_bw"]
+        for c in cells
+        if c["n_a"] and c["n_b"] and c["failed_a"] == c["n_a"] and c["failed_b"] == c["n_b"]
+    ]
     values = f"{col.name} {', '.join(f'{p:g}' for p in all_fell)} {col.unit}".rstrip()
-    where = (f"in {len(all_fell)} cell(s) ({values}) every robot of both "
-             "checkpoints fell, so S is 0 on both sides there, but their failure times differ"
-             if all_fell else "no cell has every robot of both fall; the times differ in cells of mixed outcome")
+    where = (
+        f"in {len(all_fell)} cell(s) ({values}) every robot of both "
+        "checkpoints fell, so S is 0 on both sides there, but their failure times differ"
+        if all_fell
+        else "no cell has every robot of both fall; the times differ in cells of mixed outcome"
+    )
     larger = "pushes" if col.name == "push" else f"{col.name} values"
     side = f"outward (B survives larger {larger})" if shift > 0 else f"inward (B survives smaller {larger})"
-    return {"logrank_disagrees": True, "logrank_cells_all_fell_pct_bw": all_fell,
-            "logrank_note": f"the boundary moved {side}, yet the log-rank test says {direction}: it weighs when "
-                            f"robots fall, the boundary whether they survive; {where}"}
+    return {
+        "logrank_disagrees": True,
+        "logrank_cells_all_fell_pct_bw": all_fell,
+        "logrank_note": f"the boundary moved {side}, yet the log-rank test says {direction}: it weighs when "
+        f"robots fall, the boundary whether they survive; {where}",
+    }
 
 
 def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
@@ -101,14 +121,28 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
     for ca, cb in zip(a["cells"], b["cells"]):
         na, nb = ca["n_failed"] + ca["n_censored"], cb["n_failed"] + cb["n_censored"]
         p = fisher_exact(ca["n_failed"], na, cb["n_failed"], nb) if na and nb else 1.0
-        cells.append({"mu": ca["mu"], "push_pct_bw": ca["push_pct_bw"], "mu_idx": ca["mu_idx"],
-                      "push_idx": ca["push_idx"], "n_a": na, "failed_a": ca["n_failed"], "diverged_a": ca["n_diverged"],
-                      "n_b": nb, "failed_b": cb["n_failed"], "diverged_b": cb["n_diverged"],
-                      "failed_before_push_a": ca.get("n_failed_before_push"),
-                      "failed_before_push_b": cb.get("n_failed_before_push"),
-                      "survival_a": ca["survival"], "survival_b": cb["survival"],
-                      "delta_survival": None if ca["survival"] is None or cb["survival"] is None
-                      else cb["survival"] - ca["survival"], "p_fisher": p})
+        cells.append(
+            {
+                "mu": ca["mu"],
+                "push_pct_bw": ca["push_pct_bw"],
+                "mu_idx": ca["mu_idx"],
+                "push_idx": ca["push_idx"],
+                "n_a": na,
+                "failed_a": ca["n_failed"],
+                "diverged_a": ca["n_diverged"],
+                "n_b": nb,
+                "failed_b": cb["n_failed"],
+                "diverged_b": cb["n_diverged"],
+                "failed_before_push_a": ca.get("n_failed_before_push"),
+                "failed_before_push_b": cb.get("n_failed_before_push"),
+                "survival_a": ca["survival"],
+                "survival_b": cb["survival"],
+                "delta_survival": None
+                if ca["survival"] is None or cb["survival"] is None
+                else cb["survival"] - ca["survival"],
+                "p_fisher": p,
+            }
+        )
     horizon = float(a["thresholds"].get("horizon_s", 5.0))
     strata: dict[int, list] = {}
     for c, ca, cb in zip(cells, a["cells"], b["cells"]):
@@ -131,43 +165,76 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
     rows = []
     for ra, rb in zip(a["boundary"], b["boundary"]):
         both = ra["status"] == "boundary" and rb["status"] == "boundary"
-        rows.append({"mu": ra["mu"], "a": _boundary_text(ra), "b": _boundary_text(rb),
-                     "a_median_pct_bw": ra["median_pct_bw"], "a_ci95_pct_bw": ra["ci95_pct_bw"],
-                     "b_median_pct_bw": rb["median_pct_bw"], "b_ci95_pct_bw": rb["ci95_pct_bw"],
-                     "displacement_pct_bw": rb["median_pct_bw"] - ra["median_pct_bw"] if both else None,
-                     "note": "" if both else f"A: {_boundary_note(ra)}; B: {_boundary_note(rb)}"})
+        rows.append(
+            {
+                "mu": ra["mu"],
+                "a": _boundary_text(ra),
+                "b": _boundary_text(rb),
+                "a_median_pct_bw": ra["median_pct_bw"],
+                "a_ci95_pct_bw": ra["ci95_pct_bw"],
+                "b_median_pct_bw": rb["median_pct_bw"],
+                "b_ci95_pct_bw": rb["ci95_pct_bw"],
+                "displacement_pct_bw": rb["median_pct_bw"] - ra["median_pct_bw"] if both else None,
+                "note": "" if both else f"A: {_boundary_note(ra)}; B: {_boundary_note(rb)}",
+            }
+        )
     for i, (row, t, rq) in enumerate(zip(rows, row_tests, row_q)):
-        row.update(p_logrank_row=t["p"], q_logrank_row=rq, chi2_logrank_row=t["chi2"],
-                   logrank_row_direction=None if rq > q else ("B fails later/less" if t["o_minus_e_a"] > 0
-                                                               else "B fails earlier/more"))
+        row.update(
+            p_logrank_row=t["p"],
+            q_logrank_row=rq,
+            chi2_logrank_row=t["chi2"],
+            logrank_row_direction=None
+            if rq > q
+            else ("B fails later/less" if t["o_minus_e_a"] > 0 else "B fails earlier/more"),
+        )
         row.update(_logrank_against_shift(row, [c for c in cells if c["mu_idx"] == i], col))
     return {
-        **{side: {"checkpoint": r["sweep"]["checkpoint"], "totals": r["totals"], "store_root": r["sweep"]["store_root"],
-                  "training": r.get("training"), "diverged_causes": r.get("diverged_causes"),
-                  "failed_before_push": r.get("failed_before_push")} for side, r in (("a", a), ("b", b))},
+        **{
+            side: {
+                "checkpoint": r["sweep"]["checkpoint"],
+                "totals": r["totals"],
+                "store_root": r["sweep"]["store_root"],
+                "training": r.get("training"),
+                "diverged_causes": r.get("diverged_causes"),
+                "failed_before_push": r.get("failed_before_push"),
+            }
+            for side, r in (("a", a), ("b", b))
+        },
         "grid": a["sweep"]["grid"],
         "thresholds": a["thresholds"],
-        "summary": {"cells": len(cells), "safer": len(safer), "worse": len(worse),
-                    "unchanged": len(cells) - len(safer) - len(worse), "fdr_q": q},
-        "logrank_summary": {"cells_significant": sum(1 for c in cells if c["significant_logrank"]),
-                            "rows_significant": sum(1 for r in rows if r["q_logrank_row"] <= q), "fdr_q": q},
-        "shrinkage_census": {"cells_significantly_worse": len(worse), "cells": [_cell_name(c) for c in worse],
-                             "rule": "every cell where B fails significantly more often (Fisher, BH q < "
-                                     f"{q}), wherever it appears"},
+        "summary": {
+            "cells": len(cells),
+            "safer": len(safer),
+            "worse": len(worse),
+            "unchanged": len(cells) - len(safer) - len(worse),
+            "fdr_q": q,
+        },
+        "logrank_summary": {
+            "cells_significant": sum(1 for c in cells if c["significant_logrank"]),
+            "rows_significant": sum(1 for r in rows if r["q_logrank_row"] <= q),
+            "fdr_q": q,
+        },
+        "shrinkage_census": {
+            "cells_significantly_worse": len(worse),
+            "cells": [_cell_name(c) for c in worse],
+            "rule": f"every cell where B fails significantly more often (Fisher, BH q < {q}), wherever it appears",
+        },
         "safer_cells": [_cell_name(c) for c in safer],
         "boundary_displacement": rows,
         "surface_a": a["danger"],
         "surface_b": b["danger"],
         "cells": cells,
-        "method": {"test": "two-sided Fisher exact on failed/survived x sweep per cell (diverged excluded)",
-                   "multiplicity": f"Benjamini-Hochberg over all {len(cells)} cells at q < {q}",
-                   "logrank": "two-sample log-rank on failure times censored at the horizon, per cell, and per "
-                              "friction row stratified by push cell; q-values are Benjamini-Hochberg adjusted "
-                              f"p-values over the family ({len(cells)} cells; {len(rows)} rows); the cell "
-                              "verdicts (safer/worse) stay the Fisher test's; a row whose log-rank direction "
-                              "disagrees with its boundary shift says why (logrank_note)",
-                   "boundary": "bootstrap medians and 95% intervals of each sweep's reduction; "
-                               "displacement = B median - A median"},
+        "method": {
+            "test": "two-sided Fisher exact on failed/survived x sweep per cell (diverged excluded)",
+            "multiplicity": f"Benjamini-Hochberg over all {len(cells)} cells at q < {q}",
+            "logrank": "two-sample log-rank on failure times censored at the horizon, per cell, and per "
+            "friction row stratified by push cell; q-values are Benjamini-Hochberg adjusted "
+            f"p-values over the family ({len(cells)} cells; {len(rows)} rows); the cell "
+            "verdicts (safer/worse) stay the Fisher test's; a row whose log-rank direction "
+            "disagrees with its boundary shift says why (logrank_note)",
+            "boundary": "bootstrap medians and 95% intervals of each sweep's reduction; "
+            "displacement = B median - A median",
+        },
     }
 
 
@@ -175,9 +242,8 @@ def run(req: DiffRequest) -> Result:
     """`policylab boundary diff`: reduce both sweeps (no rule check), diff them, write OUT/diff.json."""
     from policylab.rollout.store import Store
     from policylab.studies.boundary import gate
-    from policylab.studies.boundary.reduce import load_sweep, reduce_sweep
-
     from policylab.studies.boundary.records import stored_name
+    from policylab.studies.boundary.reduce import load_sweep, reduce_sweep
 
     reductions, names = [], []
     for root, spec, field in ((req.store, req.a, "a"), (req.store_of_b, req.b, "b")):
@@ -189,12 +255,20 @@ def run(req: DiffRequest) -> Result:
         raise BadInput("b", "checkpoints A and B are the same")
     for root, name, field in ((req.store, names[0], "a"), (req.store_of_b, names[1], "b")):
         with Store(root.resolve(), readonly=True) as store:
-            reductions.append(reduce_sweep(store, load_sweep(store, name, field), resamples=req.resamples,
-                                           seed=req.seed, check_rule=False))
+            reductions.append(
+                reduce_sweep(
+                    store, load_sweep(store, name, field), resamples=req.resamples, seed=req.seed, check_rule=False
+                )
+            )
     result = diff_reductions(*reductions, q=req.q)
     claim_out_dir(req.out, {**req.config(), "a": names[0], "b": names[1]})
     path = stage_path(req.out, "diff")
     write_json(path, result)
     s = result["summary"]
-    return Result(path, headlines=(f"diff {names[0]} -> {names[1]}: {s['safer']} cells safer, {s['worse']} worse "
-                                   f"(shrinkage), {s['unchanged']} unchanged",))
+    return Result(
+        path,
+        headlines=(
+            f"diff {names[0]} -> {names[1]}: {s['safer']} cells safer, {s['worse']} worse "
+            f"(shrinkage), {s['unchanged']} unchanged",
+        ),
+    )

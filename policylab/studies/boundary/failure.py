@@ -40,17 +40,26 @@ def walking_warning(failed_before_push: int, rollouts: int, push_t0: float) -> s
     another robot than a policy that cannot walk; None when at most half fell so."""
     if not rollouts or 2 * failed_before_push <= rollouts:
         return None
-    return (f"{failed_before_push} of {rollouts} rollouts fell before the push started ({push_t0:g} s): the policy "
-            "does not walk on this robot without a push, so the map shows that, not the pushes; check the robot "
-            "spec (joint_order, keyframe, gains) and that the policy was trained on this robot")
+    return (
+        f"{failed_before_push} of {rollouts} rollouts fell before the push started ({push_t0:g} s): the policy "
+        "does not walk on this robot without a push, so the map shows that, not the pushes; check the robot "
+        "spec (joint_order, keyframe, gains) and that the policy was trained on this robot"
+    )
 
 
 def thresholds() -> dict:
     return {"torso_z_fail_m": TORSO_Z_FAIL_M, "uprightness_fail": UPRIGHTNESS_FAIL, "rule_version": RULE_VERSION}
 
 
-def classify(qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, dt: float, rule: dict | None = None,
-             root_qpos: int = 0, bad_action_step: int | None = None) -> dict:
+def classify(
+    qpos: np.ndarray,
+    qvel: np.ndarray,
+    time: np.ndarray,
+    dt: float,
+    rule: dict | None = None,
+    root_qpos: int = 0,
+    bad_action_step: int | None = None,
+) -> dict:
     """Outcome of one rollout from its states (T+1 rows at control rate, row 0 the reset state).
 
     `rule` is a robot's frozen thresholds ({torso_z_fail_m, uprightness_fail, ...}; None: the Ant's,

@@ -38,14 +38,31 @@ def library_versions() -> dict[str, str]:
 def record(sweep_meta: dict, report: dict) -> dict:
     """The gate record of a verify run over the sweep whose store meta is `sweep_meta`."""
     a = report["agreement"]
-    return {"passed": bool(report["passed"]), "checkpoint": sweep_meta["checkpoint"],
-            "robot": recorded_robot(sweep_meta), "protocol_hash": hash_obj(sweep_meta["protocol"]),
-            "libraries": library_versions(), "sampled": a["n"], "identical": a["identical"]}
+    return {
+        "passed": bool(report["passed"]),
+        "checkpoint": sweep_meta["checkpoint"],
+        "robot": recorded_robot(sweep_meta),
+        "protocol_hash": hash_obj(sweep_meta["protocol"]),
+        "libraries": library_versions(),
+        "sampled": a["n"],
+        "identical": a["identical"],
+    }
 
 
 def verify_command(store_root: Path, checkpoint: str, robot_ref: str) -> str:
-    return shlex.join(["policylab", "boundary", "verify", "--robot", robot_ref, "--checkpoint", checkpoint,
-                       "--store", str(store_root)])
+    return shlex.join(
+        [
+            "policylab",
+            "boundary",
+            "verify",
+            "--robot",
+            robot_ref,
+            "--checkpoint",
+            checkpoint,
+            "--store",
+            str(store_root),
+        ]
+    )
 
 
 def require(store: Store, checkpoint: str, field: str) -> dict:
@@ -56,11 +73,15 @@ def require(store: Store, checkpoint: str, field: str) -> dict:
     cmd = verify_command(store.root, checkpoint, recorded_robot(meta)["ref"])
     gate = store.get_meta(gate_name(checkpoint))
     if gate is None:
-        raise BadInput(field, f"the sweep of {checkpoint!r} has no equivalence record (the gate never ran); run "
-                       f"`{cmd}` first")
+        raise BadInput(
+            field, f"the sweep of {checkpoint!r} has no equivalence record (the gate never ran); run `{cmd}` first"
+        )
     if not gate.get("passed"):
-        raise BadInput(field, f"the equivalence gate of {checkpoint!r} failed ({gate.get('identical')}/"
-                       f"{gate.get('sampled')} identical); the sweep cannot be trusted: sweep again and run `{cmd}`")
+        raise BadInput(
+            field,
+            f"the equivalence gate of {checkpoint!r} failed ({gate.get('identical')}/"
+            f"{gate.get('sampled')} identical); the sweep cannot be trusted: sweep again and run `{cmd}`",
+        )
     why = []
     if gate.get("checkpoint") != meta["checkpoint"]:
         why.append("checkpoint")
@@ -71,6 +92,7 @@ def require(store: Store, checkpoint: str, field: str) -> dict:
     if gate.get("libraries") != library_versions():
         why.append("library versions")
     if why:
-        raise BadInput(field, f"the equivalence record of {checkpoint!r} was made for another {', '.join(why)}; run "
-                       f"`{cmd}` again")
+        raise BadInput(
+            field, f"the equivalence record of {checkpoint!r} was made for another {', '.join(why)}; run `{cmd}` again"
+        )
     return gate

@@ -10,7 +10,7 @@ whose boundary lies below the grid, or that fewer than half the resamples cross,
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from scipy.stats import spearmanr
 
@@ -23,8 +23,10 @@ TRAINER_FLOORS = ((0.6, 100.0), (0.3, 60.0))
 TRAINER_ROWS = ((0.10, 0.35, 100.0), (0.40, 0.65, 124.0), (0.70, 1.0, 139.0))
 TRAINER_SHARE, TRAINER_SPEARMAN = 0.8, 0.5
 NOMINAL_SURVIVAL = 0.99  # of the nominal worlds (mu 1.0, no push, 5 s)
-BOUNDARY_RULE = ("bootstrap median >= 75 %BW for every row with mu >= 0.6, >= 50 %BW for mu >= 0.3; a row "
-                 "surviving every push of the grid holds (boundary above the grid)")
+BOUNDARY_RULE = (
+    "bootstrap median >= 75 %BW for every row with mu >= 0.6, >= 50 %BW for mu >= 0.3; a row "
+    "surviving every push of the grid holds (boundary above the grid)"
+)
 
 
 def boundary_checks(rows: Sequence[Mapping], floors=BOUNDARY_FLOORS) -> list[dict]:
@@ -37,17 +39,30 @@ def boundary_checks(rows: Sequence[Mapping], floors=BOUNDARY_FLOORS) -> list[dic
             continue
         above = row["status"] != "boundary" and row.get("beyond_grid") == "above"
         median, ci = row["median_pct_bw"], row["ci95_pct_bw"]
-        out.append({"mu": row["mu"], "floor_pct_bw": floor, "median_pct_bw": median, "ci95_pct_bw": ci,
-                    "above_grid": above, "holds": above or (median is not None and median >= floor),
-                    "interval_above_floor": above or (ci is not None and ci[0] >= floor),
-                    "note": "survives every push of the grid: boundary above its range" if above else row["note"]})
+        out.append(
+            {
+                "mu": row["mu"],
+                "floor_pct_bw": floor,
+                "median_pct_bw": median,
+                "ci95_pct_bw": ci,
+                "above_grid": above,
+                "holds": above or (median is not None and median >= floor),
+                "interval_above_floor": above or (ci is not None and ci[0] >= floor),
+                "note": "survives every push of the grid: boundary above its range" if above else row["note"],
+            }
+        )
     return out
 
 
 def boundary_summary(rows: Sequence[Mapping]) -> dict:
     checks = boundary_checks(rows)
-    return {"rows": checks, "rows_checked": len(checks), "rows_holding": sum(c["holds"] for c in checks),
-            "all_hold": all(c["holds"] for c in checks), "rule": BOUNDARY_RULE}
+    return {
+        "rows": checks,
+        "rows_checked": len(checks),
+        "rows_holding": sum(c["holds"] for c in checks),
+        "all_hold": all(c["holds"] for c in checks),
+        "rule": BOUNDARY_RULE,
+    }
 
 
 def trainer_bar(rows: Sequence[Mapping]) -> dict:
@@ -59,22 +74,35 @@ def trainer_bar(rows: Sequence[Mapping]) -> dict:
     for c in checks:
         ref = next(lo for mu_lo, mu_hi, lo in TRAINER_ROWS if mu_lo - 1e-9 <= c["mu"] <= mu_hi + 1e-9)
         c["trainer_pct_bw"] = ref
-        c["meets_trainer_share"] = c["above_grid"] or (c["median_pct_bw"] is not None and
-                                                        c["median_pct_bw"] >= TRAINER_SHARE * ref)
-    ranked = [(row["mu"], float("inf") if row.get("beyond_grid") == "above" else row["median_pct_bw"])
-              for row in rows if row["median_pct_bw"] is not None or row.get("beyond_grid") == "above"]
+        c["meets_trainer_share"] = c["above_grid"] or (
+            c["median_pct_bw"] is not None and c["median_pct_bw"] >= TRAINER_SHARE * ref
+        )
+    ranked = [
+        (row["mu"], float("inf") if row.get("beyond_grid") == "above" else row["median_pct_bw"])
+        for row in rows
+        if row["median_pct_bw"] is not None or row.get("beyond_grid") == "above"
+    ]
     varies = len({b for _, b in ranked}) > 1  # a straight wall has no rank order: rho is undefined (None)
     rho = float(spearmanr(*zip(*ranked)).statistic) if len(ranked) >= 3 and varies else None
     rises = rho is not None and rho >= TRAINER_SPEARMAN
-    return {"rows": checks, "rows_checked": len(checks), "floors_holding": sum(c["holds"] for c in checks),
-            "share_holding": sum(c["meets_trainer_share"] for c in checks), "spearman_mu_boundary": rho,
-            "rises_with_friction": rises,
-            "all_hold": rises and all(c["holds"] and c["meets_trainer_share"] for c in checks)}
+    return {
+        "rows": checks,
+        "rows_checked": len(checks),
+        "floors_holding": sum(c["holds"] for c in checks),
+        "share_holding": sum(c["meets_trainer_share"] for c in checks),
+        "spearman_mu_boundary": rho,
+        "rises_with_friction": rises,
+        "all_hold": rises and all(c["holds"] and c["meets_trainer_share"] for c in checks),
+    }
 
 
 def nominal_check(judged: Mapping) -> dict:
     """`learn.judge.nominal`'s judgement with the goal's verdicts: survival >= 99% and the forward speed
     within 20% of the command."""
     survival = judged["survival"] >= NOMINAL_SURVIVAL
-    return {**judged, "goal_survival": NOMINAL_SURVIVAL, "survival_holds": survival,
-            "holds": survival and bool(judged["speed_within_20pct"])}
+    return {
+        **judged,
+        "goal_survival": NOMINAL_SURVIVAL,
+        "survival_holds": survival,
+        "holds": survival and bool(judged["speed_within_20pct"]),
+    }

@@ -31,14 +31,14 @@ def keep(store: Store, ckpt: Checkpoint) -> None:
     """Copy the sweep's spec and policy files into the store and record them (same bytes, same copy)."""
     rob = ckpt.robot
     files = {}
-    for kind, path, sha in (("spec", rob.spec_file, rob.identity["spec_sha256"]),
-                            ("policy", ckpt.path, ckpt.sha256)):
+    for kind, path, sha in (("spec", rob.spec_file, rob.identity["spec_sha256"]), ("policy", ckpt.path, ckpt.sha256)):
         rel = f"{KEPT_DIR}/{sha}{Path(path).suffix.lower()}"
         if not (store.root / rel).is_file():
             atomic_write_bytes(store.root / rel, Path(path).read_bytes())
         files[kind] = rel
-    store.set_meta(kept_name(ckpt.name), {**files, "mjcf": str(rob.mjcf.resolve()),
-                                          "mjcf_sha256": rob.identity["mjcf_sha256"]})
+    store.set_meta(
+        kept_name(ckpt.name), {**files, "mjcf": str(rob.mjcf.resolve()), "mjcf_sha256": rob.identity["mjcf_sha256"]}
+    )
 
 
 def kept_robot(store: Store, checkpoint: str, ref: str, field: str = "store") -> Robot | None:
@@ -49,8 +49,11 @@ def kept_robot(store: Store, checkpoint: str, ref: str, field: str = "store") ->
         return None
     mjcf = Path(kept["mjcf"])
     if not mjcf.is_file() or sha256_hex(mjcf.read_bytes()) != kept["mjcf_sha256"]:
-        raise BadInput(field, f"the MJCF {mjcf} of the sweep's robot {ref!r} is gone or changed since the sweep "
-                       "(the store keeps the spec, not the model); put it back or sweep again")
+        raise BadInput(
+            field,
+            f"the MJCF {mjcf} of the sweep's robot {ref!r} is gone or changed since the sweep "
+            "(the store keeps the spec, not the model); put it back or sweep again",
+        )
     return robot_from_copy(ref, store.root / kept["spec"], mjcf)
 
 

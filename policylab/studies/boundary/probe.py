@@ -43,8 +43,15 @@ def run(req: ProbeRequest) -> Result:
     first = _playable(view)
     sock = bind(req.host, req.port)
     claim_out_dir(req.out, req.config())
-    worker = WorkerProcess({"robot": first.robot, "checkpoint_path": str(first.path), "width": req.width,
-                            "height": req.height, "world": World(1.0, 0.0, DEFAULT_DIR, DEFAULT_T0, PROBE_SEEDS.base)})
+    worker = WorkerProcess(
+        {
+            "robot": first.robot,
+            "checkpoint_path": str(first.path),
+            "width": req.width,
+            "height": req.height,
+            "world": World(1.0, 0.0, DEFAULT_DIR, DEFAULT_T0, PROBE_SEEDS.base),
+        }
+    )
     try:  # the worker warms up while the maps are reduced here
         say(f"probe: reducing {len(view.sweeps)} sweep(s) of {req.store} for the maps")
         view.maps()
@@ -61,7 +68,7 @@ def run(req: ProbeRequest) -> Result:
     return Result(req.out, headlines=(f"probe stopped; runs made: {len(probe.runs)}",))
 
 
-def _playable(view: "StoreView") -> "Checkpoint":
+def _playable(view: StoreView) -> Checkpoint:
     """The first sweep's checkpoint that can be played (the worker warms up with it); a sweep whose policy
     cannot be played still shows its map, and a run of it is refused in the page with the reason."""
     for sweep in view.sweeps.values():
@@ -69,5 +76,8 @@ def _playable(view: "StoreView") -> "Checkpoint":
             return sweep.checkpoint
         except BadInput:
             continue
-    raise BadInput("store", f"no sweep in {view.root} has a policy that can be played (the store keeps no copy "
-                   "of it and no committed checkpoint has its name)")
+    raise BadInput(
+        "store",
+        f"no sweep in {view.root} has a policy that can be played (the store keeps no copy "
+        "of it and no committed checkpoint has its name)",
+    )

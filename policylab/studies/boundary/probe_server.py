@@ -34,8 +34,8 @@ import secrets
 import socket
 import threading
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 from urllib.parse import quote
 
 import uvicorn
@@ -62,7 +62,7 @@ TOKEN_HEADER = "x-probe-token"
 TOKEN_SLOT = "PROBE_TOKEN"  # in index.html's <meta name="probe-token">, replaced by the server's token
 PAGE_HEADERS = {  # the page runs its own script only, in no other site's frame, and is never cached (its token)
     "content-security-policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; object-src 'none'; "
-                               "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     "x-content-type-options": "nosniff",
     "cache-control": "no-store",
 }
@@ -75,8 +75,7 @@ class Probe:
     """The server's state: the store's view, the worker, the out folder, the runs made so far, the jobs
     queued, and the token its page carries."""
 
-    def __init__(self, view: StoreView, worker: WorkerProcess, out: Path, *, timeout: float, width: int,
-                 height: int):
+    def __init__(self, view: StoreView, worker: WorkerProcess, out: Path, *, timeout: float, width: int, height: int):
         self.view, self.worker, self.out = view, worker, out
         self.timeout, self.width, self.height = timeout, width, height
         self.runs: dict[str, dict] = {}  # run id -> what its render job needs
@@ -90,15 +89,21 @@ class Probe:
 
     def app(self, port: int) -> ASGIApp:
         """The routes behind the `Guard` of this server's port and token."""
-        return Guard(Starlette(routes=[
-            Route("/", self._page),
-            Route("/probe.js", self._script),
-            Route("/api/maps", self._maps),
-            Route("/api/run", self._run, methods=["POST"]),
-            Route("/api/render/{run_id}", self._render, methods=["POST"]),
-            Route("/rrd/{run_id}", self._rrd),
-            Route("/files/{name}", self._file),
-        ]), port, self.token)
+        return Guard(
+            Starlette(
+                routes=[
+                    Route("/", self._page),
+                    Route("/probe.js", self._script),
+                    Route("/api/maps", self._maps),
+                    Route("/api/run", self._run, methods=["POST"]),
+                    Route("/api/render/{run_id}", self._render, methods=["POST"]),
+                    Route("/rrd/{run_id}", self._rrd),
+                    Route("/files/{name}", self._file),
+                ]
+            ),
+            port,
+            self.token,
+        )
 
     async def _page(self, request: HttpRequest) -> Response:
         return HTMLResponse(self.page, headers=PAGE_HEADERS)
@@ -182,21 +187,33 @@ class Probe:
         req = validated(ProbeRunForm, body)
         planned, ckpt, world = self.view.plan(req)
         run_id = f"{ckpt.name}-{ckpt.sha256[:8]}_{slug(world.key)}"
-        job = {"planned": planned, "checkpoint_path": str(ckpt.path), "robot": ckpt.robot, "world": world,
-               "store": str(self.view.root), "out": str(self.out), "save": req.save, "run_id": run_id}
+        job = {
+            "planned": planned,
+            "checkpoint_path": str(ckpt.path),
+            "robot": ckpt.robot,
+            "world": world,
+            "store": str(self.view.root),
+            "out": str(self.out),
+            "save": req.save,
+            "run_id": run_id,
+        }
         result = self.worker.call("simulate", job, self.timeout, gone)
         self.runs[run_id] = {"robot": ckpt.robot, "world": dict(planned.world), "outcome": result["outcome"]}
         self.files.add(result["npz"])
-        return {**result, "checkpoint": ckpt.name, "world": dict(planned.world),
-                "npz_url": f"/files/{quote(result['npz'], safe='')}", "rrd_url": f"/rrd/{quote(run_id, safe='')}",
-                "thresholds": ckpt.robot.thresholds(),
-                "push_window_s": [world.push_t0, world.push_t0 + PUSH_DURATION_S]}
+        return {
+            **result,
+            "checkpoint": ckpt.name,
+            "world": dict(planned.world),
+            "npz_url": f"/files/{quote(result['npz'], safe='')}",
+            "rrd_url": f"/rrd/{quote(run_id, safe='')}",
+            "thresholds": ckpt.robot.thresholds(),
+            "push_window_s": [world.push_t0, world.push_t0 + PUSH_DURATION_S],
+        }
 
     def _job_of(self, run_id: str) -> dict:
         if run_id not in self.runs:
             raise BadInput("run", f"no run {run_id!r} on this page; run the world first")
-        return {**self.runs[run_id], "run_id": run_id, "out": str(self.out), "width": self.width,
-                "height": self.height}
+        return {**self.runs[run_id], "run_id": run_id, "out": str(self.out), "width": self.width, "height": self.height}
 
     def render(self, run_id: str, gone: threading.Event | None = None) -> dict:
         result = self.worker.call("render", self._job_of(run_id), self.timeout, gone)
@@ -237,8 +254,10 @@ class Guard:
             return f"origin: {origin!r} is not this page's own address (http://{host})"
         token = headers.get(TOKEN_HEADER, "")
         if method not in ("GET", "HEAD") and not secrets.compare_digest(token.encode(), self.token.encode()):
-            return ("token: a request that changes anything must carry this probe's token (X-Probe-Token), which "
-                    "its own page holds")
+            return (
+                "token: a request that changes anything must carry this probe's token (X-Probe-Token), which "
+                "its own page holds"
+            )
         return None
 
 
@@ -275,8 +294,9 @@ def _nests_deeper(value: object, levels: int) -> bool:
     """Whether `value` holds lists and objects more than `levels` deep (looking no deeper than that)."""
     if not isinstance(value, (list, dict)):
         return False
-    return levels == 0 or any(_nests_deeper(v, levels - 1) for v in (value.values() if isinstance(value, dict)
-                                                                      else value))
+    return levels == 0 or any(
+        _nests_deeper(v, levels - 1) for v in (value.values() if isinstance(value, dict) else value)
+    )
 
 
 def _refuse(status: int, line: str) -> Response:
@@ -296,8 +316,10 @@ def bind(host: str, port: int) -> socket.socket:
         sock.bind(addr)
         sock.listen(128)
     except OSError as exc:
-        raise BadInput("port" if isinstance(exc, PermissionError) or exc.errno == errno.EADDRINUSE else "host",
-                       f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+        raise BadInput(
+            "port" if isinstance(exc, PermissionError) or exc.errno == errno.EADDRINUSE else "host",
+            f"cannot listen on {host}:{port} ({exc.strerror or exc})",
+        ) from None
     return sock
 
 
@@ -308,6 +330,5 @@ def address(sock: socket.socket) -> str:
 
 def serve(probe: Probe, sock: socket.socket) -> None:
     """Serve until Ctrl-C (uvicorn finishes the requests in flight, then the signal goes on up)."""
-    config = uvicorn.Config(probe.app(sock.getsockname()[1]), log_level="warning", access_log=False,
-                            lifespan="off")
+    config = uvicorn.Config(probe.app(sock.getsockname()[1]), log_level="warning", access_log=False, lifespan="off")
     uvicorn.Server(config).run(sockets=[sock])

@@ -25,14 +25,20 @@ from policylab.rollout.ensure import Planned
 from policylab.rollout.seeds import named_range
 from policylab.rollout.store import Store
 from policylab.studies.boundary import gate
+from policylab.studies.boundary.axes import CATALOGUE
 from policylab.studies.boundary.checkpoint import Checkpoint, checkpoint_on, policy_record
 from policylab.studies.boundary.constants import CHECKPOINT_DIR
 from policylab.studies.boundary.kept_files import kept_policy
 from policylab.studies.boundary.protocol import protocol
-from policylab.studies.boundary.records import (STUDY, grid_from_meta, meta_name, planned_sweep, robot_from_meta,
-                                                world_record)
+from policylab.studies.boundary.records import (
+    STUDY,
+    grid_from_meta,
+    meta_name,
+    planned_sweep,
+    robot_from_meta,
+    world_record,
+)
 from policylab.studies.boundary.requests import ProbeRunForm
-from policylab.studies.boundary.axes import CATALOGUE
 from policylab.studies.boundary.world import GridWorld, World, grid_axes, world_from
 
 PROBE_SEEDS = named_range("boundary", "probe")
@@ -63,8 +69,11 @@ class Sweep:
             kept = kept_policy(store, self.name)
         ckpt = replace(checkpoint_on(str(kept) if kept is not None else self.name, rob), name=self.name)
         if ckpt.as_dict() != self.meta["checkpoint"]:  # a normalisation file beside the policy is not kept
-            raise BadInput("checkpoint", f"the policy of {self.name!r} cannot be played as it was swept (its file or "
-                           "its normalisation file differs or is gone)")
+            raise BadInput(
+                "checkpoint",
+                f"the policy of {self.name!r} cannot be played as it was swept (its file or "
+                "its normalisation file differs or is gone)",
+            )
         return ckpt
 
 
@@ -99,15 +108,17 @@ class StoreView:
             for name in self.sweeps:
                 entry: dict = {"name": name, "robot": self.sweeps[name].meta.get("robot", {}).get("ref")}
                 try:
-                    red = reduce_sweep(store, load_sweep(store, name), resamples=self.resamples, seed=0,
-                                       check_rule=False)
+                    red = reduce_sweep(
+                        store, load_sweep(store, name), resamples=self.resamples, seed=0, check_rule=False
+                    )
                 except BadInput as exc:
                     entry["error"] = exc.message
                 else:
                     for c in red["cells"]:  # what the page lists of a cell (the whole reduction is megabytes)
                         c.pop("km_curve", None)
-                        c["rollouts"] = [{k: r[k] for k in ("seed_idx", "seed", "status", "t_fail")}
-                                         for r in c["rollouts"]]
+                        c["rollouts"] = [
+                            {k: r[k] for k in ("seed_idx", "seed", "status", "t_fail")} for r in c["rollouts"]
+                        ]
                     reductions[name] = entry["reduction"] = red
                     entry["axes"] = map_axes(red["sweep"]["grid"])
                 try:
@@ -119,19 +130,44 @@ class StoreView:
         diffs = []
         names = list(reductions)
         for i, a in enumerate(names):
-            for b in names[i + 1:]:
+            for b in names[i + 1 :]:
                 try:
                     d = diff_reductions(reductions[a], reductions[b], q=FDR_Q)
                 except BadInput as exc:
                     diffs.append({"a": a, "b": b, "error": exc.message})
                     continue
-                diffs.append({"a": a, "b": b, "summary": d["summary"], "grid": d["grid"], "axes": map_axes(d["grid"]),
-                              "cells": [{k: c[k] for k in ("mu_idx", "push_idx", "survival_a", "survival_b",
-                                                           "delta_survival", "q_fisher", "change")}
-                                        for c in d["cells"]],
-                              "shrinkage_census": d["shrinkage_census"]})
-        return {"store": str(self.root), "sweeps": entries, "diffs": diffs, "axes": [form_field(a) for a in CATALOGUE],
-                "probe_seeds": {"range": "boundary.probe", "base": PROBE_SEEDS.base, "size": PROBE_SEEDS.size}}
+                diffs.append(
+                    {
+                        "a": a,
+                        "b": b,
+                        "summary": d["summary"],
+                        "grid": d["grid"],
+                        "axes": map_axes(d["grid"]),
+                        "cells": [
+                            {
+                                k: c[k]
+                                for k in (
+                                    "mu_idx",
+                                    "push_idx",
+                                    "survival_a",
+                                    "survival_b",
+                                    "delta_survival",
+                                    "q_fisher",
+                                    "change",
+                                )
+                            }
+                            for c in d["cells"]
+                        ],
+                        "shrinkage_census": d["shrinkage_census"],
+                    }
+                )
+        return {
+            "store": str(self.root),
+            "sweeps": entries,
+            "diffs": diffs,
+            "axes": [form_field(a) for a in CATALOGUE],
+            "probe_seeds": {"range": "boundary.probe", "base": PROBE_SEEDS.base, "size": PROBE_SEEDS.size},
+        }
 
     @property
     def policy_folders(self) -> tuple[Path, Path]:
@@ -145,8 +181,11 @@ class StoreView:
         nothing of the files elsewhere on this machine."""
         try:
             path = Path(given).resolve()
-            allowed = path.suffix.lower() in SUFFIXES and any(path.is_relative_to(f) for f in self.policy_folders) \
+            allowed = (
+                path.suffix.lower() in SUFFIXES
+                and any(path.is_relative_to(f) for f in self.policy_folders)
                 and path.is_file()
+            )
         except (OSError, ValueError, RuntimeError):  # a name the system refuses (a NUL byte, too long, a link loop)
             allowed = False
         if not allowed:
@@ -199,5 +238,12 @@ def map_axes(grid: dict) -> dict:
 def form_field(a) -> dict:
     """One input of the page's world form: named by the World field (as records name it), with the
     axis's label, unit, range, resolution and default."""
-    return {"name": a.field, "label": a.label, "unit": a.unit, "min": a.lo, "max": a.hi, "step": a.resolution,
-            "default": a.default}
+    return {
+        "name": a.field,
+        "label": a.label,
+        "unit": a.unit,
+        "min": a.lo,
+        "max": a.hi,
+        "step": a.resolution,
+        "default": a.default,
+    }

@@ -27,10 +27,11 @@ import signal
 import threading
 import time
 import traceback
-from multiprocessing import resource_tracker
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from pathlib import Path
-from typing import Any, Callable, Mapping, NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -65,8 +66,12 @@ class WorkerProcess:
 
     def _start(self) -> None:
         self._conn, child = self._ctx.Pipe()
-        self.process = self._ctx.Process(target=exec, args=(_CHILD, {"conn": child, "warm": pickle.dumps(self._warm)}),
-                                         daemon=True, name="policylab-probe-worker")
+        self.process = self._ctx.Process(
+            target=exec,
+            args=(_CHILD, {"conn": child, "warm": pickle.dumps(self._warm)}),
+            daemon=True,
+            name="policylab-probe-worker",
+        )
         # The child inherits this thread's signal mask through fork and exec: with SIGINT blocked it cannot be
         # interrupted before its first line ignores SIGINT (a Ctrl-C during interpreter startup would otherwise
         # end it with a KeyboardInterrupt traceback). Here a SIGINT meanwhile waits and is then delivered. The
@@ -175,12 +180,14 @@ def _result(status: str, value: Any) -> dict:
 # before anything is imported and only then unblocked, so a Ctrl-C that reaches the group while a new worker
 # starts or imports (seconds, during its warm-up) leaves no KeyboardInterrupt traceback; the warm-up job is
 # unpickled only then (unpickling it imports the simulator).
-_CHILD = ("import signal\n"
-          "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-          "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
-          "import pickle\n"
-          "from policylab.studies.boundary.probe_worker import _serve\n"
-          "_serve(conn, pickle.loads(warm))\n")
+_CHILD = (
+    "import signal\n"
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
+    "import pickle\n"
+    "from policylab.studies.boundary.probe_worker import _serve\n"
+    "_serve(conn, pickle.loads(warm))\n"
+)
 
 
 def _serve(conn, warm_job: Mapping) -> None:
@@ -238,7 +245,7 @@ def simulate(job: Mapping, renderers: dict) -> dict:
 
     planned, rob = job["planned"], job["robot"]
     t0 = time.perf_counter()
-    (outcome, payload), = simulate_worlds(job["checkpoint_path"], [job["world"]], rob, nthread=1)
+    ((outcome, payload),) = simulate_worlds(job["checkpoint_path"], [job["world"]], rob, nthread=1)
     simulate_s = time.perf_counter() - t0
     blob = arrays_to_bytes(payload)
     sha = arrays_digest(payload)  # the store's digest: over the arrays, not the .npz container
@@ -249,17 +256,30 @@ def simulate(job: Mapping, renderers: dict) -> dict:
         rec = store.get(planned.key)
         if rec is not None:
             same = compare(store.payload(planned.key), payload)
-            stored = {"outcome": dict(rec.outcome), "payload_sha256": rec.payload_sha256,
-                      "bitwise_equal": rec.payload_sha256 == sha and same["equal"],
-                      "qpos_max_abs_diff": _finite_or_none(same["qpos_max_abs_diff"]),
-                      "same_outcome": dict(rec.outcome) == outcome}
+            stored = {
+                "outcome": dict(rec.outcome),
+                "payload_sha256": rec.payload_sha256,
+                "bitwise_equal": rec.payload_sha256 == sha and same["equal"],
+                "qpos_max_abs_diff": _finite_or_none(same["qpos_max_abs_diff"]),
+                "same_outcome": dict(rec.outcome) == outcome,
+            }
         elif job["save"]:
             ensure(store, [planned], _Computed((outcome, payload)), label="probe", unit="rollout")
             saved = store.has(planned.key)
-    return {"run_id": job["run_id"], "key": planned.key, "outcome": outcome, "payload_sha256": sha, "stored": stored,
-            "saved": saved, "npz": npz.name, "simulate_s": simulate_s,
-            "tracks": {name: [float(v) if np.isfinite(v) else None for v in payload[name]]  # JSON has no NaN
-                       for name in ("time", "torso_z", "uprightness")}}
+    return {
+        "run_id": job["run_id"],
+        "key": planned.key,
+        "outcome": outcome,
+        "payload_sha256": sha,
+        "stored": stored,
+        "saved": saved,
+        "npz": npz.name,
+        "simulate_s": simulate_s,
+        "tracks": {
+            name: [float(v) if np.isfinite(v) else None for v in payload[name]]  # JSON has no NaN
+            for name in ("time", "torso_z", "uprightness")
+        },
+    }
 
 
 def render(job: Mapping, renderers: dict) -> dict:
@@ -269,8 +289,15 @@ def render(job: Mapping, renderers: dict) -> dict:
     rob, out = job["robot"], Path(job["out"])
     t0 = time.perf_counter()
     renderer = _renderer(renderers, rob, job["width"], job["height"])
-    clip = render_payload(renderer, job["world"], job["outcome"], read_arrays(out / f"{job['run_id']}.npz"),
-                          out / f"{job['run_id']}.mp4", FPS, rob)
+    clip = render_payload(
+        renderer,
+        job["world"],
+        job["outcome"],
+        read_arrays(out / f"{job['run_id']}.npz"),
+        out / f"{job['run_id']}.mp4",
+        FPS,
+        rob,
+    )
     return {"clip": clip["file"], "clip_consistent": clip["consistent"], "clip_s": time.perf_counter() - t0}
 
 
@@ -279,8 +306,14 @@ def recording(job: Mapping, renderers: dict) -> dict:
     from policylab.studies.boundary.rrd import export_payload
 
     rob, out = job["robot"], Path(job["out"])
-    rrd = export_payload(rob, rob.render_model(), job["world"], job["outcome"],
-                         read_arrays(out / f"{job['run_id']}.npz"), out / f"{job['run_id']}.rrd")
+    rrd = export_payload(
+        rob,
+        rob.render_model(),
+        job["world"],
+        job["outcome"],
+        read_arrays(out / f"{job['run_id']}.npz"),
+        out / f"{job['run_id']}.rrd",
+    )
     return {"rrd": rrd["rrd_file"]}
 
 

@@ -26,8 +26,11 @@ def push_steps(rob: Robot) -> int:
 
 def protocol(rob: Robot) -> dict:
     m = rob.base
-    friction = "sliding friction of every geom set to mu" if rob.spec.friction_geoms == "all" else \
-        f"sliding friction of geoms {', '.join(rob.spec.friction_geoms)} set to mu"
+    friction = (
+        "sliding friction of every geom set to mu"
+        if rob.spec.friction_geoms == "all"
+        else f"sliding friction of geoms {', '.join(rob.spec.friction_geoms)} set to mu"
+    )
     return {
         "horizon_s": HORIZON_S,
         "n_steps": n_steps(rob),
@@ -43,8 +46,13 @@ def protocol(rob: Robot) -> dict:
         "failure": rob.thresholds(),
         "stop_at_failure": rob.spec.stop_at_failure,
         "robot": rob.identity,
-        "solver": {"iterations": int(m.opt.iterations), "ls_iterations": int(m.opt.ls_iterations),
-                   "integrator": int(m.opt.integrator), "cone": int(m.opt.cone), "impratio": float(m.opt.impratio)},
+        "solver": {
+            "iterations": int(m.opt.iterations),
+            "ls_iterations": int(m.opt.ls_iterations),
+            "integrator": int(m.opt.integrator),
+            "cone": int(m.opt.cone),
+            "impratio": float(m.opt.impratio),
+        },
         "control": rob.spec.control.model_dump(exclude_none=True),
         # a command term's vector (absent without one, so the keys of robots without a command stand)
         **({"command": rob.spec.command} if rob.spec.command is not None else {}),
@@ -88,8 +96,16 @@ def bad_action_step(payload: dict) -> int | None:
     return None
 
 
-def classify(rob: Robot, qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray,
-             bad_action_step: int | None = None) -> dict:
+def classify(
+    rob: Robot, qpos: np.ndarray, qvel: np.ndarray, time: np.ndarray, bad_action_step: int | None = None
+) -> dict:
     """The frozen failure rule of `rob` on one stored track."""
-    return failure.classify(qpos, qvel, time, rob.control_dt, rule=rob.thresholds(), root_qpos=rob.root_qpos,
-                            bad_action_step=bad_action_step)
+    return failure.classify(
+        qpos,
+        qvel,
+        time,
+        rob.control_dt,
+        rule=rob.thresholds(),
+        root_qpos=rob.root_qpos,
+        bad_action_step=bad_action_step,
+    )

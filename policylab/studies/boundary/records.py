@@ -7,19 +7,28 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from policylab.envs.robots.robot import Robot, commanded_robot, robot as load_robot
+from policylab.envs.robots.robot import Robot, commanded_robot
+from policylab.envs.robots.robot import robot as load_robot
 from policylab.errors import BadInput
 from policylab.hashing import canonical_json, sha256_hex
 from policylab.policies.files import policy_kind
 from policylab.rollout.ensure import Planned
 from policylab.rollout.store import Store
-from policylab.studies.boundary.checkpoint import (Checkpoint, available_checkpoints, check_not_a_path, checkpoint_on,
-                                                   path_like, policy_path, policy_record, resolve_checkpoint,
-                                                   sweep_name)
+from policylab.studies.boundary.axes import CATALOGUE
+from policylab.studies.boundary.checkpoint import (
+    Checkpoint,
+    available_checkpoints,
+    check_not_a_path,
+    checkpoint_on,
+    path_like,
+    policy_path,
+    policy_record,
+    resolve_checkpoint,
+    sweep_name,
+)
 from policylab.studies.boundary.constants import UNRECORDED_ROBOT
 from policylab.studies.boundary.kept_files import kept_policy, kept_robot
 from policylab.studies.boundary.protocol import protocol
-from policylab.studies.boundary.axes import CATALOGUE
 from policylab.studies.boundary.world import Grid, GridWorld, World, grid_axes
 
 STUDY = "boundary"
@@ -55,8 +64,17 @@ def world_record(gw: GridWorld, ckpt: Checkpoint, env: str, grid: Grid | None) -
 def search_world_record(w: World, ckpt: Checkpoint, env: str) -> dict:
     """The world part of a record of a world off the grid (a search's): the world's axes (the later ones
     only where it sets them, `World.extra`) and its seed, without grid indices."""
-    return {"env": env, "mu": w.mu, "push_pct": w.push_pct, "push_dir": w.push_dir, "push_t0": w.push_t0,
-            **w.extra, "seed": w.seed, "cache_key": w.key, "checkpoint": ckpt.as_dict()}
+    return {
+        "env": env,
+        "mu": w.mu,
+        "push_pct": w.push_pct,
+        "push_dir": w.push_dir,
+        "push_t0": w.push_t0,
+        **w.extra,
+        "seed": w.seed,
+        "cache_key": w.key,
+        "checkpoint": ckpt.as_dict(),
+    }
 
 
 def planned_sweep(grid: Grid, ckpt: Checkpoint) -> list[Planned]:
@@ -76,16 +94,30 @@ def meta_name(checkpoint: str) -> str:
 
 def sweep_meta(grid: Grid, ckpt: Checkpoint) -> dict:
     rob = ckpt.robot
-    return {"checkpoint": ckpt.as_dict(), "grid": grid.as_dict(), "protocol": protocol(rob), "env": rob.spec.env,
-            "robot": {"ref": rob.ref, **rob.identity}, "policy_kind": policy_kind(ckpt.path)}
+    return {
+        "checkpoint": ckpt.as_dict(),
+        "grid": grid.as_dict(),
+        "protocol": protocol(rob),
+        "env": rob.spec.env,
+        "robot": {"ref": rob.ref, **rob.identity},
+        "policy_kind": policy_kind(ckpt.path),
+    }
 
 
 def grid_from_meta(meta: dict) -> Grid:
     """The grid a sweep's meta records."""
     g = meta["grid"]
     row, col = grid_axes(g)
-    return Grid(tuple(g["mus"]), tuple(g["pushes_pct_bw"]), g["seeds_per_cell"], g["push_dir_deg"], g["push_t0_s"],
-                row.name, col.name, tuple((a.name, g["set"][a.name]) for a in CATALOGUE if a.name in g.get("set", {})))
+    return Grid(
+        tuple(g["mus"]),
+        tuple(g["pushes_pct_bw"]),
+        g["seeds_per_cell"],
+        g["push_dir_deg"],
+        g["push_t0_s"],
+        row.name,
+        col.name,
+        tuple((a.name, g["set"][a.name]) for a in CATALOGUE if a.name in g.get("set", {})),
+    )
 
 
 def recorded_robot(meta: dict) -> dict:
@@ -107,8 +139,9 @@ def _spec_robot(meta: dict, field: str, store: Store | None) -> Robot:
     info = recorded_robot(meta)
     try:
         rob = load_robot(info["ref"])
-        why = next((f"{k} differs" for k in ("spec_sha256", "mjcf_sha256") if k in info and rob.identity[k] != info[k]),
-                   None)
+        why = next(
+            (f"{k} differs" for k in ("spec_sha256", "mjcf_sha256") if k in info and rob.identity[k] != info[k]), None
+        )
     except BadInput as exc:
         rob, why = None, exc.message
     if why is None:
@@ -116,8 +149,11 @@ def _spec_robot(meta: dict, field: str, store: Store | None) -> Robot:
     kept = kept_robot(store, meta["checkpoint"]["name"], info["ref"], field) if store is not None else None
     if kept is not None:
         return kept
-    raise BadInput(field, f"the sweep's robot {info['ref']!r} does not load now ({why}) and the store keeps no copy "
-                   "of its spec; sweep again")
+    raise BadInput(
+        field,
+        f"the sweep's robot {info['ref']!r} does not load now ({why}) and the store keeps no copy "
+        "of its spec; sweep again",
+    )
 
 
 def stored_name(store: Store, spec: str, field: str = "checkpoint") -> str:
@@ -131,20 +167,25 @@ def stored_name(store: Store, spec: str, field: str = "checkpoint") -> str:
     if not path_like(spec):
         check_not_a_path(spec, field, f"a sweep stored in {store.root}")
     elif Path(spec).is_file() and sha256_hex(Path(spec).read_bytes()) != meta["checkpoint"]["sha256"]:
-        raise BadInput(field, f"{spec} is not the file the sweep {name!r} in {store.root} was made with (sha256 "
-                       f"differs): two policy files share the name {name!r}; rename this one to sweep it into the "
-                       "store, or give the name to mean the stored sweep")
+        raise BadInput(
+            field,
+            f"{spec} is not the file the sweep {name!r} in {store.root} was made with (sha256 "
+            f"differs): two policy files share the name {name!r}; rename this one to sweep it into the "
+            "store, or give the name to mean the stored sweep",
+        )
     return name
 
 
-def resolve_in_store(spec: str | None, robot: str | None = None, command: list[float] | None = None,
-                     store: Path | None = None) -> Checkpoint:
+def resolve_in_store(
+    spec: str | None, robot: str | None = None, command: list[float] | None = None, store: Path | None = None
+) -> Checkpoint:
     """`checkpoint.resolve_checkpoint` for a command with a store: a name swept into `store` (and no committed
     checkpoint) is that sweep's policy, played from the store's copy of its file on its robot with its
     command unless told otherwise; anything else resolves as a committed name or a path."""
     stored = None if spec is None else stored_sweep(spec, store)
-    return resolve_checkpoint(spec, robot, command) if stored is None else stored_checkpoint(spec, stored, robot,
-                                                                                                command)
+    return (
+        resolve_checkpoint(spec, robot, command) if stored is None else stored_checkpoint(spec, stored, robot, command)
+    )
 
 
 def stored_sweep(spec: str, store: Path | None) -> tuple[dict, Path, Robot] | None:
@@ -163,13 +204,17 @@ def stored_sweep(spec: str, store: Path | None) -> tuple[dict, Path, Robot] | No
     if spec in available_checkpoints():
         if sha256_hex(policy_path(spec).read_bytes()) == meta["checkpoint"]["sha256"]:
             return None  # the committed checkpoint itself
-        raise BadInput("checkpoint", f"{spec!r} names both a committed checkpoint and the sweep in {store} of another "
-                       f"file of that name; give that file's path, or sweep the committed {spec} into another --store")
+        raise BadInput(
+            "checkpoint",
+            f"{spec!r} names both a committed checkpoint and the sweep in {store} of another "
+            f"file of that name; give that file's path, or sweep the committed {spec} into another --store",
+        )
     return meta, kept, rob
 
 
-def stored_checkpoint(name: str, stored: tuple[dict, Path, Robot], robot: str | None,
-                      command: list[float] | None) -> Checkpoint:
+def stored_checkpoint(
+    name: str, stored: tuple[dict, Path, Robot], robot: str | None, command: list[float] | None
+) -> Checkpoint:
     """The checkpoint of a stored sweep played from the store's copy of its policy file, under its name, on
     the sweep's robot with its command unless told otherwise."""
     _, kept, rob = stored
@@ -203,12 +248,18 @@ def check_resume_of(store: Store, grid: Grid, ckpt: Checkpoint) -> None:
     if previous is None:
         return
     if previous["checkpoint"] != ckpt.as_dict():
-        raise BadInput("checkpoint", f"{store_root} holds a sweep of another {ckpt.name} (sha256 differs): two policy "
-                       f"files share the name {ckpt.name!r}; rename this one, or sweep it into another --store")
+        raise BadInput(
+            "checkpoint",
+            f"{store_root} holds a sweep of another {ckpt.name} (sha256 differs): two policy "
+            f"files share the name {ckpt.name!r}; rename this one, or sweep it into another --store",
+        )
     command = previous["protocol"].get("command")
     if command != ckpt.robot.spec.command:
-        raise BadInput("command", f"{store_root} holds the sweep of {ckpt.name} with command "
-                       f"{','.join(map(str, command or []))}; a sweep with another command goes to another --store")
+        raise BadInput(
+            "command",
+            f"{store_root} holds the sweep of {ckpt.name} with command "
+            f"{','.join(map(str, command or []))}; a sweep with another command goes to another --store",
+        )
     if canonical_json(previous) != canonical_json(sweep_meta(grid, ckpt)):
         g = previous["grid"]
         row, col = grid_axes(g)
@@ -237,6 +288,9 @@ def refuse_diverged(checkpoint: str, rollouts: list[tuple[str, str, str | None]]
     if not bad:
         return
     n_action = sum(c == "action" for _, c in bad)
-    raise BadInput("keep_diverged", f"the sweep of {checkpoint!r} holds {len(bad)} diverged rollout(s) "
-                   f"({n_action} from a non-finite action, {len(bad) - n_action} from a non-finite state; first "
-                   f"{bad[0][0]}); give --keep-diverged to go on without them")
+    raise BadInput(
+        "keep_diverged",
+        f"the sweep of {checkpoint!r} holds {len(bad)} diverged rollout(s) "
+        f"({n_action} from a non-finite action, {len(bad) - n_action} from a non-finite state; first "
+        f"{bad[0][0]}); give --keep-diverged to go on without them",
+    )

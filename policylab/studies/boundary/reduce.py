@@ -26,27 +26,36 @@ Why it is built this way:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from policylab.result import Result
 from policylab.config import claim_out_dir
+from policylab.envs.robots.robot import Robot
 from policylab.errors import BadInput
 from policylab.fileio import write_json
+from policylab.result import Result
 from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, world_seed
 from policylab.rollout.store import Store
 from policylab.stats import kaplan_meier
-from policylab.envs.robots.robot import Robot
+from policylab.studies.boundary import failure
 from policylab.studies.boundary.analysis_folder import stage_path
 from policylab.studies.boundary.axes import AXES
 from policylab.studies.boundary.checkpoint import Checkpoint, committed_record
-from policylab.studies.boundary import failure
 from policylab.studies.boundary.protocol import bad_action_step, classify, protocol
-from policylab.studies.boundary.records import (DIVERGED_CAUSES, STUDY, diverged_cause, grid_from_meta, meta_name,
-                                                refuse_diverged, robot_from_meta, stored_name, sweep_keys)
+from policylab.studies.boundary.records import (
+    DIVERGED_CAUSES,
+    STUDY,
+    diverged_cause,
+    grid_from_meta,
+    meta_name,
+    refuse_diverged,
+    robot_from_meta,
+    stored_name,
+    sweep_keys,
+)
 from policylab.studies.boundary.requests import ReduceRequest
 
 SURVIVED, FAILED, DIVERGED = "survived", "failed", "diverged"
@@ -56,6 +65,7 @@ NO_BOUNDARY = "no boundary in range"
 
 
 # -- the sweep as reduce sees it -----------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Rollout:
@@ -97,9 +107,15 @@ class Sweep:
 
     @property
     def grid(self) -> dict:
-        return {"mus": self.mus, "pushes_pct_bw": self.pushes, "seeds_per_cell": self.seeds_per_cell,
-                "push_dir_deg": self.push_dir, "push_t0_s": self.push_t0,
-                "seed_scheme": BOUNDARY_SEED_SCHEME, **self.axes}
+        return {
+            "mus": self.mus,
+            "pushes_pct_bw": self.pushes,
+            "seeds_per_cell": self.seeds_per_cell,
+            "push_dir_deg": self.push_dir,
+            "push_t0_s": self.push_t0,
+            "seed_scheme": BOUNDARY_SEED_SCHEME,
+            **self.axes,
+        }
 
 
 def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep_diverged: bool = True) -> Sweep:
@@ -111,17 +127,26 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep
     meta = store.get_meta(meta_name(checkpoint))
     if meta is None:
         known = sorted({str(r.data["world"]["checkpoint"]["name"]) for r in store.records(STUDY)})
-        raise BadInput(field, f"no sweep of checkpoint {checkpoint!r} in {store.root}; "
-                       f"stored: {', '.join(known) or 'none'}")
+        raise BadInput(
+            field, f"no sweep of checkpoint {checkpoint!r} in {store.root}; stored: {', '.join(known) or 'none'}"
+        )
     rob = robot_from_meta(meta, store=store)
     current = protocol(rob)
     changed = sorted(k for k in set(meta["protocol"]) | set(current) if meta["protocol"].get(k) != current.get(k))
     if changed:
-        raise BadInput("store", f"the sweep of {checkpoint!r} was recorded under another protocol than this code's "
-                       f"(differs in: {', '.join(changed)}); sweep again into a new store")
+        raise BadInput(
+            "store",
+            f"the sweep of {checkpoint!r} was recorded under another protocol than this code's "
+            f"(differs in: {', '.join(changed)}); sweep again into a new store",
+        )
     grid = grid_from_meta(meta)
-    ckpt = Checkpoint(checkpoint, Path(checkpoint) if meta.get("policy_kind") != "onnx" else Path(f"{checkpoint}.onnx"),
-                      meta["checkpoint"]["sha256"], rob, meta["checkpoint"].get("obs_norm_sha256"))
+    ckpt = Checkpoint(
+        checkpoint,
+        Path(checkpoint) if meta.get("policy_kind") != "onnx" else Path(f"{checkpoint}.onnx"),
+        meta["checkpoint"]["sha256"],
+        rob,
+        meta["checkpoint"].get("obs_norm_sha256"),
+    )
     cells: dict[tuple[int, int], list[Rollout]] = {}
     missing = 0
     for key, gw in sweep_keys(grid, ckpt):
@@ -130,25 +155,52 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep
             missing += 1
             continue
         w, o = rec.data["world"], rec.outcome
-        if w["seed"] != world_seed(STUDY, gw.mu_idx * len(grid.pushes) + gw.push_idx, gw.seed_idx,
-                                   seeds_per_cell=grid.seeds_per_cell):
+        if w["seed"] != world_seed(
+            STUDY, gw.mu_idx * len(grid.pushes) + gw.push_idx, gw.seed_idx, seeds_per_cell=grid.seeds_per_cell
+        ):
             raise BadInput("store", f"record {key} breaks the seed scheme")
         if o.get("status") not in STATUSES:
             raise BadInput("store", f"record {key} has outcome status {o.get('status')!r}")
-        cells.setdefault((gw.mu_idx, gw.push_idx), []).append(Rollout(
-            key, w["cache_key"], int(w["seed"]), gw.seed_idx, o["status"], o.get("t_fail"),
-            o.get("min_uprightness"), o.get("min_torso_z"), diverged_cause(o)))
+        cells.setdefault((gw.mu_idx, gw.push_idx), []).append(
+            Rollout(
+                key,
+                w["cache_key"],
+                int(w["seed"]),
+                gw.seed_idx,
+                o["status"],
+                o.get("t_fail"),
+                o.get("min_uprightness"),
+                o.get("min_torso_z"),
+                diverged_cause(o),
+            )
+        )
     if missing:
-        raise BadInput("store", f"the sweep of {checkpoint!r} is incomplete: {missing} of {grid.n_rollouts} "
-                       "worlds have no record (resume `policylab boundary sweep` first)")
+        raise BadInput(
+            "store",
+            f"the sweep of {checkpoint!r} is incomplete: {missing} of {grid.n_rollouts} "
+            "worlds have no record (resume `policylab boundary sweep` first)",
+        )
     if not keep_diverged:
         refuse_diverged(checkpoint, [(r.cache_key, r.status, r.diverged_cause) for rs in cells.values() for r in rs])
-    return Sweep(checkpoint, meta["checkpoint"]["sha256"], meta["env"], list(grid.mus), list(grid.pushes),
-                 grid.seeds_per_cell, grid.push_dir, grid.push_t0, meta["protocol"], cells, ckpt.robot,
-                 meta.get("policy_kind", "linear"), grid.axes_record())
+    return Sweep(
+        checkpoint,
+        meta["checkpoint"]["sha256"],
+        meta["env"],
+        list(grid.mus),
+        list(grid.pushes),
+        grid.seeds_per_cell,
+        grid.push_dir,
+        grid.push_t0,
+        meta["protocol"],
+        cells,
+        ckpt.robot,
+        meta.get("policy_kind", "linear"),
+        grid.axes_record(),
+    )
 
 
 # -- cell statistics -----------------------------------------------------------------------------
+
 
 def survival_codes(rollouts: Sequence[Rollout]) -> np.ndarray:
     """1 = survived (censored at the horizon), 0 = failed, -1 = diverged (not at risk)."""
@@ -188,6 +240,7 @@ def cell_stats(rollouts: Sequence[Rollout], horizon_s: float, push_t0: float) ->
 
 
 # -- boundary ------------------------------------------------------------------------------------
+
 
 def first_crossing(pushes: Sequence[float], survival: np.ndarray) -> np.ndarray:
     """Push where S first falls through 0.5, per row of `survival` (shape (B, P)); NaN = none.
@@ -247,8 +300,9 @@ def _no_boundary_note(observed: np.ndarray, col: str = "push") -> str:
     return "the observed row crosses, but fewer than half the resamples do"
 
 
-def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, seed: int, row: int,
-                 col: str = "push") -> dict:
+def row_boundary(
+    pushes: Sequence[float], codes: np.ndarray, *, resamples: int, seed: int, row: int, col: str = "push"
+) -> dict:
     """Boundary of one row along the column axis `col` (push on today's grid): point estimate, and a
     bootstrap over seeds within each cell.
 
@@ -264,16 +318,30 @@ def row_boundary(pushes: Sequence[float], codes: np.ndarray, *, resamples: int, 
     boot = first_crossing(pushes, survival_fraction(np.take_along_axis(codes[None], idx, axis=2)))
     crossed = boot[~np.isnan(boot)]
     frac = crossed.size / resamples
-    out = {"crossed_fraction": frac, "resamples": resamples, "point_pct_bw": None, "median_pct_bw": None,
-           "ci95_pct_bw": None, "status": NO_BOUNDARY, "note": _no_boundary_note(observed, col),
-           "beyond_grid": beyond_grid(observed),
-           "grid_step_pct_bw": _grid_step(pushes), "between_pct_bw": _bracket(pushes, observed)}
+    out = {
+        "crossed_fraction": frac,
+        "resamples": resamples,
+        "point_pct_bw": None,
+        "median_pct_bw": None,
+        "ci95_pct_bw": None,
+        "status": NO_BOUNDARY,
+        "note": _no_boundary_note(observed, col),
+        "beyond_grid": beyond_grid(observed),
+        "grid_step_pct_bw": _grid_step(pushes),
+        "between_pct_bw": _bracket(pushes, observed),
+    }
     if frac >= 0.5:
         lo, med, hi = np.quantile(crossed, [0.025, 0.5, 0.975])
-        out.update(status="boundary", median_pct_bw=float(med), ci95_pct_bw=[float(lo), float(hi)], beyond_grid=None,
-                   point_pct_bw=None if np.isnan(point) else float(point),
-                   note="the observed row falls through 0.5 here" if not np.isnan(point) else
-                   "the observed row does not fall through 0.5; the interval comes from the resamples that do")
+        out.update(
+            status="boundary",
+            median_pct_bw=float(med),
+            ci95_pct_bw=[float(lo), float(hi)],
+            beyond_grid=None,
+            point_pct_bw=None if np.isnan(point) else float(point),
+            note="the observed row falls through 0.5 here"
+            if not np.isnan(point)
+            else "the observed row does not fall through 0.5; the interval comes from the resamples that do",
+        )
     return out
 
 
@@ -295,10 +363,12 @@ def _bracket(pushes: Sequence[float], observed: np.ndarray) -> list[float] | Non
     return None
 
 
-UNITS_METHOD = ("each row's boundary side by side in %BW of the protocol's push (push_duration_s long), "
-                "its impulse in N s (%BW/100 x weight x push_duration_s, the weight with the row's payload) and the "
-                "velocity change in m/s that impulse gives the robot's mass as a free body without friction (N s / "
-                "mass); a velocity kick's m/s is its own, its N s mass x m/s, its %BW the push of the same impulse")
+UNITS_METHOD = (
+    "each row's boundary side by side in %BW of the protocol's push (push_duration_s long), "
+    "its impulse in N s (%BW/100 x weight x push_duration_s, the weight with the row's payload) and the "
+    "velocity change in m/s that impulse gives the robot's mass as a free body without friction (N s / "
+    "mass); a velocity kick's m/s is its own, its N s mass x m/s, its %BW the push of the same impulse"
+)
 UNITS = {"pct_bw": "%BW", "impulse_ns": "N s", "velocity_mps": "m/s"}  # a push's or kick's size, and its label
 OWN_UNIT = {"push": "pct_bw", "kick": "velocity_mps"}  # the column axes stated in UNITS, and the unit of their values
 
@@ -319,14 +389,18 @@ def in_units(value: float | None, col: str, mass_kg: float, g: float, duration_s
 def stated_in_units(b: dict, col: str, mass_kg: float, g: float, duration_s: float) -> dict:
     """A row boundary `b` along a push or kick column in `UNITS` side by side: {unit: {point, median,
     ci95}} with the mass, weight and push duration they rest on."""
+
     def each(v):
         return in_units(v, col, mass_kg, g, duration_s)
 
     point, median = each(b["point_pct_bw"]), each(b["median_pct_bw"])
     ci = [each(v) for v in b["ci95_pct_bw"]] if b["ci95_pct_bw"] else None
-    return {"mass_kg": mass_kg, "weight_n": mass_kg * g, "push_duration_s": duration_s,
-            **{u: {"point": point[u], "median": median[u], "ci95": [ci[0][u], ci[1][u]] if ci else None}
-               for u in UNITS}}
+    return {
+        "mass_kg": mass_kg,
+        "weight_n": mass_kg * g,
+        "push_duration_s": duration_s,
+        **{u: {"point": point[u], "median": median[u], "ci95": [ci[0][u], ci[1][u]] if ci else None} for u in UNITS},
+    }
 
 
 def _row_payload(sweep: Sweep, row_value: float) -> float:
@@ -345,8 +419,11 @@ def boundaries(sweep: Sweep, *, resamples: int, seed: int) -> list[dict]:
     rows = []
     for mi, mu in enumerate(sweep.mus):
         codes = np.stack([survival_codes(sweep.cells[(mi, pi)]) for pi in range(len(sweep.pushes))])
-        b = {"mu": mu, "mu_idx": mi, **row_boundary(sweep.pushes, codes, resamples=resamples, seed=seed, row=mi,
-                                                     col=col)}
+        b = {
+            "mu": mu,
+            "mu_idx": mi,
+            **row_boundary(sweep.pushes, codes, resamples=resamples, seed=seed, row=mi, col=col),
+        }
         if col in OWN_UNIT:
             b["in_units"] = stated_in_units(b, col, rob.mass_kg(_row_payload(sweep, mu)), g, duration)
         rows.append(b)
@@ -354,6 +431,7 @@ def boundaries(sweep: Sweep, *, resamples: int, seed: int) -> list[dict]:
 
 
 # -- the reduction -------------------------------------------------------------------------------
+
 
 def training_distribution(checkpoint: str, sha256: str) -> dict | None:
     """The training distribution of a committed checkpoint (its training record beside it, when the sha256
@@ -369,10 +447,19 @@ def training_distribution(checkpoint: str, sha256: str) -> dict | None:
     band = {"source": f"policylab/studies/boundary/checkpoints/{checkpoint}.json"}
     recipe = cfg.get("recipe_values")
     if recipe is None:
-        return {**band, "friction_range": cfg.get("friction_range"), "push_pct_max": float(cfg.get("push_pct_max") or 0.0)}
+        return {
+            **band,
+            "friction_range": cfg.get("friction_range"),
+            "push_pct_max": float(cfg.get("push_pct_max") or 0.0),
+        }
     extras = {k: recipe[k] for k in ("command_amp", "push_ramp") if recipe.get(k)}
-    return {**band, "recipe": cfg.get("recipe"), "friction_range": [float(x) for x in recipe["friction"]],
-            "push_pct_max": round(100.0 * float(recipe["push_bw"][1]), 6), **extras}
+    return {
+        **band,
+        "recipe": cfg.get("recipe"),
+        "friction_range": [float(x) for x in recipe["friction"]],
+        "push_pct_max": round(100.0 * float(recipe["push_bw"][1]), 6),
+        **extras,
+    }
 
 
 def rule_check(store: Store, sweep: Sweep) -> dict:
@@ -386,12 +473,18 @@ def rule_check(store: Store, sweep: Sweep) -> dict:
             rule = classify(rob, p["qpos"], p["qvel"], p["time"], bad_action_step(p))
             total += 1
             same_t = (rule["t_fail"] is None and r.t_fail is None) or (
-                rule["t_fail"] is not None and r.t_fail is not None and abs(rule["t_fail"] - r.t_fail) < 1e-9)
+                rule["t_fail"] is not None and r.t_fail is not None and abs(rule["t_fail"] - r.t_fail) < 1e-9
+            )
             if rule["status"] != r.status or not same_t:
-                disagree.append({"key": r.key, "cache_key": r.cache_key, "record": [r.status, r.t_fail],
-                                 "rule": [rule["status"], rule["t_fail"]]})
-    return {"checked": total, "agree": total - len(disagree), "disagree": len(disagree),
-            "examples": disagree[:10]}
+                disagree.append(
+                    {
+                        "key": r.key,
+                        "cache_key": r.cache_key,
+                        "record": [r.status, r.t_fail],
+                        "rule": [rule["status"], rule["t_fail"]],
+                    }
+                )
+    return {"checked": total, "agree": total - len(disagree), "disagree": len(disagree), "examples": disagree[:10]}
 
 
 def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check_rule: bool) -> dict:
@@ -412,21 +505,42 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
             before_push += failed_before_push(r, sweep.push_t0)
             if r.status == DIVERGED:
                 causes[r.diverged_cause] += 1
-        cells.append({
-            "mu": sweep.mus[mi], "push_pct_bw": sweep.pushes[pi], "mu_idx": mi, "push_idx": pi,
-            "cell": sweep.cell_index(mi, pi),
-            **cell_stats(rollouts, sweep.horizon_s, sweep.push_t0),
-            "rollouts": [{"seed_idx": r.seed_idx, "seed": r.seed, "key": r.key, "cache_key": r.cache_key,
-                          "status": r.status, "t_fail": r.t_fail, "min_uprightness": r.min_uprightness,
-                          "min_torso_z": r.min_torso_z,
-                          **({"diverged_cause": r.diverged_cause} if r.status == DIVERGED else {})}
-                         for r in rollouts],
-        })
+        cells.append(
+            {
+                "mu": sweep.mus[mi],
+                "push_pct_bw": sweep.pushes[pi],
+                "mu_idx": mi,
+                "push_idx": pi,
+                "cell": sweep.cell_index(mi, pi),
+                **cell_stats(rollouts, sweep.horizon_s, sweep.push_t0),
+                "rollouts": [
+                    {
+                        "seed_idx": r.seed_idx,
+                        "seed": r.seed,
+                        "key": r.key,
+                        "cache_key": r.cache_key,
+                        "status": r.status,
+                        "t_fail": r.t_fail,
+                        "min_uprightness": r.min_uprightness,
+                        "min_torso_z": r.min_torso_z,
+                        **({"diverged_cause": r.diverged_cause} if r.status == DIVERGED else {}),
+                    }
+                    for r in rollouts
+                ],
+            }
+        )
     return {
-        "sweep": {"checkpoint": sweep.checkpoint, "checkpoint_sha256": sweep.checkpoint_sha256, "env": sweep.env,
-                  "grid": sweep.grid, "robot": sweep.robot.ref, "robot_identity": sweep.protocol.get("robot"),
-                  "policy_kind": sweep.policy_kind,
-                  "n_rollouts": sum(totals.values()), "store_root": str(store.root)},
+        "sweep": {
+            "checkpoint": sweep.checkpoint,
+            "checkpoint_sha256": sweep.checkpoint_sha256,
+            "env": sweep.env,
+            "grid": sweep.grid,
+            "robot": sweep.robot.ref,
+            "robot_identity": sweep.protocol.get("robot"),
+            "policy_kind": sweep.policy_kind,
+            "n_rollouts": sum(totals.values()),
+            "store_root": str(store.root),
+        },
         "thresholds": {**sweep.protocol["failure"], "horizon_s": sweep.horizon_s},
         "training": training_distribution(sweep.checkpoint, sweep.checkpoint_sha256),
         "totals": {"failed": totals[FAILED], "censored": totals[SURVIVED], "diverged": totals[DIVERGED]},
@@ -438,14 +552,14 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
         "boundary": boundaries(sweep, resamples=resamples, seed=seed),
         "method": {
             "survival": "Kaplan-Meier per cell, right-censored at the horizon; diverged rollouts (a non-finite state "
-                        "or action) leave the risk set",
+            "or action) leave the risk set",
             "danger": "1 - S(horizon)",
             "boundary": f"{col} where S first falls through 0.5, linear interpolation between neighbouring cells"
-                        + ("" if col == "push" else f" (the *_pct_bw fields hold {col} values, {unit})"),
+            + ("" if col == "push" else f" (the *_pct_bw fields hold {col} values, {unit})"),
             "resolution": f"the bootstrap interval does not include the grid's resolution: each row states the {col} "
-                          "grid step and the two cells its observed S falls through 0.5 between",
+            "grid step and the two cells its observed S falls through 0.5 between",
             "before_push": "failures at or before the push start (t_fail <= push_t0) count as failures in S and are "
-                           "counted apart per cell (n_failed_before_push)",
+            "counted apart per cell (n_failed_before_push)",
             "bootstrap": f"{resamples} resamples of seeds within each cell, PCG64 seeded with (seed={seed}, row)",
             "no_boundary": f"'{NO_BOUNDARY}' when fewer than half of the resamples cross",
             **({"in_units": UNITS_METHOD} if col in OWN_UNIT else {}),
@@ -471,9 +585,11 @@ def run(req: ReduceRequest) -> Result:
     path = stage_path(req.out, "reduce")
     write_json(path, result)
     g, rc, t = result["sweep"]["grid"], result["rule_check"], result["totals"]
-    lines = [f"reduce {name}: {len(g['mus'])} x {len(g['pushes_pct_bw'])} cells x {g['seeds_per_cell']} "
-             f"seeds; {t['failed']} failed, {t['censored']} survived, {t['diverged']} diverged"
-             + (f" ({result['diverged_causes']['action']} from a non-finite action)" if t["diverged"] else "")]
+    lines = [
+        f"reduce {name}: {len(g['mus'])} x {len(g['pushes_pct_bw'])} cells x {g['seeds_per_cell']} "
+        f"seeds; {t['failed']} failed, {t['censored']} survived, {t['diverged']} diverged"
+        + (f" ({result['diverged_causes']['action']} from a non-finite action)" if t["diverged"] else "")
+    ]
     if req.rule_check:
         lines.append(f"rule check: {rc['agree']}/{rc['checked']} records agree with the frozen rule")
     return Result(path, headlines=tuple(lines))

@@ -18,15 +18,16 @@ per world.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from policylab.result import Result
 from policylab.config import claim_out_dir
 from policylab.errors import BadInput
 from policylab.fileio import write_json
+from policylab.result import Result
 from policylab.rollout.store import Store
 from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, reduced_config, stage_path
 from policylab.studies.boundary.requests import ReplayRequest
@@ -70,10 +71,20 @@ def equivalences(store: Store, keys: Sequence[str], resimulate: Resimulate | Non
 def _entry(store: Store, kind: str, world: Mapping, eq: Mapping[str, dict]) -> dict:
     rec = store.require(world["key"])
     o = rec.outcome
-    return {"kind": kind, "mu": world["mu"], "push_pct_bw": world["push_pct_bw"], "cell": world["cell"],
-            "seed_idx": world["seed_idx"], "seed": world["seed"], "key": rec.key,
-            "cache_key": rec.data["world"].get("cache_key"), "outcome": o["status"], "t_fail": o.get("t_fail"),
-            "payload_sha256": rec.payload_sha256, "equivalence": eq.get(rec.key, NOT_CHECKED)}
+    return {
+        "kind": kind,
+        "mu": world["mu"],
+        "push_pct_bw": world["push_pct_bw"],
+        "cell": world["cell"],
+        "seed_idx": world["seed_idx"],
+        "seed": world["seed"],
+        "key": rec.key,
+        "cache_key": rec.data["world"].get("cache_key"),
+        "outcome": o["status"],
+        "t_fail": o.get("t_fail"),
+        "payload_sha256": rec.payload_sha256,
+        "equivalence": eq.get(rec.key, NOT_CHECKED),
+    }
 
 
 def search_recovery(store: Store, recovery: Mapping, eq: Mapping[str, dict], checking: bool) -> dict:
@@ -83,16 +94,32 @@ def search_recovery(store: Store, recovery: Mapping, eq: Mapping[str, dict], che
         status = store.require(cand["key"]).outcome["status"]
         check = eq.get(cand["key"], NOT_CHECKED)
         usable = status == "survived" and (not checking or check["equal"])
-        attempts.append({"seed_idx": cand["seed_idx"], "seed": cand["seed"], "record_status": status,
-                         "equivalence": check, "usable": usable})
+        attempts.append(
+            {
+                "seed_idx": cand["seed_idx"],
+                "seed": cand["seed"],
+                "record_status": status,
+                "equivalence": check,
+                "usable": usable,
+            }
+        )
         if usable:
             entry = _entry(store, "recovery", {**recovery, **cand}, eq)
-            entry.update(recovery_attempts=len(attempts),
-                         matched_recorded_survivor=cand["seed_idx"] == recovery["seed_idx"], search=attempts)
+            entry.update(
+                recovery_attempts=len(attempts),
+                matched_recorded_survivor=cand["seed_idx"] == recovery["seed_idx"],
+                search=attempts,
+            )
             return entry
-    return {"kind": "recovery", "mu": recovery["mu"], "push_pct_bw": recovery["push_pct_bw"],
-            "cell": recovery["cell"], "recovery_search": "no survivor in re-simulation"
-            if checking else "no survivor in the record", "recovery_attempts": len(attempts), "search": attempts}
+    return {
+        "kind": "recovery",
+        "mu": recovery["mu"],
+        "push_pct_bw": recovery["push_pct_bw"],
+        "cell": recovery["cell"],
+        "recovery_search": "no survivor in re-simulation" if checking else "no survivor in the record",
+        "recovery_attempts": len(attempts),
+        "search": attempts,
+    }
 
 
 def replay_batch(store: Store, selection: Mapping, resimulate: Resimulate | None = None) -> dict:
@@ -104,8 +131,11 @@ def replay_batch(store: Store, selection: Mapping, resimulate: Resimulate | None
     return {
         "checkpoint": selection["checkpoint"],
         "replays": entries,
-        "equivalence_summary": {"checked": len(eq), "bitwise_equal": sum(1 for c in eq.values() if c["equal"]),
-                                "batch": "all checked worlds re-simulated together in one batch"},
+        "equivalence_summary": {
+            "checked": len(eq),
+            "bitwise_equal": sum(1 for c in eq.values() if c["equal"]),
+            "batch": "all checked worlds re-simulated together in one batch",
+        },
         "rule": "outcomes come from the store records; re-simulation (when asked) only compares with them",
     }
 
@@ -142,8 +172,10 @@ def run(req: ReplayRequest) -> Result:
         spec = given or (str(kept) if kept is not None else name)
         ckpt = checkpoint_on(spec, rob)
         if ckpt.sha256 != sha:
-            raise BadInput("checkpoint", f"{spec} (sha256 {ckpt.sha256[:12]}) is not the checkpoint of this sweep "
-                           f"(sha256 {sha[:12]})")
+            raise BadInput(
+                "checkpoint",
+                f"{spec} (sha256 {ckpt.sha256[:12]}) is not the checkpoint of this sweep (sha256 {sha[:12]})",
+            )
         resimulate = resimulate_with(ckpt.path, ckpt.robot)
     with recorded_store(req.out) as store:
         claim_out_dir(req.out / "replay", req.config(sha))

@@ -24,10 +24,24 @@ from policylab.errors import BadInput
 from policylab.rollout.seeds import named_range
 from policylab.studies.boundary.analysis_folder import missing_stage
 from policylab.studies.boundary.axes import AXES, fixed_axes, parse_rows
-from policylab.studies.boundary.constants import (CHECKPOINT_DIR, DEFAULT_CHECKPOINT, DEFAULT_DIR, DEFAULT_MU,
-                                                  DEFAULT_PUSH, DEFAULT_SEEDS_PER_CELL, DEFAULT_T0, MU_RANGE, MU_RES,
-                                                  PUSH_DURATION_S, PUSH_RANGE, PUSH_RES, ROBOT_CHECKPOINTS, T0_RANGE,
-                                                  axis_size, default_checkpoint)
+from policylab.studies.boundary.constants import (
+    CHECKPOINT_DIR,
+    DEFAULT_CHECKPOINT,
+    DEFAULT_DIR,
+    DEFAULT_MU,
+    DEFAULT_PUSH,
+    DEFAULT_SEEDS_PER_CELL,
+    DEFAULT_T0,
+    MU_RANGE,
+    MU_RES,
+    PUSH_DURATION_S,
+    PUSH_RANGE,
+    PUSH_RES,
+    ROBOT_CHECKPOINTS,
+    T0_RANGE,
+    axis_size,
+    default_checkpoint,
+)
 
 RUNS = Path("runs/boundary")
 STORE = RUNS / "store"
@@ -36,16 +50,23 @@ MAX_SEED = 2**32 - 1  # bootstrap generator seeds (numpy SeedSequence entropy)
 EXECUTORS = Literal["local", "processes", "ray"]  # policylab.rollout.executors.EXECUTORS
 TRAIN_CONFIGS = Literal["v0", "v1", "go1_v0", "go1_v1"]  # ars.CONFIGS: the Ant's v0, v1 and the Go1's
 
-CHECKPOINT_HELP = ("Policy file: a committed checkpoint name (go1_v4, go1_v2, go1_v3, go1_v0, go1_v1, ant_v0, ant_v1) or the path of "
-                   "a linear .npz or an .onnx network; its observation and action sizes must fit the robot (default: "
-                   f"{DEFAULT_CHECKPOINT} with the command it was trained for; with --robot, that robot's own: "
-                   + ", ".join(f"{r} {c}" for r, c in ROBOT_CHECKPOINTS.items()) + ", a spec file <name>_v0).")
-ROBOT_HELP = ("Robot: a shipped spec (go1_imu, go1, ant) or the path of a robot spec .json (MJCF, bodies, control, "
-              "observation, failure rule); default: the checkpoint's own robot (a committed one's record, or "
-              f"the robot a policy file's metadata names; a file naming none needs --robot), else {DEFAULT_ROBOT}.")
+CHECKPOINT_HELP = (
+    "Policy file: a committed checkpoint name (go1_v4, go1_v2, go1_v3, go1_v0, go1_v1, ant_v0, ant_v1) or the path of "
+    "a linear .npz or an .onnx network; its observation and action sizes must fit the robot (default: "
+    f"{DEFAULT_CHECKPOINT} with the command it was trained for; with --robot, that robot's own: "
+    + ", ".join(f"{r} {c}" for r, c in ROBOT_CHECKPOINTS.items())
+    + ", a spec file <name>_v0)."
+)
+ROBOT_HELP = (
+    "Robot: a shipped spec (go1_imu, go1, ant) or the path of a robot spec .json (MJCF, bodies, control, "
+    "observation, failure rule); default: the checkpoint's own robot (a committed one's record, or "
+    f"the robot a policy file's metadata names; a file naming none needs --robot), else {DEFAULT_ROBOT}."
+)
 STORE_HELP = "Store folder of the sweep (holds index.sqlite), as written by `policylab boundary sweep`."
-KEEP_DIVERGED_HELP = ("Go on with a sweep that holds diverged rollouts (a non-finite action from the policy, or a "
-                      "non-finite state), leaving them out of the risk set; without it such a sweep is refused.")
+KEEP_DIVERGED_HELP = (
+    "Go on with a sweep that holds diverged rollouts (a non-finite action from the policy, or a "
+    "non-finite state), leaving them out of the risk set; without it such a sweep is refused."
+)
 OUT_HELP = "Analysis folder of one sweep (reduce writes it; later stages add sub-folders)."
 
 
@@ -71,8 +92,11 @@ def _is_store(path: Path) -> Path:
     path = resolved(path)
     why = index_problem(path)
     if why is not None:
-        raise ValueError(why if (path / "index.sqlite").is_file() else
-                         f"no store at {path} (expected {path / 'index.sqlite'}, written by `policylab boundary sweep`)")
+        raise ValueError(
+            why
+            if (path / "index.sqlite").is_file()
+            else f"no store at {path} (expected {path / 'index.sqlite'}, written by `policylab boundary sweep`)"
+        )
     return path
 
 
@@ -175,8 +199,12 @@ def _stored_name(cls, checkpoint: str | None) -> bool:
     in that store (not validated yet), which the command resolves there as its first step."""
     from policylab.studies.boundary.checkpoint import available_checkpoints, path_like
 
-    return "store" in cls.model_fields and checkpoint is not None and not path_like(checkpoint) \
+    return (
+        "store" in cls.model_fields
+        and checkpoint is not None
+        and not path_like(checkpoint)
         and checkpoint not in available_checkpoints()
+    )
 
 
 # -- robot, train, calibrate, sweep, verify ------------------------------------------------------------
@@ -187,7 +215,8 @@ class RobotRequest(Request):
 
     spec: Annotated[str, AfterValidator(_robot)] = Field(
         description="A shipped robot (go1, go1_imu, ant) or the path of a robot spec .json.",
-        json_schema_extra={"argument": True})
+        json_schema_extra={"argument": True},
+    )
     zero_policy_worlds: int = Field(8, ge=1, le=1_000, description="Nominal worlds the zero policy plays.")
     out: OutDir = Field(None, description="Folder for robot.json (default runs/boundary/robot-<spec name>).")
 
@@ -203,13 +232,18 @@ class TrainRequest(Request):
     """Train a committed config's linear walking policy with seeded ARS; write <name>.npz, <name>.json
     (config and learning curve) and <name>.timing.json into OUT."""
 
-    config: TRAIN_CONFIGS = Field("v0", description="Training config: v0 (the Ant in nominal worlds, from zero "
-                                  "weights), v1 (fine-tune of ant_v0 with low friction and lateral pushes), go1_v0 "
-                                  "(the Go1 from a trot prior) or go1_v1 (go1_v0's recipe with lateral pushes).")
+    config: TRAIN_CONFIGS = Field(
+        "v0",
+        description="Training config: v0 (the Ant in nominal worlds, from zero "
+        "weights), v1 (fine-tune of ant_v0 with low friction and lateral pushes), go1_v0 "
+        "(the Go1 from a trot prior) or go1_v1 (go1_v0's recipe with lateral pushes).",
+    )
     out: Annotated[OutDir, AfterValidator(_not_a_run)] = Field(
-        CHECKPOINT_DIR, description="Folder for the checkpoint files (default: the committed checkpoints' folder).")
-    iterations: Optional[int] = Field(None, ge=1, le=100_000, description="ARS iterations instead of the config's "
-                                      "(for quick trials).")
+        CHECKPOINT_DIR, description="Folder for the checkpoint files (default: the committed checkpoints' folder)."
+    )
+    iterations: Optional[int] = Field(
+        None, ge=1, le=100_000, description="ARS iterations instead of the config's (for quick trials)."
+    )
     threads: int = Field(2, ge=1, le=256, description="Simulation threads.")
 
 
@@ -244,47 +278,82 @@ class LearnRequest(Request):
     SIZE_FIELDS = ("envs", "rollout")
 
     out: OutDir = Field(None, description="Folder of the run (default runs/boundary/learn-<recipe>).")
-    recipe: LEARN_RECIPES = Field("go1_v2", description="Training distribution: go1_v2 (friction uniform in "
-                                  "0.4-1.0, no pushes, 0.5 m/s forward), go1_v3 (go1_v2's plus lateral pushes of up "
-                                  "to 1.2 body weights for 0.5 s every 1-3 s), go1_v4 (the common trainers' random "
-                                  "joystick commands, friction 0.2-1.0, lateral pushes from the start whose upper "
-                                  "end ramps to 1.5 body weights over the first 30% of updates) or go1_v5 (go1_v4's "
-                                  "with frictions down to 0.05).")
+    recipe: LEARN_RECIPES = Field(
+        "go1_v2",
+        description="Training distribution: go1_v2 (friction uniform in "
+        "0.4-1.0, no pushes, 0.5 m/s forward), go1_v3 (go1_v2's plus lateral pushes of up "
+        "to 1.2 body weights for 0.5 s every 1-3 s), go1_v4 (the common trainers' random "
+        "joystick commands, friction 0.2-1.0, lateral pushes from the start whose upper "
+        "end ramps to 1.5 body weights over the first 30% of updates) or go1_v5 (go1_v4's "
+        "with frictions down to 0.05).",
+    )
     init: Annotated[Optional[Path], AfterValidator(_learn_init)] = Field(
-        None, description="Start from the network of this `boundary learn` folder (a retrain, e.g. go1_v3 from "
-        "go1_v2's run) instead of fresh weights.")
-    steps: int = Field(52_428_800, ge=1, le=10**10, description="Budget in agent steps (rounded down to whole "
-                       "updates of --envs x --rollout).")
-    envs: int = Field(1024, ge=1, le=65_536, description="Go1 worlds played at once; a world that falls or ends "
-                      "its episode restarts on a fresh seed of the boundary.learn range.")
+        None,
+        description="Start from the network of this `boundary learn` folder (a retrain, e.g. go1_v3 from "
+        "go1_v2's run) instead of fresh weights.",
+    )
+    steps: int = Field(
+        52_428_800,
+        ge=1,
+        le=10**10,
+        description="Budget in agent steps (rounded down to whole updates of --envs x --rollout).",
+    )
+    envs: int = Field(
+        1024,
+        ge=1,
+        le=65_536,
+        description="Go1 worlds played at once; a world that falls or ends "
+        "its episode restarts on a fresh seed of the boundary.learn range.",
+    )
     rollout: int = Field(32, ge=1, le=4096, description="Control steps per world between updates.")
-    hidden: Annotated[str, AfterValidator(_hidden)] = Field("256,128,128", description="Hidden layer widths of "
-                                                             "the actor and of the critic.")
-    init_std: float = Field(0.25, gt=0.0, le=2.0, description="Initial standard deviation of the Gaussian policy "
-                            "(learned per action).")
-    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the initial weights, the sampled actions and the "
-                      "minibatches (episode seeds come from the boundary.learn range).")
-    threads: int = Field(2, ge=1, le=256, description="Threads: the worlds are split into this many shards, each "
-                         "played and learned on its own thread; a run is deterministic for a given seed and thread "
-                         "count.")
+    hidden: Annotated[str, AfterValidator(_hidden)] = Field(
+        "256,128,128", description="Hidden layer widths of the actor and of the critic."
+    )
+    init_std: float = Field(
+        0.25, gt=0.0, le=2.0, description="Initial standard deviation of the Gaussian policy (learned per action)."
+    )
+    seed: int = Field(
+        0,
+        ge=0,
+        le=MAX_SEED,
+        description="Seed of the initial weights, the sampled actions and the "
+        "minibatches (episode seeds come from the boundary.learn range).",
+    )
+    threads: int = Field(
+        2,
+        ge=1,
+        le=256,
+        description="Threads: the worlds are split into this many shards, each "
+        "played and learned on its own thread; a run is deterministic for a given seed and thread "
+        "count.",
+    )
     lr: float = Field(3e-4, gt=0.0, le=1.0, description="Adam learning rate, annealed linearly to 0.")
     epochs: int = Field(4, ge=1, le=100, description="PPO epochs over each rollout.")
-    minibatch: int = Field(8192, ge=1, le=10**8, description="Samples per gradient step (at most --envs x "
-                           "--rollout).")
+    minibatch: int = Field(8192, ge=1, le=10**8, description="Samples per gradient step (at most --envs x --rollout).")
     gamma: float = Field(0.97, ge=0.0, le=1.0, description="Discount per control step.")
     gae_lambda: float = Field(0.95, ge=0.0, le=1.0, description="GAE lambda.")
     clip: float = Field(0.2, gt=0.0, le=1.0, description="PPO clip range of the probability ratio.")
     ent_coef: float = Field(0.01, ge=0.0, le=1.0, description="Entropy bonus coefficient.")
     vf_coef: float = Field(0.5, ge=0.0, le=10.0, description="Value loss coefficient.")
     max_grad_norm: float = Field(1.0, gt=0.0, le=100.0, description="Global gradient-norm clip.")
-    checkpoint_every: int = Field(20, ge=1, le=100_000, description="Write OUT/checkpoint.pt every K updates "
-                                  "(and after the last).")
-    eval_worlds: int = Field(256, ge=0, le=100_000, description="Nominal worlds (friction 1.0, no push, 5 s) on "
-                             "which the learned network is judged at the end (0: skip).")
-    ship_as: Optional[str] = Field(None, pattern=r"^go1_v([2-9]|[1-9][0-9]+)$", description="Also commit the "
-                                   "network as this checkpoint name (go1_v2, go1_v3, ...): <name>.onnx with its "
-                                   "training record <name>.json and <name>.timing.json in the committed "
-                                   "checkpoints' folder, where every boundary command finds it by name.")
+    checkpoint_every: int = Field(
+        20, ge=1, le=100_000, description="Write OUT/checkpoint.pt every K updates (and after the last)."
+    )
+    eval_worlds: int = Field(
+        256,
+        ge=0,
+        le=100_000,
+        description="Nominal worlds (friction 1.0, no push, 5 s) on "
+        "which the learned network is judged at the end (0: skip).",
+    )
+    ship_as: Optional[str] = Field(
+        None,
+        pattern=r"^go1_v([2-9]|[1-9][0-9]+)$",
+        description="Also commit the "
+        "network as this checkpoint name (go1_v2, go1_v3, ...): <name>.onnx with its "
+        "training record <name>.json and <name>.timing.json in the committed "
+        "checkpoints' folder, where every boundary command finds it by name.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -294,7 +363,7 @@ class LearnRequest(Request):
         return data
 
     @model_validator(mode="after")
-    def _sizes(self) -> "LearnRequest":
+    def _sizes(self) -> LearnRequest:
         from policylab.learning.learner import check_sizes  # torch: only when a command runs, not for --help
 
         check_sizes(self.threads, self.envs, self.rollout, self.minibatch, self.steps, what="worlds")
@@ -313,15 +382,20 @@ class CalibrateRequest(Request):
     robot: RobotSpec = Field(None, description=ROBOT_HELP)
     checkpoint: CheckpointSpec = Field(None, description=CHECKPOINT_HELP)
     n_nominal: int = Field(256, ge=1, le=10_000, description="Nominal worlds (friction 1.0, no push).")
-    n_pushed: int = Field(16, ge=1, le=1_000, description="Worlds per hard-push corner (mu 0.05/0.5/1.0 x push "
-                          "50-200 % of body weight).")
+    n_pushed: int = Field(
+        16, ge=1, le=1_000, description="Worlds per hard-push corner (mu 0.05/0.5/1.0 x push 50-200 % of body weight)."
+    )
     out: OutDir = Field(RUNS / "calibration", description="Folder for calibration.json.")
 
     _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
 
     def config(self, checkpoint: dict) -> dict:
-        return {"checkpoint": checkpoint, "n_nominal": self.n_nominal, "n_pushed": self.n_pushed,
-                **({"robot": self.robot} if self.robot else {})}
+        return {
+            "checkpoint": checkpoint,
+            "n_nominal": self.n_nominal,
+            "n_pushed": self.n_pushed,
+            **({"robot": self.robot} if self.robot else {}),
+        }
 
 
 class SweepRequest(Request):
@@ -334,50 +408,96 @@ class SweepRequest(Request):
 
     robot: RobotSpec = Field(None, description=ROBOT_HELP)
     checkpoint: CheckpointSpec = Field(None, description=CHECKPOINT_HELP)
-    command: Command = Field(None, description="The command vector for the robot's command term, comma-separated "
-                             "(e.g. 0.5,0,0 for vx, vy, yaw rate), instead of the command a committed checkpoint "
-                             "was trained for (its record; go1_v4: 0.5,0,0), else the spec's value; only for a spec "
-                             "with a command term. Part of the protocol and so of the rollout keys; later stages "
-                             "re-simulate with it.")
-    mu_min: float = Field(DEFAULT_MU[0], ge=MU_RANGE[0], le=MU_RANGE[1],
-                          description=f"Lowest friction (resolution {MU_RES}).")
+    command: Command = Field(
+        None,
+        description="The command vector for the robot's command term, comma-separated "
+        "(e.g. 0.5,0,0 for vx, vy, yaw rate), instead of the command a committed checkpoint "
+        "was trained for (its record; go1_v4: 0.5,0,0), else the spec's value; only for a spec "
+        "with a command term. Part of the protocol and so of the rollout keys; later stages "
+        "re-simulate with it.",
+    )
+    mu_min: float = Field(
+        DEFAULT_MU[0], ge=MU_RANGE[0], le=MU_RANGE[1], description=f"Lowest friction (resolution {MU_RES})."
+    )
     mu_max: float = Field(DEFAULT_MU[1], ge=MU_RANGE[0], le=MU_RANGE[1], description="Highest friction.")
-    n_mu: int = Field(DEFAULT_MU[2], ge=1, le=axis_size(MU_RANGE, MU_RES),
-                      description="Friction values, evenly spaced from --mu-min to --mu-max.")
-    push_min: float = Field(DEFAULT_PUSH[0], ge=PUSH_RANGE[0], le=PUSH_RANGE[1],
-                            description=f"Smallest push, % bodyweight (resolution {PUSH_RES:g}).")
-    push_max: float = Field(DEFAULT_PUSH[1], ge=PUSH_RANGE[0], le=PUSH_RANGE[1],
-                            description="Largest push, % bodyweight.")
-    n_push: int = Field(DEFAULT_PUSH[2], ge=1, le=axis_size(PUSH_RANGE, PUSH_RES),
-                        description="Push magnitudes, evenly spaced from --push-min to --push-max.")
-    seeds_per_cell: int = Field(DEFAULT_SEEDS_PER_CELL, ge=1, le=SWEEP_SEEDS.size,
-                                description="Seeds per cell (a row and column value); the whole grid must fit the "
-                                            f"sweep's seed range ({SWEEP_SEEDS.size:,} worlds).")
-    push_dir: float = Field(DEFAULT_DIR, ge=-360.0, le=360.0, description="Push direction in degrees from the "
-                            "heading at onset (90 = left, -90 = right; resolution 5).")
-    push_t0: float = Field(DEFAULT_T0, ge=T0_RANGE[0], le=T0_RANGE[1],
-                           description=f"Push start in seconds (resolution 0.1); it lasts {PUSH_DURATION_S:g} s.")
-    rows: Optional[str] = Field(None, description="The rows' axis and values instead of friction, AXIS=LO:HI:N or "
-                                "AXIS=V1,V2,... (e.g. payload=0:10:11), in place of --mu-min/--mu-max/--n-mu. Axes: "
-                                + ", ".join(a for a in AXES if a != "push_t0") + " (docs/boundary.md, Perturbation "
-                                "axes).")
-    cols: Optional[str] = Field(None, description="The columns' axis and values instead of push, as --rows (e.g. "
-                                "push=0:200:21), in place of --push-min/--push-max/--n-push; the boundary of each "
-                                "row is located along it.")
-    set: list[str] = Field([], description="An axis held at one value over the whole grid, AXIS=V (repeatable), "
-                           "e.g. delay=1 or slope=5.")
-    store: SweepStore = Field(STORE, description="Store folder (the canonical record): new, empty, or a store to "
-                              "resume or add to.")
-    out: OutDir = Field(None, description="Folder for sweep.json and timing.json "
-                        "(default STORE-sweep-<checkpoint name> beside the store).")
+    n_mu: int = Field(
+        DEFAULT_MU[2],
+        ge=1,
+        le=axis_size(MU_RANGE, MU_RES),
+        description="Friction values, evenly spaced from --mu-min to --mu-max.",
+    )
+    push_min: float = Field(
+        DEFAULT_PUSH[0],
+        ge=PUSH_RANGE[0],
+        le=PUSH_RANGE[1],
+        description=f"Smallest push, % bodyweight (resolution {PUSH_RES:g}).",
+    )
+    push_max: float = Field(
+        DEFAULT_PUSH[1], ge=PUSH_RANGE[0], le=PUSH_RANGE[1], description="Largest push, % bodyweight."
+    )
+    n_push: int = Field(
+        DEFAULT_PUSH[2],
+        ge=1,
+        le=axis_size(PUSH_RANGE, PUSH_RES),
+        description="Push magnitudes, evenly spaced from --push-min to --push-max.",
+    )
+    seeds_per_cell: int = Field(
+        DEFAULT_SEEDS_PER_CELL,
+        ge=1,
+        le=SWEEP_SEEDS.size,
+        description="Seeds per cell (a row and column value); the whole grid must fit the "
+        f"sweep's seed range ({SWEEP_SEEDS.size:,} worlds).",
+    )
+    push_dir: float = Field(
+        DEFAULT_DIR,
+        ge=-360.0,
+        le=360.0,
+        description="Push direction in degrees from the heading at onset (90 = left, -90 = right; resolution 5).",
+    )
+    push_t0: float = Field(
+        DEFAULT_T0,
+        ge=T0_RANGE[0],
+        le=T0_RANGE[1],
+        description=f"Push start in seconds (resolution 0.1); it lasts {PUSH_DURATION_S:g} s.",
+    )
+    rows: Optional[str] = Field(
+        None,
+        description="The rows' axis and values instead of friction, AXIS=LO:HI:N or "
+        "AXIS=V1,V2,... (e.g. payload=0:10:11), in place of --mu-min/--mu-max/--n-mu. Axes: "
+        + ", ".join(a for a in AXES if a != "push_t0")
+        + " (docs/boundary.md, Perturbation "
+        "axes).",
+    )
+    cols: Optional[str] = Field(
+        None,
+        description="The columns' axis and values instead of push, as --rows (e.g. "
+        "push=0:200:21), in place of --push-min/--push-max/--n-push; the boundary of each "
+        "row is located along it.",
+    )
+    set: list[str] = Field(
+        [], description="An axis held at one value over the whole grid, AXIS=V (repeatable), e.g. delay=1 or slope=5."
+    )
+    store: SweepStore = Field(
+        STORE, description="Store folder (the canonical record): new, empty, or a store to resume or add to."
+    )
+    out: OutDir = Field(
+        None,
+        description="Folder for sweep.json and timing.json (default STORE-sweep-<checkpoint name> beside the store).",
+    )
     executor: EXECUTORS = Field("local", description="local (threads in this process), processes, or ray.")
-    ray_address: Optional[str] = Field(None, min_length=1, max_length=500, description="Address of a running Ray "
-                                       "cluster (host:port, ray://host:port or auto); only with --executor ray.")
+    ray_address: Optional[str] = Field(
+        None,
+        min_length=1,
+        max_length=500,
+        description="Address of a running Ray cluster (host:port, ray://host:port or auto); only with --executor ray.",
+    )
     chunk: int = Field(400, ge=1, le=100_000, description="Worlds per task; the store is written after each chunk.")
-    threads: Optional[int] = Field(None, ge=1, le=256, description="Simulation threads per task (default 2 with "
-                                   "the local executor, 1 otherwise).")
-    workers: Optional[int] = Field(None, ge=1, le=1024, description="Parallel tasks for processes/ray (default: "
-                                   "the CPU count).")
+    threads: Optional[int] = Field(
+        None, ge=1, le=256, description="Simulation threads per task (default 2 with the local executor, 1 otherwise)."
+    )
+    workers: Optional[int] = Field(
+        None, ge=1, le=1024, description="Parallel tasks for processes/ray (default: the CPU count)."
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -430,8 +550,9 @@ class SweepRequest(Request):
             return v
         kind, defaults = ("mu", DEFAULT_MU) if info.field_name == "rows" else ("push", DEFAULT_PUSH)
         if tuple(info.data.get(k) for k in (f"{kind}_min", f"{kind}_max", f"n_{kind}")) != defaults:
-            raise ValueError(f"--{info.field_name} replaces --{kind}-min, --{kind}-max and --n-{kind}; give one or the "
-                             "other")
+            raise ValueError(
+                f"--{info.field_name} replaces --{kind}-min, --{kind}-max and --n-{kind}; give one or the other"
+            )
         try:
             parse_grid_axis(v, info.field_name)  # rows and columns of one axis: Grid.build, as the grid's size
         except BadInput as exc:
@@ -444,8 +565,9 @@ class SweepRequest(Request):
         from policylab.studies.boundary.world import parse_held
 
         try:
-            parse_held(v, (cls._axis_name(info.data.get("rows"), "friction"),
-                           cls._axis_name(info.data.get("cols"), "push")))
+            parse_held(
+                v, (cls._axis_name(info.data.get("rows"), "friction"), cls._axis_name(info.data.get("cols"), "push"))
+            )
         except BadInput as exc:
             raise ValueError(exc.message) from None
         return v
@@ -458,16 +580,27 @@ class SweepRequest(Request):
         """The grid this request maps (`world.Grid.build`)."""
         from policylab.studies.boundary.world import Grid
 
-        return Grid.build((self.mu_min, self.mu_max), self.n_mu, (self.push_min, self.push_max), self.n_push,
-                          self.seeds_per_cell, self.push_dir, self.push_t0, self.rows, self.cols, self.set)
+        return Grid.build(
+            (self.mu_min, self.mu_max),
+            self.n_mu,
+            (self.push_min, self.push_max),
+            self.n_push,
+            self.seeds_per_cell,
+            self.push_dir,
+            self.push_t0,
+            self.rows,
+            self.cols,
+            self.set,
+        )
 
     @field_validator("seeds_per_cell")
     @classmethod
     def _grid_fits_seed_range(cls, v: int, info: ValidationInfo) -> int:
         worlds = info.data.get("n_mu", 1) * info.data.get("n_push", 1) * v  # a grid of --rows / --cols: Grid.build
         if worlds > SWEEP_SEEDS.size:
-            raise ValueError(f"the grid would hold {worlds:,} worlds; the sweep's seed range holds "
-                             f"{SWEEP_SEEDS.size:,}")
+            raise ValueError(
+                f"the grid would hold {worlds:,} worlds; the sweep's seed range holds {SWEEP_SEEDS.size:,}"
+            )
         return v
 
     @field_validator("ray_address")
@@ -508,29 +641,55 @@ class SearchRequest(Request):
 
     robot: RobotSpec = Field(None, description=ROBOT_HELP)
     checkpoint: CheckpointSpec = Field(None, description=CHECKPOINT_HELP)
-    rows: list[str] = Field([f"friction={DEFAULT_MU[0]:.2f}:{DEFAULT_MU[1]:.2f}:{DEFAULT_MU[2]}"],
-                            description="A row axis and its values, AXIS=LO:HI:N or AXIS=V1,V2,... (repeat the option "
-                            "for several axes: the rows are every combination). Axes: " + ", ".join(
-                                a for a in AXES if a != "push") + " (docs/boundary.md, Perturbation axes).")
-    set: list[str] = Field([], description="An axis held at one value in every row, AXIS=V (repeatable), e.g. "
-                           "delay=1 or slope=5.")
-    push_min: float = Field(PUSH_RANGE[0], ge=PUSH_RANGE[0], le=PUSH_RANGE[1],
-                            description="Smallest push searched, % bodyweight (default 0: a row whose survival is "
-                            "below the level there fails without a push).")
-    push_max: float = Field(DEFAULT_PUSH[1], ge=PUSH_RANGE[0], le=PUSH_RANGE[1],
-                            description="Largest push searched, % bodyweight.")
+    rows: list[str] = Field(
+        [f"friction={DEFAULT_MU[0]:.2f}:{DEFAULT_MU[1]:.2f}:{DEFAULT_MU[2]}"],
+        description="A row axis and its values, AXIS=LO:HI:N or AXIS=V1,V2,... (repeat the option "
+        "for several axes: the rows are every combination). Axes: "
+        + ", ".join(a for a in AXES if a != "push")
+        + " (docs/boundary.md, Perturbation axes).",
+    )
+    set: list[str] = Field(
+        [], description="An axis held at one value in every row, AXIS=V (repeatable), e.g. delay=1 or slope=5."
+    )
+    push_min: float = Field(
+        PUSH_RANGE[0],
+        ge=PUSH_RANGE[0],
+        le=PUSH_RANGE[1],
+        description="Smallest push searched, % bodyweight (default 0: a row whose survival is "
+        "below the level there fails without a push).",
+    )
+    push_max: float = Field(
+        DEFAULT_PUSH[1], ge=PUSH_RANGE[0], le=PUSH_RANGE[1], description="Largest push searched, % bodyweight."
+    )
     level: float = Field(0.5, ge=0.05, le=0.95, description="Survival level whose crossing is located.")
-    target_width: float = Field(10.0, gt=0.0, le=PUSH_RANGE[1], description="A row stops once its 95% interval is "
-                                "no wider than this, % of body weight (the default grid's push spacing).")
-    budget: int = Field(1280, ge=1, le=10_000_000, description="Rollouts for all rows together (default: 20% of the "
-                        "default grid's 6,400).")
+    target_width: float = Field(
+        10.0,
+        gt=0.0,
+        le=PUSH_RANGE[1],
+        description="A row stops once its 95% interval is "
+        "no wider than this, % of body weight (the default grid's push spacing).",
+    )
+    budget: int = Field(
+        1280,
+        ge=1,
+        le=10_000_000,
+        description="Rollouts for all rows together (default: 20% of the default grid's 6,400).",
+    )
     batch: int = Field(4, ge=1, le=64, description="Rollouts a row gets per round.")
-    seed_block: int = Field(0, ge=0, le=99, description="Seed block: another block draws other seeds for the same "
-                            "design (block 0 shares the default grid's worlds and records).")
-    store: SweepStore = Field(STORE, description="Store folder: new, empty, or a store to resume or add to (a grid's "
-                              "records there are reused).")
-    out: OutDir = Field(None, description="Folder for search.json (default STORE-search-<checkpoint name> beside the "
-                        "store).")
+    seed_block: int = Field(
+        0,
+        ge=0,
+        le=99,
+        description="Seed block: another block draws other seeds for the same "
+        "design (block 0 shares the default grid's worlds and records).",
+    )
+    store: SweepStore = Field(
+        STORE,
+        description="Store folder: new, empty, or a store to resume or add to (a grid's records there are reused).",
+    )
+    out: OutDir = Field(
+        None, description="Folder for search.json (default STORE-search-<checkpoint name> beside the store)."
+    )
     threads: int = Field(2, ge=1, le=256, description="Simulation threads.")
 
     @model_validator(mode="before")
@@ -568,14 +727,15 @@ class VerifyRequest(Request):
     the checkpoint in Gymnasium's own Ant-v5 loop against the study's simulator. Exit 1 when it fails."""
 
     robot: RobotSpec = Field(None, description=ROBOT_HELP)
-    checkpoint: CheckpointSpec = Field(None, description="Checkpoint whose stored sweep is re-simulated. "
-                                       + CHECKPOINT_HELP)
+    checkpoint: CheckpointSpec = Field(
+        None, description="Checkpoint whose stored sweep is re-simulated. " + CHECKPOINT_HELP
+    )
     store: StoreDir = Field(STORE, description="Store folder holding the sweep.")
-    sample: int = Field(32, ge=1, le=10_000, description="Stored worlds to re-simulate (evenly spread, "
-                        "deterministic).")
+    sample: int = Field(32, ge=1, le=10_000, description="Stored worlds to re-simulate (evenly spread, deterministic).")
     keep_diverged: bool = Field(False, description=KEEP_DIVERGED_HELP)
-    out: OutDir = Field(None, description="Folder for equivalence.json (default "
-                        "STORE-verify-<checkpoint name> beside the store).")
+    out: OutDir = Field(
+        None, description="Folder for equivalence.json (default STORE-verify-<checkpoint name> beside the store)."
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -591,31 +751,43 @@ class ReduceRequest(Request):
     interval, from the sweep's records in the store."""
 
     store: StoreDir = Field(description=STORE_HELP)
-    checkpoint: SweepName = Field(description="The checkpoint whose sweep to reduce: its name in the store (e.g. "
-                                  "ant_v0) or the path of the policy file it was swept with; the grid comes from the "
-                                  "sweep's record in the store.")
+    checkpoint: SweepName = Field(
+        description="The checkpoint whose sweep to reduce: its name in the store (e.g. "
+        "ant_v0) or the path of the policy file it was swept with; the grid comes from the "
+        "sweep's record in the store."
+    )
     out: OutDir = Field(description=OUT_HELP)
-    resamples: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples for each row's boundary "
-                           "interval.")
+    resamples: int = Field(
+        2000, ge=100, le=100_000, description="Bootstrap resamples for each row's boundary interval."
+    )
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the bootstrap generator (with the row index).")
-    rule_check: bool = Field(True, description="Re-apply the frozen failure rule to every stored track and count "
-                             "agreement with the records.")
+    rule_check: bool = Field(
+        True, description="Re-apply the frozen failure rule to every stored track and count agreement with the records."
+    )
     keep_diverged: bool = Field(False, description=KEEP_DIVERGED_HELP)
 
     def config(self) -> dict:
-        return {"store": str(self.store.resolve()), "checkpoint": self.checkpoint, "resamples": self.resamples,
-                "seed": self.seed, "rule_check": self.rule_check,
-                **({"keep_diverged": True} if self.keep_diverged else {})}  # folders reduced before the option stand
+        return {
+            "store": str(self.store.resolve()),
+            "checkpoint": self.checkpoint,
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "rule_check": self.rule_check,
+            **({"keep_diverged": True} if self.keep_diverged else {}),
+        }  # folders reduced before the option stand
 
 
 class SelectRequest(Request):
     """Choose the boundary cells and recoveries to replay from the reduction."""
 
     out: Annotated[OutDir, _has_stages("reduce")] = Field(description=OUT_HELP)
-    n_boundary: int = Field(15, ge=0, le=1000, description="Boundary cells to replay (round-robin over friction "
-                            "rows).")
-    n_recoveries: int = Field(3, ge=0, le=1000, description="Recovery cells (cells whose survival S to the "
-                              "horizon is 3/16 <= S <= 0.5; one per cell).")
+    n_boundary: int = Field(15, ge=0, le=1000, description="Boundary cells to replay (round-robin over friction rows).")
+    n_recoveries: int = Field(
+        3,
+        ge=0,
+        le=1000,
+        description="Recovery cells (cells whose survival S to the horizon is 3/16 <= S <= 0.5; one per cell).",
+    )
 
     def config(self) -> dict:
         return {"n_boundary": self.n_boundary, "n_recoveries": self.n_recoveries}
@@ -625,11 +797,18 @@ class ReplayRequest(Request):
     """The replay batch: selected worlds read from the store; recovery cells searched for a survivor."""
 
     out: Annotated[OutDir, _has_stages("reduce", "select")] = Field(description=OUT_HELP)
-    verify: bool = Field(True, description="Equivalence check: simulate each replayed world again and compare it "
-                         "bitwise with its record (outcomes still come from the record).")
-    checkpoint: Optional[str] = Field(None, min_length=1, description="For --verify: the checkpoint (committed name "
-                                      "or policy file path) the sweep was made with; default: the store's copy of the "
-                                      "sweep's policy file.")
+    verify: bool = Field(
+        True,
+        description="Equivalence check: simulate each replayed world again and compare it "
+        "bitwise with its record (outcomes still come from the record).",
+    )
+    checkpoint: Optional[str] = Field(
+        None,
+        min_length=1,
+        description="For --verify: the checkpoint (committed name "
+        "or policy file path) the sweep was made with; default: the store's copy of the "
+        "sweep's policy file.",
+    )
 
     @field_validator("checkpoint")
     @classmethod
@@ -648,10 +827,20 @@ class ClipsRequest(Request):
     out: Annotated[OutDir, _has_stages("reduce", "replay")] = Field(description=OUT_HELP)
     width: int = Field(320, ge=32, le=1920, description="Width of each of the three camera views, pixels.")
     height: int = Field(240, ge=32, le=1080, description="Height of each view, pixels.")
-    fps: int = Field(20, ge=1, le=120, description="Frames per second of the mp4 (real time: one frame per 1/fps s "
-                     "of record time; 4x slow motion near a failure).")
-    workers: int = Field(2, ge=1, le=64, description="Processes rendering the batch of clips (each with one render "
-                         "context); the clips do not depend on it.")
+    fps: int = Field(
+        20,
+        ge=1,
+        le=120,
+        description="Frames per second of the mp4 (real time: one frame per 1/fps s "
+        "of record time; 4x slow motion near a failure).",
+    )
+    workers: int = Field(
+        2,
+        ge=1,
+        le=64,
+        description="Processes rendering the batch of clips (each with one render "
+        "context); the clips do not depend on it.",
+    )
 
     def config(self) -> dict:
         return {"width": self.width, "height": self.height, "fps": self.fps}
@@ -668,13 +857,15 @@ class DiffRequest(Request):
     shrinkage census."""
 
     store: StoreDir = Field(description=STORE_HELP + " Holds sweep A (and B unless --store-b is given).")
-    a: SweepName = Field(description="Checkpoint A (before), e.g. the original policy: its name in the store or "
-                         "its policy file's path.")
+    a: SweepName = Field(
+        description="Checkpoint A (before), e.g. the original policy: its name in the store or its policy file's path."
+    )
     b: SweepName = Field(description="Checkpoint B (after the retrain), by name or path.")
     out: OutDir = Field(description="Folder for diff.json (then `policylab boundary report --out` it).")
     store_b: Optional[StoreDir] = Field(None, description="Store holding sweep B, when it is not --store.")
-    resamples: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples for each row's boundary "
-                           "interval.")
+    resamples: int = Field(
+        2000, ge=100, le=100_000, description="Bootstrap resamples for each row's boundary interval."
+    )
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the bootstrap generator.")
     q: float = Field(0.05, ge=1e-6, le=0.5, description="Benjamini-Hochberg false-discovery rate.")
 
@@ -690,15 +881,23 @@ class DiffRequest(Request):
         return self.store_b or self.store
 
     def config(self) -> dict:
-        return {"store": str(self.store.resolve()), "store_b": str(self.store_of_b.resolve()), "a": self.a,
-                "b": self.b, "resamples": self.resamples, "seed": self.seed, "q": self.q}
+        return {
+            "store": str(self.store.resolve()),
+            "store_b": str(self.store_of_b.resolve()),
+            "a": self.a,
+            "b": self.b,
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "q": self.q,
+        }
 
 
 class ReportRequest(Request):
     """Write report.json and report.html (heatmaps, boundary curves, replays and clips) into OUT/report."""
 
-    out: Annotated[OutDir, AfterValidator(_reduced_or_diff)] = Field(description="An analysis folder (after "
-                                                                     "reduce), a diff folder or a search folder.")
+    out: Annotated[OutDir, AfterValidator(_reduced_or_diff)] = Field(
+        description="An analysis folder (after reduce), a diff folder or a search folder."
+    )
 
 
 # -- probe ----------------------------------------------------------------------------------------
@@ -716,8 +915,9 @@ def _host(host: str) -> str:
     except (OSError, UnicodeError) as exc:
         raise ValueError(f"{host!r} is not an address to listen on ({exc})") from None
     if not all(ipaddress.ip_address(a.partition("%")[0]).is_loopback for a in found):
-        raise ValueError(f"{host!r} is not a loopback address (127.0.0.1, ::1, localhost): the probe answers this "
-                         "machine only")
+        raise ValueError(
+            f"{host!r} is not a loopback address (127.0.0.1, ::1, localhost): the probe answers this machine only"
+        )
     return host
 
 
@@ -727,16 +927,22 @@ class ProbeRequest(Request):
     a clip and .npz/.rrd downloads. Stops on Ctrl-C."""
 
     store: StoreDir = Field(STORE, description=STORE_HELP)
-    out: OutDir = Field(None, description="Folder for the trajectories, clips and .rrd files of live runs, and the "
-                        "server's log (default STORE-probe beside the store).")
-    host: Annotated[str, AfterValidator(_host)] = Field("127.0.0.1", min_length=1, max_length=255,
-                                                        description="Loopback address to listen on "
-                                                        "(127.0.0.1, ::1 or localhost).")
+    out: OutDir = Field(
+        None,
+        description="Folder for the trajectories, clips and .rrd files of live runs, and the "
+        "server's log (default STORE-probe beside the store).",
+    )
+    host: Annotated[str, AfterValidator(_host)] = Field(
+        "127.0.0.1",
+        min_length=1,
+        max_length=255,
+        description="Loopback address to listen on (127.0.0.1, ::1 or localhost).",
+    )
     port: int = Field(0, ge=0, le=65535, description="Port to listen on (0: a free one, printed at start).")
-    timeout: float = Field(120.0, ge=1.0, le=3600.0, description="Seconds a run may take before it is stopped and "
-                           "reported as timed out.")
-    resamples: int = Field(500, ge=100, le=100_000, description="Bootstrap resamples for the maps' boundary "
-                           "intervals.")
+    timeout: float = Field(
+        120.0, ge=1.0, le=3600.0, description="Seconds a run may take before it is stopped and reported as timed out."
+    )
+    resamples: int = Field(500, ge=100, le=100_000, description="Bootstrap resamples for the maps' boundary intervals.")
     width: int = Field(320, ge=32, le=1920, description="Width of each of the clip's three camera views, pixels.")
     height: int = Field(240, ge=32, le=1080, description="Height of each clip view, pixels.")
 
@@ -760,16 +966,22 @@ class ProbeRunForm(StrictModel):
     map: SweepName = Field(description="The sweep in the store whose robot plays the world.")
     checkpoint: Optional[SweepName] = Field(None, description="A checkpoint swept in the store.")
     policy_file: Optional[Annotated[str, Field(min_length=1, max_length=4096)]] = Field(
-        None, description="The path of a .npz or .onnx policy file, instead of a checkpoint.")
+        None, description="The path of a .npz or .onnx policy file, instead of a checkpoint."
+    )
     world: dict[str, float] = Field(description="The world's axes (friction, push, direction, start, ...).")
-    seed_index: Optional[int] = Field(None, ge=0, lt=PROBE_SEEDS.size, description="Index into the boundary.probe "
-                                      f"seed range (seed {PROBE_SEEDS.base:,} + index).")
-    sweep_seed: Optional[int] = Field(None, ge=SWEEP_SEEDS.base, lt=SWEEP_SEEDS.stop, description="A sweep's seed "
-                                      "(a stored world's).")
+    seed_index: Optional[int] = Field(
+        None,
+        ge=0,
+        lt=PROBE_SEEDS.size,
+        description=f"Index into the boundary.probe seed range (seed {PROBE_SEEDS.base:,} + index).",
+    )
+    sweep_seed: Optional[int] = Field(
+        None, ge=SWEEP_SEEDS.base, lt=SWEEP_SEEDS.stop, description="A sweep's seed (a stored world's)."
+    )
     save: bool = Field(False, description="Write the rollout into the store (through ensure) when it is not there.")
 
     @model_validator(mode="after")
-    def _one_of_each(self) -> "ProbeRunForm":
+    def _one_of_each(self) -> ProbeRunForm:
         if (self.checkpoint is None) == (self.policy_file is None):
             raise ValueError("give either a checkpoint of the store or a policy file")
         if (self.seed_index is None) == (self.sweep_seed is None):

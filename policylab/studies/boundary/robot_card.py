@@ -15,9 +15,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from policylab.envs.robots.batch import run_closed_loop
-from policylab.envs.robots.robot import Robot, robot as load_robot
 from policylab.config import claim_out_dir
+from policylab.envs.robots.batch import run_closed_loop
+from policylab.envs.robots.robot import Robot
+from policylab.envs.robots.robot import robot as load_robot
 from policylab.errors import BadInput
 from policylab.fileio import write_json
 from policylab.result import Result
@@ -40,9 +41,18 @@ def observation_layout(rob: Robot) -> list[dict]:
         s = t.spec
         span = f"[{'' if s.start is None else s.start}:{'' if s.stop is None else s.stop}]"
         label = s.term + (f"[{s.name}]" if s.name else "") + (span if s.term in ("qpos", "qvel") else "")
-        rows.append({"term": label, "slice": [at, at + t.width], "width": t.width,
-                     **{k: v for k, v in s.model_dump(exclude_none=True).items()
-                        if k in ("scale", "offset", "clip", "initial", "value", "hz") and v not in (1.0, 0.0)}})
+        rows.append(
+            {
+                "term": label,
+                "slice": [at, at + t.width],
+                "width": t.width,
+                **{
+                    k: v
+                    for k, v in s.model_dump(exclude_none=True).items()
+                    if k in ("scale", "offset", "clip", "initial", "value", "hz") and v not in (1.0, 0.0)
+                },
+            }
+        )
         at += t.width
     return rows
 
@@ -50,14 +60,20 @@ def observation_layout(rob: Robot) -> list[dict]:
 def zero_policy_survival(rob: Robot, n: int) -> dict:
     """The zero policy in `n` nominal worlds (seeds of the `robot` range): how many survive the horizon."""
     seeds = ZERO_POLICY_SEEDS.first(n)
-    traj = run_closed_loop(rob, lambda obs: np.zeros((len(obs), rob.act_dim)), [None] * n, list(seeds),
-                           n_steps=n_steps(rob), nthread=2)
+    traj = run_closed_loop(
+        rob, lambda obs: np.zeros((len(obs), rob.act_dim)), [None] * n, list(seeds), n_steps=n_steps(rob), nthread=2
+    )
     status = []
     for i in range(n):
         k = int(traj["n_states"][i])
         status.append(classify(rob, traj["qpos"][i, :k], traj["qvel"][i, :k], traj["time"][i, :k])["status"])
-    return {"worlds": n, "survived": status.count("survived"), "failed": status.count("failed"),
-            "diverged": status.count("diverged"), "seeds": [seeds[0], seeds[-1]]}
+    return {
+        "worlds": n,
+        "survived": status.count("survived"),
+        "failed": status.count("failed"),
+        "diverged": status.count("diverged"),
+        "seeds": [seeds[0], seeds[-1]],
+    }
 
 
 def contact_friction(rob: Robot, mus: tuple[float, float] = (MU_RANGE[0], 1.0), seconds: float = 1.0) -> dict:
@@ -74,7 +90,7 @@ def contact_friction(rob: Robot, mus: tuple[float, float] = (MU_RANGE[0], 1.0), 
         d.ctrl[:] = rob.ctrl(np.zeros((1, rob.act_dim)))[0]
         mujoco.mj_forward(m, d)
         for _ in range(round(seconds / m.opt.timestep)):
-            touching = [c for c in d.contact[:d.ncon] if frozenset((int(c.geom1), int(c.geom2))) in pairs]
+            touching = [c for c in d.contact[: d.ncon] if frozenset((int(c.geom1), int(c.geom2))) in pairs]
             if touching:
                 break
             mujoco.mj_step(m, d)
@@ -83,9 +99,12 @@ def contact_friction(rob: Robot, mus: tuple[float, float] = (MU_RANGE[0], 1.0), 
     if not lo:
         return {"mu": list(mus), "contacts": 0, "note": f"no floor contact within {seconds:g} s of the home pose"}
     if lo == hi:
-        raise BadInput("friction_geoms", f"robot spec {rob.spec_file}: the robot's floor contacts have friction "
-                       f"{lo[0]:g} at mu {mus[0]:g} and at mu {mus[1]:g}: the friction axis does not reach them; list "
-                       "the geoms whose friction the contacts take")
+        raise BadInput(
+            "friction_geoms",
+            f"robot spec {rob.spec_file}: the robot's floor contacts have friction "
+            f"{lo[0]:g} at mu {mus[0]:g} and at mu {mus[1]:g}: the friction axis does not reach them; list "
+            "the geoms whose friction the contacts take",
+        )
     return {"mu": list(mus), "contacts": len(lo), "friction": {f"{mu:g}": seen[mu] for mu in mus}}
 
 
@@ -93,8 +112,14 @@ def describe(rob: Robot, n_zero: int) -> dict:
     m, s = rob.base, rob.spec
     joints = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, int(j)) for j in m.actuator_trnid[:, 0]]
     actuators = _names(m, mujoco.mjtObj.mjOBJ_ACTUATOR, m.nu)
-    sensors = [{"name": n, "type": mujoco.mjtSensor(int(m.sensor_type[i])).name.removeprefix("mjSENS_").lower(),
-                "dim": int(m.sensor_dim[i])} for i, n in enumerate(_names(m, mujoco.mjtObj.mjOBJ_SENSOR, m.nsensor))]
+    sensors = [
+        {
+            "name": n,
+            "type": mujoco.mjtSensor(int(m.sensor_type[i])).name.removeprefix("mjSENS_").lower(),
+            "dim": int(m.sensor_dim[i]),
+        }
+        for i, n in enumerate(_names(m, mujoco.mjtObj.mjOBJ_SENSOR, m.nsensor))
+    ]
     survival = zero_policy_survival(rob, n_zero)
     return {
         "robot": rob.ref,
@@ -106,21 +131,37 @@ def describe(rob: Robot, n_zero: int) -> dict:
         "actuators": [{"name": a, "joint": j} for a, j in zip(actuators, joints)],
         "policy_joints": [joints[i] for i in rob.policy_joints],
         "sensors": sensors,
-        "control": {**s.control.model_dump(exclude_none=True), "control_dt_s": rob.control_dt,
-                    "physics_dt_s": float(m.opt.timestep), "frame_skip": rob.frame_skip},
+        "control": {
+            **s.control.model_dump(exclude_none=True),
+            "control_dt_s": rob.control_dt,
+            "physics_dt_s": float(m.opt.timestep),
+            "frame_skip": rob.frame_skip,
+        },
         "home_torso_z_m": float(rob.nominal_qpos[rob.root_qpos + 2]),
         "failure": rob.thresholds(),
-        "observation": {"layout": observation_layout(rob), "frame_size": rob.frame_dim,
-                        "history": s.history.model_dump() if s.history else None,
-                        "normalized": s.normalization is not None, "size": rob.obs_dim},
+        "observation": {
+            "layout": observation_layout(rob),
+            "frame_size": rob.frame_dim,
+            "history": s.history.model_dump() if s.history else None,
+            "normalized": s.normalization is not None,
+            "size": rob.obs_dim,
+        },
         "action_size": rob.act_dim,
         "policy_output": s.policy_output,
-        "floor_contacts": [[mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) or f"#{g}" for g in pair]
-                           for pair in rob.floor_contacts(m)],
+        "floor_contacts": [
+            [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) or f"#{g}" for g in pair]
+            for pair in rob.floor_contacts(m)
+        ],
         "contact_friction": contact_friction(rob),
         "zero_policy": survival,
-        "warnings": ([f"the zero policy survived 0 of {survival['worlds']} nominal worlds: check the failure "
-                      "thresholds, the keyframe and the control gains"] if survival["survived"] == 0 else []),
+        "warnings": (
+            [
+                f"the zero policy survived 0 of {survival['worlds']} nominal worlds: check the failure "
+                "thresholds, the keyframe and the control gains"
+            ]
+            if survival["survived"] == 0
+            else []
+        ),
     }
 
 
@@ -136,7 +177,8 @@ def run(req: RobotRequest) -> Result:
     lines = (
         f"{card['name']}: {len(card['bodies'])} bodies, {rob.act_dim} actuators ({rob.spec.control.mode} control, "
         f"{rob.control_dt:g} s control step), {len(card['sensors'])} sensors",
-        f"observation {rob.obs_dim} values" + (f" ({hist['length']} frames of {rob.frame_dim})" if hist else "")
+        f"observation {rob.obs_dim} values"
+        + (f" ({hist['length']} frames of {rob.frame_dim})" if hist else "")
         + f": {layout}; action {rob.act_dim} values",
         f"zero policy: survived {z['survived']} of {z['worlds']} nominal worlds",
         _friction_line(card["contact_friction"]),
@@ -149,5 +191,7 @@ def _friction_line(c: dict) -> str:
     if not c["contacts"]:
         return f"friction axis: {c['note']}, not checked in simulation"
     lo, hi = (c["friction"][f"{mu:g}"] for mu in c["mu"])
-    return (f"friction axis: {c['contacts']} floor contact(s) take friction {min(lo):g} at mu {c['mu'][0]:g} and "
-            f"{min(hi):g} at mu {c['mu'][1]:g}")
+    return (
+        f"friction axis: {c['contacts']} floor contact(s) take friction {min(lo):g} at mu {c['mu'][0]:g} and "
+        f"{min(hi):g} at mu {c['mu'][1]:g}"
+    )

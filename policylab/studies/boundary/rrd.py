@@ -22,18 +22,18 @@ red arrow on the torso during the push window.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import mujoco
 import numpy as np
 import rerun as rr
 
-from policylab.result import Result
 from policylab.config import claim_out_dir
 from policylab.envs.robots.robot import Robot
 from policylab.fileio import arrays_to_bytes, atomic_write_bytes, write_json
 from policylab.progress import progress_bar
+from policylab.result import Result
 from policylab.rollout.store import Store
 from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, stage_path
 from policylab.studies.boundary.clips import analysis_robot, slug
@@ -54,16 +54,20 @@ def _geom_archetype(model: mujoco.MjModel, g: int):
     if gt == mujoco.mjtGeom.mjGEOM_ELLIPSOID:
         return rr.Ellipsoids3D(half_sizes=[size], colors=[color])
     if gt in (mujoco.mjtGeom.mjGEOM_CAPSULE, mujoco.mjtGeom.mjGEOM_CYLINDER):
-        return rr.Capsules3D(lengths=[2 * size[1]], radii=[size[0]], translations=[[0.0, 0.0, -size[1]]],
-                             colors=[color])
+        return rr.Capsules3D(
+            lengths=[2 * size[1]], radii=[size[0]], translations=[[0.0, 0.0, -size[1]]], colors=[color]
+        )
     if gt == mujoco.mjtGeom.mjGEOM_BOX:
         return rr.Boxes3D(half_sizes=[size], colors=[color])
     if gt == mujoco.mjtGeom.mjGEOM_MESH:
         mid = model.geom_dataid[g]
         v0, nv = model.mesh_vertadr[mid], model.mesh_vertnum[mid]
         f0, nf = model.mesh_faceadr[mid], model.mesh_facenum[mid]
-        return rr.Mesh3D(vertex_positions=model.mesh_vert[v0:v0 + nv], triangle_indices=model.mesh_face[f0:f0 + nf],
-                         albedo_factor=color)
+        return rr.Mesh3D(
+            vertex_positions=model.mesh_vert[v0 : v0 + nv],
+            triangle_indices=model.mesh_face[f0 : f0 + nf],
+            albedo_factor=color,
+        )
     return None
 
 
@@ -80,8 +84,9 @@ def export_rrd(store: Store, rob: Robot, model: mujoco.MjModel, key: str, path: 
     return {"key": key, **export_payload(rob, model, rec.data["world"], rec.outcome, store.payload(key), path)}
 
 
-def export_payload(rob: Robot, model: mujoco.MjModel, world: Mapping, outcome: Mapping,
-                   payload: Mapping[str, np.ndarray], path: Path) -> dict:
+def export_payload(
+    rob: Robot, model: mujoco.MjModel, world: Mapping, outcome: Mapping, payload: Mapping[str, np.ndarray], path: Path
+) -> dict:
     """Write `path` (.rrd) and `<stem>.qpos.npz` beside it for one trajectory (a record's world, outcome and
     payload); return the file facts."""
     qpos, time = payload["qpos"], payload["time"]
@@ -92,8 +97,12 @@ def export_payload(rob: Robot, model: mujoco.MjModel, world: Mapping, outcome: M
 
     # One chunk per entity by construction: the batcher never flushes on its own (by time, rows or
     # bytes), only at the end; no wall-clock timelines or start-time property enter the file.
-    rec_stream = rr.RecordingStream(APP_ID, recording_id=str(world["cache_key"]), send_properties=False,
-                                    batcher_config=rr.ChunkBatcherConfig.NEVER())
+    rec_stream = rr.RecordingStream(
+        APP_ID,
+        recording_id=str(world["cache_key"]),
+        send_properties=False,
+        batcher_config=rr.ChunkBatcherConfig.NEVER(),
+    )
     rec_stream.set_log_time_enabled(False)
     rec_stream.set_log_tick_enabled(False)
     rec_stream.save(str(path))
@@ -134,11 +143,23 @@ def export_payload(rob: Robot, model: mujoco.MjModel, world: Mapping, outcome: M
     rec_stream.disconnect()
 
     qpos_path = path.with_name(path.name[: -len(".rrd")] + ".qpos.npz")
-    atomic_write_bytes(qpos_path, arrays_to_bytes({
-        "qpos": qpos, "ttf_s": np.array([-1.0 if t_fail is None else float(t_fail)]),
-        "outcome": np.array([outcome["status"]])}))
-    return {"cache_key": world.get("cache_key"), "rrd_file": path.name, "qpos_file": qpos_path.name,
-            "outcome": outcome["status"], "rrd_bytes": path.stat().st_size}
+    atomic_write_bytes(
+        qpos_path,
+        arrays_to_bytes(
+            {
+                "qpos": qpos,
+                "ttf_s": np.array([-1.0 if t_fail is None else float(t_fail)]),
+                "outcome": np.array([outcome["status"]]),
+            }
+        ),
+    )
+    return {
+        "cache_key": world.get("cache_key"),
+        "rrd_file": path.name,
+        "qpos_file": qpos_path.name,
+        "outcome": outcome["status"],
+        "rrd_bytes": path.stat().st_size,
+    }
 
 
 def run(req: RrdRequest) -> Result:
@@ -154,6 +175,11 @@ def run(req: RrdRequest) -> Result:
                 bar.advance()
     path = stage_path(req.out, "rrd")
     write_json(path, [{k: v for k, v in f.items() if k != "rrd_bytes"} for f in files])
-    write_json(req.out / "rrd" / "rrd-files.json", {"note": "rerun writes ids into .rrd files: sizes vary run to run",
-                                                    "files": {f["rrd_file"]: f["rrd_bytes"] for f in files}})
+    write_json(
+        req.out / "rrd" / "rrd-files.json",
+        {
+            "note": "rerun writes ids into .rrd files: sizes vary run to run",
+            "files": {f["rrd_file"]: f["rrd_bytes"] for f in files},
+        },
+    )
     return Result(path, headlines=(f"rrd: {len(files)} recordings written",))

@@ -50,19 +50,19 @@ from policylab.studies.boundary.world import Grid, GridWorld, World
 PUSH = AXES["push"]
 METHOD = {
     "model": "along the push axis, survival is a decreasing logistic curve with free crossing and scale "
-             "(the monotonicity assumption); rows that contradict it are flagged",
+    "(the monotonicity assumption); rows that contradict it are flagged",
     "interval": "95% interval of the crossing: 2.5% and 97.5% quantiles of the likelihood integrated over the "
-                "curve's scale (flat in log scale) on a grid of crossings over the push range extended by half its "
-                "span each side (flat prior); estimate: its median",
+    "curve's scale (flat in log scale) on a grid of crossings over the push range extended by half its "
+    "span each side (flat prior); estimate: its median",
     "design": "batched probabilistic bisection: each round, a row's batch of pushes are the (i + 1/2) / batch "
-              "quantiles of its crossing's distribution raised to the power 1/2 (spread wider than it, so the "
-              "curve's scale is learned too), on the push lattice, inside the range",
+    "quantiles of its crossing's distribution raised to the power 1/2 (spread wider than it, so the "
+    "curve's scale is learned too), on the push lattice, inside the range",
     "stopping": f"a row stops when its interval is no wider than the target, or lies wholly beyond one end of the "
-                f"push range (no crossing in range), never before {crossing.MIN_ROLLOUTS} rollouts; the budget "
-                "stops the rest (widest interval served first)",
+    f"push range (no crossing in range), never before {crossing.MIN_ROLLOUTS} rollouts; the budget "
+    "stops the rest (widest interval served first)",
     "monotonicity": "rollouts sorted by push cut into groups of 8; one-sided Fisher exact test of every later group "
-                    f"surviving more than an earlier one, Bonferroni over the pairs, flagged at p < "
-                    f"{crossing.MONOTONE_P}",
+    f"surviving more than an earlier one, Bonferroni over the pairs, flagged at p < "
+    f"{crossing.MONOTONE_P}",
     "diverged": "diverged rollouts are left out of the fit and counted",
 }
 
@@ -119,14 +119,31 @@ class Planner:
         seed = search_seed(self.block, row.index, row.off_grid)
         row.off_grid += 1
         world = World(push_pct=push, seed=seed, **fields)
-        return Planned(STUDY, search_world_record(world, self.ckpt, self.env), self.policy, self.proto,
-                       detail=GridWorld(world, -1, -1, -1, -1))
+        return Planned(
+            STUDY,
+            search_world_record(world, self.ckpt, self.env),
+            self.policy,
+            self.proto,
+            detail=GridWorld(world, -1, -1, -1, -1),
+        )
 
 
-def run_search(ckpt: Checkpoint, rows_spec: list[tuple[Axis, tuple[float, ...]]], fixed: dict[str, float], *,
-               push_range: tuple[float, float], level: float, target_width: float, budget: int, batch: int,
-               block: int, store_root: Path, chunk: int = 400, threads: int = 2,
-               max_rounds: int | None = None) -> dict:
+def run_search(
+    ckpt: Checkpoint,
+    rows_spec: list[tuple[Axis, tuple[float, ...]]],
+    fixed: dict[str, float],
+    *,
+    push_range: tuple[float, float],
+    level: float,
+    target_width: float,
+    budget: int,
+    batch: int,
+    block: int,
+    store_root: Path,
+    chunk: int = 400,
+    threads: int = 2,
+    max_rounds: int | None = None,
+) -> dict:
     """The search (`max_rounds` stops early: a deliberate interruption for the resume tests)."""
     lo, hi = push_range
     combos = list(itertools.product(*[vals for _, vals in rows_spec]))
@@ -142,8 +159,17 @@ def run_search(ckpt: Checkpoint, rows_spec: list[tuple[Axis, tuple[float, ...]]]
             for row in rows:
                 if row.stopped:
                     continue
-                row.decision = crossing.decide(row.x, row.y, lo, hi, level=level, batch=batch,
-                                               target_width=target_width, snap=snap, resolution=PUSH.resolution)
+                row.decision = crossing.decide(
+                    row.x,
+                    row.y,
+                    lo,
+                    hi,
+                    level=level,
+                    batch=batch,
+                    target_width=target_width,
+                    snap=snap,
+                    resolution=PUSH.resolution,
+                )
                 if row.decision.done:
                     row.stopped = "beyond range" if row.decision.status != crossing.LOCATED else "width"
                 else:
@@ -166,8 +192,14 @@ def run_search(ckpt: Checkpoint, rows_spec: list[tuple[Axis, tuple[float, ...]]]
                     p = planner.plan(row, push)
                     row.keys.append(p.key)
                     planned.append((row, push, p))
-            records = ensure(store, [p for _, _, p in planned], SweepRunner(ckpt, chunk, threads),
-                             label=f"search round {rounds + 1}", unit="chunk", stats=stats)
+            records = ensure(
+                store,
+                [p for _, _, p in planned],
+                SweepRunner(ckpt, chunk, threads),
+                label=f"search round {rounds + 1}",
+                unit="chunk",
+                stats=stats,
+            )
             for row, push, p in planned:
                 status = records[p.key].outcome["status"]
                 if status == "diverged":
@@ -179,31 +211,63 @@ def run_search(ckpt: Checkpoint, rows_spec: list[tuple[Axis, tuple[float, ...]]]
         complete = not any(r.stopped is None for r in rows)
         fp = store.fingerprint()
         grid = grid_comparison(store, ckpt, rows, level) if level == 0.5 else None
-    return summarize(ckpt, rows, rows_spec, fixed, push_range=push_range, level=level, target_width=target_width,
-                     budget=budget, batch=batch, block=block, rounds=rounds, complete=complete,
-                     fingerprint=hash_obj([[k, fp.get(k)] for r in rows for k in r.keys], length=32),
-                     grid=grid), stats
+    return summarize(
+        ckpt,
+        rows,
+        rows_spec,
+        fixed,
+        push_range=push_range,
+        level=level,
+        target_width=target_width,
+        budget=budget,
+        batch=batch,
+        block=block,
+        rounds=rounds,
+        complete=complete,
+        fingerprint=hash_obj([[k, fp.get(k)] for r in rows for k in r.keys], length=32),
+        grid=grid,
+    ), stats
 
 
 def row_summary(row: Row, lo: float, hi: float) -> dict:
     d = row.decision
     f = d.fit
     x, y = np.asarray(row.x), np.asarray(row.y)
-    evidence = [{"push_pct_bw": float(p), "n": int((x == p).sum()), "survived": int(y[x == p].sum())}
-                for p in np.unique(x)]
-    out = {"row": row.index, "values": row.values, "status": d.status, "stopped": row.stopped,
-           "estimate_pct_bw": round(f.point, 3), "ci95_pct_bw": [round(f.lo, 3), round(f.hi, 3)],
-           "open": [f.open_below, f.open_above], "width_pct_bw": None if np.isinf(f.width) else round(f.width, 3),
-           "rollouts": row.rollouts, "at_risk": len(row.x), "survived": int(y.sum()), "diverged": row.diverged,
-           "grid_worlds": row.shared, "monotonicity": crossing.monotonicity(row.x, row.y), "evidence": evidence}
+    evidence = [
+        {"push_pct_bw": float(p), "n": int((x == p).sum()), "survived": int(y[x == p].sum())} for p in np.unique(x)
+    ]
+    out = {
+        "row": row.index,
+        "values": row.values,
+        "status": d.status,
+        "stopped": row.stopped,
+        "estimate_pct_bw": round(f.point, 3),
+        "ci95_pct_bw": [round(f.lo, 3), round(f.hi, 3)],
+        "open": [f.open_below, f.open_above],
+        "width_pct_bw": None if np.isinf(f.width) else round(f.width, 3),
+        "rollouts": row.rollouts,
+        "at_risk": len(row.x),
+        "survived": int(y.sum()),
+        "diverged": row.diverged,
+        "grid_worlds": row.shared,
+        "monotonicity": crossing.monotonicity(row.x, row.y),
+        "evidence": evidence,
+    }
     if d.status == crossing.BELOW:
         at = [e for e in evidence if e["push_pct_bw"] == lo]
-        out["note"] = (f"survival below the level already at the smallest push ({lo:g} %BW: "
-                       f"{at[0]['survived']}/{at[0]['n']} survived)" if at else "crossing below the push range")
+        out["note"] = (
+            f"survival below the level already at the smallest push ({lo:g} %BW: "
+            f"{at[0]['survived']}/{at[0]['n']} survived)"
+            if at
+            else "crossing below the push range"
+        )
     elif d.status == crossing.ABOVE:
         at = [e for e in evidence if e["push_pct_bw"] == hi]
-        out["note"] = (f"survival above the level up to the largest push ({hi:g} %BW: "
-                       f"{at[0]['survived']}/{at[0]['n']} survived)" if at else "crossing above the push range")
+        out["note"] = (
+            f"survival above the level up to the largest push ({hi:g} %BW: {at[0]['survived']}/{at[0]['n']} survived)"
+            if at
+            else "crossing above the push range"
+        )
     else:
         out["note"] = "" if row.stopped == "width" else "budget spent before the interval reached the target width"
     return out
@@ -222,8 +286,13 @@ def grid_comparison(store: Store, ckpt: Checkpoint, rows: list[Row], level: floa
     if sweep.push_dir != DEFAULT_DIR or sweep.push_t0 != DEFAULT_T0 or sweep.axes:  # not a friction x push map
         return None
     by_mu = {b["mu"]: b for b in boundaries(sweep, resamples=2000, seed=0)}
-    survival = [[None if np.isnan(v := float(survival_fraction(survival_codes(sweep.cells[(i, j)])))) else v
-                 for j in range(len(sweep.pushes))] for i in range(len(sweep.mus))]
+    survival = [
+        [
+            None if np.isnan(v := float(survival_fraction(survival_codes(sweep.cells[(i, j)])))) else v
+            for j in range(len(sweep.pushes))
+        ]
+        for i in range(len(sweep.mus))
+    ]
     out = []
     for row in rows:
         if set(row.values) != {"friction"} or row.values["friction"] not in by_mu:
@@ -231,15 +300,41 @@ def grid_comparison(store: Store, ckpt: Checkpoint, rows: list[Row], level: floa
         b = by_mu[row.values["friction"]]
         f = row.decision.fit
         grid_point = b["median_pct_bw"]
-        out.append({"row": row.index, "mu": row.values["friction"], "grid_status": b["status"],
-                    "grid_median_pct_bw": grid_point, "grid_ci95_pct_bw": b["ci95_pct_bw"],
-                    "search_covers_grid_median": None if grid_point is None else bool(f.lo <= grid_point <= f.hi)})
-    return {"grid": sweep.grid, "rollouts": sweep.seeds_per_cell * len(sweep.mus) * len(sweep.pushes),
-            "survival": survival, "rows": out}
+        out.append(
+            {
+                "row": row.index,
+                "mu": row.values["friction"],
+                "grid_status": b["status"],
+                "grid_median_pct_bw": grid_point,
+                "grid_ci95_pct_bw": b["ci95_pct_bw"],
+                "search_covers_grid_median": None if grid_point is None else bool(f.lo <= grid_point <= f.hi),
+            }
+        )
+    return {
+        "grid": sweep.grid,
+        "rollouts": sweep.seeds_per_cell * len(sweep.mus) * len(sweep.pushes),
+        "survival": survival,
+        "rows": out,
+    }
 
 
-def summarize(ckpt: Checkpoint, rows: list[Row], rows_spec, fixed, *, push_range, level, target_width, budget, batch,
-              block, rounds, complete, fingerprint, grid) -> dict:
+def summarize(
+    ckpt: Checkpoint,
+    rows: list[Row],
+    rows_spec,
+    fixed,
+    *,
+    push_range,
+    level,
+    target_width,
+    budget,
+    batch,
+    block,
+    rounds,
+    complete,
+    fingerprint,
+    grid,
+) -> dict:
     lo, hi = push_range
     out_rows = [row_summary(r, lo, hi) for r in rows]
     spent = sum(r.rollouts for r in rows)
@@ -259,13 +354,18 @@ def summarize(ckpt: Checkpoint, rows: list[Row], rows_spec, fixed, *, push_range
         "seed_scheme": SEARCH_SEED_SCHEME,
         "method": METHOD,
         "rows": out_rows,
-        "totals": {"rows": len(rows), "rollouts": spent, "grid_worlds": sum(r.shared for r in rows),
-                   "located": sum(r["status"] == crossing.LOCATED and r["stopped"] == "width" for r in out_rows),
-                   "below_range": sum(r["status"] == crossing.BELOW for r in out_rows),
-                   "above_range": sum(r["status"] == crossing.ABOVE for r in out_rows),
-                   "budget_stopped": sum(r["stopped"] == "budget" for r in out_rows),
-                   "non_monotone": sum(r["monotonicity"]["flagged"] for r in out_rows),
-                   "diverged": sum(r.diverged for r in rows), "rounds": rounds},
+        "totals": {
+            "rows": len(rows),
+            "rollouts": spent,
+            "grid_worlds": sum(r.shared for r in rows),
+            "located": sum(r["status"] == crossing.LOCATED and r["stopped"] == "width" for r in out_rows),
+            "below_range": sum(r["status"] == crossing.BELOW for r in out_rows),
+            "above_range": sum(r["status"] == crossing.ABOVE for r in out_rows),
+            "budget_stopped": sum(r["stopped"] == "budget" for r in out_rows),
+            "non_monotone": sum(r["monotonicity"]["flagged"] for r in out_rows),
+            "diverged": sum(r.diverged for r in rows),
+            "rounds": rounds,
+        },
         "complete": complete,
         "grid_comparison": grid,
         "store_fingerprint": fingerprint,
@@ -277,20 +377,44 @@ def run(req: SearchRequest) -> Result:
     ckpt = resolve_in_store(req.checkpoint, req.robot, store=req.store)
     rows_spec = parse_rows(req.rows)
     fixed = fixed_axes(req.set, rows_spec)
-    config = {"search": True, "checkpoint": ckpt.as_dict(), "robot": ckpt.robot.ref, "rows": req.rows, "set": req.set,
-              "push_range": [req.push_min, req.push_max], "level": req.level, "target_width": req.target_width,
-              "budget": req.budget, "batch": req.batch, "seed_block": req.seed_block,
-              "store": str(req.store.resolve())}
+    config = {
+        "search": True,
+        "checkpoint": ckpt.as_dict(),
+        "robot": ckpt.robot.ref,
+        "rows": req.rows,
+        "set": req.set,
+        "push_range": [req.push_min, req.push_max],
+        "level": req.level,
+        "target_width": req.target_width,
+        "budget": req.budget,
+        "batch": req.batch,
+        "seed_block": req.seed_block,
+        "store": str(req.store.resolve()),
+    }
     claim_out_dir(req.out, config)
     t0 = time.perf_counter()
-    summary, stats = run_search(ckpt, rows_spec, fixed, push_range=(req.push_min, req.push_max), level=req.level,
-                                target_width=req.target_width, budget=req.budget, batch=req.batch,
-                                block=req.seed_block, store_root=req.store, threads=req.threads)
+    summary, stats = run_search(
+        ckpt,
+        rows_spec,
+        fixed,
+        push_range=(req.push_min, req.push_max),
+        level=req.level,
+        target_width=req.target_width,
+        budget=req.budget,
+        batch=req.batch,
+        block=req.seed_block,
+        store_root=req.store,
+        threads=req.threads,
+    )
     write_json(req.out / "search.json", summary)
     write_json(req.out / "timing.json", {"wall_s": round(time.perf_counter() - t0, 3), "rollouts_run": stats.ran})
     t = summary["totals"]
-    return Result(req.out / "search.json", headlines=(
-        f"{ckpt.name}: {t['rows']} rows, {t['located']} located, {t['below_range']} below and {t['above_range']} "
-        f"above the push range, {t['budget_stopped']} stopped by the budget, {t['non_monotone']} flagged "
-        f"non-monotone; {t['rollouts']} rollouts ({stats.ran} run, {t['grid_worlds']} grid worlds)",
-        f"then: policylab boundary report --out {req.out}"))
+    return Result(
+        req.out / "search.json",
+        headlines=(
+            f"{ckpt.name}: {t['rows']} rows, {t['located']} located, {t['below_range']} below and {t['above_range']} "
+            f"above the push range, {t['budget_stopped']} stopped by the budget, {t['non_monotone']} flagged "
+            f"non-monotone; {t['rollouts']} rollouts ({stats.ran} run, {t['grid_worlds']} grid worlds)",
+            f"then: policylab boundary report --out {req.out}",
+        ),
+    )

@@ -13,11 +13,11 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from policylab.result import Result
 from policylab.config import claim_out_dir
 from policylab.fileio import write_json
+from policylab.result import Result
 from policylab.studies.boundary.analysis_folder import read_stage, stage_path
 from policylab.studies.boundary.requests import SelectRequest
 
@@ -26,37 +26,56 @@ RECOVERY_MAX_S = 0.5
 
 
 def _world(cell: Mapping, rollout: Mapping) -> dict:
-    return {"mu": cell["mu"], "push_pct_bw": cell["push_pct_bw"], "cell": cell["cell"], "survival": cell["survival"],
-            "seed_idx": rollout["seed_idx"], "seed": rollout["seed"], "key": rollout["key"],
-            "cache_key": rollout["cache_key"], "recorded_status": rollout["status"]}
+    return {
+        "mu": cell["mu"],
+        "push_pct_bw": cell["push_pct_bw"],
+        "cell": cell["cell"],
+        "survival": cell["survival"],
+        "seed_idx": rollout["seed_idx"],
+        "seed": rollout["seed"],
+        "key": rollout["key"],
+        "cache_key": rollout["cache_key"],
+        "recorded_status": rollout["status"],
+    }
 
 
 def boundary_cells(cells: Sequence[Mapping], n: int) -> list[dict]:
-    ranked = sorted((c for c in cells if c["survival"] is not None and 0.0 < c["survival"] < 1.0),
-                    key=lambda c: (abs(c["survival"] - 0.5), c["mu"], c["push_pct_bw"]))
+    ranked = sorted(
+        (c for c in cells if c["survival"] is not None and 0.0 < c["survival"] < 1.0),
+        key=lambda c: (abs(c["survival"] - 0.5), c["mu"], c["push_pct_bw"]),
+    )
     queues: dict[float, list[Mapping]] = {}
     for c in ranked:
         queues.setdefault(c["mu"], []).append(c)
     picks: list[dict] = []
     while len(picks) < n and any(queues.values()):
-        heads = sorted((q.pop(0) for q in queues.values() if q),
-                       key=lambda c: (abs(c["survival"] - 0.5), c["mu"], c["push_pct_bw"]))
+        heads = sorted(
+            (q.pop(0) for q in queues.values() if q),
+            key=lambda c: (abs(c["survival"] - 0.5), c["mu"], c["push_pct_bw"]),
+        )
         picks.extend(_world(c, c["rollouts"][0]) for c in heads[: n - len(picks)])
     return picks
 
 
 def recoveries(cells: Sequence[Mapping], n: int) -> list[dict]:
-    eligible = sorted((c for c in cells
-                       if c["survival"] is not None and RECOVERY_MIN_S <= c["survival"] <= RECOVERY_MAX_S),
-                      key=lambda c: (c["survival"], -c["push_pct_bw"], c["mu"]))
+    eligible = sorted(
+        (c for c in cells if c["survival"] is not None and RECOVERY_MIN_S <= c["survival"] <= RECOVERY_MAX_S),
+        key=lambda c: (c["survival"], -c["push_pct_bw"], c["mu"]),
+    )
     picks = []
     for c in eligible[:n]:
         survivors = [r for r in c["rollouts"] if r["status"] == "survived"]
         recorded = survivors[0]
         order = [recorded] + [r for r in c["rollouts"] if r["seed_idx"] != recorded["seed_idx"]]
-        picks.append({**_world(c, recorded),
-                      "search_order": [{"seed_idx": r["seed_idx"], "seed": r["seed"], "key": r["key"],
-                                        "cache_key": r["cache_key"]} for r in order]})
+        picks.append(
+            {
+                **_world(c, recorded),
+                "search_order": [
+                    {"seed_idx": r["seed_idx"], "seed": r["seed"], "key": r["key"], "cache_key": r["cache_key"]}
+                    for r in order
+                ],
+            }
+        )
     return picks
 
 
@@ -79,7 +98,7 @@ def select(reduction: Mapping, *, n_boundary: int, n_recoveries: int) -> dict:
         "rule": {
             "boundary_cells": "0 < S < 1, by |S - 0.5| then mu then push, round-robin one per mu row; seed_idx 0",
             "recoveries": f"{RECOVERY_MIN_S:.4f} <= S <= {RECOVERY_MAX_S}, one per cell, by S ascending, push "
-                          "descending, mu, seed; search order: recorded survivor first, then the other sweep seeds",
+            "descending, mu, seed; search order: recorded survivor first, then the other sweep seeds",
             "n_boundary": n_boundary,
             "n_recoveries": n_recoveries,
         },
@@ -92,6 +111,10 @@ def run(req: SelectRequest) -> Result:
     claim_out_dir(req.out / "select", req.config())
     path = stage_path(req.out, "select")
     write_json(path, selection)
-    return Result(path, headlines=(
-        f"selected {len(selection['boundary_cells'])} boundary cells, {len(selection['recoveries'])} recoveries, "
-        f"{len(selection['divergences'])} divergences",))
+    return Result(
+        path,
+        headlines=(
+            f"selected {len(selection['boundary_cells'])} boundary cells, {len(selection['recoveries'])} recoveries, "
+            f"{len(selection['divergences'])} divergences",
+        ),
+    )

@@ -21,8 +21,7 @@ from policylab.studies.boundary.protocol import BAD_ACTION, classify, n_steps, p
 from policylab.studies.boundary.world import World
 
 
-def simulate_worlds(checkpoint_path: str, worlds: list[World], rob: Robot,
-                    nthread: int = 1) -> list[tuple[dict, dict]]:
+def simulate_worlds(checkpoint_path: str, worlds: list[World], rob: Robot, nthread: int = 1) -> list[tuple[dict, dict]]:
     """(outcome, payload) for each world, simulated as one batch. Pure in its inputs."""
     policy = robot_policy(checkpoint_path, rob)
     dt = rob.control_dt
@@ -75,10 +74,13 @@ def axis_changes(worlds: list[World], rob: Robot) -> dict:
             if w.slope_deg:
                 a = w.slope_deg * (np.pi / 180.0)
                 gravity[i] = (-g * portable_math.sin(a), 0.0, -g * portable_math.cos(a))
-    return {"model": ModelChanges(payload_kg=[w.payload_kg for w in worlds],
-                                  motor_scale=[w.motor_scale for w in worlds], gravity=gravity),
-            "action_delay": np.array([w.action_delay for w in worlds]),
-            "kick_mps": np.array([w.kick_mps for w in worlds])}
+    return {
+        "model": ModelChanges(
+            payload_kg=[w.payload_kg for w in worlds], motor_scale=[w.motor_scale for w in worlds], gravity=gravity
+        ),
+        "action_delay": np.array([w.action_delay for w in worlds]),
+        "kick_mps": np.array([w.kick_mps for w in worlds]),
+    }
 
 
 def run_chunk(work: dict) -> list[tuple[dict, dict]]:
@@ -100,5 +102,15 @@ class SweepRunner:
 
     def pack(self, todo: list[Planned]) -> list[tuple[list[Planned], dict]]:
         units = [todo[i : i + self.chunk] for i in range(0, len(todo), self.chunk)]
-        return [(u, {"checkpoint_path": str(self.ckpt.path), "worlds": [vars(p.detail.world) for p in u],
-                     "nthread": self.nthread, "robot": self.ckpt.robot}) for u in units]
+        return [
+            (
+                u,
+                {
+                    "checkpoint_path": str(self.ckpt.path),
+                    "worlds": [vars(p.detail.world) for p in u],
+                    "nthread": self.nthread,
+                    "robot": self.ckpt.robot,
+                },
+            )
+            for u in units
+        ]

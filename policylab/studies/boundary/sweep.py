@@ -43,8 +43,17 @@ from policylab.studies.boundary.checkpoint import Checkpoint
 from policylab.studies.boundary.failure import before_push, walking_warning
 from policylab.studies.boundary.kept_files import keep
 from policylab.studies.boundary.protocol import n_steps, protocol
-from policylab.studies.boundary.records import (DIVERGED_CAUSES, STUDY, check_resume, check_resume_of, diverged_cause, meta_name,
-                                                planned_sweep, resolve_in_store, sweep_meta)
+from policylab.studies.boundary.records import (
+    DIVERGED_CAUSES,
+    STUDY,
+    check_resume,
+    check_resume_of,
+    diverged_cause,
+    meta_name,
+    planned_sweep,
+    resolve_in_store,
+    sweep_meta,
+)
 from policylab.studies.boundary.requests import SweepRequest
 from policylab.studies.boundary.simulation import SweepRunner
 from policylab.studies.boundary.world import Grid, GridWorld
@@ -70,8 +79,13 @@ def run_sweep(
     check_executor(executor, ray_address)
     check_resume(store_root, grid, ckpt)
     command = {} if ckpt.robot.uncommanded is None else {"command": ckpt.robot.spec.command}  # set by --command
-    config = {"checkpoint": ckpt.as_dict(), "grid": grid.as_dict(), "store": str(store_root.resolve()),
-              "robot": ckpt.robot.ref, **command}
+    config = {
+        "checkpoint": ckpt.as_dict(),
+        "grid": grid.as_dict(),
+        "store": str(store_root.resolve()),
+        "robot": ckpt.robot.ref,
+        **command,
+    }
     claim_out_dir(out, config)
     nthread = threads or (2 if executor == "local" else 1)
     t_start = time.perf_counter()
@@ -82,8 +96,18 @@ def run_sweep(
             check_resume_of(store, grid, ckpt)
             store.set_meta(meta_name(ckpt.name), sweep_meta(grid, ckpt))
             keep(store, ckpt)
-        ensure(store, planned, SweepRunner(ckpt, chunk, nthread), executor=executor, workers=workers,
-               ray_address=ray_address, label=f"sweep {ckpt.name}", unit="chunk", max_units=max_chunks, stats=stats)
+        ensure(
+            store,
+            planned,
+            SweepRunner(ckpt, chunk, nthread),
+            executor=executor,
+            workers=workers,
+            ray_address=ray_address,
+            label=f"sweep {ckpt.name}",
+            unit="chunk",
+            max_units=max_chunks,
+            stats=stats,
+        )
         summary = summarize(store, [(p.key, p.detail) for p in planned], grid, ckpt)
     ran, write_s = stats.ran, stats.write_s
     wall = time.perf_counter() - t_start
@@ -94,8 +118,7 @@ def run_sweep(
         "rollouts_run": ran,
         # full-horizon physics steps (an upper bound when the robot stops rollouts at their failure)
         "physics_steps": ran * n_steps(ckpt.robot) * ckpt.robot.frame_skip,
-        "physics_steps_per_s": round(ran * n_steps(ckpt.robot) * ckpt.robot.frame_skip / wall, 1)
-        if ran else None,
+        "physics_steps_per_s": round(ran * n_steps(ckpt.robot) * ckpt.robot.frame_skip / wall, 1) if ran else None,
         "executor": executor,
         "threads_per_task": nthread,
         "chunk": chunk,
@@ -137,12 +160,25 @@ def run(req: SweepRequest) -> Result:
     """`policylab boundary sweep`: run the grid's missing worlds into the store, summarise into OUT."""
     ckpt = resolve_in_store(req.checkpoint, req.robot, req.command, req.store)
     grid = req.grid()
-    result = run_sweep(grid, ckpt, req.store, req.out, executor=req.executor, chunk=req.chunk, threads=req.threads,
-                       workers=req.workers, ray_address=req.ray_address)
+    result = run_sweep(
+        grid,
+        ckpt,
+        req.store,
+        req.out,
+        executor=req.executor,
+        chunk=req.chunk,
+        threads=req.threads,
+        workers=req.workers,
+        ray_address=req.ray_address,
+    )
     for warning in result["warnings"]:
         print(f"policylab: warning: {warning}", file=sys.stderr)
     c, t = result["counts"], result["timing"]
-    return Result(req.out / "sweep.json", headlines=(
-        f"{ckpt.name}: survived {c['survived']}, failed {c['failed']}, diverged {c['diverged']}"
-        + (f" ({result['diverged_causes']['action']} from a non-finite action)" if c["diverged"] else "")
-        + f", missing {c['missing']}; {t['rollouts_run']} run in {t['wall_s']:.1f} s",))
+    return Result(
+        req.out / "sweep.json",
+        headlines=(
+            f"{ckpt.name}: survived {c['survived']}, failed {c['failed']}, diverged {c['diverged']}"
+            + (f" ({result['diverged_causes']['action']} from a non-finite action)" if c["diverged"] else "")
+            + f", missing {c['missing']}; {t['rollouts_run']} run in {t['wall_s']:.1f} s",
+        ),
+    )

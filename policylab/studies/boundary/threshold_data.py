@@ -17,13 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from policylab.result import Result
 from policylab.config import claim_out_dir
 from policylab.fileio import write_json
+from policylab.result import Result
 from policylab.rollout.seeds import seed_range_base
 from policylab.studies.boundary.checkpoint import Checkpoint, resolve_checkpoint
-from policylab.studies.boundary.simulation import simulate_worlds
 from policylab.studies.boundary.requests import CalibrateRequest
+from policylab.studies.boundary.simulation import simulate_worlds
 from policylab.studies.boundary.world import World
 
 CAL_SEED0 = seed_range_base("boundary", "calibration")
@@ -51,10 +51,12 @@ def threshold_data(ckpt: Checkpoint, n_nominal: int, n_pushed: int, out: Path) -
             "all_states_torso_z": _quantiles(z.ravel()),
             "forward_speed_mps": _quantiles(np.array([o["forward_speed_mps"] for o, _ in res])),
             "status": {s: sum(o["status"] == s for o, _ in res) for s in ("survived", "failed", "diverged")},
-            "survivors_min_torso_z": round(float(min((o["min_torso_z"] for o, _ in res if o["status"] == "survived"),
-                                                     default=float("nan"))), 4),
-            "survivors_min_uprightness": round(float(min(
-                (o["min_uprightness"] for o, _ in res if o["status"] == "survived"), default=float("nan"))), 4),
+            "survivors_min_torso_z": round(
+                float(min((o["min_torso_z"] for o, _ in res if o["status"] == "survived"), default=float("nan"))), 4
+            ),
+            "survivors_min_uprightness": round(
+                float(min((o["min_uprightness"] for o, _ in res if o["status"] == "survived"), default=float("nan"))), 4
+            ),
         },
         "pushed": [],
     }
@@ -65,19 +67,24 @@ def threshold_data(ckpt: Checkpoint, n_nominal: int, n_pushed: int, out: Path) -
         res = simulate_worlds(str(ckpt.path), worlds, rob, nthread=2)
         final_up = np.array([p["uprightness"][-1] for _, p in res])
         final_z = np.array([p["torso_z"][-1] for _, p in res])
-        report["pushed"].append({
-            "mu": mu,
-            "push_pct": push,
-            "n": n_pushed,
-            "status": {s: sum(o["status"] == s for o, _ in res) for s in ("survived", "failed", "diverged")},
-            "min_uprightness": _quantiles(np.array([o["min_uprightness"] for o, _ in res])),
-            "min_torso_z": _quantiles(np.array([o["min_torso_z"] for o, _ in res])),
-            "on_back_at_end (uprightness < 0)": int((final_up < 0).sum()),
-            "failed_but_upright_at_end (uprightness > 0.9)": sum(
-                o["status"] == "failed" and u > 0.9 for (o, _), u in zip(res, final_up)),
-            "survived_but_on_back_at_end": sum(o["status"] == "survived" and u < 0 for (o, _), u in zip(res, final_up)),
-            "final_torso_z_of_those_on_back": _quantiles(final_z[final_up < 0]) if (final_up < 0).any() else None,
-        })
+        report["pushed"].append(
+            {
+                "mu": mu,
+                "push_pct": push,
+                "n": n_pushed,
+                "status": {s: sum(o["status"] == s for o, _ in res) for s in ("survived", "failed", "diverged")},
+                "min_uprightness": _quantiles(np.array([o["min_uprightness"] for o, _ in res])),
+                "min_torso_z": _quantiles(np.array([o["min_torso_z"] for o, _ in res])),
+                "on_back_at_end (uprightness < 0)": int((final_up < 0).sum()),
+                "failed_but_upright_at_end (uprightness > 0.9)": sum(
+                    o["status"] == "failed" and u > 0.9 for (o, _), u in zip(res, final_up)
+                ),
+                "survived_but_on_back_at_end": sum(
+                    o["status"] == "survived" and u < 0 for (o, _), u in zip(res, final_up)
+                ),
+                "final_torso_z_of_those_on_back": _quantiles(final_z[final_up < 0]) if (final_up < 0).any() else None,
+            }
+        )
     report["dt"] = rob.control_dt
     write_json(out / "calibration.json", report)
     return report
@@ -90,7 +97,11 @@ def run(req: CalibrateRequest) -> Result:
     report = threshold_data(ckpt, req.n_nominal, req.n_pushed, req.out)
     nominal = report["nominal"]
     z, up = nominal["per_rollout_min_torso_z"]["min"], nominal["per_rollout_min_uprightness"]["min"]
-    return Result(req.out / "calibration.json", headlines=(
-        f"{ckpt.name}: nominal {nominal['status']['survived']}/{nominal['n']} survived; lowest torso {z} m, lowest "
-        f"uprightness {up} (thresholds {report['thresholds']['torso_z_fail_m']} m, "
-        f"{report['thresholds']['uprightness_fail']})",))
+    return Result(
+        req.out / "calibration.json",
+        headlines=(
+            f"{ckpt.name}: nominal {nominal['status']['survived']}/{nominal['n']} survived; lowest torso {z} m, lowest "
+            f"uprightness {up} (thresholds {report['thresholds']['torso_z_fail_m']} m, "
+            f"{report['thresholds']['uprightness_fail']})",
+        ),
+    )

@@ -18,6 +18,8 @@ def run(req: TrainRequest) -> Result:
     lines = [f"checkpoint: {npz} (sha256 {info['checkpoint_sha256'][:12]})"]
     last = next((row["eval"] for row in reversed(info["curve"]) if "eval" in row), None)
     if last is not None:
-        lines.append(f"{cfg.name}: nominal survival {last['survival']:.0%}, forward speed "
-                     f"{last['speed_mps'] or 0:.2f} m/s after {cfg.iterations} iterations")
+        lines.append(
+            f"{cfg.name}: nominal survival {last['survival']:.0%}, forward speed "
+            f"{last['speed_mps'] or 0:.2f} m/s after {cfg.iterations} iterations"
+        )
     return Result(req.out / f"{cfg.name}.json", headlines=tuple(lines))

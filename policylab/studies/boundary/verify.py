@@ -25,21 +25,30 @@ from pathlib import Path
 
 import numpy as np
 
-from policylab.result import Result
+from policylab import provenance
 from policylab.config import claim_out_dir
-from policylab.envs.robots.batch import plain_loop, run_closed_loop as run_robot_loop
+from policylab.envs.robots.batch import plain_loop
+from policylab.envs.robots.batch import run_closed_loop as run_robot_loop
 from policylab.errors import BadInput
 from policylab.fileio import write_json
-from policylab import provenance
+from policylab.result import Result
 from policylab.rollout.seeds import named_range
 from policylab.rollout.store import Store, writable
 from policylab.studies.boundary import gate
 from policylab.studies.boundary.checkpoint import Checkpoint, robot_policy
 from policylab.studies.boundary.protocol import n_steps
-from policylab.studies.boundary.records import (diverged_cause, grid_from_meta, meta_name, recorded_robot,
-                                                refuse_diverged, resolve_in_store, robot_from_meta, sweep_keys)
-from policylab.studies.boundary.simulation import simulate_worlds
+from policylab.studies.boundary.records import (
+    diverged_cause,
+    grid_from_meta,
+    meta_name,
+    recorded_robot,
+    refuse_diverged,
+    resolve_in_store,
+    robot_from_meta,
+    sweep_keys,
+)
 from policylab.studies.boundary.requests import VerifyRequest
+from policylab.studies.boundary.simulation import simulate_worlds
 
 PAD_BATCH = 64
 ANT_V5_ENV = "gymnasium-mujoco/Ant-v5"  # the env a robot spec names when Gymnasium's Ant-v5 loop can check it
@@ -59,8 +68,14 @@ def _compare(records, results) -> dict:
             mismatches.append(rec.data["world"]["cache_key"])
         max_abs = max(max_abs, float(np.nanmax(np.abs(payload["qpos"] - rec.stored_qpos))))
     n = len(records)
-    return {"n": n, "identical": identical, "same_outcome": same_outcome, "rate": identical / n if n else 0.0,
-            "max_abs_qpos_diff": max_abs, "mismatches": mismatches}
+    return {
+        "n": n,
+        "identical": identical,
+        "same_outcome": same_outcome,
+        "rate": identical / n if n else 0.0,
+        "max_abs_qpos_diff": max_abs,
+        "mismatches": mismatches,
+    }
 
 
 class _Sampled:
@@ -86,8 +101,13 @@ def harness_check(ckpt: Checkpoint, seeds=HARNESS_SEEDS) -> dict:
             same = ref["qpos"].shape == mine.shape
             identical += bool(same and np.array_equal(ref["qpos"], mine))
             max_abs = max(max_abs, float(np.abs(ref["qpos"] - mine).max()) if same else float("inf"))
-        return {"reference": "plain per-world MuJoCo loop", "seeds": list(seeds), "steps": steps,
-                "identical": identical, "max_abs_qpos_diff": max_abs}
+        return {
+            "reference": "plain per-world MuJoCo loop",
+            "seeds": list(seeds),
+            "steps": steps,
+            "identical": identical,
+            "max_abs_qpos_diff": max_abs,
+        }
     import gymnasium
 
     ant = rob
@@ -107,24 +127,35 @@ def harness_check(ckpt: Checkpoint, seeds=HARNESS_SEEDS) -> dict:
         max_abs = max(max_abs, float(np.abs(qpos - ours["qpos"][i]).max()))
     env.close()
     friction_same = bool(np.array_equal(ant.model(1.0).geom_friction, ant.model(None).geom_friction))
-    return {"reference": "gymnasium Ant-v5", "seeds": list(seeds), "steps": steps, "identical": identical,
-            "max_abs_qpos_diff": max_abs,
-            "mu_1_model_equals_xml": friction_same}
+    return {
+        "reference": "gymnasium Ant-v5",
+        "seeds": list(seeds),
+        "steps": steps,
+        "identical": identical,
+        "max_abs_qpos_diff": max_abs,
+        "mu_1_model_equals_xml": friction_same,
+    }
 
 
 def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path, *, keep_diverged: bool = False) -> dict:
     with Store(store_root, readonly=True) as store:
         meta = store.get_meta(meta_name(ckpt.name))
         if meta is None:
-            raise BadInput("store", f"{store_root} holds no sweep of {ckpt.name}; run `policylab boundary sweep "
-                           f"--checkpoint {ckpt.name}` first")
+            raise BadInput(
+                "store",
+                f"{store_root} holds no sweep of {ckpt.name}; run `policylab boundary sweep "
+                f"--checkpoint {ckpt.name}` first",
+            )
         if meta["checkpoint"] != ckpt.as_dict():
             raise BadInput("checkpoint", f"the stored sweep of {ckpt.name} used another file (sha256 differs)")
         grid = grid_from_meta(meta)
         rob = robot_from_meta(meta, store=store)
         if recorded_robot(meta)["ref"] != ckpt.robot.ref:
-            raise BadInput("robot", f"the stored sweep of {ckpt.name} was made with robot "
-                           f"{recorded_robot(meta)['ref']!r}; give --robot accordingly")
+            raise BadInput(
+                "robot",
+                f"the stored sweep of {ckpt.name} was made with robot "
+                f"{recorded_robot(meta)['ref']!r}; give --robot accordingly",
+            )
         ckpt = replace(ckpt, robot=rob)  # the sweep's robot, with the command it was swept with
         planned = [(k, gw) for k, gw in sweep_keys(grid, ckpt) if store.has(k)]
         if not planned:
@@ -148,25 +179,33 @@ def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path, *, ke
     # the samples again, in reverse order at the end of one batch padded with other grid worlds
     chosen_keys = {w.key for w in worlds}
     pad = [w for w in all_worlds if w.key not in chosen_keys][: max(0, PAD_BATCH - n_sample)]
-    padded = simulate_worlds(str(ckpt.path), pad + worlds[::-1], rob, nthread=2)[len(pad):][::-1]
+    padded = simulate_worlds(str(ckpt.path), pad + worlds[::-1], rob, nthread=2)[len(pad) :][::-1]
     modes[f"reversed_in_batch_of_{len(pad) + n_sample}_2_threads"] = _compare(records, padded)
     harness = harness_check(ckpt)
     n = len(records)
     mismatched = {k for m in modes.values() for k in m["mismatches"]}
     here = provenance.cpu()
-    foreign = {r.data["world"]["cache_key"]: r.data.get("provenance", {}).get("cpu") for r in records
-               if r.data["world"]["cache_key"] in mismatched and r.data.get("provenance", {}).get("cpu") not in (None, here)}
+    foreign = {
+        r.data["world"]["cache_key"]: r.data.get("provenance", {}).get("cpu")
+        for r in records
+        if r.data["world"]["cache_key"] in mismatched and r.data.get("provenance", {}).get("cpu") not in (None, here)
+    }
     identical = min(m["identical"] for m in modes.values())
     report = {
         "checkpoint": ckpt.as_dict(),
         "robot": recorded_robot(meta),
         "store": str(store_root),
         "sampled_keys": [w.key for w in worlds],
-        "diverged": {"action": sum(c == "action" for _, _, c in statuses),
-                     "state": sum(c == "state" for _, _, c in statuses), "kept": keep_diverged},
+        "diverged": {
+            "action": sum(c == "action" for _, _, c in statuses),
+            "state": sum(c == "state" for _, _, c in statuses),
+            "kept": keep_diverged,
+        },
         "modes": modes,
         "agreement": {"n": n, "identical": identical, "rate": identical / n},
-        "harness_vs_gymnasium_ant_v5" if harness["reference"] == "gymnasium Ant-v5" else "harness_vs_plain_loop": harness,
+        "harness_vs_gymnasium_ant_v5"
+        if harness["reference"] == "gymnasium Ant-v5"
+        else "harness_vs_plain_loop": harness,
         "passed": identical == n and harness["identical"] == len(harness["seeds"]),
         "cross_machine": {"this_cpu": here, "mismatches_recorded_on_other_cpus": dict(sorted(foreign.items()))},
     }
@@ -186,13 +225,24 @@ def run(req: VerifyRequest) -> Result:
     h = report.get("harness_vs_gymnasium_ant_v5") or report["harness_vs_plain_loop"]
     ref = "Gymnasium Ant-v5 loop" if h["reference"] == "gymnasium Ant-v5" else "plain MuJoCo loop"
     foreign = report["cross_machine"]["mismatches_recorded_on_other_cpus"]
-    cross = () if not foreign else (
-        f"cross-machine difference: {len(foreign)} mismatching record(s) were made on a CPU with other features "
-        f"({'; '.join(sorted({_cpu_label(c) for c in foreign.values()}))}) than this one "
-        f"({_cpu_label(report['cross_machine']['this_cpu'])}); re-simulate them on such a machine",)
-    return Result(req.out / "equivalence.json", exit_code=0 if report["passed"] else 1, headlines=(
-        f"equivalence {ckpt.name}: {a['identical']}/{a['n']} identical ({a['rate']:.0%}); {ref} "
-        f"{h['identical']}/{len(h['seeds'])} identical; gate {'PASS' if report['passed'] else 'FAIL'}",) + cross)
+    cross = (
+        ()
+        if not foreign
+        else (
+            f"cross-machine difference: {len(foreign)} mismatching record(s) were made on a CPU with other features "
+            f"({'; '.join(sorted({_cpu_label(c) for c in foreign.values()}))}) than this one "
+            f"({_cpu_label(report['cross_machine']['this_cpu'])}); re-simulate them on such a machine",
+        )
+    )
+    return Result(
+        req.out / "equivalence.json",
+        exit_code=0 if report["passed"] else 1,
+        headlines=(
+            f"equivalence {ckpt.name}: {a['identical']}/{a['n']} identical ({a['rate']:.0%}); {ref} "
+            f"{h['identical']}/{len(h['seeds'])} identical; gate {'PASS' if report['passed'] else 'FAIL'}",
+        )
+        + cross,
+    )
 
 
 def _cpu_label(cpu: dict) -> str:

@@ -28,14 +28,20 @@ or action noise.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Iterator, Mapping
 
 from policylab.errors import BadInput
 from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, named_range, world_seed
 from policylab.studies.boundary.axes import AXES, BY_FIELD, CATALOGUE, NEW_AXES, Axis, lattice, parse_axis
-from policylab.studies.boundary.constants import (DEFAULT_DIR, DEFAULT_MU, DEFAULT_PUSH, DEFAULT_SEEDS_PER_CELL,
-                                                  DEFAULT_T0, PUSH_RES)
+from policylab.studies.boundary.constants import (
+    DEFAULT_DIR,
+    DEFAULT_MU,
+    DEFAULT_PUSH,
+    DEFAULT_SEEDS_PER_CELL,
+    DEFAULT_T0,
+    PUSH_RES,
+)
 
 KEY_VERSION = "v2"
 SWEEP_SEEDS = named_range("boundary", "sweep")
@@ -59,8 +65,9 @@ def check_t0(t0: float, field: str = "push_t0") -> float:
     return AXES["push_t0"].check(t0, field)
 
 
-def cache_key(mu: float | None, push_pct: float, push_dir: float, push_t0: float, seed: int,
-              extra: dict[str, float] | None = None) -> str:
+def cache_key(
+    mu: float | None, push_pct: float, push_dir: float, push_t0: float, seed: int, extra: dict[str, float] | None = None
+) -> str:
     """A world's name; `extra` holds the later axes it sets ({World field: value}, `World.extra`)."""
     mu_s = "default" if mu is None else f"{mu:.4f}"
     tail = "".join(f"|{BY_FIELD[f].key_part(v)}" for f, v in (extra or {}).items())
@@ -93,10 +100,16 @@ class World:
         return cache_key(self.mu, self.push_pct, self.push_dir, self.push_t0, self.seed, self.extra)
 
     @classmethod
-    def from_record(cls, w: dict) -> "World":
+    def from_record(cls, w: dict) -> World:
         """The world a record's world part describes (the later axes where it sets them)."""
-        return cls(w["mu"], w["push_pct"], w["push_dir"], w["push_t0"], w["seed"],
-                   **{a.field: w[a.field] for a in NEW_AXES if a.field in w})
+        return cls(
+            w["mu"],
+            w["push_pct"],
+            w["push_dir"],
+            w["push_t0"],
+            w["seed"],
+            **{a.field: w[a.field] for a in NEW_AXES if a.field in w},
+        )
 
 
 def world_from(values: Mapping[str, float], seed: int) -> World:
@@ -148,8 +161,10 @@ def parse_grid_axis(spec: str, field: str) -> tuple[str, tuple[float, ...]]:
     needs one start for the whole grid (`--push-t0`)."""
     a, values = parse_axis(spec, field, _grid_check)
     if a.name == "push_t0":
-        raise BadInput(field, "push_t0 cannot be a grid axis (failures before the push need one push start); "
-                       "give it with --push-t0")
+        raise BadInput(
+            field,
+            "push_t0 cannot be a grid axis (failures before the push need one push start); give it with --push-t0",
+        )
     return a.name, values
 
 
@@ -160,8 +175,11 @@ def parse_held(specs: list[str], mapped: tuple[str, ...]) -> tuple[tuple[str, fl
     for spec in specs:
         a, values = parse_axis(spec, "set")
         if len(values) != 1 or a.name in mapped or a.name in held or a.name in ("push_dir", "push_t0"):
-            raise BadInput("set", f"{spec!r}: give one value (AXIS=V) of an axis that is neither a row nor a column "
-                           "axis, once (push direction and start: --push-dir, --push-t0)")
+            raise BadInput(
+                "set",
+                f"{spec!r}: give one value (AXIS=V) of an axis that is neither a row nor a column "
+                "axis, once (push direction and start: --push-dir, --push-t0)",
+            )
         held[a.name] = values[0]
     return tuple((a.name, held[a.name]) for a in CATALOGUE if a.name in held)
 
@@ -197,22 +215,36 @@ class Grid:
         rows: str | None = None,
         cols: str | None = None,
         held: list[str] = (),
-    ) -> "Grid":
+    ) -> Grid:
         """Friction x push from the ranges, or the axes `rows` / `cols` name (``AXIS=LO:HI:N`` or
         ``AXIS=V1,V2``) in their place, with `held` (``AXIS=V``) fixed; bad input names the option."""
         if seeds_per_cell < 1:
             raise BadInput("seeds_per_cell", "must be at least 1")
-        row_axis, row_values = (parse_grid_axis(rows, "rows") if rows else
-                                (DEFAULT_ROW_AXIS, axis("mu", *mu_range, n_mu, "mu_range")))
-        col_axis, col_values = (parse_grid_axis(cols, "cols") if cols else
-                                (DEFAULT_COL_AXIS, axis("push", *push_range, n_push, "push_range")))
+        row_axis, row_values = (
+            parse_grid_axis(rows, "rows") if rows else (DEFAULT_ROW_AXIS, axis("mu", *mu_range, n_mu, "mu_range"))
+        )
+        col_axis, col_values = (
+            parse_grid_axis(cols, "cols")
+            if cols
+            else (DEFAULT_COL_AXIS, axis("push", *push_range, n_push, "push_range"))
+        )
         if row_axis == col_axis:
             raise BadInput("cols", f"the rows and the columns are both {row_axis}; map two different axes")
-        grid = cls(row_values, col_values, seeds_per_cell, check_dir(push_dir), check_t0(push_t0), row_axis,
-                   col_axis, parse_held(list(held), (row_axis, col_axis)))
+        grid = cls(
+            row_values,
+            col_values,
+            seeds_per_cell,
+            check_dir(push_dir),
+            check_t0(push_t0),
+            row_axis,
+            col_axis,
+            parse_held(list(held), (row_axis, col_axis)),
+        )
         if grid.n_rollouts > SWEEP_SEEDS.size:
-            raise BadInput("seeds_per_cell", f"the grid would hold {grid.n_rollouts:,} worlds; the sweep's seed "
-                           f"range holds {SWEEP_SEEDS.size:,}")
+            raise BadInput(
+                "seeds_per_cell",
+                f"the grid would hold {grid.n_rollouts:,} worlds; the sweep's seed range holds {SWEEP_SEEDS.size:,}",
+            )
         return grid
 
     @property
@@ -234,8 +266,12 @@ class Grid:
     def world(self, row: float, col: float, seed: int) -> World:
         """The world of a cell: friction and push at their defaults unless mapped (the axes' defaults: mu 1,
         no push), the held axes and the mapped ones set."""
-        values = {"mu": AXES["friction"].default, "push_pct": AXES["push"].default, "push_dir": self.push_dir,
-                  "push_t0": self.push_t0}
+        values = {
+            "mu": AXES["friction"].default,
+            "push_pct": AXES["push"].default,
+            "push_dir": self.push_dir,
+            "push_t0": self.push_t0,
+        }
         values.update((AXES[name].field, v) for name, v in self.held)
         values[AXES[self.row_axis].field] = row
         values[AXES[self.col_axis].field] = col

@@ -41,8 +41,9 @@ class PolicyChoice:
         return {} if self.network is None else {"network": self.network.record}
 
 
-def resolve_policy(policy: str, params: Path | None, field: str = "policy",
-                   params_field: str = "params") -> PolicyChoice:
+def resolve_policy(
+    policy: str, params: Path | None, field: str = "policy", params_field: str = "params"
+) -> PolicyChoice:
     """A request's policy option (a registered name or a network file, see `requests.Policy`) with its
     parameter file, resolved once in the command's plan; a network takes no parameter file."""
     if policy.lower().endswith(".onnx"):
@@ -51,6 +52,12 @@ def resolve_policy(policy: str, params: Path | None, field: str = "policy",
         network = read(policy, field)
         return PolicyChoice(network.name, {}, network)
     return PolicyChoice(policy, load_params(policy, params, params_field))
+
+
+def resolve_against(against: Path | None) -> NetworkFile | None:
+    """`--against`: a second network file the validated network is compared with, read and checked in full
+    in the plan (a bad file is one line naming the option)."""
+    return None if against is None else read(against, "against")
 
 
 def shadow_overrides(sticky: float | None) -> dict:

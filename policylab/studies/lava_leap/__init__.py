@@ -26,11 +26,25 @@ import importlib
 # name -> submodule; resolved on first use (PEP 562), so importing the package (as the CLI does for
 # its request model in `requests`) loads neither numba nor gymnasium.
 _EXPORTS = {
-    "Run": "agent", "leap_table": "agent", "play": "agent", "policy": "agent", "sensors": "agent",
-    "all_deterministic_policies": "exact", "evaluate": "exact", "exact_outcomes": "exact",
-    "EXIT": "floor", "FLOOR": "floor", "LEAP": "floor", "STEP": "floor", "new_floor": "floor",
-    "ENV_ID": "gym_env", "register": "gym_env",
-    "batch": "learners", "grpo_update": "learners", "ppo_update": "learners", "reinforce_update": "learners",
+    "Run": "agent",
+    "leap_table": "agent",
+    "play": "agent",
+    "policy": "agent",
+    "sensors": "agent",
+    "all_deterministic_policies": "exact",
+    "evaluate": "exact",
+    "exact_outcomes": "exact",
+    "EXIT": "floor",
+    "FLOOR": "floor",
+    "LEAP": "floor",
+    "STEP": "floor",
+    "new_floor": "floor",
+    "ENV_ID": "gym_env",
+    "register": "gym_env",
+    "batch": "learners",
+    "grpo_update": "learners",
+    "ppo_update": "learners",
+    "reinforce_update": "learners",
     "train": "learners",
 }  # `simulate` is both a module and its function: import it from `lava_leap.simulate`
 __all__ = sorted(_EXPORTS)

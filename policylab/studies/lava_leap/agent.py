@@ -135,8 +135,7 @@ class Run:
 
 def run_from_arrays(path, acts, pats, n) -> Run:
     states = PATTERN_STATES[pats[:n]]
-    return Run(path=path[: n + 1].copy(), actions=acts[:n].copy(), states=states,
-               reward=float(path[n]) / EXIT)
+    return Run(path=path[: n + 1].copy(), actions=acts[:n].copy(), states=states, reward=float(path[n]) / EXIT)
 
 
 def play(W: np.ndarray, lava: np.ndarray, rng: np.random.Generator) -> Run:
@@ -147,4 +146,3 @@ def play(W: np.ndarray, lava: np.ndarray, rng: np.random.Generator) -> Run:
     pats = np.zeros(MAX_MOVES, dtype=np.int64)
     n = play_kernel(leap_table(W), np.asarray(lava, dtype=np.bool_), u, path, acts, pats)
     return run_from_arrays(path, acts, pats, n)
-

@@ -28,14 +28,26 @@ NAME = {"grpo": "GRPO", "ppo": "PPO", "reinforce": "REINFORCE"}
 ALGOS = ("reinforce", "ppo", "grpo")
 DPI = 200
 PATTERN_NAME = {
-    0b000: "no lava in view", 0b001: "lava 3 ahead", 0b010: "lava 2 ahead", 0b011: "2-wide lava, 2 ahead",
-    0b100: "lava directly ahead", 0b110: "2-wide lava, directly ahead",
-    0b101: "two channels, one tile apart", 0b111: "a 3-wide channel",
+    0b000: "no lava in view",
+    0b001: "lava 3 ahead",
+    0b010: "lava 2 ahead",
+    0b011: "2-wide lava, 2 ahead",
+    0b100: "lava directly ahead",
+    0b110: "2-wide lava, directly ahead",
+    0b101: "two channels, one tile apart",
+    0b111: "a 3-wide channel",
 }
 NEVER = (0b101, 0b111)
-FILES = {"e1": "e1-before-after.png", "e2": "e2-training-curves.png", "e3a": "e3a-group-advantage.png",
-         "e3b": "e3b-critic-blindspot.png", "e4": "e4-ratio-spread.png", "e5": "e5-policy-learned.png",
-         "slow": "e2b-slow-seed.png", "walk": "e4b-update-weights.png"}
+FILES = {
+    "e1": "e1-before-after.png",
+    "e2": "e2-training-curves.png",
+    "e3a": "e3a-group-advantage.png",
+    "e3b": "e3b-critic-blindspot.png",
+    "e4": "e4-ratio-spread.png",
+    "e5": "e5-policy-learned.png",
+    "slow": "e2b-slow-seed.png",
+    "walk": "e4b-update-weights.png",
+}
 OCCURRING = (0b100, 0b110, 0b000, 0b001, 0b010, 0b011)
 ROW_NAMES = ("lava +1", "lava +2", "lava +3", "bias")
 TILE_TICKS = [0, 5, 10, 15, 20, 25, 30, 35, 39]
@@ -49,14 +61,36 @@ def _families() -> list[str]:
 
 def style() -> dict:
     return {
-        "font.family": _families(), "figure.facecolor": "white", "axes.facecolor": "white",
-        "savefig.facecolor": "white", "axes.spines.top": False, "axes.spines.right": False,
-        "axes.edgecolor": MUTED, "axes.linewidth": 0.8, "axes.grid": True, "grid.color": INK, "grid.alpha": 0.15,
-        "grid.linewidth": 0.8, "axes.titlesize": 15, "axes.titleweight": "bold", "axes.titlecolor": INK,
-        "axes.titlelocation": "left", "axes.titlepad": 12, "axes.labelsize": 12, "axes.labelcolor": INK,
-        "xtick.labelsize": 11, "ytick.labelsize": 11, "xtick.color": MUTED, "ytick.color": MUTED,
-        "xtick.major.size": 0, "ytick.major.size": 0, "xtick.major.pad": 6, "ytick.major.pad": 6,
-        "text.color": INK, "legend.frameon": False, "legend.fontsize": 10,
+        "font.family": _families(),
+        "figure.facecolor": "white",
+        "axes.facecolor": "white",
+        "savefig.facecolor": "white",
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.edgecolor": MUTED,
+        "axes.linewidth": 0.8,
+        "axes.grid": True,
+        "grid.color": INK,
+        "grid.alpha": 0.15,
+        "grid.linewidth": 0.8,
+        "axes.titlesize": 15,
+        "axes.titleweight": "bold",
+        "axes.titlecolor": INK,
+        "axes.titlelocation": "left",
+        "axes.titlepad": 12,
+        "axes.labelsize": 12,
+        "axes.labelcolor": INK,
+        "xtick.labelsize": 11,
+        "ytick.labelsize": 11,
+        "xtick.color": MUTED,
+        "ytick.color": MUTED,
+        "xtick.major.size": 0,
+        "ytick.major.size": 0,
+        "xtick.major.pad": 6,
+        "ytick.major.pad": 6,
+        "text.color": INK,
+        "legend.frameon": False,
+        "legend.fontsize": 10,
     }
 
 
@@ -115,8 +149,10 @@ def bare_axes(ax) -> None:
 def draw_e1(path, lava, before, after, title, rounds) -> None:
     fig, axes = plt.subplots(2, 1, figsize=(9.5, 4.6), sharex=True)
     fig.subplots_adjust(left=0.06, right=0.885, top=0.77, bottom=0.13, hspace=0.5)
-    panels = [(axes[0], before, MUTED, "Untrained (all eight weights zero)"),
-              (axes[1], after, TEAL, f"Trained with GRPO ({rounds} updates)")]
+    panels = [
+        (axes[0], before, MUTED, "Untrained (all eight weights zero)"),
+        (axes[1], after, TEAL, f"Trained with GRPO ({rounds} updates)"),
+    ]
     for ax, runs, color, label in panels:
         n_exit = sum(run.reward == 1.0 for run in runs)
         for i, run in enumerate(runs):
@@ -129,15 +165,20 @@ def draw_e1(path, lava, before, after, title, rounds) -> None:
             else:
                 ax.scatter([run.path[-1]], [y], marker="x", s=34, color=INK, lw=1.8, zorder=5)
                 ax.text(40.4, y, f"fell at {run.path[-1]}", va="center", fontsize=10, color=MUTED)
-        ax.set_title(f"{label}: reached the exit {n_exit} of {len(runs)}", fontsize=11.5, fontweight="bold",
-                     pad=4, color=INK)
+        ax.set_title(
+            f"{label}: reached the exit {n_exit} of {len(runs)}", fontsize=11.5, fontweight="bold", pad=4, color=INK
+        )
         ax.set_ylim(-0.6, len(runs) - 0.25)
         ax.set_xlim(-0.8, 39.8)
         bare_axes(ax)
     axes[1].set_xticks(TILE_TICKS)
     axes[1].set_xlabel("Tile (start = 0, exit dock = 39)", fontsize=11)
-    header(fig, title, f"The same floor, played {len(before)} times by each bot. Low arcs are steps, "
-                       "tall arcs are leaps; red tiles are lava.")
+    header(
+        fig,
+        title,
+        f"The same floor, played {len(before)} times by each bot. Low arcs are steps, "
+        "tall arcs are leaps; red tiles are lava.",
+    )
     save(fig, path)
 
 
@@ -150,8 +191,7 @@ def draw_e2(path, updates, curves, ceiling, untrained, n_seeds, G, title) -> Non
         for y in Y:
             ax.plot(updates, y, color=COLOR[algo], lw=0.8, alpha=0.3, zorder=2)
         mean = Y.mean(axis=0)
-        ax.plot(updates, mean, color=COLOR[algo], lw=2.8 if algo == "grpo" else 2.0, zorder=3,
-                solid_capstyle="round")
+        ax.plot(updates, mean, color=COLOR[algo], lw=2.8 if algo == "grpo" else 2.0, zorder=3, solid_capstyle="round")
         ax.scatter([updates[-1]], [mean[-1]], s=30, color=COLOR[algo], zorder=4)
         finals[algo] = mean[-1]
     ax.axhline(ceiling, color=CEIL, lw=1.4, ls=(0, (5, 4)), zorder=1)
@@ -159,18 +199,44 @@ def draw_e2(path, updates, curves, ceiling, untrained, n_seeds, G, title) -> Non
     label_y = dict(zip(names, spread([*finals.values(), ceiling], 0.024)))
     dx = updates[-1] * 7 / 300
     for algo in ALGOS:
-        ax.text(updates[-1] + dx, label_y[algo], f"{NAME[algo]} {finals[algo]:.3f}", va="center", fontsize=11,
-                color=INK, fontweight="bold" if algo == "grpo" else "normal", clip_on=False)
-    ax.text(updates[-1] + dx, label_y["ceiling"], f"Best possible {ceiling:.3f}", va="center", fontsize=11,
-            color=CEIL, clip_on=False)
-    ax.annotate(f"untrained {untrained:.3f}", xy=(0, untrained), xytext=(updates[-1] * 14 / 300, untrained - 0.03),
-                fontsize=10, color=MUTED, arrowprops=dict(arrowstyle="-", color=MUTED, lw=0.8))
+        ax.text(
+            updates[-1] + dx,
+            label_y[algo],
+            f"{NAME[algo]} {finals[algo]:.3f}",
+            va="center",
+            fontsize=11,
+            color=INK,
+            fontweight="bold" if algo == "grpo" else "normal",
+            clip_on=False,
+        )
+    ax.text(
+        updates[-1] + dx,
+        label_y["ceiling"],
+        f"Best possible {ceiling:.3f}",
+        va="center",
+        fontsize=11,
+        color=CEIL,
+        clip_on=False,
+    )
+    ax.annotate(
+        f"untrained {untrained:.3f}",
+        xy=(0, untrained),
+        xytext=(updates[-1] * 14 / 300, untrained - 0.03),
+        fontsize=10,
+        color=MUTED,
+        arrowprops=dict(arrowstyle="-", color=MUTED, lw=0.8),
+    )
     ax.set_xlim(0, updates[-1])
     ax.set_ylim(0.24, 0.6)
     ax.set_xlabel(f"Training updates (each: one new floor, played {G} times)")
     ax.set_ylabel("Mean score, 200 test floors")
-    header(fig, title, f"Thick lines: mean of {n_seeds} training seeds; thin lines: each seed. "
-                       "Dashed: the best of all 256 fixed policies.", x=0.09)
+    header(
+        fig,
+        title,
+        f"Thick lines: mean of {n_seeds} training seeds; thin lines: each seed. "
+        "Dashed: the best of all 256 fixed policies.",
+        x=0.09,
+    )
     save(fig, path)
 
 
@@ -184,9 +250,18 @@ def draw_e3a(path, runs, r, adv, title) -> None:
     x = np.arange(len(runs))
     ax.bar(x, r[order], width=0.62, color=[TEAL if adv[i] > 0 else LAVA for i in order], zorder=3)
     for xi, i in zip(x, order):
-        ax.text(xi, r[i] + 0.025, f"{adv[i]:+.2f}", ha="center", va="bottom", fontsize=11, color=INK,
-                fontweight="bold" if adv[i] > 0 else "normal", zorder=4,
-                bbox=dict(boxstyle="square,pad=0.15", fc="white", ec="none"))
+        ax.text(
+            xi,
+            r[i] + 0.025,
+            f"{adv[i]:+.2f}",
+            ha="center",
+            va="bottom",
+            fontsize=11,
+            color=INK,
+            fontweight="bold" if adv[i] > 0 else "normal",
+            zorder=4,
+            bbox=dict(boxstyle="square,pad=0.15", fc="white", ec="none"),
+        )
     ax.set_xticks(x, [f"run {i + 1}\ntile {runs[i].path[-1]}" for i in order])
     right = len(runs) - 0.45
     ax.text(right, mean, f"group mean {mean:.2f}", va="center", fontsize=10.5, color=INK, clip_on=False)
@@ -197,8 +272,13 @@ def draw_e3a(path, runs, r, adv, title) -> None:
     ax.set_ylabel("Score r = final tile / 39")
     ax.grid(axis="x", visible=False)
     died = all(run.reward < 1 for run in runs)
-    header(fig, title, f"One hard floor, {len(runs)} runs{', every one ended in lava' if died else ''}. "
-                       "Above each bar: its advantage, (r - mean) / std.", x=0.09)
+    header(
+        fig,
+        title,
+        f"One hard floor, {len(runs)} runs{', every one ended in lava' if died else ''}. "
+        "Above each bar: its advantage, (r - mean) / std.",
+        x=0.09,
+    )
     save(fig, path)
 
 
@@ -218,23 +298,49 @@ def draw_e3b(path, easy, hard, easy_runs, hard_runs, forecast, title) -> None:
         mean_tile = np.mean([run.reward for run in runs]) * EXIT
         ax.scatter([mean_tile], [y0 - 0.34], marker="^", s=70, color=TEAL, zorder=5, clip_on=False)
         right = mean_tile < 0.75 * EXIT  # near the dock the label goes on the triangle's left
-        ax.text(mean_tile + (0.6 if right else -0.6), y0 - 0.36, f"group mean {mean_tile / EXIT:.2f}", fontsize=10.5,
-                color=INK, va="center", ha="left" if right else "right")
+        ax.text(
+            mean_tile + (0.6 if right else -0.6),
+            y0 - 0.36,
+            f"group mean {mean_tile / EXIT:.2f}",
+            fontsize=10.5,
+            color=INK,
+            va="center",
+            ha="left" if right else "right",
+        )
         ax.text(-1.4, y0 + 0.12, label, ha="right", va="center", fontsize=12, fontweight="bold", color=INK)
-        ax.text(-1.4, y0 - 0.2, f"scores {min(ends) / EXIT:.2f} to {max(ends) / EXIT:.2f}", ha="right",
-                va="center", fontsize=10, color=MUTED)
+        ax.text(
+            -1.4,
+            y0 - 0.2,
+            f"scores {min(ends) / EXIT:.2f} to {max(ends) / EXIT:.2f}",
+            ha="right",
+            va="center",
+            fontsize=10,
+            color=MUTED,
+        )
     xf = forecast * EXIT
     ax.plot([xf, xf], [-0.55, 3.55], color=BLUE, lw=1.6, ls=(0, (4, 3)), zorder=2)
-    ax.text(xf - 0.5, 3.55, f"PPO critic's forecast from the start line: {forecast:.2f}", fontsize=10.5, color=INK,
-            va="center", ha="right")
+    ax.text(
+        xf - 0.5,
+        3.55,
+        f"PPO critic's forecast from the start line: {forecast:.2f}",
+        fontsize=10.5,
+        color=INK,
+        va="center",
+        ha="right",
+    )
     ax.text(xf - 0.5, 3.25, "(the same number for every floor)", fontsize=10, color=MUTED, va="center", ha="right")
     ax.set_xlim(-0.8, 39.8)
     ax.set_ylim(-0.62, 3.7)
     bare_axes(ax)
     ax.set_xticks(TILE_TICKS)
     ax.set_xlabel("Final tile of each run (score = tile / 39)", fontsize=11)
-    header(fig, title, f"The trained PPO bot plays each floor {len(easy_runs)} times; each dot is where a "
-                       "run ended. Both floors look the same from the start.", x=0.035)
+    header(
+        fig,
+        title,
+        f"The trained PPO bot plays each floor {len(easy_runs)} times; each dot is where a "
+        "run ended. Both floors look the same from the start.",
+        x=0.035,
+    )
     save(fig, path)
 
 
@@ -255,18 +361,29 @@ def draw_e4(path, trace, A, labels, eps, title) -> None:
     ylim = (min(1 - eps - 0.04, lo - 0.03), max(1 + eps + 0.04, hi + 0.03))
     at = spread([trace[k]["rho"][j] for _, (k, j) in labels], 0.07 * (ylim[1] - ylim[0]))
     for (text, (k, j)), y in zip(labels, at):
-        ax.annotate(text, xy=(k + 1 + jitter[j], trace[k]["rho"][j]), xytext=(n + 0.5, y),
-                    fontsize=10, color=INK, va="center", annotation_clip=False,
-                    arrowprops=dict(arrowstyle="-", color=MUTED, lw=0.8, shrinkA=0, shrinkB=6))
-    ax.text(0.53, 1 + eps + 0.008, f"clip band: {1 - eps:.1f} to {1 + eps:.1f}", fontsize=10, color=TEAL,
-            va="bottom")
+        ax.annotate(
+            text,
+            xy=(k + 1 + jitter[j], trace[k]["rho"][j]),
+            xytext=(n + 0.5, y),
+            fontsize=10,
+            color=INK,
+            va="center",
+            annotation_clip=False,
+            arrowprops=dict(arrowstyle="-", color=MUTED, lw=0.8, shrinkA=0, shrinkB=6),
+        )
+    ax.text(0.53, 1 + eps + 0.008, f"clip band: {1 - eps:.1f} to {1 + eps:.1f}", fontsize=10, color=TEAL, va="bottom")
     ax.set_xticks(range(1, n + 1), [f"pass {k}" for k in range(1, n + 1)])
     ax.set_xlim(0.5, n + 0.4)
     ax.set_ylim(*ylim)
     ax.set_ylabel("ratio π_new(a|s) / π_old(a|s)")
     ax.grid(axis="x", visible=False)
-    header(fig, title, f"Each dot is one of the group's {len(A)} steps. Teal: its run beat the group mean; "
-                       "red: fell short. Rings: clipped, no push.", x=0.09)
+    header(
+        fig,
+        title,
+        f"Each dot is one of the group's {len(A)} steps. Teal: its run beat the group mean; "
+        "red: fell short. Rings: clipped, no push.",
+        x=0.09,
+    )
     save(fig, path)
 
 
@@ -286,28 +403,80 @@ def draw_e5(path, before, after, rounds, title) -> None:
         if len(tables) > 1:
             ax.scatter(tables[:, b], np.full(len(tables), y - 0.17), s=14, color=INK, lw=0, alpha=0.8, zorder=3)
         right = max(mean[b], tables[:, b].max())
-        ax.text(right + 0.012, y - 0.17, f"{mean[b]:.3f}", va="center", fontsize=10.5,
-                color=MUTED if never else INK, fontweight="normal" if never else "bold")
+        ax.text(
+            right + 0.012,
+            y - 0.17,
+            f"{mean[b]:.3f}",
+            va="center",
+            fontsize=10.5,
+            color=MUTED if never else INK,
+            fontweight="normal" if never else "bold",
+        )
         for j in range(3):  # the three sensor tiles, drawn as tiles
-            ax.scatter([-0.15 + 0.04 * j], [y], marker="s", s=110, clip_on=False, zorder=4,
-                       color=LAVA if (b >> (2 - j)) & 1 else SAFE, transform=ax.get_yaxis_transform())
-        ax.text(-0.19, y, PATTERN_NAME[b], ha="right", va="center", fontsize=11, color=MUTED if never else INK,
-                transform=ax.get_yaxis_transform())
-    ax.text(before[0b100], ys[0] + 0.5, f"{before[0b100]:.1f} before training, for every pattern", ha="center",
-            va="center", fontsize=10, color=MUTED)
-    ax.text(-0.19, (ys[-3] + ys[-2]) / 2, "never occur on a real floor:", ha="right", va="center", fontsize=10,
-            color=MUTED, style="italic", transform=ax.get_yaxis_transform())
+            ax.scatter(
+                [-0.15 + 0.04 * j],
+                [y],
+                marker="s",
+                s=110,
+                clip_on=False,
+                zorder=4,
+                color=LAVA if (b >> (2 - j)) & 1 else SAFE,
+                transform=ax.get_yaxis_transform(),
+            )
+        ax.text(
+            -0.19,
+            y,
+            PATTERN_NAME[b],
+            ha="right",
+            va="center",
+            fontsize=11,
+            color=MUTED if never else INK,
+            transform=ax.get_yaxis_transform(),
+        )
+    ax.text(
+        before[0b100],
+        ys[0] + 0.5,
+        f"{before[0b100]:.1f} before training, for every pattern",
+        ha="center",
+        va="center",
+        fontsize=10,
+        color=MUTED,
+    )
+    ax.text(
+        -0.19,
+        (ys[-3] + ys[-2]) / 2,
+        "never occur on a real floor:",
+        ha="right",
+        va="center",
+        fontsize=10,
+        color=MUTED,
+        style="italic",
+        transform=ax.get_yaxis_transform(),
+    )
     ax.set_yticks([])
     ax.set_xlim(0, 1.08)
     ax.set_ylim(ys[-1] - 0.55, ys[0] + 0.85)
     ax.set_xlabel("P(LEAP): probability the bot leaps on this pattern", fontsize=11)
     ax.grid(axis="y", visible=False)
     ax.spines["left"].set_visible(False)
-    ax.text(-0.11, ys[0] + 0.62, "+1 +2 +3", ha="center", va="center", fontsize=9.5, color=MUTED,
-            transform=ax.get_yaxis_transform())
+    ax.text(
+        -0.11,
+        ys[0] + 0.62,
+        "+1 +2 +3",
+        ha="center",
+        va="center",
+        fontsize=9.5,
+        color=MUTED,
+        transform=ax.get_yaxis_transform(),
+    )
     seeds_note = f"teal: mean of {len(tables)} GRPO seeds, dots: each seed" if len(tables) > 1 else "teal"
-    header(fig, title, f"Leap probability for each of the 8 sensor patterns: before training (light bars) and after "
-                       f"{rounds} GRPO updates ({seeds_note}).", x=0.035)
+    header(
+        fig,
+        title,
+        f"Leap probability for each of the 8 sensor patterns: before training (light bars) and after "
+        f"{rounds} GRPO updates ({seeds_note}).",
+        x=0.035,
+    )
     save(fig, path)
 
 
@@ -323,23 +492,57 @@ def draw_slow(path, updates, curves, seeds, slow, window, plateau, title) -> Non
     ax.plot(updates, curves[slow], color=TEAL, lw=2.6, zorder=3)
     if plateau is not None:  # the slow seed's plateau, where there is one
         ax.axvspan(plateau[0], plateau[1], color=TEAL, alpha=0.18, lw=0, zorder=1)
-        ax.text((plateau[0] + plateau[1]) / 2, 0.97, "plateau", ha="center", va="top", fontsize=9.5, color=TEAL,
-                transform=ax.get_xaxis_transform())
+        ax.text(
+            (plateau[0] + plateau[1]) / 2,
+            0.97,
+            "plateau",
+            ha="center",
+            va="top",
+            fontsize=9.5,
+            color=TEAL,
+            transform=ax.get_xaxis_transform(),
+        )
     dx = updates[-1] * 0.015
-    ax.text(updates[-1] + dx, curves[slow][-1], f"seed {seeds[slow]} {curves[slow][-1]:.3f}", va="center",
-            fontsize=10.5, color=INK, fontweight="bold", clip_on=False)
+    ax.text(
+        updates[-1] + dx,
+        curves[slow][-1],
+        f"seed {seeds[slow]} {curves[slow][-1]:.3f}",
+        va="center",
+        fontsize=10.5,
+        color=INK,
+        fontweight="bold",
+        clip_on=False,
+    )
     if len(curves) > 1:
         others = [c[-1] for i, c in enumerate(curves) if i != slow]
-        ax.text(updates[-1] + dx, ax.get_ylim()[0] + 0.1 * (ax.get_ylim()[1] - ax.get_ylim()[0]),
-                f"grey: the other\n{len(others)} seeds, final\n{min(others):.3f} to {max(others):.3f}", va="bottom",
-                fontsize=9.5, color=MUTED, clip_on=False)
-    ax.text(window[0] + 2, 0.03, f"updates {window[0]}-{window[1]}", fontsize=9.5, color=TEAL, va="bottom",
-            transform=ax.get_xaxis_transform())
+        ax.text(
+            updates[-1] + dx,
+            ax.get_ylim()[0] + 0.1 * (ax.get_ylim()[1] - ax.get_ylim()[0]),
+            f"grey: the other\n{len(others)} seeds, final\n{min(others):.3f} to {max(others):.3f}",
+            va="bottom",
+            fontsize=9.5,
+            color=MUTED,
+            clip_on=False,
+        )
+    ax.text(
+        window[0] + 2,
+        0.03,
+        f"updates {window[0]}-{window[1]}",
+        fontsize=9.5,
+        color=TEAL,
+        va="bottom",
+        transform=ax.get_xaxis_transform(),
+    )
     ax.set_xlim(0, updates[-1])
     ax.set_xlabel("Training updates")
     ax.set_ylabel("Mean score, 200 test floors")
-    header(fig, title, f"GRPO, every training seed; thick: seed {seeds[slow]}, the lowest at update 100. "
-                       "Shaded: where a plateau would have to sit.", x=0.09)
+    header(
+        fig,
+        title,
+        f"GRPO, every training seed; thick: seed {seeds[slow]}, the lowest at update 100. "
+        "Shaded: where a plateau would have to sit.",
+        x=0.09,
+    )
     save(fig, path)
 
 
@@ -377,13 +580,26 @@ def draw_walk(path, walk, title) -> None:
     ax2.set_yticks(range(4), ROW_NAMES)
     ax2.grid(False)
     ax2.set_title("change of each weight", fontsize=10.5, color=INK, loc="left", pad=6)
-    header(fig, title, f"Left: the six patterns that occur; the three that moved most in teal. Right: W after "
-                       f"minus W before, {len(passes)} passes at lr {walk['hyper']['lr']}.", x=0.08)
+    header(
+        fig,
+        title,
+        f"Left: the six patterns that occur; the three that moved most in teal. Right: W after "
+        f"minus W before, {len(passes)} passes at lr {walk['hyper']['lr']}.",
+        x=0.08,
+    )
     save(fig, path)
 
 
-DRAW = {"e1": draw_e1, "e2": draw_e2, "e3a": draw_e3a, "e3b": draw_e3b, "e4": draw_e4, "e5": draw_e5,
-        "slow": draw_slow, "walk": draw_walk}
+DRAW = {
+    "e1": draw_e1,
+    "e2": draw_e2,
+    "e3a": draw_e3a,
+    "e3b": draw_e3b,
+    "e4": draw_e4,
+    "e5": draw_e5,
+    "slow": draw_slow,
+    "walk": draw_walk,
+}
 
 
 def draw_all(charts: dict, assets: Path) -> list[Path]:

@@ -24,7 +24,7 @@ def patterns(floors: np.ndarray) -> np.ndarray:
     """Pattern index seen from every tile of every floor, (F, FLOOR)."""
     padded = np.zeros((floors.shape[0], FLOOR + VIEW), dtype=np.int64)
     padded[:, :FLOOR] = floors
-    return 4 * padded[:, 1:FLOOR + 1] + 2 * padded[:, 2:FLOOR + 2] + padded[:, 3:FLOOR + 3]
+    return 4 * padded[:, 1 : FLOOR + 1] + 2 * padded[:, 2 : FLOOR + 2] + padded[:, 3 : FLOOR + 3]
 
 
 def _as_floors(floors) -> np.ndarray:

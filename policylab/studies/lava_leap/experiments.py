@@ -15,15 +15,20 @@ from policylab.errors import BadInput
 from policylab.progress import say
 from policylab.rollout.ensure import ensure
 from policylab.rollout.store import Store
+from policylab.studies.lava_leap import claims as K
 from policylab.studies.lava_leap import config as C
 from policylab.studies.lava_leap import runs
-from policylab.studies.lava_leap import claims as K
 from policylab.studies.lava_leap import uncertainty as U
-from policylab.studies.lava_leap.checks import evaluate_checks
 from policylab.studies.lava_leap.agent import leap_table, play, sensors
 from policylab.studies.lava_leap.charts import NAME
-from policylab.studies.lava_leap.exact import (all_deterministic_policies, deterministic_tables, evaluate, exact_outcomes,
-                                               outcomes_many)
+from policylab.studies.lava_leap.checks import evaluate_checks
+from policylab.studies.lava_leap.exact import (
+    all_deterministic_policies,
+    deterministic_tables,
+    evaluate,
+    exact_outcomes,
+    outcomes_many,
+)
 from policylab.studies.lava_leap.floor import FLOOR, channels, floor_info, new_floor, new_floors
 from policylab.studies.lava_leap.learners import ADV_EPS, ALGOS, group_advantage
 from policylab.studies.lava_leap.records import fall_kind, keyed_table, reached_exit, rnd, rnd_list, rounded, run_info
@@ -68,14 +73,20 @@ def baseline_and_ceiling(test, sim_rng):
     best = np.flatnonzero(np.isclose(scores, scores.max(), atol=1e-12))
     ceiling, ceiling_exit = float(scores.max()), float(exits[best[0]])
     best_table = deterministic_tables()[best[0]]
-    untrained = dict(score=rnd(untrained_score), exit_rate=rnd(untrained_exit),
-                     sim=sim_dict(leap_table(W0), test, sim_rng))
-    ceil = dict(score=rnd(ceiling), exit_rate=rnd(ceiling_exit), n_policies=len(scores), n_tied_best=int(len(best)),
-                best_policy_ids=[int(b) for b in best],
-                best_policies_leap_on=[[format(b, "03b") for b in range(8) if (pid >> b) & 1] for pid in best],
-                leap_iff_lava_next_is_best=bool(LEAP_IFF_LAVA_NEXT in best),
-                second_best_score=rnd(np.max(scores[scores < ceiling - 1e-9])),
-                sim=sim_dict(best_table, test, sim_rng))
+    untrained = dict(
+        score=rnd(untrained_score), exit_rate=rnd(untrained_exit), sim=sim_dict(leap_table(W0), test, sim_rng)
+    )
+    ceil = dict(
+        score=rnd(ceiling),
+        exit_rate=rnd(ceiling_exit),
+        n_policies=len(scores),
+        n_tied_best=int(len(best)),
+        best_policy_ids=[int(b) for b in best],
+        best_policies_leap_on=[[format(b, "03b") for b in range(8) if (pid >> b) & 1] for pid in best],
+        leap_iff_lava_next_is_best=bool(LEAP_IFF_LAVA_NEXT in best),
+        second_best_score=rnd(np.max(scores[scores < ceiling - 1e-9])),
+        sim=sim_dict(best_table, test, sim_rng),
+    )
     return untrained, ceil, best_table
 
 
@@ -86,8 +97,9 @@ def train_all(cfg: C.LavaLeapConfig, store: Store) -> Trained:
     main = [(algo, seed, runs.planned(cfg, algo, seed)) for algo in ALGOS for seed in seeds]
     sweep_runs = [(algo, lr) for algo, lrs in C.LR_SWEEP.items() for lr in lrs]
     swept = [(algo, lr, seed, runs.planned(cfg, algo, seed, lr=lr)) for algo, lr in sweep_runs for seed in seeds]
-    records = ensure(store, [p for *_, p in main] + [p for *_, p in swept], runs.Runner(),
-                     label="lava-leap: training", unit="runs")
+    records = ensure(
+        store, [p for *_, p in main] + [p for *_, p in swept], runs.Runner(), label="lava-leap: training", unit="runs"
+    )
     out = Trained()
     for algo, seed, p in main:
         W, v, curve, saved, log = runs.unpack(store.payload(records[p.key].key))
@@ -101,8 +113,9 @@ def train_all(cfg: C.LavaLeapConfig, store: Store) -> Trained:
     for algo in ALGOS:
         out.by_lr[algo, float(cfg.lr)] = [rnd(c[-1]) for c in out.curves[algo]]
     for algo, lr in sweep_runs:
-        out.by_lr[algo, float(lr)] = [rnd(_final(records[p.key], a, r, s)) for a, r, s, p in swept
-                                      if (a, r) == (algo, lr)]
+        out.by_lr[algo, float(lr)] = [
+            rnd(_final(records[p.key], a, r, s)) for a, r, s, p in swept if (a, r) == (algo, lr)
+        ]
     return out
 
 
@@ -110,9 +123,12 @@ def _final(record, algo: str, lr: float, seed: int) -> float:
     """A sweep or validation run's final score; a run that diverged is refused by name, as in E2."""
     score = record.outcome["final_score"]
     if not record.outcome.get("finite", True) or not np.isfinite(score):
-        raise BadInput("lr", f"{algo} at lr {lr} (seed {seed}) diverged: its weights became non-finite; the "
-                             "learning-rate sweep trains at its own fixed rates, so these hyperparameters cannot "
-                             "be swept")
+        raise BadInput(
+            "lr",
+            f"{algo} at lr {lr} (seed {seed}) diverged: its weights became non-finite; the "
+            "learning-rate sweep trains at its own fixed rates, so these hyperparameters cannot "
+            "be swept",
+        )
     return score
 
 
@@ -120,8 +136,11 @@ def validate_lrs(cfg: C.LavaLeapConfig, store: Store, chosen: dict[str, float]) 
     """The chosen learning rates (and the defaults where they differ) trained again on the validation
     seeds, as store records (a second ensure call: what runs depends on the choice). Returns
     {(algo, lr): [final score per validation seed]}."""
-    plan = [(algo, lr, seed, runs.planned(cfg, algo, seed, lr=lr))
-            for algo, lr in U.validation_plan(cfg, chosen) for seed in cfg.validation_seeds]
+    plan = [
+        (algo, lr, seed, runs.planned(cfg, algo, seed, lr=lr))
+        for algo, lr in U.validation_plan(cfg, chosen)
+        for seed in cfg.validation_seeds
+    ]
     records = ensure(store, [p for *_, p in plan], runs.Runner(), label="lava-leap: validation", unit="runs")
     out: dict = {}
     for algo, lr, seed, p in plan:
@@ -132,25 +151,38 @@ def validate_lrs(cfg: C.LavaLeapConfig, store: Store, chosen: dict[str, float]) 
 def _require_finite(algo: str, seed: int, W, v, curve) -> None:
     """A learning rate that blows the weights up is bad input, not a result: refuse it by name."""
     if not np.isfinite(W).all() or not np.isfinite([c[1] for c in curve]).all():
-        raise BadInput("lr", f"{algo} (training seed {seed}) diverged: the policy weights became non-finite; "
-                             "use a smaller --lr")
+        raise BadInput(
+            "lr", f"{algo} (training seed {seed}) diverged: the policy weights became non-finite; use a smaller --lr"
+        )
     if v is not None and not np.isfinite(v).all():
-        raise BadInput("lr_critic", f"{algo} (training seed {seed}) diverged: the critic's weights became "
-                                    "non-finite; use a smaller --lr-critic")
+        raise BadInput(
+            "lr_critic",
+            f"{algo} (training seed {seed}) diverged: the critic's weights became "
+            "non-finite; use a smaller --lr-critic",
+        )
 
 
 def finals_section(cfg, tr: Trained, updates, ceiling, test, sim_rng) -> dict:
     final = {}
     for algo in ALGOS:
-        per_seed = [dict(seed=seed, score=rnd(c[-1]), exit_rate=rnd(e[-1]))
-                    for seed, c, e in zip(cfg.seeds, tr.curves[algo], tr.exits[algo])]
+        per_seed = [
+            dict(seed=seed, score=rnd(c[-1]), exit_rate=rnd(e[-1]))
+            for seed, c, e in zip(cfg.seeds, tr.curves[algo], tr.exits[algo])
+        ]
         s = np.array([p["score"] for p in per_seed])
         e = np.array([p["exit_rate"] for p in per_seed])
         W_first = tr.weights[algo, cfg.seeds[0]][0]
-        final[algo] = dict(score_mean=rnd(s.mean()), score_min=rnd(s.min()), score_max=rnd(s.max()),
-                           exit_mean=rnd(e.mean()), exit_min=rnd(e.min()), exit_max=rnd(e.max()),
-                           pct_of_ceiling=rnd(100 * s.mean() / ceiling), per_seed=per_seed,
-                           seed0_sim=sim_dict(leap_table(W_first), test, sim_rng))
+        final[algo] = dict(
+            score_mean=rnd(s.mean()),
+            score_min=rnd(s.min()),
+            score_max=rnd(s.max()),
+            exit_mean=rnd(e.mean()),
+            exit_min=rnd(e.min()),
+            exit_max=rnd(e.max()),
+            pct_of_ceiling=rnd(100 * s.mean() / ceiling),
+            per_seed=per_seed,
+            seed0_sim=sim_dict(leap_table(W_first), test, sim_rng),
+        )
     for algo in ALGOS:
         m = np.mean(tr.curves[algo], axis=0)
         hit = np.flatnonzero(m >= 0.9 * ceiling)
@@ -160,10 +192,14 @@ def finals_section(cfg, tr: Trained, updates, ceiling, test, sim_rng) -> dict:
         # the unit is the training seed: t intervals over the per-seed exact scores, clipped to their range
         s_iv = U.interval([p["score"] for p in final[algo]["per_seed"]], (0.0, ceiling))
         e_iv = U.interval([p["exit_rate"] for p in final[algo]["per_seed"]], (0.0, 1.0))
-        final[algo].update(n_seeds=s_iv["n"], score_sd=s_iv["sd"], score_ci95=s_iv["ci95"],
-                           pct_of_ceiling_ci95=None if s_iv["ci95"] is None
-                           else rnd_list(100 * x / ceiling for x in s_iv["ci95"]),
-                           exit_sd=e_iv["sd"], exit_ci95=e_iv["ci95"])
+        final[algo].update(
+            n_seeds=s_iv["n"],
+            score_sd=s_iv["sd"],
+            score_ci95=s_iv["ci95"],
+            pct_of_ceiling_ci95=None if s_iv["ci95"] is None else rnd_list(100 * x / ceiling for x in s_iv["ci95"]),
+            exit_sd=e_iv["sd"],
+            exit_ci95=e_iv["ci95"],
+        )
     return final
 
 
@@ -172,13 +208,19 @@ def slow_seed_section(cfg, tr: Trained, updates) -> dict:
     curves = tr.curves["grpo"]
     slow = int(np.argmin([c[updates.index(C.SLOW_AT)] for c in curves]))
     sc = np.array(curves[slow])
-    plateau = sc[updates.index(C.PLATEAU[0]):updates.index(C.PLATEAU[1]) + 1]
+    plateau = sc[updates.index(C.PLATEAU[0]) : updates.index(C.PLATEAU[1]) + 1]
     release = next((u for u, x in zip(updates, sc) if u > C.PLATEAU[0] and x >= plateau.mean() + 0.05), None)
     lt10 = leap_table(tr.snaps["grpo", cfg.seeds[slow]][10][0])
-    return dict(seed=cfg.seeds[slow], plateau_mean=rnd(plateau.mean()), plateau_min=rnd(plateau.min()),
-                plateau_max=rnd(plateau.max()), release_update=None if release is None else int(release),
-                leap_table_at_10=rnd_list(lt10), min_leap_at_10=rnd(lt10[list(OCCURRING)].min()),
-                score_at_100_per_seed=[rnd(c[updates.index(C.SLOW_AT)]) for c in curves])
+    return dict(
+        seed=cfg.seeds[slow],
+        plateau_mean=rnd(plateau.mean()),
+        plateau_min=rnd(plateau.min()),
+        plateau_max=rnd(plateau.max()),
+        release_update=None if release is None else int(release),
+        leap_table_at_10=rnd_list(lt10),
+        min_leap_at_10=rnd(lt10[list(OCCURRING)].min()),
+        score_at_100_per_seed=[rnd(c[updates.index(C.SLOW_AT)]) for c in curves],
+    )
 
 
 def clip_section(cfg, tr: Trained) -> dict:
@@ -191,10 +233,10 @@ def clip_section(cfg, tr: Trained) -> dict:
         out[algo] = dict(
             updates_with_clip_per_seed=[int((c.sum(1) > 0).sum()) for c in clipped],
             share_per_seed=[rnd(c.sum() / (n.sum() * cfg.passes)) for c, n in zip(clipped, steps)],
-            share_of_step_passes_clipped=rnd(sum(c.sum() for c in clipped)
-                                             / sum(n.sum() * cfg.passes for n in steps)),
+            share_of_step_passes_clipped=rnd(sum(c.sum() for c in clipped) / sum(n.sum() * cfg.passes for n in steps)),
             mean_abs_advantage=rnd(np.mean([u["mean_abs_adv"] for lg in logs for u in lg])),
-            updates=cfg.rounds)
+            updates=cfg.rounds,
+        )
     return out
 
 
@@ -210,14 +252,20 @@ def e1_section(W_grpo, best_table, rounds):
         v, p = exact_outcomes(table, [show])
         exact[name] = dict(score=rnd(v[0]), exit=rnd(p[0]))
     wide_tiles = {t + d for t, w in channels(show) if w == 2 for d in (0, 1)}
-    e1 = dict(floor=floor_info(show), floor_seed=C.SHOWCASE_SEED,
-              before=[run_info(r) for r in before], after=[run_info(r) for r in after],
-              before_exits=sum(reached_exit(r) for r in before), after_exits=sum(reached_exit(r) for r in after),
-              before_mean_tile=rnd(np.mean([r.path[-1] for r in before])),
-              after_mean_tile=rnd(np.mean([r.path[-1] for r in after])),
-              after_falls_all_at_wide=bool(all(reached_exit(r) or int(r.path[-1]) in wide_tiles for r in after)),
-              after_fall_kinds=[fall_kind(r, show) for r in after],
-              before_fall_kinds=[fall_kind(r, show) for r in before], exact=exact)
+    e1 = dict(
+        floor=floor_info(show),
+        floor_seed=C.SHOWCASE_SEED,
+        before=[run_info(r) for r in before],
+        after=[run_info(r) for r in after],
+        before_exits=sum(reached_exit(r) for r in before),
+        after_exits=sum(reached_exit(r) for r in after),
+        before_mean_tile=rnd(np.mean([r.path[-1] for r in before])),
+        after_mean_tile=rnd(np.mean([r.path[-1] for r in after])),
+        after_falls_all_at_wide=bool(all(reached_exit(r) or int(r.path[-1]) in wide_tiles for r in after)),
+        after_fall_kinds=[fall_kind(r, show) for r in after],
+        before_fall_kinds=[fall_kind(r, show) for r in before],
+        exact=exact,
+    )
     return e1, dict(lava=show, before=before, after=after, rounds=rounds)  # the title comes from claims.e1_claim
 
 
@@ -234,16 +282,36 @@ def e3b_section(W_ppo, v_ppo, ppo_score, source):
     hard_best = int(np.argmax(hard_r))
 
     def side(i, lava, r):
-        return dict(draw=i, floor=floor_info(lava), rewards=rnd_list(r), mean=rnd(r.mean()), worst=rnd(r.min()),
-                    best=rnd(r.max()), exits=int((r == 1).sum()), critic_adv_from_start=rnd_list(r - forecast))
+        return dict(
+            draw=i,
+            floor=floor_info(lava),
+            rewards=rnd_list(r),
+            mean=rnd(r.mean()),
+            worst=rnd(r.min()),
+            best=rnd(r.max()),
+            exits=int((r == 1).sum()),
+            critic_adv_from_start=rnd_list(r - forecast),
+        )
 
-    e3b = dict(policy=source, critic_v=rounded(v_ppo, 4), forecast_from_start=rnd(forecast),
-               draws=C.BLIND_DRAWS, floor_seed=C.BLIND_SEED, easy=side(easy_i, easy, easy_r),
-               hard=side(hard_i, hard, hard_r), separated=bool(easy_r.min() > hard_r.max()),
-               grpo_adv_easy=rnd_list(easy_adv), grpo_adv_hard=rnd_list(hard_adv),
-               hard_best_run=dict(run_info(hard_runs[hard_best]), fall=fall_kind(hard_runs[hard_best], hard),
-                                  grpo_adv=rnd(hard_adv[hard_best]), critic_adv=rnd(hard_r[hard_best] - forecast)),
-               ppo_avg_score=ppo_score)
+    e3b = dict(
+        policy=source,
+        critic_v=rounded(v_ppo, 4),
+        forecast_from_start=rnd(forecast),
+        draws=C.BLIND_DRAWS,
+        floor_seed=C.BLIND_SEED,
+        easy=side(easy_i, easy, easy_r),
+        hard=side(hard_i, hard, hard_r),
+        separated=bool(easy_r.min() > hard_r.max()),
+        grpo_adv_easy=rnd_list(easy_adv),
+        grpo_adv_hard=rnd_list(hard_adv),
+        hard_best_run=dict(
+            run_info(hard_runs[hard_best]),
+            fall=fall_kind(hard_runs[hard_best], hard),
+            grpo_adv=rnd(hard_adv[hard_best]),
+            critic_adv=rnd(hard_r[hard_best] - forecast),
+        ),
+        ppo_avg_score=ppo_score,
+    )
     return e3b, dict(easy=easy, hard=hard, easy_runs=easy_runs, hard_runs=hard_runs, forecast=forecast)
 
 
@@ -268,19 +336,26 @@ def e5_section(cfg, tr: Trained) -> dict:
         tables = [leap_table(tr.weights[algo, s][0]) for s in cfg.seeds]
         return {format(b, "03b"): [rnd(t[b]) for t in tables] for b in range(8)}
 
-    return dict(W=rounded(W, 4), leap_minus_step=rounded(W[:, 1] - W[:, 0], 4), leap_table=keyed_table(leap_table(W)),
-                leap_table_all_seeds=all_seeds("grpo"),
-                reinforce_leap_table=keyed_table(leap_table(tr.weights["reinforce", first][0])),
-                reinforce_leap_table_all_seeds=all_seeds("reinforce"),
-                ppo_leap_table=keyed_table(leap_table(tr.weights["ppo", first][0])),
-                never_occurs=[format(b, "03b") for b in NEVER])
+    return dict(
+        W=rounded(W, 4),
+        leap_minus_step=rounded(W[:, 1] - W[:, 0], 4),
+        leap_table=keyed_table(leap_table(W)),
+        leap_table_all_seeds=all_seeds("grpo"),
+        reinforce_leap_table=keyed_table(leap_table(tr.weights["reinforce", first][0])),
+        reinforce_leap_table_all_seeds=all_seeds("reinforce"),
+        ppo_leap_table=keyed_table(leap_table(tr.weights["ppo", first][0])),
+        never_occurs=[format(b, "03b") for b in NEVER],
+    )
 
 
 def floor_stats(test) -> dict:
     n_ch = [len(channels(f)) for f in test]
     n_wide = [sum(w == 2 for _, w in channels(f)) for f in test]
-    return dict(mean_channels=rnd(np.mean(n_ch)), mean_wide=rnd(np.mean(n_wide)),
-                share_with_no_wide=rnd(np.mean(np.array(n_wide) == 0)))
+    return dict(
+        mean_channels=rnd(np.mean(n_ch)),
+        mean_wide=rnd(np.mean(n_wide)),
+        share_with_no_wide=rnd(np.mean(np.array(n_wide) == 0)),
+    )
 
 
 def narrative_claims(cfg, tr: Trained, summary: dict, walk: dict, e1_chart: dict, test) -> tuple[list, dict]:
@@ -289,8 +364,14 @@ def narrative_claims(cfg, tr: Trained, summary: dict, walk: dict, e1_chart: dict
     rows, titles = [], {}
     grpo_tables = [leap_table(tr.weights["grpo", s][0]) for s in seeds]
     e1 = summary["e1"]
-    row, titles["e1"] = K.e1_claim(seeds, grpo_tables, e1_chart["lava"], e1["after_falls_all_at_wide"],
-                                   e1["before_mean_tile"], e1["after_mean_tile"])
+    row, titles["e1"] = K.e1_claim(
+        seeds,
+        grpo_tables,
+        e1_chart["lava"],
+        e1["after_falls_all_at_wide"],
+        e1["before_mean_tile"],
+        e1["after_mean_tile"],
+    )
     rows.append(row)
     rows.append(K.ordering_claim(summary["comparisons"]))
     slow = seeds.index(summary["grpo_slow_seed"]["seed"])
@@ -327,10 +408,22 @@ def narrative_claims(cfg, tr: Trained, summary: dict, walk: dict, e1_chart: dict
 def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
     """Run every experiment; returns the two JSON documents, the checks and what the charts draw."""
     test = new_floors(np.random.default_rng(C.TEST_SEED), C.N_TEST)
-    summary = dict(config=dict(lr=cfg.lr, eps=cfg.eps, G=cfg.G, passes=cfg.passes, rounds=cfg.rounds,
-                               eval_every=cfg.eval_every, lr_critic=cfg.lr_critic, seeds=cfg.seeds,
-                               test_seed=C.TEST_SEED, n_test_floors=C.N_TEST, adv_eps=ADV_EPS,
-                               std="population (ddof=0)"))
+    summary = dict(
+        config=dict(
+            lr=cfg.lr,
+            eps=cfg.eps,
+            G=cfg.G,
+            passes=cfg.passes,
+            rounds=cfg.rounds,
+            eval_every=cfg.eval_every,
+            lr_critic=cfg.lr_critic,
+            seeds=cfg.seeds,
+            test_seed=C.TEST_SEED,
+            n_test_floors=C.N_TEST,
+            adv_eps=ADV_EPS,
+            std="population (ddof=0)",
+        )
+    )
     say("lava-leap: untrained baseline and the exact ceiling over all 256 deterministic policies")
     sim_rng = np.random.default_rng(C.SIM_SEED)
     summary["untrained"], summary["ceiling"], best_table = baseline_and_ceiling(test, sim_rng)
@@ -338,9 +431,13 @@ def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
 
     tr = train_all(cfg, store)
     updates = list(range(0, cfg.rounds + 1, cfg.eval_every))
-    summary["curves"] = dict(updates=updates, **{
-        a: dict(per_seed=[rnd_list(c) for c in tr.curves[a]], mean=rnd_list(np.mean(tr.curves[a], axis=0)))
-        for a in ALGOS})
+    summary["curves"] = dict(
+        updates=updates,
+        **{
+            a: dict(per_seed=[rnd_list(c) for c in tr.curves[a]], mean=rnd_list(np.mean(tr.curves[a], axis=0)))
+            for a in ALGOS
+        },
+    )
     summary["final"] = finals_section(cfg, tr, updates, ceiling, test, sim_rng)
     summary["grpo_slow_seed"] = slow_seed_section(cfg, tr, updates)
     summary["lr_sensitivity"] = U.lr_sensitivity(cfg, tr.by_lr, C.LR_SWEEP, ceiling)
@@ -353,14 +450,23 @@ def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
     W_mid = tr.snaps["grpo", first][C.WALK_AT][0]
     summary["e3a"], walk, e3a_chart, e4_chart = walkthrough(cfg, W_mid, test)
     W_ppo, v_ppo = tr.weights["ppo", first]
-    summary["e3b"], e3b_chart = e3b_section(W_ppo, v_ppo, summary["final"]["ppo"]["per_seed"][0]["score"],
-                                            f"PPO seed {first} after {cfg.rounds} updates")
+    summary["e3b"], e3b_chart = e3b_section(
+        W_ppo, v_ppo, summary["final"]["ppo"]["per_seed"][0]["score"], f"PPO seed {first} after {cfg.rounds} updates"
+    )
     summary["e5"] = e5_section(cfg, tr)
-    summary["e6"] = dict(untrained=summary["untrained"]["exit_rate"],
-                         **{a: dict(mean=summary["final"][a]["exit_mean"], min=summary["final"][a]["exit_min"],
-                                    max=summary["final"][a]["exit_max"], ci95=summary["final"][a]["exit_ci95"])
-                            for a in ALGOS},
-                         ceiling=summary["ceiling"]["exit_rate"])
+    summary["e6"] = dict(
+        untrained=summary["untrained"]["exit_rate"],
+        **{
+            a: dict(
+                mean=summary["final"][a]["exit_mean"],
+                min=summary["final"][a]["exit_min"],
+                max=summary["final"][a]["exit_max"],
+                ci95=summary["final"][a]["exit_ci95"],
+            )
+            for a in ALGOS
+        },
+        ceiling=summary["ceiling"]["exit_rate"],
+    )
     summary["test_floor_stats"] = floor_stats(test)
 
     finals = {a: [p["score"] for p in summary["final"][a]["per_seed"]] for a in ALGOS}
@@ -380,13 +486,33 @@ def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
     slow = summary["grpo_slow_seed"]
     charts = dict(
         e1=dict(e1_chart, title=titles["e1"]),
-        e2=dict(updates=updates, curves=tr.curves, ceiling=ceiling, untrained=summary["untrained"]["score"],
-                n_seeds=len(cfg.seeds), G=cfg.G, title=e2_title),
-        e3a=e3a_chart, e3b=dict(e3b_chart, title=titles["e3b"]), e4=e4_chart,
-        e5=dict(before=leap_table(np.zeros((4, 2))), after=[leap_table(tr.weights["grpo", s][0]) for s in cfg.seeds],
-                rounds=cfg.rounds, title=titles["e5"]),
-        slow=dict(updates=updates, curves=tr.curves["grpo"], seeds=cfg.seeds, slow=cfg.seeds.index(slow["seed"]),
-                  window=C.PLATEAU, plateau=titles["slow_plateau"], title=titles["slow"]),
+        e2=dict(
+            updates=updates,
+            curves=tr.curves,
+            ceiling=ceiling,
+            untrained=summary["untrained"]["score"],
+            n_seeds=len(cfg.seeds),
+            G=cfg.G,
+            title=e2_title,
+        ),
+        e3a=e3a_chart,
+        e3b=dict(e3b_chart, title=titles["e3b"]),
+        e4=e4_chart,
+        e5=dict(
+            before=leap_table(np.zeros((4, 2))),
+            after=[leap_table(tr.weights["grpo", s][0]) for s in cfg.seeds],
+            rounds=cfg.rounds,
+            title=titles["e5"],
+        ),
+        slow=dict(
+            updates=updates,
+            curves=tr.curves["grpo"],
+            seeds=cfg.seeds,
+            slow=cfg.seeds.index(slow["seed"]),
+            window=C.PLATEAU,
+            plateau=titles["slow_plateau"],
+            title=titles["slow"],
+        ),
         walk=dict(walk=walk, title=walk_title(walk)),
     )
     summary["chart_titles"] = {k: v["title"] for k, v in charts.items()}
@@ -399,5 +525,7 @@ def walk_title(walk: dict) -> str:
     """The walkthrough chart's title: which occurring pattern's P(LEAP) the update moved most."""
     before, after = walk["policy"]["leap_table"], walk["leap_table_final"]
     b = max(OCCURRING, key=lambda i: (abs(after[i] - before[i]), -i))
-    return (f"One update moves P(LEAP | {b:03b}) from {before[b]:.2f} to {after[b]:.2f}; "
-            f"the test score goes from {walk['policy']['test_score']:.3f} to {walk['test_score_after']:.3f}")
+    return (
+        f"One update moves P(LEAP | {b:03b}) from {before[b]:.2f} to {after[b]:.2f}; "
+        f"the test score goes from {walk['policy']['test_score']:.3f} to {walk['test_score_after']:.3f}"
+    )

@@ -91,14 +91,17 @@ def channels(lava: np.ndarray) -> list[list[int]]:
 
 def floor_info(lava: np.ndarray) -> dict:
     """Lava tiles, channels and a one-line drawing of a floor, for the JSON files."""
-    return dict(lava_tiles=[int(t) for t in np.flatnonzero(lava)], channels=channels(lava),
-                layout="".join("#" if x else "." for x in lava))
+    return dict(
+        lava_tiles=[int(t) for t in np.flatnonzero(lava)],
+        channels=channels(lava),
+        layout="".join("#" if x else "." for x in lava),
+    )
 
 
 def is_valid_floor(lava: np.ndarray) -> bool:
     """Whether a floor obeys the rules: length, safe start/view/exit, widths 1..2, gaps >= 2."""
     lava = np.asarray(lava, dtype=bool)
-    if lava.shape != (FLOOR,) or lava[: FIRST].any() or lava[EXIT]:
+    if lava.shape != (FLOOR,) or lava[:FIRST].any() or lava[EXIT]:
         return False
     chans = channels(lava)
     if any(w > 2 for _, w in chans):

@@ -39,8 +39,9 @@ class LavaLeapEnv(gym.Env):
         floor = (options or {}).get("floor")
         if floor is not None:
             if not is_valid_floor(floor):
-                raise ValueError("options['floor'] is not a valid floor (40 tiles, widths 1-2, gaps >= 2, "
-                                 "tiles 0..4 and 39 safe)")
+                raise ValueError(
+                    "options['floor'] is not a valid floor (40 tiles, widths 1-2, gaps >= 2, tiles 0..4 and 39 safe)"
+                )
             self.lava = np.asarray(floor, dtype=bool).copy()
         else:
             self.lava = new_floor(self.np_random)
@@ -59,7 +60,7 @@ class LavaLeapEnv(gym.Env):
     def render(self):
         if self.render_mode == "ansi":
             row = "".join("#" if x else "." for x in self.lava)
-            return row[: self.pos] + "@" + row[self.pos + 1:]
+            return row[: self.pos] + "@" + row[self.pos + 1 :]
         return None
 
 

@@ -28,7 +28,7 @@ replays exactly what training does.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numba
 import numpy as np
@@ -169,7 +169,7 @@ def train_kernel(code, U, G, lr, eps, passes, lr_critic, p_channel, p_wide, firs
         N = 0
         for g in range(G):
             off = FLOOR_DRAWS + g * PLAY_DRAWS
-            n = play_kernel(table, lava, U[u, off:off + PLAY_DRAWS].reshape(MAX_MOVES, 2), path, acts, pats)
+            n = play_kernel(table, lava, U[u, off : off + PLAY_DRAWS].reshape(MAX_MOVES, 2), path, acts, pats)
             rewards[g] = path[n] / EXIT
             for k in range(n):
                 S_buf[N] = PATTERN_STATES[pats[k]]
@@ -192,7 +192,6 @@ def train_kernel(code, U, G, lr, eps, passes, lr_critic, p_channel, p_wide, firs
     return W_hist, v_hist, clipped, steps, mean_abs
 
 
-
 # ---- the Python surface (same kernels, one update at a time) ---------------------------------
 
 
@@ -210,13 +209,16 @@ def _passes(W, S, acts, A, lr, eps, passes, trace):
     rhok, clipk = np.zeros((passes, N)), np.zeros((passes, N), dtype=bool)
     W_new = clipped_passes(np.asarray(W, dtype=float), S, acts, A, lr, eps, passes, Wk, pik, rhok, clipk, gradk)
     if trace is not None:
-        trace.extend(dict(W=Wk[k].copy(), pi=pik[k].copy(), rho=rhok[k].copy(), clipped=clipk[k].copy(),
-                          grad=gradk[k].copy()) for k in range(passes))
+        trace.extend(
+            dict(W=Wk[k].copy(), pi=pik[k].copy(), rho=rhok[k].copy(), clipped=clipk[k].copy(), grad=gradk[k].copy())
+            for k in range(passes)
+        )
     return W_new
 
 
-def grpo_update(W, runs: Sequence[Run], trace: list | None = None, lr: float = 0.5, eps: float = 0.2,
-                passes: int = 4) -> np.ndarray:
+def grpo_update(
+    W, runs: Sequence[Run], trace: list | None = None, lr: float = 0.5, eps: float = 0.2, passes: int = 4
+) -> np.ndarray:
     """One GRPO update on a group of runs of one floor; returns the new W (W itself is not changed).
 
     With `trace` (a list), appends per pass {W (before), pi, rho, clipped, grad}.
@@ -226,8 +228,16 @@ def grpo_update(W, runs: Sequence[Run], trace: list | None = None, lr: float = 0
     return _passes(W, S, acts, A, lr, eps, passes, trace)
 
 
-def ppo_update(W, v, runs: Sequence[Run], trace: list | None = None, lr: float = 0.5, eps: float = 0.2,
-               passes: int = 4, lr_critic: float = LR_CRITIC) -> tuple[np.ndarray, np.ndarray]:
+def ppo_update(
+    W,
+    v,
+    runs: Sequence[Run],
+    trace: list | None = None,
+    lr: float = 0.5,
+    eps: float = 0.2,
+    passes: int = 4,
+    lr_critic: float = LR_CRITIC,
+) -> tuple[np.ndarray, np.ndarray]:
     """One PPO update (critic advantages, clipped passes, then one critic step); returns (W, v)."""
     S, acts, r_step = batch(runs, [run.reward for run in runs])
     A = critic_residuals(S, r_step, np.asarray(v, dtype=float))
@@ -246,9 +256,20 @@ def training_uniforms(seed: int, rounds: int, G: int) -> np.ndarray:
     return np.random.default_rng(seed).random((rounds, FLOOR_DRAWS + G * PLAY_DRAWS))
 
 
-def train(algo: str, seed: int, eval_floors, clip_log: list | None = None, snapshots=(), lr: float = 0.5,
-          eps: float = 0.2, G: int = 8, passes: int = 4, rounds: int = 300, eval_every: int = 10,
-          lr_critic: float = LR_CRITIC):
+def train(
+    algo: str,
+    seed: int,
+    eval_floors,
+    clip_log: list | None = None,
+    snapshots=(),
+    lr: float = 0.5,
+    eps: float = 0.2,
+    G: int = 8,
+    passes: int = 4,
+    rounds: int = 300,
+    eval_every: int = 10,
+    lr_critic: float = LR_CRITIC,
+):
     """Train `algo` from W = 0 with generator seed `seed`.
 
     Returns (W, v, curve, saved): curve = [(update, exact mean score, exit prob) on eval_floors] at
@@ -257,12 +278,15 @@ def train(algo: str, seed: int, eval_floors, clip_log: list | None = None, snaps
     """
     U = training_uniforms(seed, rounds, G)
     W_hist, v_hist, clipped, steps, mean_abs = train_kernel(
-        _CODE[algo], U, G, lr, eps, passes, lr_critic, P_CHANNEL, P_WIDE, FIRST, LAST_START)
+        _CODE[algo], U, G, lr, eps, passes, lr_critic, P_CHANNEL, P_WIDE, FIRST, LAST_START
+    )
     at = list(range(0, rounds + 1, eval_every))
     scores, exits = outcomes_many(np.stack([table_of(W_hist[u]) for u in at]), eval_floors)
     curve = [(u, float(s), float(e)) for u, s, e in zip(at, scores.mean(axis=1), exits.mean(axis=1))]
     if clip_log is not None:
-        clip_log.extend(dict(clipped=[int(c) for c in clipped[u]], steps=int(steps[u]),
-                             mean_abs_adv=float(mean_abs[u])) for u in range(rounds))
+        clip_log.extend(
+            dict(clipped=[int(c) for c in clipped[u]], steps=int(steps[u]), mean_abs_adv=float(mean_abs[u]))
+            for u in range(rounds)
+        )
     saved = {int(u): (W_hist[u].copy(), v_hist[u].copy()) for u in snapshots}
     return W_hist[-1].copy(), v_hist[-1].copy(), curve, saved

@@ -40,9 +40,15 @@ def reached_exit(run: Run) -> bool:
 
 
 def run_info(run: Run, adv: float | None = None) -> dict:
-    d = dict(path=[int(p) for p in run.path], final_tile=int(run.path[-1]), reward=rnd(run.reward),
-             steps=len(run.actions), moves="".join("SL"[a] for a in run.actions),
-             patterns=[pattern_str(s) for s in run.states], reached_exit=reached_exit(run))
+    d = dict(
+        path=[int(p) for p in run.path],
+        final_tile=int(run.path[-1]),
+        reward=rnd(run.reward),
+        steps=len(run.actions),
+        moves="".join("SL"[a] for a in run.actions),
+        patterns=[pattern_str(s) for s in run.states],
+        reached_exit=reached_exit(run),
+    )
     if adv is not None:
         d["advantage"] = rnd(adv)
     return d

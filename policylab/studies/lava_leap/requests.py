@@ -16,8 +16,10 @@ class RunRequest(LavaLeapConfig):
 
     SIZE_FIELDS = ("rounds", "group_size")
 
-    out: OutDir = Field(description="Output folder: results/*.json, assets/*.png and index.html. Must be new, "
-                        "empty, or hold a run of this same configuration.")
+    out: OutDir = Field(
+        description="Output folder: results/*.json, assets/*.png and index.html. Must be new, "
+        "empty, or hold a run of this same configuration."
+    )
 
     def needs(self) -> tuple[int, int]:
         """Peak memory: one run's pre-drawn uniforms plus its weight history (float64), twice over for

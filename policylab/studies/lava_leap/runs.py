@@ -13,8 +13,9 @@ int64, steps (rounds,) int64, mean_abs_adv (rounds,): the clip log of every upda
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -49,9 +50,12 @@ def run_unit(work: tuple[str, int, dict]) -> list[tuple[dict, dict]]:
     log: list[dict] = []
     W, v, curve, saved = train(algo, seed, _test_floors(), clip_log=log, snapshots=SNAPSHOTS, **kwargs)
     payload = {
-        "W": W, "v": v, "curve": np.asarray(curve, dtype=np.float64),
+        "W": W,
+        "v": v,
+        "curve": np.asarray(curve, dtype=np.float64),
         "snap_updates": np.asarray(SNAPSHOTS, dtype=np.int64),
-        "snap_W": np.stack([saved[u][0] for u in SNAPSHOTS]), "snap_v": np.stack([saved[u][1] for u in SNAPSHOTS]),
+        "snap_W": np.stack([saved[u][0] for u in SNAPSHOTS]),
+        "snap_v": np.stack([saved[u][1] for u in SNAPSHOTS]),
         "clipped": np.asarray([u["clipped"] for u in log], dtype=np.int64).reshape(len(log), -1),
         "steps": np.asarray([u["steps"] for u in log], dtype=np.int64),
         "mean_abs_adv": np.asarray([u["mean_abs_adv"] for u in log], dtype=np.float64),
@@ -74,6 +78,12 @@ def unpack(payload: dict[str, np.ndarray]):
     """(W, v, curve, saved, clip_log) in the shapes `learners.train` returns them."""
     curve = [(int(u), float(s), float(e)) for u, s, e in payload["curve"]]
     saved = {int(u): (payload["snap_W"][i], payload["snap_v"][i]) for i, u in enumerate(payload["snap_updates"])}
-    log = [dict(clipped=[int(c) for c in payload["clipped"][u]], steps=int(payload["steps"][u]),
-                mean_abs_adv=float(payload["mean_abs_adv"][u])) for u in range(payload["steps"].size)]
+    log = [
+        dict(
+            clipped=[int(c) for c in payload["clipped"][u]],
+            steps=int(payload["steps"][u]),
+            mean_abs_adv=float(payload["mean_abs_adv"][u]),
+        )
+        for u in range(payload["steps"].size)
+    ]
     return payload["W"], payload["v"], curve, saved, log

@@ -21,8 +21,8 @@ each other and with the defaults. Selection and validation never share a seed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
-from typing import Sequence
 
 from policylab.stats import paired_t, t_interval
 from policylab.studies.lava_leap.records import rnd, rnd_list
@@ -40,20 +40,36 @@ def interval(values: Sequence[float], bounds: tuple[float, float]) -> dict:
     interval clipped to `bounds`, the values the quantity can take."""
     iv = t_interval(values)
     lo, hi = bounds
-    return dict(n=iv["n"], mean=rnd(iv["mean"]), sd=rnd_or_none(iv["sd"]),
-                ci95=None if iv["ci"] is None else rnd_list(min(max(x, lo), hi) for x in iv["ci"]))
+    return dict(
+        n=iv["n"],
+        mean=rnd(iv["mean"]),
+        sd=rnd_or_none(iv["sd"]),
+        ci95=None if iv["ci"] is None else rnd_list(min(max(x, lo), hi) for x in iv["ci"]),
+    )
 
 
 def comparison(a: str, b: str, xa: Sequence[float], xb: Sequence[float], seeds: Sequence[int]) -> dict:
     """`a` against `b`, paired by seed: the mean difference, its 95% t interval, a verdict, and how
     many seeds a paired test needs to detect a difference of this size with 80% power."""
     c = paired_t(xa, xb, power=POWER)
-    return dict(a=a, b=b, seeds=list(seeds), n=c["n"], mean_a=rnd(c["mean_a"]), mean_b=rnd(c["mean_b"]),
-                mean_delta=rnd(c["mean_delta"]), ci95=None if c["ci"] is None else rnd_list(c["ci"]),
-                sd_delta=rnd_or_none(c["sd_delta"]), p_value=rnd_or_none(c["p_value"]), verdict=c["verdict"],
-                wins=c["wins"], ties=c["ties"], losses=c["losses"],
-                per_seed_delta=rnd_list(x - y for x, y in zip(xa, xb)),
-                seeds_needed_80pct_power=c["seeds_needed"])
+    return dict(
+        a=a,
+        b=b,
+        seeds=list(seeds),
+        n=c["n"],
+        mean_a=rnd(c["mean_a"]),
+        mean_b=rnd(c["mean_b"]),
+        mean_delta=rnd(c["mean_delta"]),
+        ci95=None if c["ci"] is None else rnd_list(c["ci"]),
+        sd_delta=rnd_or_none(c["sd_delta"]),
+        p_value=rnd_or_none(c["p_value"]),
+        verdict=c["verdict"],
+        wins=c["wins"],
+        ties=c["ties"],
+        losses=c["losses"],
+        per_seed_delta=rnd_list(x - y for x, y in zip(xa, xb)),
+        seeds_needed_80pct_power=c["seeds_needed"],
+    )
 
 
 def pairwise(finals: dict[str, list[float]], seeds: Sequence[int], name=lambda k: k) -> list[dict]:
@@ -81,8 +97,9 @@ def choose(by_lr: dict[tuple[str, float], list[float]], cands: dict[str, list[fl
     return chosen
 
 
-def lr_sensitivity(cfg, by_lr: dict[tuple[str, float], list[float]], sweep: dict[str, list[float]],
-                   ceiling: float) -> dict:
+def lr_sensitivity(
+    cfg, by_lr: dict[tuple[str, float], list[float]], sweep: dict[str, list[float]], ceiling: float
+) -> dict:
     """The original's "algo@lr" sweep points on the training seeds, each with its t interval and its
     paired difference from GRPO at the run's own learning rate (the sweep's question: does a larger
     step close the gap to GRPO?)."""
@@ -93,9 +110,17 @@ def lr_sensitivity(cfg, by_lr: dict[tuple[str, float], list[float]], sweep: dict
             finals = by_lr[algo, float(lr)]
             iv = interval(finals, (0.0, ceiling))
             out[lr_key(algo, lr)] = dict(
-                algo=algo, lr=lr, score_mean=iv["mean"], score_min=rnd(min(finals)), score_max=rnd(max(finals)),
-                n=iv["n"], score_sd=iv["sd"], score_ci95=iv["ci95"], per_seed=rnd_list(finals),
-                vs_grpo_default=comparison(lr_key(algo, lr), lr_key("grpo", cfg.lr), finals, ref, cfg.seeds))
+                algo=algo,
+                lr=lr,
+                score_mean=iv["mean"],
+                score_min=rnd(min(finals)),
+                score_max=rnd(max(finals)),
+                n=iv["n"],
+                score_sd=iv["sd"],
+                score_ci95=iv["ci95"],
+                per_seed=rnd_list(finals),
+                vs_grpo_default=comparison(lr_key(algo, lr), lr_key("grpo", cfg.lr), finals, ref, cfg.seeds),
+            )
     return out
 
 
@@ -111,27 +136,57 @@ def validation_plan(cfg, chosen: dict[str, float]) -> list[tuple[str, float]]:
 def lr_selection(cfg, by_lr, cands, chosen, validated: dict[tuple[str, float], list[float]], ceiling: float) -> dict:
     """summary['lr_selection']: the rule, the candidates' selection scores, the choice, and the
     validation runs with intervals and paired verdicts (chosen vs chosen, chosen vs default)."""
-    selection = {lr_key(a, lr): dict(algo=a, lr=lr, **{f"score_{k}": v for k, v in interval(by_lr[a, lr], (0.0, ceiling)).items()
-                                                       if k != "n"}, chosen=chosen[a] == lr)
-                 for a, lrs in cands.items() for lr in lrs}
+    selection = {
+        lr_key(a, lr): dict(
+            algo=a,
+            lr=lr,
+            **{f"score_{k}": v for k, v in interval(by_lr[a, lr], (0.0, ceiling)).items() if k != "n"},
+            chosen=chosen[a] == lr,
+        )
+        for a, lrs in cands.items()
+        for lr in lrs
+    }
     validation = {}
     for (algo, lr), finals in validated.items():
         iv = interval(finals, (0.0, ceiling))
-        validation[lr_key(algo, lr)] = dict(algo=algo, lr=lr, chosen=chosen[algo] == lr, n=iv["n"],
-                                            score_mean=iv["mean"], score_sd=iv["sd"], score_ci95=iv["ci95"],
-                                            score_min=rnd(min(finals)), score_max=rnd(max(finals)),
-                                            per_seed=rnd_list(finals),
-                                            selection_score_mean=selection[lr_key(algo, lr)]["score_mean"])
+        validation[lr_key(algo, lr)] = dict(
+            algo=algo,
+            lr=lr,
+            chosen=chosen[algo] == lr,
+            n=iv["n"],
+            score_mean=iv["mean"],
+            score_sd=iv["sd"],
+            score_ci95=iv["ci95"],
+            score_min=rnd(min(finals)),
+            score_max=rnd(max(finals)),
+            per_seed=rnd_list(finals),
+            selection_score_mean=selection[lr_key(algo, lr)]["score_mean"],
+        )
     tuned = {a: validated[a, chosen[a]] for a in ORDER if a in chosen}
     comps = pairwise(tuned, cfg.validation_seeds, name=lambda a: lr_key(a, chosen[a]))
-    comps += [comparison(lr_key(a, chosen[a]), lr_key(a, cfg.lr), validated[a, chosen[a]], validated[a, float(cfg.lr)],
-                         cfg.validation_seeds) for a in ORDER if a in chosen and chosen[a] != float(cfg.lr)]
-    return dict(rule="per algorithm, the learning rate with the highest mean final score on the training seeds "
-                     "(ties: the smaller); then every chosen rate, and the default where it differs, trained "
-                     "again on the validation seeds",
-                selection_seeds=list(cfg.seeds), validation_seeds=list(cfg.validation_seeds),
-                candidates={a: lrs for a, lrs in cands.items()}, chosen=chosen, selection=selection,
-                validation=validation, comparisons=comps)
+    comps += [
+        comparison(
+            lr_key(a, chosen[a]),
+            lr_key(a, cfg.lr),
+            validated[a, chosen[a]],
+            validated[a, float(cfg.lr)],
+            cfg.validation_seeds,
+        )
+        for a in ORDER
+        if a in chosen and chosen[a] != float(cfg.lr)
+    ]
+    return dict(
+        rule="per algorithm, the learning rate with the highest mean final score on the training seeds "
+        "(ties: the smaller); then every chosen rate, and the default where it differs, trained "
+        "again on the validation seeds",
+        selection_seeds=list(cfg.seeds),
+        validation_seeds=list(cfg.validation_seeds),
+        candidates={a: lrs for a, lrs in cands.items()},
+        chosen=chosen,
+        selection=selection,
+        validation=validation,
+        comparisons=comps,
+    )
 
 
 def side_by_side(summary: dict) -> list[dict]:
@@ -145,16 +200,25 @@ def side_by_side(summary: dict) -> list[dict]:
     for c in summary["comparisons"]:
         a, b = c["a"].lower(), c["b"].lower()
         f = fresh[a, b]
-        rows.append({"pair": f"{c['a']} vs {c['b']}",
-                     "equal": {"rates": f"all at lr {lr}", "mean_delta": c["mean_delta"], "verdict": c["verdict"]},
-                     "fresh": {"rates": f"each at its chosen lr ({c['a']} {sel['chosen'][a]}, {c['b']} "
-                                        f"{sel['chosen'][b]}) on fresh seeds",
-                               "mean_delta": f["mean_delta"], "verdict": f["verdict"]}})
+        rows.append(
+            {
+                "pair": f"{c['a']} vs {c['b']}",
+                "equal": {"rates": f"all at lr {lr}", "mean_delta": c["mean_delta"], "verdict": c["verdict"]},
+                "fresh": {
+                    "rates": f"each at its chosen lr ({c['a']} {sel['chosen'][a]}, {c['b']} "
+                    f"{sel['chosen'][b]}) on fresh seeds",
+                    "mean_delta": f["mean_delta"],
+                    "verdict": f["verdict"],
+                },
+            }
+        )
     return rows
 
 
 def verdict_line(row: dict) -> str:
     """One `side_by_side` row in words: "GRPO vs PPO: better, all at lr 0.5; no detectable difference, each at
     its chosen lr (GRPO 1.0, PPO 1.5) on fresh seeds"."""
-    return (f"{row['pair']}: {row['equal']['verdict']}, {row['equal']['rates']}; {row['fresh']['verdict']}, "
-            f"{row['fresh']['rates']}")
+    return (
+        f"{row['pair']}: {row['equal']['verdict']}, {row['equal']['rates']}; {row['fresh']['verdict']}, "
+        f"{row['fresh']['rates']}"
+    )

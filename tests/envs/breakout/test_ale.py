@@ -83,8 +83,13 @@ def test_velocities_are_position_differences():
 def _run(serve, sticky=0.0, seed=0, max_steps=1800, policy="breakout_policy_v3"):
     from policylab.policies.breakout import get_policy
 
-    task = EpisodeTask("ale", (seed,), policy, get_policy(policy).defaults,
-                       Protocol(serve=serve, sticky=sticky, max_steps=max_steps).model_dump())
+    task = EpisodeTask(
+        "ale",
+        (seed,),
+        policy,
+        get_policy(policy).defaults,
+        Protocol(serve=serve, sticky=sticky, max_steps=max_steps).model_dump(),
+    )
     return run_task(task)[0]
 
 

@@ -13,9 +13,9 @@ import pytest
 from PIL import Image
 
 import policylab  # noqa: F401  (registers the ids)
+from benchmarks.v5_agreement import first_difference
 from policylab.envs.breakout.registration import GYM_ID, NO_FRAMESKIP_V4_ID, V4_ID
 from policylab.envs.breakout.rom.ale_interface import RomALEState
-from benchmarks.v5_agreement import first_difference
 from policylab.errors import BadInput
 
 gym.register_envs(ale_py)
@@ -28,8 +28,13 @@ def _both(env_id_ours: str = GYM_ID, env_id_ale: str = "ALE/Breakout-v5", **kwar
 
 def _game_over_frame(seed: int, frameskip: int, sticky: float) -> int:
     """The episode frame on which ALE's game ends under FIRE_THEN_NOOP (no frame cap)."""
-    env = gym.make("ALE/Breakout-v5", frameskip=frameskip, repeat_action_probability=sticky,
-                   max_num_frames_per_episode=0, obs_type="ram")
+    env = gym.make(
+        "ALE/Breakout-v5",
+        frameskip=frameskip,
+        repeat_action_probability=sticky,
+        max_num_frames_per_episode=0,
+        obs_type="ram",
+    )
     env.reset(seed=seed)
     for t in range(100_000):
         _, _, terminated, _, info = env.step(int(FIRE_THEN_NOOP[t % len(FIRE_THEN_NOOP)]))
@@ -43,8 +48,12 @@ def test_a_game_ending_on_the_frame_cap_is_terminated_and_truncated_as_on_ale(se
     """ALE's `game_truncated()` is the frame count alone: a game over on the very frame that reaches
     `max_num_frames_per_episode` is both terminated and truncated (the env said truncated=False before)."""
     cap = _game_over_frame(seed, frameskip, sticky)
-    kwargs = {"obs_type": "ram", "frameskip": frameskip, "repeat_action_probability": sticky,
-              "max_num_frames_per_episode": cap}
+    kwargs = {
+        "obs_type": "ram",
+        "frameskip": frameskip,
+        "repeat_action_probability": sticky,
+        "max_num_frames_per_episode": cap,
+    }
     assert first_difference(kwargs, seed, 100_000, 0, actions=FIRE_THEN_NOOP) is None
     ours = gym.make(GYM_ID, **kwargs)
     ours.reset(seed=seed)
@@ -90,8 +99,11 @@ def test_the_screen_after_restore_state_is_the_last_emulated_frame_as_on_ale():
 
 
 def test_the_ids_spec_kwargs_are_ales():
-    for ours, theirs in ((GYM_ID, "ALE/Breakout-v5"), (V4_ID, "Breakout-v4"),
-                         (NO_FRAMESKIP_V4_ID, "BreakoutNoFrameskip-v4")):
+    for ours, theirs in (
+        (GYM_ID, "ALE/Breakout-v5"),
+        (V4_ID, "Breakout-v4"),
+        (NO_FRAMESKIP_V4_ID, "BreakoutNoFrameskip-v4"),
+    ):
         assert gym.spec(ours).kwargs == gym.spec(theirs).kwargs, ours
         assert (gym.spec(ours).vector_entry_point is None) == (gym.spec(theirs).vector_entry_point is None), ours
 
@@ -157,8 +169,11 @@ def test_the_ale_calls_beyond_the_wrappers_answer_as_ales(tmp_path):
         strength = float(rng.uniform(0.2, 1.0))
         assert o.act(action, strength) == t.act(action, strength), k
         assert np.array_equal(o.getRAM(), t.getRAM()), k
-        assert (o.game_over(), o.game_truncated(), o.getEpisodeFrameNumber()) == \
-               (t.game_over(), t.game_truncated(), t.getEpisodeFrameNumber()), k
+        assert (o.game_over(), o.game_truncated(), o.getEpisodeFrameNumber()) == (
+            t.game_over(),
+            t.game_truncated(),
+            t.getEpisodeFrameNumber(),
+        ), k
     assert t.game_truncated()  # the cap set through setInt was reached on both
     o.saveScreenPNG(str(tmp_path / "ours.png"))
     t.saveScreenPNG(str(tmp_path / "ale.png"))
@@ -191,12 +206,18 @@ def test_a_state_serializes_and_compares_as_ales():
         RomALEState(b"not a state")
 
 
-@pytest.mark.parametrize("kwargs, field, ale_type", [
-    ({"obs_type": "rgb24"}, "obs_type", gym.error.Error), ({"frameskip": 0}, "frameskip", gym.error.Error),
-    ({"frameskip": (5, 2)}, "frameskip", gym.error.Error), ({"frameskip": 2.5}, "frameskip", gym.error.Error),
-    ({"render_mode": "x"}, "render_mode", gym.error.Error), ({"mode": 3}, "mode", RuntimeError),
-    ({"difficulty": 2}, "difficulty", RuntimeError),
-])
+@pytest.mark.parametrize(
+    "kwargs, field, ale_type",
+    [
+        ({"obs_type": "rgb24"}, "obs_type", gym.error.Error),
+        ({"frameskip": 0}, "frameskip", gym.error.Error),
+        ({"frameskip": (5, 2)}, "frameskip", gym.error.Error),
+        ({"frameskip": 2.5}, "frameskip", gym.error.Error),
+        ({"render_mode": "x"}, "render_mode", gym.error.Error),
+        ({"mode": 3}, "mode", RuntimeError),
+        ({"difficulty": 2}, "difficulty", RuntimeError),
+    ],
+)
 def test_refusals_are_the_exception_types_ale_py_raises(kwargs, field, ale_type):
     """Each is one line naming the field (BadInput) and of the type ale-py raises for it."""
     with pytest.raises(ale_type):

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import policylab  # noqa: F401  (registers policylab/Breakout-v5)
-from policylab.envs.breakout.registration import GYM_ID
 from benchmarks.v5_agreement import first_difference
+from policylab.envs.breakout.registration import GYM_ID
 from policylab.errors import BadInput
 
 gym.register_envs(ale_py)
@@ -37,8 +37,17 @@ def test_full_action_space_and_the_frame_cap_equal_ales():
     frameskip 5 does not divide, serving often so the game goes on."""
     assert first_difference({"obs_type": "ram", "full_action_space": True, "frameskip": 1}, 3, 600, 3) is None
     serve_and_move = np.array([1, 2, 2, 3, 3, 0, 2, 3])
-    assert first_difference({"obs_type": "ram", "max_num_frames_per_episode": 503, "frameskip": 5}, 4, 200, 0,
-                            actions=serve_and_move, resets=2) is None
+    assert (
+        first_difference(
+            {"obs_type": "ram", "max_num_frames_per_episode": 503, "frameskip": 5},
+            4,
+            200,
+            0,
+            actions=serve_and_move,
+            resets=2,
+        )
+        is None
+    )
 
 
 def test_continuous_actions_play_as_on_ale():
@@ -73,7 +82,10 @@ def test_spaces_meanings_and_info_keys_are_ales():
 def test_the_ale_calls_wrappers_make_answer_as_ales():
     """lives, getRAM, the screens (into a given buffer too), and cloneState/restoreState: replaying from a
     snapshot gives the same steps again on both."""
-    ours, theirs = gym.make(GYM_ID, repeat_action_probability=0.0), gym.make("ALE/Breakout-v5", repeat_action_probability=0.0)
+    ours, theirs = (
+        gym.make(GYM_ID, repeat_action_probability=0.0),
+        gym.make("ALE/Breakout-v5", repeat_action_probability=0.0),
+    )
     for e in (ours, theirs):
         e.reset(seed=5)
     actions = [1, 2, 2, 3, 0, 3, 1, 2] * 6
@@ -110,12 +122,19 @@ def test_an_integer_seed_is_ales_seed():
     assert runs[0] == runs[1]
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    ({"mode": 4}, "mode"), ({"difficulty": 1}, "difficulty"),
-    ({"sound_obs": True}, "sound_obs"), ({"obs_type": "rgb24"}, "obs_type"),
-    ({"frameskip": (5, 2)}, "frameskip"), ({"frameskip": 0}, "frameskip"), ({"frameskip": 2.5}, "frameskip"),
-    ({"repeat_action_probability": 1.5}, "repeat_action_probability"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"mode": 4}, "mode"),
+        ({"difficulty": 1}, "difficulty"),
+        ({"sound_obs": True}, "sound_obs"),
+        ({"obs_type": "rgb24"}, "obs_type"),
+        ({"frameskip": (5, 2)}, "frameskip"),
+        ({"frameskip": 0}, "frameskip"),
+        ({"frameskip": 2.5}, "frameskip"),
+        ({"repeat_action_probability": 1.5}, "repeat_action_probability"),
+    ],
+)
 def test_what_the_model_cannot_play_is_one_clear_error(kwargs, field):
     with pytest.raises(BadInput) as err:
         gym.make(GYM_ID, **kwargs)
@@ -160,10 +179,12 @@ def test_the_env_pickles_with_its_arguments():
 
 
 def test_import_policylab_registers_the_env_without_importing_gymnasium():
-    script = ("import sys, policylab\n"
-              "assert 'gymnasium' not in sys.modules\n"
-              "import gymnasium\n"
-              "assert 'policylab/Breakout-v5' in gymnasium.registry\n")
+    script = (
+        "import sys, policylab\n"
+        "assert 'gymnasium' not in sys.modules\n"
+        "import gymnasium\n"
+        "assert 'policylab/Breakout-v5' in gymnasium.registry\n"
+    )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
 

@@ -9,8 +9,14 @@ import ale_py
 import gymnasium as gym
 import numpy as np
 import pytest
-from stable_baselines3.common.atari_wrappers import (AtariWrapper, ClipRewardEnv, EpisodicLifeEnv, FireResetEnv,
-                                                     MaxAndSkipEnv, NoopResetEnv)
+from stable_baselines3.common.atari_wrappers import (
+    AtariWrapper,
+    ClipRewardEnv,
+    EpisodicLifeEnv,
+    FireResetEnv,
+    MaxAndSkipEnv,
+    NoopResetEnv,
+)
 
 import policylab  # noqa: F401  (registers policylab/Breakout-v5)
 from policylab.envs.breakout.registration import GYM_ID

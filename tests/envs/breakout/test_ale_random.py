@@ -7,13 +7,13 @@ import numba
 import numpy as np
 import pytest
 
-from policylab.envs.breakout import ale_random as R
-from policylab.envs.breakout.physics import kernel as K
 from benchmarks import ale_random_agreement as C
+from policylab.envs.breakout import ale_random as R
 from policylab.envs.breakout.ale import AleBreakout, Protocol
-from policylab.envs.breakout.contract import F, LEFT, NOOP, RIGHT
-from policylab.envs.breakout.shadow import ShadowBreakout
+from policylab.envs.breakout.contract import LEFT, NOOP, RIGHT, F
 from policylab.envs.breakout.params import load_preset
+from policylab.envs.breakout.physics import kernel as K
+from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.errors import BadInput
 from policylab.rollout.seeds import named_range
 
@@ -110,7 +110,7 @@ def test_the_shadow_applies_the_frames_ale_applies(frameskip):
     for j, s in enumerate(seeds):
         applied = R.applied_actions(int(s), np.repeat(asked[:, j], frameskip), STICKY)
         alive = env.steps[j]  # frames after game over are not played
-        assert np.array_equal(last[:alive, j], applied[frameskip - 1::frameskip][:alive])
+        assert np.array_equal(last[:alive, j], applied[frameskip - 1 :: frameskip][:alive])
     alone = ShadowBreakout(1, params, seeds=seeds[-1:])
     alone.reset()
     for t in range(steps):
@@ -152,9 +152,15 @@ def test_the_fused_loop_carries_the_stream():
     from policylab.studies.breakout.episodes.runner import EpisodeTask, run_shadow_group
 
     def episodes(rng, fused):
-        task = EpisodeTask("shadow", tuple(SEEDS), "breakout_policy_v3", dict(V3_DEFAULTS),
-                           Protocol(max_steps=200).model_dump(),
-                           load_preset("atari-cal", rng=rng), "atari-cal")
+        task = EpisodeTask(
+            "shadow",
+            tuple(SEEDS),
+            "breakout_policy_v3",
+            dict(V3_DEFAULTS),
+            Protocol(max_steps=200).model_dump(),
+            load_preset("atari-cal", rng=rng),
+            "atari-cal",
+        )
         return [arrays_to_bytes(ep.payload) for ep in run_shadow_group([task], fused=fused)[0]]
 
     assert episodes("ale", True) == episodes("ale", False) != episodes("splitmix", True)

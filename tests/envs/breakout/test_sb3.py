@@ -64,11 +64,14 @@ def test_the_default_chain_steps_as_sb3s_on_ale():
     assert seen["dones"] > 50 and seen["episodes"] >= 8, seen  # lost lives and whole games both met
 
 
-@pytest.mark.parametrize("wrapper_kwargs,env_kwargs", [
-    ({"noop_max": 0, "terminal_on_life_loss": False, "clip_reward": False}, None),
-    ({"frame_skip": 1, "screen_size": 64}, None),
-    ({"frame_skip": 3, "noop_max": 7}, {"max_num_frames_per_episode": 400}),
-])
+@pytest.mark.parametrize(
+    "wrapper_kwargs,env_kwargs",
+    [
+        ({"noop_max": 0, "terminal_on_life_loss": False, "clip_reward": False}, None),
+        ({"frame_skip": 1, "screen_size": 64}, None),
+        ({"frame_skip": 3, "noop_max": 7}, {"max_num_frames_per_episode": 400}),
+    ],
+)
 def test_every_wrapper_keyword_steps_as_sb3s_on_ale(wrapper_kwargs, env_kwargs):
     seen = _lockstep(3, 300, SEEDS[1], wrapper_kwargs, env_kwargs)
     assert seen["dones"] > 0
@@ -106,16 +109,19 @@ def test_it_answers_sb3s_questions_as_make_atari_env_does():
         env.get_attr("ale")
 
 
-@pytest.mark.parametrize("kwargs,field", [
-    ({"env_id": "ALE/Breakout-v5"}, "env_id"),
-    ({"wrapper_kwargs": {"action_repeat_probability": 0.25}}, "action_repeat_probability"),
-    ({"wrapper_kwargs": {"noop": 3}}, "wrapper_kwargs"),
-    ({"env_kwargs": {"full_action_space": True}}, "env_kwargs"),
-    ({"env_kwargs": {"max_num_frames_per_episode": 30}}, "max_num_frames_per_episode"),
-    ({"monitor_dir": "logs"}, "monitor_dir"),
-    ({"n_envs": 0}, "n_envs"),
-    ({"wrapper_kwargs": {"screen_size": 400}}, "screen_size"),
-])
+@pytest.mark.parametrize(
+    "kwargs,field",
+    [
+        ({"env_id": "ALE/Breakout-v5"}, "env_id"),
+        ({"wrapper_kwargs": {"action_repeat_probability": 0.25}}, "action_repeat_probability"),
+        ({"wrapper_kwargs": {"noop": 3}}, "wrapper_kwargs"),
+        ({"env_kwargs": {"full_action_space": True}}, "env_kwargs"),
+        ({"env_kwargs": {"max_num_frames_per_episode": 30}}, "max_num_frames_per_episode"),
+        ({"monitor_dir": "logs"}, "monitor_dir"),
+        ({"n_envs": 0}, "n_envs"),
+        ({"wrapper_kwargs": {"screen_size": 400}}, "screen_size"),
+    ],
+)
 def test_what_it_cannot_play_is_refused_in_one_line(kwargs, field):
     with pytest.raises(BadInput, match=field) as err:
         make_atari_env(**kwargs)

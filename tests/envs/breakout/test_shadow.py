@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from policylab.envs.breakout.contract import F, FIRE, LEFT, NOOP, RIGHT
-from policylab.envs.breakout.shadow import GYM_ID, ShadowBreakout
+from policylab.envs.breakout.contract import FIRE, LEFT, NOOP, RIGHT, F
 from policylab.envs.breakout.params import load_preset, preset_names
+from policylab.envs.breakout.shadow import GYM_ID, ShadowBreakout
 from policylab.errors import BadInput
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
 
@@ -43,8 +43,12 @@ def test_presets_load_by_name_and_path(tmp_path):
 
 @pytest.mark.parametrize(
     "preset, override, field",
-    [("nope", {}, "preset"), ("atari", {"lives": 0}, "preset.lives"), ("atari", {"bogus": 1}, "preset.bogus"),
-     ("atari", {"row_points": [1, 2]}, "preset")],
+    [
+        ("nope", {}, "preset"),
+        ("atari", {"lives": 0}, "preset.lives"),
+        ("atari", {"bogus": 1}, "preset.bogus"),
+        ("atari", {"row_points": [1, 2]}, "preset"),
+    ],
 )
 def test_bad_presets_name_the_field(preset, override, field):
     with pytest.raises(BadInput) as err:
@@ -103,7 +107,8 @@ def test_serve_pick_by_frame_follows_the_frame_within_the_agent_step():
 
     def first_serve_x(pick, sticky):
         p = load_preset("atari-cal", sticky_prob=sticky).model_copy(
-            update={"serve_pick": pick, "serve_choices": choices})
+            update={"serve_pick": pick, "serve_choices": choices}
+        )
         env = ShadowBreakout(n, p, seeds=np.arange(n))
         env.reset()
         env.step(np.full(n, NOOP))  # the sticky rule repeats NOOP, not FIRE
@@ -207,7 +212,7 @@ def test_render_looks_like_ale():
     ale.reset()
     ale.step(FIRE)
     ref = ale.frame()
-    for (y, x) in ((60, 50), (90, 50), (25, 80)):  # red top brick row, blue bottom row, top wall
+    for y, x in ((60, 50), (90, 50), (25, 80)):  # red top brick row, blue bottom row, top wall
         assert tuple(frame[y, x]) == tuple(ref[y, x]), (y, x)
     assert tuple(frame[60, 50]) == (200, 72, 72) and tuple(frame[90, 50]) == (66, 72, 200)
     # the paddle: 16 px wide (2 * ram[108], docs/breakout.md) on its 4 rows 189-192, in the top row's red

@@ -71,8 +71,7 @@ def test_equals_ale_vector_env_with_its_noop_starts():
 
 
 def test_equals_ale_vector_env_with_truncation_unclipped_rewards_and_frameskip_5():
-    seen = _lockstep(4, 250, SEEDS[1], noop_max=0, max_num_frames_per_episode=300, reward_clipping=False,
-                     frameskip=5)
+    seen = _lockstep(4, 250, SEEDS[1], noop_max=0, max_num_frames_per_episode=300, reward_clipping=False, frameskip=5)
     assert seen["truncated"] >= 4 and seen["rewards"] > 0
 
 
@@ -157,9 +156,18 @@ def test_equals_ale_vector_env_at_frameskip_1_with_maxpool():
     _lockstep(3, 200, SEEDS[2], frameskip=1, noop_max=0)
 
 
-@pytest.mark.parametrize("kwargs", [{"batch_size": 3}, {"autoreset_mode": "Sometimes"}, {"game": "pong"},
-                                    {"img_height": 300}, {"frameskip": 0}, {"repeat_action_probability": 1.5},
-                                    {"max_num_frames_per_episode": 0}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"batch_size": 3},
+        {"autoreset_mode": "Sometimes"},
+        {"game": "pong"},
+        {"img_height": 300},
+        {"frameskip": 0},
+        {"repeat_action_probability": 1.5},
+        {"max_num_frames_per_episode": 0},
+    ],
+)
 def test_unsupported_settings_are_one_clear_error(kwargs):
     with pytest.raises(BadInput):
         BreakoutVectorEnv(2, **kwargs)
@@ -183,8 +191,10 @@ def test_bad_actions_are_one_clear_error():
 
 
 def test_import_policylab_registers_without_importing_gymnasium():
-    code = ("import sys, policylab; assert 'gymnasium' not in sys.modules; import gymnasium; "
-            f"assert {GYM_ID!r} in gymnasium.registry")
+    code = (
+        "import sys, policylab; assert 'gymnasium' not in sys.modules; import gymnasium; "
+        f"assert {GYM_ID!r} in gymnasium.registry"
+    )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 

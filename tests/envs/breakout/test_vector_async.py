@@ -38,11 +38,14 @@ def _actions(rng, n: int, continuous: bool) -> np.ndarray:
     return rng.integers(0, 4, n)
 
 
-@pytest.mark.parametrize("n, batch, kwargs", [
-    (5, 2, dict(noop_max=30, repeat_action_probability=0.25, max_num_frames_per_episode=240)),
-    (4, 3, dict(noop_max=0, max_num_frames_per_episode=400, autoreset_mode="SameStep")),
-    (3, 1, dict(noop_max=5, episodic_life=True, continuous=True, max_num_frames_per_episode=200)),
-])
+@pytest.mark.parametrize(
+    "n, batch, kwargs",
+    [
+        (5, 2, dict(noop_max=30, repeat_action_probability=0.25, max_num_frames_per_episode=240)),
+        (4, 3, dict(noop_max=0, max_num_frames_per_episode=400, autoreset_mode="SameStep")),
+        (3, 1, dict(noop_max=5, episodic_life=True, continuous=True, max_num_frames_per_episode=200)),
+    ],
+)
 def test_async_batches_equal_ale_pys_with_one_worker_byte_for_byte(n, batch, kwargs):
     """ale-py with num_threads=1 works its queue in order: every batch (env ids, observations, rewards, ends,
     info) equals ours, through episode ends and autoresets. (A reset in the middle of async batches queues an
@@ -72,8 +75,10 @@ def test_async_batches_give_each_env_ale_pys_sequence_with_several_workers():
     (observation, reward, terminated, truncated, lives, frame numbers) is the same as ours."""
     n, batch, kwargs = 6, 3, dict(noop_max=30, repeat_action_probability=0.25)
     runs = []
-    for env in (ale_py.AtariVectorEnv("breakout", num_envs=n, batch_size=batch, num_threads=3, **kwargs),
-                BreakoutVectorEnv(n, batch_size=batch, **kwargs)):
+    for env in (
+        ale_py.AtariVectorEnv("breakout", num_envs=n, batch_size=batch, num_threads=3, **kwargs),
+        BreakoutVectorEnv(n, batch_size=batch, **kwargs),
+    ):
         seqs = {i: [] for i in range(n)}
         rngs = [np.random.default_rng(SEED + 10 + i) for i in range(n)]  # each env's actions from its own stream
         obs, info = env.reset(seed=SEED + 10)
@@ -83,8 +88,16 @@ def test_async_batches_give_each_env_ale_pys_sequence_with_several_workers():
             # later step's batch (a reset's reward and ends are zero)
             ids = info["env_id"]
             for k, i in enumerate(ids):
-                seqs[int(i)].append((obs[k].tobytes(), int(rew[k]), bool(term[k]), bool(trunc[k]),
-                                     int(info["lives"][k]), int(info["episode_frame_number"][k])))
+                seqs[int(i)].append(
+                    (
+                        obs[k].tobytes(),
+                        int(rew[k]),
+                        bool(term[k]),
+                        bool(trunc[k]),
+                        int(info["lives"][k]),
+                        int(info["episode_frame_number"][k]),
+                    )
+                )
             obs, rew, term, trunc, info = env.step(np.array([rngs[i].integers(0, 4) for i in ids]))
         runs.append(seqs)
         env.close()
@@ -93,9 +106,13 @@ def test_async_batches_give_each_env_ale_pys_sequence_with_several_workers():
         assert common > 30 and runs[0][i][:common] == runs[1][i][:common], i
 
 
-@pytest.mark.parametrize("kwargs", [dict(noop_max=30, max_num_frames_per_episode=300),
-                                    dict(noop_max=0, episodic_life=True, repeat_action_probability=0.25,
-                                         grayscale=False)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(noop_max=30, max_num_frames_per_episode=300),
+        dict(noop_max=0, episodic_life=True, repeat_action_probability=0.25, grayscale=False),
+    ],
+)
 def test_same_step_autoreset_equals_ale_pys(kwargs):
     """SameStep: the ending step returns the reset's observation and info with the episode's reward and ends,
     and the episode's last stack in info["final_obs"] (present when a row ended)."""

@@ -23,6 +23,7 @@ FEET = ["FL", "FR", "RL", "RR"]
 
 def _go1_imu_copy(tmp_path, floor_priority: int, friction_geoms: list[str]):
     """go1_imu's spec with the floor's priority set in its scene and the friction geoms in the spec."""
+
     def raise_floor(text: str) -> str:
         assert text.count('<geom name="floor" ') == 1
         return text.replace('<geom name="floor" ', f'<geom name="floor" priority="{floor_priority}" ')
@@ -59,9 +60,27 @@ def test_a_floor_of_higher_priority_than_the_listed_feet_is_refused(tmp_path):
         robot(str(spec))
     assert exc.value.field == "robot" and "friction_geoms" in exc.value.message
     assert "'floor'" in exc.value.message and "higher priority" in exc.value.message
-    for field, args in (("spec", ("robot", spec, "--out", tmp_path / "card")),
-                        ("robot", ("sweep", "--robot", spec, "--checkpoint", "go1_v2", "--n-mu", 1, "--n-push", 1,
-                                   "--seeds-per-cell", 1, "--store", tmp_path / "store"))):
+    for field, args in (
+        ("spec", ("robot", spec, "--out", tmp_path / "card")),
+        (
+            "robot",
+            (
+                "sweep",
+                "--robot",
+                spec,
+                "--checkpoint",
+                "go1_v2",
+                "--n-mu",
+                1,
+                "--n-push",
+                1,
+                "--seeds-per-cell",
+                1,
+                "--store",
+                tmp_path / "store",
+            ),
+        ),
+    ):
         r = cli(*args)
         assert r.returncode == 2
         (line,) = r.stderr.strip().splitlines()
@@ -81,7 +100,8 @@ def test_listing_the_geom_whose_friction_governs_reaches_the_contacts(tmp_path):
     spec, scene = _go1_imu_copy(tmp_path, floor_priority=1, friction_geoms=["floor"])
     rob = robot(str(spec))
     assert [tuple(p) for p in rob.floor_contacts(rob.base)] == [
-        (mujoco.mj_name2id(rob.base, mujoco.mjtObj.mjOBJ_GEOM, g), 0) for g in FEET]
+        (mujoco.mj_name2id(rob.base, mujoco.mjtObj.mjOBJ_GEOM, g), 0) for g in FEET
+    ]
     c = contact_friction(rob)
     assert c["contacts"] == 4 and c["friction"] == {"0.05": [0.05] * 4, "1": [1.0] * 4}
 

@@ -26,7 +26,7 @@ def test_kick_changes_only_the_free_joints_horizontal_velocity():
         assert np.array_equal(b.qpos, qpos) and np.array_equal(b.time, t)
         assert b.qvel[0].tobytes() == qvel[0].tobytes()  # its neighbour untouched
         expected = qvel[1].copy()
-        expected[rob.root_dof: rob.root_dof + 2] += dv[0]
+        expected[rob.root_dof : rob.root_dof + 2] += dv[0]
         assert b.qvel[1].tobytes() == expected.tobytes()
         assert rob.root_dof == 0 and np.array_equal(b.qvel[1, 2:], qvel[1, 2:])  # z, spin and joints unchanged
 
@@ -37,13 +37,21 @@ def runs():
     kicks of 0, 1.0 m/s to the left and 0.6 m/s straight ahead, with no push."""
     rob = robot("go1")
     rng = np.random.default_rng(3)
-    policy = linear.LinearPolicy(0.02 * rng.standard_normal((rob.act_dim, rob.obs_dim)), np.zeros(rob.obs_dim),
-                                 np.ones(rob.obs_dim))
+    policy = linear.LinearPolicy(
+        0.02 * rng.standard_normal((rob.act_dim, rob.obs_dim)), np.zeros(rob.obs_dim), np.ones(rob.obs_dim)
+    )
     k0, n = 20, 30
     kw = dict(n_steps=n, push_k0=np.full(3, k0), n_push=25, stop_at_failure=False)
     plain = run_closed_loop(rob, policy.act, [0.6] * 3, [11] * 3, dir_deg=np.zeros(3), **kw)
-    kicked = run_closed_loop(rob, policy.act, [0.6] * 3, [11] * 3, dir_deg=np.array([0.0, 90.0, 0.0]),
-                             kick_mps=np.array([0.0, 1.0, 0.6]), **kw)
+    kicked = run_closed_loop(
+        rob,
+        policy.act,
+        [0.6] * 3,
+        [11] * 3,
+        dir_deg=np.array([0.0, 90.0, 0.0]),
+        kick_mps=np.array([0.0, 1.0, 0.6]),
+        **kw,
+    )
     return rob, policy, k0, n, plain, kicked
 
 
@@ -70,7 +78,8 @@ def test_kick_acts_once_at_the_push_start_in_the_push_direction(runs):
 def test_kick_in_the_batch_equals_the_plain_loop(runs):
     rob, policy, k0, n, _, kicked = runs
     for i, (mag, rel) in enumerate(((0.0, 0.0), (1.0, 90.0), (0.6, 0.0))):
-        ref = plain_loop(rob, policy.act, 0.6, 11, n_steps=n, dir_deg=rel, push_k0=k0, n_push=25, kick_mps=mag,
-                         stop_at_failure=False)
+        ref = plain_loop(
+            rob, policy.act, 0.6, 11, n_steps=n, dir_deg=rel, push_k0=k0, n_push=25, kick_mps=mag, stop_at_failure=False
+        )
         assert ref["qpos"].tobytes() == kicked["qpos"][i].tobytes()
         assert ref["qvel"].tobytes() == kicked["qvel"][i].tobytes()

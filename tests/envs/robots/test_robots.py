@@ -11,7 +11,6 @@ import mujoco
 import numpy as np
 import pytest
 
-from tests.support.boundary_fixtures import cli
 from policylab.envs.robots.batch import RobotBatch, plain_loop, run_closed_loop
 from policylab.envs.robots.robot import robot
 from policylab.envs.robots.spec import DEFAULT_ROBOT
@@ -20,6 +19,7 @@ from policylab.policies import linear
 from policylab.rollout.store import Store
 from policylab.studies.boundary import protocol
 from policylab.studies.boundary.checkpoint import resolve_checkpoint
+from tests.support.boundary_fixtures import cli
 
 CRATE_XML = """<mujoco model="crate">
   <option timestep="0.005"/>
@@ -46,13 +46,24 @@ CRATE_XML = """<mujoco model="crate">
 """
 
 CRATE_SPEC = {
-    "name": "crate", "mjcf": "crate.xml", "env": "test/crate", "torso_body": "body", "push_body": "body",
-    "friction_geoms": "all", "control": {"mode": "torque", "force_limits": [5.0, 5.0, 5.0, 5.0]},
-    "physics_dt": 0.005, "control_dt": 0.025, "reset": {"qpos_uniform": 0.02, "qpos_noise_on": "joints",
-                                                        "qvel_normal": 0.05},
-    "observation": [{"term": "gravity_body"}, {"term": "angvel_body"}, {"term": "joint_pos_rel"},
-                    {"term": "joint_vel", "scale": 0.1}],
-    "failure": {"torso_z_fail_m": 0.12, "uprightness_fail": 0.5, "rule_version": 1}, "stop_at_failure": True,
+    "name": "crate",
+    "mjcf": "crate.xml",
+    "env": "test/crate",
+    "torso_body": "body",
+    "push_body": "body",
+    "friction_geoms": "all",
+    "control": {"mode": "torque", "force_limits": [5.0, 5.0, 5.0, 5.0]},
+    "physics_dt": 0.005,
+    "control_dt": 0.025,
+    "reset": {"qpos_uniform": 0.02, "qpos_noise_on": "joints", "qvel_normal": 0.05},
+    "observation": [
+        {"term": "gravity_body"},
+        {"term": "angvel_body"},
+        {"term": "joint_pos_rel"},
+        {"term": "joint_vel", "scale": 0.1},
+    ],
+    "failure": {"torso_z_fail_m": 0.12, "uprightness_fail": 0.5, "rule_version": 1},
+    "stop_at_failure": True,
     "render": {"camera_distance": 1.2},
 }
 
@@ -79,9 +90,14 @@ def test_batch_and_threads_do_not_change_a_world():
     kw = dict(n_steps=60, force_n=np.full(5, 12.0), dir_deg=np.full(5, 90.0), push_k0=np.full(5, 20), n_push=10)
     a = run_closed_loop(rob, policy.act, mus, seeds, nthread=2, **kw)
     b = run_closed_loop(rob, policy.act, mus[::-1], seeds[::-1], nthread=1, **{**kw, "force_n": kw["force_n"][::-1]})
-    single = run_closed_loop(rob, policy.act, mus[2:3], seeds[2:3], nthread=1,
-                             **{**kw, "force_n": kw["force_n"][:1], "dir_deg": kw["dir_deg"][:1],
-                                "push_k0": kw["push_k0"][:1]})
+    single = run_closed_loop(
+        rob,
+        policy.act,
+        mus[2:3],
+        seeds[2:3],
+        nthread=1,
+        **{**kw, "force_n": kw["force_n"][:1], "dir_deg": kw["dir_deg"][:1], "push_k0": kw["push_k0"][:1]},
+    )
     for k in a:
         np.testing.assert_array_equal(a[k], b[k][::-1])
         np.testing.assert_array_equal(a[k][2], single[k][0])
@@ -143,8 +159,11 @@ def test_go1_spec_is_the_original_configuration():
     assert (m.nq, m.nv, m.nu, rob.obs_dim, rob.act_dim) == (19, 18, 12, 36, 12)
     assert m.opt.timestep == 0.004 and rob.frame_skip == 5 and m.opt.iterations == 1 and m.opt.ls_iterations == 5
     assert m.opt.integrator == mujoco.mjtIntegrator.mjINT_IMPLICITFAST
-    colliding = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(m.ngeom)
-                 if m.geom_contype[g] or m.geom_conaffinity[g]}
+    colliding = {
+        mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g)
+        for g in range(m.ngeom)
+        if m.geom_contype[g] or m.geom_conaffinity[g]
+    }
     assert colliding == {"floor", "FL", "FR", "RL", "RR"}  # feet-only contacts
     assert np.allclose(m.actuator_gainprm[:, 0], 35.0) and np.allclose(m.actuator_biasprm[:, 1:3], [-35.0, -0.5])
     assert np.isclose(rob.body_weight_n(), 12.743448 * 9.81)
@@ -152,7 +171,12 @@ def test_go1_spec_is_the_original_configuration():
     spec_dir = Path(rob.spec_file).parent
     assert "BSD 3-Clause" in (spec_dir / "LICENSE").read_text()
     assert sorted(p.name for p in (spec_dir / "assets").glob("*.stl")) == [
-        "calf.stl", "hip.stl", "thigh.stl", "thigh_mirror.stl", "trunk.stl"]
+        "calf.stl",
+        "hip.stl",
+        "thigh.stl",
+        "thigh_mirror.stl",
+        "trunk.stl",
+    ]
 
 
 @pytest.mark.parametrize("name", ["go1", "ant"])
@@ -160,16 +184,27 @@ def test_batch_equals_a_plain_per_world_loop(name):
     """Each world of a batch (own friction, push, early stop) equals a plain MjData loop bitwise."""
     rob = robot(name)
     rng = np.random.default_rng(3)
-    policy = linear.LinearPolicy(0.05 * rng.standard_normal((rob.act_dim, rob.obs_dim)), np.zeros(rob.obs_dim),
-                                 np.ones(rob.obs_dim))
+    policy = linear.LinearPolicy(
+        0.05 * rng.standard_normal((rob.act_dim, rob.obs_dim)), np.zeros(rob.obs_dim), np.ones(rob.obs_dim)
+    )
     mus, seeds = [0.3, None, 0.8], [5, 6, 7]
     force = np.array([0.0, 0.5, 1.5]) * rob.body_weight_n()
     n, k0, n_push = protocol.n_steps(rob), int(round(2.0 / rob.control_dt)), protocol.push_steps(rob)
-    batch = run_closed_loop(rob, policy.act, mus, seeds, n_steps=n, force_n=force, dir_deg=np.full(3, 90.0),
-                            push_k0=np.full(3, k0), n_push=n_push)
+    batch = run_closed_loop(
+        rob,
+        policy.act,
+        mus,
+        seeds,
+        n_steps=n,
+        force_n=force,
+        dir_deg=np.full(3, 90.0),
+        push_k0=np.full(3, k0),
+        n_push=n_push,
+    )
     for i in range(3):
-        ref = plain_loop(rob, policy.act, mus[i], seeds[i], n_steps=n, force_n=force[i], dir_deg=90.0, push_k0=k0,
-                         n_push=n_push)
+        ref = plain_loop(
+            rob, policy.act, mus[i], seeds[i], n_steps=n, force_n=force[i], dir_deg=90.0, push_k0=k0, n_push=n_push
+        )
         m = int(batch["n_states"][i])
         assert len(ref["qpos"]) == m
         assert ref["qpos"].tobytes() == batch["qpos"][i, :m].tobytes()
@@ -185,14 +220,32 @@ def test_user_robot_runs_the_whole_pipeline(tmp_path):
     ckpt = tmp_path / "crate_zero.npz"
     linear.save(ckpt, linear.LinearPolicy(np.zeros((4, rob.obs_dim)), np.zeros(rob.obs_dim), np.ones(rob.obs_dim)))
     store, ana = tmp_path / "store", tmp_path / "ana"
-    grid = ["--n-mu", 2, "--mu-min", 0.2, "--mu-max", 1.0, "--n-push", 3, "--push-min", 170, "--push-max", 200,
-            "--seeds-per-cell", 4]  # the crate topples between 170 and 200 %BW at mu 0.2 (and by 45 %BW at 1.0)
-    steps = [("sweep", "--robot", spec, "--checkpoint", ckpt, *grid, "--store", store, "--out", tmp_path / "sw"),
-             ("verify", "--robot", spec, "--checkpoint", ckpt, "--store", store, "--sample", 6, "--out",
-              tmp_path / "v"),
-             ("reduce", "--store", store, "--checkpoint", "crate_zero", "--out", ana),
-             ("select", "--out", ana), ("replay", "--out", ana, "--checkpoint", ckpt),
-             ("clips", "--out", ana, "--width", 64, "--height", 48), ("rrd", "--out", ana), ("report", "--out", ana)]
+    grid = [
+        "--n-mu",
+        2,
+        "--mu-min",
+        0.2,
+        "--mu-max",
+        1.0,
+        "--n-push",
+        3,
+        "--push-min",
+        170,
+        "--push-max",
+        200,
+        "--seeds-per-cell",
+        4,
+    ]  # the crate topples between 170 and 200 %BW at mu 0.2 (and by 45 %BW at 1.0)
+    steps = [
+        ("sweep", "--robot", spec, "--checkpoint", ckpt, *grid, "--store", store, "--out", tmp_path / "sw"),
+        ("verify", "--robot", spec, "--checkpoint", ckpt, "--store", store, "--sample", 6, "--out", tmp_path / "v"),
+        ("reduce", "--store", store, "--checkpoint", "crate_zero", "--out", ana),
+        ("select", "--out", ana),
+        ("replay", "--out", ana, "--checkpoint", ckpt),
+        ("clips", "--out", ana, "--width", 64, "--height", 48),
+        ("rrd", "--out", ana),
+        ("report", "--out", ana),
+    ]
     for args in steps:
         res = cli(*args)
         assert res.returncode == 0, (args[0], res.stderr)

@@ -24,13 +24,26 @@ def _spec(tmp_path, name="s", **changes):
 def test_site_terms_read_what_the_imu_sensors_read(tmp_path):
     """site_linvel / site_angvel at the imu site equal the velocimeter and gyro there, site_gravity the
     imu frame's view of gravity, on every recorded step of a pushed closed loop."""
-    obs = [{"term": "sensor", "name": "local_linvel"}, {"term": "site_linvel", "name": "imu"},
-           {"term": "sensor", "name": "gyro"}, {"term": "site_angvel", "name": "imu"},
-           {"term": "site_gravity", "name": "imu"}, {"term": "gravity_body"}]
+    obs = [
+        {"term": "sensor", "name": "local_linvel"},
+        {"term": "site_linvel", "name": "imu"},
+        {"term": "sensor", "name": "gyro"},
+        {"term": "site_angvel", "name": "imu"},
+        {"term": "site_gravity", "name": "imu"},
+        {"term": "gravity_body"},
+    ]
     rob = robot(_spec(tmp_path, observation=obs))
     seen = []
-    run_closed_loop(rob, lambda o: (seen.append(o.copy()), np.zeros((len(o), 12)))[1], [None, 0.5], [1, 2],
-                    n_steps=60, force_n=np.array([40.0, 60.0]), push_k0=np.array([10, 20]), n_push=10)
+    run_closed_loop(
+        rob,
+        lambda o: (seen.append(o.copy()), np.zeros((len(o), 12)))[1],
+        [None, 0.5],
+        [1, 2],
+        n_steps=60,
+        force_n=np.array([40.0, 60.0]),
+        push_k0=np.array([10, 20]),
+        n_push=10,
+    )
     o = np.concatenate(seen)
     np.testing.assert_allclose(o[:, 3:6], o[:, 0:3], atol=1e-9)
     np.testing.assert_allclose(o[:, 9:12], o[:, 6:9], atol=1e-12)
@@ -43,10 +56,18 @@ def test_site_terms_read_what_the_imu_sensors_read(tmp_path):
 
 
 def test_last_action_command_scale_offset_clip_history_and_normalization(tmp_path):
-    obs = [{"term": "last_action", "initial": [0.25] * 12},
-           {"term": "command", "value": [0.5, 0.0, -1.0], "offset": [0.5, 0.0, 0.0], "scale": 2.0, "clip": 1.5}]
-    rob = robot(_spec(tmp_path, observation=obs, history={"length": 3, "newest_first": True},
-                      normalization={"mean": [0.0] * 45, "std": [2.0] * 45}))
+    obs = [
+        {"term": "last_action", "initial": [0.25] * 12},
+        {"term": "command", "value": [0.5, 0.0, -1.0], "offset": [0.5, 0.0, 0.0], "scale": 2.0, "clip": 1.5},
+    ]
+    rob = robot(
+        _spec(
+            tmp_path,
+            observation=obs,
+            history={"length": 3, "newest_first": True},
+            normalization={"mean": [0.0] * 45, "std": [2.0] * 45},
+        )
+    )
     assert (rob.frame_dim, rob.obs_dim) == (15, 45)
     seen = []
     acts = iter([np.full((1, 12), 0.1), np.full((1, 12), 0.2), np.full((1, 12), 0.3)])
@@ -65,8 +86,16 @@ def test_stateful_observation_is_the_same_bits_alone_and_in_a_batch(tmp_path):
     # newest frame's previous action and joint velocities, and the older frame's joint angles
     pol = lambda o: np.tanh(0.3 * o[:, 81:93] - 0.02 * o[:, 69:81] + 0.1 * o[:, 9:21])  # noqa: E731
     seeds = [5, 6, 7]
-    batch = run_closed_loop(rob, pol, [1.0, 0.3, 1.0], seeds, n_steps=80, force_n=np.array([0.0, 400.0, 0.0]),
-                            push_k0=np.array([-1, 5, -1]), n_push=25)
+    batch = run_closed_loop(
+        rob,
+        pol,
+        [1.0, 0.3, 1.0],
+        seeds,
+        n_steps=80,
+        force_n=np.array([0.0, 400.0, 0.0]),
+        push_k0=np.array([-1, 5, -1]),
+        n_push=25,
+    )
     assert batch["n_states"][1] < 81  # the pushed neighbour fell and stopped
     for i in (0, 2):
         alone = plain_loop(rob, pol, 1.0 if i != 1 else 0.3, seeds[i], n_steps=80)
@@ -78,8 +107,20 @@ def test_position_control_drives_the_mjcf_actuators_around_home_in_the_policy_jo
     a = np.linspace(-1, 1, 12)[None]
     np.testing.assert_array_equal(rob.ctrl(a), rob.nominal_joints + 0.5 * a)  # no clip: action_clip null
     assert rob.base.actuator_gainprm[0, 0] == 35.0  # the MJCF's own servos, untouched
-    order = ["FR_hip_joint", "FR_thigh_joint", "FR_calf_joint", "FL_hip_joint", "FL_thigh_joint", "FL_calf_joint",
-             "RR_hip_joint", "RR_thigh_joint", "RR_calf_joint", "RL_hip_joint", "RL_thigh_joint", "RL_calf_joint"]
+    order = [
+        "FR_hip_joint",
+        "FR_thigh_joint",
+        "FR_calf_joint",
+        "FL_hip_joint",
+        "FL_thigh_joint",
+        "FL_calf_joint",
+        "RR_hip_joint",
+        "RR_thigh_joint",
+        "RR_calf_joint",
+        "RL_hip_joint",
+        "RL_thigh_joint",
+        "RL_calf_joint",
+    ]
     swapped = robot(_spec(tmp_path, joint_order=order, observation=[{"term": "joint_pos_rel"}]))
     c = swapped.ctrl(a)[0]
     np.testing.assert_array_equal(c[[3, 4, 5, 0, 1, 2]], swapped.nominal_joints[[3, 4, 5, 0, 1, 2]] + 0.5 * a[0, :6])
@@ -96,20 +137,33 @@ def test_go1_imu_stands_under_the_zero_policy():
     assert rob.obs_dim == 48 and rob.data_fields == ["sensordata", "site_xmat"]
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"failure": {"torso_z_fail_m": 0.3, "uprightness_fail": 0.5, "rule_version": 1}},
-     "failure.torso_z_fail_m 0.3 m is not below the home pose's torso height 0.278 m"),
-    ({"observation": [{"term": "sensor", "name": "imu_velocimeter"}]}, "the model has no sensor named 'imu_velocimeter'"),
-    ({"observation": [{"term": "site_gravity", "name": "base_imu"}]}, "the model has no site named 'base_imu'"),
-    ({"observation": [{"term": "sensor"}]}, "observation.0: Value error, sensor needs name"),
-    ({"observation": [{"term": "last_action", "initial": [0.0] * 3}]}, "last_action.initial has 3 values"),
-    ({"observation": [{"term": "command", "value": [1.0, 0.0], "offset": [1.0, 2.0, 3.0]}]},
-     "observation command has 2 values; its offset has 3"),
-    ({"normalization": {"mean": [0.0] * 47, "std": [1.0] * 47}}, "normalization has 47 values; the observation has 48"),
-    ({"joint_order": ["FL_hip_joint"]}, "joint_order must name each of the 12 actuated joints once"),
-    ({"joint_order": ["knee"] * 12}, "joint_order names no actuated joint 'knee'"),
-    ({"mjcf": "../go1/scene.xml"}, "MJCF"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (
+            {"failure": {"torso_z_fail_m": 0.3, "uprightness_fail": 0.5, "rule_version": 1}},
+            "failure.torso_z_fail_m 0.3 m is not below the home pose's torso height 0.278 m",
+        ),
+        (
+            {"observation": [{"term": "sensor", "name": "imu_velocimeter"}]},
+            "the model has no sensor named 'imu_velocimeter'",
+        ),
+        ({"observation": [{"term": "site_gravity", "name": "base_imu"}]}, "the model has no site named 'base_imu'"),
+        ({"observation": [{"term": "sensor"}]}, "observation.0: Value error, sensor needs name"),
+        ({"observation": [{"term": "last_action", "initial": [0.0] * 3}]}, "last_action.initial has 3 values"),
+        (
+            {"observation": [{"term": "command", "value": [1.0, 0.0], "offset": [1.0, 2.0, 3.0]}]},
+            "observation command has 2 values; its offset has 3",
+        ),
+        (
+            {"normalization": {"mean": [0.0] * 47, "std": [1.0] * 47}},
+            "normalization has 47 values; the observation has 48",
+        ),
+        ({"joint_order": ["FL_hip_joint"]}, "joint_order must name each of the 12 actuated joints once"),
+        ({"joint_order": ["knee"] * 12}, "joint_order names no actuated joint 'knee'"),
+        ({"mjcf": "../go1/scene.xml"}, "MJCF"),
+    ],
+)
 def test_spec_checks_are_one_line_naming_the_robot_field(tmp_path, changes, message):
     with pytest.raises(BadInput) as e:
         robot(_spec(tmp_path, **changes))

@@ -24,8 +24,10 @@ def test_nominal_survival_and_speed(name, min_survival):
     rob = ckpt.robot
     policy = linear.load(ckpt.path, rob.obs_dim, rob.act_dim)
     traj = run_closed_loop(rob, policy.act, [1.0] * len(NOMINAL_SEEDS), NOMINAL_SEEDS, n_steps=100)
-    outcomes = [failure.classify(traj["qpos"][i], traj["qvel"][i], traj["time"][i], rob.control_dt)
-                for i in range(len(NOMINAL_SEEDS))]
+    outcomes = [
+        failure.classify(traj["qpos"][i], traj["qvel"][i], traj["time"][i], rob.control_dt)
+        for i in range(len(NOMINAL_SEEDS))
+    ]
     survived = sum(o["status"] == "survived" for o in outcomes)
     assert survived / len(outcomes) >= min_survival
     speeds = np.array([o["forward_speed_mps"] for o in outcomes])

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 
-import numpy as np
 import pytest
 
 from policylab.envs.robots.batch import run_closed_loop
@@ -49,18 +48,25 @@ def test_committed_training_records_match_their_checkpoints():
     assert changed == {"push_pct_max"}  # the one deliberate change of the retrain
 
 
-TINY = dict(iterations=4, directions=2, top=1, horizon_steps=20, eval_every=2, eval_seeds=2, save_every=1,
-            prior_worlds=2)
-RUN = ("import sys, pathlib; from policylab.studies.boundary import ars; "
-       "cfg = ars.CONFIGS['go1_v0'].model_copy(update={**%r, 'name': 'tiny'}); "
-       "ars.train_and_save(cfg, pathlib.Path(sys.argv[1]), nthread=1)" % TINY)
+TINY = dict(
+    iterations=4, directions=2, top=1, horizon_steps=20, eval_every=2, eval_seeds=2, save_every=1, prior_worlds=2
+)
+RUN = (
+    "import sys, pathlib; from policylab.studies.boundary import ars; "
+    f"cfg = ars.CONFIGS['go1_v0'].model_copy(update={{**{TINY!r}, 'name': 'tiny'}}); "
+    "ars.train_and_save(cfg, pathlib.Path(sys.argv[1]), nthread=1)"
+)
 
 
 def test_training_resumes_after_a_kill_to_the_same_bytes(tmp_path):
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     subprocess.run([sys.executable, "-c", RUN, str(whole)], check=True, capture_output=True)
-    proc = subprocess.Popen([sys.executable, "-c", RUN, str(killed)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RUN, str(killed)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     state = killed / "tiny.train-state.json"
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:

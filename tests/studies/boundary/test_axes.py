@@ -16,16 +16,18 @@ from policylab.studies.boundary.simulation import simulate_worlds
 from policylab.studies.boundary.world import Grid, World
 
 # rollout keys and world names of the default grid, written by the code before the axes catalogue
-PINNED = {"go1_v0": [(0, "3825ce320fef523b8210614035046962", "v2|mu=0.0500|push=10.00|dir=90.00|t0=2.00|seed=1000000"),
-                     (1234, "a1ac46ae43474da0919392a37535bedb",
-                      "v2|mu=0.2000|push=180.00|dir=90.00|t0=2.00|seed=1001234"),
-                     (6399, "d7e68b6c286f398075fc88369b0c46d7",
-                      "v2|mu=1.0000|push=200.00|dir=90.00|t0=2.00|seed=1006399")],
-          "ant_v0": [(0, "10755c618be2552e72cec05805cc4cc9", "v2|mu=0.0500|push=10.00|dir=90.00|t0=2.00|seed=1000000"),
-                     (1234, "c5f106410a3e06d78d37b65eee477b2d",
-                      "v2|mu=0.2000|push=180.00|dir=90.00|t0=2.00|seed=1001234"),
-                     (6399, "774cf77d47f0c03aa2a56abc3e97cfb1",
-                      "v2|mu=1.0000|push=200.00|dir=90.00|t0=2.00|seed=1006399")]}
+PINNED = {
+    "go1_v0": [
+        (0, "3825ce320fef523b8210614035046962", "v2|mu=0.0500|push=10.00|dir=90.00|t0=2.00|seed=1000000"),
+        (1234, "a1ac46ae43474da0919392a37535bedb", "v2|mu=0.2000|push=180.00|dir=90.00|t0=2.00|seed=1001234"),
+        (6399, "d7e68b6c286f398075fc88369b0c46d7", "v2|mu=1.0000|push=200.00|dir=90.00|t0=2.00|seed=1006399"),
+    ],
+    "ant_v0": [
+        (0, "10755c618be2552e72cec05805cc4cc9", "v2|mu=0.0500|push=10.00|dir=90.00|t0=2.00|seed=1000000"),
+        (1234, "c5f106410a3e06d78d37b65eee477b2d", "v2|mu=0.2000|push=180.00|dir=90.00|t0=2.00|seed=1001234"),
+        (6399, "774cf77d47f0c03aa2a56abc3e97cfb1", "v2|mu=1.0000|push=200.00|dir=90.00|t0=2.00|seed=1006399"),
+    ],
+}
 
 
 def test_catalogue_lists_every_axis_with_range_resolution_and_application():
@@ -86,9 +88,16 @@ def test_axes_change_their_world_alone():
     beside worlds that set them, alone, and in another order."""
     ckpt = resolve_checkpoint("go1_v0")
     base = World(0.6, 30.0, 90.0, 2.0, 1_000_000)
-    changed = [World(0.6, 30.0, 90.0, 2.0, 1_000_000, **kw) for kw in
-               ({"payload_kg": 3.0}, {"motor_scale": 0.7}, {"action_delay": 2}, {"slope_deg": 5.0},
-                {"kick_mps": 0.8})]
+    changed = [
+        World(0.6, 30.0, 90.0, 2.0, 1_000_000, **kw)
+        for kw in (
+            {"payload_kg": 3.0},
+            {"motor_scale": 0.7},
+            {"action_delay": 2},
+            {"slope_deg": 5.0},
+            {"kick_mps": 0.8},
+        )
+    ]
     together = simulate_worlds(str(ckpt.path), [base, *changed], ckpt.robot, 2)
     alone = simulate_worlds(str(ckpt.path), [base], ckpt.robot, 1)[0]
     reversed_ = simulate_worlds(str(ckpt.path), [*changed[::-1], base], ckpt.robot, 1)

@@ -13,8 +13,12 @@ from policylab.envs.robots.spec import DEFAULT_ROBOT, available
 from policylab.errors import BadInput
 from policylab.rollout.store import Store
 from policylab.studies.boundary import requests
-from policylab.studies.boundary.checkpoint import (available_checkpoints, committed_record, resolve_checkpoint,
-                                                   robot_of_checkpoint_name)
+from policylab.studies.boundary.checkpoint import (
+    available_checkpoints,
+    committed_record,
+    resolve_checkpoint,
+    robot_of_checkpoint_name,
+)
 from policylab.studies.boundary.constants import DEFAULT_CHECKPOINT, ROBOT_CHECKPOINTS, default_checkpoint
 from policylab.studies.boundary.records import meta_name
 from tests.support.boundary_fixtures import cli
@@ -33,8 +37,9 @@ def test_the_default_is_go1_v4_on_go1_imu_with_its_trained_command():
         assert (same.as_dict(), same.robot.ref, same.robot.spec.command) == (ckpt.as_dict(), "go1_imu", [0.5, 0.0, 0.0])
 
 
-@pytest.mark.parametrize("robot, name, command", [("go1", "go1_v0", None), ("ant", "ant_v0", None),
-                                                  ("go1_imu", "go1_v4", [0.5, 0.0, 0.0])])
+@pytest.mark.parametrize(
+    "robot, name, command", [("go1", "go1_v0", None), ("ant", "ant_v0", None), ("go1_imu", "go1_v4", [0.5, 0.0, 0.0])]
+)
 def test_each_robot_plays_its_own_default(robot, name, command):
     ckpt = resolve_checkpoint(None, robot)
     assert (ckpt.name, ckpt.robot.spec.name, ckpt.robot.spec.command) == (name, robot, command)
@@ -50,7 +55,11 @@ def test_every_shipped_robot_has_a_committed_default_of_its_own():
 def test_every_committed_checkpoint_names_its_robot():
     """ARS records keep the robot's identity (a dict), learn records its name: both give the name."""
     assert {n: robot_of_checkpoint_name(n) for n in ("go1_v0", "go1_v1", "ant_v0", "ant_v1")} == {
-        "go1_v0": "go1", "go1_v1": "go1", "ant_v0": "ant", "ant_v1": "ant"}
+        "go1_v0": "go1",
+        "go1_v1": "go1",
+        "ant_v0": "ant",
+        "ant_v1": "ant",
+    }
     assert isinstance(committed_record("go1_v0")["robot"], dict)
     for name in available_checkpoints():
         assert robot_of_checkpoint_name(name) in available(), name

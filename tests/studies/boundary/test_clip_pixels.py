@@ -37,11 +37,11 @@ import mujoco
 import numpy as np
 import pytest
 
-from tests.support.boundary_fixtures import make_sweep
 from policylab.envs.robots.robot import robot
 from policylab.report.video import read_mp4
 from policylab.rollout.store import Store, rollout_key
 from policylab.studies.boundary import clips
+from tests.support.boundary_fixtures import make_sweep
 
 W, H, FOVY = 400, 300, 3.75  # one view, px; FOVY = the orthographic view's height in m (1.25 cm per px)
 SCALE = FOVY / H  # m per px
@@ -49,8 +49,10 @@ MAST = 0.5  # m above the torso centre, along the torso's z axis
 # name -> (position, image right axis, image up axis); orthographic, so only the axes matter
 # The views look 1.6 m up so that the label the clip draws over the first view's top-left corner
 # (about 120 px tall) covers only heights above 1.97 m; the floor is at row 278.
-CAMERAS = {"front": (np.array([10.0, 1.5, 1.6]), np.array([0.0, 1.0, 0.0]), np.array([0.0, 0.0, 1.0])),
-           "side": (np.array([0.0, -10.0, 1.6]), np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0]))}
+CAMERAS = {
+    "front": (np.array([10.0, 1.5, 1.6]), np.array([0.0, 1.0, 0.0]), np.array([0.0, 0.0, 1.0])),
+    "side": (np.array([0.0, -10.0, 1.6]), np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0])),
+}
 TOL_PX, TOL_Z, TOL_UP = 1.5, 0.02, 0.06
 Z_FAIL, UP_FAIL = 0.30, 0.50  # the frozen failure rule (docs/boundary.md, rule_version 1)
 MIN_TORSO_PX, MIN_MAST_PX = 300, 30  # a fully visible disc is pi * 20^2 = 1257 px, the mast's pi * 5.6^2 = 98
@@ -59,16 +61,25 @@ MIN_TORSO_PX, MIN_MAST_PX = 300, 30  # a fully visible disc is pi * 20^2 = 1257 
 def check_model() -> mujoco.MjModel:
     spec = mujoco.MjSpec.from_file(str(robot("ant").mjcf))
     for name, (pos, right, up) in CAMERAS.items():
-        spec.worldbody.add_camera(name=name, pos=pos.tolist(), xyaxes=[*right, *up], fovy=FOVY,
-                                  proj=mujoco.mjtProjection.mjPROJ_ORTHOGRAPHIC)
+        spec.worldbody.add_camera(
+            name=name, pos=pos.tolist(), xyaxes=[*right, *up], fovy=FOVY, proj=mujoco.mjtProjection.mjPROJ_ORTHOGRAPHIC
+        )
     flat = dict(emission=1.0, specular=0.0, shininess=0.0)  # the same colour whatever the light
     spec.add_material(name="check_torso", rgba=[1, 0, 1, 1], **flat)
     spec.add_material(name="check_mast", rgba=[0, 1, 1, 1], **flat)
     torso = spec.body("torso")
     (geom,) = [g for g in torso.geoms if g.name == "torso_geom"]
     geom.material, geom.rgba = "check_torso", [1, 0, 1, 1]
-    torso.add_geom(name="check_mast", type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[0.07, 0, 0], pos=[0, 0, MAST],
-                   contype=0, conaffinity=0, material="check_mast", rgba=[0, 1, 1, 1])
+    torso.add_geom(
+        name="check_mast",
+        type=mujoco.mjtGeom.mjGEOM_SPHERE,
+        size=[0.07, 0, 0],
+        pos=[0, 0, MAST],
+        contype=0,
+        conaffinity=0,
+        material="check_mast",
+        rgba=[0, 1, 1, 1],
+    )
     for g in spec.geoms:  # legs to group 3, which the renderer's default options do not draw: a leg in
         if g.name not in ("floor", "torso_geom", "check_mast"):  # front of the torso would shift its centroid
             g.group = 3
@@ -113,7 +124,7 @@ def measure(frame: np.ndarray) -> dict:
     out = {"views": {}}
     best = None
     for k, name in enumerate(CAMERAS):
-        view = frame[:, k * W:(k + 1) * W]
+        view = frame[:, k * W : (k + 1) * W]
         n, u, v = blob(view, "magenta")
         m, mu_, mv = blob(view, "cyan")
         out["views"][name] = (n, u, v)
@@ -127,13 +138,18 @@ def measure(frame: np.ndarray) -> dict:
 
 
 def looks_failed(m: dict) -> bool:
-    return (m["torso_z"] is not None and m["torso_z"] < Z_FAIL + TOL_Z) or \
-        (m["uprightness"] is not None and m["uprightness"] < UP_FAIL + TOL_UP)
+    return (m["torso_z"] is not None and m["torso_z"] < Z_FAIL + TOL_Z) or (
+        m["uprightness"] is not None and m["uprightness"] < UP_FAIL + TOL_UP
+    )
 
 
 def looks_upright(m: dict) -> bool:
-    return m["torso_z"] is not None and m["uprightness"] is not None and \
-        m["torso_z"] > Z_FAIL - TOL_Z and m["uprightness"] > UP_FAIL - TOL_UP
+    return (
+        m["torso_z"] is not None
+        and m["uprightness"] is not None
+        and m["torso_z"] > Z_FAIL - TOL_Z
+        and m["uprightness"] > UP_FAIL - TOL_UP
+    )
 
 
 def disagreements(entry: dict, frames: np.ndarray, payload: dict) -> list[str]:
@@ -149,21 +165,28 @@ def disagreements(entry: dict, frames: np.ndarray, payload: dict) -> list[str]:
         for name, (n, u, v) in m["views"].items():
             eu, ev = expected_px(name, p)
             if n < MIN_TORSO_PX or math.hypot(u - eu, v - ev) > TOL_PX:
-                problems.append(f"frame {j} ({name}): torso drawn at ({u:.1f}, {v:.1f}) px from {n} px, "
-                                f"the record's qpos puts it at ({eu:.1f}, {ev:.1f})")
+                problems.append(
+                    f"frame {j} ({name}): torso drawn at ({u:.1f}, {v:.1f}) px from {n} px, "
+                    f"the record's qpos puts it at ({eu:.1f}, {ev:.1f})"
+                )
         if m["torso_z"] is None or abs(m["torso_z"] - payload["torso_z"][i]) > TOL_Z:
-            problems.append(f"frame {j}: torso height {m['torso_z']} in the pixels, {payload['torso_z'][i]:.3f} recorded")
+            problems.append(
+                f"frame {j}: torso height {m['torso_z']} in the pixels, {payload['torso_z'][i]:.3f} recorded"
+            )
         if m["uprightness"] is not None and abs(m["uprightness"] - payload["uprightness"][i]) > TOL_UP:
-            problems.append(f"frame {j}: uprightness {m['uprightness']:.2f} in the pixels, "
-                            f"{payload['uprightness'][i]:.2f} recorded")
+            problems.append(
+                f"frame {j}: uprightness {m['uprightness']:.2f} in the pixels, {payload['uprightness'][i]:.2f} recorded"
+            )
     times = payload["time"]
     if entry["outcome"] == "failed":
         at = [j for j, i in enumerate(idx) if abs(times[i] - entry["t_fail"]) < 1e-9]
         if not at:
             problems.append(f"no frame shows the labelled failure time {entry['t_fail']}")
         elif not looks_failed(measured[at[0]]):
-            problems.append(f"labelled failed at {entry['t_fail']} s, but that frame shows an upright robot "
-                            f"({measured[at[0]]['torso_z']:.2f} m, uprightness {measured[at[0]]['uprightness']:.2f})")
+            problems.append(
+                f"labelled failed at {entry['t_fail']} s, but that frame shows an upright robot "
+                f"({measured[at[0]]['torso_z']:.2f} m, uprightness {measured[at[0]]['uprightness']:.2f})"
+            )
         early = [j for j, i in enumerate(idx) if times[i] < entry["t_fail"] - 1e-9 and not looks_upright(measured[j])]
         if early:
             problems.append(f"frames {early} show a fall before the labelled failure at {entry['t_fail']} s")
@@ -187,8 +210,15 @@ def rendered(tmp_path_factory):
     def mislabelled(rec, tag: str, **outcome) -> str:
         world = {**rec.data["world"], "mislabelled": tag}
         key = rollout_key(world, rec.data["policy"], rec.data["protocol"])
-        store.put(key, study="boundary", world=world, policy=rec.data["policy"], protocol=rec.data["protocol"],
-                  outcome={**rec.outcome, **outcome}, payload=store.payload(rec.key))
+        store.put(
+            key,
+            study="boundary",
+            world=world,
+            policy=rec.data["policy"],
+            protocol=rec.data["protocol"],
+            outcome={**rec.outcome, **outcome},
+            payload=store.payload(rec.key),
+        )
         return key
 
     fell = by_status["failed"][0]
@@ -197,8 +227,10 @@ def rendered(tmp_path_factory):
     keys["failure moved to the push onset"] = mislabelled(fell, "early", t_fail=float(fell.data["world"]["push_t0"]))
     renderer = fixed_renderer(check_model())
     try:
-        entries = {name: clips.render_clip(renderer, store, key, base / "clips" / f"{name}.mp4", fps=20)
-                   for name, key in keys.items()}
+        entries = {
+            name: clips.render_clip(renderer, store, key, base / "clips" / f"{name}.mp4", fps=20)
+            for name, key in keys.items()
+        }
     finally:
         renderer.close()
     yield store, entries, base / "clips", by_status

@@ -10,13 +10,13 @@ import mujoco
 import numpy as np
 import pytest
 
-from tests.support.boundary_fixtures import ANT, ANT_XML, cli, make_sweep, pd_checkpoint, relabelled_copy
 from policylab.report.video import read_mp4
 from policylab.rollout.store import Store
 from policylab.studies.boundary.clips import distinct_clips, render_batch, render_clips
 from policylab.studies.boundary.reduce import load_sweep, reduce_sweep
 from policylab.studies.boundary.replay import replay_batch, resimulate_with
 from policylab.studies.boundary.select import select
+from tests.support.boundary_fixtures import ANT, ANT_XML, cli, make_sweep, pd_checkpoint, relabelled_copy
 
 
 @pytest.fixture(scope="module")
@@ -26,11 +26,12 @@ def analysed(tmp_path_factory):
     make_sweep(base, "pd_soft", (0.65, 1.0), 2, (50, 300), 3, 4)
     out = base / "ana"
     for args, report in (
-            (("reduce", "--store", base / "store", "--checkpoint", "pd_soft", "--out", out), "reduce.json"),
-            (("select", "--out", out, "--n-boundary", "4"), "select/selection.json"),
-            (("replay", "--out", out, "--checkpoint", base / "checkpoints" / "pd_soft.npz"), "replay/replays.json"),
-            (("clips", "--out", out, "--width", "96", "--height", "72"), "clips/clips.json"),
-            (("rrd", "--out", out), "rrd/rrd.json")):
+        (("reduce", "--store", base / "store", "--checkpoint", "pd_soft", "--out", out), "reduce.json"),
+        (("select", "--out", out, "--n-boundary", "4"), "select/selection.json"),
+        (("replay", "--out", out, "--checkpoint", base / "checkpoints" / "pd_soft.npz"), "replay/replays.json"),
+        (("clips", "--out", out, "--width", "96", "--height", "72"), "clips/clips.json"),
+        (("rrd", "--out", out), "rrd/rrd.json"),
+    ):
         res = cli(*args)
         assert res.returncode == 0, (args[0], res.stderr)
         assert res.report == out / report
@@ -60,8 +61,10 @@ def test_clip_check_catches_a_wrong_label(tmp_path):
         recs = {r.outcome["status"]: r for r in store.records("boundary")}
         assert set(recs) >= {"failed", "survived"}
         model = mujoco.MjModel.from_xml_path(ANT_XML)
-        todo = [{"key": recs[s].key, "cache_key": recs[s].data["world"]["cache_key"], "kind": s}
-                for s in ("failed", "survived")]
+        todo = [
+            {"key": recs[s].key, "cache_key": recs[s].data["world"]["cache_key"], "kind": s}
+            for s in ("failed", "survived")
+        ]
         good = render_clips(store, model, todo, tmp_path / "c1", width=64, height=48, fps=20)
         assert [(c["frames_show"], c["consistent"]) for c in good] == [("failed", True), ("survived", True)]
         assert good[0]["frames"] > good[1]["frames"]  # the failure is shown in 4x slow motion
@@ -84,8 +87,7 @@ def test_progress_counts_each_distinct_clip_as_it_is_written(tmp_path):
     for workers in (1, 2):
         calls: list[int] = []
         out = tmp_path / f"workers{workers}"
-        entries = render_batch(root, ANT, todo, out, width=64, height=48, fps=20, workers=workers,
-                               on_done=calls.append)
+        entries = render_batch(root, ANT, todo, out, width=64, height=48, fps=20, workers=workers, on_done=calls.append)
         assert calls == [1, 1, 1], workers
         assert [e["kind"] for e in entries] == ["boundary"] * 3 + ["recovery"]
         assert len(list(out.glob("*.mp4"))) == 3
@@ -136,7 +138,6 @@ def test_rrd_files_are_written_from_the_record(analysed):
             assert saved["outcome"].item() == store.require(e["key"]).outcome["status"] == e["outcome"]
 
 
-
 def test_rrd_content_is_a_function_of_the_record(analysed, tmp_path, monkeypatch):
     """A second export of a record, with rerun's batcher told by its environment to flush every
     millisecond and every row, holds the same chunks (boundaries, columns, values) as the first: only
@@ -163,6 +164,7 @@ def test_rrd_content_is_a_function_of_the_record(analysed, tmp_path, monkeypatch
 
     assert chunks(analysed / "ana" / "rrd" / e["rrd_file"]) == chunks(tmp_path / "again.rrd")
 
+
 def test_replay_cli_verifies_against_the_record(analysed, tmp_path):
     replays = json.loads((analysed / "ana" / "replay" / "replays.json").read_text())
     eq = replays["equivalence_summary"]
@@ -178,8 +180,9 @@ def test_clips_bad_input_writes_nothing(analysed, tmp_path):
     assert res.returncode == 2
     assert res.stderr.strip() == "policylab: error: width: Input should be greater than or equal to 32, got '5'"
     res = cli("clips", "--out", tmp_path / "none")
-    assert res.returncode == 2 and res.stderr.strip() == (f"policylab: error: out: {tmp_path / 'none' / 'reduce.json'} "
-                                                          "not found; run `policylab boundary reduce` first")
+    assert res.returncode == 2 and res.stderr.strip() == (
+        f"policylab: error: out: {tmp_path / 'none' / 'reduce.json'} not found; run `policylab boundary reduce` first"
+    )
     assert not (tmp_path / "none").exists()
     # an analysis folder without replays: the line names the stage to run first
     (tmp_path / "ana").mkdir()

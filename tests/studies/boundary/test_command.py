@@ -22,13 +22,40 @@ from tests.support.trainer_layout import linear_policy
 # Commanded backward (vx -2), the leaner falls in a quarter of the unpushed and 10 %BW worlds: mixed
 # cells, which give select and replay worlds to re-simulate.
 BACKWARD = "-2,0,0"
-GRID = ["--n-mu", 1, "--mu-min", 1.0, "--mu-max", 1.0, "--n-push", 2, "--push-min", 0, "--push-max", 10,
-        "--seeds-per-cell", 4]
+GRID = [
+    "--n-mu",
+    1,
+    "--mu-min",
+    1.0,
+    "--mu-max",
+    1.0,
+    "--n-push",
+    2,
+    "--push-min",
+    0,
+    "--push-max",
+    10,
+    "--seeds-per-cell",
+    4,
+]
 
 
 def _sweep(tmp_path, policy, store, command, *options):
-    return cli("sweep", "--robot", "go1_imu", "--checkpoint", policy, *GRID, "--command", command, *options,
-               "--store", store, "--out", tmp_path / f"{store.name}-sweep")
+    return cli(
+        "sweep",
+        "--robot",
+        "go1_imu",
+        "--checkpoint",
+        policy,
+        *GRID,
+        "--command",
+        command,
+        *options,
+        "--store",
+        store,
+        "--out",
+        tmp_path / f"{store.name}-sweep",
+    )
 
 
 def _records(store):
@@ -55,14 +82,27 @@ def test_commanded_sweep_verifies_and_replays_bitwise_under_its_own_keys(tmp_pat
         assert s.get_meta(meta_name("leaner"))["protocol"]["command"] == [-2.0, 0.0, 0.0]
         assert stored_robot(s, "leaner").spec.command == [-2.0, 0.0, 0.0]
 
-    r = cli("verify", "--robot", "go1_imu", "--checkpoint", policy, "--store", back, "--sample", 4,
-            "--out", tmp_path / "verify")
+    r = cli(
+        "verify",
+        "--robot",
+        "go1_imu",
+        "--checkpoint",
+        policy,
+        "--store",
+        back,
+        "--sample",
+        4,
+        "--out",
+        tmp_path / "verify",
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     eq = json.loads((tmp_path / "verify" / "equivalence.json").read_text())
     assert eq["passed"] and eq["agreement"] == {"n": 4, "identical": 4, "rate": 1.0}
-    for args in (("reduce", "--store", back, "--checkpoint", "leaner", "--out", ana),
-                 ("select", "--out", ana, "--n-boundary", 2, "--n-recoveries", 1),
-                 ("replay", "--out", ana)):  # re-simulated with the store's copy of the policy
+    for args in (
+        ("reduce", "--store", back, "--checkpoint", "leaner", "--out", ana),
+        ("select", "--out", ana, "--n-boundary", 2, "--n-recoveries", 1),
+        ("replay", "--out", ana),
+    ):  # re-simulated with the store's copy of the policy
         r = cli(*args)
         assert r.returncode == 0, (args[0], r.stdout, r.stderr)
     eqs = json.loads((ana / "replay" / "replays.json").read_text())["equivalence_summary"]
@@ -77,8 +117,19 @@ def test_commanded_sweep_verifies_and_replays_bitwise_under_its_own_keys(tmp_pat
     # processes, which get the robot pickled (its command with it, or verify would fail)
     r = _sweep(tmp_path, policy, fwd, "0.5,0,0", "--executor", "processes", "--workers", 2, "--chunk", 4)
     assert r.returncode == 0, r.stderr
-    r = cli("verify", "--robot", "go1_imu", "--checkpoint", policy, "--store", fwd, "--sample", 2,
-            "--out", tmp_path / "verify-fwd")
+    r = cli(
+        "verify",
+        "--robot",
+        "go1_imu",
+        "--checkpoint",
+        policy,
+        "--store",
+        fwd,
+        "--sample",
+        2,
+        "--out",
+        tmp_path / "verify-fwd",
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     other = _records(fwd)
     assert len(other) == len(stored) == 8 and not other.keys() & stored.keys()
@@ -89,11 +140,28 @@ def test_commanded_sweep_verifies_and_replays_bitwise_under_its_own_keys(tmp_pat
 
 def test_bad_commands_are_refused_before_anything_is_written(tmp_path):
     policy = linear_policy(tmp_path / "policy" / "leaner.npz")
-    for value, says in (("0.5,0", "takes 3 values, got 2"), ("0.5,nan,0", "finite"), ("inf,0,0", "finite"),
-                        ("fast,0,0", "comma-separated numbers"), ("", "comma-separated numbers")):
+    for value, says in (
+        ("0.5,0", "takes 3 values, got 2"),
+        ("0.5,nan,0", "finite"),
+        ("inf,0,0", "finite"),
+        ("fast,0,0", "comma-separated numbers"),
+        ("", "comma-separated numbers"),
+    ):
         _refused(_sweep(tmp_path, policy, tmp_path / "store", value), says)
-    r = cli("sweep", "--robot", "go1", "--checkpoint", "go1_v0", "--command", "0.5,0,0", *GRID,
-            "--store", tmp_path / "store", "--out", tmp_path / "out")
+    r = cli(
+        "sweep",
+        "--robot",
+        "go1",
+        "--checkpoint",
+        "go1_v0",
+        "--command",
+        "0.5,0,0",
+        *GRID,
+        "--store",
+        tmp_path / "store",
+        "--out",
+        tmp_path / "out",
+    )
     _refused(r, "has no command term")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["policy"]
 

@@ -26,8 +26,8 @@ from itertools import product
 import numpy as np
 import pytest
 
-from tests.support.boundary_fixtures import cli, make_sweep
 from policylab.rollout.store import Store
+from tests.support.boundary_fixtures import cli, make_sweep
 
 MU, N_MU, PUSH, N_PUSH, SEEDS = (0.4, 1.0), 3, (20, 260), 4, 16
 RESAMPLES = 2000  # reduce's default (`--resamples`), which the Monte Carlo tolerances below assume
@@ -40,9 +40,11 @@ def study(tmp_path_factory):
     base = tmp_path_factory.mktemp("conclusions")
     for name in ("pd_soft", "pd_limp"):
         make_sweep(base, name, MU, N_MU, PUSH, N_PUSH, SEEDS)
-    runs = {"reduce": cli("reduce", "--store", base / "store", "--checkpoint", "pd_soft", "--out", base / "ana"),
-            "diff": cli("diff", "--store", base / "store", "--a", "pd_soft", "--b", "pd_limp", "--out", base / "ab"),
-            "back": cli("diff", "--store", base / "store", "--a", "pd_limp", "--b", "pd_soft", "--out", base / "ba")}
+    runs = {
+        "reduce": cli("reduce", "--store", base / "store", "--checkpoint", "pd_soft", "--out", base / "ana"),
+        "diff": cli("diff", "--store", base / "store", "--a", "pd_soft", "--b", "pd_limp", "--out", base / "ab"),
+        "back": cli("diff", "--store", base / "store", "--a", "pd_limp", "--b", "pd_soft", "--out", base / "ba"),
+    }
     for name, res in runs.items():
         assert res.returncode == 0, (name, res.stderr)
     return base, runs
@@ -90,8 +92,13 @@ def exact_bootstrap(pushes: list[float], counts: list[tuple[int, int]]):
     pmfs = []
     for k, n in counts:
         p = k / n
-        pmfs.append([(j / n, math.comb(n, j) * p ** j * (1 - p) ** (n - j)) for j in range(n + 1)
-                     if math.comb(n, j) * p ** j * (1 - p) ** (n - j) > 0])
+        pmfs.append(
+            [
+                (j / n, math.comb(n, j) * p**j * (1 - p) ** (n - j))
+                for j in range(n + 1)
+                if math.comb(n, j) * p**j * (1 - p) ** (n - j) > 0
+            ]
+        )
     values, probs = [], []
     for combo in product(*pmfs):
         w = math.prod(pr for _, pr in combo)
@@ -120,7 +127,8 @@ def test_reduce_totals_and_survival_are_the_records(study):
     assert red["totals"] == {"failed": totals["failed"], "censored": totals["survived"], "diverged": totals["diverged"]}
     assert runs["reduce"].stdout.splitlines()[0] == (
         f"reduce pd_soft: {N_MU} x {N_PUSH} cells x {SEEDS} seeds; {totals['failed']} failed, "
-        f"{totals['survived']} survived, {totals['diverged']} diverged")
+        f"{totals['survived']} survived, {totals['diverged']} diverged"
+    )
     for c in red["cells"]:
         raw = cells[(c["mu_idx"], c["push_idx"])]
         at_risk = raw["survived"] + raw["failed"]
@@ -138,7 +146,9 @@ def test_each_rows_boundary_and_interval_from_the_records(study):
     crossed_rows = 0
     for row in red["boundary"]:
         i = row["mu_idx"]
-        counts = [(cells[(i, j)]["survived"], cells[(i, j)]["survived"] + cells[(i, j)]["failed"]) for j in range(N_PUSH)]
+        counts = [
+            (cells[(i, j)]["survived"], cells[(i, j)]["survived"] + cells[(i, j)]["failed"]) for j in range(N_PUSH)
+        ]
         assert all(n > 0 for _, n in counts)  # nothing diverged in these sweeps: every cell has S
         point = crossing(pushes, [k / n for k, n in counts])
         if point is None:
@@ -153,7 +163,9 @@ def test_each_rows_boundary_and_interval_from_the_records(study):
             assert row["status"] == ("boundary" if frac >= 0.5 else "no boundary in range")
         if row["status"] == "boundary":
             n_cross = row["crossed_fraction"] * RESAMPLES
-            for u, got in zip((0.025, 0.5, 0.975), (row["ci95_pct_bw"][0], row["median_pct_bw"], row["ci95_pct_bw"][1])):
+            for u, got in zip(
+                (0.025, 0.5, 0.975), (row["ci95_pct_bw"][0], row["median_pct_bw"], row["ci95_pct_bw"][1])
+            ):
                 slack = 4 * math.sqrt(u * (1 - u) / n_cross) + 1 / n_cross
                 lo, hi = quantile_band(values, probs, frac, u, slack)
                 assert lo - 1e-9 <= got <= hi + 1e-9, (row["mu"], u, got, (lo, hi))
@@ -162,12 +174,15 @@ def test_each_rows_boundary_and_interval_from_the_records(study):
 
 # -- the diff ---------------------------------------------------------------------------------------
 
+
 def fisher_by_hand(a_fail: int, a_n: int, b_fail: int, b_n: int) -> float:
     """Two-sided Fisher exact: A's failures are hypergeometric given the margins; p = the total
     probability of tables no more likely than the observed (relative tolerance 1e-7 for ties)."""
     n, k_all = a_n + b_n, a_fail + b_fail
-    probs = [math.comb(k_all, k) * math.comb(n - k_all, a_n - k) / math.comb(n, a_n)
-             for k in range(max(0, a_n - (n - k_all)), min(k_all, a_n) + 1)]
+    probs = [
+        math.comb(k_all, k) * math.comb(n - k_all, a_n - k) / math.comb(n, a_n)
+        for k in range(max(0, a_n - (n - k_all)), min(k_all, a_n) + 1)
+    ]
     observed = math.comb(k_all, a_fail) * math.comb(n - k_all, a_n - a_fail) / math.comb(n, a_n)
     return min(1.0, sum(p for p in probs if p <= observed * (1 + 1e-7)))
 
@@ -189,8 +204,15 @@ def expected_diff(base, a: str, b: str) -> list[dict]:
     for key in sorted(ca):
         fa, na = ca[key]["failed"], ca[key]["failed"] + ca[key]["survived"]
         fb, nb = cb[key]["failed"], cb[key]["failed"] + cb[key]["survived"]
-        rows.append({"mu": ca[key]["mu"], "push": ca[key]["push"], "counts": (fa, na, fb, nb),
-                     "p": fisher_by_hand(fa, na, fb, nb), "delta": (nb - fb) / nb - (na - fa) / na})
+        rows.append(
+            {
+                "mu": ca[key]["mu"],
+                "push": ca[key]["push"],
+                "counts": (fa, na, fb, nb),
+                "p": fisher_by_hand(fa, na, fb, nb),
+                "delta": (nb - fb) / nb - (na - fa) / na,
+            }
+        )
     for r, q in zip(rows, bh_qvalues([r["p"] for r in rows])):
         r["q"] = q
         r["change"] = "unchanged" if q > Q else ("safer" if r["delta"] > 0 else "worse")
@@ -216,11 +238,17 @@ def test_diff_pvalues_qvalues_census_and_headline_from_the_raw_counts(study):
         assert census["cells_significantly_worse"] == len(worse)
         assert [(c["mu"], c["push_pct_bw"]) for c in census["cells"]] == worse
         assert [(c["mu"], c["push_pct_bw"]) for c in d["safer_cells"]] == safer
-        assert d["summary"] == {"cells": len(want), "safer": len(safer), "worse": len(worse),
-                                "unchanged": len(want) - len(safer) - len(worse), "fdr_q": Q}
+        assert d["summary"] == {
+            "cells": len(want),
+            "safer": len(safer),
+            "worse": len(worse),
+            "unchanged": len(want) - len(safer) - len(worse),
+            "fdr_q": Q,
+        }
         assert runs[run].stdout.splitlines()[0] == (
             f"diff {a} -> {b}: {len(safer)} cells safer, {len(worse)} worse (shrinkage), "
-            f"{len(want) - len(safer) - len(worse)} unchanged")
+            f"{len(want) - len(safer) - len(worse)} unchanged"
+        )
         if run == "diff":
             # the limp hold falls more often: the census must find something, and FDR control must
             # matter here (a cell with p < 0.05 that BH keeps unchanged), or this fixture tests little
@@ -259,7 +287,8 @@ def test_fdr_is_the_step_up_rule_on_constructed_counts(study):
     m = len(a["cells"])
     assert Q / m < p <= 3 * Q / m  # the construction: step-up and step-down disagree here
     d = diff_reductions(a, b, q=Q)
-    assert [c["p_fisher"] for c in d["cells"] if (c["mu"], c["push_pct_bw"]) in changed] == \
-        pytest.approx([p] * 3, rel=1e-9)
+    assert [c["p_fisher"] for c in d["cells"] if (c["mu"], c["push_pct_bw"]) in changed] == pytest.approx(
+        [p] * 3, rel=1e-9
+    )
     assert [(c["mu"], c["push_pct_bw"]) for c in d["shrinkage_census"]["cells"]] == changed
     assert d["summary"]["worse"] == 3 and d["summary"]["safer"] == 0

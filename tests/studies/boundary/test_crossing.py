@@ -50,7 +50,7 @@ def test_a_non_monotone_row_is_flagged():
 def test_level_other_than_half():
     rng = np.random.default_rng(3)
     hits = 0
-    for i in range(40):
+    for _i in range(40):
         c = rng.uniform(40, 120)
         # S(x) crosses 0.8 at c: logit S = logit 0.8 - (x - c) / s
         curve = lambda x, c=c: 1 / (1 + np.exp(-(np.log(4.0) - (x - c) / 2.0)))  # noqa: E731

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from tests.support.boundary_fixtures import cli, make_sweep
 from policylab.rollout.store import Store
 from policylab.stats import benjamini_hochberg, fisher_exact
+from tests.support.boundary_fixtures import cli, make_sweep
 
 MUS, PUSHES, SPC = [0.65, 1.0], [20.0, 50.0], 16
 

@@ -21,7 +21,7 @@ MARKER = "A small map, end to end, as written"
 
 def documented_block() -> list[str]:
     text = DOC.read_text()
-    after = text[text.index(MARKER):]
+    after = text[text.index(MARKER) :]
     block = re.search(r"```bash\n(.*?)```", after, re.S).group(1)
     return [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
 

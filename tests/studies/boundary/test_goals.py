@@ -18,11 +18,13 @@ def row(mu: float, survivors_per_cell: list[int], n: int = 16) -> dict:
 
 
 def test_each_row_is_held_to_its_frictions_floor():
-    rows = [row(0.2, [16, 0, 0, 0]),          # below mu 0.3: not checked
-            row(0.3, [16, 16, 2, 0]),         # crosses between 50 and 90: ~73 %BW >= 50
-            row(0.6, [16, 16, 2, 0]),         # the same row at mu 0.6: < 75
-            row(0.8, [16, 16, 16, 16]),       # survives every push: above the grid, holds
-            row(1.0, [4, 0, 0, 0])]           # falls at the smallest push: below the grid, fails
+    rows = [
+        row(0.2, [16, 0, 0, 0]),  # below mu 0.3: not checked
+        row(0.3, [16, 16, 2, 0]),  # crosses between 50 and 90: ~73 %BW >= 50
+        row(0.6, [16, 16, 2, 0]),  # the same row at mu 0.6: < 75
+        row(0.8, [16, 16, 16, 16]),  # survives every push: above the grid, holds
+        row(1.0, [4, 0, 0, 0]),
+    ]  # falls at the smallest push: below the grid, fails
     checks = {c["mu"]: c for c in boundary_checks(rows)}
     assert sorted(checks) == [0.3, 0.6, 0.8, 1.0]
     assert checks[0.3]["floor_pct_bw"] == 50.0 and 50 < checks[0.3]["median_pct_bw"] < 90 and checks[0.3]["holds"]
@@ -53,9 +55,11 @@ def test_nominal_needs_both_survival_and_speed():
 def test_the_trainer_bar_adds_higher_floors_a_share_of_its_rows_and_a_band_rising_with_friction():
     from policylab.studies.boundary.goals import trainer_bar
 
-    rising = [row(0.3, [16, 16, 2, 0]),      # ~73 %BW: over the 60 floor, not 0.8 x 100
-              row(0.6, [16, 16, 16, 2]),     # ~113: over 100 and 0.8 x 124
-              row(0.8, [16, 16, 16, 16])]    # above the grid: meets everything, ranks highest
+    rising = [
+        row(0.3, [16, 16, 2, 0]),  # ~73 %BW: over the 60 floor, not 0.8 x 100
+        row(0.6, [16, 16, 16, 2]),  # ~113: over 100 and 0.8 x 124
+        row(0.8, [16, 16, 16, 16]),
+    ]  # above the grid: meets everything, ranks highest
     bar = trainer_bar(rising)
     checks = {c["mu"]: c for c in bar["rows"]}
     assert checks[0.3]["holds"] and not checks[0.3]["meets_trainer_share"] and checks[0.3]["trainer_pct_bw"] == 100

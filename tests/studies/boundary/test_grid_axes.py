@@ -44,8 +44,12 @@ def test_default_grid_records_are_unchanged(robot, name):
     grid = Grid.build()
     assert grid == Grid.build(rows="friction=0.05:1.00:20", cols="push=10:200:20")  # the same grid, spelt out
     planned = planned_sweep(grid, ckpt)
-    assert (_h([p.key for p in planned]), _h([p.world for p in planned]), _h(grid.as_dict()),
-            _h(sweep_meta(grid, ckpt))) == PINNED[(robot, name)]
+    assert (
+        _h([p.key for p in planned]),
+        _h([p.world for p in planned]),
+        _h(grid.as_dict()),
+        _h(sweep_meta(grid, ckpt)),
+    ) == PINNED[(robot, name)]
 
 
 def test_default_sweep_writes_the_same_store(small_sweep):
@@ -70,11 +74,17 @@ def _run(*args):
 def test_records_name_their_axes(base):
     with Store(base / "store") as store:
         meta = store.get_meta("boundary/sweep/pd_soft")
-        worlds = [r.data["world"] for r in store.records("boundary")
-                  if r.data["world"]["checkpoint"]["name"] == "pd_soft"]
+        worlds = [
+            r.data["world"] for r in store.records("boundary") if r.data["world"]["checkpoint"]["name"] == "pd_soft"
+        ]
     g = meta["grid"]
     assert (g["row_axis"], g["col_axis"], g["set"], g["mus"], g["pushes_pct_bw"]) == (
-        "payload", "push", {}, [0.0, 0.3], [50.0, 150.0, 250.0])
+        "payload",
+        "push",
+        {},
+        [0.0, 0.3],
+        [50.0, 150.0, 250.0],
+    )
     assert len(worlds) == 2 * 3 * 3
     for w in sorted(worlds, key=lambda w: w["rollout_index"]):
         assert (w["row_axis"], w["col_axis"], w["mu"]) == ("payload", "push", 1.0)
@@ -123,8 +133,14 @@ def test_reduce_report_and_diff_on_payload_by_push(base):
     check = render_check(diff / "report" / "report.html")
     assert check["images"] == 3 and check["loaded"] == 3, check
 
-    other = {**red, "sweep": {**red["sweep"], "checkpoint": "other",
-                              "grid": {k: v for k, v in red["sweep"]["grid"].items() if k != "row_axis"}}}
+    other = {
+        **red,
+        "sweep": {
+            **red["sweep"],
+            "checkpoint": "other",
+            "grid": {k: v for k, v in red["sweep"]["grid"].items() if k != "row_axis"},
+        },
+    }
     with pytest.raises(BadInput, match="differ in row_axis"):
         check_comparable(red, other)
 
@@ -133,8 +149,11 @@ def test_probe_map_of_payload_by_push(base):
     view = StoreView(base / "store", resamples=100)
     entry = next(e for e in view.maps()["sweeps"] if e["name"] == "pd_soft")
     axes = entry["axes"]
-    assert (axes["row"]["name"], axes["row"]["label"], axes["col"]["name"]) == ("payload_kg", "torso payload (kg)",
-                                                                                 "push_pct")
+    assert (axes["row"]["name"], axes["row"]["label"], axes["col"]["name"]) == (
+        "payload_kg",
+        "torso payload (kg)",
+        "push_pct",
+    )
     cell = next(c for c in entry["reduction"]["cells"] if c["mu_idx"] == 1 and c["push_idx"] == 2)
     world = {**axes["world"], axes["row"]["name"]: cell["mu"], axes["col"]["name"]: cell["push_pct_bw"]}
     form = ProbeRunForm(map="pd_soft", checkpoint="pd_soft", world=world, sweep_seed=cell["rollouts"][0]["seed"])
@@ -152,37 +171,46 @@ def test_probe_page_on_payload_by_push(base, tmp_path):
         with Session() as page:
             page.open(url)
             page.wait_for("document.body && document.body.dataset.ready", timeout=120)
-            page.evaluate("const s = document.getElementById('sweep'); s.value = 'pd_soft'; "
-                          "s.dispatchEvent(new Event('change'))")
+            page.evaluate(
+                "const s = document.getElementById('sweep'); s.value = 'pd_soft'; s.dispatchEvent(new Event('change'))"
+            )
             titles = page.evaluate("[...document.querySelectorAll('#map text')].map(t => t.textContent)")
             assert "torso payload, kg" in titles and "lateral push, %BW" in titles, titles
             assert page.evaluate("document.querySelectorAll('rect.cell').length") == 6
-            page.evaluate("document.querySelector(\"rect.cell[data-mu='1'][data-push='0']\")"
-                          ".dispatchEvent(new MouseEvent('click'))")
+            page.evaluate(
+                "document.querySelector(\"rect.cell[data-mu='1'][data-push='0']\")"
+                ".dispatchEvent(new MouseEvent('click'))"
+            )
             assert "torso payload (kg) 0.3" in page.evaluate("document.getElementById('cell').innerText")
             shown = run_and_wait(page, "document.querySelectorAll('#cell-worlds button.run-world')[0].click()")
         with Store(base / "store") as store:
-            rec = next(r for r in store.records("boundary") if r.data["world"]["checkpoint"]["name"] == "pd_soft"
-                       and (r.data["world"]["mu_idx"], r.data["world"]["push_idx"], r.data["world"]["seed_idx"])
-                       == (1, 0, 0))
+            rec = next(
+                r
+                for r in store.records("boundary")
+                if r.data["world"]["checkpoint"]["name"] == "pd_soft"
+                and (r.data["world"]["mu_idx"], r.data["world"]["push_idx"], r.data["world"]["seed_idx"]) == (1, 0, 0)
+            )
         assert shown["key"] == rec.key and shown["stored"] == "equal", shown
     finally:
         stop_probe(proc)
 
 
-@pytest.mark.parametrize("args,field", [
-    (["--rows", "foo=1,2"], "rows"),
-    (["--rows", "payload=0:20:3"], "rows"),
-    (["--rows", "payload=1,1.01"], "rows"),
-    (["--rows", "payload"], "rows"),
-    (["--rows", "push_t0=1,2"], "rows"),
-    (["--rows", "push=0,10"], "cols"),
-    (["--rows", "payload=0,1", "--n-mu", "3"], "rows"),
-    (["--cols", "motor=0.5:1.5:3", "--push-max", "100"], "cols"),
-    (["--set", "delay=1,2"], "set"),
-    (["--set", "push=10"], "set"),
-    (["--rows", "payload=0:10:101", "--cols", "motor=0.5:1.5:101", "--seeds-per-cell", "200"], "seeds_per_cell"),
-])
+@pytest.mark.parametrize(
+    "args,field",
+    [
+        (["--rows", "foo=1,2"], "rows"),
+        (["--rows", "payload=0:20:3"], "rows"),
+        (["--rows", "payload=1,1.01"], "rows"),
+        (["--rows", "payload"], "rows"),
+        (["--rows", "push_t0=1,2"], "rows"),
+        (["--rows", "push=0,10"], "cols"),
+        (["--rows", "payload=0,1", "--n-mu", "3"], "rows"),
+        (["--cols", "motor=0.5:1.5:3", "--push-max", "100"], "cols"),
+        (["--set", "delay=1,2"], "set"),
+        (["--set", "push=10"], "set"),
+        (["--rows", "payload=0:10:101", "--cols", "motor=0.5:1.5:101", "--seeds-per-cell", "200"], "seeds_per_cell"),
+    ],
+)
 def test_bad_axes_are_one_line(tmp_path, args, field):
     res = cli("sweep", "--robot", "ant", "--checkpoint", "ant_v0", *args, "--store", tmp_path / "store")
     assert res.returncode == 2

@@ -25,8 +25,22 @@ from tests.support.boundary_fixtures import cli
 
 GO1 = robot("go1")
 SIN = GO1.obs_dim - 2  # the phase term's sin(2 pi hz t); the spec's last term
-GRID = ("--n-mu", "2", "--mu-min", "0.3", "--mu-max", "1.0", "--n-push", "2", "--push-min", "20", "--push-max", "80",
-        "--seeds-per-cell", "2")
+GRID = (
+    "--n-mu",
+    "2",
+    "--mu-min",
+    "0.3",
+    "--mu-max",
+    "1.0",
+    "--n-push",
+    "2",
+    "--push-min",
+    "20",
+    "--push-max",
+    "80",
+    "--seeds-per-cell",
+    "2",
+)
 
 
 def nan_onnx(path):
@@ -41,11 +55,18 @@ def nan_onnx(path):
             torch.nn.init.constant_(self.lin.bias, 0.01)
 
         def forward(self, x):
-            return self.lin(x) + 0.0 * torch.sqrt(0.9 + x[:, SIN:SIN + 1])
+            return self.lin(x) + 0.0 * torch.sqrt(0.9 + x[:, SIN : SIN + 1])
 
     buf = io.BytesIO()
-    torch.onnx.export(Net(), (torch.zeros(1, GO1.obs_dim),), buf, dynamo=False, input_names=["obs"],
-                      output_names=["action"], dynamic_axes={"obs": {0: "batch"}, "action": {0: "batch"}})
+    torch.onnx.export(
+        Net(),
+        (torch.zeros(1, GO1.obs_dim),),
+        buf,
+        dynamo=False,
+        input_names=["obs"],
+        output_names=["action"],
+        dynamic_axes={"obs": {0: "batch"}, "action": {0: "batch"}},
+    )
     path.write_bytes(buf.getvalue())
     return path
 
@@ -93,8 +114,20 @@ def test_non_finite_action_is_diverged_never_failed(tmp_path, make, step):
     refused = cli("reduce", "--store", store, "--checkpoint", name, "--out", tmp_path / "a")
     assert refused.returncode == 2 and "--keep-diverged" in refused.stderr and not (tmp_path / "a").exists()
 
-    kept = cli("verify", "--robot", "go1", "--checkpoint", policy, "--store", store, "--out", tmp_path / "v",
-               "--sample", "4", "--keep-diverged")
+    kept = cli(
+        "verify",
+        "--robot",
+        "go1",
+        "--checkpoint",
+        policy,
+        "--store",
+        store,
+        "--out",
+        tmp_path / "v",
+        "--sample",
+        "4",
+        "--keep-diverged",
+    )
     assert kept.returncode == 0, kept.stdout + kept.stderr
     eq = json.loads((tmp_path / "v" / "equivalence.json").read_text())
     assert eq["diverged"] == {"action": 8, "state": 0, "kept": True} and eq["passed"]

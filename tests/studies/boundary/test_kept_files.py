@@ -15,8 +15,22 @@ from policylab.studies.boundary.checkpoint import resolve_checkpoint
 from policylab.studies.boundary.kept_files import kept_name
 from tests.support.boundary_fixtures import cli
 
-GRID = ("--n-mu", "2", "--mu-min", "0.5", "--mu-max", "1.0", "--n-push", "5", "--push-min", "10", "--push-max", "50",
-        "--seeds-per-cell", "4")  # go1_v0's boundary lies inside: cells with 0 < S < 1 to replay
+GRID = (
+    "--n-mu",
+    "2",
+    "--mu-min",
+    "0.5",
+    "--mu-max",
+    "1.0",
+    "--n-push",
+    "5",
+    "--push-min",
+    "10",
+    "--push-max",
+    "50",
+    "--seeds-per-cell",
+    "4",
+)  # go1_v0's boundary lies inside: cells with 0 < S < 1 to replay
 
 
 def user_spec(folder):
@@ -48,12 +62,14 @@ def test_moved_spec_and_deleted_policy_break_nothing(tmp_path):
 
     spec.rename(tmp_path / "elsewhere.json")  # the spec moves, the policy is gone
     policy.unlink()
-    for args in (("reduce", "--store", store, "--checkpoint", "walker", "--resamples", "100", "--out", ana),
-                 ("select", "--out", ana, "--n-boundary", "2", "--n-recoveries", "0"),
-                 ("replay", "--out", ana),  # re-simulates with the store's copy of the policy
-                 ("clips", "--out", ana, "--width", "96", "--height", "72", "--workers", "1"),
-                 ("rrd", "--out", ana),
-                 ("report", "--out", ana)):
+    for args in (
+        ("reduce", "--store", store, "--checkpoint", "walker", "--resamples", "100", "--out", ana),
+        ("select", "--out", ana, "--n-boundary", "2", "--n-recoveries", "0"),
+        ("replay", "--out", ana),  # re-simulates with the store's copy of the policy
+        ("clips", "--out", ana, "--width", "96", "--height", "72", "--workers", "1"),
+        ("rrd", "--out", ana),
+        ("report", "--out", ana),
+    ):
         r = cli(*args)
         assert r.returncode == 0, (args, r.stdout, r.stderr)
     replays = json.loads((ana / "replay" / "replays.json").read_text())
@@ -73,8 +89,21 @@ def test_a_sweep_without_its_mjcf_is_refused_in_one_line(tmp_path):
     spec = tmp_path / "g.json"
     spec.write_text(json.dumps(data))
     store = tmp_path / "store"
-    r = cli("sweep", "--robot", spec, "--checkpoint", "go1_v0", "--n-mu", "1", "--n-push", "1", "--seeds-per-cell",
-            "1", "--store", store)
+    r = cli(
+        "sweep",
+        "--robot",
+        spec,
+        "--checkpoint",
+        "go1_v0",
+        "--n-mu",
+        "1",
+        "--n-push",
+        "1",
+        "--seeds-per-cell",
+        "1",
+        "--store",
+        store,
+    )
     assert r.returncode == 0, r.stderr
     spec.unlink()
     shutil.rmtree(model)

@@ -89,8 +89,21 @@ def test_kick_grid_reduces_replays_and_reports(base):
 
 
 def test_search_over_kick_rows(tmp_path):
-    res = cli("search", "--robot", "ant", "--checkpoint", "ant_v0", "--rows", "kick=0,1.5", "--budget", 8,
-              "--store", tmp_path / "store", "--out", tmp_path / "out")
+    res = cli(
+        "search",
+        "--robot",
+        "ant",
+        "--checkpoint",
+        "ant_v0",
+        "--rows",
+        "kick=0,1.5",
+        "--budget",
+        8,
+        "--store",
+        tmp_path / "store",
+        "--out",
+        tmp_path / "out",
+    )
     assert res.returncode == 0, res.stderr
     data = json.loads((tmp_path / "out" / "search.json").read_text())
     assert [r["values"] for r in data["rows"]] == [{"kick": 0.0}, {"kick": 1.5}]
@@ -99,11 +112,14 @@ def test_search_over_kick_rows(tmp_path):
     assert kicks == [0.0, 1.5]
 
 
-@pytest.mark.parametrize("args,field", [
-    (["--cols", "kick=0:4:3"], "cols"),
-    (["--rows", "kick=-0.5,1"], "rows"),
-    (["--set", "kick=3.01"], "set"),
-])
+@pytest.mark.parametrize(
+    "args,field",
+    [
+        (["--cols", "kick=0:4:3"], "cols"),
+        (["--rows", "kick=-0.5,1"], "rows"),
+        (["--set", "kick=3.01"], "set"),
+    ],
+)
 def test_kick_out_of_range_is_one_line(tmp_path, args, field):
     res = cli("sweep", "--robot", "ant", "--checkpoint", "ant_v0", *args, "--store", tmp_path / "store")
     assert res.returncode == 2

@@ -21,8 +21,16 @@ from policylab.studies.boundary.learn import worlds as W
 from policylab.studies.boundary.learn.run import learn
 from policylab.studies.boundary.requests import LearnRequest
 
-TINY = {"steps": 16 * 8 * 3, "envs": 16, "rollout": 8, "minibatch": 64, "epochs": 2, "hidden": "16,16",
-        "checkpoint_every": 1, "eval_worlds": 0}
+TINY = {
+    "steps": 16 * 8 * 3,
+    "envs": 16,
+    "rollout": 8,
+    "minibatch": 64,
+    "epochs": 2,
+    "hidden": "16,16",
+    "checkpoint_every": 1,
+    "eval_worlds": 0,
+}
 
 
 def seeds_from(start: int = 0):
@@ -133,6 +141,7 @@ def test_the_push_curriculum_ramps_the_range_and_old_recipes_record_as_they_did(
     w = W.TrainingWorlds(rob, v4, 8, seeds_from())
     assert (w.push_mag == 0).all()  # a run's first episodes: the ramp starts at no push
     from policylab.studies.boundary.checkpoint import committed_record
+
     for name in ("go1_v2", "go1_v3"):
         assert json.loads(json.dumps(W.recorded(W.RECIPES[name]))) == committed_record(name)["config"]["recipe_values"]
     assert W.recorded(v4)["command_amp"] == v4.command_amp and "push_ramp" not in W.recorded(W.RECIPES["go1_v3"])
@@ -163,9 +172,12 @@ def test_episode_seeds_come_from_the_learn_range(tmp_path):
 
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys):
     out = tmp_path / "bad"
-    for args, field in ((["--envs", "8", "--rollout", "4", "--minibatch", "64"], "minibatch"),
-                        (["--hidden", "16,x"], "hidden"), (["--init", str(tmp_path)], "init"),
-                        (["--threads", "9", "--envs", "8"], "threads")):
+    for args, field in (
+        (["--envs", "8", "--rollout", "4", "--minibatch", "64"], "minibatch"),
+        (["--hidden", "16,x"], "hidden"),
+        (["--init", str(tmp_path)], "init"),
+        (["--threads", "9", "--envs", "8"], "threads"),
+    ):
         assert invoke(["boundary", "learn", "--out", str(out), *args]) == 2
         err = capsys.readouterr().err.strip()
         assert field in err and len(err.splitlines()) == 1
@@ -179,16 +191,37 @@ def test_the_command_exports_the_actor_judges_it_and_ships_it(tmp_path, monkeypa
     monkeypatch.setattr(learn_run, "CHECKPOINT_DIR", tmp_path / "checkpoints")
     (tmp_path / "checkpoints").mkdir()
     out = tmp_path / "run"
-    args = ["boundary", "learn", "--out", str(out), "--steps", "256", "--envs", "16", "--rollout", "8",
-            "--minibatch", "64", "--hidden", "16,16", "--eval-worlds", "4", "--ship-as", "go1_v9"]
+    args = [
+        "boundary",
+        "learn",
+        "--out",
+        str(out),
+        "--steps",
+        "256",
+        "--envs",
+        "16",
+        "--rollout",
+        "8",
+        "--minibatch",
+        "64",
+        "--hidden",
+        "16,16",
+        "--eval-worlds",
+        "4",
+        "--ship-as",
+        "go1_v9",
+    ]
     assert invoke(args) == 0
     data = json.loads((out / "learn.json").read_text())
     assert data["updates"] == 2 and data["agent_steps"] == 256 and data["nominal"]["worlds"] == 4
     assert len(data["curves"]["forward_speed"]) == 2 and (out / "report.html").is_file()
     assert (out / "figures" / "curves.png").is_file()
     # the file is the trained actor's mean, and the loader runs it on the CPU-independent kernel
-    learner, _ = learn(validated(LearnRequest, {"out": out, "steps": 256, "envs": 16, "rollout": 8,
-                                                "minibatch": 64, "hidden": "16,16"}))
+    learner, _ = learn(
+        validated(
+            LearnRequest, {"out": out, "steps": 256, "envs": 16, "rollout": 8, "minibatch": 64, "hidden": "16,16"}
+        )
+    )
     forget_claims()
     obs = np.random.default_rng(0).standard_normal((6, 48))
     policy = load_policy(out / "policy.onnx", 48, 12)
@@ -213,8 +246,31 @@ def test_the_command_exports_the_actor_judges_it_and_ships_it(tmp_path, monkeypa
 @pytest.mark.skipif(chromium_path() is None, reason="Chromium not installed (make setup installs it)")
 def test_the_report_renders_its_curves_judgement_and_tracking(tmp_path):
     out = tmp_path / "run"
-    assert invoke(["boundary", "learn", "--out", str(out), "--steps", "128", "--envs", "16", "--rollout", "8",
-                   "--minibatch", "64", "--hidden", "8", "--eval-worlds", "2", "--recipe", "go1_v4"]) == 0
+    assert (
+        invoke(
+            [
+                "boundary",
+                "learn",
+                "--out",
+                str(out),
+                "--steps",
+                "128",
+                "--envs",
+                "16",
+                "--rollout",
+                "8",
+                "--minibatch",
+                "64",
+                "--hidden",
+                "8",
+                "--eval-worlds",
+                "2",
+                "--recipe",
+                "go1_v4",
+            ]
+        )
+        == 0
+    )
     seen = render_check(out / "report.html")
     assert seen["images"] == seen["loaded"] == 1
     assert "nominal survival" in seen["text"] and "Training curves" in seen["text"]
@@ -248,8 +304,7 @@ def test_tracking_judges_each_command_as_every_sweep_plays_the_file():
     from policylab.studies.boundary.constants import CHECKPOINT_DIR
     from policylab.studies.boundary.learn.judge import tracking
 
-    judged = tracking(CHECKPOINT_DIR / "go1_v2.onnx", robot("go1_imu"), 8,
-                      commands=((0.5, 0.0, 0.0), (0.0, 0.0, 1.0)))
+    judged = tracking(CHECKPOINT_DIR / "go1_v2.onnx", robot("go1_imu"), 8, commands=((0.5, 0.0, 0.0), (0.0, 0.0, 1.0)))
     forward, turn = judged["commands"]
     assert forward["tracked"] and abs(forward["achieved"][0] - 0.5) < 0.1 and forward["survival"] == 1.0
     assert not turn["tracked"] and abs(turn["achieved"][2]) < 0.2 and turn["achieved"][0] > 0.3

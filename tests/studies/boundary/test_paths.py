@@ -26,5 +26,14 @@ def test_one_store_named_from_two_folders_is_one_config(tmp_path, monkeypatch):
 def test_the_suggested_verify_command_quotes_its_paths(tmp_path):
     store = tmp_path / "my runs" / "store"
     cmd = verify_command(store, "my policy.npz", "ant")
-    assert shlex.split(cmd) == ["policylab", "boundary", "verify", "--robot", "ant", "--checkpoint", "my policy.npz",
-                                "--store", str(store)]
+    assert shlex.split(cmd) == [
+        "policylab",
+        "boundary",
+        "verify",
+        "--robot",
+        "ant",
+        "--checkpoint",
+        "my policy.npz",
+        "--store",
+        str(store),
+    ]

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import io
 import time
-from dataclasses import asdict
 import urllib.request
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from policylab.rollout.payloads import arrays_digest
 from policylab.report.browser import Session
+from policylab.rollout.payloads import arrays_digest
 from policylab.rollout.store import Store
 from policylab.studies.boundary.checkpoint import checkpoint_on
 from policylab.studies.boundary.constants import CHECKPOINT_DIR
@@ -41,9 +41,31 @@ def store(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("probe")
     make_sweep(base, "pd_soft", GRID["mu"], GRID["n_mu"], GRID["push"], GRID["n_push"], GRID["seeds"])
     limp = pd_checkpoint(base / "checkpoints", "pd_limp")
-    res = cli("sweep", "--robot", "ant", "--checkpoint", limp, "--mu-min", 0.65, "--mu-max", 1.0, "--n-mu", 2,
-              "--push-min", 50, "--push-max", 300, "--n-push", 3, "--seeds-per-cell", 4, "--store", base / "store",
-              "--out", base / "sweep-limp")
+    res = cli(
+        "sweep",
+        "--robot",
+        "ant",
+        "--checkpoint",
+        limp,
+        "--mu-min",
+        0.65,
+        "--mu-max",
+        1.0,
+        "--n-mu",
+        2,
+        "--push-min",
+        50,
+        "--push-max",
+        300,
+        "--n-push",
+        3,
+        "--seeds-per-cell",
+        4,
+        "--store",
+        base / "store",
+        "--out",
+        base / "sweep-limp",
+    )
     assert res.returncode == 0, res.stderr
     return base / "store"
 
@@ -67,26 +89,37 @@ def test_probe_page_in_browser(store, tmp_path):
             page.open(url)
             page.wait_for("document.body && document.body.dataset.ready", timeout=120)
             # the maps: both sweeps, the unverified one under the banner, and their diff
-            assert page.evaluate("[...document.getElementById('sweep').options].map(o => o.value)") == \
-                ["pd_limp", "pd_soft"]
+            assert page.evaluate("[...document.getElementById('sweep').options].map(o => o.value)") == [
+                "pd_limp",
+                "pd_soft",
+            ]
             assert page.evaluate("document.getElementById('banner').hidden") is False  # pd_limp is shown first
             assert "equivalence record" in page.evaluate("document.getElementById('banner').innerText")
-            page.evaluate("const s = document.getElementById('sweep'); s.value = 'pd_soft'; "
-                          "s.dispatchEvent(new Event('change'))")
+            page.evaluate(
+                "const s = document.getElementById('sweep'); s.value = 'pd_soft'; s.dispatchEvent(new Event('change'))"
+            )
             assert page.evaluate("document.getElementById('banner').hidden") is True
             assert page.evaluate("document.querySelectorAll('rect.cell').length") == GRID["n_mu"] * GRID["n_push"]
             assert "pd_limp -> pd_soft" in page.evaluate("document.getElementById('diff-summary').innerText")
 
             # a cell: its worlds with their stored outcomes
-            page.evaluate("document.querySelector(\"rect.cell[data-mu='1'][data-push='2']\")"
-                          ".dispatchEvent(new MouseEvent('click'))")
-            rows = page.evaluate("[...document.querySelectorAll('#cell-worlds tr.world')]"
-                                 ".map(r => [Number(r.dataset.seed), r.dataset.status])")
+            page.evaluate(
+                "document.querySelector(\"rect.cell[data-mu='1'][data-push='2']\")"
+                ".dispatchEvent(new MouseEvent('click'))"
+            )
+            rows = page.evaluate(
+                "[...document.querySelectorAll('#cell-worlds tr.world')]"
+                ".map(r => [Number(r.dataset.seed), r.dataset.status])"
+            )
             assert len(rows) == GRID["seeds"]
             with Store(store) as s:
-                stored = {r.data["world"]["seed"]: r for r in s.records("boundary")
-                          if r.data["world"]["checkpoint"]["name"] == "pd_soft"
-                          and r.data["world"].get("mu_idx") == 1 and r.data["world"].get("push_idx") == 2}
+                stored = {
+                    r.data["world"]["seed"]: r
+                    for r in s.records("boundary")
+                    if r.data["world"]["checkpoint"]["name"] == "pd_soft"
+                    and r.data["world"].get("mu_idx") == 1
+                    and r.data["world"].get("push_idx") == 2
+                }
             assert [[seed, stored[seed].outcome["status"]] for seed, _ in rows] == rows
 
             # a stored world, run again: shown outcome == record == re-simulation, bit for bit
@@ -99,8 +132,9 @@ def test_probe_page_in_browser(store, tmp_path):
             assert again == rec.outcome
             assert shown["stored"] == "equal" and "bit for bit" in shown["stored_text"]
             assert shown["sha256"] == rec.payload_sha256
-            npz = urllib.request.urlopen(url + page.evaluate("document.getElementById('dl-npz').getAttribute('href')")
-                                         .lstrip("/")).read()
+            npz = urllib.request.urlopen(
+                url + page.evaluate("document.getElementById('dl-npz').getAttribute('href')").lstrip("/")
+            ).read()
             assert arrays_digest(np.load(io.BytesIO(npz))) == rec.payload_sha256  # the download is the trajectory
             rrd = page.evaluate("document.getElementById('dl-rrd').getAttribute('href')")
             assert urllib.request.urlopen(url + rrd.lstrip("/")).read()[:4] == b"RRF2"  # rerun's file header
@@ -108,11 +142,14 @@ def test_probe_page_in_browser(store, tmp_path):
 
             # an off-grid world with a probe seed, written into the store on request
             fill = "".join(f"document.getElementById('axis-{k}').value = '{v}';" for k, v in OFF_GRID.items())
-            shown = run_and_wait(page, fill + "document.getElementById('checkpoint').value = 'pd_soft';"
-                                  "document.getElementById('seed-probe').checked = true;"
-                                  f"document.getElementById('seed_index').value = '{PROBE_INDEX}';"
-                                  "document.getElementById('save').checked = true;"
-                                  "document.getElementById('run').click()")
+            shown = run_and_wait(
+                page,
+                fill + "document.getElementById('checkpoint').value = 'pd_soft';"
+                "document.getElementById('seed-probe').checked = true;"
+                f"document.getElementById('seed_index').value = '{PROBE_INDEX}';"
+                "document.getElementById('save').checked = true;"
+                "document.getElementById('run').click()",
+            )
             world = World(**{k: float(v) for k, v in OFF_GRID.items()}, seed=5_000_000 + PROBE_INDEX)
             again = _resimulate(store, world)
             assert (shown["status"], shown["t_fail"]) == (again["status"], again["t_fail"])
@@ -120,23 +157,44 @@ def test_probe_page_in_browser(store, tmp_path):
             assert f"seed {5_000_000 + PROBE_INDEX}" in shown["text"]
 
             # bad values: a message in the page and HTTP 400, nothing run
-            page.evaluate("document.getElementById('error').textContent = '';"
-                          "document.getElementById('axis-push_pct').value = '999';"
-                          "document.getElementById('run').click()")
-            assert page.wait_for("document.getElementById('error').innerText") == \
-                "push_pct: push 999 %BW outside the clamp range 0-300"
+            page.evaluate(
+                "document.getElementById('error').textContent = '';"
+                "document.getElementById('axis-push_pct').value = '999';"
+                "document.getElementById('run').click()"
+            )
+            assert (
+                page.wait_for("document.getElementById('error').innerText")
+                == "push_pct: push 999 %BW outside the clamp range 0-300"
+            )
             assert page.evaluate("document.getElementById('error').dataset.status") == "400"
-            status, body = post(url + "api/run", {"map": "pd_soft", "checkpoint": "nope", "world": OFF_GRID,
-                                                  "seed_index": 0}, token)
-            assert (status, body["error"]) == (400, f"checkpoint: no sweep of 'nope' in {store.resolve()}; "
-                                                    "stored: pd_limp, pd_soft")
+            status, body = post(
+                url + "api/run", {"map": "pd_soft", "checkpoint": "nope", "world": OFF_GRID, "seed_index": 0}, token
+            )
+            assert (status, body["error"]) == (
+                400,
+                f"checkpoint: no sweep of 'nope' in {store.resolve()}; stored: pd_limp, pd_soft",
+            )
 
-            status, body = post(url + "api/run", {"map": "pd_soft", "policy_file": str(store / "missing.npz"),
-                                                  "world": OFF_GRID, "seed_index": 0}, token)
-            assert (status, body["error"]) == (400, f"policy_file: not a .npz or .onnx file under "
-                                                    f"{store.resolve().parent} or {CHECKPOINT_DIR.resolve()}")
-            status, body = post(url + "api/run", {"map": "pd_soft", "checkpoint": "pd_soft", "world": OFF_GRID,
-                                                  "seed_index": 0, "sweep_seed": 1_000_000}, token)
+            status, body = post(
+                url + "api/run",
+                {"map": "pd_soft", "policy_file": str(store / "missing.npz"), "world": OFF_GRID, "seed_index": 0},
+                token,
+            )
+            assert (status, body["error"]) == (
+                400,
+                f"policy_file: not a .npz or .onnx file under {store.resolve().parent} or {CHECKPOINT_DIR.resolve()}",
+            )
+            status, body = post(
+                url + "api/run",
+                {
+                    "map": "pd_soft",
+                    "checkpoint": "pd_soft",
+                    "world": OFF_GRID,
+                    "seed_index": 0,
+                    "sweep_seed": 1_000_000,
+                },
+                token,
+            )
             assert status == 400 and "either a probe seed index or a stored world's sweep seed" in body["error"]
 
             # requests queue: two at once both answer
@@ -170,7 +228,7 @@ def _children(pid: int) -> list[int]:
             text = stat.read_text()
         except OSError:
             continue
-        if int(text[text.rindex(")") + 2:].split()[1]) == pid:
+        if int(text[text.rindex(")") + 2 :].split()[1]) == pid:
             out.append(int(stat.parent.name))
     return out
 
@@ -182,7 +240,7 @@ def _alive(pid: int) -> bool:
             text = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
             return False
-        if text[text.rindex(")") + 2:].split()[0] == "Z":
+        if text[text.rindex(")") + 2 :].split()[0] == "Z":
             return False
         time.sleep(0.1)
     return True
@@ -198,10 +256,18 @@ def test_a_job_past_its_timeout_is_stopped_and_the_worker_replaced(tmp_path):
     world = World(1.0, 0.0, 90.0, 2.0, 5_000_000)
     outcome, payload = simulate_worlds(str(ckpt.path), [world], ckpt.robot)[0]
     atomic_write_bytes(tmp_path / "r.npz", arrays_to_bytes(payload))
-    clip = {"robot": ckpt.robot, "world": asdict(world), "outcome": outcome, "run_id": "r", "out": str(tmp_path),
-            "width": 32, "height": 32}
-    worker = WorkerProcess({"robot": ckpt.robot, "checkpoint_path": str(ckpt.path), "width": 32, "height": 32,
-                            "world": world})
+    clip = {
+        "robot": ckpt.robot,
+        "world": asdict(world),
+        "outcome": outcome,
+        "run_id": "r",
+        "out": str(tmp_path),
+        "width": 32,
+        "height": 32,
+    }
+    worker = WorkerProcess(
+        {"robot": ckpt.robot, "checkpoint_path": str(ckpt.path), "width": 32, "height": 32, "world": world}
+    )
     try:
         worker.ready()
         first = worker.process.pid
@@ -224,8 +290,15 @@ def test_a_ctrl_c_while_a_worker_starts_does_not_end_it():
     from policylab.studies.boundary.probe_worker import WorkerProcess
 
     ckpt = resolve_checkpoint("ant_v0")
-    worker = WorkerProcess({"robot": ckpt.robot, "checkpoint_path": str(ckpt.path), "width": 32, "height": 32,
-                            "world": World(1.0, 0.0, 90.0, 2.0, 5_000_000)})
+    worker = WorkerProcess(
+        {
+            "robot": ckpt.robot,
+            "checkpoint_path": str(ckpt.path),
+            "width": 32,
+            "height": 32,
+            "world": World(1.0, 0.0, 90.0, 2.0, 5_000_000),
+        }
+    )
     try:
         for _ in range(50):  # the first 0.25 s: the spawn bootstrap's imports, then the worker's own
             os.kill(worker.process.pid, signal.SIGINT)

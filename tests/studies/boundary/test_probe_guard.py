@@ -36,8 +36,13 @@ BIG = ("--width", "1920", "--height", "1080")
 
 
 def _world(index: int, save: bool = False) -> dict:
-    return {"map": MARKUP, "checkpoint": MARKUP, "seed_index": index, "save": save,
-            "world": {"mu": 0.8, "push_pct": 100, "push_dir": 90, "push_t0": 2.0}}
+    return {
+        "map": MARKUP,
+        "checkpoint": MARKUP,
+        "seed_index": index,
+        "save": save,
+        "world": {"mu": 0.8, "push_pct": 100, "push_dir": 90, "push_t0": 2.0},
+    }
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +51,31 @@ def base(tmp_path_factory) -> Path:
     policy = base / "checkpoints" / f"{MARKUP}.npz"
     policy.parent.mkdir()
     shutil.copyfile(CHECKPOINT_DIR / "ant_v0.npz", policy)
-    res = cli("sweep", "--robot", "ant", "--checkpoint", policy, "--mu-min", 0.65, "--mu-max", 1.0, "--n-mu", 2,
-              "--push-min", 50, "--push-max", 300, "--n-push", 2, "--seeds-per-cell", 2, "--store", base / "store",
-              "--out", base / "sweep")
+    res = cli(
+        "sweep",
+        "--robot",
+        "ant",
+        "--checkpoint",
+        policy,
+        "--mu-min",
+        0.65,
+        "--mu-max",
+        1.0,
+        "--n-mu",
+        2,
+        "--push-min",
+        50,
+        "--push-max",
+        300,
+        "--n-push",
+        2,
+        "--seeds-per-cell",
+        2,
+        "--store",
+        base / "store",
+        "--out",
+        base / "sweep",
+    )
     assert res.returncode == 0, res.stderr
     return base
 
@@ -65,8 +92,9 @@ def probe(base):
     assert proc.returncode == 0 and "Traceback" not in err, err
 
 
-def _ask(url: str, method: str, path: str, headers: dict[str, str] | None = None, body: bytes = b"",
-         chunked: bool = False) -> tuple[int, dict, str]:
+def _ask(
+    url: str, method: str, path: str, headers: dict[str, str] | None = None, body: bytes = b"", chunked: bool = False
+) -> tuple[int, dict, str]:
     """One request with exactly these headers (Host included: the URL's unless given): status, headers, body."""
     where = urlsplit(url)
     conn = http.client.HTTPConnection(where.hostname, where.port, timeout=60)
@@ -78,7 +106,7 @@ def _ask(url: str, method: str, path: str, headers: dict[str, str] | None = None
             conn.putheader("Transfer-Encoding", "chunked")
             conn.endheaders()
             for at in range(0, len(body), 8192):
-                part = body[at:at + 8192]
+                part = body[at : at + 8192]
                 conn.send(f"{len(part):x}\r\n".encode() + part + b"\r\n")
             conn.send(b"0\r\n\r\n")
         else:
@@ -114,7 +142,9 @@ def test_store_strings_are_text_in_the_page(probe):
         page.wait_for("document.getElementById('outcome').dataset.status", timeout=120)
         assert page.evaluate("document.getElementById('outcome').textContent").startswith(f"{MARKUP}: ")
         assert page.evaluate("fetch(document.getElementById('dl-npz').href).then(r => r.status)") == 200
-        assert page.evaluate("document.querySelectorAll('img').length") == 0 and page.evaluate("document.title") == TITLE
+        assert (
+            page.evaluate("document.querySelectorAll('img').length") == 0 and page.evaluate("document.title") == TITLE
+        )
 
 
 def test_only_this_machines_address_and_the_pages_origin_are_answered(probe):
@@ -144,10 +174,12 @@ def test_a_request_that_changes_anything_needs_the_pages_token(base, probe):
     with Store(base / "store") as s:
         before = s.fingerprint()
     files = set(out.iterdir())
-    for headers in ({"Content-Type": "text/plain"},
-                    {"Content-Type": "text/plain", "Origin": "http://evil.example"},
-                    {"Content-Type": "application/json", "X-Probe-Token": "guessed"},
-                    {"Content-Type": "application/json", "X-Probe-Token": token, "Origin": "null"}):
+    for headers in (
+        {"Content-Type": "text/plain"},
+        {"Content-Type": "text/plain", "Origin": "http://evil.example"},
+        {"Content-Type": "application/json", "X-Probe-Token": "guessed"},
+        {"Content-Type": "application/json", "X-Probe-Token": token, "Origin": "null"},
+    ):
         status, _, text = _ask(url, "POST", "/api/run", headers, body)
         assert status == 403, headers
         assert _error(text).split(":")[0] in ("token", "origin"), text
@@ -165,8 +197,11 @@ def test_bodies_past_the_limits_are_bad_input(probe):
     # a declared 300 MB: refused before it is sent (the server does not wait for it)
     where = urlsplit(url)
     with socket.create_connection((where.hostname, where.port), timeout=30) as s:
-        s.sendall(f"POST /api/run HTTP/1.1\r\nHost: {where.netloc}\r\nX-Probe-Token: {token}\r\n"
-                  f"Content-Length: 300000000\r\n\r\n".encode() + b"{" * 1000)
+        s.sendall(
+            f"POST /api/run HTTP/1.1\r\nHost: {where.netloc}\r\nX-Probe-Token: {token}\r\n"
+            f"Content-Length: 300000000\r\n\r\n".encode()
+            + b"{" * 1000
+        )
         res = http.client.HTTPResponse(s)
         res.begin()
         assert (res.status, _error(res.read().decode())) == (400, too_big)
@@ -184,8 +219,11 @@ def _send(url: str, path: str, body: bytes, token: str) -> socket.socket:
     """A POST sent and left waiting for its answer (the caller closes it: its client goes away)."""
     where = urlsplit(url)
     s = socket.create_connection((where.hostname, where.port), timeout=60)
-    s.sendall(f"POST {path} HTTP/1.1\r\nHost: {where.netloc}\r\nX-Probe-Token: {token}\r\n"
-              f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+    s.sendall(
+        f"POST {path} HTTP/1.1\r\nHost: {where.netloc}\r\nX-Probe-Token: {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
     return s
 
 
@@ -202,8 +240,10 @@ def test_the_queue_is_bounded_and_the_jobs_of_clients_gone_are_dropped(base, pro
     clients += [_send(url, render, b"{}", token) for _ in range(MAX_JOBS - 2)]
     time.sleep(1.0)  # the server reads them all (a clip takes about 14 s)
     status, _, text = _ask(url, "POST", render, {"X-Probe-Token": token}, b"{}")
-    assert (status, _error(text)) == (503, f"busy: {MAX_JOBS} runs and clips are queued or running; try again "
-                                           "when one has ended")
+    assert (status, _error(text)) == (
+        503,
+        f"busy: {MAX_JOBS} runs and clips are queued or running; try again when one has ended",
+    )
     for c in clients:
         c.close()
     for _ in range(100):  # the places free as the server reads that their clients have gone
@@ -225,14 +265,25 @@ def test_policy_files_the_probe_may_not_open_read_alike(base, probe, tmp_path):
     shutil.copyfile(CHECKPOINT_DIR / "ant_v0.npz", tmp_path / "real.npz")
     (base / "link.npz").symlink_to(tmp_path / "real.npz")
     answers = set()
-    for path in (tmp_path / "real.npz", tmp_path / "missing.npz", tmp_path, Path("/etc/passwd"),
-                 base / "link.npz", base / "missing.npz", base / "store", "real.npz\0"):
+    for path in (
+        tmp_path / "real.npz",
+        tmp_path / "missing.npz",
+        tmp_path,
+        Path("/etc/passwd"),
+        base / "link.npz",
+        base / "missing.npz",
+        base / "store",
+        "real.npz\0",
+    ):
         status, body = post(url + "api/run", {**_world(0), "checkpoint": None, "policy_file": str(path)}, token)
         answers.add((status, body["error"]))
     folder = base.resolve()
     assert answers == {(400, f"policy_file: not a .npz or .onnx file under {folder} or {CHECKPOINT_DIR.resolve()}")}
-    status, body = post(url + "api/run", {**_world(0), "checkpoint": None,
-                                          "policy_file": str(base / "checkpoints" / f"{MARKUP}.npz")}, token)
+    status, body = post(
+        url + "api/run",
+        {**_world(0), "checkpoint": None, "policy_file": str(base / "checkpoints" / f"{MARKUP}.npz")},
+        token,
+    )
     assert status == 200, body
 
 
@@ -257,8 +308,19 @@ def test_an_address_other_than_loopback_is_bad_input(base, tmp_path):
     """The probe answers its loopback address only, so it listens on no other (checked before it binds: the
     port here is taken, which a probe that went on to bind would report instead)."""
     with socket.create_server(("0.0.0.0", 0)) as taken:
-        res = cli("probe", "--store", base / "store", "--host", "0.0.0.0", "--port", taken.getsockname()[1],
-                  "--out", tmp_path / "out")
+        res = cli(
+            "probe",
+            "--store",
+            base / "store",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            taken.getsockname()[1],
+            "--out",
+            tmp_path / "out",
+        )
     assert res.returncode == 2 and not (tmp_path / "out").exists()
-    assert res.stderr.strip() == ("policylab: error: host: '0.0.0.0' is not a loopback address (127.0.0.1, ::1, "
-                                  "localhost): the probe answers this machine only")
+    assert res.stderr.strip() == (
+        "policylab: error: host: '0.0.0.0' is not a loopback address (127.0.0.1, ::1, "
+        "localhost): the probe answers this machine only"
+    )

@@ -9,21 +9,29 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from tests.support.boundary_fixtures import ANT, cli, make_sweep, relabelled_copy
 from policylab.errors import BadInput
+from policylab.hashing import sha256_hex
 from policylab.rollout.seeds import world_seed
 from policylab.rollout.store import Store
 from policylab.stats import kaplan_meier
 from policylab.studies.boundary import failure
-from policylab.studies.boundary.reduce import (NO_BOUNDARY, Rollout, survival_fraction, cell_stats, first_crossing,
-                                               load_sweep, row_boundary, rule_check,
-                                               training_distribution)
-from policylab.studies.boundary.select import boundary_cells, recoveries
+from policylab.studies.boundary.ars import CONFIGS
 from policylab.studies.boundary.checkpoint import available_checkpoints, committed_record
 from policylab.studies.boundary.constants import CHECKPOINT_DIR
-from policylab.studies.boundary.ars import CONFIGS
 from policylab.studies.boundary.learn.worlds import RECIPES
-from policylab.hashing import sha256_hex
+from policylab.studies.boundary.reduce import (
+    NO_BOUNDARY,
+    Rollout,
+    cell_stats,
+    first_crossing,
+    load_sweep,
+    row_boundary,
+    rule_check,
+    survival_fraction,
+    training_distribution,
+)
+from policylab.studies.boundary.select import boundary_cells, recoveries
+from tests.support.boundary_fixtures import ANT, cli, make_sweep, relabelled_copy
 
 MUS, PUSHES, SPC = [0.3, 0.65, 1.0], [20.0, 160.0, 300.0], 8
 
@@ -34,9 +42,14 @@ def _r(status, t=None, i=0):
 
 # -- Kaplan-Meier per cell ---------------------------------------------------------------------
 
+
 def test_cell_km_by_hand():
-    rollouts = [_r("survived", i=i) for i in range(4)] + [_r("failed", 1.0, 4), _r("failed", 2.0, 5),
-                                                           _r("failed", 2.0, 6), _r("diverged", 0.5, 7)]
+    rollouts = [_r("survived", i=i) for i in range(4)] + [
+        _r("failed", 1.0, 4),
+        _r("failed", 2.0, 5),
+        _r("failed", 2.0, 6),
+        _r("diverged", 0.5, 7),
+    ]
     c = cell_stats(rollouts, 5.0, push_t0=2.0)
     # diverged leaves the risk set: 7 at risk; t=1: 1 - 1/7; t=2: * (1 - 2/6) = 4/7
     assert (c["n"], c["n_failed"], c["n_censored"], c["n_diverged"]) == (8, 3, 4, 1)
@@ -64,14 +77,19 @@ def test_survival_fraction_is_km_with_horizon_censoring():
 
 # -- the boundary --------------------------------------------------------------------------------
 
+
 def test_first_crossing_by_hand():
     p = [10.0, 20.0, 30.0, 40.0]
-    s = np.array([[1.0, 0.75, 0.25, 0.0],      # 20 + 0.25/0.5 * 10 = 25
-                  [1.0, 0.4, 0.8, 0.2],        # first fall-through: 10 + 0.5/0.6 * 10
-                  [0.4, 0.2, 0.0, 0.0],        # starts below: boundary below the grid, none in range
-                  [1.0, 1.0, 0.9, 0.6],        # never crosses
-                  [1.0, np.nan, 0.0, 0.0],     # undefined cell skipped: 10 + 0.5 * 20
-                  [0.5, 0.0, 0.0, 0.0]])       # exactly 0.5 counts as not yet fallen: 10
+    s = np.array(
+        [
+            [1.0, 0.75, 0.25, 0.0],  # 20 + 0.25/0.5 * 10 = 25
+            [1.0, 0.4, 0.8, 0.2],  # first fall-through: 10 + 0.5/0.6 * 10
+            [0.4, 0.2, 0.0, 0.0],  # starts below: boundary below the grid, none in range
+            [1.0, 1.0, 0.9, 0.6],  # never crosses
+            [1.0, np.nan, 0.0, 0.0],  # undefined cell skipped: 10 + 0.5 * 20
+            [0.5, 0.0, 0.0, 0.0],
+        ]
+    )  # exactly 0.5 counts as not yet fallen: 10
     got = first_crossing(p, s)
     assert got[0] == pytest.approx(25.0)
     assert got[1] == pytest.approx(10 + 10 * 0.5 / 0.6)
@@ -116,15 +134,32 @@ def test_row_bootstrap_is_seeded_per_row():
 
 # -- selection -----------------------------------------------------------------------------------
 
+
 def _cell(mu, push, survived, n=16):
-    rollouts = [{"seed_idx": i, "seed": 1_000_000 + i, "key": f"{mu}-{push}-{i}", "cache_key": f"c{mu}-{push}-{i}",
-                 "status": "survived" if i >= n - survived else "failed"} for i in range(n)]
+    rollouts = [
+        {
+            "seed_idx": i,
+            "seed": 1_000_000 + i,
+            "key": f"{mu}-{push}-{i}",
+            "cache_key": f"c{mu}-{push}-{i}",
+            "status": "survived" if i >= n - survived else "failed",
+        }
+        for i in range(n)
+    ]
     return {"mu": mu, "push_pct_bw": push, "cell": 0, "survival": survived / n, "rollouts": rollouts}
 
 
 def test_selection_rules():
-    cells = [_cell(0.5, 80, 8), _cell(0.5, 90, 3), _cell(0.5, 100, 1), _cell(0.8, 110, 3), _cell(0.9, 110, 3),
-             _cell(0.9, 120, 5), _cell(0.7, 60, 16), _cell(0.7, 70, 0)]
+    cells = [
+        _cell(0.5, 80, 8),
+        _cell(0.5, 90, 3),
+        _cell(0.5, 100, 1),
+        _cell(0.8, 110, 3),
+        _cell(0.9, 110, 3),
+        _cell(0.9, 120, 5),
+        _cell(0.7, 60, 16),
+        _cell(0.7, 70, 0),
+    ]
     rec = recoveries(cells, 3)
     # 3/16 <= S <= 0.5, rarest first, then push descending, then mu; S = 1/16 is excluded
     assert [(r["mu"], r["push_pct_bw"]) for r in rec] == [(0.8, 110), (0.9, 110), (0.5, 90)]
@@ -139,6 +174,7 @@ def test_selection_rules():
 
 
 # -- on a real sweep -----------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def store_path(tmp_path_factory):
@@ -164,7 +200,8 @@ def test_reduce_cli_real_sweep(store_path, tmp_path):
     assert res.stdout.splitlines()[:-1] == [  # the headlines, then the report line
         f"reduce pd_soft: 3 x 3 cells x {SPC} seeds; {t['failed']} failed, {t['censored']} survived, "
         f"{t['diverged']} diverged",
-        f"rule check: {n}/{n} records agree with the frozen rule"]
+        f"rule check: {n}/{n} records agree with the frozen rule",
+    ]
     red = json.loads((out / "reduce.json").read_text())
     assert red["rule_check"]["agree"] == red["rule_check"]["checked"] == len(MUS) * len(PUSHES) * SPC
     assert sum(red["totals"].values()) == len(MUS) * len(PUSHES) * SPC
@@ -207,14 +244,17 @@ def test_rule_check_finds_a_mislabelled_record(tmp_path):
             load_sweep(store, "pd_soft")
 
 
-@pytest.mark.parametrize("args, field", [
-    (["--checkpoint", "nope"], "checkpoint"),
-    (["--checkpoint", "pd_soft", "--resamples", "10"], "resamples"),
-    (["--checkpoint", "pd_soft", "--resamples", "1e9"], "resamples"),
-    (["--checkpoint", "pd_soft", "--seed", "-1"], "seed"),
-    (["--checkpoint", "pd_soft", "--seed", "nan"], "seed"),
-    (["--checkpoint", ""], "checkpoint"),
-])
+@pytest.mark.parametrize(
+    "args, field",
+    [
+        (["--checkpoint", "nope"], "checkpoint"),
+        (["--checkpoint", "pd_soft", "--resamples", "10"], "resamples"),
+        (["--checkpoint", "pd_soft", "--resamples", "1e9"], "resamples"),
+        (["--checkpoint", "pd_soft", "--seed", "-1"], "seed"),
+        (["--checkpoint", "pd_soft", "--seed", "nan"], "seed"),
+        (["--checkpoint", ""], "checkpoint"),
+    ],
+)
 def test_reduce_bad_input(store_path, tmp_path, args, field):
     out = tmp_path / "bad"
     res = cli("reduce", "--store", store_path, "--out", out, *args)
@@ -244,9 +284,13 @@ def test_boundary_rows_state_the_grid_resolution():
 
 # The band each committed checkpoint trained on, read off its record by hand (push_bw in body weights -> %BW).
 TRAINING_BANDS = {
-    "ant_v0": (None, 0.0), "ant_v1": ([0.1, 1.0], 150.0),
-    "go1_v0": ([0.4, 1.0], 0.0), "go1_v1": ([0.4, 1.0], 100.0),
-    "go1_v2": ([0.4, 1.0], 0.0), "go1_v3": ([0.4, 1.0], 120.0), "go1_v4": ([0.2, 1.0], 150.0),
+    "ant_v0": (None, 0.0),
+    "ant_v1": ([0.1, 1.0], 150.0),
+    "go1_v0": ([0.4, 1.0], 0.0),
+    "go1_v1": ([0.4, 1.0], 100.0),
+    "go1_v2": ([0.4, 1.0], 0.0),
+    "go1_v3": ([0.4, 1.0], 120.0),
+    "go1_v4": ([0.2, 1.0], 150.0),
 }
 
 

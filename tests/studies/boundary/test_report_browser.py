@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from tests.support.boundary_fixtures import cli, make_sweep
 from policylab.report.browser import render_check
+from tests.support.boundary_fixtures import cli, make_sweep
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +69,7 @@ def test_report_bad_input_writes_nothing(tmp_path):
     empty.mkdir()
     res = cli("report", "--out", empty)
     assert res.returncode == 2
-    assert res.stderr.strip().splitlines() == [f"policylab: error: out: {empty / 'reduce.json'} not found; "
-                                               "run `policylab boundary reduce` first"]
+    assert res.stderr.strip().splitlines() == [
+        f"policylab: error: out: {empty / 'reduce.json'} not found; run `policylab boundary reduce` first"
+    ]
     assert list(empty.iterdir()) == []

@@ -22,8 +22,22 @@ from tests.support.words import blank_tiles, unexplained
 
 # go1_v0 on slippery floors: most robots fall walking, before the push at 2 s; the one cell with
 # 0 < S < 1 (mu 0.3, push 30 %BW) has seed 0 falling at 0.82 s, so its "boundary" clip is a fall before the push
-LOW_MU = ("--n-mu", "3", "--mu-min", "0.1", "--mu-max", "0.3", "--n-push", "2", "--push-min", "10", "--push-max", "30",
-          "--seeds-per-cell", "4")
+LOW_MU = (
+    "--n-mu",
+    "3",
+    "--mu-min",
+    "0.1",
+    "--mu-max",
+    "0.3",
+    "--n-push",
+    "2",
+    "--push-min",
+    "10",
+    "--push-max",
+    "30",
+    "--seeds-per-cell",
+    "4",
+)
 
 
 def _ok(*args):
@@ -45,8 +59,9 @@ def test_failures_before_the_push_are_shown_apart(tmp_path):
 
     with Store(store) as s:
         records = list(s.records("boundary"))
-    early = sum(failure.before_push(r.outcome["status"], r.outcome.get("t_fail"), r.data["world"]["push_t0"])
-                for r in records)
+    early = sum(
+        failure.before_push(r.outcome["status"], r.outcome.get("t_fail"), r.data["world"]["push_t0"]) for r in records
+    )
     reduction = json.loads((ana / "reduce.json").read_text())
     assert 0 < early < reduction["totals"]["failed"]
     assert reduction["failed_before_push"] == early == sum(c["n_failed_before_push"] for c in reduction["cells"])
@@ -86,12 +101,23 @@ def test_a_logrank_verdict_against_the_boundary_shift_is_explained(tmp_path):
     page = render_check(html)
     assert page["loaded"] == page["images"] == 3, page
     assert "In 1 row(s) the log-rank direction disagrees with the boundary shift" in page["text"]
-    assert ("the boundary moved outward (B survives larger pushes), yet the log-rank test says B fails earlier/more"
-            in page["text"])
+    assert (
+        "the boundary moved outward (B survives larger pushes), yet the log-rank test says B fails earlier/more"
+        in page["text"]
+    )
     assert "in 2 cell(s) (push 30, 40 %BW) every robot of both checkpoints fell" in page["text"]
 
-    agreeing = diff_reductions(ra, reduce_sweep(Store(tmp_path / "s2"), one_row_sweep("c", pushes, [(0, None), (2, 2.6),
-                               (8, 2.6), (8, 2.6)]), resamples=200, seed=0, check_rule=False), q=0.05)
+    agreeing = diff_reductions(
+        ra,
+        reduce_sweep(
+            Store(tmp_path / "s2"),
+            one_row_sweep("c", pushes, [(0, None), (2, 2.6), (8, 2.6), (8, 2.6)]),
+            resamples=200,
+            seed=0,
+            check_rule=False,
+        ),
+        q=0.05,
+    )
     assert not agreeing["boundary_displacement"][0]["logrank_disagrees"]  # same times where all fell: no conflict
 
 
@@ -100,11 +126,15 @@ def test_sweep_and_diff_pages_say_the_plain_words_first(tmp_path):
     20 %BW" with S and %BW said nowhere before; the diff page's first S was in its notes."""
     pushes = [10.0, 20.0, 30.0]
     with Store(tmp_path / "store") as store:
-        ra, rb = (reduce_sweep(store, one_row_sweep(n, pushes, o), resamples=200, seed=0, check_rule=False)
-                  for n, o in (("a", [(0, None), (6, 2.6), (8, 2.6)]), ("b", [(0, None), (2, 2.6), (8, 2.05)])))
+        ra, rb = (
+            reduce_sweep(store, one_row_sweep(n, pushes, o), resamples=200, seed=0, check_rule=False)
+            for n, o in (("a", [(0, None), (6, 2.6), (8, 2.6)]), ("b", [(0, None), (2, 2.6), (8, 2.05)]))
+        )
     texts = {}
-    for name, write in (("sweep", lambda out: sweep_report(out, ra, None, None, None, None)),
-                        ("diff", lambda out: diff_report(out, diff_reductions(ra, rb, q=0.05)))):
+    for name, write in (
+        ("sweep", lambda out: sweep_report(out, ra, None, None, None, None)),
+        ("diff", lambda out: diff_report(out, diff_reductions(ra, rb, q=0.05))),
+    ):
         (tmp_path / name).mkdir()
         page = render_check(write(tmp_path / name))
         assert page["loaded"] == page["images"] > 0, page
@@ -116,8 +146,9 @@ def test_sweep_and_diff_pages_say_the_plain_words_first(tmp_path):
 
 def _reduced(tmp_path, outcomes, name="a"):
     with Store(tmp_path / "store") as store:
-        return reduce_sweep(store, one_row_sweep(name, [10.0, 20.0, 30.0], outcomes), resamples=200, seed=0,
-                            check_rule=False)
+        return reduce_sweep(
+            store, one_row_sweep(name, [10.0, 20.0, 30.0], outcomes), resamples=200, seed=0, check_rule=False
+        )
 
 
 def test_the_danger_map_legend_stays_off_the_cells_and_names_only_what_is_drawn(tmp_path):

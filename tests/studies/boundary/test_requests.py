@@ -10,23 +10,40 @@ import subprocess
 import sys
 import typing
 
-import numpy as np
 import pytest
 from pydantic import BaseModel
 
-from tests.support.bad_policy_files import write_bad_policy_files
-from tests.support.boundary_fixtures import cli
 from policylab.envs.robots.robot import robot
 from policylab.policies import linear
 from policylab.rollout.executors import EXECUTORS
 from policylab.rollout.store import Store
 from policylab.studies.boundary import ars, protocol, requests
 from policylab.studies.boundary.checkpoint import resolve_checkpoint
+from tests.support.bad_policy_files import write_bad_policy_files
+from tests.support.boundary_fixtures import cli
 
-MODELS = [m for m in vars(requests).values()
-          if isinstance(m, type) and issubclass(m, requests.Request) and m is not requests.Request]
-COMMANDS = ["robot", "train", "learn", "calibrate", "sweep", "search", "verify", "reduce", "select", "replay", "clips",
-            "rrd", "diff", "report", "probe"]
+MODELS = [
+    m
+    for m in vars(requests).values()
+    if isinstance(m, type) and issubclass(m, requests.Request) and m is not requests.Request
+]
+COMMANDS = [
+    "robot",
+    "train",
+    "learn",
+    "calibrate",
+    "sweep",
+    "search",
+    "verify",
+    "reduce",
+    "select",
+    "replay",
+    "clips",
+    "rrd",
+    "diff",
+    "report",
+    "probe",
+]
 
 
 def _bad(args, field, tmp_path, contains=""):
@@ -80,12 +97,15 @@ def test_the_bare_sweep_says_where_it_writes():
 
 def test_help_loads_no_simulator():
     """The boundary group alone (the other studies' groups are theirs to keep light)."""
-    code = ("import sys; from policylab.cli.boundary import app\n"
-            "for c in %r: app([c, '--help'], prog_name='policylab boundary', standalone_mode=False)\n"
-            "heavy = {'mujoco', 'gymnasium', 'scipy', 'matplotlib', 'rerun'} & set(sys.modules)\n"
-            "assert not heavy, heavy" % COMMANDS)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "COLUMNS": "200"})
+    code = (
+        "import sys; from policylab.cli.boundary import app\n"
+        f"for c in {COMMANDS!r}: app([c, '--help'], prog_name='policylab boundary', standalone_mode=False)\n"
+        "heavy = {'mujoco', 'gymnasium', 'scipy', 'matplotlib', 'rerun'} & set(sys.modules)\n"
+        "assert not heavy, heavy"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"}
+    )
     assert r.returncode == 0, r.stderr
     assert "--mu-min" in r.stdout and "[>= 0.05, <= 2.0]" in r.stdout
 
@@ -97,17 +117,32 @@ def bad_checkpoints(tmp_path_factory):
     return write_bad_policy_files(tmp_path_factory.mktemp("bad_checkpoints"))
 
 
-CASES = ["text", "npy", "truncated", "corrupt", "garbage", "narrow", "biped", "nan", "zero_std", "no_std",
-         "not_npz_suffix", "unknown_name", "missing_file"]
+CASES = [
+    "text",
+    "npy",
+    "truncated",
+    "corrupt",
+    "garbage",
+    "narrow",
+    "biped",
+    "nan",
+    "zero_std",
+    "no_std",
+    "not_npz_suffix",
+    "unknown_name",
+    "missing_file",
+]
 
 
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("command", ["sweep", "calibrate", "verify"])
 def test_bad_checkpoint_is_refused_before_anything_is_written(tmp_path, bad_checkpoints, case, command):
     path, words = bad_checkpoints[case]
-    args = {"sweep": ["--store", tmp_path / "store", "--out", tmp_path / "out"],
-            "calibrate": ["--out", tmp_path / "out"],
-            "verify": ["--store", tmp_path / "store", "--out", tmp_path / "out"]}[command]
+    args = {
+        "sweep": ["--store", tmp_path / "store", "--out", tmp_path / "out"],
+        "calibrate": ["--out", tmp_path / "out"],
+        "verify": ["--store", tmp_path / "store", "--out", tmp_path / "out"],
+    }[command]
     if command == "verify" and case == "unknown_name":  # a bare name may be a sweep's name in the store, which
         words, field = "no store at", "store"  # verify resolves there: the missing store is what is wrong first
     else:
@@ -118,8 +153,11 @@ def test_bad_checkpoint_is_refused_before_anything_is_written(tmp_path, bad_chec
 
 def test_bad_checkpoint_default_out_is_not_created(tmp_path, bad_checkpoints, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default --out (runs/boundary/sweep-<name>) is relative
-    _bad(["sweep", "--robot", "ant", "--checkpoint", bad_checkpoints["narrow"][0], "--store", tmp_path / "store"],
-         "checkpoint", tmp_path)
+    _bad(
+        ["sweep", "--robot", "ant", "--checkpoint", bad_checkpoints["narrow"][0], "--store", tmp_path / "store"],
+        "checkpoint",
+        tmp_path,
+    )
     _bad(["sweep", "--checkpoint", bad_checkpoints["narrow"][0], "--store", tmp_path / "store"], "robot", tmp_path)
     assert not (tmp_path / "runs").exists()
 
@@ -134,8 +172,12 @@ def test_a_folder_that_is_not_a_store(tmp_path):
     fake.mkdir()
     (fake / "index.sqlite").write_text("not sqlite at all, just text that is long enough" * 4)
     _bad(["verify", "--store", fake, "--out", tmp_path / "o"], "store", tmp_path, "is not a store index")
-    _bad(["reduce", "--store", tmp_path / "nowhere", "--checkpoint", "ant_v0", "--out", tmp_path / "o"], "store",
-         tmp_path, "no store at")
+    _bad(
+        ["reduce", "--store", tmp_path / "nowhere", "--checkpoint", "ant_v0", "--out", tmp_path / "o"],
+        "store",
+        tmp_path,
+        "no store at",
+    )
     _bad(["diff", "--store", fake, "--a", "x", "--b", "y", "--out", tmp_path / "o"], "store", tmp_path)
     (tmp_path / "file").write_text("x")
     _bad(["sweep", "--store", tmp_path / "file", "--out", tmp_path / "o"], "store", tmp_path)
@@ -148,14 +190,17 @@ def test_checking_a_store_leaves_it_as_it_was(tmp_path, small_sweep):
     assert sorted(p.name for p in store_root.iterdir()) == before  # no -wal/-shm left behind
 
 
-@pytest.mark.parametrize("command, present, first", [
-    ("select", [], "reduce"),
-    ("replay", [], "reduce"),
-    ("replay", ["reduce"], "select"),
-    ("clips", ["reduce", "select"], "replay"),
-    ("rrd", ["reduce"], "replay"),
-    ("report", [], "reduce"),
-])
+@pytest.mark.parametrize(
+    "command, present, first",
+    [
+        ("select", [], "reduce"),
+        ("replay", [], "reduce"),
+        ("replay", ["reduce"], "select"),
+        ("clips", ["reduce", "select"], "replay"),
+        ("rrd", ["reduce"], "replay"),
+        ("report", [], "reduce"),
+    ],
+)
 def test_missing_stage_names_the_command_to_run_first(tmp_path, command, present, first):
     out = tmp_path / "ana"
     files = {"reduce": ["reduce.json", "config.json"], "select": ["select/selection.json"]}
@@ -171,8 +216,12 @@ def test_out_folder_holding_another_config_is_refused_before_the_store(tmp_path)
     out = tmp_path / "out"
     out.mkdir()
     (out / "config.json").write_text(json.dumps({"checkpoint": {"name": "ant_v0"}, "grid": "another"}))
-    _bad(["sweep", "--store", tmp_path / "store", "--out", out, "--n-mu", "1", "--n-push", "1",
-          "--seeds-per-cell", "1"], "out", tmp_path, "different config")
+    _bad(
+        ["sweep", "--store", tmp_path / "store", "--out", out, "--n-mu", "1", "--n-push", "1", "--seeds-per-cell", "1"],
+        "out",
+        tmp_path,
+        "different config",
+    )
     assert not (tmp_path / "store").exists()
     _bad(["calibrate", "--out", out], "out", tmp_path, "different config")
     (out / "config.json").unlink()
@@ -181,33 +230,51 @@ def test_out_folder_holding_another_config_is_refused_before_the_store(tmp_path)
 
 
 # -- the grid and the sweep's other options -------------------------------------------------------
-@pytest.mark.parametrize("args, field", [
-    (["--mu-min", "0.01"], "mu_min"),
-    (["--mu-max", "2.5"], "mu_max"),
-    (["--mu-min", "nan"], "mu_min"),
-    (["--mu-max", "inf"], "mu_max"),
-    (["--mu-min", "0.8", "--mu-max", "0.5"], "mu_max"),
-    (["--mu-min", "0.05", "--mu-max", "0.07", "--n-mu", "5"], "n_mu"),  # values collide at 0.01
-    (["--mu-min", "0.5", "--mu-max", "0.5", "--n-mu", "3"], "n_mu"),
-    (["--n-mu", "197"], "n_mu"),
-    (["--push-max", "301"], "push_max"),
-    (["--push-min", "ten"], "push_min"),
-    (["--push-min", "-5"], "push_min"),
-    (["--n-push", "0"], "n_push"),
-    (["--seeds-per-cell", "0"], "seeds_per_cell"),
-    (["--n-mu", "196", "--mu-max", "2.0", "--n-push", "301", "--push-min", "0", "--push-max", "300",
-      "--seeds-per-cell", "34"], "seeds_per_cell"),  # more worlds than the sweep's seed range
-    (["--push-dir", "400"], "push_dir"),
-    (["--push-t0", "4.5"], "push_t0"),
-    (["--executor", "dask"], "executor"),
-    (["--ray-address", "127.0.0.1:1"], "ray_address"),
-    (["--chunk", "0"], "chunk"),
-    (["--chunk", "1.5"], "chunk"),
-    (["--threads", "0"], "threads"),
-    (["--workers", "100000"], "workers"),
-    (["--checkpoint", "ant_v9"], "checkpoint"),
-    (["--bogus", "1"], "bogus"),
-])
+@pytest.mark.parametrize(
+    "args, field",
+    [
+        (["--mu-min", "0.01"], "mu_min"),
+        (["--mu-max", "2.5"], "mu_max"),
+        (["--mu-min", "nan"], "mu_min"),
+        (["--mu-max", "inf"], "mu_max"),
+        (["--mu-min", "0.8", "--mu-max", "0.5"], "mu_max"),
+        (["--mu-min", "0.05", "--mu-max", "0.07", "--n-mu", "5"], "n_mu"),  # values collide at 0.01
+        (["--mu-min", "0.5", "--mu-max", "0.5", "--n-mu", "3"], "n_mu"),
+        (["--n-mu", "197"], "n_mu"),
+        (["--push-max", "301"], "push_max"),
+        (["--push-min", "ten"], "push_min"),
+        (["--push-min", "-5"], "push_min"),
+        (["--n-push", "0"], "n_push"),
+        (["--seeds-per-cell", "0"], "seeds_per_cell"),
+        (
+            [
+                "--n-mu",
+                "196",
+                "--mu-max",
+                "2.0",
+                "--n-push",
+                "301",
+                "--push-min",
+                "0",
+                "--push-max",
+                "300",
+                "--seeds-per-cell",
+                "34",
+            ],
+            "seeds_per_cell",
+        ),  # more worlds than the sweep's seed range
+        (["--push-dir", "400"], "push_dir"),
+        (["--push-t0", "4.5"], "push_t0"),
+        (["--executor", "dask"], "executor"),
+        (["--ray-address", "127.0.0.1:1"], "ray_address"),
+        (["--chunk", "0"], "chunk"),
+        (["--chunk", "1.5"], "chunk"),
+        (["--threads", "0"], "threads"),
+        (["--workers", "100000"], "workers"),
+        (["--checkpoint", "ant_v9"], "checkpoint"),
+        (["--bogus", "1"], "bogus"),
+    ],
+)
 def test_bad_sweep_options(tmp_path, args, field):
     if field == "bogus":  # an unknown option is a usage error: one line, exit 2
         r = cli("sweep", "--bogus", "1")
@@ -220,7 +287,12 @@ def test_sweep_needs_are_checked_before_anything_is_written(tmp_path, monkeypatc
     import policylab.config
 
     monkeypatch.setattr(policylab.config, "available_memory", lambda: 10 * 2**20)
-    _bad(["sweep", "--store", tmp_path / "s", "--out", tmp_path / "o"], "n_mu/n_push/seeds_per_cell", tmp_path, "this run needs about")
+    _bad(
+        ["sweep", "--store", tmp_path / "s", "--out", tmp_path / "o"],
+        "n_mu/n_push/seeds_per_cell",
+        tmp_path,
+        "this run needs about",
+    )
 
 
 def test_sweep_needs_scale_with_chunk_and_grid(tmp_path, monkeypatch):
@@ -248,8 +320,16 @@ def test_the_disk_estimate_is_within_2x_of_what_the_store_takes(checkpoint, tmp_
     """A sweep over the default grid's ranges, measured: the Go1 stops a rollout at its fall (most
     fall when pushed), the Ant plays every rollout to the horizon."""
     grid = ["--checkpoint", checkpoint, "--n-mu", "2", "--n-push", "3", "--seeds-per-cell", "2"]
-    estimate = requests.SweepRequest(**{"checkpoint": checkpoint, "n_mu": 2, "n_push": 3, "seeds_per_cell": 2,
-                                        "store": tmp_path / "s", "out": tmp_path / "o"}).needs()[1]
+    estimate = requests.SweepRequest(
+        **{
+            "checkpoint": checkpoint,
+            "n_mu": 2,
+            "n_push": 3,
+            "seeds_per_cell": 2,
+            "store": tmp_path / "s",
+            "out": tmp_path / "o",
+        }
+    ).needs()[1]
     assert cli("sweep", *grid, "--store", tmp_path / "s", "--out", tmp_path / "o").returncode == 0
     written = _bytes_under(tmp_path / "s")
     assert written / 2 <= estimate <= 2 * written, (estimate, written)
@@ -273,8 +353,15 @@ def test_default_out_follows_the_checkpoint_name(tmp_path, monkeypatch):
 
 
 # -- train and calibrate, small -----------------------------------------------------------------
-@pytest.mark.parametrize("args, field", [(["--config", "v2"], "config"), (["--iterations", "0"], "iterations"),
-                                         (["--threads", "0"], "threads"), (["--threads", "2.5"], "threads")])
+@pytest.mark.parametrize(
+    "args, field",
+    [
+        (["--config", "v2"], "config"),
+        (["--iterations", "0"], "iterations"),
+        (["--threads", "0"], "threads"),
+        (["--threads", "2.5"], "threads"),
+    ],
+)
 def test_bad_train_options(tmp_path, args, field):
     _bad(["train", "--out", tmp_path / "ck", *args], field, tmp_path)
 

@@ -91,7 +91,10 @@ def test_exporting_without_a_robot_writes_the_bytes_it_always_wrote(tmp_path):
     assert not onnx.load_from_string(plain).metadata_props
     named = _network(tmp_path / "b.onnx", mlp.robot_metadata(robot("go1_imu").identity)).read_bytes()
     meta = {m.key: m.value for m in onnx.load_from_string(named).metadata_props}
-    assert meta == {"policylab.robot": "go1_imu", "policylab.robot_spec_sha256": robot("go1_imu").identity["spec_sha256"]}
+    assert meta == {
+        "policylab.robot": "go1_imu",
+        "policylab.robot_spec_sha256": robot("go1_imu").identity["spec_sha256"],
+    }
     assert mlp.project(named) is not None  # still the project's form: the portable kernel plays it
 
 
@@ -109,18 +112,38 @@ def test_a_sweep_that_falls_before_the_push_says_so(tmp_path):
     sweep.json and on the report (before: nothing said it)."""
     spec = go1_imu_copy(tmp_path, joint_order=TRAINER_ORDER)
     store, out, ana = tmp_path / "store", tmp_path / "sweep", tmp_path / "ana"
-    r = cli("sweep", "--robot", spec, "--checkpoint", "go1_v2", "--n-mu", 1, "--mu-min", 1.0, "--mu-max", 1.0,
-            "--n-push", 2, "--seeds-per-cell", 2, "--store", store, "--out", out)
+    r = cli(
+        "sweep",
+        "--robot",
+        spec,
+        "--checkpoint",
+        "go1_v2",
+        "--n-mu",
+        1,
+        "--mu-min",
+        1.0,
+        "--mu-max",
+        1.0,
+        "--n-push",
+        2,
+        "--seeds-per-cell",
+        2,
+        "--store",
+        store,
+        "--out",
+        out,
+    )
     assert r.returncode == 0, r.stderr
     (line,) = _warnings(r.stderr)
     assert line.startswith("policylab: warning: 4 of 4 rollouts fell before the push started (2 s)")
     assert "joint_order" in line
     summary = json.loads((out / "sweep.json").read_text())
     assert summary["failed_before_push"] == 4 and summary["warnings"] == [line.removeprefix("policylab: warning: ")]
-    for args in (("verify", "--robot", spec, "--checkpoint", "go1_v2", "--store", store, "--sample", 2,
-                  "--out", tmp_path / "v"),
-                 ("reduce", "--store", store, "--checkpoint", "go1_v2", "--resamples", 100, "--out", ana),
-                 ("report", "--out", ana)):
+    for args in (
+        ("verify", "--robot", spec, "--checkpoint", "go1_v2", "--store", store, "--sample", 2, "--out", tmp_path / "v"),
+        ("reduce", "--store", store, "--checkpoint", "go1_v2", "--resamples", 100, "--out", ana),
+        ("report", "--out", ana),
+    ):
         assert cli(*args).returncode == 0
     report = json.loads((ana / "report" / "report.json").read_text())
     assert report["warnings"] == summary["warnings"]

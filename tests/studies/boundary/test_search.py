@@ -25,8 +25,22 @@ from tests.support.boundary_fixtures import cli
 from tests.support.paths import ROOT
 from tests.support.words import unexplained
 
-ARGS = ("--robot", "go1", "--checkpoint", "go1_v0",  # go1_v0's own search, pinned by its grid's keys below
-        "--rows", "friction=0.6", "--push-min", 10, "--push-max", 60, "--budget", 28, "--batch", 4)
+ARGS = (
+    "--robot",
+    "go1",
+    "--checkpoint",
+    "go1_v0",  # go1_v0's own search, pinned by its grid's keys below
+    "--rows",
+    "friction=0.6",
+    "--push-min",
+    10,
+    "--push-max",
+    60,
+    "--budget",
+    28,
+    "--batch",
+    4,
+)
 
 
 def _search(store, out, *extra):
@@ -52,17 +66,28 @@ def test_same_config_same_bytes_and_grid_records(first, tmp_path):
     # the search's rollout at (mu 0.6, push 10, the cell's first seed) is the default grid's record
     ckpt = resolve_checkpoint("go1_v0")
     grid = Grid.build()
-    key = next(k for k, gw in sweep_keys(grid, ckpt) if gw.world.mu == 0.6 and gw.world.push_pct == 10.0
-               and gw.seed_idx == 0)
+    key = next(
+        k for k, gw in sweep_keys(grid, ckpt) if gw.world.mu == 0.6 and gw.world.push_pct == 10.0 and gw.seed_idx == 0
+    )
     with Store(first / "a" / "store") as store:
         assert store.has(key)
 
 
 def test_interrupted_search_resumes_to_the_same_bytes(first, tmp_path):
     ckpt = resolve_checkpoint("go1_v0")
-    summary, _ = run_search(ckpt, parse_rows(["friction=0.6"]), {}, push_range=(10.0, 60.0), level=0.5,
-                            target_width=10.0, budget=28, batch=4, block=0, store_root=tmp_path / "store",
-                            max_rounds=2)
+    summary, _ = run_search(
+        ckpt,
+        parse_rows(["friction=0.6"]),
+        {},
+        push_range=(10.0, 60.0),
+        level=0.5,
+        target_width=10.0,
+        budget=28,
+        batch=4,
+        block=0,
+        store_root=tmp_path / "store",
+        max_rounds=2,
+    )
     assert not summary["complete"]
     with Store(tmp_path / "store") as store:
         assert len(store.keys()) == 8
@@ -82,10 +107,26 @@ def _count(db) -> int:
 def test_killed_search_resumes_to_the_same_bytes(first, tmp_path):
     """A real process killed (SIGKILL) part way, then the same command again: the same search.json."""
     store = tmp_path / "store"
-    cmd = [sys.executable, "-m", "policylab.cli", "boundary", "search", *map(str, ARGS), "--store", str(store),
-           "--out", str(tmp_path / "out")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    cmd = [
+        sys.executable,
+        "-m",
+        "policylab.cli",
+        "boundary",
+        "search",
+        *map(str, ARGS),
+        "--store",
+        str(store),
+        "--out",
+        str(tmp_path / "out"),
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     deadline = time.time() + 120
     while _count(store / "index.sqlite") < 8 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.02)
@@ -118,13 +159,16 @@ def test_another_seed_block_draws_other_worlds(first, tmp_path):
     assert data["rows"][0]["grid_worlds"] == 0
 
 
-@pytest.mark.parametrize("args, field", [
-    (("--rows", "bogus=1"), "rows"),
-    (("--rows", "push=10:20:3"), "rows"),
-    (("--rows", "friction=0.3", "--set", "friction=0.5"), "set"),
-    (("--rows", "payload=0,50"), "rows"),
-    (("--push-min", 50, "--push-max", 40), "push_max"),
-])
+@pytest.mark.parametrize(
+    "args, field",
+    [
+        (("--rows", "bogus=1"), "rows"),
+        (("--rows", "push=10:20:3"), "rows"),
+        (("--rows", "friction=0.3", "--set", "friction=0.5"), "set"),
+        (("--rows", "payload=0,50"), "rows"),
+        (("--push-min", 50, "--push-max", 40), "push_max"),
+    ],
+)
 def test_bad_input_writes_nothing(tmp_path, args, field):
     res = cli("search", *args, "--store", tmp_path / "store", "--out", tmp_path / "out")
     assert res.returncode == 2 and field in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
@@ -134,9 +178,25 @@ def test_bad_input_writes_nothing(tmp_path, args, field):
 def test_several_row_axes_page_shows_each_axis(tmp_path):
     """Rows over two axes (the Ant, fast) and a held axis: every combination is a row, the records name the
     axes they set, and the page draws where the boundary moves along each axis."""
-    res = cli("search", "--robot", "ant", "--checkpoint", "ant_v0", "--rows", "friction=0.5,1.0", "--rows",
-              "motor=0.8,1.0", "--set", "delay=1", "--budget", 16, "--store", tmp_path / "store", "--out",
-              tmp_path / "out")
+    res = cli(
+        "search",
+        "--robot",
+        "ant",
+        "--checkpoint",
+        "ant_v0",
+        "--rows",
+        "friction=0.5,1.0",
+        "--rows",
+        "motor=0.8,1.0",
+        "--set",
+        "delay=1",
+        "--budget",
+        16,
+        "--store",
+        tmp_path / "store",
+        "--out",
+        tmp_path / "out",
+    )
     assert res.returncode == 0, res.stderr
     data = json.loads((tmp_path / "out" / "search.json").read_text())
     assert [r["values"] for r in data["rows"]] == [{"friction": f, "motor": m} for f in (0.5, 1.0) for m in (0.8, 1.0)]
@@ -153,11 +213,49 @@ def test_search_beside_a_grid_compares_with_it(tmp_path):
     """A store that holds a complete sweep of the checkpoint: the search reports the grid's boundary row by
     row beside its own, and the page draws both."""
     store = tmp_path / "store"
-    assert cli("sweep", "--robot", "ant", "--checkpoint", "ant_v0", "--mu-min", 0.5, "--mu-max", 1.0, "--n-mu", 2,
-               "--push-min", 100, "--push-max", 300, "--n-push", 3, "--seeds-per-cell", 2, "--store", store,
-               "--out", tmp_path / "sweep").returncode == 0
-    res = cli("search", "--robot", "ant", "--checkpoint", "ant_v0", "--rows", "friction=0.5,0.75,1.0", "--budget", 24,
-              "--store", store, "--out", tmp_path / "out")
+    assert (
+        cli(
+            "sweep",
+            "--robot",
+            "ant",
+            "--checkpoint",
+            "ant_v0",
+            "--mu-min",
+            0.5,
+            "--mu-max",
+            1.0,
+            "--n-mu",
+            2,
+            "--push-min",
+            100,
+            "--push-max",
+            300,
+            "--n-push",
+            3,
+            "--seeds-per-cell",
+            2,
+            "--store",
+            store,
+            "--out",
+            tmp_path / "sweep",
+        ).returncode
+        == 0
+    )
+    res = cli(
+        "search",
+        "--robot",
+        "ant",
+        "--checkpoint",
+        "ant_v0",
+        "--rows",
+        "friction=0.5,0.75,1.0",
+        "--budget",
+        24,
+        "--store",
+        store,
+        "--out",
+        tmp_path / "out",
+    )
     assert res.returncode == 0, res.stderr
     grid = json.loads((tmp_path / "out" / "search.json").read_text())["grid_comparison"]
     assert grid["rollouts"] == 12 and [g["mu"] for g in grid["rows"]] == [0.5, 1.0]  # 0.75 is not a grid row

@@ -15,14 +15,33 @@ from policylab.rollout.store import Store
 from policylab.studies.boundary.records import meta_name
 from tests.support.boundary_fixtures import cli
 
-SWEEP = [sys.executable, "-m", "policylab.cli", "boundary", "sweep", "--checkpoint", "ant_v0", "--n-push", "2",
-         "--seeds-per-cell", "2", "--chunk", "2"]
+SWEEP = [
+    sys.executable,
+    "-m",
+    "policylab.cli",
+    "boundary",
+    "sweep",
+    "--checkpoint",
+    "ant_v0",
+    "--n-push",
+    "2",
+    "--seeds-per-cell",
+    "2",
+    "--chunk",
+    "2",
+]
 
 
 def _both(store: Path, tmp: Path, grids: tuple[str, str]) -> list[subprocess.CompletedProcess]:
-    procs = [subprocess.Popen(SWEEP + ["--n-mu", n, "--store", str(store), "--out", str(tmp / f"out{i}")],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for i, n in enumerate(grids)]
+    procs = [
+        subprocess.Popen(
+            SWEEP + ["--n-mu", n, "--store", str(store), "--out", str(tmp / f"out{i}")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i, n in enumerate(grids)
+    ]
     return [(p.wait(timeout=600), p.stdout.read(), p.stderr.read()) for p in procs]
 
 
@@ -36,16 +55,23 @@ def test_two_sweeps_of_other_grids_at_once_one_is_refused(tmp_path):
     with Store(tmp_path / "store") as store:
         assert len(store.get_meta(meta_name("ant_v0"))["grid"]["mus"]) == (2, 3)[winner]
         assert len(store.keys()) == (2, 3)[winner] * 2 * 2
-    rerun = subprocess.run(SWEEP + ["--n-mu", ("2", "3")[winner], "--store", str(tmp_path / "store"),
-                                    "--out", str(tmp_path / f"out{winner}")], capture_output=True, text=True)
+    rerun = subprocess.run(
+        SWEEP
+        + ["--n-mu", ("2", "3")[winner], "--store", str(tmp_path / "store"), "--out", str(tmp_path / f"out{winner}")],
+        capture_output=True,
+        text=True,
+    )
     assert rerun.returncode == 0, rerun.stderr  # the winner's sweep resumes as before
 
 
 def test_two_sweeps_of_one_grid_at_once_share_the_store(tmp_path):
     done = _both(tmp_path / "store", tmp_path, ("2", "2"))
     assert [c for c, _, _ in done] == [0, 0], done
-    alone = subprocess.run(SWEEP + ["--n-mu", "2", "--store", str(tmp_path / "alone"), "--out", str(tmp_path / "o")],
-                           capture_output=True, text=True)
+    alone = subprocess.run(
+        SWEEP + ["--n-mu", "2", "--store", str(tmp_path / "alone"), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+    )
     assert alone.returncode == 0, alone.stderr
     with Store(tmp_path / "store") as a, Store(tmp_path / "alone") as b:
         assert a.fingerprint() == b.fingerprint() and len(a.keys()) == 8
@@ -75,14 +101,40 @@ def test_analysis_of_a_read_only_store(small_sweep, tmp_path):
     out = tmp_path
     before = {p.name: (p.stat().st_mtime_ns, p.stat().st_size) for p in copy.rglob("*")}
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    for args in (["boundary", "reduce", "--store", str(copy), "--checkpoint", "ant_v0", "--resamples", "100",
-                  "--out", str(out / "a")],
-                 ["boundary", "verify", "--checkpoint", "ant_v0", "--store", str(copy), "--sample", "2",
-                  "--out", str(out / "v")],
-                 ["store", "check", str(copy)],
-                 ["export", str(copy), "--out", str(out / "t.parquet")]):
-        r = subprocess.run([*_without_override(), sys.executable, "-m", "policylab.cli", *args], capture_output=True,
-                           text=True, env=env)
+    for args in (
+        [
+            "boundary",
+            "reduce",
+            "--store",
+            str(copy),
+            "--checkpoint",
+            "ant_v0",
+            "--resamples",
+            "100",
+            "--out",
+            str(out / "a"),
+        ],
+        [
+            "boundary",
+            "verify",
+            "--checkpoint",
+            "ant_v0",
+            "--store",
+            str(copy),
+            "--sample",
+            "2",
+            "--out",
+            str(out / "v"),
+        ],
+        ["store", "check", str(copy)],
+        ["export", str(copy), "--out", str(out / "t.parquet")],
+    ):
+        r = subprocess.run(
+            [*_without_override(), sys.executable, "-m", "policylab.cli", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         assert r.returncode == 0, (args, r.stderr)
     assert {p.name: (p.stat().st_mtime_ns, p.stat().st_size) for p in copy.rglob("*")} == before
     assert not any(p.name.endswith(("-wal", "-shm")) for p in copy.iterdir())
@@ -97,5 +149,5 @@ def test_a_damaged_payload_stops_a_command_with_one_line(small_sweep, tmp_path):
     (copy / rec.payload_path).unlink()
     r = cli("reduce", "--store", copy, "--checkpoint", "ant_v0", "--resamples", "100", "--out", tmp_path / "a")
     assert r.returncode == 2
-    line, = r.stderr.strip().splitlines()
+    (line,) = r.stderr.strip().splitlines()
     assert "is damaged" in line and f"policylab store check {copy} --repair" in line

@@ -20,8 +20,23 @@ from policylab.studies.boundary.world import Grid
 _ANT = mujoco.MjModel.from_xml_path(str(robot("ant").mjcf))
 BODY_WEIGHT_N = float(_ANT.body_mass.sum() * np.linalg.norm(_ANT.opt.gravity))
 
-CLI = [sys.executable, "-m", "policylab.cli", "boundary", "sweep", "--checkpoint", "ant_v0",
-       "--n-mu", "4", "--n-push", "4", "--seeds-per-cell", "4", "--chunk", "4"]
+CLI = [
+    sys.executable,
+    "-m",
+    "policylab.cli",
+    "boundary",
+    "sweep",
+    "--checkpoint",
+    "ant_v0",
+    "--n-mu",
+    "4",
+    "--n-push",
+    "4",
+    "--seeds-per-cell",
+    "4",
+    "--chunk",
+    "4",
+]
 
 
 def test_small_sweep_records(small_sweep, small_grid):
@@ -74,8 +89,12 @@ def test_killed_process_resumes_to_identical_store(tmp_path, small_sweep):
     # worker processes write their units and the driver commits each as it comes, so the kill lands
     # between commits whatever the load (a local run gathers fast units into one file for a second)
     args = CLI + ["--store", str(store), "--executor", "processes", "--workers", "2"]
-    proc = subprocess.Popen(args + ["--out", str(tmp_path / "o1")], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        args + ["--out", str(tmp_path / "o1")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.time() + 120
     while _count(store / "index.sqlite") < 4 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.005)  # the whole sweep simulates in about a quarter of a second on a quiet machine

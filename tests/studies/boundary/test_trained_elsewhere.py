@@ -16,8 +16,24 @@ from tests.support.trainer_layout import ACT, OBS, export_policy, spec_file
 # The stand-still policy settles every seed to one standing pose by 2 s, so its boundary is a step
 # (survives 40 %BW, falls at 42, whatever the seed); pushed at 0.5 s out of a noisier reset, the seeds
 # differ and the 40 %BW cells are mixed, which gives select and replay boundary worlds to work on.
-GRID = ["--n-mu", 2, "--mu-min", 0.5, "--mu-max", 1.0, "--n-push", 3, "--push-min", 30, "--push-max", 50,
-        "--seeds-per-cell", 4, "--push-t0", 0.5]
+GRID = [
+    "--n-mu",
+    2,
+    "--mu-min",
+    0.5,
+    "--mu-max",
+    1.0,
+    "--n-push",
+    3,
+    "--push-min",
+    30,
+    "--push-max",
+    50,
+    "--seeds-per-cell",
+    4,
+    "--push-t0",
+    0.5,
+]
 RESET = {"qpos_uniform": 0.1, "qpos_noise_on": "joints", "qvel_normal": 0.5}
 
 
@@ -33,8 +49,15 @@ def test_trainer_layout_policy_runs_every_stage(tmp_path):
     assert res.returncode == 0, res.stderr
     card = json.loads((tmp_path / "card" / "robot.json").read_text())
     assert card["observation"]["size"] == OBS and card["action_size"] == ACT and not card["warnings"]
-    assert [r["slice"] for r in card["observation"]["layout"]] == [[0, 3], [3, 6], [6, 9], [9, 21], [21, 33],
-                                                                    [33, 45], [45, 48]]
+    assert [r["slice"] for r in card["observation"]["layout"]] == [
+        [0, 3],
+        [3, 6],
+        [6, 9],
+        [9, 21],
+        [21, 33],
+        [33, 45],
+        [45, 48],
+    ]
 
     store, ana = tmp_path / "store", tmp_path / "ana"
     res = cli("sweep", "--robot", spec, "--checkpoint", policy, *GRID, "--store", store, "--out", tmp_path / "sweep")
@@ -45,16 +68,19 @@ def test_trainer_layout_policy_runs_every_stage(tmp_path):
     assert summary["protocol"]["command"] == [0.5, 0.0, 0.0]
     assert summary["protocol"]["control"]["mode"] == "position"
 
-    res = cli("verify", "--robot", spec, "--checkpoint", policy, "--store", store, "--sample", 4,
-              "--out", tmp_path / "verify")
+    res = cli(
+        "verify", "--robot", spec, "--checkpoint", policy, "--store", store, "--sample", 4, "--out", tmp_path / "verify"
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     eq = json.loads((tmp_path / "verify" / "equivalence.json").read_text())
     assert eq["passed"] and eq["harness_vs_plain_loop"]["identical"] == 2
-    for args in (("reduce", "--store", store, "--checkpoint", policy.stem, "--out", ana),
-                 ("select", "--out", ana, "--n-boundary", 2, "--n-recoveries", 1),
-                 ("replay", "--out", ana, "--checkpoint", policy),
-                 ("clips", "--out", ana, "--width", 64, "--height", 48, "--workers", 1),
-                 ("report", "--out", ana)):
+    for args in (
+        ("reduce", "--store", store, "--checkpoint", policy.stem, "--out", ana),
+        ("select", "--out", ana, "--n-boundary", 2, "--n-recoveries", 1),
+        ("replay", "--out", ana, "--checkpoint", policy),
+        ("clips", "--out", ana, "--width", 64, "--height", 48, "--workers", 1),
+        ("report", "--out", ana),
+    ):
         res = cli(*args)
         assert res.returncode == 0, (args[0], res.stdout, res.stderr)
     replays = json.loads((ana / "replay" / "replays.json").read_text())
@@ -76,7 +102,7 @@ def test_fixed_batch_one_acts_row_by_row_as_a_batch_would(tmp_path):
     together = pol.act(x)
     assert together.shape == (5, ACT)
     for i in range(5):
-        assert np.array_equal(pol.act(x[i: i + 1]), together[i: i + 1])
+        assert np.array_equal(pol.act(x[i : i + 1]), together[i : i + 1])
 
 
 @pytest.mark.slow  # torch's import and export: about 15 s on a loaded machine
@@ -84,22 +110,43 @@ def test_policy_that_does_not_fit_the_spec_is_one_line_and_writes_nothing(tmp_pa
     """A 48-input policy against a spec whose observation has 51 values (a 3-value offset of a wider
     command) is refused before anything is written, naming the checkpoint and both sizes."""
     policy = export_policy(tmp_path / "p.onnx", steps=5)
-    spec = spec_file(tmp_path / "spec", observation=[
-        {"term": "sensor", "name": "local_linvel"}, {"term": "sensor", "name": "gyro"},
-        {"term": "site_gravity", "name": "imu"}, {"term": "joint_pos_rel"}, {"term": "joint_vel"},
-        {"term": "last_action"}, {"term": "command", "value": [0.0] * 6}])
-    res = cli("sweep", "--robot", spec, "--checkpoint", policy, *GRID, "--store", tmp_path / "store", "--out",
-              tmp_path / "sweep")
+    spec = spec_file(
+        tmp_path / "spec",
+        observation=[
+            {"term": "sensor", "name": "local_linvel"},
+            {"term": "sensor", "name": "gyro"},
+            {"term": "site_gravity", "name": "imu"},
+            {"term": "joint_pos_rel"},
+            {"term": "joint_vel"},
+            {"term": "last_action"},
+            {"term": "command", "value": [0.0] * 6},
+        ],
+    )
+    res = cli(
+        "sweep",
+        "--robot",
+        spec,
+        "--checkpoint",
+        policy,
+        *GRID,
+        "--store",
+        tmp_path / "store",
+        "--out",
+        tmp_path / "sweep",
+    )
     assert res.returncode == 2
-    assert res.stderr.strip() == (f"policylab: error: checkpoint: {policy}: input 'obs' takes 48 observation values; "
-                                  "the go1_trained_elsewhere robot gives 51")
+    assert res.stderr.strip() == (
+        f"policylab: error: checkpoint: {policy}: input 'obs' takes 48 observation values; "
+        "the go1_trained_elsewhere robot gives 51"
+    )
     assert not (tmp_path / "store").exists() and not (tmp_path / "sweep").exists()
 
 
 def test_robot_command_warns_when_the_zero_policy_never_survives(tmp_path):
     """An uprightness threshold no standing robot meets: every zero-policy world fails, which is a warning."""
-    spec = spec_file(tmp_path / "spec", failure={"torso_z_fail_m": 0.15, "uprightness_fail": 0.99999,
-                                                 "rule_version": 1})
+    spec = spec_file(
+        tmp_path / "spec", failure={"torso_z_fail_m": 0.15, "uprightness_fail": 0.99999, "rule_version": 1}
+    )
     res = cli("robot", spec, "--zero-policy-worlds", 2, "--out", tmp_path / "card")
     assert res.returncode == 0, res.stderr
     assert "zero policy: survived 0 of 2 nominal worlds" in res.stdout

@@ -4,10 +4,10 @@ exits 1 with its headline; a store that is not one, or holds another grid, is re
 import json
 import shutil
 
-from tests.support.boundary_fixtures import cli
 from policylab.fileio import atomic_write_bytes
 from policylab.rollout.payloads import pack_arrays
 from policylab.rollout.store import Store, moved_record
+from tests.support.boundary_fixtures import cli
 
 
 def test_equivalence_gate_is_bitwise(tmp_path, small_sweep):
@@ -15,8 +15,9 @@ def test_equivalence_gate_is_bitwise(tmp_path, small_sweep):
     r = cli("verify", "--checkpoint", "ant_v0", "--store", store_root, "--sample", "6", "--out", tmp_path / "v")
     assert r.returncode == 0, r.stderr
     assert r.report == tmp_path / "v" / "equivalence.json"
-    assert r.stdout.splitlines()[0] == ("equivalence ant_v0: 6/6 identical (100%); Gymnasium Ant-v5 loop 2/2 "
-                                        "identical; gate PASS")
+    assert r.stdout.splitlines()[0] == (
+        "equivalence ant_v0: 6/6 identical (100%); Gymnasium Ant-v5 loop 2/2 identical; gate PASS"
+    )
     rep = json.loads((tmp_path / "v" / "equivalence.json").read_text())
     assert rep["passed"] and rep["agreement"] == {"n": 6, "identical": 6, "rate": 1.0}
     assert len(rep["modes"]) == 3
@@ -45,8 +46,10 @@ def test_verify_needs_a_sweep_of_the_checkpoint(tmp_path, small_sweep):
     store_root, _ = small_sweep
     r = cli("verify", "--checkpoint", "ant_v1", "--store", store_root, "--out", tmp_path / "v")
     assert r.returncode == 2
-    assert r.stderr.strip() == (f"policylab: error: store: {store_root} holds no sweep of ant_v1; run `policylab "
-                                "boundary sweep --checkpoint ant_v1` first")
+    assert r.stderr.strip() == (
+        f"policylab: error: store: {store_root} holds no sweep of ant_v1; run `policylab "
+        "boundary sweep --checkpoint ant_v1` first"
+    )
     assert not (tmp_path / "v").exists()
 
 
@@ -54,8 +57,21 @@ def test_resume_with_another_grid_is_refused(tmp_path, small_sweep):
     store_root, _ = small_sweep
     with Store(store_root) as s:
         before = s.fingerprint()
-    r = cli("sweep", "--checkpoint", "ant_v0", "--store", store_root, "--n-mu", "4", "--n-push", "4",
-            "--seeds-per-cell", "5", "--out", tmp_path / "o")
+    r = cli(
+        "sweep",
+        "--checkpoint",
+        "ant_v0",
+        "--store",
+        store_root,
+        "--n-mu",
+        "4",
+        "--n-push",
+        "4",
+        "--seeds-per-cell",
+        "5",
+        "--out",
+        tmp_path / "o",
+    )
     assert r.returncode == 2 and r.stderr.startswith("policylab: error: grid:")
     assert not (tmp_path / "o").exists()
     with Store(store_root) as s:
@@ -74,8 +90,10 @@ def test_verify_names_a_cross_machine_difference(tmp_path, small_sweep):
     assert r.returncode == 1, r.stderr
     headline, cross, _ = r.stdout.strip().splitlines()
     assert headline.endswith("gate FAIL")
-    assert cross.startswith("cross-machine difference: 1 mismatching record(s) were made on a CPU with other "
-                            "features (x86_64 SSE2) than this one (")
+    assert cross.startswith(
+        "cross-machine difference: 1 mismatching record(s) were made on a CPU with other "
+        "features (x86_64 SSE2) than this one ("
+    )
     rep = json.loads((tmp_path / "v" / "equivalence.json").read_text())
     assert rep["cross_machine"]["mismatches_recorded_on_other_cpus"] == {data["world"]["cache_key"]: other}
 

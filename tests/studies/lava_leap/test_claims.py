@@ -6,10 +6,10 @@ seeds) with a one-seed run of the same first seed, where the original's E5 wordi
 from __future__ import annotations
 
 import numpy as np
-from tests.support.lava_run_cache import full_run, load
 
 from policylab.studies.lava_leap import claims as K
 from policylab.studies.lava_leap.floor import FLOOR, new_floor
+from tests.support.lava_run_cache import full_run, load
 
 GOOD = {"100": 0.99, "110": 0.98, "000": 0.2, "001": 0.01, "010": 0.04, "011": 0.001, "101": 0.9, "111": 0.5}
 SCORES = [dict(own=0.56, step=0.559, leap=0.561)]
@@ -66,8 +66,10 @@ def test_e1_claim_fails_when_a_seed_falls_elsewhere():
     assert not row["holds"] and share[0] == 1.0 and 0.9 < share[1] < 1.0
     assert 0 < row["values"]["p_fall_elsewhere"][1] < 0.1
     assert "only" not in title
-    assert title == (f"Untrained, it falls early; trained, it falls mostly at two-tile channels "
-                     f"({100 * share[1]:.0f}-100% of its fall chance)")
+    assert title == (
+        f"Untrained, it falls early; trained, it falls mostly at two-tile channels "
+        f"({100 * share[1]:.0f}-100% of its fall chance)"
+    )
     narrow_first = np.zeros(FLOOR, dtype=bool)
     narrow_first[[10, 20, 21]] = True  # a one-tile channel, then a two-tile one
     never_leaps = np.zeros(8)  # falls in the first channel, the narrow one
@@ -95,8 +97,10 @@ def test_e3b_and_ordering_claims():
     assert not row["holds"] and title != K.E3B_TITLE
     row, title = K.e3b_claim([0, 1], [0.6, 0.5], [0.4, 0.45], [0.7, 0.6], 40)
     assert row["holds"] and title == K.E3B_TITLE
-    comps = [dict(a="GRPO", b="PPO", verdict="better", per_seed_delta=[0.1], seeds=[0]),
-             dict(a="PPO", b="REINFORCE", verdict="no detectable difference", per_seed_delta=[0.1], seeds=[0])]
+    comps = [
+        dict(a="GRPO", b="PPO", verdict="better", per_seed_delta=[0.1], seeds=[0]),
+        dict(a="PPO", b="REINFORCE", verdict="no detectable difference", per_seed_delta=[0.1], seeds=[0]),
+    ]
     assert not K.ordering_claim(comps)["holds"]
 
 

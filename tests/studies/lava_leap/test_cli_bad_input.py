@@ -5,17 +5,21 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from tests.support.lava_run_cache import cli
 
 
-@pytest.mark.parametrize("args, field", [
-    (["--rounds", "0"], "rounds"),
-    (["--rounds", "-5"], "rounds"),
-    (["-G", "0"], "group_size"),
-    (["--eps", "0"], "eps"),
-    (["--eps", "1"], "eps"),
-    (["--eps", "1.5"], "eps"),
-])
+@pytest.mark.parametrize(
+    "args, field",
+    [
+        (["--rounds", "0"], "rounds"),
+        (["--rounds", "-5"], "rounds"),
+        (["-G", "0"], "group_size"),
+        (["--eps", "0"], "eps"),
+        (["--eps", "1"], "eps"),
+        (["--eps", "1.5"], "eps"),
+    ],
+)
 def test_bad_hyperparameters(tmp_path, args, field):
     out = tmp_path / "out"
     proc = cli("--out", out, *args)

@@ -19,10 +19,13 @@ def brute_force(table, lava):
     """Expected score and exit probability by enumerating every path (a forward recursion over
     moves and coin flips; independent of the backward DP)."""
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def go(pos):
-        b = 4 * int(pos + 1 < 40 and lava[pos + 1]) + 2 * int(pos + 2 < 40 and lava[pos + 2]) + int(
-            pos + 3 < 40 and lava[pos + 3])
+        b = (
+            4 * int(pos + 1 < 40 and lava[pos + 1])
+            + 2 * int(pos + 2 < 40 and lava[pos + 2])
+            + int(pos + 3 < 40 and lava[pos + 3])
+        )
         q = table[b]
         branches = [(1 - q, 1), (q / 2, 2), (q / 2, 3)]
         v = p = 0.0
@@ -68,8 +71,10 @@ def test_stochastic_tables_match_brute_force():
 def test_evaluate_is_the_mean_over_floors():
     floors = new_floors(np.random.default_rng(9), 30)
     W = np.array([[0.0, 1.0], [0.0, -1.0], [0.0, -2.0], [0.1, 0.0]])
-    v, p = exact_outcomes(1 / (1 + np.exp(-(np.array(
-        [[(b >> 2) & 1, (b >> 1) & 1, b & 1, 1] for b in range(8)]) @ (W[:, 1] - W[:, 0])))), floors)
+    v, p = exact_outcomes(
+        1 / (1 + np.exp(-(np.array([[(b >> 2) & 1, (b >> 1) & 1, b & 1, 1] for b in range(8)]) @ (W[:, 1] - W[:, 0])))),
+        floors,
+    )
     assert np.allclose(evaluate(W, floors), (v.mean(), p.mean()), atol=1e-12)
 
 
@@ -101,6 +106,7 @@ def test_no_stochastic_table_beats_the_deterministic_ceiling():
 
     def loss(x):
         return -outcomes_many((1 / (1 + np.exp(-np.clip(x, -30, 30))))[None], floors)[0].mean()
+
     for _ in range(5):
         found = minimize(loss, rng.normal(0, 2, 8), method="Nelder-Mead", options={"maxiter": 1500})
         assert -found.fun <= ceiling + 1e-12

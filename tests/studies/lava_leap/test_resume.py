@@ -30,8 +30,9 @@ def _rows(store: Path) -> int:
 
 def test_killed_run_resumes_to_identical_bytes(tmp_path):
     out = tmp_path / "resumed"
-    proc = subprocess.Popen([*CLI, *ARGS, "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [*CLI, *ARGS, "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     deadline = time.monotonic() + 240
     while _rows(out / "store") < 3 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -44,14 +44,15 @@ def test_sensors_and_policy():
 def test_play_moves_and_ends_by_the_rules():
     rng = np.random.default_rng(0)
     W = np.zeros((4, 2))
-    for i in range(300):
+    for _i in range(300):
         lava = new_floor(rng)
         run = play(W, lava, rng)
         steps = np.diff(run.path)
         assert run.path[0] == 0 and len(run.path) == len(run.actions) + 1 == len(run.states) + 1
         assert all(d == 1 for d, a in zip(steps, run.actions) if a == STEP)
-        assert all(d in (2, 3) or run.path[k + 1] == EXIT for k, (d, a) in enumerate(zip(steps, run.actions))
-                   if a == LEAP)
+        assert all(
+            d in (2, 3) or run.path[k + 1] == EXIT for k, (d, a) in enumerate(zip(steps, run.actions)) if a == LEAP
+        )
         end = run.path[-1]
         assert lava[end] or end == EXIT
         assert not any(lava[t] for t in run.path[:-1])

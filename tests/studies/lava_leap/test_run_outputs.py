@@ -7,7 +7,6 @@ import json
 import re
 
 import numpy as np
-from tests.support.lava_run_cache import STDOUT, cli, full_run, load
 
 from policylab.report import browser
 from policylab.report.browser import render_check
@@ -16,16 +15,57 @@ from policylab.studies.lava_leap import all_deterministic_policies, new_floor
 from policylab.studies.lava_leap.checks import first_six_two_wide
 from policylab.studies.lava_leap.floor import FLOOR, channels, new_floors
 from policylab.studies.lava_leap.uncertainty import side_by_side, verdict_line
+from tests.support.lava_run_cache import STDOUT, cli, full_run, load
 from tests.support.paths import ROOT
 from tests.support.words import blank_tiles
 
-SUMMARY_KEYS = ["config", "untrained", "ceiling", "curves", "final", "grpo_slow_seed", "lr_sensitivity", "clip_stats",
-                "e1", "e3a", "e3b", "e5", "e6", "test_floor_stats", "comparisons", "lr_selection", "chart_titles"]
-WALK_KEYS = ["policy", "floor", "runs", "group", "hyper", "representative", "passes", "W_final", "leap_table_final",
-             "final_rho_min", "final_rho_max", "biggest_movers", "total_clipped_step_passes", "test_score_after",
-             "leap_share", "steps"]
-CHARTS = ["e1-before-after.png", "e2-training-curves.png", "e3a-group-advantage.png", "e3b-critic-blindspot.png",
-          "e4-ratio-spread.png", "e5-policy-learned.png", "e2b-slow-seed.png", "e4b-update-weights.png"]
+SUMMARY_KEYS = [
+    "config",
+    "untrained",
+    "ceiling",
+    "curves",
+    "final",
+    "grpo_slow_seed",
+    "lr_sensitivity",
+    "clip_stats",
+    "e1",
+    "e3a",
+    "e3b",
+    "e5",
+    "e6",
+    "test_floor_stats",
+    "comparisons",
+    "lr_selection",
+    "chart_titles",
+]
+WALK_KEYS = [
+    "policy",
+    "floor",
+    "runs",
+    "group",
+    "hyper",
+    "representative",
+    "passes",
+    "W_final",
+    "leap_table_final",
+    "final_rho_min",
+    "final_rho_max",
+    "biggest_movers",
+    "total_clipped_step_passes",
+    "test_score_after",
+    "leap_share",
+    "steps",
+]
+CHARTS = [
+    "e1-before-after.png",
+    "e2-training-curves.png",
+    "e3a-group-advantage.png",
+    "e3b-critic-blindspot.png",
+    "e4-ratio-spread.png",
+    "e5-policy-learned.png",
+    "e2b-slow-seed.png",
+    "e4b-update-weights.png",
+]
 WALK_CHARTS = ["e3a-group-advantage.png", "e4-ratio-spread.png", "e4b-update-weights.png"]
 
 
@@ -44,8 +84,15 @@ def test_manifest_and_wallclock_like_the_other_studies():
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"] == json.loads((out / "config.json").read_text())
     written = [manifest["page"], *manifest["results"], *manifest["charts"]]
-    assert sorted(written) == sorted(["index.html", "results/summary.json", "results/walkthrough.json",
-                                      "results/checks.json", *(f"assets/{png}" for png in CHARTS)])
+    assert sorted(written) == sorted(
+        [
+            "index.html",
+            "results/summary.json",
+            "results/walkthrough.json",
+            "results/checks.json",
+            *(f"assets/{png}" for png in CHARTS),
+        ]
+    )
     assert all((out / name).is_file() for name in written) and (out / manifest["store"]).is_dir()
     assert manifest["rerun_commands"] == {"run": f"policylab lava-leap run --out {out}"}
     wall = json.loads((out / "wallclock.json").read_text())
@@ -144,11 +191,16 @@ def test_claims_over_every_seed():
     for b in ("001", "010", "011"):
         assert max(s["e5"]["leap_table_all_seeds"][b]) < 0.5
     titles = s["chart_titles"]
-    assert titles["e5"] == "Trained, the bot leaps when lava is directly ahead and steps when it is two or three tiles ahead"
+    assert (
+        titles["e5"]
+        == "Trained, the bot leaps when lava is directly ahead and steps when it is two or three tiles ahead"
+    )
     assert titles["slow"].startswith(f"The slowest GRPO seed (seed {s['grpo_slow_seed']['seed']}) has no plateau")
     shares = checks["e1"]["values"]["share_at_wide"]
-    assert titles["e1"] == ("Untrained, it falls early; trained, it falls mostly at two-tile channels "
-                            f"({100 * min(shares):.0f}-{100 * max(shares):.0f}% of its fall chance)")
+    assert titles["e1"] == (
+        "Untrained, it falls early; trained, it falls mostly at two-tile channels "
+        f"({100 * min(shares):.0f}-{100 * max(shares):.0f}% of its fall chance)"
+    )
     assert titles["e3b"] == "The easy floor's worst run beats the hard floor's best"
     for c in checks.values():
         assert c["threshold"] is not None and c["scope"]
@@ -174,7 +226,10 @@ def test_readme_gives_both_verdicts_of_the_default_run():
     """README said GRPO beats PPO (all at lr 0.5) and left out the fresh-seed verdict at each one's chosen rate."""
     first = side_by_side(load(full_run(), "summary.json"))[0]
     assert (first["pair"], first["equal"]["verdict"], first["fresh"]["verdict"]) == (
-        "GRPO vs PPO", "better", "no detectable difference")
+        "GRPO vs PPO",
+        "better",
+        "no detectable difference",
+    )
     assert verdict_line(first) in " ".join((ROOT / "README.md").read_text().split())
 
 
@@ -185,7 +240,7 @@ def test_numbers_are_consistent_with_the_library():
     assert s["ceiling"]["score"] == round(float(scores.max()), 6)
     # the ceiling's exit rate is the mean of 0.5 ** (number of 2-wide channels)
     wide = np.array([sum(w == 2 for _, w in channels(f)) for f in test])
-    assert abs(s["ceiling"]["exit_rate"] - np.mean(0.5 ** wide)) < 1e-6
+    assert abs(s["ceiling"]["exit_rate"] - np.mean(0.5**wide)) < 1e-6
     # Monte Carlo agrees with the exact numbers within sampling error (10,000 plays)
     for key in ("untrained", "ceiling"):
         assert abs(s[key]["sim"]["score"] - s[key]["score"]) < 0.01

@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from tests.support.lava_run_cache import cli, full_run, load
 
 from policylab.rollout.seeds import named_range
 from policylab.stats import paired_t, seeds_for_power, t_interval
 from policylab.studies.lava_leap import uncertainty as U
+from tests.support.lava_run_cache import cli, full_run, load
 
 
 # -- independent references ----------------------------------------------------------------------
@@ -160,7 +160,7 @@ def test_final_scores_and_pairs_against_hand_computation():
 def test_lr_sweep_points_against_hand_computation():
     s = load(full_run(), "summary.json")
     grpo_default = [p["score"] for p in s["final"]["grpo"]["per_seed"]]
-    for key, v in s["lr_sensitivity"].items():
+    for _key, v in s["lr_sensitivity"].items():
         assert len(v["per_seed"]) == 5
         _check_interval(v["per_seed"], v["score_ci95"], v["score_mean"], s["ceiling"]["score"])
         _check_comparison(v["vs_grpo_default"], v["per_seed"], grpo_default)
@@ -180,7 +180,7 @@ def test_lr_chosen_on_training_seeds_and_compared_on_fresh_ones():
         means = {lr: sel["selection"][f"{algo}@{lr}"]["score_mean"] for lr in lrs}
         assert sel["chosen"][algo] == max(lrs, key=lambda lr: (means[lr], -lr))
         assert 0.5 in lrs
-    for key, v in sel["validation"].items():
+    for _key, v in sel["validation"].items():
         assert v["n"] == 5
         _check_interval(v["per_seed"], v["score_ci95"], v["score_mean"], s["ceiling"]["score"])
     val = {k: v["per_seed"] for k, v in sel["validation"].items()}

@@ -29,7 +29,9 @@ _DISARMED = 1 << 30  # COOLDOWN while bricks wait for a paddle or ceiling bounce
 BX, BY, BVX, BVY, PQ, PV, PX, PREV_RX, PREV_RY, PW, PT = range(11)
 NF = 11
 # int state slots
-IN_PLAY, LIVES, SCORE, LEVEL, HITS, COOLDOWN, SERVE_WAIT, LAST_ACT, TERM, SHRUNK, STEPS, PREV_IN_PLAY, LEFT, WALLS = range(14)
+IN_PLAY, LIVES, SCORE, LEVEL, HITS, COOLDOWN, SERVE_WAIT, LAST_ACT, TERM, SHRUNK, STEPS, PREV_IN_PLAY, LEFT, WALLS = (
+    range(14)
+)
 NI = 14
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -482,4 +484,3 @@ def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_
         reward[i] = r
         terminated[i] = I[i, TERM] == 1
         _observe(p, F, I, obs, i)
-

@@ -20,7 +20,10 @@ from pydantic import Field, model_validator
 from policylab.config import StrictModel
 from policylab.hashing import hash_obj
 
-LATER_FIELDS = {"rng": "splitmix", "model": "physics"}  # fields added after stores were keyed, with the value the older worlds had
+LATER_FIELDS = {
+    "rng": "splitmix",
+    "model": "physics",
+}  # fields added after stores were keyed, with the value the older worlds had
 MAX_BRICK_ROWS = 8
 TABLE_LEN = 32  # longest table (zones, serves, speeds) the kernel accepts
 CONTROL_LEN = 512  # longest paddle-controller table
@@ -40,13 +43,17 @@ class ShadowParams(StrictModel):
     )
     serve_delay: int = Field(0, ge=0, description="frames after a life loss (or reset) before a serve is possible")
     model: Literal["physics"] = Field(
-        "physics", description="physics: the parametric simulator these fields describe (the ROM model has its own "
-                               "parameters, envs/breakout/rom/params.py)")
+        "physics",
+        description="physics: the parametric simulator these fields describe (the ROM model has its own "
+        "parameters, envs/breakout/rom/params.py)",
+    )
     rng: Literal["splitmix", "ale"] = Field(
-        "splitmix", description="splitmix: each env's own splitmix64 stream (sticky draws only when sticky_prob > 0, "
-                                "random serves); ale: ALE's MT19937 stream seeded with the episode seed, two outputs "
-                                "per frame in ALE's order (envs/breakout/ale_random.py), so seed s repeats the frames ALE "
-                                "repeats on seed s; needs serve_pick 'frame' (ALE draws nothing else)")
+        "splitmix",
+        description="splitmix: each env's own splitmix64 stream (sticky draws only when sticky_prob > 0, "
+        "random serves); ale: ALE's MT19937 stream seeded with the episode seed, two outputs "
+        "per frame in ALE's order (envs/breakout/ale_random.py), so seed s repeats the frames ALE "
+        "repeats on seed s; needs serve_pick 'frame' (ALE draws nothing else)",
+    )
     # --- field geometry (ball top-left corner coordinates)
     field_left: float = Field(8.0, description="smallest ball x (inner edge of the left wall)")
     field_right: float = Field(152.0, description="inner edge of the right wall; ball x <= field_right - ball_w")
@@ -62,8 +69,9 @@ class ShadowParams(StrictModel):
     brick_left: float = 8.0
     brick_w: float = Field(8.0, gt=0)
     brick_h: float = Field(6.0, gt=0)
-    row_points: list[int] = Field(default_factory=lambda: [7, 7, 4, 4, 1, 1], max_length=MAX_BRICK_ROWS,
-                                  description="points per row, top first")
+    row_points: list[int] = Field(
+        default_factory=lambda: [7, 7, 4, 4, 1, 1], max_length=MAX_BRICK_ROWS, description="points per row, top first"
+    )
     brick_cooldown: int = Field(0, ge=0, description="frames after a brick hit during which no brick can be hit")
     # --- paddle
     paddle_y: float = 189.0
@@ -82,88 +90,120 @@ class ShadowParams(StrictModel):
     paddle_integer: bool = Field(True, description="paddle positions are whole pixels")
     # --- ALE's paddle controller (used when paddle_control_table is non-empty; replaces accel/decel/max_speed)
     paddle_control_table: list[float] = Field(
-        default_factory=list, max_length=CONTROL_LEN,
+        default_factory=list,
+        max_length=CONTROL_LEN,
         description="the game's paddle target x by controller value: entry k holds the target for "
-                    "u in [k/res, (k+1)/res); empty = the accel/brake paddle model",
+        "u in [k/res, (k+1)/res); empty = the accel/brake paddle model",
     )
     paddle_control_res: float = Field(8.0, gt=0, description="table entries per controller step")
     paddle_control_start: float = Field(0.0, ge=0, description="controller value u at reset (in steps)")
     paddle_control_max: float = Field(0.0, ge=0, description="controller travel: u is clamped to [0, max]")
     paddle_overlap_rule: bool = Field(
-        False, description="True (ALE): the falling ball bounces on any frame it overlaps the paddle rows and keeps "
-                           "its y; False: swept contact, the ball is put back on top of the paddle")
+        False,
+        description="True (ALE): the falling ball bounces on any frame it overlaps the paddle rows and keeps "
+        "its y; False: swept contact, the ball is put back on top of the paddle",
+    )
     paddle_chase: float = Field(
-        0.5, gt=0, le=1, description="per frame the paddle moves floor(chase * (last frame's target - x))")
+        0.5, gt=0, le=1, description="per frame the paddle moves floor(chase * (last frame's target - x))"
+    )
     paddle_hit_inset: float = Field(
         0.0, description="the ball bounces when its span overlaps [paddle_x + inset, paddle_x + width - inset]"
     )
     # --- ball speeds
     paddle_bounce_y: float = Field(1.5, gt=0, description="upward speed (px/frame) after a paddle bounce at level 0")
     level_scale: list[float] = Field(
-        default_factory=lambda: [1.0, 1.33, 2.28], min_length=1, max_length=TABLE_LEN,
-        description="vertical speed multiplier per speed level"
+        default_factory=lambda: [1.0, 1.33, 2.28],
+        min_length=1,
+        max_length=TABLE_LEN,
+        description="vertical speed multiplier per speed level",
     )
     level_hits: list[int] = Field(
-        default_factory=lambda: [4, 12], max_length=TABLE_LEN,
-        description="paddle-hit counts (per ball) that raise the level by one"
+        default_factory=lambda: [4, 12],
+        max_length=TABLE_LEN,
+        description="paddle-hit counts (per ball) that raise the level by one",
     )
     fast_rows: int = Field(2, ge=0, description="hitting one of the top `fast_rows` rows sets the top speed level")
     zone_vx: list[float] = Field(
-        default_factory=lambda: [-2.0, -1.5, -1.0, -0.5, 0.5, 1.0, 1.5, 2.0], min_length=1, max_length=TABLE_LEN,
+        default_factory=lambda: [-2.0, -1.5, -1.0, -0.5, 0.5, 1.0, 1.5, 2.0],
+        min_length=1,
+        max_length=TABLE_LEN,
         description="horizontal speed after a paddle bounce, by equal zones of the hit window, left to right",
     )
     serve_y: float = 123.0
     serve_choices: list[tuple[float, float]] = Field(
-        default_factory=lambda: [(16.0, 1.0), (78.0, -1.0), (80.0, 1.0), (142.0, -1.0)], min_length=1,
+        default_factory=lambda: [(16.0, 1.0), (78.0, -1.0), (80.0, 1.0), (142.0, -1.0)],
+        min_length=1,
         max_length=TABLE_LEN,
         description="(x, vx) pairs; `serve_pick` says which one a serve takes",
     )
     serve_pick: Literal["random", "frame"] = Field(
-        "random", description="random: each serve draws a pair uniformly from the env's RNG stream; frame: pair "
-                              "k = (frames since reset) mod len(serve_choices), as ALE's game reads its frame counter "
-                              "ram[90] & 3 on the frame FIRE serves")
+        "random",
+        description="random: each serve draws a pair uniformly from the env's RNG stream; frame: pair "
+        "k = (frames since reset) mod len(serve_choices), as ALE's game reads its frame counter "
+        "ram[90] & 3 on the frame FIRE serves",
+    )
     serve_vy: float = Field(1.0, description="vertical serve speed (positive = downward)")
     # --- ALE's ball logic (decoded from RAM traces, README.md); used when ball_rule == "ale"
     ball_rule: Literal["legacy", "ale"] = Field(
-        "legacy", description="legacy: mirror at walls, bounce on the moved position, level/zone speeds; ale: the "
-                              "2600 game's order - contacts are judged on last frame's drawn positions at the start "
-                              "of a frame (paddle, brick, walls flip the velocity, no mirroring), then the ball moves "
-                              "by a fixed-point velocity chosen from hit_speed_table")
+        "legacy",
+        description="legacy: mirror at walls, bounce on the moved position, level/zone speeds; ale: the "
+        "2600 game's order - contacts are judged on last frame's drawn positions at the start "
+        "of a frame (paddle, brick, walls flip the velocity, no mirroring), then the ball moves "
+        "by a fixed-point velocity chosen from hit_speed_table",
+    )
     hit_speed_table: list[tuple[float, float, float, float]] = Field(
-        default_factory=list, max_length=TABLE_LEN,
+        default_factory=list,
+        max_length=TABLE_LEN,
         description="ale rule: [shallow |vx|, shallow |vy|, steep |vx|, steep |vy|] px/frame after the k-th paddle hit "
-                    "of a ball (entry k-1; the last entry repeats)")
+        "of a ball (entry k-1; the last entry repeats)",
+    )
     top_speed: tuple[float, float] = Field(
         (2.0, 3.375),
-        description="ale rule: [|vx|, |vy|] after a brick of the top `fast_rows` rows; kept until the next serve")
+        description="ale rule: [|vx|, |vy|] after a brick of the top `fast_rows` rows; kept until the next serve",
+    )
     bounce_sections: list[int] = Field(
-        default_factory=list, max_length=TABLE_LEN,
+        default_factory=list,
+        max_length=TABLE_LEN,
         description="ale rule: outgoing section per hit offset floor(ball x) - paddle x (scaled to a 16 px paddle), "
-                    "from offset bounce_offset_min: -2 shallow left, -1 steep left, 1 steep right, 2 shallow right")
+        "from offset bounce_offset_min: -2 shallow left, -1 steep left, 1 steep right, 2 shallow right",
+    )
     bounce_offset_min: int = Field(-1, description="hit offset of bounce_sections[0]")
     bounce_nudge_offset: int = Field(
-        -99, description="ale rule: a paddle hit at this offset also shifts the ball bounce_nudge_px against its "
-                         "incoming horizontal direction (measured: offset 6, 4 px)")
+        -99,
+        description="ale rule: a paddle hit at this offset also shifts the ball bounce_nudge_px against its "
+        "incoming horizontal direction (measured: offset 6, 4 px)",
+    )
     bounce_nudge_px: float = Field(0.0, description="see bounce_nudge_offset")
-    brick_contact_dx: float = Field(0.0, description="ale rule: bricks are judged against the ball's columns "
-                                                     "[x + dx, x + dx + brick_contact_w)")
+    brick_contact_dx: float = Field(
+        0.0, description="ale rule: bricks are judged against the ball's columns [x + dx, x + dx + brick_contact_w)"
+    )
     brick_contact_w: float = Field(2.0, gt=0, description="see brick_contact_dx")
     brick_contact_dy: float = Field(
-        0.0, description="ale rule: bricks are judged against the ball's rows [y - dy, y - dy + ball_h) (the game's "
-                         "brick collision sits this many lines above the screen position of the ball)")
+        0.0,
+        description="ale rule: bricks are judged against the ball's rows [y - dy, y - dy + ball_h) (the game's "
+        "brick collision sits this many lines above the screen position of the ball)",
+    )
     brick_contact_h: float = Field(
-        0.0, ge=0, description="ale rule: lines of the ball judged against bricks, from y - brick_contact_dy (0 = ball_h; "
-                               "the traces select the removed brick by the single line y - 2: 264 of 266 rising removals)")
+        0.0,
+        ge=0,
+        description="ale rule: lines of the ball judged against bricks, from y - brick_contact_dy (0 = ball_h; "
+        "the traces select the removed brick by the single line y - 2: 264 of 266 rising removals)",
+    )
     brick_solid_h: float = Field(
-        0.0, ge=0, description="ale rule: lines of each brick band (from its top) that collide (0 = brick_h; the traces "
-                               "show the bottom line of each 6-line band passed without a hit)")
+        0.0,
+        ge=0,
+        description="ale rule: lines of each brick band (from its top) that collide (0 = brick_h; the traces "
+        "show the bottom line of each 6-line band passed without a hit)",
+    )
     brick_rearm_on_bounce: bool = Field(
-        False, description="ale rule: after a brick, no brick collides until the ball turns on the paddle or the "
-                           "ceiling (replaces brick_cooldown; ALE traces: every one of 306 consecutive removals had one "
-                           "of the two in between)")
+        False,
+        description="ale rule: after a brick, no brick collides until the ball turns on the paddle or the "
+        "ceiling (replaces brick_cooldown; ALE traces: every one of 306 consecutive removals had one "
+        "of the two in between)",
+    )
 
     @model_validator(mode="after")
-    def _consistent(self) -> "ShadowParams":
+    def _consistent(self) -> ShadowParams:
         if len(self.row_points) != self.brick_rows:
             raise ValueError(f"row_points needs {self.brick_rows} entries (one per brick row)")
         if len(self.level_hits) > len(self.level_scale) - 1:
@@ -229,7 +269,9 @@ def _kernel_columns(name: str, info) -> list[tuple]:
     return [(name, _NUMPY[ann])]
 
 
-KERNEL_DTYPE = np.dtype([col for name, info in KERNEL_FIELDS.items() for col in _kernel_columns(name, info)], align=True)
+KERNEL_DTYPE = np.dtype(
+    [col for name, info in KERNEL_FIELDS.items() for col in _kernel_columns(name, info)], align=True
+)
 
 
 def kernel_params(p: ShadowParams) -> np.void:

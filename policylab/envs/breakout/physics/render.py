@@ -17,11 +17,16 @@ ROW_COLOURS = [(200, 72, 72), (198, 108, 58), (180, 122, 48), (162, 162, 42), (7
 
 # 3x5 digit glyphs, scaled 4x2 when drawn (ALE's digits are about 12x10 px)
 _GLYPHS = {
-    "0": ("111", "101", "101", "101", "111"), "1": ("010", "110", "010", "010", "111"),
-    "2": ("111", "001", "111", "100", "111"), "3": ("111", "001", "111", "001", "111"),
-    "4": ("101", "101", "111", "001", "001"), "5": ("111", "100", "111", "001", "111"),
-    "6": ("111", "100", "111", "101", "111"), "7": ("111", "001", "001", "001", "001"),
-    "8": ("111", "101", "111", "101", "111"), "9": ("111", "101", "111", "001", "111"),
+    "0": ("111", "101", "101", "101", "111"),
+    "1": ("010", "110", "010", "010", "111"),
+    "2": ("111", "001", "111", "100", "111"),
+    "3": ("111", "001", "111", "001", "111"),
+    "4": ("101", "101", "111", "001", "001"),
+    "5": ("111", "100", "111", "001", "111"),
+    "6": ("111", "100", "111", "101", "111"),
+    "7": ("111", "001", "001", "001", "001"),
+    "8": ("111", "101", "111", "101", "111"),
+    "9": ("111", "101", "111", "001", "111"),
 }
 
 
@@ -42,8 +47,15 @@ def _box(frame: np.ndarray, x: float, y: float, w: float, h: float, colour) -> N
         frame[y0:y1, x0:x1] = colour
 
 
-def render_frame(params, bricks: np.ndarray, ball: tuple[float, float] | None, paddle_x: float,
-                 paddle_w: float, score: int, lives: int) -> np.ndarray:
+def render_frame(
+    params,
+    bricks: np.ndarray,
+    ball: tuple[float, float] | None,
+    paddle_x: float,
+    paddle_w: float,
+    score: int,
+    lives: int,
+) -> np.ndarray:
     """The frame for one env: `bricks` is its live-flag row (top row first)."""
     p = params
     frame = np.zeros((SCREEN_H, SCREEN_W, 3), dtype=np.uint8)

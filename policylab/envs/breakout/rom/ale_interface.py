@@ -37,14 +37,32 @@ from policylab.envs.breakout.compile_notice import first_call
 from policylab.envs.breakout.rom import kernel as EK
 from policylab.envs.breakout.rom.render import GRAY, PALETTE, draw, rom_bytes
 
-ACTION_NAMES = ("NOOP", "FIRE", "UP", "RIGHT", "LEFT", "DOWN", "UPRIGHT", "UPLEFT", "DOWNRIGHT", "DOWNLEFT",
-                "UPFIRE", "RIGHTFIRE", "LEFTFIRE", "DOWNFIRE", "UPRIGHTFIRE", "UPLEFTFIRE", "DOWNRIGHTFIRE",
-                "DOWNLEFTFIRE")
+ACTION_NAMES = (
+    "NOOP",
+    "FIRE",
+    "UP",
+    "RIGHT",
+    "LEFT",
+    "DOWN",
+    "UPRIGHT",
+    "UPLEFT",
+    "DOWNRIGHT",
+    "DOWNLEFT",
+    "UPFIRE",
+    "RIGHTFIRE",
+    "LEFTFIRE",
+    "DOWNFIRE",
+    "UPRIGHTFIRE",
+    "UPLEFTFIRE",
+    "DOWNRIGHTFIRE",
+    "DOWNLEFTFIRE",
+)
 MINIMAL_ACTIONS = np.array([0, 1, 3, 4], dtype=np.int64)  # NOOP, FIRE, RIGHT, LEFT
 LEGAL_ACTIONS = np.arange(18, dtype=np.int64)
 # what each ALE action does to a paddle (ALE's applyActionPaddles): resistance step sign, button
 PADDLE_MOVE = np.array([-1 if "RIGHT" in n else 1 if "LEFT" in n else 0 for n in ACTION_NAMES], dtype=np.int64)
 PRESSES_FIRE = np.array(["FIRE" in n for n in ACTION_NAMES], dtype=np.bool_)
+
 
 def _joystick_table() -> np.ndarray:
     """(3, 3, 2): ALE's action number for a stick's horizontal (-1 left, 0, 1 right) and vertical (-1 down, 0,
@@ -146,8 +164,14 @@ class RomALEState:
 
     _MAGIC = b"policylab-breakout-state-v1"
 
-    def __init__(self, serialized: bytes | None = None, *, row: np.ndarray | None = None,
-                 counters: np.ndarray | None = None, rng: tuple[np.ndarray, np.ndarray] | None = None):
+    def __init__(
+        self,
+        serialized: bytes | None = None,
+        *,
+        row: np.ndarray | None = None,
+        counters: np.ndarray | None = None,
+        rng: tuple[np.ndarray, np.ndarray] | None = None,
+    ):
         if serialized is not None:
             row, counters, rng = self._parse(bytes(serialized))
         if row is None or counters is None:
@@ -171,26 +195,28 @@ class RomALEState:
         rng = None
         if len(data) > head + n_row + n_ctr:
             at = head + n_row + n_ctr
-            rng = (np.frombuffer(data, "<u4", R.ROW, at).astype(np.uint32).reshape(1, R.ROW),
-                   np.frombuffer(data, "<u8", 1, at + R.ROW * 4).astype(np.uint64))
+            rng = (
+                np.frombuffer(data, "<u4", R.ROW, at).astype(np.uint32).reshape(1, R.ROW),
+                np.frombuffer(data, "<u8", 1, at + R.ROW * 4).astype(np.uint64),
+            )
         return row, counters, rng
 
-    def equals(self, other: "RomALEState") -> bool:
+    def equals(self, other: RomALEState) -> bool:
         return isinstance(other, RomALEState) and self.serialize() == other.serialize()
 
     __eq__ = equals
     __hash__ = None
 
-    def getFrameNumber(self) -> int:  # noqa: N802 (ALEState's names)
+    def getFrameNumber(self) -> int:
         return int(self.counters[FRAMES])
 
-    def getEpisodeFrameNumber(self) -> int:  # noqa: N802
+    def getEpisodeFrameNumber(self) -> int:
         return int(self.counters[EPISODE_FRAMES])
 
-    def getCurrentMode(self) -> int:  # noqa: N802
+    def getCurrentMode(self) -> int:
         return 0
 
-    def getDifficulty(self) -> int:  # noqa: N802
+    def getDifficulty(self) -> int:
         return 0
 
 
@@ -223,8 +249,11 @@ class RomALEInterface:
 
     def __init__(self, repeat_action_probability: float = 0.25, max_num_frames_per_episode: int = 0):
         self._settings: dict[str, float | int] = {
-            "random_seed": 0, "max_num_frames_per_episode": int(max_num_frames_per_episode or 0), "frame_skip": 1,
-            "repeat_action_probability": float(repeat_action_probability)}
+            "random_seed": 0,
+            "max_num_frames_per_episode": int(max_num_frames_per_episode or 0),
+            "frame_skip": 1,
+            "repeat_action_probability": float(repeat_action_probability),
+        }
         self._rows = np.zeros((1, EK.NI), dtype=np.int64)
         self._st = np.zeros(N_COUNTERS, dtype=np.int64)
         self._mt, self._buf = R.new_state(1)
@@ -235,8 +264,19 @@ class RomALEInterface:
         self._gray = _Screen(GRAY, (210, 160))
         self.loadROM()
         # compiled now (said on stderr when it takes long: `compile_notice`), not silently on the first step
-        first_call(act_frames, "the Breakout emulator", self._row, self._st, self._mt, self._buf, 0,
-                   EK.PADDLE_DELTA, 0, self.repeat_action_probability, self.max_num_frames_per_episode)
+        first_call(
+            act_frames,
+            "the Breakout emulator",
+            self._row,
+            self._st,
+            self._mt,
+            self._buf,
+            0,
+            EK.PADDLE_DELTA,
+            0,
+            self.repeat_action_probability,
+            self.max_num_frames_per_episode,
+        )
         first_call(draw, "the Breakout screen", self._row, rom_bytes(), self._colours)
 
     @property
@@ -248,7 +288,7 @@ class RomALEInterface:
         self.setInt("random_seed", random_seed)
         self.loadROM()
 
-    def loadROM(self, rom_file=None) -> None:  # noqa: N802 (ALE's names, which wrappers call)
+    def loadROM(self, rom_file=None) -> None:
         """ALE's `loadROM`: the settings take effect (the random stream seeded with `random_seed`, the frame count
         restarted) and the game is reset. Only Breakout's cartridge (ale-py's `roms.get_rom_path("breakout")`,
         or a file with its bytes) is accepted."""
@@ -283,9 +323,19 @@ class RomALEInterface:
         `ale_py.Action`); `frames` overrides it (the Gymnasium env's frameskip loop in one call)."""
         self._emulated()
         n = self.frame_skip if frames is None else int(frames)
-        return int(act_frames(self._row, self._st, self._mt, self._buf, action_number(action),
-                              paddle_step(paddle_strength), n, self.repeat_action_probability,
-                              self.max_num_frames_per_episode))
+        return int(
+            act_frames(
+                self._row,
+                self._st,
+                self._mt,
+                self._buf,
+                action_number(action),
+                paddle_step(paddle_strength),
+                n,
+                self.repeat_action_probability,
+                self.max_num_frames_per_episode,
+            )
+        )
 
     # --- what wrappers read
     def lives(self) -> int:
@@ -300,71 +350,71 @@ class RomALEInterface:
         cap = self.max_num_frames_per_episode
         return cap > 0 and int(self._st[EPISODE_FRAMES]) >= cap
 
-    def getEpisodeFrameNumber(self) -> int:  # noqa: N802
+    def getEpisodeFrameNumber(self) -> int:
         return int(self._st[EPISODE_FRAMES])
 
-    def getFrameNumber(self) -> int:  # noqa: N802
+    def getFrameNumber(self) -> int:
         return int(self._st[FRAMES])
 
-    def getMinimalActionSet(self) -> list:  # noqa: N802
+    def getMinimalActionSet(self) -> list:
         """ALE's minimal actions, as `ale_py.Action` members (as ALE returns them)."""
         from ale_py import Action
 
         return [Action(int(a)) for a in MINIMAL_ACTIONS]
 
-    def getLegalActionSet(self) -> list:  # noqa: N802
+    def getLegalActionSet(self) -> list:
         from ale_py import Action
 
         return [Action(int(a)) for a in LEGAL_ACTIONS]
 
-    def getAvailableModes(self) -> list[int]:  # noqa: N802
+    def getAvailableModes(self) -> list[int]:
         return list(BREAKOUT_MODES)
 
-    def getAvailableDifficulties(self) -> list[int]:  # noqa: N802
+    def getAvailableDifficulties(self) -> list[int]:
         return list(BREAKOUT_DIFFICULTIES)
 
-    def setMode(self, mode: int) -> None:  # noqa: N802
+    def setMode(self, mode: int) -> None:
         """ALE's modes of Breakout are accepted by name; the ROM model plays the default (0) only."""
         if mode not in BREAKOUT_MODES:
             raise AleRuntimeError("mode", f"Invalid game mode requested: {mode!r} (Breakout's: {list(BREAKOUT_MODES)})")
         if mode != 0:
             raise AleRuntimeError("mode", f"the ROM model plays Breakout's default game (mode 0) only, not {mode}")
 
-    def setDifficulty(self, difficulty: int) -> None:  # noqa: N802
+    def setDifficulty(self, difficulty: int) -> None:
         if difficulty not in BREAKOUT_DIFFICULTIES:
             raise AleRuntimeError("difficulty", f"Invalid difficulty requested: {difficulty!r}")
         if difficulty != 0:
             raise AleRuntimeError("difficulty", f"the ROM model plays difficulty 0 only, not {difficulty}")
 
-    def getInt(self, key: str) -> int:  # noqa: N802
+    def getInt(self, key: str) -> int:
         """A setting's value as set (ALE's; -1 for a key it does not hold)."""
         return int(self._settings[key]) if key in INT_SETTINGS else -1
 
-    def setInt(self, key: str, value: int) -> None:  # noqa: N802
+    def setInt(self, key: str, value: int) -> None:
         if key not in INT_SETTINGS:
             raise AleRuntimeError(key, f"not a setting of this emulator (it has {', '.join(INT_SETTINGS)})")
         if key == "frame_skip" and int(value) <= 0:
             raise AleRuntimeError(key, f"must be positive, got {value}")
         self._settings[key] = int(value)
 
-    def getFloat(self, key: str) -> float:  # noqa: N802
+    def getFloat(self, key: str) -> float:
         return float(self._settings[key]) if key in FLOAT_SETTINGS else -1.0
 
-    def setFloat(self, key: str, value: float) -> None:  # noqa: N802
+    def setFloat(self, key: str, value: float) -> None:
         if key not in FLOAT_SETTINGS:
             raise AleRuntimeError(key, f"not a setting of this emulator (it has {', '.join(FLOAT_SETTINGS)})")
         self._settings[key] = float(value)
 
-    def getRAMSize(self) -> int:  # noqa: N802
+    def getRAMSize(self) -> int:
         return EK.RAM_N
 
-    def getScreenDims(self) -> tuple[int, int]:  # noqa: N802
+    def getScreenDims(self) -> tuple[int, int]:
         return 210, 160
 
-    def getRAM(self, out: np.ndarray | None = None) -> np.ndarray:  # noqa: N802
+    def getRAM(self, out: np.ndarray | None = None) -> np.ndarray:
         return self._into(out, self._row[: EK.RAM_N].astype(np.uint8))
 
-    def setRAM(self, index: int, value: int) -> None:  # noqa: N802
+    def setRAM(self, index: int, value: int) -> None:
         """ALE's `setRAM`: one byte of the RAM; the screen stays the last emulated frame."""
         if not 0 <= int(index) < EK.RAM_N:
             raise AleRuntimeError("index", f"setRAM index out of bounds: {index} (0-{EK.RAM_N - 1})")
@@ -373,17 +423,17 @@ class RomALEInterface:
         self._keep_screen()
         self._row[int(index)] = int(value)
 
-    def getScreen(self, out: np.ndarray | None = None) -> np.ndarray:  # noqa: N802
+    def getScreen(self, out: np.ndarray | None = None) -> np.ndarray:
         """The colour bytes of the screen (ALE's palette indices)."""
         return self._into(out, self._screen_colours().copy())
 
-    def getScreenRGB(self, out: np.ndarray | None = None) -> np.ndarray:  # noqa: N802
+    def getScreenRGB(self, out: np.ndarray | None = None) -> np.ndarray:
         return self._into(out, self._rgb.update(self._screen_colours()).copy())
 
-    def getScreenGrayscale(self, out: np.ndarray | None = None) -> np.ndarray:  # noqa: N802
+    def getScreenGrayscale(self, out: np.ndarray | None = None) -> np.ndarray:
         return self._into(out, self._gray.update(self._screen_colours()).copy())
 
-    def saveScreenPNG(self, filename) -> None:  # noqa: N802
+    def saveScreenPNG(self, filename) -> None:
         """The screen as an RGB PNG file, as ALE's `saveScreenPNG` writes it: 320 x 210, each pixel twice
         across (the Atari's wide pixels)."""
         from PIL import Image
@@ -393,11 +443,11 @@ class RomALEInterface:
         except OSError as exc:
             raise AleRuntimeError("filename", f"could not write {str(filename)!r}: {exc.strerror or exc}") from None
 
-    def cloneState(self, include_rng: bool = False) -> RomALEState:  # noqa: N802
+    def cloneState(self, include_rng: bool = False) -> RomALEState:
         rng = (self._mt.copy(), self._buf.copy()) if include_rng else None
         return RomALEState(row=self._row.copy(), counters=self._st.copy(), rng=rng)
 
-    def restoreState(self, state: RomALEState) -> None:  # noqa: N802
+    def restoreState(self, state: RomALEState) -> None:
         """ALE's: the state (and the random stream if it holds one) comes back; the screen stays the last
         emulated frame until the next `act`."""
         if not isinstance(state, RomALEState):

@@ -46,22 +46,49 @@ NOOP, FIRE, RIGHT, LEFT = 0, 1, 2, 3
 
 # UNMODELLED bits: situations the translation does not follow (the env's RAM may then drift from ALE's)
 UNMOD_VARIATION = 1  # a game variation other than game 1 (RAM 50/51/58 nonzero)
-UNMOD_RESET = 2      # the frame counter's high byte wrapped (65,536 frames without reset)
+UNMOD_RESET = 2  # the frame counter's high byte wrapped (65,536 frames without reset)
 
 # --- ROM tables (addresses in comments)
-SERVE_X = np.array([0xA0, 0x40, 0xC0, 0x60], dtype=np.int64)          # $F788
-ROW_POINTS = np.array([7, 7, 4, 4, 1, 1], dtype=np.int64)             # $F78C (BCD)
+SERVE_X = np.array([0xA0, 0x40, 0xC0, 0x60], dtype=np.int64)  # $F788
+ROW_POINTS = np.array([7, 7, 4, 4, 1, 1], dtype=np.int64)  # $F78C (BCD)
 ROW_SOUND = np.array([0x0A, 0x0C, 0x10, 0x12, 0x16, 0x1C], dtype=np.int64)  # $F792
-COL_BYTE = np.array([0x1E, 0x18, 0x18, 0x18, 0x18, 0x12, 0x12, 0x12, 0x12, 0x0C, 0x0C,
-                     0x06, 0x06, 0x06, 0x06, 0x00, 0x00, 0x00], dtype=np.int64)  # $F798
+COL_BYTE = np.array(
+    [0x1E, 0x18, 0x18, 0x18, 0x18, 0x12, 0x12, 0x12, 0x12, 0x0C, 0x0C, 0x06, 0x06, 0x06, 0x06, 0x00, 0x00, 0x00],
+    dtype=np.int64,
+)  # $F798
 COLOURS = np.array([0x06, 0x00, 0x46, 0xB6, 0x86, 0xC6, 0x16, 0x26, 0x36, 0x46], dtype=np.int64)  # $F7AA
-COL_MASK = np.array([0x3F, 0x3F, 0xCF, 0xF3, 0xFC, 0xFC, 0xF3, 0xCF, 0x3F, 0xCF, 0x3F, 0x3F,
-                     0xCF, 0xF3, 0xFC, 0xFC, 0xF3, 0xCF], dtype=np.int64)  # $F7BE
+COL_MASK = np.array(
+    [0x3F, 0x3F, 0xCF, 0xF3, 0xFC, 0xFC, 0xF3, 0xCF, 0x3F, 0xCF, 0x3F, 0x3F, 0xCF, 0xF3, 0xFC, 0xFC, 0xF3, 0xCF],
+    dtype=np.int64,
+)  # $F7BE
 BUILD = np.array([0x23, 0x44, 0x82, 0x04, 0x44, 0x51], dtype=np.int64)  # $F7D0
 PADDLE_GFX = np.array([0xF0, 0xE0, 0xC0], dtype=np.int64)  # $F7D6
 PADDLE_HALF = np.array([0x08, 0x06, 0x04], dtype=np.int64)  # $F7D9
-SPEED = np.array([0x81, 0x01, 0x01, 0x81, 0x81, 0x02, 0x80, 0x02, 0x02, 0x01, 0x02, 0x01, 0x02, 0x02,
-                  0x02, 0x02, 0x02, 0x63, 0x02, 0x63], dtype=np.int64)  # $F7DC: (frac | int) per x, y
+SPEED = np.array(
+    [
+        0x81,
+        0x01,
+        0x01,
+        0x81,
+        0x81,
+        0x02,
+        0x80,
+        0x02,
+        0x02,
+        0x01,
+        0x02,
+        0x01,
+        0x02,
+        0x02,
+        0x02,
+        0x02,
+        0x02,
+        0x63,
+        0x02,
+        0x63,
+    ],
+    dtype=np.int64,
+)  # $F7DC: (frac | int) per x, y
 PADDLE_LIMITS = (0x37, 0xBF)  # $F782: player 1's paddle range (RAM 72)
 
 # Pot reading: the kernel samples INPT0 every two scanlines (Y register += 2) in four stretches of code
@@ -76,20 +103,24 @@ POT_Y1 = np.array([24, 48, 84, 186], dtype=np.int64)
 POT_C0 = np.array([1768, 2908, 4782, 7544], dtype=np.int64)
 
 # RAM after ALE's reset_game (power-on, 60 NOOP frames, console reset): the same for every seed
-RESET_RAM = np.frombuffer(bytes.fromhex(
-    "3f3f3f3f3f3fffffffffffffffffffffffffffffffffffffffffffffffffc0c0"
-    "c0c0c0c0fffffffffffffffffffffffffff00000ff0000f000050000060046b6"
-    "86c6162636465806920008000000000000f100f200f219f105f20000ff00e400"
-    "0000000000000000000000000800ffffffffffffff0000050000bad675f6dbf2"), dtype=np.uint8).astype(np.int64)
+RESET_RAM = np.frombuffer(
+    bytes.fromhex(
+        "3f3f3f3f3f3fffffffffffffffffffffffffffffffffffffffffffffffffc0c0"
+        "c0c0c0c0fffffffffffffffffffffffffff00000ff0000f000050000060046b6"
+        "86c6162636465806920008000000000000f100f200f219f105f20000ff00e400"
+        "0000000000000000000000000800ffffffffffffff0000050000bad675f6dbf2"
+    ),
+    dtype=np.uint8,
+).astype(np.int64)
 
 RAM_LIVES = 57  # the RAM byte of the lives left (ALE's `lives()`; 0 is the game over)
 # collision latch bits (TIA CXP0FB bit 6, CXBLPF bit 7, CXM0FB/CXM1FB bit 6)
 CX_PADDLE, CX_PLAYFIELD, CX_WALL = 1, 2, 4
 # screen geometry of the drawn frame (ALE's 210 x 160 screen), in rows and columns
-TOP_WALL = (17, 31)         # playfield set across the whole width
+TOP_WALL = (17, 31)  # playfield set across the whole width
 BRICK_TOP, BRICK_H = 57, 6  # six rows of bricks, row k on screen rows 57 + 6k .. 62 + 6k
-PADDLE_ROWS = (189, 192)    # player 0: GRP0 set on the second line of Y = 180 through the first of Y = 184
-SIDE_W = 8                  # the side walls are 8-px missiles: the left one rows 17-195, the right one 17-194
+PADDLE_ROWS = (189, 192)  # player 0: GRP0 set on the second line of Y = 180 through the first of Y = 184
+SIDE_W = 8  # the side walls are 8-px missiles: the left one rows 17-195, the right one 17-194
 LAST_ROW = 195
 LAST_ROW_COLUMNS = (46, 56)  # on the last row the ball shows left of these columns (without, with VDELBL)
 
@@ -125,8 +156,11 @@ def _ball_rows() -> np.ndarray:
     rows are contiguous for every value."""
     table = np.full((256, 2), (-1, -2), dtype=np.int64)
     for b in range(256):
-        rows = [row for row, y_now, y_del in kernel_lines()
-                if (y := (y_del if b % 2 == 0 else y_now)) >= 0 and ((y - b) & 0xFC) == 0]
+        rows = [
+            row
+            for row, y_now, y_del in kernel_lines()
+            if (y := (y_del if b % 2 == 0 else y_now)) >= 0 and ((y - b) & 0xFC) == 0
+        ]
         if rows:
             assert rows == list(range(rows[0], rows[-1] + 1))
             table[b] = rows[0], rows[-1]
@@ -389,8 +423,7 @@ def drawn_with(m):
     (the five digit pointers' low bytes) packed 8 bits each, so a score or life change shows one frame late;
     then the colours' shade (RAM 59, bits 40-47) and whether a game is on (RAM 52 bit 7, bit 48: attract mode
     masks the colours with $F7), so attract mode's colour cycling shows one frame late too (`drawn_colour`)."""
-    return (m[80] | (m[82] << 8) | (m[84] << 16) | (m[86] << 24) | (m[88] << 32) | (m[59] << 40)
-            | ((m[52] >> 7) << 48))
+    return m[80] | (m[82] << 8) | (m[84] << 16) | (m[86] << 24) | (m[88] << 32) | (m[59] << 40) | ((m[52] >> 7) << 48)
 
 
 @numba.njit(cache=True, inline="always")

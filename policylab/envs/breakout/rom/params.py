@@ -37,8 +37,10 @@ class RomParams(StrictModel):
 
     name: str = Field("custom", description="preset name: a label, not part of the world (`physics`, `digest`)")
     model: Literal["rom"] = Field(
-        "rom", description="rom: the cartridge's own frame logic over its RAM (envs/breakout/rom/kernel.py), "
-                           "ALE's game frame for frame")
+        "rom",
+        description="rom: the cartridge's own frame logic over its RAM (envs/breakout/rom/kernel.py), "
+        "ALE's game frame for frame",
+    )
     frameskip: int = Field(4, ge=1, le=16, description="frames emulated per agent step")
     sticky_prob: float = Field(0.25, ge=0.0, lt=1.0, description="per-frame chance the previous action repeats (ALE)")
 

@@ -35,8 +35,7 @@ from policylab.envs.breakout.rom import kernel as EK
 
 # ALE 0.12.1's NTSC palette (src/ale/common/Palettes.hpp), the RGB of each even colour byte
 _NTSC = bytes.fromhex(
-    "0000004a4a4a6f6f6f8e8e8eaaaaaac0c0c0d6d6d6ecececebebeb"[:0] +
-    "0000004a4a4a6f6f6f8e8e8eaaaaaac0c0c0d6d6d6ececec"
+    "0000004a4a4a6f6f6f8e8e8eaaaaaac0c0c0d6d6d6ecececebebeb"[:0] + "0000004a4a4a6f6f6f8e8e8eaaaaaac0c0c0d6d6d6ececec"
     "48480069690f86861da2a22abbbb35d2d240e8e84afcfc54"
     "7c2c00904811a26221b47a30c3903dd2a44adfb755ecc860"
     "901c00a33915b55328c66c3ad5824ae39759f0aa67fcbc74"
@@ -51,7 +50,8 @@ _NTSC = bytes.fromhex(
     "0044001a661a32843248a0485cba5c6fd26f80e88090fc90"
     "143c00355f18527e2d6e9c4287b7549ed065b4e775c8fc84"
     "3038005059166d762b88923ea0ab4fb7c25fccd86ee0ec7c"
-    "482c00694d14866a26a28638bb9f47d2b656e8cc63fce070")
+    "482c00694d14866a26a28638bb9f47d2b656e8cc63fce070"
+)
 PALETTE = np.frombuffer(_NTSC, dtype=np.uint8).reshape(128, 3)
 
 SCORE_ROWS = (5, 14)
@@ -166,8 +166,18 @@ def moving_objects(m):
     shown = m[EK.SHOWN]
     b = m[101]
     up = lower_up(shown)
-    return (EK.BALL_ROWS[b, 0], EK.BALL_ROWS[b, 1], ball_column(m), EK.LAST_ROW_COLUMNS[1 - (b & 1)],
-            EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up, m[72] - 47, m[55], EK.drawn_colour(shown, 2), shown)
+    return (
+        EK.BALL_ROWS[b, 0],
+        EK.BALL_ROWS[b, 1],
+        ball_column(m),
+        EK.LAST_ROW_COLUMNS[1 - (b & 1)],
+        EK.PADDLE_ROWS[0] - up,
+        EK.PADDLE_ROWS[1] - up,
+        m[72] - 47,
+        m[55],
+        EK.drawn_colour(shown, 2),
+        shown,
+    )
 
 
 @numba.njit(cache=True, inline="always")
@@ -187,8 +197,11 @@ def moving_colour(objects, r, c):
             k += 160
         if k < 32 and (pattern >> (7 - k // 4)) & 1:
             return paddle_colour
-    if ball_r0 <= r <= ball_r1 and (c == ball_x or c == ball_x + 1 or c == ball_x + 1 - 160) and (
-            r < EK.LAST_ROW or c < ball_cut):
+    if (
+        ball_r0 <= r <= ball_r1
+        and (c == ball_x or c == ball_x + 1 or c == ball_x + 1 - 160)
+        and (r < EK.LAST_ROW or c < ball_cut)
+    ):
         if EK.SIDE_W <= c < 160 - EK.SIDE_W or wall_colour(shown, r, 0 if c < EK.SIDE_W else 1) < 0:
             return ball_colour(shown, r)
     return -1

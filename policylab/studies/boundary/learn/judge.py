@@ -23,14 +23,21 @@ def nominal(policy_file: Path, rob: Robot, worlds: int, command_vx: float, nthre
     the 5 s (survivors only). Within 20% of the command is the issue's bar for walking at it."""
     traj, survived = _play(_load(policy_file, rob), rob, worlds, nthread)
     heading = rob.heading(traj["qpos"][:, 0])
-    xy = traj["qpos"][:, :, rob.root_qpos: rob.root_qpos + 2]
+    xy = traj["qpos"][:, :, rob.root_qpos : rob.root_qpos + 2]
     d = xy[:, -1] - xy[:, 0]
     speed = (d[:, 0] * np.cos(heading) + d[:, 1] * np.sin(heading)) / NOMINAL_S
     mean_speed = float(speed[survived].mean()) if survived.any() else None
-    return {"worlds": worlds, "friction": NOMINAL_MU, "seconds": NOMINAL_S, "seed_range": "boundary.evaluation",
-            "survived": int(survived.sum()), "survival": float(survived.mean()),
-            "speed_mps": mean_speed, "command_mps": command_vx,
-            "speed_within_20pct": None if mean_speed is None else bool(abs(mean_speed - command_vx) <= 0.2 * command_vx)}
+    return {
+        "worlds": worlds,
+        "friction": NOMINAL_MU,
+        "seconds": NOMINAL_S,
+        "seed_range": "boundary.evaluation",
+        "survived": int(survived.sum()),
+        "survival": float(survived.mean()),
+        "speed_mps": mean_speed,
+        "command_mps": command_vx,
+        "speed_within_20pct": None if mean_speed is None else bool(abs(mean_speed - command_vx) <= 0.2 * command_vx),
+    }
 
 
 # commands across the trainers' range (vx, vy m/s, yaw rate rad/s): forward slow and fast, backward,
@@ -43,7 +50,7 @@ def body_velocity(rob: Robot, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     """(worlds, steps - 1) forward and lateral velocity in the trunk's heading frame (m/s) and yaw rate
     (rad/s) between consecutive control steps of `qpos` (worlds, steps, nq)."""
     heading = rob.heading(qpos)
-    v = np.diff(qpos[:, :, rob.root_qpos: rob.root_qpos + 2], axis=1) / rob.control_dt
+    v = np.diff(qpos[:, :, rob.root_qpos : rob.root_qpos + 2], axis=1) / rob.control_dt
     c, s = np.cos(heading[:, :-1]), np.sin(heading[:, :-1])
     turn = (np.diff(heading, axis=1) + np.pi) % (2 * np.pi) - np.pi
     return c * v[..., 0] + s * v[..., 1], -s * v[..., 0] + c * v[..., 1], turn / rob.control_dt
@@ -59,15 +66,27 @@ def tracking(policy_file: Path, rob: Robot, worlds: int, commands=TRACKING_COMMA
     out = []
     for command in commands:
         traj, survived = _play(policy, commanded_robot(rob, command), worlds, nthread)
-        achieved = [float(x.mean()) if survived.any() else None
-                    for x in body_velocity(rob, traj["qpos"][survived, settle:])]
+        achieved = [
+            float(x.mean()) if survived.any() else None for x in body_velocity(rob, traj["qpos"][survived, settle:])
+        ]
         main = int(np.argmax(np.abs(command)))
         met = achieved[main] is not None and abs(achieved[main] - command[main]) <= 0.2 * abs(command[main])
-        out.append({"command": list(command), "survival": float(survived.mean()),
-                    "achieved": [None if a is None else round(a, 4) for a in achieved],
-                    "tracked": bool(met and survived.mean() >= 0.99)})
-    return {"worlds": worlds, "friction": NOMINAL_MU, "seconds": NOMINAL_S, "settle_s": SETTLE_S,
-            "commands": out, "tracked": sum(c["tracked"] for c in out)}
+        out.append(
+            {
+                "command": list(command),
+                "survival": float(survived.mean()),
+                "achieved": [None if a is None else round(a, 4) for a in achieved],
+                "tracked": bool(met and survived.mean() >= 0.99),
+            }
+        )
+    return {
+        "worlds": worlds,
+        "friction": NOMINAL_MU,
+        "seconds": NOMINAL_S,
+        "settle_s": SETTLE_S,
+        "commands": out,
+        "tracked": sum(c["tracked"] for c in out),
+    }
 
 
 def _load(policy_file: Path, rob: Robot):

@@ -19,8 +19,9 @@ class Shard:
     """One thread's worlds, sampling generator and episode bookkeeping. Shard k of S starts its j-th
     episode on seed index j * S + k of ``boundary.learn``, so shards never share a seed."""
 
-    def __init__(self, rob, recipe, index: int, count: int, n_envs: int, gen_seed: int, steps: int,
-                 gamma: float, lam: float):
+    def __init__(
+        self, rob, recipe, index: int, count: int, n_envs: int, gen_seed: int, steps: int, gamma: float, lam: float
+    ):
         self.index, self.count, self.steps, self.gamma, self.lam = index, count, steps, gamma, lam
         self.seeds = named_range("boundary", "learn")
         self.started = 0
@@ -76,8 +77,11 @@ class Shard:
             next_v = net(net.normalise(self.obs))[1]
         rollout.gae(bufs, next_v, self.gamma, self.lam)
         n = self.steps * len(self.obs)
-        return returns, lengths, {"forward_speed": (speed, n), "fall_rate": (falls, len(returns)),
-                                  "tracking_error": (err, n)}
+        return (
+            returns,
+            lengths,
+            {"forward_speed": (speed, n), "fall_rate": (falls, len(returns)), "tracking_error": (err, n)},
+        )
 
     STATE = ("started", "obs", "ep_return", "ep_length")
 
@@ -96,9 +100,18 @@ class Shard:
 def input_affine() -> tuple[np.ndarray, np.ndarray]:
     """(shift, scale) of the 48 go1_imu observation values and the privileged ones: velocities and
     joint speeds scaled to about unit size, friction and height centred."""
-    scale = np.concatenate([np.full(3, 1.0), np.full(3, 0.25), np.full(3, 1.0), np.full(12, 1.0),
-                            np.full(12, 0.05), np.full(12, 1.0), np.full(3, 1.0),
-                            [2.0, 1.0, 1.0, 10.0]])
+    scale = np.concatenate(
+        [
+            np.full(3, 1.0),
+            np.full(3, 0.25),
+            np.full(3, 1.0),
+            np.full(12, 1.0),
+            np.full(12, 0.05),
+            np.full(12, 1.0),
+            np.full(3, 1.0),
+            [2.0, 1.0, 1.0, 10.0],
+        ]
+    )
     shift = np.zeros(48 + len(PRIVILEGED))
     shift[48], shift[51] = 0.7, 0.28
     return shift.astype(np.float32), scale.astype(np.float32)

@@ -47,8 +47,13 @@ def config(req: LearnRequest, recipe: Recipe) -> dict:
     cfg = req.model_dump(mode="json", exclude=set(RUN_ONLY))
     cfg["init"] = None if req.init is None else sha256_hex((req.init / "checkpoint.pt").read_bytes())
     rob = robot(ROBOT)
-    return {**cfg, "command": "boundary learn", "robot": rob.identity, "recipe_values": recorded(recipe),
-            "seed_range": "boundary.learn"}
+    return {
+        **cfg,
+        "command": "boundary learn",
+        "robot": rob.identity,
+        "recipe_values": recorded(recipe),
+        "seed_range": "boundary.learn",
+    }
 
 
 def build(req: LearnRequest, recipe: Recipe) -> Learner:
@@ -57,16 +62,33 @@ def build(req: LearnRequest, recipe: Recipe) -> Learner:
     rob = commanded_robot(robot(ROBOT), list(recipe.command))
     hidden = [int(x) for x in req.hidden.split(",")]
     torch.manual_seed(req.seed)  # the initial weights (torch's init draws from the global generator)
-    net = GaussianActorCritic(OBS_DIM, OBS_DIM + len(PRIVILEGED), ACT_DIM, hidden, hidden, "relu",
-                              *input_affine(), float(np.log(req.init_std)))
+    net = GaussianActorCritic(
+        OBS_DIM,
+        OBS_DIM + len(PRIVILEGED),
+        ACT_DIM,
+        hidden,
+        hidden,
+        "relu",
+        *input_affine(),
+        float(np.log(req.init_std)),
+    )
     if req.init is not None:
         net.load_state_dict(checkpoint.read(req.init / "checkpoint.pt")["net"])
-    settings = Settings(lr=req.lr, epochs=req.epochs, minibatch=req.minibatch, clip=req.clip,
-                        ent_coef=req.ent_coef, vf_coef=req.vf_coef, max_grad_norm=req.max_grad_norm)
+    settings = Settings(
+        lr=req.lr,
+        epochs=req.epochs,
+        minibatch=req.minibatch,
+        clip=req.clip,
+        ent_coef=req.ent_coef,
+        vf_coef=req.vf_coef,
+        max_grad_norm=req.max_grad_norm,
+    )
     ppo = PPO(net, settings, shards.Threads(req.threads), req.seed)
     sizes, gen_seeds = shard_layout(req.envs, req.threads, req.seed)
-    shard_list = [Shard(rob, recipe, k, req.threads, n, g, req.rollout, req.gamma, req.gae_lambda)
-                  for k, (n, g) in enumerate(zip(sizes, gen_seeds))]
+    shard_list = [
+        Shard(rob, recipe, k, req.threads, n, g, req.rollout, req.gamma, req.gae_lambda)
+        for k, (n, g) in enumerate(zip(sizes, gen_seeds))
+    ]
     updates = req.steps // (req.envs * req.rollout)
     return Learner(ppo, shard_list, sizes, req.rollout, OBS_DIM + len(PRIVILEGED), ACT_DIM, updates, EXTRAS)
 
@@ -91,8 +113,9 @@ def run(req: LearnRequest) -> Result:
     write learn.json and report.html."""
     learner, cfg = learn(req)
     policy = req.out / POLICY_FILE
-    export_robot_policy(learner.net.actor_layers(), policy, activation="relu",
-                        metadata=robot_metadata(robot(ROBOT).identity))  # a file played without --robot names it
+    export_robot_policy(
+        learner.net.actor_layers(), policy, activation="relu", metadata=robot_metadata(robot(ROBOT).identity)
+    )  # a file played without --robot names it
     recipe = RECIPES[req.recipe]
     nominal = None
     if req.eval_worlds:
@@ -108,8 +131,10 @@ def run(req: LearnRequest) -> Result:
         head.append(f"committed as {ship(req.out, req.ship_as, data, recipe)}")
     if nominal is not None:
         speed = "-" if nominal["speed_mps"] is None else f"{nominal['speed_mps']:.2f} m/s"
-        head.append(f"nominal worlds: {nominal['survived']}/{nominal['worlds']} survived 5 s, forward speed {speed} "
-                    f"(command {recipe.command[0]} m/s)")
+        head.append(
+            f"nominal worlds: {nominal['survived']}/{nominal['worlds']} survived 5 s, forward speed {speed} "
+            f"(command {recipe.command[0]} m/s)"
+        )
     return Result(page, tuple(head))
 
 
@@ -119,10 +144,19 @@ def ship(out: Path, name: str, data: dict, recipe: Recipe) -> Path:
     and the learner's timings, into the committed checkpoints' folder."""
     raw = (out / POLICY_FILE).read_bytes()
     atomic_write_bytes(CHECKPOINT_DIR / f"{name}.onnx", raw)
-    record = {"name": name, "kind": "onnx", "robot": ROBOT, "command": list(recipe.command),
-              "checkpoint_sha256": sha256_hex(raw), "trained_by": "policylab boundary learn",
-              **{k: data[k] for k in ("rerun", "config", "network", "updates", "agent_steps", "episodes", "nominal",
-                                      "curves")}, **({"tracking": data["tracking"]} if "tracking" in data else {})}
+    record = {
+        "name": name,
+        "kind": "onnx",
+        "robot": ROBOT,
+        "command": list(recipe.command),
+        "checkpoint_sha256": sha256_hex(raw),
+        "trained_by": "policylab boundary learn",
+        **{
+            k: data[k]
+            for k in ("rerun", "config", "network", "updates", "agent_steps", "episodes", "nominal", "curves")
+        },
+        **({"tracking": data["tracking"]} if "tracking" in data else {}),
+    }
     write_json(CHECKPOINT_DIR / f"{name}.json", record)
     write_json(CHECKPOINT_DIR / f"{name}.timing.json", data["timing"])
     return CHECKPOINT_DIR / f"{name}.onnx"

@@ -93,15 +93,28 @@ class Recipe:
 
 # Fields added after go1_v2/v3 were trained, with the values that leave a recipe as it was: a recipe
 # records them (config.json's recipe_values) only when it sets them, so older run folders resume.
-LATER_DEFAULTS = {"command_amp": None, "command_keep": (1.0, 1.0, 1.0), "command_every_s": 5.0, "push_ramp": 0.0,
-                  "anchor_ramp": 0.0, "anchor_end": 0.0}
+LATER_DEFAULTS = {
+    "command_amp": None,
+    "command_keep": (1.0, 1.0, 1.0),
+    "command_every_s": 5.0,
+    "push_ramp": 0.0,
+    "anchor_ramp": 0.0,
+    "anchor_end": 0.0,
+}
 
 # go1_v4: the common MJX trainer's joystick ranges and zeroing (shared/specs/ecosystem.md), reached
 # from the map's own command (0.5 m/s forward) over the first 30% of the run, a fifth of the draws
 # staying there; the study's own lateral pushes (0.5 s, up to 1.5 body weights, from 0 as the
 # curriculum ramps) from the start; friction down to 0.2.
-GO1_V4 = Recipe(friction=(0.2, 1.0), push_bw=(0.0, 1.5), push_ramp=0.3, command_amp=(1.5, 0.8, 1.2),
-                command_keep=(0.9, 0.25, 0.5), anchor_ramp=0.3, anchor_end=0.2)
+GO1_V4 = Recipe(
+    friction=(0.2, 1.0),
+    push_bw=(0.0, 1.5),
+    push_ramp=0.3,
+    command_amp=(1.5, 0.8, 1.2),
+    command_keep=(0.9, 0.25, 0.5),
+    anchor_ramp=0.3,
+    anchor_end=0.2,
+)
 
 RECIPES = {
     "go1_v2": Recipe(),  # friction randomised, one forward command, no pushes
@@ -214,8 +227,9 @@ class TrainingWorlds:
 
     def privileged(self) -> np.ndarray:
         """What only the critic sees (PRIVILEGED): friction, the push force (body weights) and torso height."""
-        return np.concatenate([self.mu[:, None], self.push_xy / self.weight,
-                               self.rob.torso_z(self.qpos)[:, None]], axis=1)
+        return np.concatenate(
+            [self.mu[:, None], self.push_xy / self.weight, self.rob.torso_z(self.qpos)[:, None]], axis=1
+        )
 
     # -- a control step --------------------------------------------------------------------------
     def _pushes(self) -> None:
@@ -262,12 +276,19 @@ class TrainingWorlds:
         self.air[touch] = 0.0
         self.touch = touch
         fell = self.rob.fallen(self.qpos, self.qvel)
-        rew = (r.w_lin * np.exp(-lin_err / r.sigma) + r.w_yaw * np.exp(-yaw_err / r.sigma)
-               + r.w_vz * lin[:, 2] ** 2 + r.w_angxy * (gyro[:, 0] ** 2 + gyro[:, 1] ** 2)
-               + r.w_tilt * (grav[:, 0] ** 2 + grav[:, 1] ** 2) + r.w_torque * (tau ** 2).sum(1)
-               + r.w_rate * ((action - last) ** 2).sum(1) + r.w_energy * np.abs(qd * tau).sum(1)
-               + r.w_pose * np.exp(-(POSE_WEIGHTS * q_rel ** 2).sum(1)) + r.w_air * air_bonus
-               + r.w_fall * fell)
+        rew = (
+            r.w_lin * np.exp(-lin_err / r.sigma)
+            + r.w_yaw * np.exp(-yaw_err / r.sigma)
+            + r.w_vz * lin[:, 2] ** 2
+            + r.w_angxy * (gyro[:, 0] ** 2 + gyro[:, 1] ** 2)
+            + r.w_tilt * (grav[:, 0] ** 2 + grav[:, 1] ** 2)
+            + r.w_torque * (tau**2).sum(1)
+            + r.w_rate * ((action - last) ** 2).sum(1)
+            + r.w_energy * np.abs(qd * tau).sum(1)
+            + r.w_pose * np.exp(-(POSE_WEIGHTS * q_rel**2).sum(1))
+            + r.w_air * air_bonus
+            + r.w_fall * fell
+        )
         rew = np.maximum(rew * self.dt, 0.0)
         trunc = ~fell & (self.step_k >= r.episode_steps)
         redraw = np.flatnonzero(self.step_k == self.cmd_at)
@@ -278,15 +299,29 @@ class TrainingWorlds:
         return nxt, rew, fell, trunc
 
     # -- checkpoints -----------------------------------------------------------------------------
-    STATE = ("mu", "step_k", "air", "touch", "push_at", "push_mag", "push_side", "push_end", "push_xy", "seed",
-             "cmd", "cmd_at")
+    STATE = (
+        "mu",
+        "step_k",
+        "air",
+        "touch",
+        "push_at",
+        "push_mag",
+        "push_side",
+        "push_end",
+        "push_xy",
+        "seed",
+        "cmd",
+        "cmd_at",
+    )
 
     def state(self) -> dict:
         b = self.batch
-        return {**{k: np.copy(getattr(self, k)) for k in self.STATE},
-                "sim": {f: np.copy(b.bind(f)) for f in ("time", "qpos", "qvel", "qacc_warmstart", "ctrl",
-                                                         "xfrc_applied")},
-                "last": np.copy(self.observer.last), "rngs": [g.bit_generator.state for g in self.rngs]}
+        return {
+            **{k: np.copy(getattr(self, k)) for k in self.STATE},
+            "sim": {f: np.copy(b.bind(f)) for f in ("time", "qpos", "qvel", "qacc_warmstart", "ctrl", "xfrc_applied")},
+            "last": np.copy(self.observer.last),
+            "rngs": [g.bit_generator.state for g in self.rngs],
+        }
 
     def load_state(self, s: dict) -> None:
         for k in self.STATE:

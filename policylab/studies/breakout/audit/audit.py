@@ -58,19 +58,28 @@ def plan(req: AuditRequest):
         raise BadInput("candidates", "candidates are parameter sets of a registered policy; a network file has none")
     params = policy.params
     shadow = options.resolve_preset(req.preset, req.sticky)
-    compare = None if req.compare_preset is None else \
-        options.resolve_preset(req.compare_preset, req.sticky, "compare_preset")
+    compare = (
+        None if req.compare_preset is None else options.resolve_preset(req.compare_preset, req.sticky, "compare_preset")
+    )
     candidates = load_candidates(req.candidates, req.policy) if req.candidates else []
     store_root = options.check_run(req)
     seeds = tuple(seeds_for(req.seed, req.episodes))
-    reference = tuple(seeds_for(req.seed, 2 * req.episodes)[req.episodes:])
+    reference = tuple(seeds_for(req.seed, 2 * req.episodes)[req.episodes :])
     overrides = options.shadow_overrides(req.sticky)
 
     def task(env: str, p: dict, s: tuple[int, ...], compared: bool = False) -> EpisodeTask:
         if env == "ale":
             return EpisodeTask(env, s, policy.name, p, protocol, network=policy.network)
-        return EpisodeTask(env, s, policy.name, p, protocol, compare if compared else shadow,
-                           req.compare_preset if compared else req.preset, network=policy.network)
+        return EpisodeTask(
+            env,
+            s,
+            policy.name,
+            p,
+            protocol,
+            compare if compared else shadow,
+            req.compare_preset if compared else req.preset,
+            network=policy.network,
+        )
 
     tasks = {("main", "shadow"): task("shadow", params, seeds), ("main", "ale"): task("ale", params, seeds)}
     for c in candidates:
@@ -81,10 +90,17 @@ def plan(req: AuditRequest):
         if req.compare_preset is not None:
             tasks[(cid, "shadow_compare")] = task("shadow", c["params"], seeds, compared=True)
     config = {
-        "command": "breakout audit", "policy": policy.name, "params": params, **policy.recorded(),
+        "command": "breakout audit",
+        "policy": policy.name,
+        "params": params,
+        **policy.recorded(),
         "episodes": req.episodes,
-        "seed": req.seed, "protocol": protocol, "preset": req.preset, "shadow_overrides": overrides,
-        "candidates": candidates, "store": options.store_label(store_root, req.out),
+        "seed": req.seed,
+        "protocol": protocol,
+        "preset": req.preset,
+        "shadow_overrides": overrides,
+        "candidates": candidates,
+        "store": options.store_label(store_root, req.out),
     }
     if req.compare_preset is not None:
         config["compare_preset"] = req.compare_preset
@@ -107,13 +123,20 @@ def paired_rows(shadow: list[dict], ale: list[dict]) -> list[dict]:
     out = []
     for s, a in zip(shadow, ale):
         assert s["seed"] == a["seed"]
-        out.append({
-            "seed": s["seed"], "shadow_score": s["score"], "ale_score": a["score"],
-            "score_delta_ale_minus_shadow": a["score"] - s["score"],
-            "shadow_steps": s["steps"], "ale_steps": a["steps"],
-            "shadow_first_reward_step": s["first_reward_step"], "ale_first_reward_step": a["first_reward_step"],
-            "shadow_reward_count": s["reward_count"], "ale_reward_count": a["reward_count"],
-        })
+        out.append(
+            {
+                "seed": s["seed"],
+                "shadow_score": s["score"],
+                "ale_score": a["score"],
+                "score_delta_ale_minus_shadow": a["score"] - s["score"],
+                "shadow_steps": s["steps"],
+                "ale_steps": a["steps"],
+                "shadow_first_reward_step": s["first_reward_step"],
+                "ale_first_reward_step": a["first_reward_step"],
+                "shadow_reward_count": s["reward_count"],
+                "ale_reward_count": a["reward_count"],
+            }
+        )
     return out
 
 
@@ -131,14 +154,20 @@ def candidate_rows(candidates: list[dict], rows: dict, shadow_key: str = "shadow
         for f in FEATURE_GAPS:
             sv, av = _mean(s, f), _mean(a, f)
             gaps[f] = {"shadow": sv, "ale": av, "ratio_shadow_over_ale": sv / av if av else None}
-        out.append({
-            "candidate_id": cid, "params": c["params"],
-            "shadow_score_mean": sm, "ale_score_mean": am, "ale_reference_score_mean": _mean(ref, "score"),
-            "score_ratio_shadow_over_ale": sm / am if am else None,
-            "shadow_scores": [r["score"] for r in s], "ale_scores": [r["score"] for r in a],
-            "ale_reference_scores": [r["score"] for r in ref],
-            "feature_gaps": gaps,
-        })
+        out.append(
+            {
+                "candidate_id": cid,
+                "params": c["params"],
+                "shadow_score_mean": sm,
+                "ale_score_mean": am,
+                "ale_reference_score_mean": _mean(ref, "score"),
+                "score_ratio_shadow_over_ale": sm / am if am else None,
+                "shadow_scores": [r["score"] for r in s],
+                "ale_scores": [r["score"] for r in a],
+                "ale_reference_scores": [r["score"] for r in ref],
+                "feature_gaps": gaps,
+            }
+        )
     return out
 
 
@@ -154,7 +183,7 @@ def rank_correlation(cands: list[dict], reference_seeds: tuple[int, ...]) -> dic
         "reference_self_spearman": spearman(ax, rx),
         "reference_seeds": list(reference_seeds),
         "note": "reference_self_spearman: ALE candidate means on the audit seeds vs on a disjoint seed set; "
-                "the agreement seed noise allows (null when ALE gives every candidate the same mean)",
+        "the agreement seed noise allows (null when ALE gives every candidate the same mean)",
     }
 
 
@@ -169,29 +198,44 @@ def feature_summary(cands: list[dict]) -> dict:
 
 
 def _fidelity(cands: list[dict], rank: dict) -> dict:
-    ratios = sorted(abs(c["score_ratio_shadow_over_ale"] - 1) for c in cands if c["score_ratio_shadow_over_ale"] is not None)
+    ratios = sorted(
+        abs(c["score_ratio_shadow_over_ale"] - 1) for c in cands if c["score_ratio_shadow_over_ale"] is not None
+    )
     mid = len(ratios) // 2
     median = None if not ratios else (ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2)
-    return {"spearman": rank["spearman"], "pearson": rank["pearson"], "spearman_ci95": rank["spearman_ci95"],
-            "reference_self_spearman": rank["reference_self_spearman"], "median_abs_score_ratio_minus_1": median,
-            "features": feature_summary(cands)}
+    return {
+        "spearman": rank["spearman"],
+        "pearson": rank["pearson"],
+        "spearman_ci95": rank["spearman_ci95"],
+        "reference_self_spearman": rank["reference_self_spearman"],
+        "median_abs_score_ratio_minus_1": median,
+        "features": feature_summary(cands),
+    }
 
 
-def compare_section(compare_preset: str, preset: str, candidates: list[dict], rows: dict,
-                    reference: tuple[int, ...], cands: list[dict]) -> dict:
+def compare_section(
+    compare_preset: str, preset: str, candidates: list[dict], rows: dict, reference: tuple[int, ...], cands: list[dict]
+) -> dict:
     """The same candidates on a second shadow preset, side by side with the audited one."""
     other = candidate_rows(candidates, rows, "shadow_compare")
     rank_other = rank_correlation(other, reference)
     return {
         "presets": [preset, compare_preset],
-        "side_by_side": {preset: _fidelity(cands, rank_correlation(cands, reference)),
-                         compare_preset: _fidelity(other, rank_other)},
-        "candidates": [{"candidate_id": a["candidate_id"], "ale_score_mean": a["ale_score_mean"],
-                        f"shadow_score_mean[{preset}]": a["shadow_score_mean"],
-                        f"shadow_score_mean[{compare_preset}]": b["shadow_score_mean"],
-                        f"score_ratio[{preset}]": a["score_ratio_shadow_over_ale"],
-                        f"score_ratio[{compare_preset}]": b["score_ratio_shadow_over_ale"]}
-                       for a, b in zip(cands, other)],
+        "side_by_side": {
+            preset: _fidelity(cands, rank_correlation(cands, reference)),
+            compare_preset: _fidelity(other, rank_other),
+        },
+        "candidates": [
+            {
+                "candidate_id": a["candidate_id"],
+                "ale_score_mean": a["ale_score_mean"],
+                f"shadow_score_mean[{preset}]": a["shadow_score_mean"],
+                f"shadow_score_mean[{compare_preset}]": b["shadow_score_mean"],
+                f"score_ratio[{preset}]": a["score_ratio_shadow_over_ale"],
+                f"score_ratio[{compare_preset}]": b["score_ratio_shadow_over_ale"],
+            }
+            for a, b in zip(cands, other)
+        ],
     }
 
 
@@ -202,19 +246,25 @@ def run(req: AuditRequest) -> Path:
     started = time.time()
     order = list(tasks)
     with Store(store_root) as store:
-        records = ensure_episodes(store, [tasks[k] for k in order], executor=req.executor,
-                                  ray_address=req.ray_address, label="audit episodes")
+        records = ensure_episodes(
+            store, [tasks[k] for k in order], executor=req.executor, ray_address=req.ray_address, label="audit episodes"
+        )
         rows = {}
         for ti, k in enumerate(order):
-            rows[k] = [{"episode": i, "seed": s, **records[(ti, s)].outcome, "key": records[(ti, s)].key}
-                       for i, s in enumerate(tasks[k].seeds)]
+            rows[k] = [
+                {"episode": i, "seed": s, **records[(ti, s)].outcome, "key": records[(ti, s)].key}
+                for i, s in enumerate(tasks[k].seeds)
+            ]
     shadow, ale = side(rows[("main", "shadow")]), side(rows[("main", "ale")])
     paired = paired_rows(shadow["rows"], ale["rows"])
     cands = candidate_rows(candidates, rows) if candidates else []
     rank = rank_correlation(cands, reference) if candidates else None
     gaps = gap_audit(shadow, ale, paired, rank)
-    compare = compare_section(req.compare_preset, req.preset, candidates, rows, reference, cands) \
-        if req.compare_preset is not None else None
+    compare = (
+        compare_section(req.compare_preset, req.preset, candidates, rows, reference, cands)
+        if req.compare_preset is not None
+        else None
+    )
     data = {
         "objective": {
             "name": "Breakout env gap audit",
@@ -237,7 +287,9 @@ def run(req: AuditRequest) -> Path:
     write_json(req.out / "audit.json", data)
 
     html = write_audit_report(req.out, data)
-    write_json(req.out / "wallclock.json", {"wall_seconds": time.time() - started,
-                                            "note": "wall-clock time only; every other file is deterministic"})
+    write_json(
+        req.out / "wallclock.json",
+        {"wall_seconds": time.time() - started, "note": "wall-clock time only; every other file is deterministic"},
+    )
     say(data["decision"]["statement"])
     return html

@@ -11,16 +11,22 @@ from policylab.report.charts import plt, save_png
 from policylab.report.html import Page, Table, render
 from policylab.studies.breakout.episodes.report import ALE_C, SHADOW_C
 
-FEATURE_BARS = [("ball_abs_vx_mean", "ball |vx| (px/step)"), ("ball_abs_vy_mean", "ball |vy| (px/step)"),
-                ("paddle_abs_delta_mean", "paddle |dx| (px/step)"), ("steps", "episode length (steps)"),
-                ("reward_count", "bricks hit")]
+FEATURE_BARS = [
+    ("ball_abs_vx_mean", "ball |vx| (px/step)"),
+    ("ball_abs_vy_mean", "ball |vy| (px/step)"),
+    ("paddle_abs_delta_mean", "paddle |dx| (px/step)"),
+    ("steps", "episode length (steps)"),
+    ("reward_count", "bricks hit"),
+]
 
 
 def write_audit_report(out: Path, data: dict) -> Path:
     comp = data["comparison"]
     figs = out / "figures"
-    figures = [("Score per seed: shadow vs ALE", "figures/paired_scores.png"),
-               ("Per-episode features, side by side (bars: means; dots: episodes)", "figures/features.png")]
+    figures = [
+        ("Score per seed: shadow vs ALE", "figures/paired_scores.png"),
+        ("Per-episode features, side by side (bars: means; dots: episodes)", "figures/features.png"),
+    ]
     _paired_chart(comp["paired_by_seed"], figs / "paired_scores.png")
     _feature_chart(comp["shadow"]["rows"], comp["ale"]["rows"], figs / "features.png")
     tables = [
@@ -30,25 +36,44 @@ def write_audit_report(out: Path, data: dict) -> Path:
     if data["rank_correlation"]:
         _rank_chart(data["candidates"], figs / "rank.png")
         figures.append(("Candidates: shadow mean vs ALE mean (and ALE vs ALE on disjoint seeds)", "figures/rank.png"))
-        tables.append(Table("Candidates", ["candidate_id", "shadow_score_mean", "ale_score_mean",
-                                           "ale_reference_score_mean", "score_ratio_shadow_over_ale"],
-                            data["candidates"]))
+        tables.append(
+            Table(
+                "Candidates",
+                [
+                    "candidate_id",
+                    "shadow_score_mean",
+                    "ale_score_mean",
+                    "ale_reference_score_mean",
+                    "score_ratio_shadow_over_ale",
+                ],
+                data["candidates"],
+            )
+        )
     if data.get("compare"):
         side = data["compare"]["side_by_side"]
         names = list(side)
-        metric_rows = [{"metric": m, **{n: side[n][m] for n in names}} for m in
-                       ("spearman", "pearson", "reference_self_spearman", "median_abs_score_ratio_minus_1")]
-        metric_rows += [{"metric": f"{f} shadow/ALE", **{n: side[n]["features"][f]["ratio_shadow_over_ale"]
-                                                          for n in names}} for f in side[names[0]]["features"]]
+        metric_rows = [
+            {"metric": m, **{n: side[n][m] for n in names}}
+            for m in ("spearman", "pearson", "reference_self_spearman", "median_abs_score_ratio_minus_1")
+        ]
+        metric_rows += [
+            {"metric": f"{f} shadow/ALE", **{n: side[n]["features"][f]["ratio_shadow_over_ale"] for n in names}}
+            for f in side[names[0]]["features"]
+        ]
         tables.append(Table("Presets side by side", ["metric", *names], metric_rows))
-        tables.append(Table("Candidates on both presets", list(data["compare"]["candidates"][0]),
-                            data["compare"]["candidates"]))
+        tables.append(
+            Table("Candidates on both presets", list(data["compare"]["candidates"][0]), data["compare"]["candidates"])
+        )
     dec = data["decision"]
     s, a = comp["shadow"]["score"], comp["ale"]["score"]
-    headline = [("shadow mean score", s["mean"]), ("shadow 95% CI", s["mean_ci95"]),
-                ("ALE mean score", a["mean"]), ("ALE 95% CI", a["mean_ci95"]),
-                ("primary failure class", dec["primary_failure_class"]),
-                ("secondary", dec["secondary_failure_class"] or "none")]
+    headline = [
+        ("shadow mean score", s["mean"]),
+        ("shadow 95% CI", s["mean_ci95"]),
+        ("ALE mean score", a["mean"]),
+        ("ALE 95% CI", a["mean_ci95"]),
+        ("primary failure class", dec["primary_failure_class"]),
+        ("secondary", dec["secondary_failure_class"] or "none"),
+    ]
     rank = data["rank_correlation"]
     if rank:
         headline.append(("Spearman shadow vs ALE", rank["spearman"]))
@@ -57,8 +82,8 @@ def write_audit_report(out: Path, data: dict) -> Path:
     page = Page(
         title=f"Env gap audit: {obj['policy']}",
         subtitle=f"shadow preset {obj['shadow']['preset']} vs ALE ("
-                 + ", ".join(f"{k}={v}" for k, v in obj["ale"]["protocol"].items())
-                 + f"), seeds {obj['seeds'][0]}..{obj['seeds'][-1]}",
+        + ", ".join(f"{k}={v}" for k, v in obj["ale"]["protocol"].items())
+        + f"), seeds {obj['seeds'][0]}..{obj['seeds'][-1]}",
         headline=headline,
         notes=[dec["statement"], "Next: " + dec["next_recommendation"]],
         tables=tables,

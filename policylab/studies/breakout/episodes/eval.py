@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -80,10 +80,13 @@ def run(req: EvalRequest) -> Result:
     claim_out_dir(req.out, config)
     started = time.time()
     with Store(store_root) as store:
-        records = ensure_episodes(store, [task], executor=req.executor, ray_address=req.ray_address,
-                                  label=f"{req.env} episodes")
-        rows = [{"episode": i, "seed": seed, **records[(0, seed)].outcome, "key": records[(0, seed)].key}
-                for i, seed in enumerate(task.seeds)]
+        records = ensure_episodes(
+            store, [task], executor=req.executor, ray_address=req.ray_address, label=f"{req.env} episodes"
+        )
+        rows = [
+            {"episode": i, "seed": seed, **records[(0, seed)].outcome, "key": records[(0, seed)].key}
+            for i, seed in enumerate(task.seeds)
+        ]
         replay0 = store.payload(rows[0]["key"])
         for row in rows[: req.replays]:  # one replay in memory at a time: an episode may be long
             arrays = replay0 if row["episode"] == 0 else store.payload(row["key"])
@@ -92,8 +95,10 @@ def run(req: EvalRequest) -> Result:
     _write_rows(req.out / "episodes.jsonl", ({k: v for k, v in r.items() if k != "key"} for r in rows))
 
     result = write_eval_report(req.out, config, rows, replay0, video)
-    write_json(req.out / "wallclock.json", {"wall_seconds": time.time() - started,
-                                            "note": "wall-clock time only; every other file is deterministic"})
+    write_json(
+        req.out / "wallclock.json",
+        {"wall_seconds": time.time() - started, "note": "wall-clock time only; every other file is deterministic"},
+    )
     say(f"episodes: {req.out / 'episodes.jsonl'}")
     return result
 
@@ -102,8 +107,12 @@ def replay_rows(arrays: dict[str, np.ndarray]) -> list[dict]:
     """One JSON row per agent step: the action taken and the features after it."""
     obs, act, pol, rew = arrays["obs"], arrays["action"], arrays["policy_action"], arrays["reward"]
     steps = int(rew.size)
-    columns = {"step": range(1, steps + 1), "action": act.tolist(), "policy_action": pol.tolist(),
-               "reward": rew.astype(np.float64).tolist()}
+    columns = {
+        "step": range(1, steps + 1),
+        "action": act.tolist(),
+        "policy_action": pol.tolist(),
+        "reward": rew.astype(np.float64).tolist(),
+    }
     columns.update({name: obs[1:, j].astype(np.float64).tolist() for j, name in enumerate(FEATURES)})
     names = list(columns)
     return [dict(zip(names, values)) for values in zip(*columns.values())]

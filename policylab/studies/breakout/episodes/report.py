@@ -20,14 +20,26 @@ from policylab.envs.breakout.contract import F
 from policylab.fileio import write_json
 from policylab.policies.breakout import policy_label
 from policylab.provenance import versions
-from policylab.result import Result
 from policylab.report.charts import plt, save_png
 from policylab.report.html import Page, Table, render
+from policylab.result import Result
 from policylab.stats import distribution
 
 SHADOW_C, ALE_C = "#4c72b0", "#dd8452"
-EPISODE_COLUMNS = ["episode", "seed", "score", "steps", "done", "reward_count", "first_reward_step",
-                   "paddle_abs_delta_mean", "ball_abs_vx_mean", "ball_abs_vy_mean", "lives_start", "lives_end"]
+EPISODE_COLUMNS = [
+    "episode",
+    "seed",
+    "score",
+    "steps",
+    "done",
+    "reward_count",
+    "first_reward_step",
+    "paddle_abs_delta_mean",
+    "ball_abs_vx_mean",
+    "ball_abs_vy_mean",
+    "lives_start",
+    "lives_end",
+]
 EMBED_EPISODES_MAX = 256  # evals with more episodes are summarised in report.json (see the module docstring)
 BAR_CHART_MAX = 64  # score per seed as bars up to this many episodes, a histogram above
 SUMMARY_ROWS = 10  # rows of each table in a summarised report
@@ -40,15 +52,35 @@ def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, 
     was measured on (the policy with its params, the env, the episodes)."""
     scores = [r["score"] for r in rows]
     dist = distribution(scores)
-    numeric = ["steps", "reward_count", "paddle_abs_delta_mean", "paddle_abs_delta_max", "ball_abs_vx_mean",
-               "ball_abs_vy_mean"]
+    numeric = [
+        "steps",
+        "reward_count",
+        "paddle_abs_delta_mean",
+        "paddle_abs_delta_max",
+        "ball_abs_vx_mean",
+        "ball_abs_vy_mean",
+    ]
     summarised = len(rows) > EMBED_EPISODES_MAX
     columns = {f: np.array([r[f] for r in rows], dtype=float) for f in numeric}
     env_name = "ALE Breakout" if config["env"] == "ale" else f"shadow Breakout ({config['preset']})"
     label = policy_label(config["policy"], config["params"])
     data = {
-        "objective": {k: config[k] for k in ("command", "env", "policy", "params", "network", "episodes", "seed",
-                                             "protocol", "preset", "shadow_overrides") if k in config},
+        "objective": {
+            k: config[k]
+            for k in (
+                "command",
+                "env",
+                "policy",
+                "params",
+                "network",
+                "episodes",
+                "seed",
+                "protocol",
+                "preset",
+                "shadow_overrides",
+            )
+            if k in config
+        },
         "measured": {"policy": label, "env": env_name},
         "distribution": _summarised_distribution(dist, scores) if summarised else dist,
         "features": {
@@ -71,38 +103,56 @@ def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, 
     _episode_chart(replay0, figs / "episode0.png", rows[0])
     if summarised:
         summary = data["episodes_summary"]
-        tables = [Table(f"Episodes: the first {len(summary['first'])}", EPISODE_COLUMNS, summary["first"]),
-                  Table(f"Episodes: the {len(summary['lowest_scores'])} lowest scores", EPISODE_COLUMNS,
-                        summary["lowest_scores"])]
-        notes = ["stdev is the population stdev, as in the original reports.",
-                 f"{len(rows):,} episodes: every row is in episodes.jsonl, every trajectory in the store "
-                 "(report.json holds a summary)."]
+        tables = [
+            Table(f"Episodes: the first {len(summary['first'])}", EPISODE_COLUMNS, summary["first"]),
+            Table(
+                f"Episodes: the {len(summary['lowest_scores'])} lowest scores",
+                EPISODE_COLUMNS,
+                summary["lowest_scores"],
+            ),
+        ]
+        notes = [
+            "stdev is the population stdev, as in the original reports.",
+            f"{len(rows):,} episodes: every row is in episodes.jsonl, every trajectory in the store "
+            "(report.json holds a summary).",
+        ]
     else:
         tables = [Table("Episodes", EPISODE_COLUMNS, rows)]
         notes = ["stdev is the population stdev, as in the original reports."]
     page = Page(
         title=f"{label} on {env_name}",
         subtitle=f"{len(rows)} episodes, seeds {rows[0]['seed']}..{rows[-1]['seed']}, protocol "
-                 + ", ".join(f"{k}={v}" for k, v in config["protocol"].items()),
-        headline=[(f"{'ALE' if config['env'] == 'ale' else 'shadow'} mean score", dist["mean"]),
-                  ("95% CI of mean", dist["mean_ci95"]),
-                  ("median", dist["median"]), ("min / max", [dist["min"], dist["max"]]),
-                  (f"low scores (< {dist['low_score_threshold']:g})", dist["low_score_count"]),
-                  ("episodes done (lives out)", data["features"]["done_count"])],
+        + ", ".join(f"{k}={v}" for k, v in config["protocol"].items()),
+        headline=[
+            (f"{'ALE' if config['env'] == 'ale' else 'shadow'} mean score", dist["mean"]),
+            ("95% CI of mean", dist["mean_ci95"]),
+            ("median", dist["median"]),
+            ("min / max", [dist["min"], dist["max"]]),
+            (f"low scores (< {dist['low_score_threshold']:g})", dist["low_score_count"]),
+            ("episodes done (lives out)", data["features"]["done_count"]),
+        ],
         notes=notes,
         tables=tables,
-        figures=[(scores_caption, "figures/scores.png"),
-                 (f"Episode 0 (seed {rows[0]['seed']}): ball and paddle over time", "figures/episode0.png")],
+        figures=[
+            (scores_caption, "figures/scores.png"),
+            (f"Episode 0 (seed {rows[0]['seed']}): ball and paddle over time", "figures/episode0.png"),
+        ],
         videos=[(f"Episode 0 (seed {video['seed']}), every {video['every_agent_steps']} agent steps", video["path"])]
-        if video else [],
+        if video
+        else [],
     )
     html = out / "report.html"
     render(html, page, data, "report.json")
     ci = dist["mean_ci95"]
-    return Result(html, (f"{label} on {env_name}: mean score {dist['mean']:.2f}, 95% CI "
-                         + ("none from one episode" if ci is None else f"[{ci[0]:.2f}, {ci[1]:.2f}]")
-                         + f" over {len(rows):,} episode{'s' if len(rows) != 1 else ''} (seeds "
-                         f"{rows[0]['seed']}..{rows[-1]['seed']})",))
+    return Result(
+        html,
+        (
+            f"{label} on {env_name}: mean score {dist['mean']:.2f}, 95% CI "
+            + ("none from one episode" if ci is None else f"[{ci[0]:.2f}, {ci[1]:.2f}]")
+            + f" over {len(rows):,} episode{'s' if len(rows) != 1 else ''} (seeds "
+            f"{rows[0]['seed']}..{rows[-1]['seed']})",
+        ),
+    )
 
 
 def _quantiles(values: np.ndarray) -> dict:

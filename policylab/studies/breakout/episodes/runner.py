@@ -43,20 +43,21 @@ resolves its preset once, in its plan, and hands the `ShadowParams` to its tasks
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from policylab.envs.breakout.ale import AleBreakout, Protocol
-from policylab.envs.breakout.contract import F, FIRE, NOOP
+from policylab.envs.breakout.contract import FIRE, NOOP, F
 from policylab.envs.breakout.params import ShadowParams, load_preset
 from policylab.envs.breakout.rom.kernel import brick_flags
-from policylab.rollout.payloads import EncodedArrays
 from policylab.hashing import canonical_json, hash_obj
 from policylab.policies.breakout_net import NetworkFile
 from policylab.rollout.ensure import Planned, ensure
+from policylab.rollout.payloads import EncodedArrays
 from policylab.rollout.store import FrozenJSON, Store, rollout_key
 from policylab.studies.breakout.episodes.features import episode_features
 from policylab.studies.breakout.sizes import SHADOW_BATCH
@@ -110,8 +111,10 @@ class EpisodeTask:
         """The seed-free world as earlier key versions hashed it (`former_physics`; docs/design.md, "Key versions")."""
         if self.env == "ale":
             return ()
-        return tuple({"env": "shadow", "physics": FrozenJSON(f), "physics_hash": hash_obj(f)}
-                     for f in self.shadow.former_physics())
+        return tuple(
+            {"env": "shadow", "physics": FrozenJSON(f), "physics_hash": hash_obj(f)}
+            for f in self.shadow.former_physics()
+        )
 
     @cached_property
     def policy_record(self) -> FrozenJSON:
@@ -187,8 +190,9 @@ def policy_fn(name: str) -> Callable[..., np.ndarray]:
     return policies.get_policy(name)
 
 
-def policy_actions(tasks: Sequence[EpisodeTask],
-                   auto: bool) -> Callable[[np.ndarray, Callable[[], np.ndarray]], np.ndarray]:
+def policy_actions(
+    tasks: Sequence[EpisodeTask], auto: bool
+) -> Callable[[np.ndarray, Callable[[], np.ndarray]], np.ndarray]:
     """`act(obs, walls) -> actions` for one batch of the tasks' seeds, in order, called once per agent
     step from the episode's first observation on. A tracker runs per task on its rows, with its
     parameters; a network (every task of a group shares it) runs once on the whole batch and calls
@@ -204,7 +208,7 @@ def policy_actions(tasks: Sequence[EpisodeTask],
     def act(obs: np.ndarray, walls: Callable[[], np.ndarray]) -> np.ndarray:
         out = np.empty(n, dtype=np.int64)
         for k, task in enumerate(tasks):
-            out[bounds[k]:bounds[k + 1]] = policy(obs[bounds[k]:bounds[k + 1]], task.params, auto)
+            out[bounds[k] : bounds[k + 1]] = policy(obs[bounds[k] : bounds[k + 1]], task.params, auto)
         return out
 
     return act
@@ -289,14 +293,19 @@ def _run_shadow_fused(tasks: Sequence[EpisodeTask], tracker) -> list[list[Episod
     prm = np.stack([tracker.vector(t.params) for t in tasks])
     env_prm = np.repeat(np.arange(len(tasks)), [len(t.seeds) for t in tasks])
     obs, acts, pol_acts, rewards, length, done = play_batch(
-        env, prm, env_prm, tracker.planner, protocol.serve == "auto", protocol.serve, protocol.max_steps)
+        env, prm, env_prm, tracker.planner, protocol.serve == "auto", protocol.serve, protocol.max_steps
+    )
     out, i = [], 0
     for task in tasks:
         episodes = []
         for seed in task.seeds:
             n = int(length[i])
-            payload = {"obs": obs[i, : n + 1], "action": acts[i, :n], "policy_action": pol_acts[i, :n],
-                       "reward": rewards[i, :n]}  # contiguous views of the batch's env-major arrays
+            payload = {
+                "obs": obs[i, : n + 1],
+                "action": acts[i, :n],
+                "policy_action": pol_acts[i, :n],
+                "reward": rewards[i, :n],
+            }  # contiguous views of the batch's env-major arrays
             features = episode_features(payload["obs"], payload["reward"], bool(done[i]))
             episodes.append(Episode(int(seed), features, payload))
             i += 1
@@ -366,8 +375,7 @@ def _run_shadow_python(tasks: Sequence[EpisodeTask], capture: bool) -> list[list
 
 def _group_key(task: EpisodeTask) -> tuple:
     """Tasks with equal keys can share one vectorized batch (labels may differ: records keep each task's)."""
-    return (task.env, task.policy_id, canonical_json(task.protocol), task.world.get("physics_hash"),
-            task.capture_every)
+    return (task.env, task.policy_id, canonical_json(task.protocol), task.world.get("physics_hash"), task.capture_every)
 
 
 def work_units(tasks: Sequence[EpisodeTask]) -> list[list[EpisodeTask]]:
@@ -392,8 +400,11 @@ def _split(tasks: Sequence[EpisodeTask]) -> list[list[tuple[int, EpisodeTask]]]:
             part = _with_seeds(task, task.seeds[i : i + SHADOW_BATCH])
             key = _group_key(part)
             unit = open_units.get(key)
-            if task.capture_every or unit is None or \
-                    sum(len(t.seeds) for _, t in unit) + len(part.seeds) > SHADOW_BATCH:
+            if (
+                task.capture_every
+                or unit is None
+                or sum(len(t.seeds) for _, t in unit) + len(part.seeds) > SHADOW_BATCH
+            ):
                 unit = [(ti, part)]
                 units.append(unit)
                 open_units[key] = unit
@@ -424,22 +435,36 @@ class EpisodeRunner:
             by_task.setdefault(id(task), (task, {}))[1][seed] = p
         groups = list(by_task.values())
         units = _split([_with_seeds(task, list(planned_by_seed)) for task, planned_by_seed in groups])
-        return [([groups[ti][1][s] for ti, part in unit for s in part.seeds], [part for _, part in unit])
-                for unit in units]
+        return [
+            ([groups[ti][1][s] for ti, part in unit for s in part.seeds], [part for _, part in unit]) for unit in units
+        ]
 
 
 def planned(task: EpisodeTask, seed: int) -> Planned:
     labels = {} if task.env == "ale" else {"preset": task.preset}
-    return Planned(STUDY, world_key(task, seed), policy_of(task), protocol_of(task), labels,
-                   detail=(task, seed), former_worlds=tuple({**w, "seed": int(seed)} for w in task.former_worlds))
+    return Planned(
+        STUDY,
+        world_key(task, seed),
+        policy_of(task),
+        protocol_of(task),
+        labels,
+        detail=(task, seed),
+        former_worlds=tuple({**w, "seed": int(seed)} for w in task.former_worlds),
+    )
 
 
 def _with_seeds(task: EpisodeTask, seeds: Sequence[int]) -> EpisodeTask:
     return replace(task, seeds=tuple(int(s) for s in seeds))
 
 
-def ensure_episodes(store: Store, tasks: Iterable[EpisodeTask], *, executor: str = "local",
-                    ray_address: str | None = None, label: str = "episodes") -> dict[tuple[int, int], Any]:
+def ensure_episodes(
+    store: Store,
+    tasks: Iterable[EpisodeTask],
+    *,
+    executor: str = "local",
+    ray_address: str | None = None,
+    label: str = "episodes",
+) -> dict[tuple[int, int], Any]:
     """Every (task, seed) as a store record, running only those the store lacks (`rollout.ensure`).
 
     Returns {(task index, seed): record}. A key that several tasks share (the same physics under two

@@ -51,8 +51,24 @@ def _build(digest: int, step_kernel):
     """`play` compiled around `step_kernel` (the physics kernel's or the exact model's: same arguments)."""
 
     @numba.njit(cache=True, nogil=True)
-    def play(state, obs_now, reward_now, term_now, prm, env_prm, planner, policy_serve, serve_never, horizon,
-             obs, act, pol, rew, length, done):
+    def play(
+        state,
+        obs_now,
+        reward_now,
+        term_now,
+        prm,
+        env_prm,
+        planner,
+        policy_serve,
+        serve_never,
+        horizon,
+        obs,
+        act,
+        pol,
+        rew,
+        length,
+        done,
+    ):
         """Play every env of a reset batch for up to `horizon` agent steps.
 
         state: the kernel's state arguments (everything `step_kernel` takes before `actions`);
@@ -124,8 +140,9 @@ def kernel_state(env) -> tuple:
     return tuple(getattr(env, f"_{name}") for name in names[:cut])
 
 
-def play_batch(env, prm: np.ndarray, env_prm: np.ndarray, planner: bool, policy_serve: bool, serve: str,
-               horizon: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def play_batch(
+    env, prm: np.ndarray, env_prm: np.ndarray, planner: bool, policy_serve: bool, serve: str, horizon: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Reset `env` (a `ShadowBreakout` with its seeds) and play it; returns env-major arrays
     (obs (n, horizon+1, 9) float32, action, policy_action int8 and reward float32 (n, horizon),
     length int64 (n,), done bool (n,)); env i's episode is obs[i, :length+1], the others [i, :length]."""
@@ -137,7 +154,22 @@ def play_batch(env, prm: np.ndarray, env_prm: np.ndarray, planner: bool, policy_
     rew = np.empty((n, horizon), dtype=np.float32)
     length = np.empty(n, dtype=np.int64)
     done = np.empty(n, dtype=np.bool_)
-    _play(env._K)(kernel_state(env), env._obs, env._rew, env._term, np.ascontiguousarray(prm, dtype=np.float64),
-            np.ascontiguousarray(env_prm, dtype=np.int64), bool(planner), bool(policy_serve), serve == "never",
-            int(horizon), obs, act, pol, rew, length, done)
+    _play(env._K)(
+        kernel_state(env),
+        env._obs,
+        env._rew,
+        env._term,
+        np.ascontiguousarray(prm, dtype=np.float64),
+        np.ascontiguousarray(env_prm, dtype=np.int64),
+        bool(planner),
+        bool(policy_serve),
+        serve == "never",
+        int(horizon),
+        obs,
+        act,
+        pol,
+        rew,
+        length,
+        done,
+    )
     return obs, act, pol, rew, length, done

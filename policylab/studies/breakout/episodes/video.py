@@ -22,8 +22,9 @@ VIDEO_FPS = 15
 def episode_video(store: Store, task: EpisodeTask, out_dir: Path, name: str) -> dict:
     """Write `out_dir/name` (mp4) of the first seed of `task`; return what the report shows."""
     seed = task.seeds[0]
-    plain = ensure_episodes(store, [replace(task, seeds=(seed,), capture_every=0)], executor="local",
-                            label="episode")[(0, seed)]
+    plain = ensure_episodes(store, [replace(task, seeds=(seed,), capture_every=0)], executor="local", label="episode")[
+        (0, seed)
+    ]
     capture = replace(task, seeds=(seed,), capture_every=VIDEO_EVERY)
     rec = ensure_episodes(store, [capture], executor="local", label="video episode")[(0, seed)]
     frames = store.payload(rec.key)["frames"]

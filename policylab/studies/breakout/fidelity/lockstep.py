@@ -54,15 +54,15 @@ from __future__ import annotations
 import statistics
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from policylab.config import claim_out_dir
 from policylab.envs.breakout.ale import AleBreakout, Protocol, ram_features
 from policylab.envs.breakout.ale_random import sticky_repeats as ale_sticky_repeats
-from policylab.envs.breakout.contract import ACTION_NAMES, F, NOOP, SCREEN_H
+from policylab.envs.breakout.contract import ACTION_NAMES, NOOP, SCREEN_H, F
 from policylab.envs.breakout.params import BreakoutParams, ShadowParams, load_preset
 from policylab.envs.breakout.rom.kernel import brick_flags
 from policylab.envs.breakout.shadow import ShadowBreakout
@@ -171,8 +171,16 @@ class Lockstep:
     `ale` and `shadow` are the two live games (tests perturb `shadow` between frames to check that a
     planted difference is reported where it was planted); `row()` is the episode's result so far."""
 
-    def __init__(self, plan: EpisodePlan, params: ShadowParams, *, frameskip: int, sticky: float, max_steps: int,
-                 keep_strip: bool = False):
+    def __init__(
+        self,
+        plan: EpisodePlan,
+        params: ShadowParams,
+        *,
+        frameskip: int,
+        sticky: float,
+        max_steps: int,
+        keep_strip: bool = False,
+    ):
         self.plan = plan
         self.frameskip = frameskip
         self.max_frames = max_steps * frameskip
@@ -264,29 +272,44 @@ class Lockstep:
                 diffs[q] = {"ale": a[q], "shadow": s[q]}
         if diffs:
             quantity = next(q for q in QUANTITIES if q in diffs)
-            self.first = {"frame": self.frame, "quantity": quantity, **diffs[quantity],
-                          "differing": {q: diffs[q] for q in QUANTITIES if q in diffs},
-                          "ale_state": a, "shadow_state": {k: v for k, v in s.items() if k != "raw"}}
+            self.first = {
+                "frame": self.frame,
+                "quantity": quantity,
+                **diffs[quantity],
+                "differing": {q: diffs[q] for q in QUANTITIES if q in diffs},
+                "ale_state": a,
+                "shadow_state": {k: v for k, v in s.items() if k != "raw"},
+            }
             if self.keep_strip:
                 self.strip = list(self._recent)
 
     def row(self) -> dict:
         a, s = ale_objects(self.ale.ram()), shadow_objects(self.shadow)
         return {
-            "episode": self.plan.episode, "seed": self.plan.seed, "policy": self.plan.kind, "params": self.plan.params,
-            "frames": self.frame, "agent_steps": -(-self.frame // self.frameskip), "ale_game_over": self.game_over,
-            "identical_to_end": self.first is None, "first_divergence": self.first,
-            "screen_frames": self.screen_frames, "screen_identical_frames": self.screen_identical,
+            "episode": self.plan.episode,
+            "seed": self.plan.seed,
+            "policy": self.plan.kind,
+            "params": self.plan.params,
+            "frames": self.frame,
+            "agent_steps": -(-self.frame // self.frameskip),
+            "ale_game_over": self.game_over,
+            "identical_to_end": self.first is None,
+            "first_divergence": self.first,
+            "screen_frames": self.screen_frames,
+            "screen_identical_frames": self.screen_identical,
             "screen_diff_pixels_mean": self.diff_pixels / self.screen_frames,
-            "ale_score": a["score"], "shadow_score": s["score"], "ale_lives": a["lives"], "shadow_lives": s["lives"],
+            "ale_score": a["score"],
+            "shadow_score": s["score"],
+            "ale_lives": a["lives"],
+            "shadow_lives": s["lives"],
         }
-
 
 
 def run_episode(plan: EpisodePlan, params: ShadowParams, req: LockstepRequest, keep_strip: bool) -> Lockstep:
     """Play one episode to its end (ALE's game over or the horizon); the finished `Lockstep`."""
-    lk = Lockstep(plan, params, frameskip=req.frameskip, sticky=req.sticky, max_steps=req.max_steps,
-                  keep_strip=keep_strip)
+    lk = Lockstep(
+        plan, params, frameskip=req.frameskip, sticky=req.sticky, max_steps=req.max_steps, keep_strip=keep_strip
+    )
     while not lk.done:
         lk.step()
     return lk
@@ -304,8 +327,7 @@ def screen_bands(rows_differing: np.ndarray) -> list[dict]:
         if count and start is None:
             start = y
         elif not count and start is not None:
-            bands.append({"first_row": start, "last_row": y - 1,
-                          "frames_max": int(rows_differing[start:y].max())})
+            bands.append({"first_row": start, "last_row": y - 1, "frames_max": int(rows_differing[start:y].max())})
             start = None
     return bands
 
@@ -319,15 +341,22 @@ def summarise(rows: list[dict], rows_differing: np.ndarray) -> dict:
     for q in QUANTITIES:
         frames = [d["frame"] for d in diverged if d["quantity"] == q]
         if frames:
-            classes[q] = {"episodes": len(frames), "fraction": len(frames) / n,
-                          "median_first_frame": _median(frames), "earliest_first_frame": min(frames)}
+            classes[q] = {
+                "episodes": len(frames),
+                "fraction": len(frames) / n,
+                "median_first_frame": _median(frames),
+                "earliest_first_frame": min(frames),
+            }
     by_policy = {}
     for kind in [k for k in POLICY_KINDS if any(r["policy"] == k for r in rows)]:
         mine = [r for r in rows if r["policy"] == kind]
         firsts = [r["first_divergence"]["frame"] for r in mine if r["first_divergence"]]
-        by_policy[kind] = {"episodes": len(mine), "identical_to_end": len(mine) - len(firsts),
-                           "median_first_divergence_frame": _median(firsts),
-                           "frames": sum(r["frames"] for r in mine)}
+        by_policy[kind] = {
+            "episodes": len(mine),
+            "identical_to_end": len(mine) - len(firsts),
+            "median_first_divergence_frame": _median(firsts),
+            "frames": sum(r["frames"] for r in mine),
+        }
     screen_frames = sum(r["screen_frames"] for r in rows)
     screen_same = sum(r["screen_identical_frames"] for r in rows)
     return {
@@ -350,16 +379,16 @@ METHOD = {
     "ale": "raw ALEInterface, frame_skip 1, repeat_action_probability 0 (one act = one frame, no sticky of its own)",
     "shadow": "ShadowBreakout with the preset's frameskip set to 1 and sticky_prob to 0 (one step = one frame)",
     "actions": "the policy acts every frameskip frames on ALE's contract features (ram_features), serve rule auto; "
-               "the sticky decision is made once per frame and the resulting action applied to both games",
+    "the sticky decision is made once per frame and the resulting action applied to both games",
     "sticky_stream": "ALE 0.12.1's own (policylab.envs.breakout.ale_random): MT19937 seeded with the episode seed, two "
-                     "draws per frame, repeat when the first is below sticky (as a C float)",
+    "draws per frame, repeat when the first is below sticky (as a C float)",
     "compared": list(QUANTITIES) + ["screen"],
     "pixel_mapping": "ALE: ball x = ram[99] - 49, ball y = ram[101] + 9 (in play iff ram[101] != 0), paddle x = "
-                     "ram[72] - 47; shadow: floor of its float ball and paddle positions (the pixel it draws)",
+    "ram[72] - 47; shadow: floor of its float ball and paddle positions (the pixel it draws)",
     "first_divergence_rule": "objects are compared from frame 0 (after reset) to the first frame on which any differs "
-                             "(ball x/y only while both balls are in play); the first differing quantity in the "
-                             "order of `compared` is the class; object comparison stops there; both games are "
-                             "played on to ALE's game over or the horizon and screens are compared on every frame",
+    "(ball x/y only while both balls are in play); the first differing quantity in the "
+    "order of `compared` is the class; object comparison stops there; both games are "
+    "played on to ALE's game over or the horizon and screens are compared on every frame",
 }
 
 
@@ -368,8 +397,11 @@ def _pick_for(req: LockstepRequest) -> dict | None:
         return None
     if req.pick_params is None:
         return default_pick()
-    return {"candidate_id": None, "params": load_params(SEARCH_POLICY, req.pick_params, "pick_params"),
-            "source": f"file {req.pick_params.name}"}
+    return {
+        "candidate_id": None,
+        "params": load_params(SEARCH_POLICY, req.pick_params, "pick_params"),
+        "source": f"file {req.pick_params.name}",
+    }
 
 
 def run(req: LockstepRequest):
@@ -377,8 +409,12 @@ def run(req: LockstepRequest):
     preset = load_preset(req.preset, "preset")
     params = lockstep_params(preset)
     file_pick = load_params(SEARCH_POLICY, req.pick_params, "pick_params") if req.pick_params else None
-    config = {"command": "breakout lockstep", **req.model_dump(mode="json", exclude={"out", "pick_params"}),
-              "pick_params": file_pick, "shadow_physics_hash": preset.digest()}
+    config = {
+        "command": "breakout lockstep",
+        **req.model_dump(mode="json", exclude={"out", "pick_params"}),
+        "pick_params": file_pick,
+        "shadow_physics_hash": preset.digest(),
+    }
     claim_out_dir(req.out, config)
     started = time.time()
     pick = _pick_for(req)
@@ -394,23 +430,39 @@ def run(req: LockstepRequest):
             if lk.first is not None and len(strips) < req.strips:
                 name = f"strips/ep{plan.episode:03d}_seed{plan.seed}.png"
                 atomic_write_bytes(req.out / name, strip_png(lk.strip, lk.first))
-                strips.append({"episode": plan.episode, "seed": plan.seed, "policy": plan.kind, "file": name,
-                               "frames": [f for f, _, _ in lk.strip], "first_divergence": lk.first})
+                strips.append(
+                    {
+                        "episode": plan.episode,
+                        "seed": plan.seed,
+                        "policy": plan.kind,
+                        "file": name,
+                        "frames": [f for f, _, _ in lk.strip],
+                        "first_divergence": lk.first,
+                    }
+                )
             bar.advance(1)
     summary = summarise(rows, rows_differing)
-    data = {"config": config, "method": METHOD, "pick": pick, "summary": summary, "strips": strips,
-            "episodes": rows}
+    data = {"config": config, "method": METHOD, "pick": pick, "summary": summary, "strips": strips, "episodes": rows}
     write_json(req.out / "lockstep.json", data)
     report = write_report(req.out, data)
     wall = time.time() - started
-    write_json(req.out / "wallclock.json", {"wall_seconds": wall, "frames": summary["frames"],
-                                            "frames_per_second": summary["frames"] / wall,
-                                            "note": "wall-clock time only; every other file is deterministic"})
+    write_json(
+        req.out / "wallclock.json",
+        {
+            "wall_seconds": wall,
+            "frames": summary["frames"],
+            "frames_per_second": summary["frames"] / wall,
+            "note": "wall-clock time only; every other file is deterministic",
+        },
+    )
     say(f"lockstep: {req.out / 'lockstep.json'}")
     med = summary["median_first_divergence_frame"]
     classes = ", ".join(f"{q} {c['episodes']}" for q, c in summary["divergence_classes"].items())
-    return Result(report, (
-        f"identical to the end: {summary['identical_to_end']}/{summary['episodes']} episodes",
-        "median first divergence: " + ("none" if med is None else f"frame {med:g} ({classes})"),
-        f"screens identical on {summary['screen_identical_fraction']:.1%} of {summary['screen_frames']:,} frames",
-    ))
+    return Result(
+        report,
+        (
+            f"identical to the end: {summary['identical_to_end']}/{summary['episodes']} episodes",
+            "median first divergence: " + ("none" if med is None else f"frame {med:g} ({classes})"),
+            f"screens identical on {summary['screen_identical_fraction']:.1%} of {summary['screen_frames']:,} frames",
+        ),
+    )

@@ -92,45 +92,87 @@ def write_report(out: Path, data: dict) -> Path:
         ("median first divergence", "none" if med is None else f"frame {med:g}"),
         ("frames with identical screens", f"{s['screen_identical_fraction']:.1%}"),
     ]
-    classes = [{"first differing quantity": q, "episodes": c["episodes"], "fraction": c["fraction"],
-                "median first frame": c["median_first_frame"], "earliest": c["earliest_first_frame"]}
-               for q, c in s["divergence_classes"].items()]
-    policies = [{"policy": k, "episodes": v["episodes"], "identical to the end": v["identical_to_end"],
-                 "median first divergence frame": v["median_first_divergence_frame"], "frames": v["frames"]}
-                for k, v in s["by_policy"].items()]
-    bands = [{"screen rows": f"{b['first_row']}-{b['last_row']}", "frames (most in one row)": b["frames_max"]}
-             for b in s["screen_difference_bands"]]
-    episodes = [{"episode": r["episode"], "seed": r["seed"], "policy": r["policy"], "frames": r["frames"],
-                 "identical to the end": r["identical_to_end"],
-                 "first divergence": _value(r["first_divergence"], "frame"),
-                 "quantity": _value(r["first_divergence"], "quantity"),
-                 "ALE": str(_value(r["first_divergence"], "ale")), "shadow": str(_value(r["first_divergence"], "shadow")),
-                 "identical screens": r["screen_identical_frames"], "ALE score": r["ale_score"],
-                 "shadow score": r["shadow_score"]} for r in data["episodes"]]
+    classes = [
+        {
+            "first differing quantity": q,
+            "episodes": c["episodes"],
+            "fraction": c["fraction"],
+            "median first frame": c["median_first_frame"],
+            "earliest": c["earliest_first_frame"],
+        }
+        for q, c in s["divergence_classes"].items()
+    ]
+    policies = [
+        {
+            "policy": k,
+            "episodes": v["episodes"],
+            "identical to the end": v["identical_to_end"],
+            "median first divergence frame": v["median_first_divergence_frame"],
+            "frames": v["frames"],
+        }
+        for k, v in s["by_policy"].items()
+    ]
+    bands = [
+        {"screen rows": f"{b['first_row']}-{b['last_row']}", "frames (most in one row)": b["frames_max"]}
+        for b in s["screen_difference_bands"]
+    ]
+    episodes = [
+        {
+            "episode": r["episode"],
+            "seed": r["seed"],
+            "policy": r["policy"],
+            "frames": r["frames"],
+            "identical to the end": r["identical_to_end"],
+            "first divergence": _value(r["first_divergence"], "frame"),
+            "quantity": _value(r["first_divergence"], "quantity"),
+            "ALE": str(_value(r["first_divergence"], "ale")),
+            "shadow": str(_value(r["first_divergence"], "shadow")),
+            "identical screens": r["screen_identical_frames"],
+            "ALE score": r["ale_score"],
+            "shadow score": r["shadow_score"],
+        }
+        for r in data["episodes"]
+    ]
     figures = []
     for st in data["strips"]:
         d = st["first_divergence"]
-        figures.append((f"Episode {st['episode']} (seed {st['seed']}, {st['policy']}): first divergence at frame "
-                        f"{d['frame']}, {d['quantity']} ALE {d['ale']} vs shadow {d['shadow']}. Frames "
-                        f"{st['frames'][0]}-{st['frames'][-1]} left to right (yellow bar: the first divergence); "
-                        "rows: ALE, shadow, pixels that differ (magenta), 4x zoom of ALE | shadow around "
-                        f"({', '.join(map(str, focus(d)))})", st["file"]))
+        figures.append(
+            (
+                f"Episode {st['episode']} (seed {st['seed']}, {st['policy']}): first divergence at frame "
+                f"{d['frame']}, {d['quantity']} ALE {d['ale']} vs shadow {d['shadow']}. Frames "
+                f"{st['frames'][0]}-{st['frames'][-1]} left to right (yellow bar: the first divergence); "
+                "rows: ALE, shadow, pixels that differ (magenta), 4x zoom of ALE | shadow around "
+                f"({', '.join(map(str, focus(d)))})",
+                st["file"],
+            )
+        )
     page = Page(
         title=f"Breakout lockstep: ALE vs shadow preset {cfg['preset']}",
-        subtitle=(f"{s['episodes']} episodes of up to {cfg['max_steps']} agent steps x {cfg['frameskip']} frames, "
-                  f"sticky {cfg['sticky']} decided once per frame for both games, policies "
-                  f"{', '.join(cfg['policy'])}, seeds from {cfg['seed']}"),
+        subtitle=(
+            f"{s['episodes']} episodes of up to {cfg['max_steps']} agent steps x {cfg['frameskip']} frames, "
+            f"sticky {cfg['sticky']} decided once per frame for both games, policies "
+            f"{', '.join(cfg['policy'])}, seeds from {cfg['seed']}"
+        ),
         headline=headline,
         notes=[data["method"]["first_divergence_rule"]],
-        tables=[Table("Divergence classes (the first quantity that differed)",
-                      ["first differing quantity", "episodes", "fraction", "median first frame", "earliest"], classes),
-                Table("By policy", ["policy", "episodes", "identical to the end", "median first divergence frame",
-                                    "frames"], policies),
-                Table("Screen rows that differed", ["screen rows", "frames (most in one row)"], bands),
-                Table("Episodes", list(episodes[0]), episodes)],
+        tables=[
+            Table(
+                "Divergence classes (the first quantity that differed)",
+                ["first differing quantity", "episodes", "fraction", "median first frame", "earliest"],
+                classes,
+            ),
+            Table(
+                "By policy",
+                ["policy", "episodes", "identical to the end", "median first divergence frame", "frames"],
+                policies,
+            ),
+            Table("Screen rows that differed", ["screen rows", "frames (most in one row)"], bands),
+            Table("Episodes", list(episodes[0]), episodes),
+        ],
         figures=figures,
     )
     path = out / "report.html"
-    render(path, page, {k: data[k] for k in ("summary", "config", "method", "pick", "strips")},
-           json_name="lockstep.json")
+    render(
+        path, page, {k: data[k] for k in ("summary", "config", "method", "pick", "strips")}, json_name="lockstep.json"
+    )
     return path

@@ -30,8 +30,19 @@ import numpy as np
 
 from policylab.config import claim_out_dir
 from policylab.envs.breakout.ale import (
-    BALL_X_OFFSET, BALL_Y_OFFSET, PADDLE_X_OFFSET, RAM_BALL_X, RAM_BALL_Y, RAM_LIVES, RAM_PADDLE_HALF_W, RAM_PADDLE_X,
-    RAM_SCORE_HI, RAM_SCORE_LO, bcd, frame_emulator, ram_features,
+    BALL_X_OFFSET,
+    BALL_Y_OFFSET,
+    PADDLE_X_OFFSET,
+    RAM_BALL_X,
+    RAM_BALL_Y,
+    RAM_LIVES,
+    RAM_PADDLE_HALF_W,
+    RAM_PADDLE_X,
+    RAM_SCORE_HI,
+    RAM_SCORE_LO,
+    bcd,
+    frame_emulator,
+    ram_features,
 )
 from policylab.envs.breakout.contract import FIRE, LEFT, NOOP, RIGHT
 from policylab.errors import BadInput
@@ -47,7 +58,9 @@ RAM_PADDLE_CONTROL = 70  # the game's paddle reading (pot scanline count); the p
 # fraction/256; velocity = signed integer byte + fraction/256, x stored negated (x_ram -= vx_ram every frame)
 RAM_BALL_X_FRAC, RAM_BALL_Y_FRAC = 100, 102
 RAM_BALL_VY, RAM_BALL_VY_FRAC, RAM_BALL_VX, RAM_BALL_VX_FRAC = 103, 104, 105, 106
-RAM_BALL_CLASS = 107  # 0x40 up / 0x80 down + paddle hits of this ball (0 at the serve, capped at 12), 16 after a top row
+RAM_BALL_CLASS = (
+    107  # 0x40 up / 0x80 down + paddle hits of this ball (0 at the serve, capped at 12), 16 after a top row
+)
 RAM_FRAME_COUNTER = 90  # frames since reset mod 256 (zeroed at game over); its low 2 bits pick the serve
 RAM_BALL_ANGLE = 109  # 0 shallow, 2 steep: the paddle section of the last hit
 TRACE_DIR = Path(__file__).parent / "traces"
@@ -80,7 +93,7 @@ class TraceSpec:
 PICKED_GAMES = frozenset({"policy_p777c0_ceiling_s13", "policy_p777c0_ceiling_s16"})
 
 
-def sampled_policy_trace(spec: "TraceSpec") -> bool:
+def sampled_policy_trace(spec: TraceSpec) -> bool:
     """A policy trace whose seed was not picked for its outcome (usable for play statistics)."""
     return spec.kind == "policy" and spec.name not in PICKED_GAMES
 
@@ -90,8 +103,9 @@ def parse_script(script: str, field_name: str = "script") -> list[tuple[int, int
     for part in script.split(","):
         name, _, n = part.strip().partition(":")
         if name.upper() not in ACTION_CODES or not n.isdigit() or int(n) <= 0:
-            raise BadInput(field_name, f"bad hold {part!r}; expected ACTION:frames with ACTION in "
-                                       f"{', '.join(ACTION_CODES)}")
+            raise BadInput(
+                field_name, f"bad hold {part!r}; expected ACTION:frames with ACTION in {', '.join(ACTION_CODES)}"
+            )
         out.append((ACTION_CODES[name.upper()], int(n)))
     if not out:
         raise BadInput(field_name, "empty script")
@@ -99,29 +113,66 @@ def parse_script(script: str, field_name: str = "script") -> list[tuple[int, int
 
 
 # The standard suite the calibration is fitted to; small enough to commit (each well under 1 MB).
-SCENARIOS: dict[str, TraceSpec] = {s.name: s for s in (
-    TraceSpec("paddle_holds", "script", 3000,
-              script="FIRE:1,RIGHT:40,NOOP:20,LEFT:80,NOOP:10,RIGHT:3,NOOP:3,RIGHT:1,NOOP:6,LEFT:2,NOOP:4,"
-                     "RIGHT:12,LEFT:12,NOOP:8,LEFT:5,RIGHT:7,NOOP:30"),
-    TraceSpec("paddle_alternate", "script", 1500,
-              script="FIRE:1,RIGHT:1,LEFT:1,RIGHT:2,LEFT:2,RIGHT:3,LEFT:3,RIGHT:4,LEFT:4,NOOP:5,RIGHT:6,LEFT:6,"
-                     "RIGHT:8,NOOP:2,LEFT:9"),
-    TraceSpec("noop_serves", "script", 2400, script="FIRE:1,NOOP:60,RIGHT:9,FIRE:1,NOOP:120,LEFT:17"),
-    TraceSpec("random_holds_a", "random", 6000, seed=1, hold_max=12),
-    TraceSpec("random_holds_b", "random", 6000, seed=2, hold_max=30),
-    TraceSpec("policy_v3_sticky", "policy", 7200, seed=3, sticky=0.25),
-    TraceSpec("policy_c1_sticky", "policy", 7200, seed=4, sticky=0.25,
-              params={"far_cap": 6.0, "near_cap": 10.0, "base_deadzone": 1.0, "near_y": 150.0, "far_lead": 4.0,
-                      "near_lead": 2.0, "far_deadzone": 1.0, "near_deadzone": 0.5, "panic_y": 175.0}),
-    TraceSpec("policy_v3_nosticky", "policy", 7200, seed=5, sticky=0.0),
-    # random_candidates(4, seed=909): calibration-only candidates (audits use other pool seeds)
-    *(TraceSpec(f"policy_k{k}_sticky", "policy", 7200, seed=6 + k, sticky=0.25, params=c["params"])
-      for k, c in enumerate(random_candidates(4, seed=909))),
-    # random_candidates(12, seed=777)[0] (calibration pool): seeds whose game tunnels through the wall, so the
-    # ball plays between the ceiling and the top rows (brick rearm, hits from above)
-    *(TraceSpec(f"policy_p777c0_ceiling_s{seed}", "policy", 7200, seed=seed, sticky=0.25,
-                params=random_candidates(12, seed=777)[0]["params"]) for seed in (13, 16)),
-)}
+SCENARIOS: dict[str, TraceSpec] = {
+    s.name: s
+    for s in (
+        TraceSpec(
+            "paddle_holds",
+            "script",
+            3000,
+            script="FIRE:1,RIGHT:40,NOOP:20,LEFT:80,NOOP:10,RIGHT:3,NOOP:3,RIGHT:1,NOOP:6,LEFT:2,NOOP:4,"
+            "RIGHT:12,LEFT:12,NOOP:8,LEFT:5,RIGHT:7,NOOP:30",
+        ),
+        TraceSpec(
+            "paddle_alternate",
+            "script",
+            1500,
+            script="FIRE:1,RIGHT:1,LEFT:1,RIGHT:2,LEFT:2,RIGHT:3,LEFT:3,RIGHT:4,LEFT:4,NOOP:5,RIGHT:6,LEFT:6,"
+            "RIGHT:8,NOOP:2,LEFT:9",
+        ),
+        TraceSpec("noop_serves", "script", 2400, script="FIRE:1,NOOP:60,RIGHT:9,FIRE:1,NOOP:120,LEFT:17"),
+        TraceSpec("random_holds_a", "random", 6000, seed=1, hold_max=12),
+        TraceSpec("random_holds_b", "random", 6000, seed=2, hold_max=30),
+        TraceSpec("policy_v3_sticky", "policy", 7200, seed=3, sticky=0.25),
+        TraceSpec(
+            "policy_c1_sticky",
+            "policy",
+            7200,
+            seed=4,
+            sticky=0.25,
+            params={
+                "far_cap": 6.0,
+                "near_cap": 10.0,
+                "base_deadzone": 1.0,
+                "near_y": 150.0,
+                "far_lead": 4.0,
+                "near_lead": 2.0,
+                "far_deadzone": 1.0,
+                "near_deadzone": 0.5,
+                "panic_y": 175.0,
+            },
+        ),
+        TraceSpec("policy_v3_nosticky", "policy", 7200, seed=5, sticky=0.0),
+        # random_candidates(4, seed=909): calibration-only candidates (audits use other pool seeds)
+        *(
+            TraceSpec(f"policy_k{k}_sticky", "policy", 7200, seed=6 + k, sticky=0.25, params=c["params"])
+            for k, c in enumerate(random_candidates(4, seed=909))
+        ),
+        # random_candidates(12, seed=777)[0] (calibration pool): seeds whose game tunnels through the wall, so the
+        # ball plays between the ceiling and the top rows (brick rearm, hits from above)
+        *(
+            TraceSpec(
+                f"policy_p777c0_ceiling_s{seed}",
+                "policy",
+                7200,
+                seed=seed,
+                sticky=0.25,
+                params=random_candidates(12, seed=777)[0]["params"],
+            )
+            for seed in (13, 16)
+        ),
+    )
+}
 
 
 def record(spec: TraceSpec) -> dict[str, np.ndarray]:
@@ -182,7 +233,9 @@ def run(req: TraceRequest) -> Path:
     names = sorted(SCENARIOS) if "all" in req.scenario else sorted(set(req.scenario))
     for n in names:
         if n not in SCENARIOS:
-            raise BadInput("scenario", f"unknown scenario {n!r}; expected 'all' or one of {', '.join(sorted(SCENARIOS))}")
+            raise BadInput(
+                "scenario", f"unknown scenario {n!r}; expected 'all' or one of {', '.join(sorted(SCENARIOS))}"
+            )
     claim_out_dir(req.out, {"command": "breakout trace", "scenarios": {n: SCENARIOS[n].header() for n in names}})
     summary = {}
     with progress_bar("ALE traces", len(names), "trace") as bar:
@@ -191,8 +244,12 @@ def run(req: TraceRequest) -> Path:
             arrays = record(spec)
             save(req.out / f"{n}.npz", spec, arrays)
             s = signals(arrays["ram"])
-            summary[n] = {"frames": int(arrays["action"].size), "score": int(s["score"][-1]),
-                          "lives_end": int(s["lives"][-1]), "spec": spec.header()}
+            summary[n] = {
+                "frames": int(arrays["action"].size),
+                "score": int(s["score"][-1]),
+                "lives_end": int(s["lives"][-1]),
+                "spec": spec.header(),
+            }
             bar.advance(1)
     write_json(req.out / "traces.json", summary)
     return req.out / "traces.json"
@@ -239,6 +296,8 @@ def signals(ram: np.ndarray) -> dict[str, np.ndarray]:
         "paddle_w": 2 * r[:, RAM_PADDLE_HALF_W],
         "paddle_control": r[:, RAM_PADDLE_CONTROL],
         "lives": r[:, RAM_LIVES],
-        "score": np.array([bcd(int(h) & 0x0F) * 100 + bcd(int(lo)) for h, lo in
-                           zip(r[:, RAM_SCORE_HI], r[:, RAM_SCORE_LO])], dtype=np.int64),
+        "score": np.array(
+            [bcd(int(h) & 0x0F) * 100 + bcd(int(lo)) for h, lo in zip(r[:, RAM_SCORE_HI], r[:, RAM_SCORE_LO])],
+            dtype=np.int64,
+        ),
     }

@@ -28,10 +28,18 @@ def run(req: LearnRequest) -> Result:
     learner.net.export(p.spec, onnx_path)
     validation, head = None, [f"learned network: {onnx_path}"]
     if req.validate_episodes:
-        validation = transfer.validate_network(onnx_path, out=req.out, preset=req.preset, protocol=p.protocol,
-                                               shadow=p.shadow, episodes=req.validate_episodes,
-                                               gap_episodes=req.gap_episodes, exact_episodes=req.exact_episodes,
-                                               executor=req.executor)
+        validation = transfer.validate_network(
+            onnx_path,
+            out=req.out,
+            preset=req.preset,
+            protocol=p.protocol,
+            shadow=p.shadow,
+            episodes=req.validate_episodes,
+            gap_episodes=req.gap_episodes,
+            exact_episodes=req.exact_episodes,
+            executor=req.executor,
+            against=p.against,
+        )
         head += transfer.headlines(validation)
     report = write_learn_report(req.out, build_report(p, learner, validation))
     return Result(report, tuple(head))

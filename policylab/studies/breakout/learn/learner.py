@@ -42,6 +42,7 @@ from policylab.studies.breakout.learn.plan import Plan
 
 IN_PLAY = FEATURES.index("ball_in_play")
 LIVES = FEATURES.index("lives")
+LATE_KEEP = 256  # late-game states a shard keeps for --late-starts (a ring: the newest replace the oldest)
 
 
 class Shard:
@@ -61,6 +62,14 @@ class Shard:
         self.lives = feats[:, LIVES].copy()
         self.ep_return = np.zeros(n_envs, dtype=np.float64)
         self.ep_length = np.zeros(n_envs, dtype=np.int64)
+        # --late-starts: the ring of late-game states, how many were stored, which games stored theirs, and
+        # which games started on a fresh seed (only those are whole games, and only they make the curves)
+        self.late = None
+        if p.req.late_starts > 0:
+            self.late = {k: np.zeros((LATE_KEEP, *v.shape[1:]), v.dtype) for k, v in self.env.row_states([0]).items()}
+        self.late_n = 0
+        self.stored = np.zeros(n_envs, dtype=np.bool_)
+        self.fresh = np.ones(n_envs, dtype=np.bool_)
 
     def _fresh(self, k: int) -> np.ndarray:
         seeds = loop.episode_seeds(self.seeds, self.started, k, self.index, self.count)
@@ -94,29 +103,68 @@ class Shard:
                 self.lives = feats[:, LIVES].copy()
                 bufs["rew"][t] = r
                 bufs["end"][t] = torch.from_numpy((ended | lost).astype(np.float32))
+                if self.late is not None:
+                    self._store_late(~ended)
                 if ended.any():
                     rows = np.flatnonzero(ended)
-                    finished_returns += self.ep_return[rows].tolist()
-                    finished_lengths += self.ep_length[rows].tolist()
+                    whole = rows[self.fresh[rows]]
+                    finished_returns += self.ep_return[whole].tolist()
+                    finished_lengths += self.ep_length[whole].tolist()
                     self.ep_return[rows] = 0
                     self.ep_length[rows] = 0
                     feats = self.env.reset_rows(rows, self._fresh(rows.size))
+                    feats = self._start_late(rows, feats)
                     self.obs = self.observer.reset(feats, self.env.walls, rows)
                     self.lives[rows] = feats[rows, LIVES]
             next_v = net(net.normalise(self.obs))[1]
         rollout.gae(bufs, next_v, req.gamma, req.gae_lambda)
         return finished_returns, finished_lengths, {}
 
-    STATE = ("started", "obs", "lives", "ep_return", "ep_length")
+    def _store_late(self, playing: np.ndarray) -> None:
+        """Keep the state of every game still playing whose score first reached --late-score (once per game)."""
+        rows = np.flatnonzero(playing & ~self.stored & (self.env.score >= self.p.req.late_score))
+        if rows.size:
+            slots = (self.late_n + np.arange(rows.size)) % LATE_KEEP
+            for k, v in self.env.row_states(rows).items():
+                self.late[k][slots] = v
+            self.late_n += rows.size
+            self.stored[rows] = True
+
+    def _start_late(self, rows: np.ndarray, feats: np.ndarray) -> np.ndarray:
+        """Of the envs `rows` just reset on fresh seeds, each resumes a stored late-game state instead with
+        probability --late-starts (drawn from the shard's generator); returns every env's observation."""
+        self.fresh[rows] = True
+        self.stored[rows] = False
+        if self.late is None or self.late_n == 0:
+            return feats
+        late = rows[torch.rand(rows.size, generator=self.gen).numpy() < self.p.req.late_starts]
+        if not late.size:
+            return feats
+        slots = torch.randint(min(self.late_n, LATE_KEEP), (late.size,), generator=self.gen).numpy()
+        self.fresh[late] = False
+        self.stored[late] = True  # a resumed game is past the threshold: it stores nothing again
+        return self.env.set_row_states(late, {k: v[slots] for k, v in self.late.items()})
+
+    STATE = ("started", "late_n", "obs", "lives", "ep_return", "ep_length", "stored", "fresh")
 
     def state(self) -> dict:
         s = {k: np.copy(getattr(self, k)) for k in self.STATE}
-        return {**s, "env": self.env.get_state(), "gen": self.gen.get_state(), "history": self.observer.history()}
+        late = {} if self.late is None else {"late": {k: v.copy() for k, v in self.late.items()}}
+        return {
+            **s,
+            **late,
+            "env": self.env.get_state(),
+            "gen": self.gen.get_state(),
+            "history": self.observer.history(),
+        }
 
     def load_state(self, s: dict) -> None:
-        self.started = int(s["started"])
-        for k in self.STATE[1:]:  # in place: a loaded array's dtype object would pickle differently
-            getattr(self, k)[...] = s[k]
+        self.started, self.late_n = int(s["started"]), int(s.get("late_n", 0))
+        for k in self.STATE[2:]:  # in place: a loaded array's dtype object would pickle differently
+            if k in s:  # a checkpoint written before --late-starts existed has no stored/fresh flags
+                getattr(self, k)[...] = s[k]
+        for k, v in s.get("late", {}).items():
+            self.late[k][...] = v
         self.env.set_state(s["env"])
         self.gen.set_state(s["gen"])
         self.observer.set_history(s["history"])
@@ -130,8 +178,15 @@ class Learner(loop.Learner):
         self.p = p
         torch.manual_seed(req.seed)  # the initial weights (torch's init draws from the global generator)
         net = BreakoutActorCritic(p.spec, req.hidden, req.layers, req.activation)
-        settings = Settings(lr=req.lr, epochs=req.epochs, minibatch=req.minibatch, clip=req.clip,
-                            ent_coef=req.ent_coef, vf_coef=req.vf_coef, max_grad_norm=req.max_grad_norm)
+        settings = Settings(
+            lr=req.lr,
+            epochs=req.epochs,
+            minibatch=req.minibatch,
+            clip=req.clip,
+            ent_coef=req.ent_coef,
+            vf_coef=req.vf_coef,
+            max_grad_norm=req.max_grad_norm,
+        )
         ppo = PPO(net, settings, shards.Threads(req.threads), req.seed)
         sizes, gen_seeds = loop.shard_layout(req.envs, req.threads, req.seed)
         shard_list = [Shard(p, k, req.threads, n, d) for k, (n, d) in enumerate(zip(sizes, gen_seeds))]

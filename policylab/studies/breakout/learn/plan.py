@@ -10,7 +10,7 @@ from policylab.envs.breakout.ale import Protocol
 from policylab.envs.breakout.params import ShadowParams
 from policylab.errors import BadInput
 from policylab.learning.learner import check_sizes
-from policylab.policies.breakout_net import WALL_COLS, WALL_ROWS, NetObsSpec
+from policylab.policies.breakout_net import WALL_COLS, WALL_ROWS, NetObsSpec, NetworkFile
 from policylab.result import PLACEMENT_FIELDS
 from policylab.studies.breakout import options
 from policylab.studies.breakout.requests import LearnRequest
@@ -18,6 +18,7 @@ from policylab.studies.breakout.requests import LearnRequest
 # where a run goes and where its episodes run, never what it learns: a rerun line leaves the
 # placement options out (`policylab.result.command_line`), so the config that it must match does too
 RUN_ONLY = ("out", *PLACEMENT_FIELDS)
+LATER_OPTIONS = ("late_starts", "late_score")
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class Plan:
     spec: NetObsSpec
     shadow: ShadowParams
     protocol: dict
+    against: NetworkFile | None
     rollout: int
     updates: int
     config: dict
@@ -36,12 +38,31 @@ def plan(req: LearnRequest) -> Plan:
     spec = NetObsSpec(history=req.history, wall=req.wall)
     shadow = options.resolve_preset(req.preset, req.sticky)
     if (shadow.brick_rows, shadow.brick_cols) != (WALL_ROWS, WALL_COLS):
-        raise BadInput("preset", "a network observes a 6 x 18 wall; this preset has "
-                       f"{shadow.brick_rows} x {shadow.brick_cols} bricks")
-    protocol = validated(Protocol, {"max_steps": req.max_steps, "serve": "auto",
-                                    **({} if req.sticky is None else {"sticky": req.sticky})}).model_dump()
+        raise BadInput(
+            "preset",
+            f"a network observes a 6 x 18 wall; this preset has {shadow.brick_rows} x {shadow.brick_cols} bricks",
+        )
+    protocol = validated(
+        Protocol,
+        {"max_steps": req.max_steps, "serve": "auto", **({} if req.sticky is None else {"sticky": req.sticky})},
+    ).model_dump()
+    against = options.resolve_against(req.against)
+    if against is not None and not req.validate_episodes:
+        raise BadInput("against", "is compared in the validation, which --validate-episodes 0 skips")
     updates = check_sizes(req.threads, req.envs, req.rollout, req.minibatch, req.steps)
-    config = req.model_dump(mode="json", exclude=set(RUN_ONLY))
-    config.update({"command": "breakout learn", "protocol": protocol, "shadow": shadow.model_dump(mode="json"),
-                   "updates": updates, "seed_range": "breakout.learn"})
-    return Plan(req, spec, shadow, protocol, req.rollout, updates, config)
+    # a named protocol is shorthand for the max_steps and sticky it sets, which the config holds
+    config = req.model_dump(mode="json", exclude={*RUN_ONLY, "protocol", "against", *LATER_OPTIONS})
+    # options added after runs were recorded are recorded only where they are set, so such a run resumes
+    config.update(req.model_dump(mode="json", include=set(LATER_OPTIONS), exclude_defaults=True))
+    if against is not None:  # the file's content, not its path: a moved file is the same run
+        config["against"] = against.record
+    config.update(
+        {
+            "command": "breakout learn",
+            "protocol": protocol,
+            "shadow": shadow.model_dump(mode="json"),
+            "updates": updates,
+            "seed_range": "breakout.learn",
+        }
+    )
+    return Plan(req, spec, shadow, protocol, against, req.rollout, updates, config)

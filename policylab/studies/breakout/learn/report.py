@@ -19,18 +19,27 @@ from policylab.studies.breakout.learn.learner import Learner
 from policylab.studies.breakout.learn.plan import Plan
 
 LEARN_C = "#2f6db5"
-PANELS = (("return_mean", "mean episode score (raw points)"), ("length_mean", "mean episode length (agent steps)"),
-          ("entropy", "policy entropy (nats)"), ("value_loss", "value loss"), ("approx_kl", "approximate KL per update"),
-          ("steps_per_s", "agent steps/s (wall clock)"))
+PANELS = (
+    ("return_mean", "mean episode score (raw points)"),
+    ("length_mean", "mean episode length (agent steps)"),
+    ("entropy", "policy entropy (nats)"),
+    ("value_loss", "value loss"),
+    ("approx_kl", "approximate KL per update"),
+    ("steps_per_s", "agent steps/s (wall clock)"),
+)
 
 
 def write_learn_report(out: Path, data: dict) -> Path:
     write_json(out / "learn.json", data)
     learning_curves(data["curves"], data["timing"], PANELS, out / "figures" / "curves.png", LEARN_C)
     v = data["validation"]
-    headline = [("updates", f"{data['updates']:,}"), ("agent steps", f"{data['agent_steps']:,}"),
-                ("episodes", f"{data['episodes']:,}"), ("final shadow return (last 10 updates)", data["final_return_mean"]),
-                ("median steps/s", f"{data['timing']['median_steps_per_s']:,.0f}")]
+    headline = [
+        ("updates", f"{data['updates']:,}"),
+        ("agent steps", f"{data['agent_steps']:,}"),
+        ("episodes", f"{data['episodes']:,}"),
+        ("final shadow return (last 10 updates)", data["final_return_mean"]),
+        ("median steps/s", f"{data['timing']['median_steps_per_s']:,.0f}"),
+    ]
     tables, figures, notes = [], [("Training curves (one point per update)", "figures/curves.png")], []
     if v is None:
         notes.append("Validation on ALE skipped (--validate-episodes 0).")
@@ -43,9 +52,15 @@ def write_learn_report(out: Path, data: dict) -> Path:
         figures.append(("Transfer gap: shadow vs ALE mean per policy (95% intervals)", "figures/transfer_gap.png"))
     page = Page(
         title="Breakout: a network learned in the shadow",
-        subtitle=(f"PPO on {data['config']['preset']}, {data['agent_steps']:,} agent steps over "
-                  f"{data['config']['envs']:,} envs; the network file is {data['policy_file']}"),
-        headline=headline, notes=notes, tables=tables, figures=figures)
+        subtitle=(
+            f"PPO on {data['config']['preset']}, {data['agent_steps']:,} agent steps over "
+            f"{data['config']['envs']:,} envs; the network file is {data['policy_file']}"
+        ),
+        headline=headline,
+        notes=notes,
+        tables=tables,
+        figures=figures,
+    )
     render(out / "report.html", page, data, json_name="learn.json")
     return out / "report.html"
 
@@ -61,8 +76,11 @@ def build_report(p: Plan, learner: Learner, validation: dict | None) -> dict:
         "rerun": command_line("policylab breakout learn", p.req),
         "config": p.config,
         "observation": {"history": p.spec.history, "wall": p.spec.wall, "dim": p.spec.dim},
-        "network": {"hidden": p.req.hidden, "layers": p.req.layers,
-                    "parameters": sum(int(x.numel()) for x in learner.net.parameters())},
+        "network": {
+            "hidden": p.req.hidden,
+            "layers": p.req.layers,
+            "parameters": sum(int(x.numel()) for x in learner.net.parameters()),
+        },
         "updates": learner.done,
         "agent_steps": learner.done * p.req.envs * p.rollout,
         "episodes": learner.episodes - p.req.envs,

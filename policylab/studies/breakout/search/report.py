@@ -26,8 +26,12 @@ def write_train_report(out: Path, data: dict) -> Path:
         figures = [("Validation on ALE, paired by seed: the pick vs the baseline", "figures/validation_paired.png")]
     else:
         _delta_hist(ev["paired_by_seed"], figs / "validation_deltas.png")
-        figures = [(f"Validation on {ev['paired_delta']['n']:,} exact-shadow seeds: paired deltas (pick - baseline)",
-                    "figures/validation_deltas.png")]
+        figures = [
+            (
+                f"Validation on {ev['paired_delta']['n']:,} exact-shadow seeds: paired deltas (pick - baseline)",
+                "figures/validation_deltas.png",
+            )
+        ]
     if tr["screening"]:
         _rank_chart(tr["top_search_candidates"], tr["screening"], figs / "screening_rank.png")
         figures.append(("Screened candidates: search-env mean vs ALE mean", "figures/screening_rank.png"))
@@ -39,11 +43,13 @@ def write_train_report(out: Path, data: dict) -> Path:
     schedule = " -> ".join(f"{r['candidates']} x {r['seeds_each']}" for r in tr["rounds"])
     page = Page(
         title=f"Breakout training loop: {dec['verdict']}",
-        subtitle=(f"{tr['searched_candidates']} candidates searched on {data['objective']['search_env']} by successive "
-                  f"halving ({schedule} seeds, "
-                  f"objective {data['objective']['search_objective']}), picked "
-                  f"{tr['selected_candidate']['candidate_id']} on {tr['selected_on']}, validated against "
-                  f"{data['objective']['baseline']} on {d['n']:,} fresh seeds ({ev['validation_env']})"),
+        subtitle=(
+            f"{tr['searched_candidates']} candidates searched on {data['objective']['search_env']} by successive "
+            f"halving ({schedule} seeds, "
+            f"objective {data['objective']['search_objective']}), picked "
+            f"{tr['selected_candidate']['candidate_id']} on {tr['selected_on']}, validated against "
+            f"{data['objective']['baseline']} on {d['n']:,} fresh seeds ({ev['validation_env']})"
+        ),
         headline=[
             ("verdict", dec["verdict"]),
             ("paired delta", d["mean_delta"]),
@@ -59,24 +65,46 @@ def write_train_report(out: Path, data: dict) -> Path:
             *([("regret on ALE screening", ev["regret"]["regret"])] if ev["regret"] is not None else []),
             *([("Spearman search vs ALE", corr["spearman"])] if corr is not None else []),
         ],
-        notes=list(dec["headlines"]) + [dec["verdict_rule"] + "; the probability of the same verdict: "
-                                        + d["verdict_agreement_method"] + "."]
-        + ([f"Regret estimate: {est['method']}; mean {est['mean_regret']:.2f}, 95th percentile "
-            f"{est['regret_q95']:.2f}, P(pick is the best finalist) {est['prob_pick_is_best']:.2f}."]
-           if est is not None else [])
+        notes=list(dec["headlines"])
+        + [dec["verdict_rule"] + "; the probability of the same verdict: " + d["verdict_agreement_method"] + "."]
+        + (
+            [
+                f"Regret estimate: {est['method']}; mean {est['mean_regret']:.2f}, 95th percentile "
+                f"{est['regret_q95']:.2f}, P(pick is the best finalist) {est['prob_pick_is_best']:.2f}."
+            ]
+            if est is not None
+            else []
+        )
         + ([dec["failure_reason"]] if dec["failure_reason"] else []),
         tables=[
             Table("Search rounds (successive halving)", ["round", "candidates", "seeds_each", "best"], tr["rounds"]),
-            Table("Contenders of the last round: mean with its t 95% interval",
-                  ["candidate_id", "seeds", "score_mean", "score_mean_ci95", "score_q25", "score_min",
-                   "low_score_count"], tr["contenders"]),
-            *([Table("ALE confirmation of the exact validation: ALE and shadow scores on the same seeds",
-                     ["seed", "pick_shadow", "pick_ale", "baseline_shadow", "baseline_ale"], conf["rows"])]
-              if conf is not None else
-              [Table("Validation, paired by seed", ["seed", "pick_score", "baseline_score", "delta"],
-                     ev["paired_by_seed"])]),
-            Table("ALE screening", ["candidate_id", "score_mean", "score_min", "score_max", "low_score_count"],
-                  tr["screening"]),
+            Table(
+                "Contenders of the last round: mean with its t 95% interval",
+                ["candidate_id", "seeds", "score_mean", "score_mean_ci95", "score_q25", "score_min", "low_score_count"],
+                tr["contenders"],
+            ),
+            *(
+                [
+                    Table(
+                        "ALE confirmation of the exact validation: ALE and shadow scores on the same seeds",
+                        ["seed", "pick_shadow", "pick_ale", "baseline_shadow", "baseline_ale"],
+                        conf["rows"],
+                    )
+                ]
+                if conf is not None
+                else [
+                    Table(
+                        "Validation, paired by seed",
+                        ["seed", "pick_score", "baseline_score", "delta"],
+                        ev["paired_by_seed"],
+                    )
+                ]
+            ),
+            Table(
+                "ALE screening",
+                ["candidate_id", "score_mean", "score_min", "score_max", "low_score_count"],
+                tr["screening"],
+            ),
         ],
         figures=figures,
         videos=[] if video is None else [(f"The pick on ALE, validation seed {video['seed']}", video["path"])],

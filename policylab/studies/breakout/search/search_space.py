@@ -27,7 +27,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -67,12 +67,15 @@ def random_candidates(budget: int, seed: int) -> list[dict]:
     lo = np.array([V3_SPACE[k][0] for k in V3_PARAMS])
     hi = np.array([V3_SPACE[k][1] for k in V3_PARAMS])
     draws = np.round(rng.uniform(lo, hi, size=(budget, len(V3_PARAMS))), 2)
-    return [{"candidate_id": candidate_id(i), "params": dict(zip(V3_PARAMS, map(float, row)))}
-            for i, row in enumerate(draws)]
+    return [
+        {"candidate_id": candidate_id(i), "params": dict(zip(V3_PARAMS, map(float, row)))}
+        for i, row in enumerate(draws)
+    ]
 
 
-def tpe_candidates(budget: int, seed: int, score: Callable[[Sequence[dict]], Sequence[float]],
-                   batch: int = 24) -> list[dict]:
+def tpe_candidates(
+    budget: int, seed: int, score: Callable[[Sequence[dict]], Sequence[float]], batch: int = 24
+) -> list[dict]:
     """Propose `budget` candidates with seeded TPE; `score` evaluates a batch of param dicts."""
     import optuna
 
@@ -88,4 +91,3 @@ def tpe_candidates(budget: int, seed: int, score: Callable[[Sequence[dict]], Seq
             study.tell(trial, float(value))
         out.extend({"candidate_id": candidate_id(len(out) + j), "params": p} for j, p in enumerate(params))
     return out
-

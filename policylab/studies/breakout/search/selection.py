@@ -17,7 +17,8 @@ it ignores noise and is what the original decided on.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from policylab.errors import BadInput
 from policylab.stats import MIN_PAIRS, VERDICT_TOO_FEW, distribution, interval_side, paired_delta
@@ -53,8 +54,10 @@ def rank_candidates(rows: Sequence[Mapping[str, Any]], rule: str = DEFAULT_RULE)
 
 
 VERDICTS = {1: "improved", -1: "worse", 0: "inconclusive", None: VERDICT_TOO_FEW}
-VERDICT_RULE = ("improved if the t 95% interval of the paired mean delta ({pair}) is above 0, worse if below 0, "
-                f"inconclusive otherwise; {VERDICT_TOO_FEW} with fewer than {MIN_PAIRS} pairs")
+VERDICT_RULE = (
+    "improved if the t 95% interval of the paired mean delta ({pair}) is above 0, worse if below 0, "
+    f"inconclusive otherwise; {VERDICT_TOO_FEW} with fewer than {MIN_PAIRS} pairs"
+)
 
 
 def verdict(delta: Mapping[str, Any]) -> str:
@@ -62,15 +65,28 @@ def verdict(delta: Mapping[str, Any]) -> str:
     return VERDICTS[interval_side(delta["ci95"], delta["n"])]
 
 
-def compare_paired(seeds: Sequence[int], new: Sequence[float], base: Sequence[float], new_name: str = "pick",
-                   base_name: str = "baseline") -> dict:
+def compare_paired(
+    seeds: Sequence[int],
+    new: Sequence[float],
+    base: Sequence[float],
+    new_name: str = "pick",
+    base_name: str = "baseline",
+) -> dict:
     """`new` against `base` on the same `seeds` (in order): both score distributions, the paired mean
     delta with its t interval, the verdict, the original's `not_lower`, and one row per seed
     (`{new_name}_score`, `{base_name}_score`, delta). The training loop's validation and the
     validation of a learned network both decide with it."""
     delta = paired_delta(new, base)
-    rows = [{"seed": s, f"{new_name}_score": a, f"{base_name}_score": b, "delta": a - b}
-            for s, a, b in zip(seeds, new, base)]
+    rows = [
+        {"seed": s, f"{new_name}_score": a, f"{base_name}_score": b, "delta": a - b}
+        for s, a, b in zip(seeds, new, base)
+    ]
     new_d, base_d = distribution(new), distribution(base)
-    return {"new": new_d, "base": base_d, "delta": delta, "verdict": verdict(delta),
-            "not_lower": new_d["mean"] >= base_d["mean"], "paired": rows}
+    return {
+        "new": new_d,
+        "base": base_d,
+        "delta": delta,
+        "verdict": verdict(delta),
+        "not_lower": new_d["mean"] >= base_d["mean"],
+        "paired": rows,
+    }

@@ -47,10 +47,10 @@ from policylab.stats import MIN_PAIRS, VERDICT_TOO_FEW, pearson, spearman, spear
 from policylab.studies.breakout import options
 from policylab.studies.breakout.episodes.runner import EpisodeTask, ensure_episodes, run_shadow_group
 from policylab.studies.breakout.episodes.video import episode_video
-from policylab.studies.breakout.requests import OBJECTIVES, TrainRequest
+from policylab.studies.breakout.requests import OBJECTIVES, STUDY_MAX_STEPS, TrainRequest
+from policylab.studies.breakout.search.halving import candidate_row, halve, regret_estimate
 from policylab.studies.breakout.search.report import write_train_report
 from policylab.studies.breakout.search.search_space import grid216, random_candidates, tpe_candidates
-from policylab.studies.breakout.search.halving import candidate_row, halve, regret_estimate
 from policylab.studies.breakout.search.selection import VERDICT_RULE, compare_paired, rank_candidates
 
 SEARCH_POLICY = "breakout_policy_v3"  # the family every candidate belongs to
@@ -96,8 +96,11 @@ def plan(req: TrainRequest) -> Plan:
     exact = shadow is not None and shadow.model == "rom" and req.exact_episodes > 0
     if exact:
         if req.validate_episodes > req.exact_episodes:
-            raise BadInput("validate_episodes", f"the ALE confirmation sample ({req.validate_episodes}) is larger than "
-                           f"the exact validation ({req.exact_episodes} seeds)")
+            raise BadInput(
+                "validate_episodes",
+                f"the ALE confirmation sample ({req.validate_episodes}) is larger than "
+                f"the exact validation ({req.exact_episodes} seeds)",
+            )
         validate = _seeds(req.exact_seed, req.exact_episodes)
         ale = validate[: req.validate_episodes]
     else:
@@ -111,37 +114,77 @@ def plan(req: TrainRequest) -> Plan:
         raise BadInput("screen_seed", "screening seeds overlap the ALE search seeds")
     store_root = options.check_run(req)
     config = req.model_dump(mode="json", exclude=set(RUN_ONLY))
-    config.update({"command": "breakout train", "protocol": protocol, "selection_rule": OBJECTIVES[req.objective],
-                   "seeds": {"search": list(search), "screen": list(screen), "validate": list(validate),
-                             "ale": list(ale)}})
+    config.update(
+        {
+            "command": "breakout train",
+            "protocol": protocol,
+            "selection_rule": OBJECTIVES[req.objective],
+            "seeds": {"search": list(search), "screen": list(screen), "validate": list(validate), "ale": list(ale)},
+        }
+    )
     if baseline.network is not None:  # a network baseline is its file name and content, not its path
         config.update({"baseline": baseline.name, "baseline_network": baseline.network.record})
-    return Plan(req, protocol, shadow, baseline, OBJECTIVES[req.objective], schedule, search, screen, validate, ale,
-                exact, store_root, config)
+    return Plan(
+        req,
+        protocol,
+        shadow,
+        baseline,
+        OBJECTIVES[req.objective],
+        schedule,
+        search,
+        screen,
+        validate,
+        ale,
+        exact,
+        store_root,
+        config,
+    )
 
 
 # -- stages -----------------------------------------------------------------------------------------
-def _task(p: Plan, env: str, params: dict, seeds: tuple[int, ...], policy: str = SEARCH_POLICY,
-          network: NetworkFile | None = None) -> EpisodeTask:
+def _task(
+    p: Plan,
+    env: str,
+    params: dict,
+    seeds: tuple[int, ...],
+    policy: str = SEARCH_POLICY,
+    network: NetworkFile | None = None,
+) -> EpisodeTask:
     if env == "ale":
         return EpisodeTask(env=env, seeds=seeds, policy=policy, params=params, protocol=p.protocol, network=network)
-    return EpisodeTask(env=env, seeds=seeds, policy=policy, params=params, protocol=p.protocol, shadow=p.shadow,
-                       preset=p.req.preset, network=network)
+    return EpisodeTask(
+        env=env,
+        seeds=seeds,
+        policy=policy,
+        params=params,
+        protocol=p.protocol,
+        shadow=p.shadow,
+        preset=p.req.preset,
+        network=network,
+    )
 
 
-def score_rows(store: Store, p: Plan, env: str, candidates: list[dict], seeds: tuple[int, ...],
-               label: str) -> list[dict]:
+def score_rows(
+    store: Store, p: Plan, env: str, candidates: list[dict], seeds: tuple[int, ...], label: str
+) -> list[dict]:
     """Play every candidate on `env` x `seeds` (skipping stored keys) and summarise each one."""
     return [candidate_row(c, s) for c, s in zip(candidates, store_scores(store, p, env, label)(candidates, seeds))]
 
 
 def store_scores(store: Store, p: Plan, env: str, label: str):
     """A halving scorer that plays through the store (a killed run resumes; a round replays nothing)."""
+
     def score(candidates: list[dict], seeds: tuple[int, ...]) -> list[list[float]]:
         tasks = [_task(p, env, c["params"], seeds) for c in candidates]
-        records = ensure_episodes(store, tasks, executor=p.req.executor, ray_address=p.req.ray_address,
-                                  label=f"{label}, {len(candidates)} x {len(seeds)} seeds")
+        records = ensure_episodes(
+            store,
+            tasks,
+            executor=p.req.executor,
+            ray_address=p.req.ray_address,
+            label=f"{label}, {len(candidates)} x {len(seeds)} seeds",
+        )
         return [[records[(ti, s)].outcome["score"] for s in seeds] for ti in range(len(candidates))]
+
     return score
 
 
@@ -151,14 +194,18 @@ PLAY_CHUNK = 4096  # shadow envs per in-process batch: each keeps its trajectory
 def shadow_scorer(protocol: dict, shadow: ShadowParams, preset: str, policy: str = SEARCH_POLICY):
     """A halving scorer that plays in-process, without a store, in batches of at most PLAY_CHUNK envs
     (`default_pick` and the regret benchmark)."""
+
     def score(candidates: list[dict], seeds: tuple[int, ...]) -> list[list[float]]:
         per = max(1, PLAY_CHUNK // len(seeds))
         out: list[list[float]] = []
         for i in range(0, len(candidates), per):
-            tasks = [EpisodeTask("shadow", tuple(seeds), policy, c["params"], protocol, shadow=shadow, preset=preset)
-                     for c in candidates[i: i + per]]
+            tasks = [
+                EpisodeTask("shadow", tuple(seeds), policy, c["params"], protocol, shadow=shadow, preset=preset)
+                for c in candidates[i : i + per]
+            ]
             out += [[float(e.outcome["score"]) for e in eps] for eps in run_shadow_group(tasks)]
         return out
+
     return score
 
 
@@ -176,13 +223,20 @@ def default_pick() -> dict:
 def _default_pick() -> dict:
     d = TrainRequest.model_construct()  # every field's default (out has none, and is not needed)
     assert d.space == "grid216" and d.search_env == "shadow" and d.screen_top is None
-    protocol = Protocol(max_steps=d.max_steps, serve=d.serve).model_dump()
-    rounds = halve(grid216(), shadow_scorer(protocol, load_preset(d.preset), d.preset), d.schedule(len(grid216())),
-                   search_seeds, OBJECTIVES[d.objective])
+    protocol = Protocol(max_steps=STUDY_MAX_STEPS, serve=d.serve).model_dump()  # the default (no --protocol)
+    rounds = halve(
+        grid216(),
+        shadow_scorer(protocol, load_preset(d.preset), d.preset),
+        d.schedule(len(grid216())),
+        search_seeds,
+        OBJECTIVES[d.objective],
+    )
     best = rounds[-1]["ranked"][0]
-    source = (f"policylab breakout train on its defaults ({d.space}, successive halving "
-              f"{' -> '.join(f'{c} x {n}' for c, n in d.schedule(len(grid216())))} seeds on the shadow preset "
-              f"{d.preset}, objective {d.objective}), recomputed")
+    source = (
+        f"policylab breakout train on its defaults ({d.space}, successive halving "
+        f"{' -> '.join(f'{c} x {n}' for c, n in d.schedule(len(grid216())))} seeds on the shadow preset "
+        f"{d.preset}, objective {d.objective}), recomputed"
+    )
     return {"candidate_id": best["candidate_id"], "params": dict(best["params"]), "source": source}
 
 
@@ -195,8 +249,10 @@ def candidates_for(store: Store, p: Plan) -> list[dict]:
 
     def score(batch: list[dict]) -> list[float]:
         cands = [{"candidate_id": f"tpe{i}", "params": b} for i, b in enumerate(batch)]
-        return [r["score_mean"] for r in score_rows(store, p, req.search_env, cands, search_seeds(p.schedule[0][1]),
-                                                    "tpe round")]
+        return [
+            r["score_mean"]
+            for r in score_rows(store, p, req.search_env, cands, search_seeds(p.schedule[0][1]), "tpe round")
+        ]
 
     return tpe_candidates(req.budget, req.space_seed, score)
 
@@ -208,8 +264,13 @@ def run(req: TrainRequest) -> Path:
     started = time.time()
     with Store(p.store_root) as store:
         candidates = candidates_for(store, p)
-        rounds = halve(candidates, store_scores(store, p, req.search_env, f"search on {req.search_env}"), p.schedule,
-                       search_seeds, p.rule)
+        rounds = halve(
+            candidates,
+            store_scores(store, p, req.search_env, f"search on {req.search_env}"),
+            p.schedule,
+            search_seeds,
+            p.rule,
+        )
         ranked = rounds[-1]["ranked"]
         screening: list[dict] = []
         if req.screen_top:
@@ -221,13 +282,24 @@ def run(req: TrainRequest) -> Path:
         video = _evidence_video(store, p, pick) if req.video else None
 
     data = build_report(p, rounds, screening, pick, validation, video)
-    write_json(req.out / "policy_params.json", {"policy": SEARCH_POLICY, "candidate_id": pick["candidate_id"],
-                                                "params": pick["params"]})
-    write_json(req.out / "manifest.json", {"policy": SEARCH_POLICY, "params_file": "policy_params.json",
-                                           "config": p.config, "rerun_commands": data["rerun_commands"]})
+    write_json(
+        req.out / "policy_params.json",
+        {"policy": SEARCH_POLICY, "candidate_id": pick["candidate_id"], "params": pick["params"]},
+    )
+    write_json(
+        req.out / "manifest.json",
+        {
+            "policy": SEARCH_POLICY,
+            "params_file": "policy_params.json",
+            "config": p.config,
+            "rerun_commands": data["rerun_commands"],
+        },
+    )
     report = write_train_report(req.out, data)
-    write_json(req.out / "wallclock.json", {"wall_seconds": time.time() - started,
-                                            "note": "wall-clock time only; every other file is deterministic"})
+    write_json(
+        req.out / "wallclock.json",
+        {"wall_seconds": time.time() - started, "note": "wall-clock time only; every other file is deterministic"},
+    )
     for line in data["decision"]["headlines"]:
         say(line)
     return report
@@ -237,11 +309,21 @@ def _validate(store: Store, p: Plan, pick: dict) -> dict:
     """The pick's and the baseline's scores on the validation seeds (the exact shadow's or ALE's), and
     on ALE's seeds when those are a confirmation sample of the exact ones."""
     envs = [("shadow", p.validate_seeds), ("ale", p.ale_seeds)] if p.exact else [("ale", p.validate_seeds)]
-    tasks = [t for env, seeds in envs for t in (
-        _task(p, env, pick["params"], seeds),
-        _task(p, env, p.baseline.params, seeds, policy=p.baseline.name, network=p.baseline.network))]
-    records = ensure_episodes(store, tasks, executor=p.req.executor, ray_address=p.req.ray_address,
-                              label="validation on the exact shadow and ALE" if p.exact else "validation on ALE")
+    tasks = [
+        t
+        for env, seeds in envs
+        for t in (
+            _task(p, env, pick["params"], seeds),
+            _task(p, env, p.baseline.params, seeds, policy=p.baseline.name, network=p.baseline.network),
+        )
+    ]
+    records = ensure_episodes(
+        store,
+        tasks,
+        executor=p.req.executor,
+        ray_address=p.req.ray_address,
+        label="validation on the exact shadow and ALE" if p.exact else "validation on ALE",
+    )
     scores = [[records[(i, s)].outcome["score"] for s in t.seeds] for i, t in enumerate(tasks)]
     out = {"pick": scores[0], "baseline": scores[1]}
     if p.exact:
@@ -255,68 +337,113 @@ def _evidence_video(store: Store, p: Plan, pick: dict) -> dict:
 
 
 # -- decision and report data ------------------------------------------------------------------------
-def build_report(p: Plan, rounds: list[dict], screening: list[dict], pick: dict, validation: dict,
-                 video: dict | None) -> dict:
+def build_report(
+    p: Plan, rounds: list[dict], screening: list[dict], pick: dict, validation: dict, video: dict | None
+) -> dict:
     req = p.req
     search, ranked = rounds[0]["ranked"], rounds[-1]["ranked"]
     cmp = compare_paired(p.validate_seeds, validation["pick"], validation["baseline"])
-    new, base, delta, label, not_lower, paired = (cmp[k] for k in ("new", "base", "delta", "verdict", "not_lower",
-                                                                   "paired"))
+    new, base, delta, label, not_lower, paired = (
+        cmp[k] for k in ("new", "base", "delta", "verdict", "not_lower", "paired")
+    )
     confirmation = _confirmation(p, validation) if p.exact else None
     verdict_source = "exact shadow" if p.exact else "ALE"
     if confirmation is not None and confirmation["equal"] < confirmation["of"]:
-        label, delta, verdict_source = confirmation["ale"]["verdict"], confirmation["ale"]["paired_delta"], \
-            "ALE confirmation sample (the shadow did not replay ALE on every confirmation seed)"
+        label, delta, verdict_source = (
+            confirmation["ale"]["verdict"],
+            confirmation["ale"]["paired_delta"],
+            "ALE confirmation sample (the shadow did not replay ALE on every confirmation seed)",
+        )
     fidelity = _screen_fidelity(ranked, screening)
     regret = None
     if screening:
         best = max(screening, key=lambda r: r["score_mean"])
-        regret = {"pick_ale_mean": pick["score_mean"], "best_screened_ale_mean": best["score_mean"],
-                  "best_screened_candidate": best["candidate_id"],
-                  "regret": best["score_mean"] - pick["score_mean"],
-                  "seeds": "screening seeds (the pick's and the best's ALE means on the same seeds)"}
+        regret = {
+            "pick_ale_mean": pick["score_mean"],
+            "best_screened_ale_mean": best["score_mean"],
+            "best_screened_candidate": best["candidate_id"],
+            "regret": best["score_mean"] - pick["score_mean"],
+            "seeds": "screening seeds (the pick's and the best's ALE means on the same seeds)",
+        }
     searched = next(r for r in ranked if r["candidate_id"] == pick["candidate_id"])
-    curse = {"search_mean": searched["score_mean"], "search_seeds": len(searched["scores"]),
-             "screening_mean": pick["score_mean"] if screening else None,
-             "validation_mean": new["mean"], "validation_seeds": len(p.validate_seeds),
-             "validation_env": "exact shadow" if p.exact else "ALE",
-             "note": "the pick was chosen for its search scores, which regress on fresh seeds: the validation "
-                     "mean is what it scores"}
+    curse = {
+        "search_mean": searched["score_mean"],
+        "search_seeds": len(searched["scores"]),
+        "screening_mean": pick["score_mean"] if screening else None,
+        "validation_mean": new["mean"],
+        "validation_seeds": len(p.validate_seeds),
+        "validation_env": "exact shadow" if p.exact else "ALE",
+        "note": "the pick was chosen for its search scores, which regress on fresh seeds: the validation "
+        "mean is what it scores",
+    }
     validation_env = f"shadow ({req.preset}, exact), confirmed on ALE" if p.exact else "ale"
     data = {
         "objective": {
             "goal": "find a v3-family policy that scores higher than the baseline on real ALE Breakout",
-            "search_env": req.search_env, "preset": req.preset if req.search_env == "shadow" else None,
-            "space": req.space, "budget": len(search), "search_objective": req.objective,
-            "selection_rule": p.rule, "schedule": [{"candidates": c, "seeds_each": n} for c, n in p.schedule],
-            "multi_fidelity": bool(req.screen_top), "protocol": p.protocol, "baseline": p.config["baseline"],
-            "validation_env": validation_env, "seeds": p.config["seeds"],
+            "search_env": req.search_env,
+            "preset": req.preset if req.search_env == "shadow" else None,
+            "space": req.space,
+            "budget": len(search),
+            "search_objective": req.objective,
+            "selection_rule": p.rule,
+            "schedule": [{"candidates": c, "seeds_each": n} for c, n in p.schedule],
+            "multi_fidelity": bool(req.screen_top),
+            "protocol": p.protocol,
+            "baseline": p.config["baseline"],
+            "validation_env": validation_env,
+            "seeds": p.config["seeds"],
             **({"baseline_network": p.config["baseline_network"]} if "baseline_network" in p.config else {}),
         },
         "training": {
             "training_source": f"{req.search_env} parameter search ({req.space}, successive halving)",
             "searched_candidates": len(search),
-            "selected_candidate": {k: pick[k] for k in ("candidate_id", "params", "scores", "score_mean",
-                                                         "score_min", "score_max", "low_score_count")},
+            "selected_candidate": {
+                k: pick[k]
+                for k in ("candidate_id", "params", "scores", "score_mean", "score_min", "score_max", "low_score_count")
+            },
             "selected_on": "ALE screening" if screening else req.search_env,
-            "rounds": [{"round": r["round"], "candidates": r["candidates"], "seeds_each": r["seeds_each"],
-                        "best": r["ranked"][0]["candidate_id"]} for r in rounds],
-            "contenders": [{k: r[k] for k in ("candidate_id", "score_mean", "score_mean_ci95", "score_q25",
-                                              "score_min", "low_score_count")} | {"seeds": len(r["scores"])}
-                           for r in ranked],
+            "rounds": [
+                {
+                    "round": r["round"],
+                    "candidates": r["candidates"],
+                    "seeds_each": r["seeds_each"],
+                    "best": r["ranked"][0]["candidate_id"],
+                }
+                for r in rounds
+            ],
+            "contenders": [
+                {
+                    k: r[k]
+                    for k in (
+                        "candidate_id",
+                        "score_mean",
+                        "score_mean_ci95",
+                        "score_q25",
+                        "score_min",
+                        "low_score_count",
+                    )
+                }
+                | {"seeds": len(r["scores"])}
+                for r in ranked
+            ],
             "regret_estimate": regret_estimate(ranked, searched["candidate_id"]),
             "top_search_candidates": ranked[:10],
-            "all_candidates": [{k: r[k] for k in ("candidate_id", "score_mean", "score_min", "low_score_count")}
-                               for r in search],
+            "all_candidates": [
+                {k: r[k] for k in ("candidate_id", "score_mean", "score_min", "low_score_count")} for r in search
+            ],
             "screening": screening,
             "shadow_vs_ale_rank_correlation": fidelity,
         },
         "evaluation": {
             "validation_env": validation_env,
-            "new_policy": new, "baseline_policy": base,
+            "new_policy": new,
+            "baseline_policy": base,
             "atari_mean_delta_vs_baseline": new["mean"] - base["mean"],
-            "paired_delta": delta, "paired_by_seed": paired, "regret": regret,
-            "ale_confirmation": confirmation, "winners_curse": curse,
+            "paired_delta": delta,
+            "paired_by_seed": paired,
+            "regret": regret,
+            "ale_confirmation": confirmation,
+            "winners_curse": curse,
         },
         "decision": {
             "verdict": label,
@@ -329,11 +456,13 @@ def build_report(p: Plan, rounds: list[dict], screening: list[dict], pick: dict,
         },
         "rerun_commands": {
             "train": command_line("policylab breakout train", req),
-            "validate_pick": (f"policylab breakout eval --env ale --policy {SEARCH_POLICY} --params "
-                              f"{shlex.quote(str(req.out / 'policy_params.json'))} --episodes "
-                              f"{len(p.ale_seeds)} --seed {p.ale_seeds[0]} --max-steps {req.max_steps}"
-                              + (f" --sticky {req.sticky}" if req.sticky is not None else "")
-                              + f" --serve {req.serve} --out {shlex.quote(str(req.out) + '-validate')} --video"),
+            "validate_pick": (
+                f"policylab breakout eval --env ale --policy {SEARCH_POLICY} --params "
+                f"{shlex.quote(str(req.out / 'policy_params.json'))} --episodes "
+                f"{len(p.ale_seeds)} --seed {p.ale_seeds[0]} --max-steps {req.max_steps}"
+                + (f" --sticky {req.sticky}" if req.sticky is not None else "")
+                + f" --serve {req.serve} --out {shlex.quote(str(req.out) + '-validate')} --video"
+            ),
         },
         "evidence": {"video": video, "store": str(p.store_root)},
     }
@@ -345,15 +474,30 @@ def _confirmation(p: Plan, validation: dict) -> dict:
     """The exact validation's first seeds on ALE: each ALE score against the shadow's on the same seed,
     and the ALE-only paired verdict on them."""
     n = len(p.ale_seeds)
-    rows = [{"seed": s, "pick_shadow": a, "pick_ale": b, "baseline_shadow": c, "baseline_ale": d}
-            for s, a, b, c, d in zip(p.ale_seeds, validation["pick"][:n], validation["ale_pick"],
-                                     validation["baseline"][:n], validation["ale_baseline"])]
+    rows = [
+        {"seed": s, "pick_shadow": a, "pick_ale": b, "baseline_shadow": c, "baseline_ale": d}
+        for s, a, b, c, d in zip(
+            p.ale_seeds,
+            validation["pick"][:n],
+            validation["ale_pick"],
+            validation["baseline"][:n],
+            validation["ale_baseline"],
+        )
+    ]
     equal = sum(r["pick_shadow"] == r["pick_ale"] and r["baseline_shadow"] == r["baseline_ale"] for r in rows)
     ale = compare_paired(p.ale_seeds, validation["ale_pick"], validation["ale_baseline"])
-    return {"of": n, "equal": equal, "rows": rows,
-            "rule": "a seed is confirmed when both the pick's and the baseline's ALE scores equal their shadow scores",
-            "ale": {"paired_delta": ale["delta"], "verdict": ale["verdict"], "pick_mean": ale["new"]["mean"],
-                    "baseline_mean": ale["base"]["mean"]}}
+    return {
+        "of": n,
+        "equal": equal,
+        "rows": rows,
+        "rule": "a seed is confirmed when both the pick's and the baseline's ALE scores equal their shadow scores",
+        "ale": {
+            "paired_delta": ale["delta"],
+            "verdict": ale["verdict"],
+            "pick_mean": ale["new"]["mean"],
+            "baseline_mean": ale["base"]["mean"],
+        },
+    }
 
 
 def _interval(d: dict) -> str:
@@ -369,17 +513,23 @@ def headlines(data: dict) -> list[str]:
     ev, dec = data["evaluation"], data["decision"]
     d, curse = ev["paired_delta"], ev["winners_curse"]
     pick = data["training"]["selected_candidate"]["candidate_id"]
-    out = [f"verdict: {dec['verdict']}: {pick} vs {data['objective']['baseline']}, paired delta {_interval(d)} "
-           f"(95% CI) on {d['n']:,} {dec['verdict_source']} seeds; a fresh set of {d['n']:,} seeds reaches the same "
-           f"verdict with probability {d['verdict_agreement']:.2f}"]
+    out = [
+        f"verdict: {dec['verdict']}: {pick} vs {data['objective']['baseline']}, paired delta {_interval(d)} "
+        f"(95% CI) on {d['n']:,} {dec['verdict_source']} seeds; a fresh set of {d['n']:,} seeds reaches the same "
+        f"verdict with probability {d['verdict_agreement']:.2f}"
+    ]
     conf = ev["ale_confirmation"]
     if conf is not None:
         a = conf["ale"]
-        out.append(f"ALE confirmation: {conf['equal']} of {conf['of']} seeds score the same on ALE as in the shadow; "
-                   f"on those seeds alone: {_interval(a['paired_delta'])}, {a['verdict']}")
+        out.append(
+            f"ALE confirmation: {conf['equal']} of {conf['of']} seeds score the same on ALE as in the shadow; "
+            f"on those seeds alone: {_interval(a['paired_delta'])}, {a['verdict']}"
+        )
     screen = "" if curse["screening_mean"] is None else f", screening mean {curse['screening_mean']:.1f}"
-    out.append(f"winner's curse: search mean {curse['search_mean']:.1f} ({curse['search_seeds']} seeds){screen}, "
-               f"validation mean {curse['validation_mean']:.1f} ({curse['validation_seeds']:,} seeds)")
+    out.append(
+        f"winner's curse: search mean {curse['search_mean']:.1f} ({curse['search_seeds']} seeds){screen}, "
+        f"validation mean {curse['validation_mean']:.1f} ({curse['validation_seeds']:,} seeds)"
+    )
     return out
 
 
@@ -389,9 +539,13 @@ def _screen_fidelity(search: list[dict], screening: list[dict]) -> dict | None:
     by_id = {r["candidate_id"]: r["score_mean"] for r in search}
     sim = [by_id[r["candidate_id"]] for r in screening]
     ale = [r["score_mean"] for r in screening]
-    return {"pearson": pearson(sim, ale), "spearman": spearman(sim, ale),
-            "spearman_ci95": spearman_ci(sim, ale), "sample_size": len(screening),
-            "over": "the screened candidates: search-env mean vs ALE screening mean"}
+    return {
+        "pearson": pearson(sim, ale),
+        "spearman": spearman(sim, ale),
+        "spearman_ci95": spearman_ci(sim, ale),
+        "sample_size": len(screening),
+        "over": "the screened candidates: search-env mean vs ALE screening mean",
+    }
 
 
 def _failure_reason(label: str, delta: dict) -> str:

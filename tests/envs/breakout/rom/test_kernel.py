@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from policylab.envs.breakout.rom import kernel as EK
+from benchmarks.rom_ale_agreement import pot_readings
 from policylab.envs.breakout.ale import AleBreakout, Protocol, frame_emulator, ram_features
 from policylab.envs.breakout.contract import FIRE, LEFT, NOOP, RIGHT
-from benchmarks.rom_ale_agreement import pot_readings
+from policylab.envs.breakout.rom import kernel as EK
 from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.errors import BadInput
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3

@@ -50,13 +50,26 @@ def cands_file(tmp_path_factory):
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory, cands_file):
     out = tmp_path_factory.mktemp("audit") / "run"
-    args = ("--episodes", EPISODES, "--seed", SEED, "--max-steps", MAX_STEPS, "--candidates", cands_file,
-            "--executor", "processes", "--out", out)
+    args = (
+        "--episodes",
+        EPISODES,
+        "--seed",
+        SEED,
+        "--max-steps",
+        MAX_STEPS,
+        "--candidates",
+        cands_file,
+        "--executor",
+        "processes",
+        "--out",
+        out,
+    )
     assert audit(*args) == 0
     return out, args
 
 
 # -- independent computations -----------------------------------------------------------------------
+
 
 def average_ranks(x) -> np.ndarray:
     order = sorted(range(len(x)), key=lambda i: x[i])
@@ -106,8 +119,11 @@ def raw_scores(store_root) -> dict[tuple[str, str, int], float]:
     out = {}
     with Store(store_root) as store:
         for rec in store.records("breakout"):
-            key = (rec.data["world"]["env"], json.dumps(rec.data["policy"]["params"], sort_keys=True),
-                   rec.data["world"]["seed"])
+            key = (
+                rec.data["world"]["env"],
+                json.dumps(rec.data["policy"]["params"], sort_keys=True),
+                rec.data["world"]["seed"],
+            )
             assert key not in out  # one record per world, policy and seed in a one-protocol audit
             out[key] = float(rec.outcome["score"])
     return out
@@ -115,26 +131,37 @@ def raw_scores(store_root) -> dict[tuple[str, str, int], float]:
 
 # -- the rule itself, on constructed evidence ----------------------------------------------------------
 
-@pytest.mark.parametrize("rho, n, ci, ceiling, want", [
-    (0.2, 8, [-0.3, 0.6], 0.9, (True, "high")),     # interval wholly below the ceiling, enough candidates
-    (0.2, 8, [-0.3, 0.6], 0.5, (True, "medium")),   # the interval reaches the ceiling: noise may explain it
-    (0.2, 8, [-0.3, 0.6], 0.6, (True, "medium")),   # "below" is strict
-    (0.2, 8, [-0.3, 0.6], None, (True, "medium")),  # no ceiling (ALE tied every candidate): never high
-    (0.2, 7, [-0.3, 0.6], 0.9, (True, "medium")),   # too few candidates for high
-    (0.2, 4, [-0.3, 0.6], 0.9, (True, "low")),
-    (0.49, 20, [0.1, 0.8], 0.95, (True, "high")),
-    (0.5, 20, [0.1, 0.8], 0.95, (False, "low")),    # agreement at the threshold: no gap
-    (None, 8, [None, None], 0.9, (True, "medium")),  # undefined Spearman counts as a gap
-])
+
+@pytest.mark.parametrize(
+    "rho, n, ci, ceiling, want",
+    [
+        (0.2, 8, [-0.3, 0.6], 0.9, (True, "high")),  # interval wholly below the ceiling, enough candidates
+        (0.2, 8, [-0.3, 0.6], 0.5, (True, "medium")),  # the interval reaches the ceiling: noise may explain it
+        (0.2, 8, [-0.3, 0.6], 0.6, (True, "medium")),  # "below" is strict
+        (0.2, 8, [-0.3, 0.6], None, (True, "medium")),  # no ceiling (ALE tied every candidate): never high
+        (0.2, 7, [-0.3, 0.6], 0.9, (True, "medium")),  # too few candidates for high
+        (0.2, 4, [-0.3, 0.6], 0.9, (True, "low")),
+        (0.49, 20, [0.1, 0.8], 0.95, (True, "high")),
+        (0.5, 20, [0.1, 0.8], 0.95, (False, "low")),  # agreement at the threshold: no gap
+        (None, 8, [None, None], 0.9, (True, "medium")),  # undefined Spearman counts as a gap
+    ],
+)
 def test_ranking_gap_follows_the_ceiling_rule(rho, n, ci, ceiling, want):
     assert ranking_confidence(rho, n, ci[1], ceiling) == want  # the table above is the rule as stated
-    rank = {"spearman": rho, "sample_size": n, "spearman_ci95": ci, "reference_self_spearman": ceiling,
-            "pearson": None, "reference_seeds": []}
+    rank = {
+        "spearman": rho,
+        "sample_size": n,
+        "spearman_ci95": ci,
+        "reference_self_spearman": ceiling,
+        "pearson": None,
+        "reference_seeds": [],
+    }
     gap = gaps._ranking_gap(rank)
     assert (gap["detected"], gap["confidence"]) == want, gap
 
 
 # -- the audit on real ALE ---------------------------------------------------------------------------
+
 
 def test_rank_correlation_and_ceiling_from_the_raw_episodes(audited):
     out, _ = audited
@@ -173,8 +200,10 @@ def test_without_sticky_actions_the_ceiling_is_one(tmp_path, cands_file):
     path = tmp_path / "three.json"
     path.write_text(json.dumps(cands))
     out = tmp_path / "nosticky"
-    assert audit("--episodes", 1, "--seed", SEED, "--max-steps", 200, "--sticky", 0, "--candidates", path,
-                 "--out", out) == 0
+    assert (
+        audit("--episodes", 1, "--seed", SEED, "--max-steps", 200, "--sticky", 0, "--candidates", path, "--out", out)
+        == 0
+    )
     data = json.loads((out / "audit.json").read_text())
     for c in data["candidates"]:
         assert len(set(c["ale_scores"] + c["ale_reference_scores"])) == 1

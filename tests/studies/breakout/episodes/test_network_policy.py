@@ -15,11 +15,10 @@ import torch
 
 from policylab.cli import invoke
 from policylab.envs.breakout.params import load_preset
-from policylab.policies.breakout_net import FEATURE_SCALE, NetObsSpec, NetObserver, read, stamp
+from policylab.envs.breakout.rom.kernel import brick_flags
+from policylab.policies.breakout_net import FEATURE_SCALE, NetObserver, NetObsSpec, read, stamp
 from policylab.rollout.store import Store
 from policylab.studies.breakout.episodes.runner import EpisodeTask, run_shadow_group
-from policylab.envs.breakout.rom.kernel import brick_flags
-
 from tests.support.breakout_nets import export, torch_mlp
 
 STEPS = "200"  # agent steps per episode: enough for serves, bounces and bricks, small enough for tests
@@ -79,7 +78,7 @@ def float64_logits_and_float32_bound(net: torch.nn.Sequential, obs: np.ndarray) 
     within gamma(n + 1) = (n + 1) u / (1 - (n + 1) u) of (|W| |x| + |b|) (Higham, Accuracy and Stability,
     3.5), plus the earlier layers' error through |W| (tanh is 1-Lipschitz), plus 8 ulp of 1 for a
     float32 tanh approximation; u = 2**-24."""
-    u = 2.0 ** -24
+    u = 2.0**-24
     x, err = obs.astype(np.float64), np.zeros(obs.shape)
     layers = [m for m in net if isinstance(m, torch.nn.Linear)]
     for i, m in enumerate(layers):
@@ -88,7 +87,9 @@ def float64_logits_and_float32_bound(net: torch.nn.Sequential, obs: np.ndarray) 
         n = w.shape[1] + 1
         gamma = n * u / (1 - n * u)
         y = np.einsum("ni,oi->no", x, w) + b
-        err = np.einsum("ni,oi->no", err, np.abs(w)) + gamma * (np.einsum("ni,oi->no", np.abs(x), np.abs(w)) + np.abs(b))
+        err = np.einsum("ni,oi->no", err, np.abs(w)) + gamma * (
+            np.einsum("ni,oi->no", np.abs(x), np.abs(w)) + np.abs(b)
+        )
         if i < len(layers) - 1:
             y, err = np.tanh(y), err + 8 * u
         x = y
@@ -103,8 +104,10 @@ def test_eval_on_both_envs_acts_as_torch_and_is_deterministic(nets, tmp_path):
     for env, episodes in (("ale", 2), ("shadow", 3)):
         outs = [tmp_path / f"{env}-{i}" for i in range(2)]
         for out in outs:
-            assert cli("eval", "--env", env, "--policy", path, "--episodes", episodes, "--max-steps", STEPS,
-                       "--out", out) == 0
+            assert (
+                cli("eval", "--env", env, "--policy", path, "--episodes", episodes, "--max-steps", STEPS, "--out", out)
+                == 0
+            )
         a, b = ((o / "report.json").read_bytes() for o in outs)
         assert a == b
         report = json.loads(a)
@@ -121,8 +124,9 @@ def test_eval_on_both_envs_acts_as_torch_and_is_deterministic(nets, tmp_path):
                 walls = brick_flags(arrays["ram"]).reshape(len(arrays["ram"]), -1)
                 obs_rows = NetObserver(spec, 1)
                 feats = arrays["obs"].astype(np.float32)
-                built = [obs_rows.reset(feats[:1], walls[:1])] + [obs_rows.observe(feats[t:t + 1], walls[t:t + 1])
-                                                                  for t in range(1, len(feats) - 1)]
+                built = [obs_rows.reset(feats[:1], walls[:1])] + [
+                    obs_rows.observe(feats[t : t + 1], walls[t : t + 1]) for t in range(1, len(feats) - 1)
+                ]
                 acts = torch_actions(net, np.concatenate(built))
                 assert (acts == arrays["policy_action"]).all()
 
@@ -188,9 +192,13 @@ def _bad_files(tmp_path, nets):
     onnx.save(model, tmp_path / "wrong_size.onnx")
     del model.metadata_props[:]
     onnx.save(model, tmp_path / "no_metadata.onnx")
-    return {"missing": tmp_path / "missing.onnx", "corrupt": tmp_path / "corrupt.onnx",
-            "wrong size": tmp_path / "wrong_size.onnx", "no metadata": tmp_path / "no_metadata.onnx",
-            "not onnx": path.with_suffix(".json")}
+    return {
+        "missing": tmp_path / "missing.onnx",
+        "corrupt": tmp_path / "corrupt.onnx",
+        "wrong size": tmp_path / "wrong_size.onnx",
+        "no metadata": tmp_path / "no_metadata.onnx",
+        "not onnx": path.with_suffix(".json"),
+    }
 
 
 @pytest.mark.parametrize("case", ["missing", "corrupt", "wrong size", "no metadata", "not onnx"])
@@ -198,9 +206,11 @@ def _bad_files(tmp_path, nets):
 def test_a_bad_file_is_one_line_exit_2_nothing_written(nets, tmp_path, capsys, case, command):
     bad = _bad_files(tmp_path, nets)[case]
     out = tmp_path / "out"
-    argv = {"eval": ["eval", "--env", "ale", "--policy", bad, "--episodes", "1"],
-            "audit": ["audit", "--policy", bad, "--episodes", "1"],
-            "train": ["train", "--baseline", bad]}[command]
+    argv = {
+        "eval": ["eval", "--env", "ale", "--policy", bad, "--episodes", "1"],
+        "audit": ["audit", "--policy", bad, "--episodes", "1"],
+        "train": ["train", "--baseline", bad],
+    }[command]
     assert cli(*argv, "--out", out) == 2
     err = capsys.readouterr().err.strip().splitlines()
     field = "baseline" if command == "train" else "policy"
@@ -212,8 +222,12 @@ def test_a_network_takes_no_params_or_candidates(nets, tmp_path, capsys):
     path, _, _ = nets["plain"]
     params = tmp_path / "p.json"
     params.write_text("{}")
-    assert cli("eval", "--env", "shadow", "--policy", path, "--params", params, "--episodes", "1",
-               "--out", tmp_path / "o1") == 2
+    assert (
+        cli(
+            "eval", "--env", "shadow", "--policy", path, "--params", params, "--episodes", "1", "--out", tmp_path / "o1"
+        )
+        == 2
+    )
     assert cli("audit", "--policy", path, "--candidates", params, "--episodes", "1", "--out", tmp_path / "o2") == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines[0].startswith("policylab: error: params: ") and lines[1].startswith("policylab: error: candidates: ")
@@ -226,15 +240,52 @@ def test_audit_and_train_baseline_take_a_file(nets, tmp_path):
     audit = json.loads((tmp_path / "audit" / "audit.json").read_text())
     assert audit["objective"]["policy"] == "wall.onnx" and audit["objective"]["network"] == read(path).record
     assert [r["seed"] for r in audit["comparison"]["paired_by_seed"]] == [0, 1]
-    assert cli("train", "--baseline", path, "--search-seeds", "1", "--rounds", "1", "--validate-episodes", "2",
-               "--exact-episodes", "0", "--max-steps", STEPS, "--no-video", "--out", tmp_path / "train") == 0
+    assert (
+        cli(
+            "train",
+            "--baseline",
+            path,
+            "--search-seeds",
+            "1",
+            "--rounds",
+            "1",
+            "--validate-episodes",
+            "2",
+            "--exact-episodes",
+            "0",
+            "--max-steps",
+            STEPS,
+            "--no-video",
+            "--out",
+            tmp_path / "train",
+        )
+        == 0
+    )
     train = json.loads((tmp_path / "train" / "report.json").read_text())
     assert train["objective"]["baseline"] == "wall.onnx"
     assert train["objective"]["baseline_network"] == read(path).record
     with Store(tmp_path / "train" / "store") as store:
         # the baseline's validation episodes are the network's ALE records, the same keys an eval makes
-        assert cli("eval", "--env", "ale", "--policy", path, "--episodes", "2", "--seed", "10000", "--max-steps",
-                   STEPS, "--store", tmp_path / "train" / "store", "--out", tmp_path / "eval") == 0
+        assert (
+            cli(
+                "eval",
+                "--env",
+                "ale",
+                "--policy",
+                path,
+                "--episodes",
+                "2",
+                "--seed",
+                "10000",
+                "--max-steps",
+                STEPS,
+                "--store",
+                tmp_path / "train" / "store",
+                "--out",
+                tmp_path / "eval",
+            )
+            == 0
+        )
         ev = json.loads((tmp_path / "eval" / "report.json").read_text())
         assert [r["score"] for r in ev["episodes"]] == train["evaluation"]["baseline_policy"]["scores"]
         assert all(store.get(r["key"]) is not None for r in ev["episodes"])
@@ -247,8 +298,24 @@ def test_worker_processes_play_the_same_episodes(nets, tmp_path):
 
     path, _, _ = nets["wall"]
     for executor in ("local", "processes"):
-        assert cli("eval", "--env", "shadow", "--policy", path, "--episodes", SHADOW_BATCH + 4, "--max-steps", "60",
-                   "--executor", executor, "--out", tmp_path / executor) == 0
+        assert (
+            cli(
+                "eval",
+                "--env",
+                "shadow",
+                "--policy",
+                path,
+                "--episodes",
+                SHADOW_BATCH + 4,
+                "--max-steps",
+                "60",
+                "--executor",
+                executor,
+                "--out",
+                tmp_path / executor,
+            )
+            == 0
+        )
     a, b = ((tmp_path / x / "episodes.jsonl").read_bytes() for x in ("local", "processes"))
     assert a == b
 
@@ -263,15 +330,38 @@ def test_a_network_exported_elsewhere_runs_the_same_way(nets, tmp_path):
     path, net, spec = nets["plain"]
     buf = io.BytesIO()
     with pytest.warns(DeprecationWarning):  # torch 2.13 keeps the TorchScript exporter behind dynamo=False
-        torch.onnx.export(net, (torch.zeros(1, spec.dim),), buf, dynamo=False, input_names=["x"], output_names=["y"],
-                          dynamic_axes={"x": {0: "n"}, "y": {0: "n"}})
+        torch.onnx.export(
+            net,
+            (torch.zeros(1, spec.dim),),
+            buf,
+            dynamo=False,
+            input_names=["x"],
+            output_names=["y"],
+            dynamic_axes={"x": {0: "n"}, "y": {0: "n"}},
+        )
     model = onnx.load_from_string(buf.getvalue())
     stamp(model, spec)
     onnx.save(model, tmp_path / "torch_export.onnx")
     assert read(tmp_path / "torch_export.onnx").sha256 != read(path).sha256
     for name, file in (("ours", path), ("theirs", tmp_path / "torch_export.onnx")):
-        assert cli("eval", "--env", "shadow", "--policy", file, "--episodes", "3", "--max-steps", STEPS, "--replays",
-                   "3", "--out", tmp_path / name) == 0
+        assert (
+            cli(
+                "eval",
+                "--env",
+                "shadow",
+                "--policy",
+                file,
+                "--episodes",
+                "3",
+                "--max-steps",
+                STEPS,
+                "--replays",
+                "3",
+                "--out",
+                tmp_path / name,
+            )
+            == 0
+        )
     for i, seed in enumerate((0, 1, 2)):
         name = f"ep{i:03d}_seed{seed}.jsonl"
         ours, theirs = (tmp_path / n / "replays" / name for n in ("ours", "theirs"))
@@ -286,8 +376,12 @@ def test_export_onnx_activations_match_torch(activation, tmp_path):
     act = torch.nn.Tanh() if activation == "tanh" else torch.nn.ReLU()
     torch.manual_seed(5)
     net = torch.nn.Sequential(torch.nn.Linear(spec.dim, 16), act, torch.nn.Linear(16, 4))
-    export_onnx([(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in net if isinstance(m, torch.nn.Linear)],
-                spec, tmp_path / "n.onnx", activation=activation)
+    export_onnx(
+        [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in net if isinstance(m, torch.nn.Linear)],
+        spec,
+        tmp_path / "n.onnx",
+        activation=activation,
+    )
     obs = np.random.default_rng(1).uniform(-1, 1, (500, spec.dim)).astype(np.float32)
     with torch.no_grad():
         logits = net(torch.from_numpy(obs)).numpy()
@@ -302,8 +396,24 @@ def test_on_the_rom_exact_shadow_a_network_plays_ales_episodes(tmp_path):
     net = torch_mlp(spec, 0, hidden=64)
     export(net, spec, tmp_path / "net.onnx")
     for env in ("ale", "shadow"):
-        assert cli("eval", "--env", env, "--preset", "ale-exact", "--policy", tmp_path / "net.onnx", "--episodes", "2",
-                   "--replays", "2", "--out", tmp_path / env) == 0
+        assert (
+            cli(
+                "eval",
+                "--env",
+                env,
+                "--preset",
+                "ale-exact",
+                "--policy",
+                tmp_path / "net.onnx",
+                "--episodes",
+                "2",
+                "--replays",
+                "2",
+                "--out",
+                tmp_path / env,
+            )
+            == 0
+        )
     ale = json.loads((tmp_path / "ale" / "report.json").read_text())
     assert min(ale["distribution"]["scores"]) >= 5, "bricks break, so the wall changes during the episodes"
     for row in ale["episodes"]:
@@ -316,5 +426,6 @@ def test_on_the_rom_exact_shadow_a_network_plays_ales_episodes(tmp_path):
     walls = brick_flags(arrays["ram"][:-1]).reshape(len(arrays["ram"]) - 1, -1).astype(np.float32)
     with_wall = torch_actions(net, np.concatenate([feats, walls], axis=1))
     assert (with_wall == arrays["policy_action"]).all()
-    assert (with_wall != torch_actions(net, np.concatenate([feats, 1 - walls], axis=1))).any(), \
+    assert (with_wall != torch_actions(net, np.concatenate([feats, 1 - walls], axis=1))).any(), (
         "the network's actions depend on the wall"
+    )

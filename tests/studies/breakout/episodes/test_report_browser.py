@@ -19,8 +19,22 @@ def cli(*args) -> None:
 @pytest.mark.parametrize("env", ["ale", "shadow"])
 def test_eval_report_renders_with_video(tmp_path, env):
     out = tmp_path / env
-    cli("eval", "--env", env, "--policy", "breakout_policy_v3", "--episodes", "2", "--seed", "0",
-        "--max-steps", "240", "--video", "--out", out)
+    cli(
+        "eval",
+        "--env",
+        env,
+        "--policy",
+        "breakout_policy_v3",
+        "--episodes",
+        "2",
+        "--seed",
+        "0",
+        "--max-steps",
+        "240",
+        "--video",
+        "--out",
+        out,
+    )
     report = json.loads((out / "report.json").read_text())
     video = report["video"]
     assert video["outcome_matches_episode_record"] is True
@@ -49,8 +63,19 @@ def test_a_summarised_eval_report_stays_small_and_renders(tmp_path):
     from policylab.studies.breakout.episodes.report import EMBED_EPISODES_MAX
 
     out = tmp_path / "large"
-    cli("eval", "--env", "shadow", "--policy", "breakout_policy_v3", "--episodes", EMBED_EPISODES_MAX + 1,
-        "--max-steps", "3", "--out", out)
+    cli(
+        "eval",
+        "--env",
+        "shadow",
+        "--policy",
+        "breakout_policy_v3",
+        "--episodes",
+        EMBED_EPISODES_MAX + 1,
+        "--max-steps",
+        "3",
+        "--out",
+        out,
+    )
     seen = render_check(out / "report.html")
     assert seen["images"] == 2 and seen["loaded"] == 2
     assert seen["dom_chars"] < 60_000

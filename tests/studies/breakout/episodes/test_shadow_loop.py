@@ -18,9 +18,9 @@ import pytest
 from policylab.envs.breakout.ale import Protocol
 from policylab.envs.breakout.params import load_preset
 from policylab.fileio import _zipfile_bytes, arrays_to_bytes
-from policylab.rollout.payloads import EncodedArrays, arrays_digest, pack_arrays
 from policylab.hashing import canonical_json, hash_obj
 from policylab.policies.breakout import POLICIES, get_policy
+from policylab.rollout.payloads import EncodedArrays, arrays_digest, pack_arrays
 from policylab.rollout.store import FrozenJSON, Record, Store, canonical, rollout_key
 from policylab.studies.breakout.episodes.runner import EpisodeTask, run_shadow_group, run_unit
 from policylab.studies.breakout.search.search_space import random_candidates
@@ -30,10 +30,13 @@ def _tasks(policy, preset, serve, steps, groups=2, per=6):
     spec = get_policy(policy)
     protocol = Protocol(max_steps=steps, serve=serve).model_dump()
     shadow = load_preset(preset)
-    params = [dict(spec.defaults)] + [
-        {**spec.defaults, **c["params"]} for c in random_candidates(groups - 1, seed=909)]
-    return [EpisodeTask("shadow", tuple(range(40 + per * k, 40 + per * (k + 1))), policy, params[k], protocol, shadow,
-                        preset) for k in range(groups)]
+    params = [dict(spec.defaults)] + [{**spec.defaults, **c["params"]} for c in random_candidates(groups - 1, seed=909)]
+    return [
+        EpisodeTask(
+            "shadow", tuple(range(40 + per * k, 40 + per * (k + 1))), policy, params[k], protocol, shadow, preset
+        )
+        for k in range(groups)
+    ]
 
 
 def _same(a, b):
@@ -45,8 +48,10 @@ def _same(a, b):
 
 
 @pytest.mark.parametrize("policy", sorted(POLICIES))
-@pytest.mark.parametrize("preset,serve,steps", [("atari-cal", "auto", 700), ("go-v1", "never", 400),
-                                                ("atari", "never", 300), ("ale-exact", "auto", 400)])
+@pytest.mark.parametrize(
+    "preset,serve,steps",
+    [("atari-cal", "auto", 700), ("go-v1", "never", 400), ("atari", "never", 300), ("ale-exact", "auto", 400)],
+)
 def test_fused_loop_equals_the_python_loop(policy, preset, serve, steps):
     tasks = _tasks(policy, preset, serve, steps)
     assert get_policy(policy).tracker is not None  # the built-in policies take the fused loop
@@ -67,14 +72,15 @@ def test_a_capture_task_keeps_the_python_loop_and_its_frames():
     (plain,) = run_shadow_group([task])
     (capture,) = run_shadow_group([replace(task, capture_every=10)])
     assert capture[0].payload["frames"].shape[0] == 4
-    assert arrays_to_bytes({k: v for k, v in capture[0].payload.items() if k != "frames"}) == \
-        arrays_to_bytes(plain[0].payload)
+    assert arrays_to_bytes({k: v for k, v in capture[0].payload.items() if k != "frames"}) == arrays_to_bytes(
+        plain[0].payload
+    )
 
 
 def test_units_return_encoded_payloads_that_pickle_with_their_bytes():
     tasks = _tasks("breakout_policy_v3", "atari-cal", "auto", 200, groups=1, per=3)
     results = run_unit(tasks)
-    for (outcome, payload), ep in zip(results, run_shadow_group(tasks)[0]):
+    for (_outcome, payload), ep in zip(results, run_shadow_group(tasks)[0]):
         assert isinstance(payload, EncodedArrays) and payload.packed == pack_arrays(ep.payload)[0]
         assert payload.digest == arrays_digest(ep.payload)
         again = pickle.loads(pickle.dumps(payload))
@@ -85,10 +91,15 @@ def test_units_return_encoded_payloads_that_pickle_with_their_bytes():
 
 def test_payload_bytes_are_zipfiles_bytes():
     rng = np.random.default_rng(3)
-    cases = [{}, {"a": np.zeros(0)}, {"x": np.float64(2.5)}, {"b": rng.random((5, 3)), "a": np.arange(7, dtype=np.int8)},
-             {"frames": rng.integers(0, 255, (3, 21, 16, 3), dtype=np.uint8)},
-             {"f": np.asfortranarray(rng.random((4, 5))), "v": rng.random((10, 9))[:, ::2]},
-             {"obs": np.round(rng.normal(size=(301, 9)) * 8).astype(np.float32), "reward": np.zeros(300, np.float32)}]
+    cases = [
+        {},
+        {"a": np.zeros(0)},
+        {"x": np.float64(2.5)},
+        {"b": rng.random((5, 3)), "a": np.arange(7, dtype=np.int8)},
+        {"frames": rng.integers(0, 255, (3, 21, 16, 3), dtype=np.uint8)},
+        {"f": np.asfortranarray(rng.random((4, 5))), "v": rng.random((10, 9))[:, ::2]},
+        {"obs": np.round(rng.normal(size=(301, 9)) * 8).astype(np.float32), "reward": np.zeros(300, np.float32)},
+    ]
     for arrays in cases:
         members = []
         for name in sorted(arrays):
@@ -110,13 +121,39 @@ class _Level(enum.IntEnum):
 def test_canonical_is_canonical_json_on_every_kind_of_value():
     physics = load_preset("atari-cal").physics()
     values = [
-        None, True, False, 0, -7, 2**70, 1.5, -0.0, 1e-310, 1e300, float("nan"), float("inf"), -float("inf"),
-        "plain", "\u00e9\u4e2d\U0001f600 \"quoted\" \\ \n\t\x00", "", [], {}, (), [1, (2, 3.5), [None]],
+        None,
+        True,
+        False,
+        0,
+        -7,
+        2**70,
+        1.5,
+        -0.0,
+        1e-310,
+        1e300,
+        float("nan"),
+        float("inf"),
+        -float("inf"),
+        "plain",
+        '\u00e9\u4e2d\U0001f600 "quoted" \\ \n\t\x00',
+        "",
+        [],
+        {},
+        (),
+        [1, (2, 3.5), [None]],
         {"b": 1, "a": {"d": [1.0, {"z": True}], "c": None}, "": 0},
-        {1: "int key", "1": "str key"}, {True: 1, None: 2, 2.5: 3},  # non-str keys: canonical_json decides
-        np.float32(1.1), np.int64(3), np.bool_(True), np.arange(3), {"a": np.float64(np.nan)},
-        _Level.HIGH, collections.OrderedDict([("b", 1), ("a", 2)]), {"s": type("S", (str,), {})("sub")},
-        physics, {"physics": FrozenJSON(physics), "seed": 7, "list": [FrozenJSON({"x": 1})]},
+        {1: "int key", "1": "str key"},
+        {True: 1, None: 2, 2.5: 3},  # non-str keys: canonical_json decides
+        np.float32(1.1),
+        np.int64(3),
+        np.bool_(True),
+        np.arange(3),
+        {"a": np.float64(np.nan)},
+        _Level.HIGH,
+        collections.OrderedDict([("b", 1), ("a", 2)]),
+        {"s": type("S", (str,), {})("sub")},
+        physics,
+        {"physics": FrozenJSON(physics), "seed": 7, "list": [FrozenJSON({"x": 1})]},
     ]
     for value in values:
         assert canonical(value) == canonical_json(value), value
@@ -130,7 +167,8 @@ def test_frozen_parts_give_canonical_keys_and_records(tmp_path):
     protocol = {"max_steps": 10}
     assert canonical(world) == canonical_json(plain)
     assert rollout_key(world, policy, protocol) == hash_obj(
-        {"world": plain, "policy": dict(policy), "protocol": protocol}, length=32)
+        {"world": plain, "policy": dict(policy), "protocol": protocol}, length=32
+    )
     with pytest.raises(TypeError):
         policy["name"] = "q"
     assert pickle.loads(pickle.dumps(world["physics"])).canonical == world["physics"].canonical

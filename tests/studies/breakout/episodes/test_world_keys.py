@@ -6,8 +6,8 @@ import json
 from policylab.cli import invoke
 from policylab.envs.breakout.ale import Protocol
 from policylab.envs.breakout.params import load_preset
-from policylab.policies.breakout import V3_DEFAULTS
 from policylab.hashing import hash_obj
+from policylab.policies.breakout import V3_DEFAULTS
 from policylab.rollout.store import Store, rollout_key
 from policylab.studies.breakout import options
 from policylab.studies.breakout.episodes import runner
@@ -40,14 +40,17 @@ def test_equal_physics_under_two_names_give_equal_keys_and_keep_their_labels(tmp
     c = _task(load_preset("atari-cal", sticky_prob=0.0), "atari-cal")
     assert key_of(c, 5) != key_of(a, 5)
     # a task given only a preset resolves it once, to the same world
-    assert key_of(EpisodeTask("shadow", (5,), "breakout_policy_v3", dict(V3_DEFAULTS), PROTOCOL,
-                              preset="atari-cal"), 5) == key_of(a, 5)
+    assert key_of(
+        EpisodeTask("shadow", (5,), "breakout_policy_v3", dict(V3_DEFAULTS), PROTOCOL, preset="atari-cal"), 5
+    ) == key_of(a, 5)
 
 
 def test_the_store_does_not_replay_the_same_physics_under_another_name(tmp_path, capsys):
     store = tmp_path / "store"
     first, second = tmp_path / "first", tmp_path / "second"
-    assert invoke(["breakout", "eval", *SMALL, "--preset", "atari-cal", "--store", str(store), "--out", str(first)]) == 0
+    assert (
+        invoke(["breakout", "eval", *SMALL, "--preset", "atari-cal", "--store", str(store), "--out", str(first)]) == 0
+    )
     assert "shadow episodes" in capsys.readouterr().err
     before = Store(store).fingerprint()
     copy = _copy_of_atari_cal(tmp_path)
@@ -93,20 +96,33 @@ def _as_key_version_1(fresh: Store, old: Store) -> None:
         assert world["physics"]["key_version"] == 2
         old_world = {"env": "shadow", "physics": v1, "physics_hash": hash_obj(v1), "seed": world["seed"]}
         key = rollout_key(old_world, r.data["policy"], r.data["protocol"])
-        old.put(key, study=r.data["study"], world={**old_world, "preset": world["preset"]}, policy=r.data["policy"],
-                protocol=r.data["protocol"], outcome=r.outcome, payload=fresh.payload(r.key))
+        old.put(
+            key,
+            study=r.data["study"],
+            world={**old_world, "preset": world["preset"]},
+            policy=r.data["policy"],
+            protocol=r.data["protocol"],
+            outcome=r.outcome,
+            payload=fresh.payload(r.key),
+        )
 
 
 def test_a_store_written_under_key_version_1_is_still_read(tmp_path, capsys):
     fresh, old = tmp_path / "fresh", tmp_path / "old"
-    assert invoke(["breakout", "eval", *SMALL, "--preset", "ale-exact", "--store", str(fresh),
-                   "--out", str(tmp_path / "a")]) == 0
+    assert (
+        invoke(
+            ["breakout", "eval", *SMALL, "--preset", "ale-exact", "--store", str(fresh), "--out", str(tmp_path / "a")]
+        )
+        == 0
+    )
     with Store(fresh) as f, Store(old) as o:
         _as_key_version_1(f, o)
         before = o.fingerprint()
     capsys.readouterr()
-    assert invoke(["breakout", "eval", *SMALL, "--preset", "ale-exact", "--store", str(old),
-                   "--out", str(tmp_path / "b")]) == 0
+    assert (
+        invoke(["breakout", "eval", *SMALL, "--preset", "ale-exact", "--store", str(old), "--out", str(tmp_path / "b")])
+        == 0
+    )
     assert "3 in the store, 0 to run" in capsys.readouterr().err  # found under the version-1 keys
     with Store(old) as o:
         assert o.fingerprint() == before  # nothing was played or written again

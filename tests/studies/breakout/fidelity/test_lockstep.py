@@ -14,7 +14,10 @@ from policylab.report.browser import chromium_path, render_check
 from policylab.rollout.seeds import seed_range_base
 from policylab.studies.breakout.fidelity import trace as tr
 from policylab.studies.breakout.fidelity.lockstep import (
-    Lockstep, lockstep_params, plan_episodes, summarise,
+    Lockstep,
+    lockstep_params,
+    plan_episodes,
+    summarise,
 )
 
 SEED = seed_range_base("breakout", "lockstep")
@@ -81,8 +84,25 @@ def test_the_harness_ale_plays_the_default_protocol_game_on_the_same_seed(kind):
 
 
 def _run(out, *extra) -> int:
-    return invoke(["breakout", "lockstep", "--episodes", "2", "--max-steps", "120", "--policy", "v3",
-                   "--policy", "random-actions", "--strips", "2", "--out", str(out), *map(str, extra)])
+    return invoke(
+        [
+            "breakout",
+            "lockstep",
+            "--episodes",
+            "2",
+            "--max-steps",
+            "120",
+            "--policy",
+            "v3",
+            "--policy",
+            "random-actions",
+            "--strips",
+            "2",
+            "--out",
+            str(out),
+            *map(str, extra),
+        ]
+    )
 
 
 @needs_chromium
@@ -101,7 +121,8 @@ def test_command_writes_the_same_bytes_twice_and_its_page_shows_the_strips(tmp_p
     assert len(strips) == 2 and all((a / s["file"]).is_file() for s in strips)
     assert data["summary"]["episodes"] == 2 and data["summary"]["identical_to_end"] == 0
     assert data["summary"] == summarise(rows, np.zeros(210, dtype=np.int64)) | {
-        "screen_difference_bands": data["summary"]["screen_difference_bands"]}
+        "screen_difference_bands": data["summary"]["screen_difference_bands"]
+    }
     seen = render_check(a / "report.html")
     assert seen["images"] == len(strips) and seen["loaded"] == seen["images"]
     html = (a / "report.html").read_text()
@@ -112,19 +133,60 @@ def test_command_writes_the_same_bytes_twice_and_its_page_shows_the_strips(tmp_p
 
 def test_pick_params_are_played_and_bad_ones_refused(tmp_path, capsys):
     good = tmp_path / "pick.json"
-    params = {"far_cap": 6.0, "near_cap": 10.0, "base_deadzone": 1.0, "near_y": 150.0, "far_lead": 4.0,
-              "near_lead": 2.0, "far_deadzone": 1.0, "near_deadzone": 0.5, "panic_y": 175.0}
+    params = {
+        "far_cap": 6.0,
+        "near_cap": 10.0,
+        "base_deadzone": 1.0,
+        "near_y": 150.0,
+        "far_lead": 4.0,
+        "near_lead": 2.0,
+        "far_deadzone": 1.0,
+        "near_deadzone": 0.5,
+        "panic_y": 175.0,
+    }
     good.write_text(json.dumps({"params": params}))
     out = tmp_path / "ok"
-    assert invoke(["breakout", "lockstep", "--episodes", "1", "--max-steps", "2", "--policy", "pick",
-                   "--pick-params", str(good), "--out", str(out)]) == 0
+    assert (
+        invoke(
+            [
+                "breakout",
+                "lockstep",
+                "--episodes",
+                "1",
+                "--max-steps",
+                "2",
+                "--policy",
+                "pick",
+                "--pick-params",
+                str(good),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     data = json.loads((out / "lockstep.json").read_text())
     assert data["episodes"][0]["params"] == params and data["pick"]["source"] == "file pick.json"
     capsys.readouterr()
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({**params, "far_cap": 99.0}))
-    assert invoke(["breakout", "lockstep", "--episodes", "1", "--policy", "pick", "--pick-params", str(bad),
-                   "--out", str(tmp_path / "refused")]) == 2
+    assert (
+        invoke(
+            [
+                "breakout",
+                "lockstep",
+                "--episodes",
+                "1",
+                "--policy",
+                "pick",
+                "--pick-params",
+                str(bad),
+                "--out",
+                str(tmp_path / "refused"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "pick_params.far_cap" in err[0]
     assert not (tmp_path / "refused").exists()

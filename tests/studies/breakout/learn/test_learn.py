@@ -22,8 +22,17 @@ from policylab.studies.breakout.learn.plan import Plan, plan
 from policylab.studies.breakout.requests import LearnRequest
 from tests.support.words import blank_tiles
 
-TINY = {"steps": 1024, "envs": 8, "rollout": 32, "minibatch": 64, "epochs": 2, "hidden": 16, "max_steps": 40,
-        "checkpoint_every": 1, "validate_episodes": 0}
+TINY = {
+    "steps": 1024,
+    "envs": 8,
+    "rollout": 32,
+    "minibatch": 64,
+    "epochs": 2,
+    "hidden": 16,
+    "max_steps": 40,
+    "checkpoint_every": 1,
+    "validate_episodes": 0,
+}
 
 
 def tiny(out, **kw) -> Plan:
@@ -83,6 +92,54 @@ def test_a_killed_run_resumes_to_the_bytes_of_an_uninterrupted_one(shape, tmp_pa
     assert (tmp_path / "killed" / CHECKPOINT).read_bytes() == (tmp_path / "whole" / CHECKPOINT).read_bytes()
 
 
+@pytest.mark.parametrize("preset", ["ale-exact", "atari-cal"])
+def test_a_game_moved_to_another_row_plays_on_as_it_would_have(preset):
+    """`row_states` / `set_row_states` (what --late-starts resumes): a game copied mid-play into another
+    env, then driven by the same actions, plays exactly as the original does, random streams included."""
+    rng = np.random.default_rng(1)
+    env = ShadowBreakout(4, preset, seeds=np.arange(4), max_steps=400)
+    env.reset()
+    for _ in range(80):
+        env.step(rng.integers(0, 4, 4))
+    env.set_row_states([3], env.row_states([1]))
+    for _ in range(120):
+        a = rng.integers(0, 4, 4)
+        a[3] = a[1]
+        env.step(a)
+    state = env.get_state()
+    for key, arr in state.items():
+        assert np.array_equal(arr[1], arr[3]), key
+
+
+LATE = {"late_starts": 0.5, "late_score": 1, "max_steps": 120, "steps": 2304, "envs": 12, "threads": 2}
+
+
+def test_late_starts_resume_stored_games_and_leave_them_out_of_the_curves(tmp_path):
+    """With --late-starts, games that reach --late-score are stored and restarts resume them (about the
+    share asked); a resumed game is no whole game, so it never reaches the curves; a killed run resumes to
+    the bytes of an uninterrupted one; without the option nothing is drawn or stored."""
+    learner = run_tiny(tmp_path / "late", **LATE)
+    stored = sum(sh.late_n for sh in learner.shards)
+    assert stored > 0
+    assert any((~sh.fresh).any() for sh in learner.shards)
+    # the curves' episodes are whole games only: fewer than the episodes started
+    assert sum(learner.curves["episodes"]) < learner.episodes
+    for sh in learner.shards:
+        for k, v in sh.late.items():  # every kept state is a game at or past the score it was kept at
+            if k == "I":
+                assert (v[: min(sh.late_n, 256), sh.env._K.SCORE] >= 1).all()
+    stopped = run_tiny(tmp_path / "killed", stop_after=2, **LATE)
+    assert stopped.done == 2
+    run_tiny(tmp_path / "killed", **LATE)
+    assert (tmp_path / "killed" / CHECKPOINT).read_bytes() == (tmp_path / "late" / CHECKPOINT).read_bytes()
+    unset = {**LATE, "late_starts": 0.0, "late_score": 300}  # the options' defaults
+    plain = run_tiny(tmp_path / "plain", **unset)
+    assert all(sh.late is None and sh.late_n == 0 and sh.fresh.all() for sh in plain.shards)
+    config = tiny(tmp_path / "plain", **unset).config
+    assert "late_starts" not in config and "late_score" not in config  # unset: a run from before them resumes
+    assert tiny(tmp_path / "late", **LATE).config["late_starts"] == 0.5
+
+
 def test_a_resumed_run_has_its_bytes_whatever_ran_before_in_the_process(tmp_path):
     """The resume test's learner, in one process, before and after other learners (other thread
     counts and shapes) and other torch work on this thread (more intra-op threads, other products):
@@ -136,10 +193,12 @@ def test_shard_gradients_sum_to_the_whole_minibatch_gradient(tmp_path):
     whole = learner.ppo.chunk_grad(learner.net, batch, idx, adv, 64)
     one = [q.grad.clone() for q in learner.net.parameters()]
     cuts = (0, 20, 41, 64)
-    parts = [learner.ppo.chunk_grad(net, batch, idx[a:b], adv[a:b], 64)
-             for net, a, b in zip(learner.ppo.replicas, cuts, cuts[1:])]
+    parts = [
+        learner.ppo.chunk_grad(net, batch, idx[a:b], adv[a:b], 64)
+        for net, a, b in zip(learner.ppo.replicas, cuts, cuts[1:])
+    ]
     assert torch.allclose(sum(parts), whole, atol=1e-5)
-    for k, q in enumerate(learner.net.parameters()):
+    for k, _q in enumerate(learner.net.parameters()):
         summed = sum(list(net.parameters())[k].grad for net in learner.ppo.replicas)
         assert torch.allclose(summed, one[k], atol=1e-6)
     assert not torch.equal(parts[0], parts[1])  # the chunks are different samples

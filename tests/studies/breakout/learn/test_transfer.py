@@ -12,14 +12,13 @@ import pytest
 from policylab.cli import invoke
 from policylab.envs.breakout.ale import Protocol
 from policylab.fileio import write_json
-from policylab.policies.breakout_net import NetObsSpec
+from policylab.policies.breakout_net import NetObsSpec, read
 from policylab.report.browser import chromium_path, render_check
 from policylab.rollout.seeds import RANGES, named_range
 from policylab.stats import paired_delta
+from policylab.studies.breakout.learn.transfer import section, validate_network, write_transfer_report
 from policylab.studies.breakout.search.search_space import grid216
 from policylab.studies.breakout.search.selection import verdict
-from policylab.studies.breakout.learn.transfer import section, validate_network, write_transfer_report
-
 from tests.support.breakout_nets import export, torch_mlp
 from tests.support.paths import ROOT
 from tests.support.words import blank_tiles
@@ -34,8 +33,14 @@ def run(tmp_path_factory):
     spec = NetObsSpec(history=2, wall=True)
     export(torch_mlp(spec, 0), spec, root / "net.onnx")
     pick = {**next(c for c in grid216() if c["candidate_id"] == "c129"), "source": "grid216 c129 (test)"}
-    kwargs = dict(out=root / "out", episodes=EPISODES, gap_episodes=GAP, exact_episodes=EXACT, pick=pick,
-                  protocol=Protocol(max_steps=STEPS).model_dump())
+    kwargs = dict(
+        out=root / "out",
+        episodes=EPISODES,
+        gap_episodes=GAP,
+        exact_episodes=EXACT,
+        pick=pick,
+        protocol=Protocol(max_steps=STEPS).model_dump(),
+    )
     data = validate_network(root / "net.onnx", **kwargs)
     return root, data, kwargs
 
@@ -50,8 +55,10 @@ def test_seeds_are_fresh_and_shared_by_both_envs(run):
         if study == "breakout" and purpose != "transfer":
             assert not rng.overlaps(other), purpose
     assert [r["key"] for r in data["transfer_gap"]["rows"]] == ["network", "v3", "pick"]
-    assert all(r["episodes"] == GAP and len(r["ale_scores"]) == len(r["shadow_scores"]) == GAP
-               for r in data["transfer_gap"]["rows"])
+    assert all(
+        r["episodes"] == GAP and len(r["ale_scores"]) == len(r["shadow_scores"]) == GAP
+        for r in data["transfer_gap"]["rows"]
+    )
 
 
 def test_verdicts_are_the_training_loops_on_the_evals_scores(run, tmp_path):
@@ -63,11 +70,29 @@ def test_verdicts_are_the_training_loops_on_the_evals_scores(run, tmp_path):
     net = root / "net.onnx"
     base_seed = str(named_range("breakout", "transfer").base)
     common = ["--policy", str(net), "--seed", base_seed, "--max-steps", str(STEPS), "--store", str(store)]
-    assert invoke(["breakout", "eval", "--env", "shadow", "--episodes", str(EXACT), *common,
-                   "--out", str(tmp_path / "shadow")]) == 0
+    assert (
+        invoke(
+            [
+                "breakout",
+                "eval",
+                "--env",
+                "shadow",
+                "--episodes",
+                str(EXACT),
+                *common,
+                "--out",
+                str(tmp_path / "shadow"),
+            ]
+        )
+        == 0
+    )
     shadow = json.loads((tmp_path / "shadow" / "report.json").read_text())["distribution"]["scores"]
-    assert invoke(["breakout", "eval", "--env", "ale", "--episodes", str(EPISODES), *common,
-                   "--out", str(tmp_path / "ale")]) == 0
+    assert (
+        invoke(
+            ["breakout", "eval", "--env", "ale", "--episodes", str(EPISODES), *common, "--out", str(tmp_path / "ale")]
+        )
+        == 0
+    )
     ale = [r["score"] for r in json.loads((tmp_path / "ale" / "report.json").read_text())["episodes"]]
     v = data["validation"]
     assert v["distributions"]["network"]["scores"] == shadow and shadow[:EPISODES] == ale
@@ -120,8 +145,9 @@ def test_the_search_pick_is_what_train_picks_on_its_defaults():
     (`make demo`'s job)."""
     from policylab.studies.breakout.search.train import default_pick
 
-    recorded = json.loads((ROOT / "benchmarks" / "results" / "train_loop.json")
-                          .read_text())["demo_pick"]["candidate_id"]
+    recorded = json.loads((ROOT / "benchmarks" / "results" / "train_loop.json").read_text())["demo_pick"][
+        "candidate_id"
+    ]
     pick = default_pick()
     assert pick["candidate_id"] == recorded
     assert pick["params"] == next(c for c in grid216() if c["candidate_id"] == recorded)["params"]
@@ -129,13 +155,27 @@ def test_the_search_pick_is_what_train_picks_on_its_defaults():
 
 def test_the_command_validates_a_file_and_refuses_what_it_cannot(run, tmp_path, capsys):
     root, _, _ = run
-    argv = ["breakout", "transfer", "--policy", str(root / "net.onnx"), "--episodes", "1", "--gap-episodes", "2",
-            "--exact-episodes", "3", "--max-steps", "100"]
+    argv = [
+        "breakout",
+        "transfer",
+        "--policy",
+        str(root / "net.onnx"),
+        "--episodes",
+        "1",
+        "--gap-episodes",
+        "2",
+        "--exact-episodes",
+        "3",
+        "--max-steps",
+        "100",
+    ]
     outs = [tmp_path / "a", tmp_path / "b"]
     for out in outs:
         assert invoke([*argv, "--out", str(out)]) == 0
     printed = capsys.readouterr().out.strip().splitlines()
-    assert printed[0].startswith("network on the exact shadow (3 fresh seeds): mean ") and printed[-1].startswith("report: ")
+    assert printed[0].startswith("network on the exact shadow (3 fresh seeds): mean ") and printed[-1].startswith(
+        "report: "
+    )
     a, b = ((o / "transfer.json").read_bytes() for o in outs)
     assert a == b
     config = json.loads((outs[0] / "config.json").read_text())
@@ -145,3 +185,51 @@ def test_the_command_validates_a_file_and_refuses_what_it_cannot(run, tmp_path, 
     errors = capsys.readouterr().err.strip().splitlines()
     assert errors[0].startswith("policylab: error: policy: ") and errors[1].startswith("policylab: error: seed: ")
     assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()
+
+
+def test_against_adds_a_paired_verdict_against_another_network(run, tmp_path, capsys):
+    """`--against` plays a second network on the same seeds: its scores are its own eval's, the network's
+    paired delta and verdict against it are the training loop's, and it joins the confirmation, the gap
+    table, the paired rows and the headlines; the command records it by content."""
+    root, data, kwargs = run
+    spec = NetObsSpec(history=2, wall=True)
+    export(torch_mlp(spec, 1), spec, tmp_path / "previous.onnx")
+    four = validate_network(root / "net.onnx", **{**kwargs, "against": read(tmp_path / "previous.onnx")})
+    v = four["validation"]
+    assert list(v["comparisons"]) == ["v3", "pick", "against"]
+    assert v["comparisons"]["against"]["against"] == "previous.onnx"
+    for key in ("network", "v3", "pick"):  # the three contenders' scores are what they were without it
+        assert v["distributions"][key] == data["validation"]["distributions"][key]
+    mine, theirs = v["distributions"]["network"]["scores"], v["distributions"]["against"]["scores"]
+    assert v["comparisons"]["against"]["paired_delta"] == paired_delta(mine, theirs)
+    assert [r["delta_vs_against"] for r in v["paired_by_seed"]] == [a - b for a, b in zip(mine, theirs)]
+    assert "all 4 policies" in v["ale_confirmation"]["rule"] and v["ale_confirmation"]["equal"] == EPISODES
+    assert [r["key"] for r in four["transfer_gap"]["rows"]] == ["network", "v3", "pick", "against"]
+    assert any(h.startswith("  vs previous.onnx: ") for h in four["headlines"])
+    assert four["objective"]["against"]["sha256"] == read(tmp_path / "previous.onnx").record["sha256"]
+    table = section(four).tables[2]
+    assert "against_score" in table.columns and "delta_vs_against" in table.columns
+
+    argv = [
+        "breakout",
+        "transfer",
+        "--policy",
+        str(root / "net.onnx"),
+        "--episodes",
+        "1",
+        "--gap-episodes",
+        "2",
+        "--exact-episodes",
+        "3",
+        "--max-steps",
+        "100",
+        "--store",
+        str(tmp_path / "store"),
+    ]
+    assert invoke([*argv, "--against", str(tmp_path / "previous.onnx"), "--out", str(tmp_path / "a")]) == 0
+    config = json.loads((tmp_path / "a" / "config.json").read_text())
+    assert "sha256" in config["against"] and "previous.onnx" not in json.dumps(config)  # by content
+    (tmp_path / "bad.onnx").write_bytes(b"not a network")
+    assert invoke([*argv, "--against", str(tmp_path / "bad.onnx"), "--out", str(tmp_path / "b")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("policylab: error: against: ")
+    assert not (tmp_path / "b").exists()

@@ -20,9 +20,29 @@ from policylab.cli import invoke
 
 # two halving rounds (6 x 1 seed, 3 x 2), the top 3 screened on ALE, validated on 12 exact-shadow seeds of
 # which the first 3 are confirmed on ALE
-SMALL = ["--space", "random", "--budget", "6", "--search-seeds", "1", "--rounds", "2", "--keep", "2",
-         "--screen-top", "3", "--screen-episodes", "2", "--validate-episodes", "3", "--exact-episodes", "12",
-         "--max-steps", "250", "--no-video"]
+SMALL = [
+    "--space",
+    "random",
+    "--budget",
+    "6",
+    "--search-seeds",
+    "1",
+    "--rounds",
+    "2",
+    "--keep",
+    "2",
+    "--screen-top",
+    "3",
+    "--screen-episodes",
+    "2",
+    "--validate-episodes",
+    "3",
+    "--exact-episodes",
+    "12",
+    "--max-steps",
+    "250",
+    "--no-video",
+]
 
 
 def train(*args) -> int:
@@ -42,10 +62,14 @@ def test_report_has_the_originals_sections_and_honest_statistics(small_run):
     ev, dec = data["evaluation"], data["decision"]
     assert ev["paired_delta"]["n"] == 12 and ev["validation_env"].startswith("shadow (ale-exact")
     conf = ev["ale_confirmation"]
-    assert (conf["equal"], conf["of"]) == (3, 3) and [r["seed"] for r in conf["rows"]] == data["objective"]["seeds"]["ale"]
+    assert (conf["equal"], conf["of"]) == (3, 3) and [r["seed"] for r in conf["rows"]] == data["objective"]["seeds"][
+        "ale"
+    ]
     assert all(r["pick_shadow"] == r["pick_ale"] for r in conf["rows"])
     assert [r["pick_score"] for r in ev["paired_by_seed"][:3]] == [r["pick_ale"] for r in conf["rows"]]
-    assert 0.0 <= dec["verdict_agreement"] <= 1.0 and dec["verdict_agreement"] == ev["paired_delta"]["verdict_agreement"]
+    assert (
+        0.0 <= dec["verdict_agreement"] <= 1.0 and dec["verdict_agreement"] == ev["paired_delta"]["verdict_agreement"]
+    )
     curse = ev["winners_curse"]
     assert curse["validation_mean"] == ev["new_policy"]["mean"] and curse["validation_seeds"] == 12
     # the halving: 6 candidates on 1 seed, the best 3 on 2; the screened are the last round's top 3
@@ -72,7 +96,9 @@ def test_report_has_the_originals_sections_and_honest_statistics(small_run):
     assert data["training"]["shadow_vs_ale_rank_correlation"]["sample_size"] == 3
     params = json.loads((small_run / "policy_params.json").read_text())
     assert params["params"] == data["training"]["selected_candidate"]["params"]
-    assert "policylab breakout train" in json.loads((small_run / "manifest.json").read_text())["rerun_commands"]["train"]
+    assert (
+        "policylab breakout train" in json.loads((small_run / "manifest.json").read_text())["rerun_commands"]["train"]
+    )
 
 
 def test_selection_and_validation_never_share_seeds(small_run):
@@ -86,8 +112,27 @@ def test_selection_and_validation_never_share_seeds(small_run):
 
 # every stage SMALL runs through the executor (a halving round, the ALE screening, the validation; a local
 # Ray is started and stopped around each), on fewer candidates, seeds and steps
-TINY = ["--space", "random", "--budget", "2", "--search-seeds", "1", "--rounds", "1", "--screen-top", "2",
-        "--screen-episodes", "1", "--validate-episodes", "2", "--exact-episodes", "4", "--max-steps", "50", "--no-video"]
+TINY = [
+    "--space",
+    "random",
+    "--budget",
+    "2",
+    "--search-seeds",
+    "1",
+    "--rounds",
+    "1",
+    "--screen-top",
+    "2",
+    "--screen-episodes",
+    "1",
+    "--validate-episodes",
+    "2",
+    "--exact-episodes",
+    "4",
+    "--max-steps",
+    "50",
+    "--no-video",
+]
 
 
 def test_executors_give_identical_reports(tmp_path, monkeypatch, one_local_ray):
@@ -115,8 +160,11 @@ def test_kill_and_resume_is_byte_identical(small_run):
     moved = small_run.with_name("moved-kill")
     shutil.move(small_run, moved)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "policylab.cli", "breakout", "train", *SMALL,
-                                 "--out", str(small_run)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "policylab.cli", "breakout", "train", *SMALL, "--out", str(small_run)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.time() + 300
         while _records(small_run / "store") < 8 and time.time() < deadline and proc.poll() is None:
             time.sleep(0.2)
@@ -140,8 +188,20 @@ def test_the_rerun_command_reproduces_the_request(small_run):
     cmd = json.loads((small_run / "manifest.json").read_text())["rerun_commands"]["train"]
     assert cmd.startswith("policylab breakout train ") and "--no-video" in cmd and "--executor" not in cmd
     args = cmd.split()[3:]
-    req = TrainRequest(out=small_run, space="random", budget=6, search_seeds=1, rounds=2, keep=2, screen_top=3,
-                       screen_episodes=2, validate_episodes=3, exact_episodes=12, max_steps=250, video=False)
+    req = TrainRequest(
+        out=small_run,
+        space="random",
+        budget=6,
+        search_seeds=1,
+        rounds=2,
+        keep=2,
+        screen_top=3,
+        screen_episodes=2,
+        validate_episodes=3,
+        exact_episodes=12,
+        max_steps=250,
+        video=False,
+    )
     assert command_line("policylab breakout train", req) == cmd
     assert sorted(args) == sorted([*SMALL, "--out", str(small_run)])
 
@@ -160,8 +220,14 @@ def test_the_exact_shadow_validates_at_scale_and_a_physics_preset_on_ale(tmp_pat
     assert exact.schedule == ((216, 25), (72, 75), (24, 225), (8, 675))
     assert set(exact.search_seeds) == set(named_range("breakout", "search").first(675))
     physics = plan(TrainRequest(out=tmp_path / "b", preset="atari-cal"))
-    assert not physics.exact and physics.validate_seeds == physics.ale_seeds == named_range("breakout", "validation").first(20)
-    assert invoke(["breakout", "train", "--exact-episodes", "10", "--validate-episodes", "11", "--out",
-                   str(tmp_path / "c")]) == 2
+    assert not physics.exact and physics.validate_seeds == physics.ale_seeds == named_range(
+        "breakout", "validation"
+    ).first(20)
+    assert (
+        invoke(
+            ["breakout", "train", "--exact-episodes", "10", "--validate-episodes", "11", "--out", str(tmp_path / "c")]
+        )
+        == 2
+    )
     assert invoke(["breakout", "train", "--search-seeds", "200", "--out", str(tmp_path / "d")]) == 2  # 200 x 27 > 1,000
     assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()

@@ -26,17 +26,48 @@ from scipy import stats as sps
 from policylab.cli import invoke
 from policylab.policies.breakout import load_params
 from policylab.rollout.store import Store
-from policylab.studies.breakout.search import train
-from policylab.studies.breakout.requests import TrainRequest
 from policylab.studies.breakout.episodes.runner import EpisodeTask, planned
+from policylab.studies.breakout.requests import TrainRequest
+from policylab.studies.breakout.search import train
 from policylab.studies.breakout.search.search_space import random_candidates
 
 # one search round on one seed, the original's rule, the validation on ALE (--exact-episodes 0)
-ARGS = {"space": "random", "budget": 3, "search_seeds": 1, "rounds": 1, "objective": "worst-case", "screen_top": 3,
-        "screen_episodes": 3, "validate_episodes": 8, "exact_episodes": 0, "max_steps": 100, "video": False}
-CLI = ["--space", "random", "--budget", "3", "--search-seeds", "1", "--rounds", "1", "--objective", "worst-case",
-       "--screen-top", "3", "--screen-episodes", "3", "--validate-episodes", "8", "--exact-episodes", "0",
-       "--max-steps", "100", "--no-video"]
+ARGS = {
+    "space": "random",
+    "budget": 3,
+    "search_seeds": 1,
+    "rounds": 1,
+    "objective": "worst-case",
+    "screen_top": 3,
+    "screen_episodes": 3,
+    "validate_episodes": 8,
+    "exact_episodes": 0,
+    "max_steps": 100,
+    "video": False,
+}
+CLI = [
+    "--space",
+    "random",
+    "--budget",
+    "3",
+    "--search-seeds",
+    "1",
+    "--rounds",
+    "1",
+    "--objective",
+    "worst-case",
+    "--screen-top",
+    "3",
+    "--screen-episodes",
+    "3",
+    "--validate-episodes",
+    "8",
+    "--exact-episodes",
+    "0",
+    "--max-steps",
+    "100",
+    "--no-video",
+]
 
 # ALE screening scores (3 screening seeds) per candidate. By the rule: c001 has no score below 3
 # (low_score_count 0) and is the pick; c000 has the best mean (20) but one low score; c002 is last.
@@ -59,6 +90,7 @@ def expected_pick(screening: dict[str, list[float]]) -> str:
     def key(cid):
         s = screening[cid]
         return (sum(v < 3 for v in s), -min(s), -np.mean(s))
+
     return sorted(screening, key=key)[0]  # sorted is stable: ties keep candidate order
 
 
@@ -86,8 +118,14 @@ def plant(store_root, rows: dict[str, list[float]]) -> None:
             task = EpisodeTask("ale", tuple(seeds), "breakout_policy_v3", params[cid], p.protocol)
             for s, score in zip(seeds, scores):
                 pl = planned(task, s)
-                store.put(pl.key, study=pl.study, world={**pl.world, **pl.labels}, policy=pl.policy,
-                          protocol=pl.protocol, outcome={"score": score, "planted_by": "test_verdict_conclusions"})
+                store.put(
+                    pl.key,
+                    study=pl.study,
+                    world={**pl.world, **pl.labels},
+                    policy=pl.policy,
+                    protocol=pl.protocol,
+                    outcome={"score": score, "planted_by": "test_verdict_conclusions"},
+                )
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -132,8 +170,16 @@ def test_an_ale_confirmation_that_disagrees_with_the_shadow_decides_on_ale(tmp_p
     are counted as unconfirmed, and the verdict is then the ALE seeds' own, said so in verdict_source:
     every planted pick delta is 1,000 above the baseline's, but 3 pairs are too few seeds for a verdict
     (a percentile bootstrap called them "improved")."""
-    args = {"space": "random", "budget": 1, "search_seeds": 1, "rounds": 1, "validate_episodes": 3,
-            "exact_episodes": 6, "max_steps": 100, "video": False}
+    args = {
+        "space": "random",
+        "budget": 1,
+        "search_seeds": 1,
+        "rounds": 1,
+        "validate_episodes": 3,
+        "exact_episodes": 6,
+        "max_steps": 100,
+        "video": False,
+    }
     store = tmp_path / "store"
     p = train.plan(TrainRequest(out=tmp_path / "planning", **args))
     assert p.exact and len(p.ale_seeds) == 3
@@ -144,11 +190,32 @@ def test_an_ale_confirmation_that_disagrees_with_the_shadow_decides_on_ale(tmp_p
             task = EpisodeTask("ale", p.ale_seeds, "breakout_policy_v3", params, p.protocol)
             for s, score in zip(p.ale_seeds, scores):
                 pl = planned(task, s)
-                st.put(pl.key, study=pl.study, world={**pl.world, **pl.labels}, policy=pl.policy,
-                       protocol=pl.protocol, outcome={"score": score, "planted_by": "test_verdict_conclusions"})
+                st.put(
+                    pl.key,
+                    study=pl.study,
+                    world={**pl.world, **pl.labels},
+                    policy=pl.policy,
+                    protocol=pl.protocol,
+                    outcome={"score": score, "planted_by": "test_verdict_conclusions"},
+                )
     out = tmp_path / "run"
-    cli = ["--space", "random", "--budget", "1", "--search-seeds", "1", "--rounds", "1", "--validate-episodes", "3",
-           "--exact-episodes", "6", "--max-steps", "100", "--no-video"]
+    cli = [
+        "--space",
+        "random",
+        "--budget",
+        "1",
+        "--search-seeds",
+        "1",
+        "--rounds",
+        "1",
+        "--validate-episodes",
+        "3",
+        "--exact-episodes",
+        "6",
+        "--max-steps",
+        "100",
+        "--no-video",
+    ]
     assert invoke(["breakout", "train", *cli, "--store", str(store), "--out", str(out)]) == 0
     data = json.loads((out / "report.json").read_text())
     conf = data["evaluation"]["ale_confirmation"]

@@ -48,16 +48,25 @@ def run(req: CalibrateRequest) -> Path:
     """Fit, write preset.json and the report; returns calibration.html."""
     suite = load_traces(req.traces or tr.TRACE_DIR)
     base_params = load_preset(req.base, "base")
-    config = {"command": "breakout calibrate", "base": req.base, "base_params": base_params.model_dump(),
-              "traces": {name: spec.header() for name, (spec, _) in sorted(suite.items())},
-              "write_preset": req.write_preset}
+    config = {
+        "command": "breakout calibrate",
+        "base": req.base,
+        "base_params": base_params.model_dump(),
+        "traces": {name: spec.header() for name, (spec, _) in sorted(suite.items())},
+        "write_preset": req.write_preset,
+    }
     claim_out_dir(req.out, config)
     params, record = fit(suite, base_params)
     preset = preset_bytes(params)
     atomic_write_bytes(req.out / "preset.json", preset)
     if req.write_preset:
         atomic_write_bytes(PRESET_DIR / f"breakout_{CAL_PRESET_NAME}.json", preset)
-    data = {"base": req.base, "preset_name": CAL_PRESET_NAME, "preset": as_preset(params), **record,
-            "traces": config["traces"]}
+    data = {
+        "base": req.base,
+        "preset_name": CAL_PRESET_NAME,
+        "preset": as_preset(params),
+        **record,
+        "traces": config["traces"],
+    }
     write_json(req.out / "calibration.json", data)
     return write_calibration_report(req.out, data)

@@ -45,7 +45,9 @@ U_START = ((PADDLE_MAX - PADDLE_MIN) // 2) / PADDLE_DELTA  # PADDLE_DEFAULT_VALU
 U_MAX = (PADDLE_MAX - PADDLE_MIN) / PADDLE_DELTA
 CONTROL_RES = 8  # table entries per step: separates the three lattices u takes (k, k + .58, max - k)
 TARGET_OFFSET = 188  # paddle target x = 188 - ram[70] (measured: the chase rule holds on every frame)
-ALE_WRAPPER_SMALL_WIDTH = 12.0  # 2 * ram[108] after the top wall, measured by tests/envs/breakout/test_ale.py (README-breakout)
+ALE_WRAPPER_SMALL_WIDTH = (
+    12.0  # 2 * ram[108] after the top wall, measured by tests/envs/breakout/test_ale.py (README-breakout)
+)
 TOP_SPEED_CLASS = 16  # ram[107] & 63 after a brick of the fast rows
 SERVE_PHASES = 4  # the game reads its frame counter & 3 when FIRE serves
 # ALE's wall on screen: 6-line brick bands from y 57, 8 px bricks from x 8 (`rom.kernel.brick_flags` decodes it)
@@ -58,17 +60,27 @@ BRICK_CONTACTS = ((2.0, 0.0, 0.0), (2.0, 0.0, 1.0), (1.0, 0.0, 0.0), (1.0, 0.0, 
 def trace_evidence(suite: dict) -> dict:
     """Every identification that needs the traces alone (the fit's first stage reads it)."""
     events = bounce_events(suite)
-    return {"paddle": identify_paddle(suite), "shrink": identify_shrink(suite), "ball": identify_ball(suite),
-            "zone_vx": identify_zone_vx(events), "speeds": identify_speeds(suite),
-            "fast_rows": identify_fast_rows(suite), "serve": identify_serve(suite),
-            "brick_side_bounce": identify_brick_side_bounce(suite), "bounce_events": len(events)}
+    return {
+        "paddle": identify_paddle(suite),
+        "shrink": identify_shrink(suite),
+        "ball": identify_ball(suite),
+        "zone_vx": identify_zone_vx(events),
+        "speeds": identify_speeds(suite),
+        "fast_rows": identify_fast_rows(suite),
+        "serve": identify_serve(suite),
+        "brick_side_bounce": identify_brick_side_bounce(suite),
+        "bounce_events": len(events),
+    }
 
 
 def brick_evidence(suite: dict, params: ShadowParams) -> dict:
     """The brick collision: the contact extent (replayed with `params`, which must have the ALE ball), the
     probe line and the rearm rule."""
-    return {"brick_contact": identify_brick_contact(params, suite), "brick_probe": identify_brick_probe(suite),
-            "brick_rearm": identify_brick_rearm(suite)}
+    return {
+        "brick_contact": identify_brick_contact(params, suite),
+        "brick_probe": identify_brick_probe(suite),
+        "brick_rearm": identify_brick_rearm(suite),
+    }
 
 
 # -- paddle -------------------------------------------------------------------------------------------------
@@ -103,9 +115,17 @@ def identify_paddle(suite: dict) -> dict:
     table = np.interp(np.arange(n), seen, [values[k] for k in seen])
     return {
         "table": [float(round(v)) for v in table],
-        "start": U_START, "max": U_MAX, "res": float(CONTROL_RES), "chase": 0.5,
-        "evidence": {"table_entries": n, "entries_seen": len(seen), "frames": chase_n,
-                     "target_reading_consistency": agree, "chase_rule_exact_fraction": chase_ok / max(chase_n, 1)},
+        "start": U_START,
+        "max": U_MAX,
+        "res": float(CONTROL_RES),
+        "chase": 0.5,
+        "evidence": {
+            "table_entries": n,
+            "entries_seen": len(seen),
+            "frames": chase_n,
+            "target_reading_consistency": agree,
+            "chase_rule_exact_fraction": chase_ok / max(chase_n, 1),
+        },
     }
 
 
@@ -116,9 +136,11 @@ def identify_shrink(suite: dict) -> dict:
     for _, (_, arr) in sorted(suite.items()):
         widths.update(int(w) for w in 2 * arr["ram"][:, tr.RAM_PADDLE_HALF_W].astype(np.int64))
     seen_small = min(widths) < max(widths)
-    return {"widths_seen": {str(k): v for k, v in sorted(widths.items())},
-            "small": float(min(widths)) if seen_small else ALE_WRAPPER_SMALL_WIDTH,
-            "source": "traces" if seen_small else "ALE wrapper RAM measurement (no trace reached the top wall)"}
+    return {
+        "widths_seen": {str(k): v for k, v in sorted(widths.items())},
+        "small": float(min(widths)) if seen_small else ALE_WRAPPER_SMALL_WIDTH,
+        "source": "traces" if seen_small else "ALE wrapper RAM measurement (no trace reached the top wall)",
+    }
 
 
 # -- ball -----------------------------------------------------------------------------------------------------
@@ -136,9 +158,19 @@ def bounce_events(suite: dict) -> list[dict]:
                 continue
             if ip[t - 2] and ip[t + 4] and y[t] - y[t - 1] < 0 < y[t - 1] - y[t - 2] and y[t] > 170:
                 hits += 1
-                out.append({"trace": name, "frame": t, "offset": int(x[t - 1] - px[t - 1]), "width": int(pw[t - 1]),
-                            "in_vx": float(x[t - 1] - x[t - 2]), "in_vy": float(y[t - 1] - y[t - 2]),
-                            "out_vx": float(x[t + 4] - x[t]) / 4, "out_vy": float(y[t + 4] - y[t]) / 4, "hit": hits})
+                out.append(
+                    {
+                        "trace": name,
+                        "frame": t,
+                        "offset": int(x[t - 1] - px[t - 1]),
+                        "width": int(pw[t - 1]),
+                        "in_vx": float(x[t - 1] - x[t - 2]),
+                        "in_vy": float(y[t - 1] - y[t - 2]),
+                        "out_vx": float(x[t + 4] - x[t]) / 4,
+                        "out_vy": float(y[t + 4] - y[t]) / 4,
+                        "hit": hits,
+                    }
+                )
     return out
 
 
@@ -181,7 +213,12 @@ def _paddle_hits(suite: dict):
         _, vy = tr.ball_velocity(ram)
         for t in range(1, ram.shape[0]):
             a, b = ram[t - 1], ram[t]
-            if a[tr.RAM_BALL_Y] and b[tr.RAM_BALL_Y] and vy[t - 1] > 0 > vy[t] and b[tr.RAM_BALL_Y] + tr.BALL_Y_OFFSET > 150:
+            if (
+                a[tr.RAM_BALL_Y]
+                and b[tr.RAM_BALL_Y]
+                and vy[t - 1] > 0 > vy[t]
+                and b[tr.RAM_BALL_Y] + tr.BALL_Y_OFFSET > 150
+            ):
                 yield a, b
 
 
@@ -211,7 +248,11 @@ def identify_ball(suite: dict) -> dict:
         row = []
         for ang in (0, 2):
             seen = speeds.get((k, ang)) or speeds.get((k, 2 - ang))
-            row += list(seen.most_common(1)[0][0]) if seen else (table[-1][len(row):len(row) + 2] if table else [1.0, 1.0])
+            row += (
+                list(seen.most_common(1)[0][0])
+                if seen
+                else (table[-1][len(row) : len(row) + 2] if table else [1.0, 1.0])
+            )
         table.append([float(v) for v in row])
     top = speeds.get((16, 0), Counter()) + speeds.get((16, 2), Counter())
     offs = sorted(sections)
@@ -226,15 +267,21 @@ def identify_ball(suite: dict) -> dict:
         gone = np.flatnonzero((y[:-1] != 0) & (y[1:] == 0))
         lost.update(int(v) + tr.BALL_Y_OFFSET for v in y[gone])
     return {
-        "hit_speed_table": table, "top_speed": list(top.most_common(1)[0][0]) if top else [2.0, 3.375],
-        "bounce_sections": filled, "bounce_offset_min": lo,
-        "bounce_nudge_offset": int(nudge_off), "bounce_nudge_px": float(-nudges.get(nudge_off, 0.0)),
+        "hit_speed_table": table,
+        "top_speed": list(top.most_common(1)[0][0]) if top else [2.0, 3.375],
+        "bounce_sections": filled,
+        "bounce_offset_min": lo,
+        "bounce_nudge_offset": int(nudge_off),
+        "bounce_nudge_px": float(-nudges.get(nudge_off, 0.0)),
         "lost_y": float(min(lost)) if lost else 217.0,
-        "evidence": {"speeds_by_class_angle": {f"{k}/{a}": {f"{vx:g},{vy:g}": n for (vx, vy), n in c.items()}
-                                               for (k, a), c in sorted(speeds.items())},
-                     "section_votes": {str(o): dict(sections[o]) for o in offs},
-                     "nudge_votes": {str(o): {f"{j:g}": n for j, n in sorted(jumps[o].items())} for o in sorted(jumps)},
-                     "last_y_before_loss": {str(k): v for k, v in sorted(lost.items())}},
+        "evidence": {
+            "speeds_by_class_angle": {
+                f"{k}/{a}": {f"{vx:g},{vy:g}": n for (vx, vy), n in c.items()} for (k, a), c in sorted(speeds.items())
+            },
+            "section_votes": {str(o): dict(sections[o]) for o in offs},
+            "nudge_votes": {str(o): {f"{j:g}": n for j, n in sorted(jumps[o].items())} for o in sorted(jumps)},
+            "last_y_before_loss": {str(k): v for k, v in sorted(lost.items())},
+        },
     }
 
 
@@ -260,8 +307,9 @@ def identify_serve(suite: dict) -> dict:
         "serve_choices": [list(votes[k].most_common(1)[0][0]) for k in range(SERVE_PHASES)] if seen else None,
         "unanimous": seen and all(len(votes[k]) == 1 for k in range(SERVE_PHASES)),
         "counter_is_frame_fraction": same / max(frames, 1),
-        "serves_by_phase": {str(k): {f"{x:g},{v:g}": n for (x, v), n in sorted(c.items())}
-                            for k, c in sorted(votes.items())},
+        "serves_by_phase": {
+            str(k): {f"{x:g},{v:g}": n for (x, v), n in sorted(c.items())} for k, c in sorted(votes.items())
+        },
     }
 
 
@@ -293,9 +341,12 @@ def identify_fast_rows(suite: dict) -> dict:
                     (trig if hit else none)[int(r)] += 1
     n = max(trig) + 1 if trig else 0
     consistent = all(r < n for r in trig) and all(r >= n for r in none)
-    return {"fast_rows": n, "consistent": consistent,
-            "triggered_by_row": {str(r): v for r, v in sorted(trig.items())},
-            "not_triggered_by_row": {str(r): v for r, v in sorted(none.items())}}
+    return {
+        "fast_rows": n,
+        "consistent": consistent,
+        "triggered_by_row": {str(r): v for r, v in sorted(trig.items())},
+        "not_triggered_by_row": {str(r): v for r, v in sorted(none.items())},
+    }
 
 
 def identify_brick_side_bounce(suite: dict) -> dict:
@@ -305,7 +356,9 @@ def identify_brick_side_bounce(suite: dict) -> dict:
     for _, (_, arr) in sorted(suite.items()):
         s = tr.signals(arr["ram"])
         vx, _ = tr.ball_velocity(arr["ram"])
-        flip = s["in_play"][1:] & s["in_play"][:-1] & (np.sign(vx[1:]) * np.sign(vx[:-1]) < 0) & (s["ball_y"][:-1] < 170)
+        flip = (
+            s["in_play"][1:] & s["in_play"][:-1] & (np.sign(vx[1:]) * np.sign(vx[:-1]) < 0) & (s["ball_y"][:-1] < 170)
+        )
         x = s["ball_x"][:-1][flip]
         wall = (x < 8) | (x > 150)
         at_wall += int(wall.sum())
@@ -321,8 +374,12 @@ def identify_brick_contact(params: ShadowParams, suite: dict) -> dict:
         p = params.model_copy(update={"brick_contact_w": w, "brick_contact_dx": dx, "brick_contact_dy": dy})
         scores[(w, dx, dy)] = replay_agreement(p, suite)["ball_frames_to_divergence_median"]
     best = max(BRICK_CONTACTS, key=lambda k: scores[k])  # ties: the first listed
-    return {"brick_contact_w": best[0], "brick_contact_dx": best[1], "brick_contact_dy": best[2],
-            "replay_median_by_candidate": {f"w{w:g}_dx{dx:g}_dy{dy:g}": v for (w, dx, dy), v in scores.items()}}
+    return {
+        "brick_contact_w": best[0],
+        "brick_contact_dx": best[1],
+        "brick_contact_dy": best[2],
+        "replay_median_by_candidate": {f"w{w:g}_dx{dx:g}_dy{dy:g}": v for (w, dx, dy), v in scores.items()},
+    }
 
 
 def identify_brick_probe(suite: dict, probe_dy: int = PROBE_DY) -> dict:
@@ -349,8 +406,15 @@ def identify_brick_probe(suite: dict, probe_dy: int = PROBE_DY) -> dict:
                 r, c, band_line = under
                 (hits if gone[r, c] > 0 else misses)[band_line] += 1
     solid = next(k for k in range(BRICK_H, 0, -1) if hits[k - 1] >= misses[k - 1] or k == 1)
-    return {"probe_dy": probe_dy, "removals": up, "removals_from_above": down, "selected_by_probe": sum(hits),
-            "hits_by_band_line": hits, "misses_by_band_line": misses, "brick_solid_h": solid}
+    return {
+        "probe_dy": probe_dy,
+        "removals": up,
+        "removals_from_above": down,
+        "selected_by_probe": sum(hits),
+        "hits_by_band_line": hits,
+        "misses_by_band_line": misses,
+        "brick_solid_h": solid,
+    }
 
 
 def identify_brick_rearm(suite: dict) -> dict:
@@ -381,5 +445,8 @@ def identify_brick_rearm(suite: dict) -> dict:
             under = _brick_under_probe(s, walls[t - 1], t - 1, PROBE_DY)
             if under and under[2] != BRICK_H - 1:
                 misses["disarmed" if state == "brick" else "armed"] += 1
-    return {"removal_after": dict(sorted(between.items())), "missed_live_brick_frames": dict(sorted(misses.items())),
-            "holds": between.get("brick", 0) == 0}
+    return {
+        "removal_after": dict(sorted(between.items())),
+        "missed_live_brick_frames": dict(sorted(misses.items())),
+        "holds": between.get("brick", 0) == 0,
+    }

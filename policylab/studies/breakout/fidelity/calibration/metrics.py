@@ -51,8 +51,13 @@ def replay_agreement(params: ShadowParams, suite: dict, tol: float = 1.0) -> dic
             bx, by, ppx, inp = env.positions(0)
             f = t + 1
             if s["in_play"][f] and not s["in_play"][f - 1] and f + 1 < s["ball_x"].size:
-                env.place_ball(0, float(s["ball_x"][f]), float(s["ball_y"][f]),
-                               float(s["ball_x"][f + 1] - s["ball_x"][f]), float(s["ball_y"][f + 1] - s["ball_y"][f]))
+                env.place_ball(
+                    0,
+                    float(s["ball_x"][f]),
+                    float(s["ball_y"][f]),
+                    float(s["ball_x"][f + 1] - s["ball_x"][f]),
+                    float(s["ball_y"][f + 1] - s["ball_y"][f]),
+                )
                 env.set_bricks(0, brick_flags(arr["ram"][f : f + 1])[0])  # same wall as ALE at the serve
                 bx, by, ppx, inp = env.positions(0)
                 run_start = f
@@ -61,14 +66,21 @@ def replay_agreement(params: ShadowParams, suite: dict, tol: float = 1.0) -> dic
             if paddle_run is None and paddle_diff > tol:
                 paddle_run = f
             if run_start is not None:
-                ball_bad = (not inp) or abs(math.floor(bx) - s["ball_x"][f]) > tol or abs(math.floor(by) - s["ball_y"][f]) > tol
+                ball_bad = (
+                    (not inp)
+                    or abs(math.floor(bx) - s["ball_x"][f]) > tol
+                    or abs(math.floor(by) - s["ball_y"][f]) > tol
+                )
                 if not s["in_play"][f] or ball_bad or paddle_diff > tol:  # diverged, or ALE's ball is gone
                     serve_runs.append(f - run_start)
                     run_start = None
         if run_start is not None:
             serve_runs.append(acts.size - run_start)
-        per_trace[name] = {"frames": int(acts.size), "paddle_exact_fraction": paddle_exact / max(acts.size, 1),
-                           "paddle_frames_to_divergence": int(paddle_run if paddle_run is not None else acts.size)}
+        per_trace[name] = {
+            "frames": int(acts.size),
+            "paddle_exact_fraction": paddle_exact / max(acts.size, 1),
+            "paddle_frames_to_divergence": int(paddle_run if paddle_run is not None else acts.size),
+        }
     runs = np.asarray(serve_runs, dtype=np.float64)
     return {
         "tolerance_px": tol,
@@ -124,9 +136,15 @@ def shadow_stats(params: ShadowParams, suite: dict, seeds: int = SHADOW_SEEDS, m
         if not tr.sampled_policy_trace(spec):
             continue
         prm = dict(get_policy(spec.policy).defaults, **spec.params)
-        task = EpisodeTask("shadow", named_range("breakout", "calibration").first(seeds), spec.policy, prm, protocol,
-                           shadow=params.model_copy(update={"sticky_prob": spec.sticky}),
-                           preset="calibration candidate")
+        task = EpisodeTask(
+            "shadow",
+            named_range("breakout", "calibration").first(seeds),
+            spec.policy,
+            prm,
+            protocol,
+            shadow=params.model_copy(update={"sticky_prob": spec.sticky}),
+            preset="calibration candidate",
+        )
         rows.extend(episode.outcome for episode in run_shadow_group([task])[0])
     return _pooled(rows)
 

@@ -1,11 +1,11 @@
 """The fit: what the project ships, and the same bytes on every run. The fit runs twice in the suite: here
 and through the CLI (test_calibration_cli.py); both must give the shipped preset's bytes."""
 
-from policylab.envs.breakout.presets import PRESET_DIR
 from policylab.envs.breakout.params import load_preset
+from policylab.envs.breakout.presets import PRESET_DIR
 from policylab.studies.breakout.fidelity import trace as tr
-from policylab.studies.breakout.fidelity.calibration.fit import STAGES, fit
 from policylab.studies.breakout.fidelity.calibration.calibrate import preset_bytes
+from policylab.studies.breakout.fidelity.calibration.fit import STAGES, fit
 
 
 def test_fit_reproduces_the_shipped_preset_and_records_every_stage():

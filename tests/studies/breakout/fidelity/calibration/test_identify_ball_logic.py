@@ -7,16 +7,19 @@ import pytest
 
 from policylab.envs.breakout.params import load_preset
 from policylab.envs.breakout.rom.kernel import brick_flags
-from policylab.studies.breakout.fidelity.calibration import identify, metrics
 from policylab.studies.breakout.fidelity import trace as tr
+from policylab.studies.breakout.fidelity.calibration import identify, metrics
+
 
 @pytest.fixture(scope="module")
 def suite():
     return tr.load_suite()
 
+
 @pytest.fixture(scope="module")
 def ball(suite):
     return identify.identify_ball(suite)
+
 
 def test_ball_moves_by_its_fixed_point_velocity_every_frame(suite):
     """x_fixed(t) - x_fixed(t-1) == vx(t) and likewise y, on every in-play frame without a contact."""
@@ -34,6 +37,7 @@ def test_ball_moves_by_its_fixed_point_velocity_every_frame(suite):
     assert total > 20_000  # a floor: the committed traces hold more steady in-play frames than this
     assert exact / total > 0.999  # docs/breakout.md: fixed-point motion exact on > 99.9% of steady in-play frames
 
+
 def test_speed_table_by_hit_count_and_angle(ball):
     t = ball["hit_speed_table"]
     # (vx, vy) px/frame per (hits, angle), read off ram[103:107] at every bounce of the committed traces
@@ -49,6 +53,7 @@ def test_speed_table_by_hit_count_and_angle(ball):
     for key, seen in ball["evidence"]["speeds_by_class_angle"].items():
         assert len(seen) == 1, key  # one speed per (hit count, angle): the table is exact
 
+
 def test_paddle_sections_and_centre_nudge(ball):
     sec = dict(zip(range(ball["bounce_offset_min"], 99), ball["bounce_sections"]))
     assert [sec[o] for o in (-1, 0, 1)] == [-2, -2, -2]  # left edge: shallow left
@@ -58,6 +63,7 @@ def test_paddle_sections_and_centre_nudge(ball):
     assert ball["bounce_nudge_offset"] == 6 and ball["bounce_nudge_px"] == 4.0
     votes = ball["evidence"]["section_votes"]
     assert all(len(v) == 1 for o, v in votes.items() if o not in ("7",))  # every other offset is unanimous
+
 
 def test_brick_bitmap_decoding_matches_every_score_change(suite):
     """Each score increase clears exactly one decoded brick, worth its row's points, under the ball, and the
@@ -85,12 +91,14 @@ def test_brick_bitmap_decoding_matches_every_score_change(suite):
             by_col[col] += 1
     assert removals > 300 and by_col[0] > 0
 
+
 def test_loss_line(ball):
     lost = {int(k): v for k, v in ball["evidence"]["last_y_before_loss"].items()}
     # the ball is gone once drawn at y >= 217 (docs/breakout.md, contact order): of the 68 losses in the traces
     # the last drawn y was 217 (45), 218 (16), 219 (4) or 220 (3): never above the line, at most one
     # frame's fall (<= 4 px at the speeds of the table below) past it
     assert ball["lost_y"] == 217.0 and min(lost) == 217 and max(lost) <= 221
+
 
 def test_ale_ball_rule_replays_far_longer_than_the_legacy_rule(suite):
     cal = load_preset("atari-cal")
@@ -102,6 +110,7 @@ def test_ale_ball_rule_replays_far_longer_than_the_legacy_rule(suite):
     # seconds after a serve", and the legacy rule on the same contacts must be clearly worse
     assert new["ball_frames_to_divergence_median"] >= 150
     assert new["ball_frames_to_divergence_median"] > 1.5 * old["ball_frames_to_divergence_median"]
+
 
 def _ale_life_segments(suite):
     """(agent steps, lives lost) of each life in the sampled ALE policy traces; a trace's unfinished last life
@@ -117,6 +126,7 @@ def _ale_life_segments(suite):
         lost += [1] * ends.size + [0]
     return np.asarray(steps, dtype=float), np.asarray(lost, dtype=float)
 
+
 def test_closed_loop_play_matches_ale(suite):
     """Ball speeds and paddle travel within 5% of the ALE traces; life length inside the 95% bootstrap
     interval of the traces' own (they hold only ~30 lost lives, so that interval is wide; the pool benchmark
@@ -127,12 +137,14 @@ def test_closed_loop_play_matches_ale(suite):
         assert abs(sh[f] / ale[f] - 1) < 0.05, f
     steps, lost = _ale_life_segments(suite)
     assert steps.sum() / lost.sum() == pytest.approx(ale["steps_per_life"])
+
     def ratio(idx):  # bootstrap rows of life indices -> pooled steps per lost life
         return steps[idx].sum(1) / np.maximum(lost[idx].sum(1), 1)
 
     rows = np.random.default_rng(0).integers(0, steps.size, size=(2000, steps.size))  # lives resampled whole
     lo, hi = np.quantile(ratio(rows), [0.025, 0.975])
     assert lo <= sh["steps_per_life"] <= hi
+
 
 def test_other_presets_keep_the_legacy_ball():
     assert load_preset("atari").ball_rule == "legacy" and load_preset("go-v1").ball_rule == "legacy"

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from policylab.envs.breakout.contract import NOOP
-from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.envs.breakout.params import load_preset
-from policylab.studies.breakout.fidelity.calibration import identify
+from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.studies.breakout.fidelity import trace as tr
+from policylab.studies.breakout.fidelity.calibration import identify
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +65,9 @@ def _climb(env, x, y, vy, frames_max=200):
 def test_the_shadow_ball_passes_live_bricks_until_it_rearms(rearm):
     """After a brick, the ALE rule lets the ball cross live bricks (no frame cooldown runs out) until it bounces
     off the ceiling; with the frame cooldown instead, it breaks the next brick on the way up."""
-    p = load_preset("atari-cal").model_copy(update={"brick_rearm_on_bounce": rearm, "brick_cooldown": 16,
-                                                    "sticky_prob": 0.0, "frameskip": 4})
+    p = load_preset("atari-cal").model_copy(
+        update={"brick_rearm_on_bounce": rearm, "brick_cooldown": 16, "sticky_prob": 0.0, "frameskip": 4}
+    )
     env = ShadowBreakout(1, p, seeds=np.array([0]))
     env.reset()
     gone, _ = _climb(env, 60.0, 120.0, -1.0)

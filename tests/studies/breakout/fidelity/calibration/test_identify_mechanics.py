@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from policylab.envs.breakout.params import load_preset
-from policylab.studies.breakout.fidelity.calibration import identify, metrics
 from policylab.studies.breakout.fidelity import trace as tr
+from policylab.studies.breakout.fidelity.calibration import identify, metrics
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,7 @@ def test_committed_traces_are_small_and_complete(suite):
     assert set(suite) == set(tr.SCENARIOS)
     for path in tr.TRACE_DIR.glob("*.npz"):
         assert path.stat().st_size < 1_000_000
-    for spec, arr in suite.values():
+    for _spec, arr in suite.values():
         assert arr["ram"].shape == (arr["action"].size + 1, 128)
 
 

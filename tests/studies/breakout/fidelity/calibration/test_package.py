@@ -29,8 +29,10 @@ def import_graph() -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 deps |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                deps |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
-                         for a in node.names}
+                deps |= {
+                    f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                    for a in node.names
+                }
         graph[name] = {d for d in deps if d in modules and d != name}
     return graph
 
