@@ -31,14 +31,13 @@ opened with `readonly=True` is never written (an archived, read-only copy can be
 Keys and records are canonical JSON (`policylab.hashing.canonical_json`). A large part shared by
 many records (a shadow Breakout world's physics: 3 KB of JSON in every key and record) can be
 handed in as a `FrozenJSON`, which carries its canonical JSON, so it is serialized once rather
-than per key and record; the bytes are the same either way (`canonical`).
+than per key and record; the bytes are the same either way.
 """
 
 from __future__ import annotations
 
 import gc
 import json
-import math
 import os
 import re
 import socket
@@ -52,7 +51,7 @@ import numpy as np
 
 from policylab.errors import BadInput
 from policylab.fileio import arrays_to_bytes, atomic_write_bytes, read_arrays, thread_pool
-from policylab.hashing import canonical_json, sha256_hex
+from policylab.hashing import FrozenJSON, canonical_json, hash_obj, json_string, sha256_hex
 from policylab.provenance import record as provenance_record
 from policylab.rollout import unit_file
 from policylab.rollout.payloads import EncodedArrays, Packing, arrays_digest, unpack_arrays
@@ -88,119 +87,6 @@ _ROW = "key, record, payload_path, payload_sha256, payload_offset, payload_lengt
 _ROW_V1 = "key, record, payload_path, payload_sha256, NULL, NULL"
 
 
-class FrozenJSON(dict):
-    """A read-only dict that carries its canonical JSON (`.canonical`), computed once, here.
-
-    `canonical` (and so `rollout_key` and `Store.put`) uses that text instead of serializing the
-    dict again. Its values must not be changed after construction (the dict itself refuses).
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.canonical = canonical_json(dict(self))
-
-    def _read_only(self, *args: Any, **kwargs: Any):
-        raise TypeError("FrozenJSON is read-only")
-
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only  # type: ignore
-
-    def __reduce__(self):
-        return FrozenJSON, (dict(self),)
-
-
-def canonical(obj: Any) -> str:
-    """`canonical_json(obj)`, byte for byte, serializing plain JSON values directly and splicing in
-    the text every `FrozenJSON` carries.
-
-    Plain means exact types: dict with str keys, list, tuple, str, int, float, bool, None. There
-    `canonical_json` writes what this writes (sorted keys, "," and ":", ASCII-escaped strings, the
-    repr of ints and finite floats, null for NaN and infinities); anything else (numpy values,
-    subclasses, other keys) goes through `canonical_json` itself.
-    """
-    if _str_keys(obj):
-        try:
-            return _c_encode(obj)
-        except ValueError:  # a NaN or an infinity, which canonical writes as null
-            pass
-    parts: list[str] = []
-    _canonical(obj, parts)
-    return "".join(parts)
-
-
-# The json module's C encoder writes what `_canonical` writes for plain JSON whose keys are all str
-# (other keys it would turn into text after sorting them), about ten times faster. Called directly
-# (`json.JSONEncoder.encode` makes one per call), with no check for cycles: plain JSON has none.
-_C_ENCODER = json.encoder.c_make_encoder(
-    None, None, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, False
-)
-
-
-def _c_encode(obj: Any) -> str:
-    return "".join(_C_ENCODER(obj, 0))
-
-
-_SCALARS = frozenset((str, int, float, bool, type(None)))
-
-
-def _str_keys(obj: Any) -> bool:
-    """Whether `obj` is plain JSON (dict, list, tuple, str, int, float, bool, None; subclasses
-    count as other types) with str keys at every level. A `FrozenJSON` part is not: `_canonical`
-    splices its text in, faster than encoding it again."""
-    t = type(obj)
-    if t is dict:
-        for k, v in obj.items():
-            if type(k) is not str or (type(v) not in _SCALARS and not _str_keys(v)):
-                return False
-        return True
-    if t is list or t is tuple:
-        for v in obj:
-            if type(v) not in _SCALARS and not _str_keys(v):
-                return False
-        return True
-    return t in _SCALARS
-
-
-_ENCODE_STR = json.encoder.encode_basestring_ascii
-
-
-def _canonical(obj: Any, out: list) -> None:
-    t = type(obj)
-    if t is str:
-        out.append(_ENCODE_STR(obj))
-    elif t is FrozenJSON:
-        out.append(obj.canonical)
-    elif t is dict and all(type(k) is str for k in obj):
-        out.append("{")
-        for i, k in enumerate(sorted(obj)):
-            out.append(("," if i else "") + _ENCODE_STR(k) + ":")
-            _canonical(obj[k], out)
-        out.append("}")
-    elif t is list or t is tuple:
-        out.append("[")
-        for i, v in enumerate(obj):
-            if i:
-                out.append(",")
-            _canonical(v, out)
-        out.append("]")
-    elif t is int:
-        out.append(int.__repr__(obj))
-    elif t is float:
-        out.append(float.__repr__(obj) if math.isfinite(obj) else "null")
-    elif obj is None:
-        out.append("null")
-    elif obj is True:
-        out.append("true")
-    elif obj is False:
-        out.append("false")
-    else:
-        out.append(canonical_json(obj))
-
-
-def _hash(obj: Any, length: int = 16) -> str:
-    """`policylab.hashing.hash_obj`, through `canonical`."""
-    return sha256_hex(canonical(obj).encode())[:length]
-
-
 def frozen_provenance() -> FrozenJSON:
     """`provenance.record()`, frozen once per distinct value (it is cached, so once per process)."""
     current = provenance_record()
@@ -215,7 +101,7 @@ _PROVENANCE: tuple[dict, FrozenJSON] | None = None
 
 def rollout_key(world: Mapping[str, Any], policy: Mapping[str, Any], protocol: Mapping[str, Any]) -> str:
     """Key of a rollout: a hash of what defines it, never of when or in which order it ran."""
-    return _hash({"world": world, "policy": policy, "protocol": protocol}, length=32)
+    return hash_obj({"world": world, "policy": policy, "protocol": protocol}, length=32)
 
 
 class Record:
@@ -590,7 +476,7 @@ def moved_record(rec: Record, sha: str) -> str:
     """The record text of a version-1 row whose payload moved into a unit file: it names the payload's
     new sha256 (its arrays' digest) and no longer its path."""
     data = {k: v for k, v in rec.data.items() if k != "payload_path"}
-    return canonical({**data, "payload_sha256": sha})
+    return canonical_json({**data, "payload_sha256": sha})
 
 
 @contextmanager
@@ -618,7 +504,7 @@ class UnitRows:
 
     def __init__(self, items: Sequence[Put], provenance: FrozenJSON | None = None):
         self.items = items
-        self.outcomes = [canonical(it.outcome if type(it.outcome) is dict else dict(it.outcome)) for it in items]
+        self.outcomes = [canonical_json(it.outcome if type(it.outcome) is dict else dict(it.outcome)) for it in items]
         self.worlds = [_spliced(it.world) for it in items]
         self.provenance = (provenance if provenance is not None else frozen_provenance()).canonical
 
@@ -632,11 +518,11 @@ class UnitRows:
                 policy, protocol = _spliced(it.policy), _spliced(it.protocol)
                 middle = middles[(id(it.policy), id(it.protocol), it.study)] = (
                     f',"policy":{policy.text},"policy_hash":"{policy.hash}","protocol":{protocol.text},'
-                    f'"provenance":{self.provenance},"study":{_ENCODE_STR(it.study)}'
+                    f'"provenance":{self.provenance},"study":{json_string(it.study)}'
                 )
             out.append(
-                f'{{"key":{_ENCODE_STR(it.key)},"outcome":{outcome},'
-                f'"payload_sha256":{"null" if sha is None else _ENCODE_STR(sha)}{middle},'
+                f'{{"key":{json_string(it.key)},"outcome":{outcome},'
+                f'"payload_sha256":{"null" if sha is None else json_string(sha)}{middle},'
                 f'"world":{world.text},"world_hash":"{world.hash}"}}'
             )
         return out
@@ -681,7 +567,7 @@ class _Spliced:
 
 
 def _spliced(obj: Mapping[str, Any]) -> _Spliced:
-    return _Spliced(obj.canonical if isinstance(obj, FrozenJSON) else canonical(obj))
+    return _Spliced(obj.canonical if isinstance(obj, FrozenJSON) else canonical_json(obj))
 
 
 def encoded_payloads(

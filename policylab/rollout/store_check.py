@@ -44,7 +44,6 @@ from policylab.rollout.store import (
     IndexDamaged,
     Record,
     Store,
-    canonical,
     moved_record,
     places_of,
     read_payload,
@@ -318,7 +317,7 @@ def pack_store(root: Path) -> dict:
             keys = [r.key for r in part]
             blobs = [pack_arrays(a) for a in arrays]
             texts = [moved_record(r, sha) for r, (_, sha) in zip(part, blobs)]
-            parts, places = unit_file.encode(keys, [canonical(r.outcome) for r in part], blobs, texts)
+            parts, places = unit_file.encode(keys, [canonical_json(r.outcome) for r in part], blobs, texts)
             rel = unit_file.name(keys)
             atomic_write_bytes(root / rel, parts)
             store.move_payloads([(key, rel, text, *place) for key, text, place in zip(keys, texts, places)])

@@ -7,10 +7,11 @@ import fsspec
 import numpy as np
 import pytest
 
+from policylab.hashing import canonical_json
 from policylab.rollout import unit_file
 from policylab.rollout.ensure import EnsureStats, WrittenUnit, adopt_unit_files, ensure, run_and_write
 from policylab.rollout.payloads import pack_arrays
-from policylab.rollout.store import Store, canonical, frozen_provenance
+from policylab.rollout.store import Store, frozen_provenance
 from policylab.studies.lava_leap import runs
 from tests.rollout.test_ensure import _plan
 
@@ -23,7 +24,7 @@ RECORDS = ['{"key":"k1","x":1}', '{"key":"k2","x":"a\\nb"}', '{"key":"k3"}']
 @pytest.mark.parametrize("base", ["file", "plain", "memory"])
 def test_a_unit_file_written_through_fsspec_reads_back(tmp_path, base):
     root = {"file": f"file://{tmp_path}/store", "plain": str(tmp_path / "store"), "memory": "memory://store-test"}[base]
-    parts, places = unit_file.encode(KEYS, [canonical(o) for o in OUTCOMES], BLOBS, RECORDS)
+    parts, places = unit_file.encode(KEYS, [canonical_json(o) for o in OUTCOMES], BLOBS, RECORDS)
     rel = unit_file.name(KEYS)
     unit_file.write(root, rel, parts)
     assert unit_file.read(root, rel) == b"".join(parts)

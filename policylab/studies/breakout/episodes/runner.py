@@ -54,11 +54,11 @@ from policylab.envs.breakout.ale import AleBreakout, Protocol
 from policylab.envs.breakout.contract import FIRE, NOOP, F
 from policylab.envs.breakout.params import ShadowParams, load_preset
 from policylab.envs.breakout.rom.kernel import brick_flags
-from policylab.hashing import canonical_json, hash_obj
+from policylab.hashing import FrozenJSON, canonical_json, hash_obj
 from policylab.policies.breakout_net import NetworkFile
 from policylab.rollout.ensure import Planned, ensure
 from policylab.rollout.payloads import EncodedArrays
-from policylab.rollout.store import FrozenJSON, Store, rollout_key
+from policylab.rollout.store import Store, rollout_key
 from policylab.studies.breakout.episodes.features import episode_features
 from policylab.studies.breakout.sizes import SHADOW_BATCH
 
