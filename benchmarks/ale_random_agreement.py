@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from policylab.envs.breakout import ale_random as R
+from policylab.envs.breakout import ale_random
 from policylab.envs.breakout.ale import AleBreakout, Protocol, ram_features
 from policylab.envs.breakout.contract import FIRE, LEFT, NOOP, RIGHT, F
 
@@ -66,7 +66,7 @@ def first_mismatch(seed: int, frameskip: int, calls: int, sticky: float, stream_
     predicts; returns the frames played, the agent steps compared and the first step whose RAM differs (None)."""
     rams, asked = play_sticky(seed, frameskip, calls, sticky)
     per_frame = np.repeat(asked, frameskip)
-    applied = R.applied_actions(seed if stream_seed is None else stream_seed, per_frame, sticky)
+    applied = ale_random.applied_actions(seed if stream_seed is None else stream_seed, per_frame, sticky)
     same = (replay(seed, applied)[frameskip - 1 :: frameskip] == rams).all(axis=1)
     bad = np.flatnonzero(~same)
     return {

@@ -27,7 +27,7 @@ import argparse
 import json
 import time
 
-import ale_random_agreement as C
+import ale_random_agreement
 import numpy as np
 from bench_shadow_breakout import ale_steps_per_s, shadow_steps_per_s
 from results_file import record
@@ -49,8 +49,8 @@ def stream_vs_ale(seeds: tuple[int, ...], frames: int) -> dict:
     out = {}
     for fs in (1, 4):
         t0 = time.perf_counter()
-        rows = [C.first_mismatch(s, fs, frames // fs, STICKY) for s in seeds]
-        control = [C.first_mismatch(s, fs, frames // fs, STICKY, stream_seed=s + 1) for s in seeds]
+        rows = [ale_random_agreement.first_mismatch(s, fs, frames // fs, STICKY) for s in seeds]
+        control = [ale_random_agreement.first_mismatch(s, fs, frames // fs, STICKY, stream_seed=s + 1) for s in seeds]
         out[f"frameskip_{fs}"] = {
             "episodes": len(rows),
             "episodes_identical_every_step": sum(r["first_mismatch_step"] is None for r in rows),

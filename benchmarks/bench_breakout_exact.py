@@ -40,7 +40,7 @@ from rom_ale_agreement import pot_readings
 from policylab.envs.breakout import ale_random
 from policylab.envs.breakout.ale import frame_emulator, ram_features
 from policylab.envs.breakout.contract import FIRE
-from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.rom import kernel as rom_kernel
 from policylab.envs.breakout.rom.render import render_colours
 from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
@@ -69,10 +69,10 @@ def episode(seed: int, kind: str, params: dict, max_steps: int, frameskip: int, 
     ale = frame_emulator(seed)
     acts = ale.getMinimalActionSet()
     repeats = ale_random.sticky_repeats(seed, max_steps * frameskip, sticky)
-    row = np.zeros(EK.NI, dtype=np.int64)
-    row[: EK.RAM_N] = EK.RESET_RAM
-    row[EK.SHOWN] = EK.drawn_with(row)
-    pot, last, frame = EK.PADDLE_DEFAULT, 0, 0
+    row = np.zeros(rom_kernel.NI, dtype=np.int64)
+    row[: rom_kernel.RAM_N] = rom_kernel.RESET_RAM
+    row[rom_kernel.SHOWN] = rom_kernel.drawn_with(row)
+    pot, last, frame = rom_kernel.PADDLE_DEFAULT, 0, 0
     rng = np.random.default_rng(seed)
     obs = ram_features(ale.getRAM(), None)
     first, screen_frames, screen_equal = None, 0, 0
@@ -86,12 +86,12 @@ def episode(seed: int, kind: str, params: dict, max_steps: int, frameskip: int, 
         for f in range(frameskip):
             if not repeats[step * frameskip + f]:
                 last = a
-            pot = EK.pot_after(pot, last)
-            EK.frame(row, pot, last == FIRE)
+            pot = rom_kernel.pot_after(pot, last)
+            rom_kernel.frame(row, pot, last == FIRE)
             ale.act(acts[last])
             frame += 1
             ram = ale.getRAM()
-            diff = np.flatnonzero(row[: EK.RAM_N] != ram)
+            diff = np.flatnonzero(row[: rom_kernel.RAM_N] != ram)
             if diff.size and first is None:
                 first = {"frame": frame, "bytes": [int(i) for i in diff], "class": byte_class(diff.tolist())}
             if screens:
@@ -108,8 +108,8 @@ def episode(seed: int, kind: str, params: dict, max_steps: int, frameskip: int, 
         "frames": frame,
         "first_divergence": first,
         "game_over": bool(ale.game_over()),
-        "score_ale": int(EK.ale_score(ram.astype(np.int64))),
-        "score_exact": int(EK.ale_score(row)),
+        "score_ale": int(rom_kernel.ale_score(ram.astype(np.int64))),
+        "score_exact": int(rom_kernel.ale_score(row)),
         "screen_frames": screen_frames,
         "screen_equal": screen_equal,
     }

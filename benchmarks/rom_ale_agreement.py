@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from policylab.envs.breakout.ale import frame_emulator
 from policylab.envs.breakout.contract import LEFT, NOOP, RIGHT
-from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.rom import kernel as rom_kernel
 
 
 def pot_readings(seed: int, paddle_colour_zero: bool = False) -> tuple[int, int]:
@@ -18,12 +18,12 @@ def pot_readings(seed: int, paddle_colour_zero: bool = False) -> tuple[int, int]
     for holds in ([RIGHT] * 20 + [LEFT] * 40 + [RIGHT] * 40, [NOOP] + [LEFT] * 20):
         ale = frame_emulator(seed)
         acts = ale.getMinimalActionSet()
-        pot = EK.PADDLE_DEFAULT
+        pot = rom_kernel.PADDLE_DEFAULT
         for a in holds:
-            pot = EK.pot_after(pot, a)
+            pot = rom_kernel.pot_after(pot, a)
             if paddle_colour_zero:
                 ale.setRAM(62, 0)
             ale.act(acts[a])
             seen.add(pot)
-            wrong += int(ale.getRAM()[70] != EK.paddle_reading(pot, paddle_colour_zero))
+            wrong += int(ale.getRAM()[70] != rom_kernel.paddle_reading(pot, paddle_colour_zero))
     return len(seen), wrong

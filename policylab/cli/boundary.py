@@ -7,7 +7,7 @@ import typer
 
 from policylab.cli.command import command
 from policylab.report.run_kinds import ANY, RunKind
-from policylab.studies.boundary import requests as r
+from policylab.studies.boundary import requests
 
 app = typer.Typer(
     help="Failure boundary of a legged MuJoCo policy (the Unitree Go1 by default; --robot ant or a robot spec file): "
@@ -22,7 +22,7 @@ ANALYSIS = "boundary reduce"  # the stages after reduce write inside its analysi
 command(
     app,
     "robot",
-    r.RobotRequest,
+    requests.RobotRequest,
     f"{S}.robot_card:run",
     index=RunKind(
         "boundary",
@@ -40,11 +40,11 @@ command(
         signature=("zero_policy_worlds", ANY),
     ),
 )
-command(app, "train", r.TrainRequest, f"{S}.train:run", index=None)  # a checkpoint folder, not a run
+command(app, "train", requests.TrainRequest, f"{S}.train:run", index=None)  # a checkpoint folder, not a run
 command(
     app,
     "learn",
-    r.LearnRequest,
+    requests.LearnRequest,
     f"{S}.learn.run:run",
     index=RunKind(
         "boundary",
@@ -63,7 +63,7 @@ command(
 command(
     app,
     "calibrate",
-    r.CalibrateRequest,
+    requests.CalibrateRequest,
     f"{S}.threshold_data:run",
     index=RunKind(
         "boundary",
@@ -78,7 +78,7 @@ command(
 command(
     app,
     "sweep",
-    r.SweepRequest,
+    requests.SweepRequest,
     f"{S}.sweep:run",
     index=RunKind(
         "boundary",
@@ -98,7 +98,7 @@ command(
 command(
     app,
     "search",
-    r.SearchRequest,
+    requests.SearchRequest,
     f"{S}.search:run",
     index=RunKind(
         "boundary",
@@ -119,7 +119,7 @@ command(
 command(
     app,
     "verify",
-    r.VerifyRequest,
+    requests.VerifyRequest,
     f"{S}.verify:run",
     index=RunKind(
         "boundary",
@@ -135,7 +135,7 @@ command(
 command(
     app,
     "reduce",
-    r.ReduceRequest,
+    requests.ReduceRequest,
     f"{S}.reduce:run",
     index=RunKind(
         "boundary",
@@ -153,14 +153,14 @@ command(
         signature=("rule_check", ANY),
     ),
 )
-command(app, "select", r.SelectRequest, f"{S}.select:run", index=ANALYSIS)
-command(app, "replay", r.ReplayRequest, f"{S}.replay:run", index=ANALYSIS)
-command(app, "clips", r.ClipsRequest, f"{S}.clips:run", index=ANALYSIS)
-command(app, "rrd", r.RrdRequest, f"{S}.rrd:run", index=ANALYSIS)
+command(app, "select", requests.SelectRequest, f"{S}.select:run", index=ANALYSIS)
+command(app, "replay", requests.ReplayRequest, f"{S}.replay:run", index=ANALYSIS)
+command(app, "clips", requests.ClipsRequest, f"{S}.clips:run", index=ANALYSIS)
+command(app, "rrd", requests.RrdRequest, f"{S}.rrd:run", index=ANALYSIS)
 command(
     app,
     "diff",
-    r.DiffRequest,
+    requests.DiffRequest,
     f"{S}.diff:run",
     index=RunKind(
         "boundary",
@@ -172,5 +172,7 @@ command(
         signature=("store_b", ANY),
     ),
 )
-command(app, "report", r.ReportRequest, f"{S}.report:run", index=(ANALYSIS, "boundary diff", "boundary search"))
-command(app, "probe", r.ProbeRequest, f"{S}.probe:run", index=None)  # a live page; its out folder holds no report
+command(app, "report", requests.ReportRequest, f"{S}.report:run", index=(ANALYSIS, "boundary diff", "boundary search"))
+command(
+    app, "probe", requests.ProbeRequest, f"{S}.probe:run", index=None
+)  # a live page; its out folder holds no report

@@ -7,7 +7,7 @@ import typer
 
 from policylab.cli.command import command
 from policylab.report.run_kinds import RunKind, at
-from policylab.studies.breakout import requests as r
+from policylab.studies.breakout import requests
 
 app = typer.Typer(
     help="Breakout sim-to-real: the shadow simulator vs real Atari Breakout (ALE).",
@@ -18,7 +18,7 @@ app = typer.Typer(
 command(
     app,
     "eval",
-    r.EvalRequest,
+    requests.EvalRequest,
     "policylab.studies.breakout.episodes.eval:run",
     index=RunKind(
         "breakout",
@@ -37,7 +37,7 @@ command(
 command(
     app,
     "audit",
-    r.AuditRequest,
+    requests.AuditRequest,
     "policylab.studies.breakout.audit.audit:run",
     index=RunKind(
         "breakout",
@@ -56,7 +56,7 @@ command(
 command(
     app,
     "train",
-    r.TrainRequest,
+    requests.TrainRequest,
     "policylab.studies.breakout.search.train:run",
     index=RunKind(
         "breakout",
@@ -79,7 +79,7 @@ command(
 command(
     app,
     "transfer",
-    r.TransferRequest,
+    requests.TransferRequest,
     "policylab.studies.breakout.learn.transfer:run",
     index=RunKind(
         "breakout",
@@ -99,7 +99,7 @@ command(
 command(
     app,
     "learn",
-    r.LearnRequest,
+    requests.LearnRequest,
     "policylab.studies.breakout.learn.learn:run",
     index=RunKind(
         "breakout",
@@ -119,14 +119,14 @@ command(
 command(
     app,
     "trace",
-    r.TraceRequest,
+    requests.TraceRequest,
     "policylab.studies.breakout.fidelity.trace:run",
     index=RunKind("breakout", "breakout trace", "traces.json", (), ("scenarios",), (("traces", ""),)),
 )
 command(
     app,
     "lockstep",
-    r.LockstepRequest,
+    requests.LockstepRequest,
     "policylab.studies.breakout.fidelity.lockstep:run",
     index=RunKind(
         "breakout",
@@ -145,7 +145,7 @@ command(
 command(
     app,
     "calibrate",
-    r.CalibrateRequest,
+    requests.CalibrateRequest,
     "policylab.studies.breakout.fidelity.calibration.calibrate:run",
     index=RunKind(
         "breakout",

@@ -27,14 +27,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from policylab.envs.breakout import ale_random as R
+from policylab.envs.breakout import ale_random
 from policylab.envs.breakout.contract import N_FEATURES, SCREEN_H, SCREEN_W
 from policylab.envs.breakout.net_obs import FEATURE_SCALE, NetObserver, NetObsSpec
 from policylab.envs.breakout.params import BreakoutParams, RomParams, ShadowParams, resolve_params
-from policylab.envs.breakout.physics import kernel as K
+from policylab.envs.breakout.physics import kernel as physics_kernel
 from policylab.envs.breakout.physics.render import render_frame
 from policylab.envs.breakout.presets import DEFAULT_PRESET
-from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.rom import kernel as rom_kernel
 from policylab.envs.breakout.rom.render import render_ram
 from policylab.errors import BadInput
 
@@ -44,7 +44,7 @@ GYM_ID = "policylab/ShadowBreakout-v0"
 class _Physics:
     """The physics model's side of the batch: its kernel, and the wall kept in `bricks`."""
 
-    kernel = K
+    kernel = physics_kernel
 
     def __init__(self, params: ShadowParams):
         self.params = params
@@ -54,7 +54,12 @@ class _Physics:
         return bricks.reshape(bricks.shape[0], *self.shape).copy()
 
     def positions(self, F: np.ndarray, I: np.ndarray) -> tuple[float, float, float, bool]:
-        return float(F[K.BX]), float(F[K.BY]), float(F[K.PX]), bool(I[K.IN_PLAY])
+        return (
+            float(F[physics_kernel.BX]),
+            float(F[physics_kernel.BY]),
+            float(F[physics_kernel.PX]),
+            bool(I[physics_kernel.IN_PLAY]),
+        )
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Feature bounds of any state: positions inside the screen with a ball leaving it below or to the side
@@ -77,27 +82,35 @@ class _Physics:
         return np.array(low, dtype=np.float32), np.array(high, dtype=np.float32)
 
     def render(self, F: np.ndarray, I: np.ndarray, bricks: np.ndarray) -> np.ndarray:
-        ball = (F[K.BX], F[K.BY]) if I[K.IN_PLAY] else None
-        return render_frame(self.params, bricks, ball, F[K.PX], F[K.PW], int(I[K.SCORE]), int(I[K.LIVES]))
+        ball = (F[physics_kernel.BX], F[physics_kernel.BY]) if I[physics_kernel.IN_PLAY] else None
+        return render_frame(
+            self.params,
+            bricks,
+            ball,
+            F[physics_kernel.PX],
+            F[physics_kernel.PW],
+            int(I[physics_kernel.SCORE]),
+            int(I[physics_kernel.LIVES]),
+        )
 
 
 class _Rom:
     """The ROM model's side of the batch: its kernel, and everything read from the RAM in `I` (no `bricks`)."""
 
-    kernel = EK
+    kernel = rom_kernel
     shape = (RomParams.brick_rows, RomParams.brick_cols)
 
     def __init__(self, params: RomParams):
         self.params = params
 
     def walls(self, I: np.ndarray, bricks: np.ndarray) -> np.ndarray:
-        return EK.brick_flags(I)
+        return rom_kernel.brick_flags(I)
 
     def positions(self, F: np.ndarray, I: np.ndarray) -> tuple[float, float, float, bool]:
         return (
-            float(I[99] + EK.BALL_X_OFFSET),
-            float(I[101] + EK.BALL_Y_OFFSET),
-            float(I[72] + EK.PADDLE_X_OFFSET),
+            float(I[99] + rom_kernel.BALL_X_OFFSET),
+            float(I[101] + rom_kernel.BALL_Y_OFFSET),
+            float(I[72] + rom_kernel.PADDLE_X_OFFSET),
             bool(I[101] != 0),
         )
 
@@ -105,15 +118,15 @@ class _Rom:
         """Feature bounds of any state, from the RAM bytes the features read (`_observe`): ball x = RAM 99 - 49,
         y = RAM 101 + 9 (0 without a ball), their step differences, paddle x = RAM 72 - 47 inside the ROM's
         limits, width 2 * RAM 108 (at most 16), 5 lives, and ALE's score formula's largest value."""
-        x0, y0 = EK.BALL_X_OFFSET, EK.BALL_Y_OFFSET
-        low = [x0, 0, -255, -255, 0, EK.PADDLE_LIMITS[0] + EK.PADDLE_X_OFFSET, 0, 0, 0]
+        x0, y0 = rom_kernel.BALL_X_OFFSET, rom_kernel.BALL_Y_OFFSET
+        low = [x0, 0, -255, -255, 0, rom_kernel.PADDLE_LIMITS[0] + rom_kernel.PADDLE_X_OFFSET, 0, 0, 0]
         high = [
             255 + x0,
             255 + y0,
             255,
             255,
             1,
-            EK.PADDLE_LIMITS[1] + EK.PADDLE_X_OFFSET,
+            rom_kernel.PADDLE_LIMITS[1] + rom_kernel.PADDLE_X_OFFSET,
             16,
             5,
             15 + 10 * 15 + 100 * 15,
@@ -155,7 +168,7 @@ class ShadowBreakout:
         wall = 0 if isinstance(self._model, _Rom) else self.params.brick_rows * self.params.brick_cols
         self._bricks = np.zeros((n, wall), dtype=np.uint8)  # the ROM model's wall is in its RAM
         self._rng = np.zeros(n, dtype=np.uint64)
-        self._mt = np.zeros((n, R.ROW if self.params.rng == "ale" else 0), dtype=np.uint32)
+        self._mt = np.zeros((n, ale_random.ROW if self.params.rng == "ale" else 0), dtype=np.uint32)
         self._obs = np.zeros((n, N_FEATURES), dtype=np.float32)
         self._rew = np.zeros(n, dtype=np.float32)
         self._term = np.zeros(n, dtype=np.bool_)
@@ -248,7 +261,7 @@ class ShadowBreakout:
         """The ROM model's UNMODELLED bits per env (`rom.kernel`: a game variation other than ALE's
         default, the 65,536-frame attract switch); nonzero means the env may have left ALE's game."""
         self._need(_Rom, "unmodelled")
-        return self._I[:, EK.FLAGS].copy()
+        return self._I[:, rom_kernel.FLAGS].copy()
 
     def state_bytes(self) -> bytes:
         """Every state array's bytes, for determinism checks."""
@@ -267,7 +280,7 @@ class ShadowBreakout:
     def ram(self, i: int = 0) -> np.ndarray:
         """Env i's 128 RAM bytes (uint8, as ALE's `getRAM`); only the ROM model has them."""
         self._need(_Rom, "ram")
-        return self._I[i, : EK.RAM_N].astype(np.uint8)
+        return self._I[i, : rom_kernel.RAM_N].astype(np.uint8)
 
     def _need(self, model: type, what: str) -> None:
         if not isinstance(self._model, model):
@@ -279,17 +292,22 @@ class ShadowBreakout:
     def place_ball(self, i: int, x: float, y: float, vx: float, vy: float) -> None:
         """Put env i's ball in play at (x, y) with velocity (vx, vy) px/frame (trace replay from a given serve)."""
         self._need(_Physics, "place_ball")
-        self._F[i, K.BX], self._F[i, K.BY], self._F[i, K.BVX], self._F[i, K.BVY] = x, y, vx, vy
-        self._I[i, K.IN_PLAY] = 1
-        self._I[i, K.LEVEL] = 0
-        self._I[i, K.HITS] = 0
+        (
+            self._F[i, physics_kernel.BX],
+            self._F[i, physics_kernel.BY],
+            self._F[i, physics_kernel.BVX],
+            self._F[i, physics_kernel.BVY],
+        ) = x, y, vx, vy
+        self._I[i, physics_kernel.IN_PLAY] = 1
+        self._I[i, physics_kernel.LEVEL] = 0
+        self._I[i, physics_kernel.HITS] = 0
 
     def set_bricks(self, i: int, live: np.ndarray) -> None:
         """Overwrite env i's wall with `live` flags (brick_rows, brick_cols), top row first (trace replay)."""
         self._need(_Physics, "set_bricks")
         flat = np.asarray(live, dtype=np.uint8).reshape(-1)
         self._bricks[i, : flat.size] = flat
-        self._I[i, K.LEFT] = int(flat.sum())
+        self._I[i, physics_kernel.LEFT] = int(flat.sum())
 
     def positions(self, i: int) -> tuple[float, float, float, bool]:
         """(ball x, ball y, paddle x, in play) of env i right now, unrounded."""

@@ -27,11 +27,10 @@ from gymnasium.spaces import Box, Discrete
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from policylab.envs.breakout import ale_random as R
-from policylab.envs.breakout import vector_kernel as VK
+from policylab.envs.breakout import ale_random, vector_kernel
 from policylab.envs.breakout.ale_errors import GymError
 from policylab.envs.breakout.compile_notice import first_call
-from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.rom import kernel as rom_kernel
 from policylab.envs.breakout.rom.ale_interface import (
     ACTION_NAMES,
     JOYSTICK,
@@ -111,10 +110,10 @@ class BreakoutVectorEnv(VectorEnv):
             raise BadInput("autoreset_mode", f"NextStep, SameStep or Disabled, got {autoreset_mode!r}") from None
         if not 0.0 <= float(repeat_action_probability) <= 1.0:
             raise BadInput("repeat_action_probability", f"must be in [0, 1], got {repeat_action_probability!r}")
-        if not (0 < img_height < VK.SRC_H and 0 < img_width < VK.SRC_W):
+        if not (0 < img_height < vector_kernel.SRC_H and 0 < img_width < vector_kernel.SRC_W):
             raise BadInput(
                 "img_height",
-                f"the resize only shrinks: need 0 < img_height < {VK.SRC_H} and 0 < img_width < {VK.SRC_W}",
+                f"the resize only shrinks: need 0 < img_height < {vector_kernel.SRC_H} and 0 < img_width < {vector_kernel.SRC_W}",
             )
         if stack_num <= 0 or noop_max < 0:
             raise BadInput("stack_num", "stack_num must be positive and noop_max >= 0")
@@ -129,7 +128,11 @@ class BreakoutVectorEnv(VectorEnv):
         self.maxpool, self.clip = int(bool(maxpool) and frameskip > 1), bool(reward_clipping)
         self.sticky = float(repeat_action_probability)
         self.life_mode = (
-            VK.EPISODIC_LIFE if episodic_life else VK.LIFE_LOSS_INFO if life_loss_info else VK.LIVES_IGNORED
+            vector_kernel.EPISODIC_LIFE
+            if episodic_life
+            else vector_kernel.LIFE_LOSS_INFO
+            if life_loss_info
+            else vector_kernel.LIVES_IGNORED
         )
         self.continuous, self.continuous_action_threshold = bool(continuous), float(continuous_action_threshold)
         self.grayscale = bool(grayscale)
@@ -154,28 +157,30 @@ class BreakoutVectorEnv(VectorEnv):
         self._tables = (
             rom_bytes().astype(np.int64),
             np.ascontiguousarray(pal),
-            *VK.resize_tables(img_height, img_width),
+            *vector_kernel.resize_tables(img_height, img_width),
         )
-        self._pixels = VK.pixel_tables(self._tables[2], self._tables[4], img_height, img_width)
+        self._pixels = vector_kernel.pixel_tables(self._tables[2], self._tables[4], img_height, img_width)
         n = num_envs
-        self._I = np.zeros((n, EK.NI), dtype=np.int64)
-        self._pairs = np.zeros((n, 2, EK.NI), dtype=np.int64)
-        self._C = np.zeros((n, VK.NC), dtype=np.int64)
-        self._mt = np.zeros((n, R.ROW), dtype=np.uint32)
-        self._smt, self._sbuf = R.new_state(n)
+        self._I = np.zeros((n, rom_kernel.NI), dtype=np.int64)
+        self._pairs = np.zeros((n, 2, rom_kernel.NI), dtype=np.int64)
+        self._C = np.zeros((n, vector_kernel.NC), dtype=np.int64)
+        self._mt = np.zeros((n, ale_random.ROW), dtype=np.uint32)
+        self._smt, self._sbuf = ale_random.new_state(n)
         # as ale-py's envs, built with seed -1: each env's noop and sticky streams from fresh entropy, until a seed
         words = np.random.SeedSequence().generate_state(2 * n, dtype=np.uint32).astype(np.int64)
-        R.seed_all(self._mt, np.zeros(n, dtype=np.uint64), words[:n])
-        R.seed_all(self._smt, self._sbuf, words[n:])
+        ale_random.seed_all(self._mt, np.zeros(n, dtype=np.uint64), words[:n])
+        ale_random.seed_all(self._smt, self._sbuf, words[n:])
         self._obs = np.zeros((n, stack_num, img_height, img_width, pal.shape[0]), dtype=np.uint8)
         self._final = np.zeros_like(self._obs) if mode == AutoresetMode.SAME_STEP else self._obs[:0]
-        self._still = np.zeros((n, VK.SRC_H, VK.SRC_W), dtype=np.uint8)  # each game's still layer (`vector_kernel`)
-        self._memo = VK.new_memo(pal.shape[0], img_height, img_width)  # reset observations (`vector_kernel`)
+        self._still = np.zeros(
+            (n, vector_kernel.SRC_H, vector_kernel.SRC_W), dtype=np.uint8
+        )  # each game's still layer (`vector_kernel`)
+        self._memo = vector_kernel.new_memo(pal.shape[0], img_height, img_width)  # reset observations (`vector_kernel`)
         # per env, as ale-py's `PreprocessedEnv`: the pending seed (-1: none), the action last sent (ALE's
         # number) and its paddle step, and the last result (reward, terminated, truncated, lives, frame numbers)
         self._seeds = np.full(n, -1, dtype=np.int64)
         self._act = np.zeros(n, dtype=np.int64)
-        self._pstep = np.full(n, EK.PADDLE_DELTA, dtype=np.int64)
+        self._pstep = np.full(n, rom_kernel.PADDLE_DELTA, dtype=np.int64)
         self._rew = np.zeros(n, dtype=np.int32)
         self._term, self._trunc = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
         self._lives, self._fn, self._efn = (np.zeros(n, dtype=np.int32) for _ in range(3))
@@ -273,8 +278,8 @@ class BreakoutVectorEnv(VectorEnv):
         if ids.shape != (self.batch_size,) or ids.dtype.kind not in "iu" or ((ids < 0) | (ids >= k)).any():
             raise BadInput("actions", f"need {self.batch_size} actions in 0-{k - 1}, got {ids.dtype} {ids.shape}")
         envs = self._last_ids
-        if self.autoreset_mode == AutoresetMode.DISABLED and self._C[envs, VK.DONE].any():
-            ended = envs[self._C[envs, VK.DONE] != 0].tolist()
+        if self.autoreset_mode == AutoresetMode.DISABLED and self._C[envs, vector_kernel.DONE].any():
+            ended = envs[self._C[envs, vector_kernel.DONE] != 0].tolist()
             raise GymError(
                 "actions",
                 f"the episodes of envs {ended} have ended and autoreset_mode is Disabled: "
@@ -282,7 +287,7 @@ class BreakoutVectorEnv(VectorEnv):
             )
         acts = self._action_set[ids]
         if paddle_strengths is None:
-            psteps = np.full(ids.shape, EK.PADDLE_DELTA, dtype=np.int64)
+            psteps = np.full(ids.shape, rom_kernel.PADDLE_DELTA, dtype=np.int64)
         else:
             psteps = np.array([paddle_step(r) for r in np.asarray(paddle_strengths, dtype=np.float32)], np.int64)
         if self.batch_size == self.num_envs:
@@ -299,7 +304,7 @@ class BreakoutVectorEnv(VectorEnv):
         if partial and self.batch_size != self.num_envs:
             raise BadInput("reset_mask", "a partial reset is not supported in async batches (batch_size < num_envs)")
         if self.batch_size != self.num_envs:
-            self._queue.extend((int(e), True, int(s), 0, EK.PADDLE_DELTA) for e, s in zip(rows, seeds))
+            self._queue.extend((int(e), True, int(s), 0, rom_kernel.PADDLE_DELTA) for e, s in zip(rows, seeds))
             obs, _, _, _, info = self._recv_async()
             return obs, info
         self._seeds[rows] = seeds
@@ -313,7 +318,7 @@ class BreakoutVectorEnv(VectorEnv):
 
     def _reset_kernel(self, rows: np.ndarray, obs: np.ndarray) -> None:
         first_call(
-            VK.reset_kernel,
+            vector_kernel.reset_kernel,
             "the Breakout vector env's reset kernel",
             rows.astype(np.int64),
             self._seeds,
@@ -338,7 +343,7 @@ class BreakoutVectorEnv(VectorEnv):
 
     def _step_kernel(self, rows: np.ndarray, obs: np.ndarray) -> None:
         first_call(
-            VK.step_kernel,
+            vector_kernel.step_kernel,
             "the Breakout vector env's step kernel",
             rows,
             self._act,
@@ -360,7 +365,7 @@ class BreakoutVectorEnv(VectorEnv):
             self.clip,
             self.life_mode,
             *self._tables,
-            VK.STATIC_BYTES,
+            vector_kernel.STATIC_BYTES,
             *self._pixels,
             self._still,
             *self._memo,

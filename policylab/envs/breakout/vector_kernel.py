@@ -37,9 +37,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from policylab.envs.breakout import ale_random as R
-from policylab.envs.breakout.rom import kernel as EK
-from policylab.envs.breakout.rom import render as RR
+from policylab.envs.breakout import ale_random
+from policylab.envs.breakout.rom import kernel as rom_kernel
+from policylab.envs.breakout.rom import render as rom_render
 from policylab.envs.breakout.rom.ale_interface import applied_frame
 
 SRC_H, SRC_W = 210, 160
@@ -81,7 +81,7 @@ def resize_tables(height: int, width: int):
 # Drawing-relevant RAM beyond the ball and paddle position: the wall (0-35), the paddle pattern (55), the
 # colours (59-69), the digit pointers (80-89), the score mask (110) and the pointers the frame was drawn with.
 STATIC_BYTES = np.array(
-    list(range(36)) + [55] + list(range(59, 70)) + list(range(80, 90)) + [110, EK.SHOWN], dtype=np.int64
+    list(range(36)) + [55] + list(range(59, 70)) + list(range(80, 90)) + [110, rom_kernel.SHOWN], dtype=np.int64
 )
 
 
@@ -99,11 +99,11 @@ def _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf
         sy = yi[j, 0]
         beta = yw[j]
         if sy != held:
-            RR.draw_row(b, rom, sy, cbuf)
+            rom_render.draw_row(b, rom, sy, cbuf)
             for x in range(SRC_W):
                 gbuf[x] = gray[cbuf[x]]
             for other in range(maxpool):
-                RR.draw_row(a if other == 0 else c, rom, sy, cbuf)
+                rom_render.draw_row(a if other == 0 else c, rom, sy, cbuf)
                 for x in range(SRC_W):
                     g = gray[cbuf[x]]
                     if g > gbuf[x]:
@@ -184,10 +184,10 @@ def _mark(r0, r1, c0, c1, dyr, dxr, lo, hi):
 @numba.njit(cache=True, inline="always")
 def _mark_ball(m, dyr, dxr, lo, hi):
     """`_mark` the output pixels under state m's ball (2 px from `render.ball_column`)."""
-    r0 = EK.BALL_ROWS[m[101], 0]
+    r0 = rom_kernel.BALL_ROWS[m[101], 0]
     if r0 >= 0:
-        c = RR.ball_column(m)
-        _mark(r0, EK.BALL_ROWS[m[101], 1], c, c + 1, dyr, dxr, lo, hi)
+        c = rom_render.ball_column(m)
+        _mark(r0, rom_kernel.BALL_ROWS[m[101], 1], c, c + 1, dyr, dxr, lo, hi)
 
 
 NO_EDGE = (2 * SRC_W, -1)  # an empty column range, neutral to min/max
@@ -217,12 +217,12 @@ def _redo_span(moving_a, moving_b, maxpool, dy, lo, hi, still, gray, xi, xw, yi,
         hbuf[dx] = np.float32(0.0)
     for j in range(ystart[dy], ystart[dy + 1]):
         sy = yi[j, 0]
-        if RR.moving_on_row(moving_b, sy) or (maxpool and RR.moving_on_row(moving_a, sy)):
+        if rom_render.moving_on_row(moving_b, sy) or (maxpool and rom_render.moving_on_row(moving_a, sy)):
             for c in range(c0, c1 + 1):
-                colour = RR.moving_colour(moving_b, sy, c)
+                colour = rom_render.moving_colour(moving_b, sy, c)
                 v = gray[colour if colour >= 0 else still[sy, c]]
                 if maxpool:
-                    colour = RR.moving_colour(moving_a, sy, c)
+                    colour = rom_render.moving_colour(moving_a, sy, c)
                     g = gray[colour if colour >= 0 else still[sy, c]]
                     if g > v:
                         v = g
@@ -267,7 +267,7 @@ def still_changes(pa, pb, a, b, static):
         if a[s] != pa[s] or b[s] != pb[s]:
             if s < 36:  # RAM 0-35: byte s holds part of brick row 5 - s % 6 (`rom.kernel.brick_flags`)
                 changed |= 1 << (5 - s % 6)
-            elif s == EK.SHOWN and (a[s] >> 40) == (pa[s] >> 40) and (b[s] >> 40) == (pb[s] >> 40):
+            elif s == rom_kernel.SHOWN and (a[s] >> 40) == (pa[s] >> 40) and (b[s] >> 40) == (pb[s] >> 40):
                 changed |= (
                     SCORE_CHANGED  # the digit pointers drawn (`rom.kernel.drawn_with`); its high bits are colours
                 )
@@ -286,12 +286,12 @@ def update_still(b, changed, rom, still):
     for r in range(SRC_H):
         if changed == ALL_CHANGED:
             redraw = True
-        elif EK.BRICK_TOP <= r < EK.BRICK_TOP + 6 * EK.BRICK_H:
-            redraw = (changed >> ((r - EK.BRICK_TOP) // EK.BRICK_H)) & 1 == 1
+        elif rom_kernel.BRICK_TOP <= r < rom_kernel.BRICK_TOP + 6 * rom_kernel.BRICK_H:
+            redraw = (changed >> ((r - rom_kernel.BRICK_TOP) // rom_kernel.BRICK_H)) & 1 == 1
         else:
-            redraw = RR.SCORE_ROWS[0] <= r <= RR.SCORE_ROWS[1] and changed & SCORE_CHANGED != 0
+            redraw = rom_render.SCORE_ROWS[0] <= r <= rom_render.SCORE_ROWS[1] and changed & SCORE_CHANGED != 0
         if redraw:
-            RR.draw_row(b, rom, r, still[r], False)
+            rom_render.draw_row(b, rom, r, still[r], False)
 
 
 @numba.njit(cache=True)
@@ -332,13 +332,13 @@ def draw_changed(
         return
     for row in range(6):
         if changed & (1 << row):
-            r0 = EK.BRICK_TOP + EK.BRICK_H * row
+            r0 = rom_kernel.BRICK_TOP + rom_kernel.BRICK_H * row
             _redo_rows(
                 a,
                 b,
                 maxpool,
                 r0,
-                r0 + EK.BRICK_H - 1,
+                r0 + rom_kernel.BRICK_H - 1,
                 rom,
                 gray,
                 xi,
@@ -358,8 +358,8 @@ def draw_changed(
             a,
             b,
             maxpool,
-            RR.SCORE_ROWS[0],
-            RR.SCORE_ROWS[1],
+            rom_render.SCORE_ROWS[0],
+            rom_render.SCORE_ROWS[1],
             rom,
             gray,
             xi,
@@ -378,14 +378,14 @@ def draw_changed(
     _mark_ball(b, dyr, dxr, lo, hi)
     _mark_ball(pa, dyr, dxr, lo, hi)
     _mark_ball(a, dyr, dxr, lo, hi)
-    moving_a, moving_b = RR.moving_objects(a), RR.moving_objects(b)
-    up = RR.lower_up(b[EK.SHOWN])
+    moving_a, moving_b = rom_render.moving_objects(a), rom_render.moving_objects(b)
+    up = rom_render.lower_up(b[rom_kernel.SHOWN])
     for side in range(2):  # each side's moved edges, of both pairs, as one span of their own
         c0a, c1a = _paddle_edge(pa, a, side)
         c0b, c1b = _paddle_edge(pb, b, side)
         if c1a >= 0 or c1b >= 0:
             dy0, dy1, x0, x1 = _span(
-                EK.PADDLE_ROWS[0] - up, EK.PADDLE_ROWS[1] - up, min(c0a, c0b), max(c1a, c1b), dyr, dxr
+                rom_kernel.PADDLE_ROWS[0] - up, rom_kernel.PADDLE_ROWS[1] - up, min(c0a, c0b), max(c1a, c1b), dyr, dxr
             )
             for dy in range(dy0, dy1 + 1):
                 if not redone[dy]:
@@ -443,7 +443,7 @@ def noop_count(mt, i, noop_max):
     span = np.uint64(noop_max)
     threshold = (np.uint64(2**32) - span) % span
     while True:
-        prod = R.mt_next(mt, i) * span
+        prod = ale_random.mt_next(mt, i) * span
         if (prod & np.uint64(0xFFFFFFFF)) >= threshold:
             break
     return np.int64(prod >> np.uint64(32))
@@ -455,11 +455,11 @@ def _emulate(m, c, smt, sbuf, i, prob, action, step):
     sticky decision first (the previous frame's action and step again with probability `prob`, from the env's
     own stream `smt`/`sbuf`; at 0 nothing repeats, so nothing is drawn), then `ale_interface.applied_frame`.
     Returns the change of ALE's score."""
-    if prob <= 0.0 or not R.frame_repeats(smt, sbuf, i, prob):
-        m[EK.LAST_ACT] = action
+    if prob <= 0.0 or not ale_random.frame_repeats(smt, sbuf, i, prob):
+        m[rom_kernel.LAST_ACT] = action
         c[STEP] = step
-    pot, reward = applied_frame(m, m[EK.POT], m[EK.LAST_ACT], c[STEP])
-    m[EK.POT] = pot
+    pot, reward = applied_frame(m, m[rom_kernel.POT], m[rom_kernel.LAST_ACT], c[STEP])
+    m[rom_kernel.POT] = pot
     return reward
 
 
@@ -469,13 +469,13 @@ FIRE_ACTION = 1  # ALE's action number of FIRE
 @numba.njit(cache=True, inline="always")
 def reset_game(m):
     """ALE's `reset_game` on state row m: the cartridge's state after its reset, the paddle centred, no action."""
-    for k in range(EK.RAM_N):
-        m[k] = EK.RESET_RAM[k]
-    m[EK.POT] = EK.PADDLE_DEFAULT
-    m[EK.LAST_ACT] = EK.NOOP
-    m[EK.TERM] = 0
-    m[EK.FLAGS] = 0
-    m[EK.SHOWN] = EK.drawn_with(m)
+    for k in range(rom_kernel.RAM_N):
+        m[k] = rom_kernel.RESET_RAM[k]
+    m[rom_kernel.POT] = rom_kernel.PADDLE_DEFAULT
+    m[rom_kernel.LAST_ACT] = rom_kernel.NOOP
+    m[rom_kernel.TERM] = 0
+    m[rom_kernel.FLAGS] = 0
+    m[rom_kernel.SHOWN] = rom_kernel.drawn_with(m)
 
 
 # per-env counters in `C` (n, NC) int64: frames of the episode and in all, whether the last step ended the
@@ -493,7 +493,7 @@ MEMO_SLOTS = 64
 def new_memo(num_channels: int, height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Empty reset-observation memo: keys (`MEMO_SLOTS`, NI) int64 (-1: no state has it) and frames."""
     return (
-        np.full((MEMO_SLOTS, EK.NI), -1, dtype=np.int64),
+        np.full((MEMO_SLOTS, rom_kernel.NI), -1, dtype=np.int64),
         np.zeros((MEMO_SLOTS, height, width, num_channels), dtype=np.uint8),
     )
 
@@ -536,14 +536,14 @@ def _reset_one(
     m = I[i]
     c = C[i]
     reset_game(m)
-    c[STEP] = EK.PADDLE_DELTA
+    c[STEP] = rom_kernel.PADDLE_DELTA
     n = noop_count(mt, i, noop_max)
     if fire_reset:  # ale-py presses FIRE first, and that frame counts as one of the noops
-        _emulate(m, c, smt, sbuf, i, prob, FIRE_ACTION, EK.PADDLE_DELTA)
+        _emulate(m, c, smt, sbuf, i, prob, FIRE_ACTION, rom_kernel.PADDLE_DELTA)
         c[EP_FRAMES] += 1
         n = max(n - 1, 0)
     for _ in range(n):
-        _emulate(m, c, smt, sbuf, i, prob, EK.NOOP, EK.PADDLE_DELTA)
+        _emulate(m, c, smt, sbuf, i, prob, rom_kernel.NOOP, rom_kernel.PADDLE_DELTA)
         c[EP_FRAMES] += 1
     c[FRAMES] += c[EP_FRAMES]
     c[RESET_FRAMES] = c[EP_FRAMES]
@@ -603,8 +603,8 @@ def _reset_env(
     stream and its sticky stream (ALE's `random_seed`) and restarts its frame count, as ale-py's reload of the
     game does, and is used up (-1); then `_reset_one`."""
     if seeds[i] >= 0:
-        R.mt_seed(mt, unused, i, seeds[i])
-        R.mt_seed(smt, sbuf, i, seeds[i])
+        ale_random.mt_seed(mt, unused, i, seeds[i])
+        ale_random.mt_seed(smt, sbuf, i, seeds[i])
         C[i, FRAMES] = 0
         seeds[i] = -1
     C[i, EP_FRAMES] = 0
@@ -704,7 +704,7 @@ def reset_kernel(
             obs,
         )
     for i in range(I.shape[0]):
-        lives[i] = I[i, EK.RAM_LIVES]
+        lives[i] = I[i, rom_kernel.RAM_LIVES]
         frame_number[i] = C[i, FRAMES]
         episode_frame_number[i] = C[i, EP_FRAMES]
 
@@ -819,7 +819,7 @@ def step_kernel(
         else:
             m = I[i]
             c = C[i]
-            lives_before = m[EK.RAM_LIVES]
+            lives_before = m[rom_kernel.RAM_LIVES]
             for k in range(m.shape[0]):
                 last_pair[0, k] = pairs[i, 0, k]
                 last_pair[1, k] = pairs[i, 1, k]
@@ -828,10 +828,10 @@ def step_kernel(
                 total += _emulate(m, c, smt, sbuf, i, prob, actions[i], steps[i])
                 C[i, EP_FRAMES] += 1
                 C[i, FRAMES] += 1
-                if m[EK.RAM_LIVES] == 0:
+                if m[rom_kernel.RAM_LIVES] == 0:
                     terminated[i] = True
                     break
-                if life_mode == EPISODIC_LIFE and m[EK.RAM_LIVES] < lives_before:
+                if life_mode == EPISODIC_LIFE and m[rom_kernel.RAM_LIVES] < lives_before:
                     terminated[i] = True
                     break
                 if max_frames > 0 and C[i, EP_FRAMES] - C[i, RESET_FRAMES] >= max_frames:
@@ -899,7 +899,7 @@ def step_kernel(
                         obs[i, -1, :, :, ch],
                     )
             C[i, DONE] = ended
-            if life_mode == LIFE_LOSS_INFO and m[EK.RAM_LIVES] < lives_before:  # reported; the game goes on
+            if life_mode == LIFE_LOSS_INFO and m[rom_kernel.RAM_LIVES] < lives_before:  # reported; the game goes on
                 terminated[i] = True
             if ended and same_step:
                 final_obs[i] = obs[i]
@@ -932,6 +932,6 @@ def step_kernel(
                     memo_obs,
                     obs,
                 )
-        lives[i] = I[i, EK.RAM_LIVES]
+        lives[i] = I[i, rom_kernel.RAM_LIVES]
         frame_number[i] = C[i, FRAMES]
         episode_frame_number[i] = C[i, EP_FRAMES]

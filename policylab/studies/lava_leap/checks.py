@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from policylab.studies.lava_leap import config as C
+from policylab.studies.lava_leap import config
 from policylab.studies.lava_leap.floor import FIRST, channels, new_floor
 
 E2_YLIM = (0.24, 0.6)
@@ -90,11 +90,11 @@ def evaluate_checks(summary: dict, walk: dict, floors: list[np.ndarray], claims:
         (
             "narrative",
             "6",
-            f"floor seed {C.SHOWCASE_SEED} is the first with 6 channels, 2 of them 2-wide",
-            first_six_two_wide(C.SHOWCASE_SEED) == C.SHOWCASE_SEED,
+            f"floor seed {config.SHOWCASE_SEED} is the first with 6 channels, 2 of them 2-wide",
+            first_six_two_wide(config.SHOWCASE_SEED) == config.SHOWCASE_SEED,
             "",
             "floor seeds 0..8",
-            dict(first=first_six_two_wide(C.SHOWCASE_SEED)),
+            dict(first=first_six_two_wide(config.SHOWCASE_SEED)),
         ),
         (
             "narrative",

@@ -15,10 +15,7 @@ from policylab.errors import BadInput
 from policylab.progress import say
 from policylab.rollout.ensure import ensure
 from policylab.rollout.store import Store
-from policylab.studies.lava_leap import claims as K
-from policylab.studies.lava_leap import config as C
-from policylab.studies.lava_leap import runs
-from policylab.studies.lava_leap import uncertainty as U
+from policylab.studies.lava_leap import claims, config, runs, uncertainty
 from policylab.studies.lava_leap.agent import leap_table, play, sensors
 from policylab.studies.lava_leap.charts import NAME
 from policylab.studies.lava_leap.checks import evaluate_checks
@@ -61,7 +58,7 @@ class Study:
 
 
 def sim_dict(table, floors, rng) -> dict:
-    score, exit_rate = simulate(table, floors, C.SIM_PLAYS, rng)
+    score, exit_rate = simulate(table, floors, config.SIM_PLAYS, rng)
     return dict(score=rnd(score), exit_rate=rnd(exit_rate))
 
 
@@ -90,12 +87,12 @@ def baseline_and_ceiling(test, sim_rng):
     return untrained, ceil, best_table
 
 
-def train_all(cfg: C.LavaLeapConfig, store: Store) -> Trained:
+def train_all(cfg: config.LavaLeapConfig, store: Store) -> Trained:
     """E2 (every algorithm x training seed) and the LR sweep: training runs as store records (one
     ensure call). `by_lr` holds every (algo, lr)'s final scores, the run's own lr included."""
     seeds = cfg.seeds
     main = [(algo, seed, runs.planned(cfg, algo, seed)) for algo in ALGOS for seed in seeds]
-    sweep_runs = [(algo, lr) for algo, lrs in C.LR_SWEEP.items() for lr in lrs]
+    sweep_runs = [(algo, lr) for algo, lrs in config.LR_SWEEP.items() for lr in lrs]
     swept = [(algo, lr, seed, runs.planned(cfg, algo, seed, lr=lr)) for algo, lr in sweep_runs for seed in seeds]
     records = ensure(
         store, [p for *_, p in main] + [p for *_, p in swept], runs.Runner(), label="lava-leap: training", unit="runs"
@@ -132,13 +129,13 @@ def _final(record, algo: str, lr: float, seed: int) -> float:
     return score
 
 
-def validate_lrs(cfg: C.LavaLeapConfig, store: Store, chosen: dict[str, float]) -> dict:
+def validate_lrs(cfg: config.LavaLeapConfig, store: Store, chosen: dict[str, float]) -> dict:
     """The chosen learning rates (and the defaults where they differ) trained again on the validation
     seeds, as store records (a second ensure call: what runs depends on the choice). Returns
     {(algo, lr): [final score per validation seed]}."""
     plan = [
         (algo, lr, seed, runs.planned(cfg, algo, seed, lr=lr))
-        for algo, lr in U.validation_plan(cfg, chosen)
+        for algo, lr in uncertainty.validation_plan(cfg, chosen)
         for seed in cfg.validation_seeds
     ]
     records = ensure(store, [p for *_, p in plan], runs.Runner(), label="lava-leap: validation", unit="runs")
@@ -190,8 +187,8 @@ def finals_section(cfg, tr: Trained, updates, ceiling, test, sim_rng) -> dict:
         final[algo]["score_at_50"] = rnd(m[updates.index(50)])
         final[algo]["score_at_100"] = rnd(m[updates.index(100)])
         # the unit is the training seed: t intervals over the per-seed exact scores, clipped to their range
-        s_iv = U.interval([p["score"] for p in final[algo]["per_seed"]], (0.0, ceiling))
-        e_iv = U.interval([p["exit_rate"] for p in final[algo]["per_seed"]], (0.0, 1.0))
+        s_iv = uncertainty.interval([p["score"] for p in final[algo]["per_seed"]], (0.0, ceiling))
+        e_iv = uncertainty.interval([p["exit_rate"] for p in final[algo]["per_seed"]], (0.0, 1.0))
         final[algo].update(
             n_seeds=s_iv["n"],
             score_sd=s_iv["sd"],
@@ -206,10 +203,10 @@ def finals_section(cfg, tr: Trained, updates, ceiling, test, sim_rng) -> dict:
 def slow_seed_section(cfg, tr: Trained, updates) -> dict:
     """The GRPO seed with the lowest score at update 100: its plateau and when it broke out."""
     curves = tr.curves["grpo"]
-    slow = int(np.argmin([c[updates.index(C.SLOW_AT)] for c in curves]))
+    slow = int(np.argmin([c[updates.index(config.SLOW_AT)] for c in curves]))
     sc = np.array(curves[slow])
-    plateau = sc[updates.index(C.PLATEAU[0]) : updates.index(C.PLATEAU[1]) + 1]
-    release = next((u for u, x in zip(updates, sc) if u > C.PLATEAU[0] and x >= plateau.mean() + 0.05), None)
+    plateau = sc[updates.index(config.PLATEAU[0]) : updates.index(config.PLATEAU[1]) + 1]
+    release = next((u for u, x in zip(updates, sc) if u > config.PLATEAU[0] and x >= plateau.mean() + 0.05), None)
     lt10 = leap_table(tr.snaps["grpo", cfg.seeds[slow]][10][0])
     return dict(
         seed=cfg.seeds[slow],
@@ -219,7 +216,7 @@ def slow_seed_section(cfg, tr: Trained, updates) -> dict:
         release_update=None if release is None else int(release),
         leap_table_at_10=rnd_list(lt10),
         min_leap_at_10=rnd(lt10[list(OCCURRING)].min()),
-        score_at_100_per_seed=[rnd(c[updates.index(C.SLOW_AT)]) for c in curves],
+        score_at_100_per_seed=[rnd(c[updates.index(config.SLOW_AT)]) for c in curves],
     )
 
 
@@ -242,11 +239,11 @@ def clip_section(cfg, tr: Trained) -> dict:
 
 def e1_section(W_grpo, best_table, rounds):
     """The showcase floor, 8 untrained plays and 8 plays of the trained GRPO bot."""
-    show = new_floor(np.random.default_rng(C.SHOWCASE_SEED))
+    show = new_floor(np.random.default_rng(config.SHOWCASE_SEED))
     W0 = np.zeros((4, 2))
-    rng_b, rng_a = np.random.default_rng([C.SHOWCASE_SEED, 1]), np.random.default_rng([C.SHOWCASE_SEED, 2])
-    before = [play(W0, show, rng_b) for _ in range(C.SHOW_PLAYS)]
-    after = [play(W_grpo, show, rng_a) for _ in range(C.SHOW_PLAYS)]
+    rng_b, rng_a = np.random.default_rng([config.SHOWCASE_SEED, 1]), np.random.default_rng([config.SHOWCASE_SEED, 2])
+    before = [play(W0, show, rng_b) for _ in range(config.SHOW_PLAYS)]
+    after = [play(W_grpo, show, rng_a) for _ in range(config.SHOW_PLAYS)]
     exact = {}
     for name, table in (("untrained", leap_table(W0)), ("grpo", leap_table(W_grpo)), ("best", best_table)):
         v, p = exact_outcomes(table, [show])
@@ -254,7 +251,7 @@ def e1_section(W_grpo, best_table, rounds):
     wide_tiles = {t + d for t, w in channels(show) if w == 2 for d in (0, 1)}
     e1 = dict(
         floor=floor_info(show),
-        floor_seed=C.SHOWCASE_SEED,
+        floor_seed=config.SHOWCASE_SEED,
         before=[run_info(r) for r in before],
         after=[run_info(r) for r in after],
         before_exits=sum(reached_exit(r) for r in before),
@@ -297,8 +294,8 @@ def e3b_section(W_ppo, v_ppo, ppo_score, source):
         policy=source,
         critic_v=rounded(v_ppo, 4),
         forecast_from_start=rnd(forecast),
-        draws=C.BLIND_DRAWS,
-        floor_seed=C.BLIND_SEED,
+        draws=config.BLIND_DRAWS,
+        floor_seed=config.BLIND_SEED,
         easy=side(easy_i, easy, easy_r),
         hard=side(hard_i, hard, hard_r),
         separated=bool(easy_r.min() > hard_r.max()),
@@ -319,9 +316,9 @@ def blind_spot_floors(W_ppo):
     """E3b's draws: the same BLIND_DRAWS floors, each played SHOW_PLAYS times with its own generator;
     returns ((index, floor, runs) of the easiest, of the hardest) by group mean score."""
     drawn = []
-    for i, lava in enumerate(new_floors(np.random.default_rng(C.BLIND_SEED), C.BLIND_DRAWS)):
-        prng = np.random.default_rng([C.BLIND_SEED, i])
-        runs = [play(W_ppo, lava, prng) for _ in range(C.SHOW_PLAYS)]
+    for i, lava in enumerate(new_floors(np.random.default_rng(config.BLIND_SEED), config.BLIND_DRAWS)):
+        prng = np.random.default_rng([config.BLIND_SEED, i])
+        runs = [play(W_ppo, lava, prng) for _ in range(config.SHOW_PLAYS)]
         drawn.append((np.mean([x.reward for x in runs]), i, lava, runs))
     hard = min(drawn, key=lambda d: d[0])
     easy = max(drawn, key=lambda d: d[0])
@@ -364,7 +361,7 @@ def narrative_claims(cfg, tr: Trained, summary: dict, walk: dict, e1_chart: dict
     rows, titles = [], {}
     grpo_tables = [leap_table(tr.weights["grpo", s][0]) for s in seeds]
     e1 = summary["e1"]
-    row, titles["e1"] = K.e1_claim(
+    row, titles["e1"] = claims.e1_claim(
         seeds,
         grpo_tables,
         e1_chart["lava"],
@@ -373,13 +370,13 @@ def narrative_claims(cfg, tr: Trained, summary: dict, walk: dict, e1_chart: dict
         e1["after_mean_tile"],
     )
     rows.append(row)
-    rows.append(K.ordering_claim(summary["comparisons"]))
+    rows.append(claims.ordering_claim(summary["comparisons"]))
     slow = seeds.index(summary["grpo_slow_seed"]["seed"])
-    row, titles["slow"] = K.plateau_claim(seeds, updates, tr.curves["grpo"], slow, C.PLATEAU)
+    row, titles["slow"] = claims.plateau_claim(seeds, updates, tr.curves["grpo"], slow, config.PLATEAU)
     titles["slow_plateau"] = row["values"]["plateau_span"][slow] if row["holds"] else None
     rows.append(row)
-    replays = [replay_group(cfg, tr.snaps["grpo", s][C.WALK_AT][0]) for s in seeds]
-    rows.append(K.e3a_claim(seeds, [r[0] for r in replays], [r[1] for r in replays], cfg.G))
+    replays = [replay_group(cfg, tr.snaps["grpo", s][config.WALK_AT][0]) for s in seeds]
+    rows.append(claims.e3a_claim(seeds, [r[0] for r in replays], [r[1] for r in replays], cfg.G))
     easy_worst, hard_best, forecasts = [], [], []
     start_view = sensors(np.zeros(FLOOR, dtype=bool), 0)
     for s in seeds:
@@ -388,7 +385,7 @@ def narrative_claims(cfg, tr: Trained, summary: dict, walk: dict, e1_chart: dict
         easy_worst.append(min(x.reward for x in easy_runs))
         hard_best.append(max(x.reward for x in hard_runs))
         forecasts.append(float(start_view @ v_ppo))
-    row, titles["e3b"] = K.e3b_claim(seeds, easy_worst, hard_best, forecasts, C.BLIND_DRAWS)
+    row, titles["e3b"] = claims.e3b_claim(seeds, easy_worst, hard_best, forecasts, config.BLIND_DRAWS)
     rows.append(row)
     keyed = [{format(b, "03b"): float(t[b]) for b in range(8)} for t in grpo_tables]
     stacked = []
@@ -400,14 +397,14 @@ def narrative_claims(cfg, tr: Trained, summary: dict, walk: dict, e1_chart: dict
     scores = outcomes_many(np.array([*grpo_tables, *stacked]), test)[0].mean(axis=1)
     n = len(seeds)
     score_if_000 = [dict(own=scores[i], step=scores[n + 2 * i], leap=scores[n + 2 * i + 1]) for i in range(n)]
-    e5_rows, titles["e5"] = K.e5_claims(seeds, keyed, score_if_000)
+    e5_rows, titles["e5"] = claims.e5_claims(seeds, keyed, score_if_000)
     rows += e5_rows
     return rows, titles
 
 
-def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
+def run_study(cfg: config.LavaLeapConfig, store: Store) -> Study:
     """Run every experiment; returns the two JSON documents, the checks and what the charts draw."""
-    test = new_floors(np.random.default_rng(C.TEST_SEED), C.N_TEST)
+    test = new_floors(np.random.default_rng(config.TEST_SEED), config.N_TEST)
     summary = dict(
         config=dict(
             lr=cfg.lr,
@@ -418,14 +415,14 @@ def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
             eval_every=cfg.eval_every,
             lr_critic=cfg.lr_critic,
             seeds=cfg.seeds,
-            test_seed=C.TEST_SEED,
-            n_test_floors=C.N_TEST,
+            test_seed=config.TEST_SEED,
+            n_test_floors=config.N_TEST,
             adv_eps=ADV_EPS,
             std="population (ddof=0)",
         )
     )
     say("lava-leap: untrained baseline and the exact ceiling over all 256 deterministic policies")
-    sim_rng = np.random.default_rng(C.SIM_SEED)
+    sim_rng = np.random.default_rng(config.SIM_SEED)
     summary["untrained"], summary["ceiling"], best_table = baseline_and_ceiling(test, sim_rng)
     ceiling = summary["ceiling"]["score"]
 
@@ -440,14 +437,14 @@ def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
     )
     summary["final"] = finals_section(cfg, tr, updates, ceiling, test, sim_rng)
     summary["grpo_slow_seed"] = slow_seed_section(cfg, tr, updates)
-    summary["lr_sensitivity"] = U.lr_sensitivity(cfg, tr.by_lr, C.LR_SWEEP, ceiling)
+    summary["lr_sensitivity"] = uncertainty.lr_sensitivity(cfg, tr.by_lr, config.LR_SWEEP, ceiling)
     summary["clip_stats"] = clip_section(cfg, tr)
 
     say("lava-leap: showcase floor, walkthrough of one GRPO update, the critic's blind spot")
     first = cfg.seeds[0]
     W_grpo = tr.weights["grpo", first][0]
     summary["e1"], e1_chart = e1_section(W_grpo, best_table, cfg.rounds)
-    W_mid = tr.snaps["grpo", first][C.WALK_AT][0]
+    W_mid = tr.snaps["grpo", first][config.WALK_AT][0]
     summary["e3a"], walk, e3a_chart, e4_chart = walkthrough(cfg, W_mid, test)
     W_ppo, v_ppo = tr.weights["ppo", first]
     summary["e3b"], e3b_chart = e3b_section(
@@ -470,11 +467,13 @@ def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
     summary["test_floor_stats"] = floor_stats(test)
 
     finals = {a: [p["score"] for p in summary["final"][a]["per_seed"]] for a in ALGOS}
-    summary["comparisons"] = U.pairwise(finals, cfg.seeds, name=NAME.get)
+    summary["comparisons"] = uncertainty.pairwise(finals, cfg.seeds, name=NAME.get)
     say("lava-leap: the learning rates, chosen on the training seeds, compared on fresh validation seeds")
-    cands = U.candidates(cfg, C.LR_SWEEP)
-    chosen = U.choose(tr.by_lr, cands)
-    summary["lr_selection"] = U.lr_selection(cfg, tr.by_lr, cands, chosen, validate_lrs(cfg, store, chosen), ceiling)
+    cands = uncertainty.candidates(cfg, config.LR_SWEEP)
+    chosen = uncertainty.choose(tr.by_lr, cands)
+    summary["lr_selection"] = uncertainty.lr_selection(
+        cfg, tr.by_lr, cands, chosen, validate_lrs(cfg, store, chosen), ceiling
+    )
 
     say("lava-leap: the narrative's claims, checked over every seed")
     claim_rows, titles = narrative_claims(cfg, tr, summary, walk, e1_chart, test)
@@ -509,14 +508,14 @@ def run_study(cfg: C.LavaLeapConfig, store: Store) -> Study:
             curves=tr.curves["grpo"],
             seeds=cfg.seeds,
             slow=cfg.seeds.index(slow["seed"]),
-            window=C.PLATEAU,
+            window=config.PLATEAU,
             plateau=titles["slow_plateau"],
             title=titles["slow"],
         ),
         walk=dict(walk=walk, title=walk_title(walk)),
     )
     summary["chart_titles"] = {k: v["title"] for k, v in charts.items()}
-    floors = test + new_floors(np.random.default_rng(C.BLIND_SEED), C.BLIND_DRAWS) + [e1_chart["lava"]]
+    floors = test + new_floors(np.random.default_rng(config.BLIND_SEED), config.BLIND_DRAWS) + [e1_chart["lava"]]
     checks = evaluate_checks(summary, walk, floors, claim_rows)
     return Study(summary=summary, walkthrough=walk, checks=checks, charts=charts)
 

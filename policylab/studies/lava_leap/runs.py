@@ -20,19 +20,19 @@ from typing import Any
 import numpy as np
 
 from policylab.rollout.ensure import Planned
-from policylab.studies.lava_leap import config as C
+from policylab.studies.lava_leap import config
 from policylab.studies.lava_leap.floor import new_floors
 from policylab.studies.lava_leap.learners import train
 
 STUDY = "lava_leap"
-SNAPSHOTS = (10, C.WALK_AT)  # the slow-seed analysis reads update 10; the walkthrough WALK_AT
+SNAPSHOTS = (10, config.WALK_AT)  # the slow-seed analysis reads update 10; the walkthrough WALK_AT
 
 
-def planned(cfg: C.LavaLeapConfig, algo: str, seed: int, **override) -> Planned:
+def planned(cfg: config.LavaLeapConfig, algo: str, seed: int, **override) -> Planned:
     kwargs = cfg.train_kwargs(**override)
     return Planned(
         study=STUDY,
-        world={"env": "lava_leap", "seed": int(seed), "test_floors": {"seed": C.TEST_SEED, "n": C.N_TEST}},
+        world={"env": "lava_leap", "seed": int(seed), "test_floors": {"seed": config.TEST_SEED, "n": config.N_TEST}},
         policy={"name": algo, "params": {"init": "zeros"}},
         protocol={**kwargs, "snapshots": list(SNAPSHOTS)},
         detail=(algo, int(seed), kwargs),
@@ -41,7 +41,7 @@ def planned(cfg: C.LavaLeapConfig, algo: str, seed: int, **override) -> Planned:
 
 @lru_cache(maxsize=1)
 def _test_floors():
-    return new_floors(np.random.default_rng(C.TEST_SEED), C.N_TEST)
+    return new_floors(np.random.default_rng(config.TEST_SEED), config.N_TEST)
 
 
 def run_unit(work: tuple[str, int, dict]) -> list[tuple[dict, dict]]:

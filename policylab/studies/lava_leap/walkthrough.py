@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from policylab.studies.lava_leap import config as C
+from policylab.studies.lava_leap import config
 from policylab.studies.lava_leap.agent import leap_table, pattern_str, play, policy
 from policylab.studies.lava_leap.exact import evaluate
 from policylab.studies.lava_leap.floor import EXIT, floor_info, new_floor
@@ -20,8 +20,8 @@ from policylab.studies.lava_leap.records import rnd, rnd_list, rounded, run_info
 
 def walkthrough(cfg, W_mid, test):
     """Returns (summary['e3a'], walkthrough.json, e3a chart args, e4 chart args)."""
-    lava = new_floor(np.random.default_rng(C.WALK_SEED))
-    rng = np.random.default_rng([C.WALK_SEED, 0])
+    lava = new_floor(np.random.default_rng(config.WALK_SEED))
+    rng = np.random.default_rng([config.WALK_SEED, 0])
     group = [play(W_mid, lava, rng) for _ in range(cfg.G)]
     r = np.array([run.reward for run in group])
     adv = group_advantage(r)
@@ -29,8 +29,8 @@ def walkthrough(cfg, W_mid, test):
     all_died = bool(all(x.reward < 1 for x in group))
     e3a = dict(
         floor=floor_info(lava),
-        floor_seed=C.WALK_SEED,
-        policy_updates=C.WALK_AT,
+        floor_seed=config.WALK_SEED,
+        policy_updates=config.WALK_AT,
         rewards=rnd_list(r),
         advantages=rnd_list(adv),
         mean=rnd(r.mean()),
@@ -100,12 +100,12 @@ def walkthrough(cfg, W_mid, test):
     far = np.argsort(-np.abs(np.log(trace[-1]["rho"])), kind="stable")[:4]
     walk = dict(
         policy=dict(
-            source=f"GRPO seed {cfg.seeds[0]} after {C.WALK_AT} updates",
+            source=f"GRPO seed {cfg.seeds[0]} after {config.WALK_AT} updates",
             W=rounded(W_mid, 4),
             leap_table=rnd_list(leap_table(W_mid)),
             test_score=rnd(evaluate(W_mid, test)[0]),
         ),
-        floor=dict(floor_info(lava), seed=C.WALK_SEED),
+        floor=dict(floor_info(lava), seed=config.WALK_SEED),
         runs=[run_info(x, a) for x, a in zip(group, adv)],
         group=dict(
             mean=rnd(r.mean()),
@@ -171,8 +171,8 @@ def walkthrough(cfg, W_mid, test):
 def replay_group(cfg, W_mid) -> tuple[bool, int]:
     """The walkthrough's setup for any policy: G plays of the walkthrough floor with its generator and
     one traced GRPO update; returns (every run fell, clipped step-passes over all passes)."""
-    lava = new_floor(np.random.default_rng(C.WALK_SEED))
-    rng = np.random.default_rng([C.WALK_SEED, 0])
+    lava = new_floor(np.random.default_rng(config.WALK_SEED))
+    rng = np.random.default_rng([config.WALK_SEED, 0])
     group = [play(W_mid, lava, rng) for _ in range(cfg.G)]
     trace: list[dict] = []
     grpo_update(W_mid, group, trace=trace, lr=cfg.lr, eps=cfg.eps, passes=cfg.passes)

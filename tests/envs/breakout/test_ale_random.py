@@ -7,12 +7,12 @@ import numba
 import numpy as np
 import pytest
 
-from benchmarks import ale_random_agreement as C
-from policylab.envs.breakout import ale_random as R
+from benchmarks import ale_random_agreement
+from policylab.envs.breakout import ale_random
 from policylab.envs.breakout.ale import AleBreakout, Protocol
 from policylab.envs.breakout.contract import LEFT, NOOP, RIGHT, F
 from policylab.envs.breakout.params import load_preset
-from policylab.envs.breakout.physics import kernel as K
+from policylab.envs.breakout.physics import kernel as physics_kernel
 from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.errors import BadInput
 from policylab.rollout.seeds import named_range
@@ -25,7 +25,7 @@ SEEDS = named_range("breakout", "eval").first(2) + named_range("breakout", "vali
 def _outputs(mt, n):
     out = np.empty(n, dtype=np.uint64)
     for k in range(n):
-        out[k] = R.mt_next(mt, 0)
+        out[k] = ale_random.mt_next(mt, 0)
     return out
 
 
@@ -33,8 +33,8 @@ def _outputs(mt, n):
 def test_the_stream_is_mt19937_seeded_as_init_genrand(seed):
     """numpy's legacy RandomState seeds MT19937 with init_genrand(seed) for a 32-bit seed, as std::mt19937 does;
     a full-range uint32 randint is its raw output. 2000 outputs cross three twists; seeds wrap mod 2**32."""
-    mt, buf = R.new_state(1)
-    R.seed_all(mt, buf, np.array([seed], dtype=np.int64))
+    mt, buf = ale_random.new_state(1)
+    ale_random.seed_all(mt, buf, np.array([seed], dtype=np.int64))
     want = np.random.RandomState(seed % 2**32).randint(0, 2**32, size=2000, dtype=np.uint32)
     assert np.array_equal(_outputs(mt, 2000), want)
 
@@ -43,16 +43,19 @@ def test_the_stream_is_mt19937_seeded_as_init_genrand(seed):
 def test_ale_repeats_exactly_the_frames_the_stream_predicts(seed):
     """ALE at frameskip 1 with sticky 0.25, RAM after every frame, against a fresh sticky-0 ALE fed the
     actions the stream says ALE applied; a prediction from the next seed's stream must fail."""
-    got = C.first_mismatch(seed, 1, 3000, STICKY)
+    got = ale_random_agreement.first_mismatch(seed, 1, 3000, STICKY)
     assert got["first_mismatch_step"] is None
     assert got["frames"] >= 1500 and got["repeats_that_changed_the_action"] >= 100  # a long game, many decisions
-    assert C.first_mismatch(seed, 1, 3000, STICKY, stream_seed=seed + 1)["first_mismatch_step"] is not None
+    assert (
+        ale_random_agreement.first_mismatch(seed, 1, 3000, STICKY, stream_seed=seed + 1)["first_mismatch_step"]
+        is not None
+    )
 
 
 def test_frameskip_4_draws_each_frame_of_an_agent_step():
     """The default protocol: frameskip 4 with sticky 0.25 equals frameskip 1, sticky 0, with the stream's
     per-frame actions (each agent step's action asked for on its 4 frames), RAM at every agent step."""
-    got = C.first_mismatch(SEEDS[1], 4, 750, STICKY)
+    got = ale_random_agreement.first_mismatch(SEEDS[1], 4, 750, STICKY)
     assert got["first_mismatch_step"] is None and got["steps"] >= 400
 
 
@@ -67,7 +70,7 @@ def _intended(seed: int, n_frames: int) -> np.ndarray:
 def _by_steps(mt, buf, prob, n, steps):
     out = np.empty(steps * n, dtype=np.bool_)
     for t in range(steps):
-        bits = R.step_repeats(mt, buf, 0, prob, n)
+        bits = ale_random.step_repeats(mt, buf, 0, prob, n)
         for f in range(n):
             out[t * n + f] = (bits >> np.uint64(f)) & np.uint64(1)
     return out
@@ -77,19 +80,19 @@ def _by_steps(mt, buf, prob, n, steps):
 def test_decisions_drawn_a_step_at_a_time_are_the_frames_decisions(n):
     """`step_repeats` (one agent step of n frames, as the shadow kernel draws) gives the per-frame decisions in order,
     across refills (63 // n * n frames each) and twists (every 312 frames)."""
-    mt, buf = R.new_state(1)
-    R.seed_all(mt, buf, np.array([SEEDS[0]], dtype=np.int64))
+    mt, buf = ale_random.new_state(1)
+    ale_random.seed_all(mt, buf, np.array([SEEDS[0]], dtype=np.int64))
     steps = 2000 // n
-    assert np.array_equal(_by_steps(mt, buf, STICKY, n, steps), R.sticky_repeats(SEEDS[0], steps * n, STICKY))
+    assert np.array_equal(_by_steps(mt, buf, STICKY, n, steps), ale_random.sticky_repeats(SEEDS[0], steps * n, STICKY))
 
 
 def test_the_stream_is_drawn_even_without_sticky_actions():
     """ALE draws two outputs per frame whatever the probability: at 0 nothing repeats, at 1 nothing but NOOP."""
-    assert not R.sticky_repeats(SEEDS[0], 1000, 0.0).any()
-    assert (R.applied_actions(SEEDS[0], np.full(100, LEFT), 0.999999) == NOOP).mean() > 0.99
-    rep = R.sticky_repeats(SEEDS[0], 100_000, STICKY)
+    assert not ale_random.sticky_repeats(SEEDS[0], 1000, 0.0).any()
+    assert (ale_random.applied_actions(SEEDS[0], np.full(100, LEFT), 0.999999) == NOOP).mean() > 0.99
+    rep = ale_random.sticky_repeats(SEEDS[0], 100_000, STICKY)
     assert abs(rep.mean() - STICKY) < 0.01
-    assert np.array_equal(rep[:10], R.sticky_repeats(SEEDS[0], 10, STICKY))
+    assert np.array_equal(rep[:10], ale_random.sticky_repeats(SEEDS[0], 10, STICKY))
 
 
 @pytest.mark.parametrize("frameskip", [1, 4])
@@ -105,10 +108,10 @@ def test_the_shadow_applies_the_frames_ale_applies(frameskip):
     last = []
     for t in range(steps):
         env.step(asked[t])
-        last.append(env._I[:, K.LAST_ACT].copy())
+        last.append(env._I[:, physics_kernel.LAST_ACT].copy())
     last = np.array(last)
     for j, s in enumerate(seeds):
-        applied = R.applied_actions(int(s), np.repeat(asked[:, j], frameskip), STICKY)
+        applied = ale_random.applied_actions(int(s), np.repeat(asked[:, j], frameskip), STICKY)
         alive = env.steps[j]  # frames after game over are not played
         assert np.array_equal(last[:alive, j], applied[frameskip - 1 :: frameskip][:alive])
     alone = ShadowBreakout(1, params, seeds=seeds[-1:])

@@ -17,7 +17,7 @@ from policylab.learning.learner import CHECKPOINT
 from policylab.learning.network import GaussianActorCritic
 from policylab.report.browser import chromium_path, render_check
 from policylab.rollout.seeds import named_range
-from policylab.studies.boundary.learn import worlds as W
+from policylab.studies.boundary.learn import worlds
 from policylab.studies.boundary.learn.run import learn
 from policylab.studies.boundary.requests import LearnRequest
 
@@ -38,7 +38,7 @@ def seeds_from(start: int = 0):
     return lambda k: np.array([next(it) for _ in range(k)])
 
 
-def go1(recipe=W.RECIPES["go1_v2"]):
+def go1(recipe=worlds.RECIPES["go1_v2"]):
     return commanded_robot(robot("go1_imu"), list(recipe.command))
 
 
@@ -68,7 +68,7 @@ def test_the_actor_ignores_the_privileged_inputs():
 
 def test_standing_pays_and_a_fall_ends_the_episode_without_pay():
     rob = go1()
-    w = W.TrainingWorlds(rob, W.RECIPES["go1_v2"], 4, seeds_from())
+    w = worlds.TrainingWorlds(rob, worlds.RECIPES["go1_v2"], 4, seeds_from())
     obs = w.observe()
     for _ in range(10):
         obs, rew, fell, trunc = w.step(np.zeros((4, 12)))
@@ -82,8 +82,8 @@ def test_standing_pays_and_a_fall_ends_the_episode_without_pay():
 
 def test_reset_draws_friction_and_state_from_the_episode_seed():
     rob = go1()
-    a = W.TrainingWorlds(rob, W.RECIPES["go1_v2"], 3, seeds_from(100))
-    b = W.TrainingWorlds(rob, W.RECIPES["go1_v2"], 1, seeds_from(101))
+    a = worlds.TrainingWorlds(rob, worlds.RECIPES["go1_v2"], 3, seeds_from(100))
+    b = worlds.TrainingWorlds(rob, worlds.RECIPES["go1_v2"], 1, seeds_from(101))
     assert a.seed[1] == b.seed[0] == 101
     assert a.mu[1] == b.mu[0] and 0.4 <= a.mu[1] <= 1.0
     assert np.array_equal(a.qpos[1], b.qpos[0])
@@ -92,9 +92,9 @@ def test_reset_draws_friction_and_state_from_the_episode_seed():
 
 
 def test_push_recipe_pushes_sideways_for_its_duration():
-    recipe = W.RECIPES["go1_v3"]
+    recipe = worlds.RECIPES["go1_v3"]
     rob = go1(recipe)
-    w = W.TrainingWorlds(rob, recipe, 2, seeds_from())
+    w = worlds.TrainingWorlds(rob, recipe, 2, seeds_from())
     start, end, mag = w.push_at.copy(), w.push_end.copy(), w.push_mag.copy()
     assert ((end - start) == round(recipe.push_s / rob.control_dt)).all()
     assert (mag <= recipe.push_bw[1] * rob.body_weight_n()).all()
@@ -114,10 +114,10 @@ def test_push_recipe_pushes_sideways_for_its_duration():
 
 
 def test_joystick_recipe_draws_each_worlds_command_from_its_episode_and_shows_it():
-    recipe = dataclasses.replace(W.RECIPES["go1_v4"], anchor_ramp=0.0, anchor_end=0.0)
+    recipe = dataclasses.replace(worlds.RECIPES["go1_v4"], anchor_ramp=0.0, anchor_end=0.0)
     rob = go1(recipe)
-    a = W.TrainingWorlds(rob, recipe, 3, seeds_from(200))
-    b = W.TrainingWorlds(rob, recipe, 1, seeds_from(202))
+    a = worlds.TrainingWorlds(rob, recipe, 3, seeds_from(200))
+    b = worlds.TrainingWorlds(rob, recipe, 1, seeds_from(202))
     assert np.array_equal(a.cmd[2], b.cmd[0]) and len({tuple(c) for c in a.cmd}) == 3
     assert (np.abs(a.cmd) <= np.asarray(recipe.command_amp)).all()
     assert np.array_equal(a.observe()[:, -3:], a.cmd)
@@ -132,19 +132,24 @@ def test_joystick_recipe_draws_each_worlds_command_from_its_episode_and_shows_it
 
 
 def test_the_push_curriculum_ramps_the_range_and_old_recipes_record_as_they_did():
-    v4 = W.RECIPES["go1_v4"]
+    v4 = worlds.RECIPES["go1_v4"]
     assert v4.push_scale(0.0) == 0.0 and v4.push_scale(v4.push_ramp / 2) == 0.5 and v4.push_scale(0.9) == 1.0
-    assert W.RECIPES["go1_v3"].push_scale(0.0) == 1.0
+    assert worlds.RECIPES["go1_v3"].push_scale(0.0) == 1.0
     assert v4.anchor(0.0) == 1.0 and v4.anchor(v4.anchor_ramp) == pytest.approx(v4.anchor_end) == v4.anchor(1.0)
-    assert (W.TrainingWorlds(go1(v4), v4, 4, seeds_from()).cmd == v4.command).all()  # the first draws: anchored
+    assert (worlds.TrainingWorlds(go1(v4), v4, 4, seeds_from()).cmd == v4.command).all()  # the first draws: anchored
     rob = go1(v4)
-    w = W.TrainingWorlds(rob, v4, 8, seeds_from())
+    w = worlds.TrainingWorlds(rob, v4, 8, seeds_from())
     assert (w.push_mag == 0).all()  # a run's first episodes: the ramp starts at no push
     from policylab.studies.boundary.checkpoint import committed_record
 
     for name in ("go1_v2", "go1_v3"):
-        assert json.loads(json.dumps(W.recorded(W.RECIPES[name]))) == committed_record(name)["config"]["recipe_values"]
-    assert W.recorded(v4)["command_amp"] == v4.command_amp and "push_ramp" not in W.recorded(W.RECIPES["go1_v3"])
+        assert (
+            json.loads(json.dumps(worlds.recorded(worlds.RECIPES[name])))
+            == committed_record(name)["config"]["recipe_values"]
+        )
+    assert worlds.recorded(v4)["command_amp"] == v4.command_amp and "push_ramp" not in worlds.recorded(
+        worlds.RECIPES["go1_v3"]
+    )
 
 
 @pytest.mark.parametrize("recipe", ["go1_v2", "go1_v4"])

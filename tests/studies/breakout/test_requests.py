@@ -12,11 +12,17 @@ from pathlib import Path
 import pytest
 
 from policylab.cli import invoke
-from policylab.studies.breakout import requests as R
-from policylab.studies.breakout import sizes
+from policylab.studies.breakout import requests, sizes
 
-MODELS = [R.EvalRequest, R.AuditRequest, R.TrainRequest, R.TraceRequest, R.CalibrateRequest, R.DemoRequest]
-SHADOW_MODELS = [R.EvalRequest, R.AuditRequest, R.TrainRequest]
+MODELS = [
+    requests.EvalRequest,
+    requests.AuditRequest,
+    requests.TrainRequest,
+    requests.TraceRequest,
+    requests.CalibrateRequest,
+    requests.DemoRequest,
+]
+SHADOW_MODELS = [requests.EvalRequest, requests.AuditRequest, requests.TrainRequest]
 EVAL = ["breakout", "eval", "--env", "ale", "--policy", "breakout_policy_v3", "--episodes", "2"]
 AUDIT = ["breakout", "audit", "--policy", "breakout_policy_v3"]
 
@@ -45,7 +51,7 @@ def test_every_number_has_a_lower_and_an_upper_bound(model):
 def test_the_policy_choice_is_the_policy_registry():
     from policylab.policies.breakout import POLICIES
 
-    assert set(typing.get_args(R.PolicyName)) == set(POLICIES)
+    assert set(typing.get_args(requests.PolicyName)) == set(POLICIES)
 
 
 @pytest.mark.parametrize("model", SHADOW_MODELS, ids=lambda m: m.__name__)
@@ -53,11 +59,11 @@ def test_the_exact_preset_is_the_default_and_the_help_names_every_preset(model):
     from policylab.envs.breakout.params import preset_names
 
     info = model.model_fields["preset"]
-    assert info.default == R.DEFAULT_PRESET == "ale-exact"
+    assert info.default == requests.DEFAULT_PRESET == "ale-exact"
     for name in preset_names():
         assert name in info.description
     assert ".json" in info.description
-    assert R.DemoRequest(out=Path("x")).train_request().preset == "ale-exact"
+    assert requests.DemoRequest(out=Path("x")).train_request().preset == "ale-exact"
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
@@ -222,7 +228,13 @@ BAD = [
 
 @pytest.mark.parametrize(
     "model",
-    [R.EvalRequest, R.AuditRequest, R.TransferRequest, R.TrainRequest, R.LearnRequest],
+    [
+        requests.EvalRequest,
+        requests.AuditRequest,
+        requests.TransferRequest,
+        requests.TrainRequest,
+        requests.LearnRequest,
+    ],
     ids=lambda m: m.__name__,
 )
 def test_protocol_v5_is_ales_standard_protocol_and_none_the_studys(model):
@@ -261,11 +273,11 @@ def test_a_run_the_machine_cannot_hold_is_refused_up_front(tmp_path, capsys):
     assert code == 2, stderr
     assert stderr.startswith("policylab: error: episodes/max_steps/candidates: this run writes about")
     assert not out.exists()
-    memory, disk = R.EvalRequest(
+    memory, disk = requests.EvalRequest(
         env="ale", policy="breakout_policy_v3", episodes=100_000, max_steps=27_000, out=out
     ).needs()
     assert disk > 100_000 * 27_000 * sizes.STORED_STEP_BYTES["ale"]  # ALE episodes as stored, alone
-    small = R.EvalRequest(env="ale", policy="breakout_policy_v3", episodes=20, out=out).needs()
+    small = requests.EvalRequest(env="ale", policy="breakout_policy_v3", episodes=20, out=out).needs()
     assert small[1] < 20 * 2**20 and small[0] < 2**30
 
 
@@ -276,7 +288,7 @@ def _bytes_under(folder: Path) -> int:
 def test_the_disk_estimate_is_within_2x_of_what_the_store_takes(tmp_path, capsys):
     """Measured on a real eval: the estimate counts episodes as the store writes them (deflated), not
     their arrays in memory (which overstated a run's disk about 8x)."""
-    estimate = R.EvalRequest(
+    estimate = requests.EvalRequest(
         env="ale", policy="breakout_policy_v3", episodes=8, max_steps=400, out=tmp_path / "out"
     ).needs()[1]
     code, _, stderr = run(capsys, *EVAL[:-1], "8", "--max-steps", "400", "--out", tmp_path / "out")
@@ -286,11 +298,13 @@ def test_the_disk_estimate_is_within_2x_of_what_the_store_takes(tmp_path, capsys
 
 
 def test_needs_grow_with_every_stage_of_train(tmp_path):
-    base = R.TrainRequest(out=tmp_path)
-    screened = R.TrainRequest(out=tmp_path, screen_top=8)
-    ale = R.TrainRequest(out=tmp_path, search_env="ale")
+    base = requests.TrainRequest(out=tmp_path)
+    screened = requests.TrainRequest(out=tmp_path, screen_top=8)
+    ale = requests.TrainRequest(out=tmp_path, search_env="ale")
     assert base.needs()[1] < screened.needs()[1] < ale.needs()[1]
-    assert R.DemoRequest(out=tmp_path).needs() == R.TrainRequest(out=tmp_path, executor="processes").needs()
+    assert (
+        requests.DemoRequest(out=tmp_path).needs() == requests.TrainRequest(out=tmp_path, executor="processes").needs()
+    )
 
 
 def test_an_out_folder_holding_another_config_is_left_as_it_was(tmp_path, capsys):

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from policylab.studies.lava_leap import EXIT, all_deterministic_policies, evaluate, exact_outcomes
-from policylab.studies.lava_leap import config as C
+from policylab.studies.lava_leap import EXIT, all_deterministic_policies, config, evaluate, exact_outcomes
 from policylab.studies.lava_leap.exact import deterministic_tables, outcomes_many
 from policylab.studies.lava_leap.floor import new_floors
 from policylab.studies.lava_leap.simulate import simulate
@@ -95,7 +94,7 @@ def test_no_stochastic_table_beats_the_deterministic_ceiling():
     """The intervals are clipped to [0, ceiling] (uncertainty.py), which is sound only if no leap
     table at all scores above the best of the 256 deterministic ones on the test floors: random
     tables in (0, 1)^8, tables near each tied-best one, and local optimisation from random starts."""
-    floors = np.array(new_floors(np.random.default_rng(C.TEST_SEED), C.N_TEST))
+    floors = np.array(new_floors(np.random.default_rng(config.TEST_SEED), config.N_TEST))
     scores, _ = all_deterministic_policies(floors)
     ceiling = scores.max()
     rng = np.random.default_rng(0)

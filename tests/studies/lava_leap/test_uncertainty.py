@@ -11,7 +11,7 @@ import pytest
 
 from policylab.rollout.seeds import named_range
 from policylab.stats import paired_t, seeds_for_power, t_interval
-from policylab.studies.lava_leap import uncertainty as U
+from policylab.studies.lava_leap import uncertainty
 from tests.support.lava_run_cache import cli, full_run, load
 
 
@@ -114,10 +114,10 @@ def test_interval_is_clipped_to_the_range_the_quantity_takes():
     ceiling, the reported one stops there; a tight one is left as it is."""
     collapsed = [0.571, 0.568, 0.31, 0.573, 0.570]
     assert hand_interval(collapsed)[2] > 0.581
-    assert U.interval(collapsed, (0.0, 0.581))["ci95"][1] == 0.581
+    assert uncertainty.interval(collapsed, (0.0, 0.581))["ci95"][1] == 0.581
     tight = [0.556, 0.56, 0.562, 0.566, 0.561]
-    assert U.interval(tight, (0.0, 0.581))["ci95"] == [round(x, 6) for x in hand_interval(tight)[1:]]
-    assert U.interval([0.02, 0.9, 0.01], (0.0, 1.0))["ci95"][0] == 0.0
+    assert uncertainty.interval(tight, (0.0, 0.581))["ci95"] == [round(x, 6) for x in hand_interval(tight)[1:]]
+    assert uncertainty.interval([0.02, 0.9, 0.01], (0.0, 1.0))["ci95"][0] == 0.0
 
 
 # -- the run's numbers -------------------------------------------------------------------------------------

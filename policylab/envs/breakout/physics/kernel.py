@@ -21,7 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from policylab.envs.breakout import ale_random as R
+from policylab.envs.breakout import ale_random
 
 _DISARMED = 1 << 30  # COOLDOWN while bricks wait for a paddle or ceiling bounce (brick_rearm_on_bounce)
 
@@ -112,7 +112,7 @@ def reset_kernel(p, F, I, bricks, rng, mt, seeds, obs):
     init = seed_states(seeds)
     for i in range(F.shape[0]):
         if p.rng_ale:  # a fresh ALE emulator seeded with the env's seed; its reset draws nothing
-            R.mt_seed(mt, rng, i, seeds[i])
+            ale_random.mt_seed(mt, rng, i, seeds[i])
         else:
             rng[i] = init[i]
         for k in range(NF):
@@ -443,7 +443,7 @@ def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_
         a = actions[i]
         r = 0
         if ale_rng:  # ALE draws every frame's decision, sticky or not, game over or not
-            repeats = R.step_repeats(mt, rng, i, sticky, frameskip)
+            repeats = ale_random.step_repeats(mt, rng, i, sticky, frameskip)
         for _f in range(frameskip):
             act = a
             if ale_rng:

@@ -31,10 +31,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from policylab.envs.breakout import ale_random as R
+from policylab.envs.breakout import ale_random
 from policylab.envs.breakout.ale_errors import AleRuntimeError
 from policylab.envs.breakout.compile_notice import first_call
-from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.rom import kernel as rom_kernel
 from policylab.envs.breakout.rom.render import GRAY, PALETTE, draw, rom_bytes
 
 ACTION_NAMES = (
@@ -87,7 +87,7 @@ N_COUNTERS = 6
 def paddle_step(strength: float) -> int:
     """ALE's resistance step for a paddle strength: the float product of its step (23,000) and |strength|,
     truncated to an int."""
-    return int(np.float32(EK.PADDLE_DELTA) * np.float32(abs(strength)))
+    return int(np.float32(rom_kernel.PADDLE_DELTA) * np.float32(abs(strength)))
 
 
 @numba.njit(cache=True, inline="always")
@@ -97,12 +97,12 @@ def applied_frame(m, pot, action, step):
     as the action presses it. Returns the new resistance and the change of ALE's score."""
     move = PADDLE_MOVE[action]
     if move < 0:
-        pot = max(EK.PADDLE_MIN, pot - step)
+        pot = max(rom_kernel.PADDLE_MIN, pot - step)
     elif move > 0:
-        pot = min(EK.PADDLE_MAX, pot + step)
-    before = EK.ale_score(m)
-    m[EK.FLAGS] |= EK.frame(m, pot, PRESSES_FIRE[action])
-    return pot, EK.ale_score(m) - before
+        pot = min(rom_kernel.PADDLE_MAX, pot + step)
+    before = rom_kernel.ale_score(m)
+    m[rom_kernel.FLAGS] |= rom_kernel.frame(m, pot, PRESSES_FIRE[action])
+    return pot, rom_kernel.ale_score(m) - before
 
 
 @numba.njit(cache=True)
@@ -111,7 +111,7 @@ def act_frames(m, st, mt, buf, action, step, n, prob, max_frames):
     counters `st`; returns the reward (the change of ALE's Breakout score over the frames emulated)."""
     reward = 0
     for _ in range(n):
-        if not R.frame_repeats(mt, buf, 0, prob):
+        if not ale_random.frame_repeats(mt, buf, 0, prob):
             st[LAST] = action
             st[STEP] = step
         if st[OVER] or (max_frames > 0 and st[EPISODE_FRAMES] >= max_frames):
@@ -120,7 +120,7 @@ def act_frames(m, st, mt, buf, action, step, n, prob, max_frames):
         reward += r
         st[EPISODE_FRAMES] += 1
         st[FRAMES] += 1
-        if m[EK.RAM_LIVES] == 0:
+        if m[rom_kernel.RAM_LIVES] == 0:
             st[OVER] = 1
     return reward
 
@@ -186,18 +186,18 @@ class RomALEState:
 
     @classmethod
     def _parse(cls, data: bytes) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
-        head, n_row, n_ctr = len(cls._MAGIC), EK.NI * 8, N_COUNTERS * 8
-        n_rng = R.ROW * 4 + 8
+        head, n_row, n_ctr = len(cls._MAGIC), rom_kernel.NI * 8, N_COUNTERS * 8
+        n_rng = ale_random.ROW * 4 + 8
         if not data.startswith(cls._MAGIC) or len(data) not in (head + n_row + n_ctr, head + n_row + n_ctr + n_rng):
             raise AleRuntimeError("state", "not the bytes of a policylab Breakout state (RomALEState.serialize)")
-        row = np.frombuffer(data, "<i8", EK.NI, head).astype(np.int64)
+        row = np.frombuffer(data, "<i8", rom_kernel.NI, head).astype(np.int64)
         counters = np.frombuffer(data, "<i8", N_COUNTERS, head + n_row).astype(np.int64)
         rng = None
         if len(data) > head + n_row + n_ctr:
             at = head + n_row + n_ctr
             rng = (
-                np.frombuffer(data, "<u4", R.ROW, at).astype(np.uint32).reshape(1, R.ROW),
-                np.frombuffer(data, "<u8", 1, at + R.ROW * 4).astype(np.uint64),
+                np.frombuffer(data, "<u4", ale_random.ROW, at).astype(np.uint32).reshape(1, ale_random.ROW),
+                np.frombuffer(data, "<u8", 1, at + ale_random.ROW * 4).astype(np.uint64),
             )
         return row, counters, rng
 
@@ -254,9 +254,9 @@ class RomALEInterface:
             "frame_skip": 1,
             "repeat_action_probability": float(repeat_action_probability),
         }
-        self._rows = np.zeros((1, EK.NI), dtype=np.int64)
+        self._rows = np.zeros((1, rom_kernel.NI), dtype=np.int64)
         self._st = np.zeros(N_COUNTERS, dtype=np.int64)
-        self._mt, self._buf = R.new_state(1)
+        self._mt, self._buf = ale_random.new_state(1)
         self._colours = np.zeros((210, 160), dtype=np.uint8)
         self._drawn = False
         self._screen_row: np.ndarray | None = None  # the row the screen is drawn from when not the current one
@@ -272,7 +272,7 @@ class RomALEInterface:
             self._mt,
             self._buf,
             0,
-            EK.PADDLE_DELTA,
+            rom_kernel.PADDLE_DELTA,
             0,
             self.repeat_action_probability,
             self.max_num_frames_per_episode,
@@ -302,18 +302,18 @@ class RomALEInterface:
         self.repeat_action_probability = float(s["repeat_action_probability"])
         self.max_num_frames_per_episode = int(s["max_num_frames_per_episode"])
         self.frame_skip = int(s["frame_skip"])
-        R.seed_all(self._mt, self._buf, np.array([int(s["random_seed"]) % 2**32], dtype=np.int64))
+        ale_random.seed_all(self._mt, self._buf, np.array([int(s["random_seed"]) % 2**32], dtype=np.int64))
         self._st[FRAMES] = 0
         self.reset_game()
 
     def reset_game(self) -> None:
         row = self._row
         row[:] = 0
-        row[: EK.RAM_N] = EK.RESET_RAM
-        row[EK.SHOWN] = EK.drawn_with(row)
-        self._st[POT] = EK.PADDLE_DEFAULT
+        row[: rom_kernel.RAM_N] = rom_kernel.RESET_RAM
+        row[rom_kernel.SHOWN] = rom_kernel.drawn_with(row)
+        self._st[POT] = rom_kernel.PADDLE_DEFAULT
         self._st[LAST] = 0
-        self._st[STEP] = EK.PADDLE_DELTA
+        self._st[STEP] = rom_kernel.PADDLE_DELTA
         self._st[EPISODE_FRAMES] = 0
         self._st[OVER] = 0
         self._emulated()
@@ -339,7 +339,7 @@ class RomALEInterface:
 
     # --- what wrappers read
     def lives(self) -> int:
-        return int(self._row[EK.RAM_LIVES])
+        return int(self._row[rom_kernel.RAM_LIVES])
 
     def game_over(self, with_truncation: bool = True) -> bool:
         return bool(self._st[OVER]) or (with_truncation and self.game_truncated())
@@ -406,18 +406,18 @@ class RomALEInterface:
         self._settings[key] = float(value)
 
     def getRAMSize(self) -> int:
-        return EK.RAM_N
+        return rom_kernel.RAM_N
 
     def getScreenDims(self) -> tuple[int, int]:
         return 210, 160
 
     def getRAM(self, out: np.ndarray | None = None) -> np.ndarray:
-        return self._into(out, self._row[: EK.RAM_N].astype(np.uint8))
+        return self._into(out, self._row[: rom_kernel.RAM_N].astype(np.uint8))
 
     def setRAM(self, index: int, value: int) -> None:
         """ALE's `setRAM`: one byte of the RAM; the screen stays the last emulated frame."""
-        if not 0 <= int(index) < EK.RAM_N:
-            raise AleRuntimeError("index", f"setRAM index out of bounds: {index} (0-{EK.RAM_N - 1})")
+        if not 0 <= int(index) < rom_kernel.RAM_N:
+            raise AleRuntimeError("index", f"setRAM index out of bounds: {index} (0-{rom_kernel.RAM_N - 1})")
         if not 0 <= int(value) <= 255:
             raise AleRuntimeError("value", f"a RAM byte is 0-255, got {value}")
         self._keep_screen()

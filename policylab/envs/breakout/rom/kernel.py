@@ -36,7 +36,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from policylab.envs.breakout import ale_random as R
+from policylab.envs.breakout import ale_random
 
 # --- ALE 0.12.1 paddle (ale_state.hpp): resistance limits, default and per-frame step
 PADDLE_MIN, PADDLE_MAX, PADDLE_DELTA = 27450, 790196, 23000
@@ -694,7 +694,7 @@ def reset_kernel(p, F, I, bricks, rng, mt, seeds, obs):
     """A fresh ALE emulator per env after `reset_game`: the reset RAM, the paddle at ALE's default
     resistance, NOOP as the previous action, ALE's MT19937 seeded with the env's seed."""
     for i in range(I.shape[0]):
-        R.mt_seed(mt, rng, i, seeds[i])
+        ale_random.mt_seed(mt, rng, i, seeds[i])
         for k in range(RAM_N):
             I[i, k] = RESET_RAM[k]
         I[i, POT] = PADDLE_DEFAULT
@@ -738,7 +738,7 @@ def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_
         pot = I[i, POT]
         last = I[i, LAST_ACT]
         before = I[i, SCORE]
-        repeats = R.step_repeats(mt, rng, i, sticky, frameskip)
+        repeats = ale_random.step_repeats(mt, rng, i, sticky, frameskip)
         for f in range(frameskip):
             if not (repeats >> np.uint64(f)) & np.uint64(1):
                 last = a

@@ -31,7 +31,7 @@ from functools import lru_cache
 import numba
 import numpy as np
 
-from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.rom import kernel as rom_kernel
 
 # ALE 0.12.1's NTSC palette (src/ale/common/Palettes.hpp), the RGB of each even colour byte
 _NTSC = bytes.fromhex(
@@ -105,18 +105,18 @@ def lower_up(shown):
     """1 when the frame's lower field, walls' foot and overscan were drawn a line higher: RAM 62 was 0 when it was
     drawn (`rom.kernel.POT_LOWER_EARLY`: the lower field's first WSYNC is skipped; only attract mode gets there,
     where no ball is in play)."""
-    return 1 if EK.drawn_ram_colour(shown, 2) == 0 else 0
+    return 1 if rom_kernel.drawn_ram_colour(shown, 2) == 0 else 0
 
 
 @numba.njit(cache=True, inline="always")
 def ball_colour(shown, r):
     """The ball's colour on row r: the playfield colour of its row (the wall's above the bricks, a brick row's),
     then COLUP0."""
-    if r < EK.BRICK_TOP:
-        return EK.drawn_colour(shown, 0)
-    if r < EK.BRICK_TOP + 6 * EK.BRICK_H:
-        return EK.drawn_colour(shown, 9 - (r - EK.BRICK_TOP) // EK.BRICK_H)
-    return EK.drawn_colour(shown, 2)
+    if r < rom_kernel.BRICK_TOP:
+        return rom_kernel.drawn_colour(shown, 0)
+    if r < rom_kernel.BRICK_TOP + 6 * rom_kernel.BRICK_H:
+        return rom_kernel.drawn_colour(shown, 9 - (r - rom_kernel.BRICK_TOP) // rom_kernel.BRICK_H)
+    return rom_kernel.drawn_colour(shown, 2)
 
 
 @numba.njit(cache=True, inline="always")
@@ -124,11 +124,11 @@ def wall_colour(shown, r, right):
     """The side wall's colour on row r (missile 1 on the left, COLUP1; missile 0 on the right, COLUP0; the
     playfield colour above the recoloured foot), -1 where the wall is not drawn."""
     up = lower_up(shown)
-    if r < WALL_TOP or r > EK.LAST_ROW - up - right:
+    if r < WALL_TOP or r > rom_kernel.LAST_ROW - up - right:
         return -1
     if r < RECOLOUR_ROW - up:
-        return EK.drawn_colour(shown, 0)
-    return EK.drawn_colour(shown, 2 if right else 3)
+        return rom_kernel.drawn_colour(shown, 0)
+    return rom_kernel.drawn_colour(shown, 2 if right else 3)
 
 
 @numba.njit(cache=True, inline="always")
@@ -136,13 +136,13 @@ def background(m, r, c):
     """The background at (r, c): the colour the frame was drawn with; black for the first 8 pixels of row 0 (the
     line of the frame's one HMOVE); ALE's last rows are overscan lines, from row 203 column 55 on in the
     background the overscan has just stored (RAM 61, already changed when attract mode's colours cycle)."""
-    shown = m[EK.SHOWN]
+    shown = m[rom_kernel.SHOWN]
     over = OVERSCAN_BG[0] - lower_up(shown)
     if r > over or (r == over and c >= OVERSCAN_BG[1]):
         return m[61] & 0xFE
     if r == 0 and c < HMOVE_BLANK:
         return 0
-    return EK.drawn_colour(shown, 1)
+    return rom_kernel.drawn_colour(shown, 1)
 
 
 @numba.njit(cache=True, inline="always")
@@ -163,19 +163,19 @@ def moving_objects(m):
     its last row is cut at (the kernel's clears land mid-line); the paddle's first and last row (189-192, a line
     higher: `lower_up`), left column (RAM 72 - 47: 8..144, it wraps at most once), pattern (RAM 55, each bit
     4 px) and colour; and the frame's drawn colours (`rom.kernel.drawn_with`)."""
-    shown = m[EK.SHOWN]
+    shown = m[rom_kernel.SHOWN]
     b = m[101]
     up = lower_up(shown)
     return (
-        EK.BALL_ROWS[b, 0],
-        EK.BALL_ROWS[b, 1],
+        rom_kernel.BALL_ROWS[b, 0],
+        rom_kernel.BALL_ROWS[b, 1],
         ball_column(m),
-        EK.LAST_ROW_COLUMNS[1 - (b & 1)],
-        EK.PADDLE_ROWS[0] - up,
-        EK.PADDLE_ROWS[1] - up,
+        rom_kernel.LAST_ROW_COLUMNS[1 - (b & 1)],
+        rom_kernel.PADDLE_ROWS[0] - up,
+        rom_kernel.PADDLE_ROWS[1] - up,
         m[72] - 47,
         m[55],
-        EK.drawn_colour(shown, 2),
+        rom_kernel.drawn_colour(shown, 2),
         shown,
     )
 
@@ -200,9 +200,12 @@ def moving_colour(objects, r, c):
     if (
         ball_r0 <= r <= ball_r1
         and (c == ball_x or c == ball_x + 1 or c == ball_x + 1 - 160)
-        and (r < EK.LAST_ROW or c < ball_cut)
+        and (r < rom_kernel.LAST_ROW or c < ball_cut)
     ):
-        if EK.SIDE_W <= c < 160 - EK.SIDE_W or wall_colour(shown, r, 0 if c < EK.SIDE_W else 1) < 0:
+        if (
+            rom_kernel.SIDE_W <= c < 160 - rom_kernel.SIDE_W
+            or wall_colour(shown, r, 0 if c < rom_kernel.SIDE_W else 1) < 0
+        ):
             return ball_colour(shown, r)
     return -1
 
@@ -213,7 +216,7 @@ def draw_row(m, rom, r, line, moving=True):
     the digit pointers and colours it drew with, `rom.kernel.drawn_with`) into line (160,): the TIA colour
     byte of each pixel. Without the ball and the paddle when not `moving`: the still layer, which changes only
     when a brick, the score or a colour does (`paint_moving` completes it)."""
-    colour = EK.drawn_colour(m[EK.SHOWN], 1)
+    colour = rom_kernel.drawn_colour(m[rom_kernel.SHOWN], 1)
     for c in range(160):
         line[c] = colour
     _paint_row(m, rom, r, line, moving)
@@ -223,14 +226,14 @@ def draw_row(m, rom, r, line, moving=True):
 def _paint_score(m, rom, r, line):
     """Score, lives and player on row r (5-14): the kernel's five glyph rows, two lines each, bottom glyph byte
     last, as playfield in the playfield colour."""
-    shown = m[EK.SHOWN]
+    shown = m[rom_kernel.SHOWN]
     off = 4 - (r - SCORE_ROWS[0]) // 2
     g0 = _glyph(rom, shown, m, 0, off)
     g1 = _glyph(rom, shown, m, 1, off)
     g2 = _glyph(rom, shown, m, 2, off)
     g3 = _glyph(rom, shown, m, 3, off)
     g4 = _glyph(rom, shown, m, 4, off)
-    pf_colour = EK.drawn_colour(shown, 0)
+    pf_colour = rom_kernel.drawn_colour(shown, 0)
     _pf_line(line, 0, 0, g0 & 0x0F & m[110], (g1 & 0x0F) | (g2 & 0xF0), pf_colour)
     _pf_line(line, 80, 0, g3 & 0xF0 & m[110], g4 & 0x0F, pf_colour)
 
@@ -238,8 +241,8 @@ def _paint_score(m, rom, r, line):
 @numba.njit(cache=True, inline="always")
 def _paint_bricks(m, r, line):
     """Brick row (r - 57) // 6 on row r: the playfield bits of RAM 0-35 in the row's colour."""
-    x = 5 - (r - EK.BRICK_TOP) // EK.BRICK_H
-    colour = EK.drawn_colour(m[EK.SHOWN], 4 + x)
+    x = 5 - (r - rom_kernel.BRICK_TOP) // rom_kernel.BRICK_H
+    colour = rom_kernel.drawn_colour(m[rom_kernel.SHOWN], 4 + x)
     _pf_line(line, 0, m[30 + x], m[24 + x], m[18 + x], colour)
     _pf_line(line, 80, m[12 + x], m[6 + x], m[x], colour)
 
@@ -247,13 +250,13 @@ def _paint_bricks(m, r, line):
 @numba.njit(cache=True, inline="always")
 def _paint_walls(m, r, line):
     """The side walls' pixels on row r."""
-    left = wall_colour(m[EK.SHOWN], r, 0)
+    left = wall_colour(m[rom_kernel.SHOWN], r, 0)
     if left >= 0:
-        for c in range(EK.SIDE_W):
+        for c in range(rom_kernel.SIDE_W):
             line[c] = left
-    right = wall_colour(m[EK.SHOWN], r, 1)
+    right = wall_colour(m[rom_kernel.SHOWN], r, 1)
     if right >= 0:
-        for c in range(160 - EK.SIDE_W, 160):
+        for c in range(160 - rom_kernel.SIDE_W, 160):
             line[c] = right
 
 
@@ -287,7 +290,7 @@ def paint_moving(m, r, line):
 @numba.njit(cache=True, inline="always")
 def _background_exceptions(m, r, line):
     """Where row r's background is not the frame's background colour (row 0's HMOVE blank, the overscan rows)."""
-    if r == 0 or r >= OVERSCAN_BG[0] - lower_up(m[EK.SHOWN]):
+    if r == 0 or r >= OVERSCAN_BG[0] - lower_up(m[rom_kernel.SHOWN]):
         for c in range(160):
             line[c] = background(m, r, c)
 
@@ -299,11 +302,11 @@ def _paint_row(m, rom, r, line, moving):
     _background_exceptions(m, r, line)
     if SCORE_ROWS[0] <= r <= SCORE_ROWS[1]:
         _paint_score(m, rom, r, line)
-    if EK.TOP_WALL[0] <= r <= EK.TOP_WALL[1]:
-        colour = EK.drawn_colour(m[EK.SHOWN], 0)
+    if rom_kernel.TOP_WALL[0] <= r <= rom_kernel.TOP_WALL[1]:
+        colour = rom_kernel.drawn_colour(m[rom_kernel.SHOWN], 0)
         for c in range(160):
             line[c] = colour
-    if EK.BRICK_TOP <= r < EK.BRICK_TOP + 6 * EK.BRICK_H:
+    if rom_kernel.BRICK_TOP <= r < rom_kernel.BRICK_TOP + 6 * rom_kernel.BRICK_H:
         _paint_bricks(m, r, line)
     _paint_over_row(m, r, line, moving)
 
@@ -314,19 +317,19 @@ def draw(state, rom, out):
     an exact-model env state row: `draw_row` for every row, with the rows that repeat (the background, the
     top wall, each brick row's six lines) filled once."""
     m = state
-    shown = m[EK.SHOWN]
-    out[:, :] = EK.drawn_colour(shown, 1)
-    out[EK.TOP_WALL[0] : EK.TOP_WALL[1] + 1, :] = EK.drawn_colour(shown, 0)
+    shown = m[rom_kernel.SHOWN]
+    out[:, :] = rom_kernel.drawn_colour(shown, 1)
+    out[rom_kernel.TOP_WALL[0] : rom_kernel.TOP_WALL[1] + 1, :] = rom_kernel.drawn_colour(shown, 0)
     for row in range(6):
-        y0 = EK.BRICK_TOP + EK.BRICK_H * row
+        y0 = rom_kernel.BRICK_TOP + rom_kernel.BRICK_H * row
         _paint_bricks(m, y0, out[y0])
-        for y in range(y0 + 1, y0 + EK.BRICK_H):
+        for y in range(y0 + 1, y0 + rom_kernel.BRICK_H):
             out[y, :] = out[y0, :]
     for r in range(out.shape[0]):
         _background_exceptions(m, r, out[r])
         if SCORE_ROWS[0] <= r <= SCORE_ROWS[1]:
             _paint_score(m, rom, r, out[r])
-    for r in range(WALL_TOP, EK.LAST_ROW + 1):  # `_paint_over_row`, layer by layer
+    for r in range(WALL_TOP, rom_kernel.LAST_ROW + 1):  # `_paint_over_row`, layer by layer
         _paint_walls(m, r, out[r])
     objects = moving_objects(m)
     for r in range(objects[0], objects[1] + 1):  # the ball's rows, then the paddle's (a row of both: the same)

@@ -28,10 +28,10 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from policylab.envs.breakout import ale_random as R
+from policylab.envs.breakout import ale_random
 from policylab.envs.breakout.contract import FIRE, NOOP
-from policylab.envs.breakout.physics import kernel as K
-from policylab.envs.breakout.physics import params as KP
+from policylab.envs.breakout.physics import kernel as physics_kernel
+from policylab.envs.breakout.physics import params as physics_params
 from policylab.policies import breakout as policies
 
 _STEP_TAIL = ["actions", "obs", "reward", "terminated", "max_steps"]
@@ -41,7 +41,7 @@ def _sources_digest(kernel) -> int:
     """A digest of every source `play` compiles in (the kernel, its random stream, kernel parameters,
     policies, this module)."""
     h = hashlib.sha256()
-    for module in (kernel, R, KP, policies):
+    for module in (kernel, ale_random, physics_params, policies):
         h.update(Path(module.__file__).read_bytes())
     h.update(Path(__file__).read_bytes())
     return int.from_bytes(h.digest()[:7], "little")
@@ -123,7 +123,7 @@ def _build(digest: int, step_kernel):
 _PLAY: dict = {}
 
 
-def _play(kernel=K):
+def _play(kernel=physics_kernel):
     """The compiled loop for a kernel module (`physics.kernel` or `rom.kernel`)."""
     if kernel.__name__ not in _PLAY:
         _PLAY[kernel.__name__] = _build(_sources_digest(kernel), kernel.step_kernel)

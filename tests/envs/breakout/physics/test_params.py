@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from policylab.envs.breakout.params import load_preset, preset_names
-from policylab.envs.breakout.physics import kernel as K
+from policylab.envs.breakout.physics import kernel as physics_kernel
 from policylab.envs.breakout.physics.params import KERNEL_DTYPE, KERNEL_FIELDS, ShadowParams, kernel_params
 
 PHYSICS_PRESETS = [n for n in preset_names() if isinstance(load_preset(n), ShadowParams)]
@@ -54,7 +54,7 @@ def test_the_record_holds_the_preset(preset):
 
 
 def test_the_kernel_reads_only_declared_names():
-    read = set(re.findall(r"\bp\.(\w+)", inspect.getsource(K)))
+    read = set(re.findall(r"\bp\.(\w+)", inspect.getsource(physics_kernel)))
     assert read and read <= set(KERNEL_DTYPE.names)
 
 

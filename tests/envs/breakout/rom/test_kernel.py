@@ -11,38 +11,42 @@ import pytest
 from benchmarks.rom_ale_agreement import pot_readings
 from policylab.envs.breakout.ale import AleBreakout, Protocol, frame_emulator, ram_features
 from policylab.envs.breakout.contract import FIRE, LEFT, NOOP, RIGHT
-from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.rom import kernel as rom_kernel
 from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.errors import BadInput
 from policylab.policies.breakout import V3_DEFAULTS, breakout_policy_v3
 from policylab.rollout.seeds import named_range
-from policylab.studies.breakout.fidelity import trace as tr
+from policylab.studies.breakout.fidelity import trace
 
 SEEDS = named_range("breakout", "lockstep").first(3)
 
 
 def _state(ram) -> np.ndarray:
-    row = np.zeros(EK.NI, dtype=np.int64)
-    row[: EK.RAM_N] = ram
-    row[EK.SHOWN] = EK.drawn_with(row)
+    row = np.zeros(rom_kernel.NI, dtype=np.int64)
+    row[: rom_kernel.RAM_N] = ram
+    row[rom_kernel.SHOWN] = rom_kernel.drawn_with(row)
     return row
 
 
 def test_the_reset_ram_is_ales():
-    assert np.array_equal(frame_emulator(SEEDS[0]).getRAM(), EK.RESET_RAM.astype(np.uint8))
+    assert np.array_equal(frame_emulator(SEEDS[0]).getRAM(), rom_kernel.RESET_RAM.astype(np.uint8))
 
 
-@pytest.mark.parametrize("name", sorted(tr.SCENARIOS))
+@pytest.mark.parametrize("name", sorted(trace.SCENARIOS))
 def test_every_committed_trace_is_replayed_byte_for_byte(name):
     """Each trace's recorded per-frame actions give ALE's whole RAM after every frame: serves, the wall-building
     animation, paddle holds, bounces, brick removals and speed-ups, the top wall and the play above the wall."""
-    spec, arr = tr.load(tr.TRACE_DIR / f"{name}.npz")
+    spec, arr = trace.load(trace.TRACE_DIR / f"{name}.npz")
     rams = arr["ram"].astype(np.int64)
-    row, pot = _state(rams[0]), EK.PADDLE_DEFAULT
+    row, pot = _state(rams[0]), rom_kernel.PADDLE_DEFAULT
     for t, action in enumerate(arr["action"]):
-        pot = EK.pot_after(pot, int(action))
-        assert EK.frame(row, pot, action == FIRE) == 0
-        assert np.array_equal(row[: EK.RAM_N], rams[t + 1]), (name, t, np.flatnonzero(row[: EK.RAM_N] != rams[t + 1]))
+        pot = rom_kernel.pot_after(pot, int(action))
+        assert rom_kernel.frame(row, pot, action == FIRE) == 0
+        assert np.array_equal(row[: rom_kernel.RAM_N], rams[t + 1]), (
+            name,
+            t,
+            np.flatnonzero(row[: rom_kernel.RAM_N] != rams[t + 1]),
+        )
 
 
 def _play(seeds, steps: int, policy: str):
@@ -88,7 +92,7 @@ def test_the_screen_is_ales():
     the last row's cut-off, the paddle."""
     ale = frame_emulator(SEEDS[0])
     acts = ale.getMinimalActionSet()
-    row, pot = _state(ale.getRAM()), EK.PADDLE_DEFAULT
+    row, pot = _state(ale.getRAM()), rom_kernel.PADDLE_DEFAULT
     from policylab.envs.breakout.rom.render import render_ram
 
     rng = np.random.default_rng(SEEDS[0])
@@ -97,8 +101,8 @@ def test_the_screen_is_ales():
         if t % 12 == 0:
             action = int(rng.choice([NOOP, RIGHT, LEFT]))
         a = FIRE if row[101] == 0 else action
-        pot = EK.pot_after(pot, a)
-        EK.frame(row, pot, a == FIRE)
+        pot = rom_kernel.pot_after(pot, a)
+        rom_kernel.frame(row, pot, a == FIRE)
         ale.act(acts[a])
         assert np.array_equal(render_ram(row), ale.getScreenRGB()), t
         if ale.game_over():
@@ -110,7 +114,7 @@ def test_the_wall_refills_as_ales():
     almost empty wall), the next paddle hit brings the full wall back in both, RAM equal every frame."""
     ale = frame_emulator(SEEDS[1])
     acts = ale.getMinimalActionSet()
-    row, pot = _state(ale.getRAM()), EK.PADDLE_DEFAULT
+    row, pot = _state(ale.getRAM()), rom_kernel.PADDLE_DEFAULT
     obs = ram_features(ale.getRAM(), None)
     refilled, a = None, NOOP
     for t in range(3000):
@@ -120,13 +124,13 @@ def test_the_wall_refills_as_ales():
                 row[k] = v
         if t % 4 == 0:
             a = FIRE if obs[4] == 0 else int(breakout_policy_v3(obs[None].astype(np.float32), V3_DEFAULTS)[0])
-        pot = EK.pot_after(pot, a)
-        EK.frame(row, pot, a == FIRE)
+        pot = rom_kernel.pot_after(pot, a)
+        rom_kernel.frame(row, pot, a == FIRE)
         ale.act(acts[a])
         ram = ale.getRAM()
-        assert np.array_equal(row[: EK.RAM_N], ram), (t, np.flatnonzero(row[: EK.RAM_N] != ram))
+        assert np.array_equal(row[: rom_kernel.RAM_N], ram), (t, np.flatnonzero(row[: rom_kernel.RAM_N] != ram))
         obs = ram_features(ram, obs)
-        if refilled is None and t > 300 and np.array_equal(ram[:36], EK.RESET_RAM[:36].astype(np.uint8)):
+        if refilled is None and t > 300 and np.array_equal(ram[:36], rom_kernel.RESET_RAM[:36].astype(np.uint8)):
             refilled = t
         if refilled is not None and t > refilled + 300:
             break
@@ -139,7 +143,7 @@ def test_attract_mode_after_65536_frames_is_followed_and_flagged():
     one frame late."""
     ale = frame_emulator(SEEDS[2])
     acts = ale.getMinimalActionSet()
-    row, pot = _state(ale.getRAM()), EK.PADDLE_DEFAULT
+    row, pot = _state(ale.getRAM()), rom_kernel.PADDLE_DEFAULT
     rng = np.random.default_rng(SEEDS[2])
     from policylab.envs.breakout.rom.render import render_colours
 
@@ -150,12 +154,12 @@ def test_attract_mode_after_65536_frames_is_followed_and_flagged():
                 ale.setRAM(k, v)
                 row[k] = v
         a = FIRE if row[101] == 0 else int(rng.integers(0, 4))
-        pot = EK.pot_after(pot, a)
-        flags |= EK.frame(row, pot, a == FIRE)
+        pot = rom_kernel.pot_after(pot, a)
+        flags |= rom_kernel.frame(row, pot, a == FIRE)
         ale.act(acts[a])
-        assert np.array_equal(row[: EK.RAM_N], ale.getRAM()), t
+        assert np.array_equal(row[: rom_kernel.RAM_N], ale.getRAM()), t
         late += not np.array_equal(render_colours(row), ale.getScreen())
-    assert flags == EK.UNMOD_RESET and row[110] == 0 and late <= 2
+    assert flags == rom_kernel.UNMOD_RESET and row[110] == 0 and late <= 2
 
 
 def _probe(ale, base, x, b, paddle=None):
@@ -170,7 +174,7 @@ def _probe(ale, base, x, b, paddle=None):
     ale.act(ale.getMinimalActionSet()[NOOP])
     after = ale.getRAM()
     playfield = after[97] == 0x80 or not np.array_equal(after[:36], drawn[:36])
-    return EK.collisions(_state(drawn)), playfield, bool(after[107] & 0x40)
+    return rom_kernel.collisions(_state(drawn)), playfield, bool(after[107] & 0x40)
 
 
 @pytest.mark.parametrize("b", [8, 9, 24, 25, 45, 46, 84, 85, 176, 177, 183, 184])
@@ -183,7 +187,11 @@ def test_collision_rows_at_their_boundaries(b):
     base = ale.cloneState()
     for x in (60, 130, 199):
         mine, playfield, paddle = _probe(ale, base, x, b, paddle=x + 45)
-        assert bool(mine & EK.CX_PLAYFIELD) == playfield and bool(mine & EK.CX_PADDLE) == paddle, (x, b, mine)
+        assert bool(mine & rom_kernel.CX_PLAYFIELD) == playfield and bool(mine & rom_kernel.CX_PADDLE) == paddle, (
+            x,
+            b,
+            mine,
+        )
 
 
 def test_the_pot_reading_for_every_reachable_resistance():
@@ -198,7 +206,10 @@ def test_the_pot_reading_when_the_paddle_colour_is_zero():
     for some of them (the case matters)."""
     assert pot_readings(SEEDS[0], paddle_colour_zero=True) == (101, 0)
     assert pot_readings(SEEDS[0], paddle_colour_zero=False)[1] == 0
-    assert any(EK.paddle_reading(p, True) != EK.paddle_reading(p) for p in range(EK.PADDLE_MIN, EK.PADDLE_MAX, 23000))
+    assert any(
+        rom_kernel.paddle_reading(p, True) != rom_kernel.paddle_reading(p)
+        for p in range(rom_kernel.PADDLE_MIN, rom_kernel.PADDLE_MAX, 23000)
+    )
 
 
 def test_same_seeds_same_bytes_whatever_the_batch():

@@ -10,14 +10,14 @@ import re
 import pytest
 
 from policylab.envs.breakout.params import RomParams, ShadowParams, load_preset
-from policylab.envs.breakout.rom import kernel as EK
+from policylab.envs.breakout.rom import kernel as rom_kernel
 from policylab.envs.breakout.rom.params import KERNEL_DTYPE, KEY_VERSION
 from policylab.errors import BadInput
 from policylab.hashing import hash_obj
 
 
 def test_the_kernel_reads_exactly_the_record_and_the_record_is_the_parameters():
-    read = set(re.findall(r"\bp\.(\w+)", inspect.getsource(EK)))
+    read = set(re.findall(r"\bp\.(\w+)", inspect.getsource(rom_kernel)))
     assert read == set(KERNEL_DTYPE.names) == set(RomParams.model_fields) - {"name", "model"}
 
 

@@ -12,7 +12,7 @@ from policylab.envs.breakout.ale import AleBreakout, Protocol
 from policylab.envs.breakout.params import load_preset
 from policylab.report.browser import chromium_path, render_check
 from policylab.rollout.seeds import seed_range_base
-from policylab.studies.breakout.fidelity import trace as tr
+from policylab.studies.breakout.fidelity import trace
 from policylab.studies.breakout.fidelity.lockstep import (
     Lockstep,
     lockstep_params,
@@ -30,7 +30,7 @@ def _lockstep(kind: str = "v3", preset: str = "atari-cal", max_steps: int = 100)
 
 
 def _mid_flight(lk: Lockstep) -> bool:
-    s = tr.signals(lk.ale.ram()[None])
+    s = trace.signals(lk.ale.ram()[None])
     return bool(s["in_play"][0]) and 20 <= s["ball_x"][0] <= 130 and 100 <= s["ball_y"][0] <= 170
 
 
@@ -47,9 +47,9 @@ def test_a_ball_moved_one_pixel_is_the_first_divergence_on_that_frame():
         planted.step()
     assert planted.first is None
     ram = planted.ale.ram()  # ALE's exact fixed-point ball after frame k - 1, moved one pixel right
-    x = int(ram[tr.RAM_BALL_X]) + ram[tr.RAM_BALL_X_FRAC] / 256 - 49
-    y = int(ram[tr.RAM_BALL_Y]) + ram[tr.RAM_BALL_Y_FRAC] / 256 + 9
-    vx, vy = tr.ball_velocity(ram)
+    x = int(ram[trace.RAM_BALL_X]) + ram[trace.RAM_BALL_X_FRAC] / 256 - 49
+    y = int(ram[trace.RAM_BALL_Y]) + ram[trace.RAM_BALL_Y_FRAC] / 256 + 9
+    vx, vy = trace.ball_velocity(ram)
     planted.shadow.place_ball(0, x + 1, y, float(vx), float(vy))
     planted.step()
     first = planted.first

@@ -12,7 +12,7 @@ from policylab.envs.breakout.presets import PRESET_DIR
 from policylab.errors import BadInput
 from policylab.fileio import atomic_write_bytes, write_json
 from policylab.hashing import pretty_json
-from policylab.studies.breakout.fidelity import trace as tr
+from policylab.studies.breakout.fidelity import trace
 from policylab.studies.breakout.fidelity.calibration.fit import fit
 from policylab.studies.breakout.fidelity.calibration.report import write_calibration_report
 from policylab.studies.breakout.requests import CalibrateRequest
@@ -33,7 +33,7 @@ def preset_bytes(params: ShadowParams) -> bytes:
 def load_traces(folder: Path) -> dict:
     """The trace suite in `folder`; BadInput("traces") if a file is unreadable or no policy trace is there."""
     try:
-        suite = tr.load_suite(folder)
+        suite = trace.load_suite(folder)
     except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
         raise BadInput("traces", f"{folder}: unreadable trace file ({exc})") from None
     for name, (_, arrays) in sorted(suite.items()):
@@ -46,7 +46,7 @@ def load_traces(folder: Path) -> dict:
 
 def run(req: CalibrateRequest) -> Path:
     """Fit, write preset.json and the report; returns calibration.html."""
-    suite = load_traces(req.traces or tr.TRACE_DIR)
+    suite = load_traces(req.traces or trace.TRACE_DIR)
     base_params = load_preset(req.base, "base")
     config = {
         "command": "breakout calibrate",

@@ -36,7 +36,7 @@ import numpy as np
 from policylab.envs.breakout.contract import LEFT, RIGHT
 from policylab.envs.breakout.params import ShadowParams
 from policylab.envs.breakout.rom.kernel import brick_flags
-from policylab.studies.breakout.fidelity import trace as tr
+from policylab.studies.breakout.fidelity import trace
 from policylab.studies.breakout.fidelity.calibration.metrics import replay_agreement
 
 # ALE's paddle constants (ale_state.hpp): the controller's travel in PADDLE_DELTA steps
@@ -100,11 +100,11 @@ def identify_paddle(suite: dict) -> dict:
     chase_ok = chase_n = 0
     for _, (_, arr) in sorted(suite.items()):
         ram = arr["ram"].astype(np.int64)
-        target = TARGET_OFFSET - ram[:, tr.RAM_PADDLE_CONTROL]
+        target = TARGET_OFFSET - ram[:, trace.RAM_PADDLE_CONTROL]
         idx = np.floor(control_values(arr["action"]) * CONTROL_RES + 1e-6).astype(np.int64)
         for k, t in zip(idx, target[1:]):
             votes[int(k)][int(t)] += 1
-        px = ram[:, tr.RAM_PADDLE_X] + tr.PADDLE_X_OFFSET
+        px = ram[:, trace.RAM_PADDLE_X] + trace.PADDLE_X_OFFSET
         pred = np.clip(px[:-1] + np.floor(0.5 * (target[:-1] - px[:-1])), 8, 144)
         chase_ok += int((pred == px[1:]).sum())
         chase_n += int(px.size - 1)
@@ -134,7 +134,7 @@ def identify_shrink(suite: dict) -> dict:
     measurement when no trace reached the top wall."""
     widths = Counter()
     for _, (_, arr) in sorted(suite.items()):
-        widths.update(int(w) for w in 2 * arr["ram"][:, tr.RAM_PADDLE_HALF_W].astype(np.int64))
+        widths.update(int(w) for w in 2 * arr["ram"][:, trace.RAM_PADDLE_HALF_W].astype(np.int64))
     seen_small = min(widths) < max(widths)
     return {
         "widths_seen": {str(k): v for k, v in sorted(widths.items())},
@@ -149,7 +149,7 @@ def bounce_events(suite: dict) -> list[dict]:
     velocity (px/frame, outgoing = mean over the next 4 frames), paddle width, per-ball hit index."""
     out = []
     for name, (_, arr) in sorted(suite.items()):
-        s = tr.signals(arr["ram"])
+        s = trace.signals(arr["ram"])
         x, y, ip, px, pw = s["ball_x"], s["ball_y"], s["in_play"], s["paddle_x"], s["paddle_w"]
         hits = 0
         for t in range(2, x.size - 5):
@@ -194,9 +194,9 @@ def identify_speeds(suite: dict) -> dict:
     """Share of in-play frames at each |vy| (px/frame) level, from 8-frame windows of the policy traces."""
     levels = Counter()
     for _, (spec, arr) in sorted(suite.items()):
-        if not tr.sampled_policy_trace(spec):
+        if not trace.sampled_policy_trace(spec):
             continue
-        s = tr.signals(arr["ram"])
+        s = trace.signals(arr["ram"])
         y, ip = s["ball_y"], s["in_play"]
         for t in range(8, y.size, 8):
             if ip[t - 8 : t + 1].all():
@@ -210,14 +210,14 @@ def _paddle_hits(suite: dict):
     """Every paddle hit as (drawn frame RAM, hit frame RAM): vy turns from down to up near the paddle."""
     for _, (_, arr) in sorted(suite.items()):
         ram = arr["ram"].astype(np.int64)
-        _, vy = tr.ball_velocity(ram)
+        _, vy = trace.ball_velocity(ram)
         for t in range(1, ram.shape[0]):
             a, b = ram[t - 1], ram[t]
             if (
-                a[tr.RAM_BALL_Y]
-                and b[tr.RAM_BALL_Y]
+                a[trace.RAM_BALL_Y]
+                and b[trace.RAM_BALL_Y]
                 and vy[t - 1] > 0 > vy[t]
-                and b[tr.RAM_BALL_Y] + tr.BALL_Y_OFFSET > 150
+                and b[trace.RAM_BALL_Y] + trace.BALL_Y_OFFSET > 150
             ):
                 yield a, b
 
@@ -230,16 +230,16 @@ def identify_ball(suite: dict) -> dict:
     sections: dict[int, Counter] = defaultdict(Counter)
     jumps: dict[int, Counter] = defaultdict(Counter)
     for a, b in _paddle_hits(suite):
-        cls, ang = int(b[tr.RAM_BALL_CLASS] & 63), int(b[tr.RAM_BALL_ANGLE])
-        vx, vy = tr.ball_velocity(b)
+        cls, ang = int(b[trace.RAM_BALL_CLASS] & 63), int(b[trace.RAM_BALL_ANGLE])
+        vx, vy = trace.ball_velocity(b)
         speeds[(cls, ang)][(abs(float(vx)), abs(float(vy)))] += 1
-        if 2 * a[tr.RAM_PADDLE_HALF_W] != 16:
+        if 2 * a[trace.RAM_PADDLE_HALF_W] != 16:
             continue
-        off = int(a[tr.RAM_BALL_X] + tr.BALL_X_OFFSET - (a[tr.RAM_PADDLE_X] + tr.PADDLE_X_OFFSET))
-        x_a = a[tr.RAM_BALL_X] + a[tr.RAM_BALL_X_FRAC] / 256.0
-        x_b = b[tr.RAM_BALL_X] + b[tr.RAM_BALL_X_FRAC] / 256.0
+        off = int(a[trace.RAM_BALL_X] + trace.BALL_X_OFFSET - (a[trace.RAM_PADDLE_X] + trace.PADDLE_X_OFFSET))
+        x_a = a[trace.RAM_BALL_X] + a[trace.RAM_BALL_X_FRAC] / 256.0
+        x_b = b[trace.RAM_BALL_X] + b[trace.RAM_BALL_X_FRAC] / 256.0
         jump = (x_b - x_a) - float(vx)
-        vx_in, _ = tr.ball_velocity(a)
+        vx_in, _ = trace.ball_velocity(a)
         jumps[off][float(jump * np.sign(vx_in)) + 0.0] += 1  # + = along the incoming direction
         if 1 <= cls <= 7:  # angle matters there (same speeds for both angles from 8 hits on)
             sections[off][int(np.sign(vx)) * (2 if ang == 0 else 1)] += 1
@@ -263,9 +263,9 @@ def identify_ball(suite: dict) -> dict:
     nudge_off = max(nudges, key=lambda o: (sum(v for j, v in jumps[o].items() if j != 0.0), -o)) if nudges else -99
     lost = Counter()
     for _, (_, arr) in sorted(suite.items()):
-        y = arr["ram"][:, tr.RAM_BALL_Y].astype(np.int64)
+        y = arr["ram"][:, trace.RAM_BALL_Y].astype(np.int64)
         gone = np.flatnonzero((y[:-1] != 0) & (y[1:] == 0))
-        lost.update(int(v) + tr.BALL_Y_OFFSET for v in y[gone])
+        lost.update(int(v) + trace.BALL_Y_OFFSET for v in y[gone])
     return {
         "hit_speed_table": table,
         "top_speed": list(top.most_common(1)[0][0]) if top else [2.0, 3.375],
@@ -294,13 +294,13 @@ def identify_serve(suite: dict) -> dict:
     same = frames = 0
     for _, (_, arr) in sorted(suite.items()):
         ram = arr["ram"].astype(np.int64)
-        s = tr.signals(arr["ram"])
-        vx, _ = tr.ball_velocity(arr["ram"])
+        s = trace.signals(arr["ram"])
+        vx, _ = trace.ball_velocity(arr["ram"])
         running = ram.shape[0] - 1  # the game-over frame zeroes the counter
-        same += int((ram[:running, tr.RAM_FRAME_COUNTER] == np.arange(running) % 256).sum())
+        same += int((ram[:running, trace.RAM_FRAME_COUNTER] == np.arange(running) % 256).sum())
         frames += running
         for f in np.flatnonzero(s["in_play"][1:] & ~s["in_play"][:-1]) + 1:
-            phase = int(ram[f - 1, tr.RAM_FRAME_COUNTER]) % SERVE_PHASES
+            phase = int(ram[f - 1, trace.RAM_FRAME_COUNTER]) % SERVE_PHASES
             votes[phase][(float(s["ball_x"][f]), float(vx[f]))] += 1
     seen = all(votes.get(k) for k in range(SERVE_PHASES))
     return {
@@ -331,7 +331,7 @@ def identify_fast_rows(suite: dict) -> dict:
     trig: Counter = Counter()
     none: Counter = Counter()
     for _, (_, arr) in sorted(suite.items()):
-        cls = arr["ram"][:, tr.RAM_BALL_CLASS].astype(np.int64) & 63
+        cls = arr["ram"][:, trace.RAM_BALL_CLASS].astype(np.int64) & 63
         walls = brick_flags(arr["ram"])
         for t in range(1, walls.shape[0]):
             prev, cur = walls[t - 1], walls[t]
@@ -354,8 +354,8 @@ def identify_brick_side_bounce(suite: dict) -> dict:
     split by whether the drawn ball was past a side wall (x < 8 or x > 150) on the frame before."""
     at_wall = off_wall = 0
     for _, (_, arr) in sorted(suite.items()):
-        s = tr.signals(arr["ram"])
-        vx, _ = tr.ball_velocity(arr["ram"])
+        s = trace.signals(arr["ram"])
+        vx, _ = trace.ball_velocity(arr["ram"])
         flip = (
             s["in_play"][1:] & s["in_play"][:-1] & (np.sign(vx[1:]) * np.sign(vx[:-1]) < 0) & (s["ball_y"][:-1] < 170)
         )
@@ -390,8 +390,8 @@ def identify_brick_probe(suite: dict, probe_dy: int = PROBE_DY) -> dict:
     the wall) are counted apart: they are not all selected by this line."""
     hits, misses, up, down = [0] * BRICK_H, [0] * BRICK_H, 0, 0
     for _spec, arr in suite.values():
-        s = tr.signals(arr["ram"])
-        _vx, vy = tr.ball_velocity(arr["ram"])
+        s = trace.signals(arr["ram"])
+        _vx, vy = trace.ball_velocity(arr["ram"])
         walls = brick_flags(arr["ram"])
         for t in range(1, len(walls)):
             gone = walls[t - 1].astype(int) - walls[t].astype(int)
@@ -425,8 +425,8 @@ def identify_brick_rearm(suite: dict) -> dict:
     ball had hit a brick since its last paddle/ceiling bounce (disarmed) or not (armed)."""
     between, misses = Counter(), Counter()
     for _spec, arr in suite.values():
-        s = tr.signals(arr["ram"])
-        _vx, vy = tr.ball_velocity(arr["ram"])
+        s = trace.signals(arr["ram"])
+        _vx, vy = trace.ball_velocity(arr["ram"])
         walls = brick_flags(arr["ram"])
         state = "serve"
         for t in range(1, len(walls)):

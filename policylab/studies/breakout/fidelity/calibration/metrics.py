@@ -26,7 +26,7 @@ from policylab.policies.breakout import get_policy
 from policylab.rollout.seeds import named_range
 from policylab.studies.breakout.episodes.features import episode_features
 from policylab.studies.breakout.episodes.runner import EpisodeTask, run_shadow_group
-from policylab.studies.breakout.fidelity import trace as tr
+from policylab.studies.breakout.fidelity import trace
 
 SHADOW_SEEDS = 64
 STAT_FIELDS = ("ball_abs_vx_mean", "ball_abs_vy_mean", "paddle_abs_delta_mean", "steps_per_life", "points_per_life")
@@ -38,7 +38,7 @@ def replay_agreement(params: ShadowParams, suite: dict, tol: float = 1.0) -> dic
     p1 = params.model_copy(update={"frameskip": 1, "sticky_prob": 0.0, "serve_rule": "fire", "lives": 9})
     per_trace, serve_runs = {}, []
     for name, (_, arr) in sorted(suite.items()):
-        s = tr.signals(arr["ram"])
+        s = trace.signals(arr["ram"])
         acts = arr["action"].astype(np.int64)
         env = ShadowBreakout(1, p1, seeds=[0])
         env.reset()
@@ -114,7 +114,7 @@ def ale_trace_stats(suite: dict) -> dict:
     """The five objective numbers on the ALE policy traces (agent step = the trace's frameskip)."""
     rows = []
     for _, (spec, arr) in sorted(suite.items()):
-        if not tr.sampled_policy_trace(spec):
+        if not trace.sampled_policy_trace(spec):
             continue
         ram = arr["ram"][:: spec.frameskip]
         obs, prev = [], None
@@ -133,7 +133,7 @@ def shadow_stats(params: ShadowParams, suite: dict, seeds: int = SHADOW_SEEDS, m
     protocol = Protocol(max_steps=max_steps).model_dump()
     rows = []
     for _, (spec, _) in sorted(suite.items()):
-        if not tr.sampled_policy_trace(spec):
+        if not trace.sampled_policy_trace(spec):
             continue
         prm = dict(get_policy(spec.policy).defaults, **spec.params)
         task = EpisodeTask(

@@ -23,10 +23,10 @@ def test_trace_records_a_scenario(tmp_path, capsys):
     out = tmp_path / "traces"
     assert invoke(["breakout", "trace", "--scenario", "noop_serves", "--out", str(out)]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == f"report: {out / 'traces.json'}"
-    from policylab.studies.breakout.fidelity import trace as tr
+    from policylab.studies.breakout.fidelity import trace
 
-    spec, arrays = tr.load(out / "noop_serves.npz")
-    committed = tr.load(tr.TRACE_DIR / "noop_serves.npz")[1]
-    assert spec == tr.SCENARIOS["noop_serves"]
+    spec, arrays = trace.load(out / "noop_serves.npz")
+    committed = trace.load(trace.TRACE_DIR / "noop_serves.npz")[1]
+    assert spec == trace.SCENARIOS["noop_serves"]
     assert all((arrays[k] == committed[k]).all() for k in ("action", "ram"))
     assert json.loads((out / "traces.json").read_text())["noop_serves"]["frames"] == arrays["action"].size

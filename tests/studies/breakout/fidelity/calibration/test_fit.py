@@ -3,13 +3,13 @@ and through the CLI (test_calibration_cli.py); both must give the shipped preset
 
 from policylab.envs.breakout.params import load_preset
 from policylab.envs.breakout.presets import PRESET_DIR
-from policylab.studies.breakout.fidelity import trace as tr
+from policylab.studies.breakout.fidelity import trace
 from policylab.studies.breakout.fidelity.calibration.calibrate import preset_bytes
 from policylab.studies.breakout.fidelity.calibration.fit import STAGES, fit
 
 
 def test_fit_reproduces_the_shipped_preset_and_records_every_stage():
-    params, rec = fit(tr.load_suite(), load_preset("atari"), progress=lambda m: None)
+    params, rec = fit(trace.load_suite(), load_preset("atari"), progress=lambda m: None)
     assert preset_bytes(params) == (PRESET_DIR / "breakout_atari-cal.json").read_bytes()
     assert rec["after"]["objective"] < rec["before"]["objective"]
     kept = {r["change"] for r in rec["accepted"]}

@@ -7,13 +7,13 @@ import pytest
 
 from policylab.envs.breakout.params import load_preset
 from policylab.envs.breakout.rom.kernel import brick_flags
-from policylab.studies.breakout.fidelity import trace as tr
+from policylab.studies.breakout.fidelity import trace
 from policylab.studies.breakout.fidelity.calibration import identify, metrics
 
 
 @pytest.fixture(scope="module")
 def suite():
-    return tr.load_suite()
+    return trace.load_suite()
 
 
 @pytest.fixture(scope="module")
@@ -26,10 +26,10 @@ def test_ball_moves_by_its_fixed_point_velocity_every_frame(suite):
     exact = total = 0
     for _, (_, arr) in sorted(suite.items()):
         r = arr["ram"].astype(np.int64)
-        x = r[:, tr.RAM_BALL_X] + r[:, tr.RAM_BALL_X_FRAC] / 256.0
-        y = r[:, tr.RAM_BALL_Y] + r[:, tr.RAM_BALL_Y_FRAC] / 256.0
-        vx, vy = tr.ball_velocity(r)
-        live = (r[1:, tr.RAM_BALL_Y] != 0) & (r[:-1, tr.RAM_BALL_Y] != 0)
+        x = r[:, trace.RAM_BALL_X] + r[:, trace.RAM_BALL_X_FRAC] / 256.0
+        y = r[:, trace.RAM_BALL_Y] + r[:, trace.RAM_BALL_Y_FRAC] / 256.0
+        vx, vy = trace.ball_velocity(r)
+        live = (r[1:, trace.RAM_BALL_Y] != 0) & (r[:-1, trace.RAM_BALL_Y] != 0)
         steady = live & (vx[1:] == vx[:-1]) & (vy[1:] == vy[:-1])
         ok = (np.diff(x) == vx[1:]) & (np.diff(y) == vy[1:])
         exact += int((ok & steady).sum())
@@ -73,7 +73,7 @@ def test_brick_bitmap_decoding_matches_every_score_change(suite):
     removals, by_col = 0, np.zeros(18, dtype=np.int64)
     for _, (_, arr) in sorted(suite.items()):
         ram = arr["ram"]
-        score = tr.signals(ram)["score"]
+        score = trace.signals(ram)["score"]
         assert brick_flags(ram[1:2])[0].all()
         for t in range(2, ram.shape[0] - 1):
             before, after = brick_flags(ram[t - 1 : t + 1])
@@ -84,8 +84,8 @@ def test_brick_bitmap_decoding_matches_every_score_change(suite):
             assert len(gone) == 1 and not after[tuple(gone[0])]  # one brick per frame, and it went
             row, col = gone[0]
             assert score[t] - score[t - 1] == points[row]
-            bx = int(ram[t - 1, tr.RAM_BALL_X]) + tr.BALL_X_OFFSET
-            by = int(ram[t - 1, tr.RAM_BALL_Y]) + tr.BALL_Y_OFFSET
+            bx = int(ram[t - 1, trace.RAM_BALL_X]) + trace.BALL_X_OFFSET
+            by = int(ram[t - 1, trace.RAM_BALL_Y]) + trace.BALL_Y_OFFSET
             assert abs(col - max((bx - 8) // 8, 0)) <= 1 and abs(row - (by - 1 - 57) // 6) <= 1
             removals += 1
             by_col[col] += 1
@@ -117,9 +117,9 @@ def _ale_life_segments(suite):
     counts its steps with 0 lost, as the pooled steps_per_life does."""
     steps, lost = [], []
     for _, (spec, arr) in sorted(suite.items()):
-        if not tr.sampled_policy_trace(spec):
+        if not trace.sampled_policy_trace(spec):
             continue
-        lives = arr["ram"][:: spec.frameskip, tr.RAM_LIVES].astype(np.int64)
+        lives = arr["ram"][:: spec.frameskip, trace.RAM_LIVES].astype(np.int64)
         ends = np.flatnonzero(np.diff(lives) < 0) + 1
         bounds = np.concatenate([[0], ends, [lives.size - 1]])  # rows = steps + 1
         steps += list(np.diff(bounds))

@@ -8,13 +8,13 @@ import pytest
 from policylab.envs.breakout.contract import NOOP
 from policylab.envs.breakout.params import load_preset
 from policylab.envs.breakout.shadow import ShadowBreakout
-from policylab.studies.breakout.fidelity import trace as tr
+from policylab.studies.breakout.fidelity import trace
 from policylab.studies.breakout.fidelity.calibration import identify
 
 
 @pytest.fixture(scope="module")
 def suite():
-    return tr.load_suite()
+    return trace.load_suite()
 
 
 def test_a_rising_ball_removes_the_brick_under_line_y_minus_2(suite):
@@ -83,8 +83,10 @@ def test_the_shadow_ball_passes_live_bricks_until_it_rearms(rearm):
 
 def test_picked_ceiling_games_stay_out_of_the_play_statistics(suite):
     """The two traces whose seeds were picked because the ball got above the wall are evidence only."""
-    picked = {name for name, (spec, _) in suite.items() if not tr.sampled_policy_trace(spec) and spec.kind == "policy"}
-    assert picked == set(tr.PICKED_GAMES)
+    picked = {
+        name for name, (spec, _) in suite.items() if not trace.sampled_policy_trace(spec) and spec.kind == "policy"
+    }
+    assert picked == set(trace.PICKED_GAMES)
     for name in picked:
-        s = tr.signals(suite[name][1]["ram"])
+        s = trace.signals(suite[name][1]["ram"])
         assert ((s["ball_y"] > 0) & (s["ball_y"] < 57)).sum() > 100

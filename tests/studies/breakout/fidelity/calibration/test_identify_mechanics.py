@@ -4,26 +4,26 @@ import numpy as np
 import pytest
 
 from policylab.envs.breakout.params import load_preset
-from policylab.studies.breakout.fidelity import trace as tr
+from policylab.studies.breakout.fidelity import trace
 from policylab.studies.breakout.fidelity.calibration import identify, metrics
 
 
 @pytest.fixture(scope="module")
 def suite():
-    return tr.load_suite()
+    return trace.load_suite()
 
 
 def test_committed_traces_are_small_and_complete(suite):
-    assert set(suite) == set(tr.SCENARIOS)
-    for path in tr.TRACE_DIR.glob("*.npz"):
+    assert set(suite) == set(trace.SCENARIOS)
+    for path in trace.TRACE_DIR.glob("*.npz"):
         assert path.stat().st_size < 1_000_000
     for _spec, arr in suite.values():
         assert arr["ram"].shape == (arr["action"].size + 1, 128)
 
 
 def test_trace_tool_reproduces_a_committed_trace_byte_for_byte():
-    spec = tr.SCENARIOS["noop_serves"]
-    assert tr.trace_bytes(spec, tr.record(spec)) == (tr.TRACE_DIR / "noop_serves.npz").read_bytes()
+    spec = trace.SCENARIOS["noop_serves"]
+    assert trace.trace_bytes(spec, trace.record(spec)) == (trace.TRACE_DIR / "noop_serves.npz").read_bytes()
 
 
 def test_paddle_target_table_and_chase_rule_hold_on_every_frame(suite):
@@ -50,7 +50,7 @@ def test_calibrated_paddle_is_frame_exact_in_replay_and_the_old_one_is_not(suite
 def test_paddle_contact_turns_the_ball_at_y_186_to_192(suite):
     events = identify.bounce_events(suite)
     assert len(events) > 100
-    turn_y = [int(tr.signals(suite[e["trace"]][1]["ram"])["ball_y"][e["frame"] - 1]) for e in events]
+    turn_y = [int(trace.signals(suite[e["trace"]][1]["ram"])["ball_y"][e["frame"] - 1]) for e in events]
     assert min(turn_y) == 186 and max(turn_y) <= 192  # ball rows [y, y+4) overlap paddle rows 189-192
     assert np.mean(np.asarray(turn_y) == 186) > 0.5
 
@@ -88,7 +88,7 @@ def test_calibrated_shadow_serves_where_ale_served_on_every_trace_serve(suite):
     cal = load_preset("atari-cal").model_copy(update={"frameskip": 1, "sticky_prob": 0.0})
     checked = 0
     for _, (_, arr) in sorted(suite.items()):
-        s = tr.signals(arr["ram"])
+        s = trace.signals(arr["ram"])
         for f in np.flatnonzero(s["in_play"][1:-1] & ~s["in_play"][:-2]) + 1:
             env = ShadowBreakout(1, cal, seeds=[0])
             env.reset()
