@@ -153,22 +153,15 @@ def test_the_search_pick_is_what_train_picks_on_its_defaults():
     assert pick["params"] == next(c for c in grid216() if c["candidate_id"] == recorded)["params"]
 
 
+def _small_transfer(root) -> list[str]:
+    """`breakout transfer` of the test network on 1 ALE, 2 gap and 3 exact seeds of 100 steps."""
+    small = ["--episodes", "1", "--gap-episodes", "2", "--exact-episodes", "3", "--max-steps", "100"]
+    return ["breakout", "transfer", "--policy", str(root / "net.onnx"), *small]
+
+
 def test_the_command_validates_a_file_and_refuses_what_it_cannot(run, tmp_path, capsys):
     root, _, _ = run
-    argv = [
-        "breakout",
-        "transfer",
-        "--policy",
-        str(root / "net.onnx"),
-        "--episodes",
-        "1",
-        "--gap-episodes",
-        "2",
-        "--exact-episodes",
-        "3",
-        "--max-steps",
-        "100",
-    ]
+    argv = _small_transfer(root)
     outs = [tmp_path / "a", tmp_path / "b"]
     for out in outs:
         assert invoke([*argv, "--out", str(out)]) == 0
@@ -210,22 +203,7 @@ def test_against_adds_a_paired_verdict_against_another_network(run, tmp_path, ca
     table = section(four).tables[2]
     assert "against_score" in table.columns and "delta_vs_against" in table.columns
 
-    argv = [
-        "breakout",
-        "transfer",
-        "--policy",
-        str(root / "net.onnx"),
-        "--episodes",
-        "1",
-        "--gap-episodes",
-        "2",
-        "--exact-episodes",
-        "3",
-        "--max-steps",
-        "100",
-        "--store",
-        str(tmp_path / "store"),
-    ]
+    argv = [*_small_transfer(root), "--store", str(tmp_path / "store")]
     assert invoke([*argv, "--against", str(tmp_path / "previous.onnx"), "--out", str(tmp_path / "a")]) == 0
     config = json.loads((tmp_path / "a" / "config.json").read_text())
     assert "sha256" in config["against"] and "previous.onnx" not in json.dumps(config)  # by content
