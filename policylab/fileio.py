@@ -98,6 +98,13 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     atomic_write_text(path, pretty_json(obj))
 
 
+def write_wallclock(folder: str | os.PathLike, seconds: float, **measures: float) -> None:
+    """FOLDER/wallclock.json: a run's wall-clock time (and rates made from it), the one file of a run that
+    differs between two runs of the same config; every other file is deterministic."""
+    note = "wall-clock time only; every other file is deterministic"
+    write_json(os.path.join(folder, "wallclock.json"), {"wall_seconds": seconds, **measures, "note": note})
+
+
 def arrays_to_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
     """Serialize named arrays as an .npz-compatible zip with fixed timestamps (byte-deterministic).
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from policylab.config import claim_out_dir
-from policylab.fileio import atomic_write_text, write_json
+from policylab.fileio import atomic_write_text, write_json, write_wallclock
 from policylab.progress import say
 from policylab.report.html import Figure, Page, Section, Table, Text, render_sections
 from policylab.result import Result, command_line
@@ -745,10 +745,7 @@ def run(req: RunRequest) -> Result:
         },
     )
     wall = time.perf_counter() - start
-    write_json(
-        Path(req.out) / "wallclock.json",
-        {"wall_seconds": wall, "note": "wall-clock time only; every other file is deterministic"},
-    )
+    write_wallclock(Path(req.out), wall)
     say(f"lava-leap: done in {wall:.1f} s")
     summary = json.loads((Path(req.out) / "results" / "summary.json").read_text())
     return Result(index, headlines=headline_lines(summary))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from policylab.config import claim_out_dir, load_json_file
 from policylab.errors import BadInput
-from policylab.fileio import write_json
+from policylab.fileio import write_json, write_wallclock
 from policylab.policies.breakout import validate_params
 from policylab.progress import say
 from policylab.provenance import versions
@@ -287,9 +287,6 @@ def run(req: AuditRequest) -> Path:
     write_json(req.out / "audit.json", data)
 
     html = write_audit_report(req.out, data)
-    write_json(
-        req.out / "wallclock.json",
-        {"wall_seconds": time.time() - started, "note": "wall-clock time only; every other file is deterministic"},
-    )
+    write_wallclock(req.out, time.time() - started)
     say(data["decision"]["statement"])
     return html

@@ -21,7 +21,7 @@ import numpy as np
 
 from policylab.config import claim_out_dir
 from policylab.envs.breakout.contract import FEATURES
-from policylab.fileio import atomic_write_text, write_json
+from policylab.fileio import atomic_write_text, write_wallclock
 from policylab.hashing import canonical_json
 from policylab.progress import say
 from policylab.result import Result
@@ -95,10 +95,7 @@ def run(req: EvalRequest) -> Result:
     _write_rows(req.out / "episodes.jsonl", ({k: v for k, v in r.items() if k != "key"} for r in rows))
 
     result = write_eval_report(req.out, config, rows, replay0, video)
-    write_json(
-        req.out / "wallclock.json",
-        {"wall_seconds": time.time() - started, "note": "wall-clock time only; every other file is deterministic"},
-    )
+    write_wallclock(req.out, time.time() - started)
     say(f"episodes: {req.out / 'episodes.jsonl'}")
     return result
 

@@ -66,7 +66,7 @@ from policylab.envs.breakout.contract import ACTION_NAMES, NOOP, SCREEN_H, F
 from policylab.envs.breakout.params import BreakoutParams, ShadowParams, load_preset
 from policylab.envs.breakout.rom.kernel import brick_flags
 from policylab.envs.breakout.shadow import ShadowBreakout
-from policylab.fileio import atomic_write_bytes, write_json
+from policylab.fileio import atomic_write_bytes, write_json, write_wallclock
 from policylab.policies.breakout import breakout_policy_v3, get_policy, load_params
 from policylab.progress import progress_bar, say
 from policylab.result import Result
@@ -446,15 +446,7 @@ def run(req: LockstepRequest):
     write_json(req.out / "lockstep.json", data)
     report = write_report(req.out, data)
     wall = time.time() - started
-    write_json(
-        req.out / "wallclock.json",
-        {
-            "wall_seconds": wall,
-            "frames": summary["frames"],
-            "frames_per_second": summary["frames"] / wall,
-            "note": "wall-clock time only; every other file is deterministic",
-        },
-    )
+    write_wallclock(req.out, wall, frames=summary["frames"], frames_per_second=summary["frames"] / wall)
     say(f"lockstep: {req.out / 'lockstep.json'}")
     med = summary["median_first_divergence_frame"]
     classes = ", ".join(f"{q} {c['episodes']}" for q, c in summary["divergence_classes"].items())

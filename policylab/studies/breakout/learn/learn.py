@@ -10,7 +10,10 @@ plays on ALE, where `transfer` validates it against breakout_policy_v3 and the s
 
 from __future__ import annotations
 
+import time
+
 from policylab.config import claim_out_dir
+from policylab.fileio import write_wallclock
 from policylab.result import Result
 from policylab.studies.breakout.learn import transfer
 from policylab.studies.breakout.learn.learner import train
@@ -23,6 +26,7 @@ def run(req: LearnRequest) -> Result:
     """`policylab breakout learn`: learn (or resume), export policy.onnx, validate on ALE, report."""
     p = plan(req)
     claim_out_dir(req.out, p.config)
+    started = time.time()
     learner = train(p)
     onnx_path = req.out / "policy.onnx"
     learner.net.export(p.spec, onnx_path)
@@ -42,4 +46,5 @@ def run(req: LearnRequest) -> Result:
         )
         head += transfer.headlines(validation)
     report = write_learn_report(req.out, build_report(p, learner, validation))
+    write_wallclock(req.out, time.time() - started)  # this invocation's; a resumed run's earlier part is not in it
     return Result(report, tuple(head))

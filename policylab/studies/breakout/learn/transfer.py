@@ -40,7 +40,7 @@ from policylab.config import claim_out_dir
 from policylab.envs.breakout.ale import Protocol
 from policylab.envs.breakout.params import ShadowParams, load_preset
 from policylab.errors import BadInput
-from policylab.fileio import write_json
+from policylab.fileio import write_json, write_wallclock
 from policylab.policies.breakout import V3_DEFAULTS
 from policylab.policies.breakout_net import NetworkFile, read
 from policylab.report.charts import plt, save_png
@@ -510,8 +510,5 @@ def run(req: TransferRequest):
         against=against,
     )
     page = write_transfer_report(req.out, data)
-    write_json(
-        req.out / "wallclock.json",
-        {"wall_seconds": time.time() - started, "note": "wall-clock time only; every other file is deterministic"},
-    )
+    write_wallclock(req.out, time.time() - started)
     return Result(page, tuple(data["headlines"]))

@@ -37,7 +37,7 @@ from policylab.config import claim_out_dir
 from policylab.envs.breakout.ale import Protocol
 from policylab.envs.breakout.params import ShadowParams, load_preset
 from policylab.errors import BadInput
-from policylab.fileio import write_json
+from policylab.fileio import write_json, write_wallclock
 from policylab.policies.breakout_net import NetworkFile
 from policylab.progress import say
 from policylab.result import command_line
@@ -296,10 +296,7 @@ def run(req: TrainRequest) -> Path:
         },
     )
     report = write_train_report(req.out, data)
-    write_json(
-        req.out / "wallclock.json",
-        {"wall_seconds": time.time() - started, "note": "wall-clock time only; every other file is deterministic"},
-    )
+    write_wallclock(req.out, time.time() - started)
     for line in data["decision"]["headlines"]:
         say(line)
     return report

@@ -241,6 +241,7 @@ def test_learn_command_validates_on_the_exact_shadow_and_ale_and_its_report_rend
     v = data["validation"]["validation"]
     assert v["episodes"] == 4 and (v["ale_confirmation"]["equal"], v["ale_confirmation"]["of"]) == (2, 2)
     assert (out / "policy.onnx").is_file()
+    assert json.loads((out / "wallclock.json").read_text())["wall_seconds"] > 0  # the one non-deterministic file
     seen = render_check(out / "report.html")
     assert seen["images"] == 2 and seen["loaded"] == 2
     assert blank_tiles(seen["tiles"]) == [], seen["tiles"]  # the ratio tiles were blank where ALE scored 0
