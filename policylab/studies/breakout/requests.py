@@ -720,7 +720,8 @@ class LearnRequest(NamedProtocol):
         le=0.9,
         description="Share of restarts that resume one of the learner's own late-game states instead of a fresh "
         "seed: practice on the end of the wall, which few fresh games reach (0: every game starts fresh; the "
-        "curves count fresh games only).",
+        "curves count fresh games only). The best recipe measured for the standard protocol: --protocol v5 "
+        "--late-starts 0.5 (393.5 over 2,000 seeds; docs/breakout.md).",
     )
     late_score: int = Field(
         300, ge=1, le=1728, description="Score at which a game's state is kept for --late-starts (once per game)."
