@@ -61,8 +61,8 @@ def canonical_json(obj: Any) -> str:
 class FrozenJSON(dict):
     """A read-only dict that carries its canonical JSON (`.canonical`), computed once, here.
 
-    `canonical` (and so `rollout_key` and `Store.put`) uses that text instead of serializing the
-    dict again. Its values must not be changed after construction (the dict itself refuses).
+    `canonical_json` (and so `rollout_key` and `Store.put`) splices that text in instead of serializing
+    the dict again. Its values must not be changed after construction (the dict itself refuses).
     """
 
     def __init__(self, *args: Any, **kwargs: Any):

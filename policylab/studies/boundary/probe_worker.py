@@ -77,11 +77,11 @@ class WorkerProcess:
         # end it with a KeyboardInterrupt traceback). Here a SIGINT meanwhile waits and is then delivered. The
         # resource tracker is started first: starting it inside `start()` would unblock SIGINT on its way out.
         resource_tracker.ensure_running()
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             self.process.start()
         finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # as the thread had it
         child.close()
         self._warming = True  # the process's first answer is its warm-up's
         self._warm_deadline = time.monotonic() + WARM_TIMEOUT_S

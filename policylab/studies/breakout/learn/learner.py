@@ -62,13 +62,12 @@ class Shard:
         self.lives = feats[:, LIVES].copy()
         self.ep_return = np.zeros(n_envs, dtype=np.float64)
         self.ep_length = np.zeros(n_envs, dtype=np.int64)
-        # --late-starts: the ring of late-game states, how many were stored, which games stored theirs, and
-        # which games started on a fresh seed (only those are whole games, and only they make the curves)
+        # --late-starts: the ring of late-game states, how many were stored, and which games started on a
+        # fresh seed (only those are whole games, and only they make the curves)
         self.late = None
         if p.req.late_starts > 0:
             self.late = {k: np.zeros((LATE_KEEP, *v.shape[1:]), v.dtype) for k, v in self.env.row_states([0]).items()}
         self.late_n = 0
-        self.stored = np.zeros(n_envs, dtype=np.bool_)
         self.fresh = np.ones(n_envs, dtype=np.bool_)
 
     def _fresh(self, k: int) -> np.ndarray:
@@ -104,7 +103,7 @@ class Shard:
                 bufs["rew"][t] = r
                 bufs["end"][t] = torch.from_numpy((ended | lost).astype(np.float32))
                 if self.late is not None:
-                    self._store_late(~ended)
+                    self._store_late(~ended, reward)
                 if ended.any():
                     rows = np.flatnonzero(ended)
                     whole = rows[self.fresh[rows]]
@@ -120,21 +119,22 @@ class Shard:
         rollout.gae(bufs, next_v, req.gamma, req.gae_lambda)
         return finished_returns, finished_lengths, {}
 
-    def _store_late(self, playing: np.ndarray) -> None:
-        """Keep the state of every game still playing whose score first reached --late-score (once per game)."""
-        rows = np.flatnonzero(playing & ~self.stored & (self.env.score >= self.p.req.late_score))
+    def _store_late(self, playing: np.ndarray, reward: np.ndarray) -> None:
+        """Keep the state of every game still playing whose score reached --late-score on this step (so once
+        per game; a resumed game starts past it and never crosses it again)."""
+        score = self.env.score
+        crossed = (score >= self.p.req.late_score) & (score - reward.astype(np.int64) < self.p.req.late_score)
+        rows = np.flatnonzero(playing & crossed)
         if rows.size:
             slots = (self.late_n + np.arange(rows.size)) % LATE_KEEP
             for k, v in self.env.row_states(rows).items():
                 self.late[k][slots] = v
             self.late_n += rows.size
-            self.stored[rows] = True
 
     def _start_late(self, rows: np.ndarray, feats: np.ndarray) -> np.ndarray:
         """Of the envs `rows` just reset on fresh seeds, each resumes a stored late-game state instead with
         probability --late-starts (drawn from the shard's generator); returns every env's observation."""
         self.fresh[rows] = True
-        self.stored[rows] = False
         if self.late is None or self.late_n == 0:
             return feats
         late = rows[torch.rand(rows.size, generator=self.gen).numpy() < self.p.req.late_starts]
@@ -142,10 +142,9 @@ class Shard:
             return feats
         slots = torch.randint(min(self.late_n, LATE_KEEP), (late.size,), generator=self.gen).numpy()
         self.fresh[late] = False
-        self.stored[late] = True  # a resumed game is past the threshold: it stores nothing again
         return self.env.set_row_states(late, {k: v[slots] for k, v in self.late.items()})
 
-    STATE = ("started", "late_n", "obs", "lives", "ep_return", "ep_length", "stored", "fresh")
+    STATE = ("started", "late_n", "obs", "lives", "ep_return", "ep_length", "fresh")
 
     def state(self) -> dict:
         s = {k: np.copy(getattr(self, k)) for k in self.STATE}
@@ -160,9 +159,11 @@ class Shard:
 
     def load_state(self, s: dict) -> None:
         self.started, self.late_n = int(s["started"]), int(s.get("late_n", 0))
-        for k in self.STATE[2:]:  # in place: a loaded array's dtype object would pickle differently
-            if k in s:  # a checkpoint written before --late-starts existed has no stored/fresh flags
-                getattr(self, k)[...] = s[k]
+        # the arrays, in place (a loaded array's dtype object would pickle differently); `fresh`, the last, is
+        # missing from a checkpoint written before --late-starts existed: every game was fresh
+        for k in self.STATE[2:-1]:
+            getattr(self, k)[...] = s[k]
+        self.fresh[...] = s.get("fresh", True)
         for k, v in s.get("late", {}).items():
             self.late[k][...] = v
         self.env.set_state(s["env"])
