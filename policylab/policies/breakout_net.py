@@ -24,6 +24,11 @@ observation they declare. The store keys an episode by the hash and the observat
 never by the path, so an edited file plays again and a moved or renamed one does not; tasks carry
 the bytes themselves, so a worker runs exactly what was hashed even if the file changes meanwhile.
 
+A pixel (CNN) agent on Atari's standard preprocessed frames is a network file too: its metadata names
+`breakout_cnn.PixelSpec` under `breakout_cnn.PIXEL_METADATA_KEY` instead, `read` checks it there, and its
+`NetworkFile` carries that spec (`pixels`), which the episode runner plays through the pixel envs
+(`studies.breakout.episodes.pixels`).
+
 `export_onnx` writes a Breakout network (learn's policy head, the tests' networks) in the one
 network form of the project (`policies.mlp`: Gemm layers with tanh or relu between them, bytes a
 function of the weights alone), as input "obs", output "logits" and the observation stamped.
@@ -50,6 +55,7 @@ from policylab.envs.breakout.net_obs import (  # noqa: F401
 )
 from policylab.errors import BadInput
 from policylab.policies import mlp
+from policylab.policies.breakout_cnn import PIXEL_METADATA_KEY, CnnPolicy, PixelSpec
 from policylab.policies.mlp import MlpLayers
 
 N_ACTIONS = 4
@@ -109,33 +115,42 @@ class NetActor:
 @dataclass(frozen=True)
 class NetworkFile:
     """A checked network file as rollouts know it: `name` (the file name, a label for reports), its
-    bytes, their sha256 and the observation it declares. Pickles with its bytes (a worker process
-    opens the same network without reading the file again)."""
+    bytes, their sha256 and the observation it declares (`NetObsSpec`, or `PixelSpec` for a pixel
+    agent). Pickles with its bytes (a worker process opens the same network without reading the file
+    again)."""
 
     name: str
     sha256: str
-    spec: NetObsSpec
+    spec: NetObsSpec | PixelSpec
     model: bytes = field(repr=False)
+
+    @property
+    def pixels(self) -> bool:
+        """Whether the network is a pixel (CNN) agent, played through the pixel envs."""
+        return isinstance(self.spec, PixelSpec)
 
     @property
     def record(self) -> dict:
         """What a rollout's key holds of the network: content and observation, never the path."""
-        return {"format": "onnx", "sha256": self.sha256, "observation": asdict(self.spec)}
+        observation = self.spec.record if self.pixels else asdict(self.spec)
+        return {"format": "onnx", "sha256": self.sha256, "observation": observation}
 
-    def policy(self) -> BreakoutNetPolicy:
+    def policy(self) -> BreakoutNetPolicy | CnnPolicy:
         """The network, opened once per process (onnxruntime sessions are reused across tasks)."""
         return _opened(self.sha256, self.model, self.name)
 
 
 @lru_cache(maxsize=8)
-def _opened(sha256: str, model: bytes, name: str) -> BreakoutNetPolicy:
+def _opened(sha256: str, model: bytes, name: str) -> BreakoutNetPolicy | CnnPolicy:
     return _check(model, Path(name), "policy")
 
 
-def _check(raw: bytes, p: Path, field: str) -> BreakoutNetPolicy:
-    """Every check of `read` on bytes: metadata names a valid observation, sizes fit it, onnxruntime runs it."""
+def _check(raw: bytes, p: Path, field: str) -> BreakoutNetPolicy | CnnPolicy:
+    """Every check of `read` on bytes: metadata names a valid observation (features or pixels), sizes fit
+    it, onnxruntime runs it."""
     import onnx
 
+    from policylab.policies import breakout_cnn
     from policylab.policies import onnx as onnx_policy
 
     try:
@@ -143,11 +158,15 @@ def _check(raw: bytes, p: Path, field: str) -> BreakoutNetPolicy:
     except Exception:  # not an ONNX model: the one loader names the problem
         onnx_policy.from_bytes(raw, p, field=field)
         raise
+    if OBS_METADATA_KEY in meta and PIXEL_METADATA_KEY in meta:
+        raise BadInput(field, f"{p}: both {OBS_METADATA_KEY!r} and {PIXEL_METADATA_KEY!r} metadata; keep one")
+    if PIXEL_METADATA_KEY in meta:
+        return breakout_cnn.check(raw, p, meta, field)
     if OBS_METADATA_KEY not in meta:
         raise BadInput(
             field,
-            f"{p}: no {OBS_METADATA_KEY!r} metadata; a Breakout network must say which "
-            "observation it takes (see docs/breakout.md)",
+            f"{p}: no {OBS_METADATA_KEY!r} (features) or {PIXEL_METADATA_KEY!r} (pixels) metadata; a Breakout "
+            "network must say which observation it takes (see docs/breakout.md)",
         )
     spec = NetObsSpec.from_json(meta[OBS_METADATA_KEY], field)
     net = onnx_policy.from_bytes(raw, p, spec.dim, N_ACTIONS, what="the Breakout observation", field=field)
@@ -167,11 +186,11 @@ def read(path: str | Path, field: str = "policy") -> NetworkFile:
     return NetworkFile(p.name, hashlib.sha256(raw).hexdigest(), _check(raw, p, field).spec, raw)
 
 
-def load(path: str | Path, field: str = "policy") -> BreakoutNetPolicy:
+def load(path: str | Path, field: str = "policy") -> BreakoutNetPolicy | CnnPolicy:
     """The network in `path`, checked as by `read`, ready to act."""
     p = Path(path)
     net = read(p, field).policy()
-    return BreakoutNetPolicy(p, net.spec, net.network)
+    return type(net)(p, net.spec, net.network)
 
 
 def stamp(model, spec: NetObsSpec) -> None:

@@ -145,6 +145,8 @@ RANGES: dict[tuple[str, str], SeedRange] = {
         SeedRange("breakout", "lockstep", 8_000_000, 1_000_000),
         SeedRange("breakout", "vector", 9_100_000, 100_000),
         SeedRange("breakout", "sb3", 9_200_000, 100_000),  # the SB3 adapter's lockstep games against SB3 on ALE
+        SeedRange("breakout", "pixels", 9_300_000, 100_000),  # pixel (CNN) agents' lockstep games against ale-py
+        SeedRange("breakout", "cnn_training", 9_400_000, 100_000),  # the test CNN's PPO games (benchmarks/)
         SeedRange("breakout", "v5_agreement", 1_000, 9_000, shares=("screening",)),  # a benchmark's game seeds
         SeedRange("lava_leap", "training", 0, 100),
         SeedRange("lava_leap", "test_floors", 2024, 1),

@@ -54,6 +54,28 @@ def resolve_policy(
     return PolicyChoice(policy, load_params(policy, params, params_field))
 
 
+def check_pixels(network: NetworkFile | None, env: str, shadow, protocol: dict, field: str = "policy") -> None:
+    """A pixel (CNN) network plays through the Atari vector envs (`episodes.pixels`): on the shadow only the
+    exact model has its frames (preset ale-exact), and the frame skip must be the one it was trained on.
+    Nothing to check for a tracker or a feature network."""
+    if network is None or not network.pixels:
+        return
+    if env == "shadow" and shadow is not None and shadow.model != "rom":
+        raise BadInput(
+            "preset",
+            f"{network.name} is a pixel network: it plays on the exact shadow only (--preset ale-exact), "
+            f"not on a physics preset ({shadow.name})",
+        )
+    skips = {"protocol": protocol["frameskip"], **({"preset": shadow.frameskip} if env == "shadow" else {})}
+    for where, skip in skips.items():
+        if skip != network.spec.frameskip:
+            raise BadInput(
+                field,
+                f"{network.name} takes frames every {network.spec.frameskip} (its metadata); the {where}'s "
+                f"frame skip is {skip}",
+            )
+
+
 def resolve_against(against: Path | None) -> NetworkFile | None:
     """`--against`: a second network file the validated network is compared with, read and checked in full
     in the plan (a bad file is one line naming the option)."""

@@ -54,6 +54,12 @@ def plan(req: AuditRequest):
     """Check everything the request model could not (nothing is written here)."""
     protocol = options.protocol_from(req)
     policy = options.resolve_policy(req.policy, req.params)
+    if policy.network is not None and policy.network.pixels:
+        raise BadInput(
+            "policy",
+            f"{policy.name} is a pixel network: its episodes record no ball and paddle features to audit "
+            "(use breakout eval or transfer)",
+        )
     if policy.network is not None and req.candidates is not None:
         raise BadInput("candidates", "candidates are parameter sets of a registered policy; a network file has none")
     params = policy.params

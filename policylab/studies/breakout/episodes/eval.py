@@ -21,6 +21,7 @@ import numpy as np
 
 from policylab.config import claim_out_dir
 from policylab.envs.breakout.contract import FEATURES
+from policylab.errors import BadInput
 from policylab.fileio import atomic_write_text, write_wallclock
 from policylab.hashing import canonical_json
 from policylab.progress import say
@@ -44,6 +45,9 @@ def plan(req: EvalRequest) -> tuple[EpisodeTask, dict, Path]:
     protocol = options.protocol_from(req)
     policy = options.resolve_policy(req.policy, req.params)
     shadow = options.resolve_preset(req.preset, req.sticky) if req.env == "shadow" else None
+    options.check_pixels(policy.network, req.env, shadow, protocol)
+    if req.video and policy.network is not None and policy.network.pixels:
+        raise BadInput("video", f"{policy.name} is a pixel network; its episodes record no video (leave out --video)")
     store_root = options.check_run(req)
     task = EpisodeTask(
         env=req.env,
@@ -101,8 +105,8 @@ def run(req: EvalRequest) -> Result:
 
 
 def replay_rows(arrays: dict[str, np.ndarray]) -> list[dict]:
-    """One JSON row per agent step: the action taken and the features after it."""
-    obs, act, pol, rew = arrays["obs"], arrays["action"], arrays["policy_action"], arrays["reward"]
+    """One JSON row per agent step: the action taken and the features after it (a pixel episode's: the lives)."""
+    act, pol, rew = arrays["action"], arrays["policy_action"], arrays["reward"]
     steps = int(rew.size)
     columns = {
         "step": range(1, steps + 1),
@@ -110,7 +114,10 @@ def replay_rows(arrays: dict[str, np.ndarray]) -> list[dict]:
         "policy_action": pol.tolist(),
         "reward": rew.astype(np.float64).tolist(),
     }
-    columns.update({name: obs[1:, j].astype(np.float64).tolist() for j, name in enumerate(FEATURES)})
+    if "obs" in arrays:
+        columns.update({name: arrays["obs"][1:, j].astype(np.float64).tolist() for j, name in enumerate(FEATURES)})
+    else:
+        columns["lives"] = arrays["lives"][1:].astype(np.int64).tolist()
     names = list(columns)
     return [dict(zip(names, values)) for values in zip(*columns.values())]
 

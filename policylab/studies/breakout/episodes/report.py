@@ -60,6 +60,7 @@ def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, 
         "ball_abs_vx_mean",
         "ball_abs_vy_mean",
     ]
+    numeric = [f for f in numeric if rows[0][f] is not None]  # a pixel episode has no ball or paddle features
     summarised = len(rows) > EMBED_EPISODES_MAX
     columns = {f: np.array([r[f] for r in rows], dtype=float) for f in numeric}
     env_name = "ALE Breakout" if config["env"] == "ale" else f"shadow Breakout ({config['preset']})"
@@ -135,7 +136,12 @@ def write_eval_report(out: Path, config: dict, rows: list[dict], replay0: dict, 
         tables=tables,
         figures=[
             (scores_caption, "figures/scores.png"),
-            (f"Episode 0 (seed {rows[0]['seed']}): ball and paddle over time", "figures/episode0.png"),
+            (
+                f"Episode 0 (seed {rows[0]['seed']}): "
+                + ("ball and paddle" if "obs" in replay0 else "score and lives")
+                + " over time",
+                "figures/episode0.png",
+            ),
         ],
         videos=[(f"Episode 0 (seed {video['seed']}), every {video['every_agent_steps']} agent steps", video["path"])]
         if video
@@ -204,7 +210,25 @@ def _scores_histogram(scores: list[float], path: Path, env: str, mean: float) ->
     save_png(fig, path)
 
 
+def _pixel_episode_chart(replay: dict, path: Path, row: dict) -> None:
+    """A pixel episode's chart: its score and lives after each agent step (it records no features)."""
+    reward = np.asarray(replay["reward"], dtype=float)
+    t = np.arange(1, reward.size + 1)
+    fig, ax = plt.subplots(figsize=(8, 2.8))
+    ax.step(t, np.cumsum(reward), where="post", color="k", lw=0.8)
+    ax.set_ylabel("score (black)")
+    ax.set_xlabel("agent step")
+    axb = ax.twinx()
+    axb.step(t, np.asarray(replay["lives"], dtype=float)[1:], where="post", color="#55a868", lw=0.8)
+    axb.set_ylabel("lives (green)", fontsize=7)
+    fig.suptitle(f"seed {row['seed']}: score {row['score']:g}, {row['steps']} steps", fontsize=9)
+    save_png(fig, path)
+
+
 def _episode_chart(replay: dict, path: Path, row: dict) -> None:
+    if "obs" not in replay:
+        _pixel_episode_chart(replay, path, row)
+        return
     obs = np.asarray(replay["obs"], dtype=float)[1:]
     t = np.arange(1, obs.shape[0] + 1)
     in_play = obs[:, F["ball_in_play"]] > 0

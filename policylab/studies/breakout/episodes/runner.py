@@ -15,7 +15,10 @@ file (`policies.breakout_net.NetworkFile`, carried in the task with its bytes). 
 network observation (feature history and, if its file says so, the brick wall: ALE's decoded from
 RAM, the shadow's from its state), acts greedily, and is called once per agent step on the whole
 shadow batch (onnxruntime); the serve rule applies on top of it as for any policy. Its key's policy
-is its content hash and observation (`NetworkFile.record`), never its path or file name.
+is its content hash and observation (`NetworkFile.record`), never its path or file name. A pixel (CNN)
+network (`NetworkFile.pixels`) sees Atari's preprocessed frames instead and is played by
+`episodes.pixels`: through `BreakoutVectorEnv` on the exact shadow (a task's physics must be the ROM
+model) and through ale-py's `AtariVectorEnv` on ALE; its protocol record adds ``agent_env``.
 
 Recording at the simulator's speed
 ----------------------------------
@@ -97,6 +100,16 @@ class EpisodeTask:
             object.__setattr__(self, "shadow", load_preset(self.preset))
         if self.env == "ale" and (self.shadow is not None or self.preset is not None):
             raise ValueError("an ALE task has no shadow physics")
+        if self.pixels:
+            if self.env == "shadow" and self.shadow.model != "rom":
+                raise ValueError("a pixel network plays on the exact shadow (the ROM model) only")
+            if self.capture_every:
+                raise ValueError("a pixel network's episodes record no video frames")
+
+    @property
+    def pixels(self) -> bool:
+        """Whether the task plays a pixel (CNN) network (`episodes.pixels`)."""
+        return self.network is not None and self.network.pixels
 
     @cached_property
     def world(self) -> dict:
@@ -134,6 +147,10 @@ class EpisodeTask:
         """The protocol fields that act on this env (ALE: all; shadow: horizon and serve rule), frozen."""
         p = dict(self.protocol)
         out = p if self.env == "ale" else {"max_steps": p["max_steps"], "serve": p["serve"]}
+        if self.pixels:
+            from policylab.studies.breakout.episodes.pixels import PIXEL_RULES
+
+            out = {**out, "agent_env": PIXEL_RULES}
         if self.capture_every:
             out = {**out, "capture_every": self.capture_every}
         return FrozenJSON(out)
@@ -217,9 +234,19 @@ def policy_actions(
 # -- running -------------------------------------------------------------------------------------
 def run_task(task: EpisodeTask) -> list[Episode]:
     """Play every seed of `task`; top-level so process pools and Ray can pickle it."""
+    if task.pixels:
+        return _run_pixels([task])[0]
     if task.env == "ale":
         return [_run_ale(task, seed) for seed in task.seeds]
     return _run_shadow(task)
+
+
+def _run_pixels(tasks: Sequence[EpisodeTask]) -> list[list[Episode]]:
+    """A pixel network's tasks, played by `episodes.pixels` (imported here: no numba kernel nor ale-py vector
+    env for other policies)."""
+    from policylab.studies.breakout.episodes import pixels
+
+    return [[Episode(*ep) for ep in eps] for eps in pixels.run_group(tasks)]
 
 
 def _run_ale(task: EpisodeTask, seed: int) -> Episode:
@@ -275,6 +302,8 @@ def run_shadow_group(tasks: Sequence[EpisodeTask], *, fused: bool = True) -> lis
     """
     head = tasks[0]
     assert all(_group_key(t) == _group_key(head) for t in tasks), "tasks of one group share env settings"
+    if head.pixels:
+        return _run_pixels(tasks)
     tracker = None if head.network is not None else policy_fn(head.policy).tracker
     capture = bool(head.capture_every) and len(tasks) == 1
     if fused and tracker is not None and not capture:

@@ -26,6 +26,11 @@ once). Everything is a store record keyed by content (a network by its hash), so
 the same bytes and a killed one resumes. `section(data)` is the report section a page embeds (the
 learn report does); `write_transfer_report` writes it alone as transfer.json + transfer.html, which
 is what `policylab breakout transfer --policy FILE.onnx` does for a network made anywhere.
+
+A pixel (CNN) network (`policies.breakout_cnn`) is validated the same way on the exact shadow only
+(`--preset ale-exact`): it plays through the Atari vector envs (`episodes.pixels`: its frames, its serve
+rule from the lives), the trackers through theirs, paired by seed number, and its ALE confirmation replays
+the first seeds through ale-py's `AtariVectorEnv`.
 """
 
 from __future__ import annotations
@@ -117,6 +122,8 @@ def validate_network(
     network = policy if isinstance(policy, NetworkFile) else read(policy)
     protocol = Protocol().model_dump() if protocol is None else protocol
     shadow = load_preset(preset) if shadow is None else shadow
+    options.check_pixels(network, "shadow", shadow, protocol)  # a pixel network: the exact shadow only
+    options.check_pixels(against, "shadow", shadow, protocol, "against")
     if pick is None:
         pick = default_pick()
     players = contenders(network, pick, against)
@@ -473,6 +480,8 @@ def run(req: TransferRequest):
         )
     shadow = options.resolve_preset(req.preset, req.sticky)
     against = options.resolve_against(req.against)
+    options.check_pixels(choice.network, "shadow", shadow, protocol)
+    options.check_pixels(against, "shadow", shadow, protocol, "against")
     last = req.seed + max(req.episodes, req.gap_episodes, req.exact_episodes) - 1
     learn = named_range("breakout", "learn")
     if req.seed < learn.stop and learn.base <= last:

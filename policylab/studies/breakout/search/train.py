@@ -105,6 +105,7 @@ def plan(req: TrainRequest) -> Plan:
         ale = validate[: req.validate_episodes]
     else:
         validate = ale = _seeds(req.validate_seed, req.validate_episodes)
+    options.check_pixels(baseline.network, "shadow" if exact else "ale", shadow, protocol, "baseline")
     field = "exact_seed" if exact else "validate_seed"
     if set(validate) & set(search):
         raise BadInput(field, "validation seeds overlap the search seeds; selection and validation never share seeds")
