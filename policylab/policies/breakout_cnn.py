@@ -164,7 +164,6 @@ def export_sb3(policy, path: str | Path, spec: PixelSpec | None = None, *, uint8
     output "logits" (the policy head's, before the softmax), opset 17, the spec stamped. SB3 scales the
     pixels by 1/255 inside `extract_features`, so the file takes what the env gives. Needs torch (the
     TorchScript exporter, `dynamo=False`, which needs no onnxscript)."""
-    import onnx
     import torch
 
     spec = PixelSpec() if spec is None else spec
@@ -178,12 +177,21 @@ def export_sb3(policy, path: str | Path, spec: PixelSpec | None = None, *, uint8
             features = self.policy.extract_features(obs, self.policy.pi_features_extractor)
             return self.policy.action_net(self.policy.mlp_extractor.forward_actor(features))
 
-    dummy = torch.zeros((1, *spec.obs_shape), dtype=torch.uint8 if uint8 else torch.float32)
+    return export_module(Logits(policy.to("cpu").eval()), path, spec.obs_shape, spec, uint8=uint8)
+
+
+def export_module(module, path: str | Path, obs_shape: tuple, spec: PixelSpec | None, *, uint8: bool = False) -> Path:
+    """`module` (torch: (batch, *obs_shape) pixel values -> (batch, 4) logits) exported by torch's TorchScript
+    exporter (input "obs" with a symbolic batch, output "logits", opset 17) and `spec` stamped (None: no stamp,
+    a file such as another exporter writes)."""
+    import onnx
+    import torch
+
     path = Path(path)
-    policy = policy.to("cpu").eval()
+    dummy = torch.zeros((1, *obs_shape), dtype=torch.uint8 if uint8 else torch.float32)
     with torch.no_grad():
         torch.onnx.export(
-            Logits(policy),
+            module,
             (dummy,),
             str(path),
             input_names=["obs"],
@@ -192,7 +200,8 @@ def export_sb3(policy, path: str | Path, spec: PixelSpec | None = None, *, uint8
             opset_version=17,
             dynamo=False,
         )
-    model = onnx.load(str(path))
-    stamp(model, spec)
-    onnx.save(model, str(path))
+    if spec is not None:
+        model = onnx.load(str(path))
+        stamp(model, spec)
+        onnx.save(model, str(path))
     return path

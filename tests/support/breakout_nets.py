@@ -69,23 +69,7 @@ def torch_cnn(seed: int, stack: int = 4, size: int = 84) -> torch.nn.Module:
 
 
 def export_cnn(net: torch.nn.Module, path, spec=None, *, stack: int = 4, size: int = 84, uint8: bool = False) -> None:
-    """`net` exported by torch's TorchScript exporter (dynamic batch), its `PixelSpec` stamped (None: no stamp)."""
-    import onnx
+    """`net` exported as `export_sb3` exports (dynamic batch), its `PixelSpec` stamped (None: no stamp)."""
+    from policylab.policies.breakout_cnn import export_module
 
-    from policylab.policies.breakout_cnn import stamp
-
-    dummy = torch.zeros((1, stack, size, size), dtype=torch.uint8 if uint8 else torch.float32)
-    torch.onnx.export(
-        net,
-        (dummy,),
-        str(path),
-        input_names=["obs"],
-        output_names=["logits"],
-        dynamic_axes={"obs": {0: "batch"}, "logits": {0: "batch"}},
-        opset_version=17,
-        dynamo=False,
-    )
-    if spec is not None:
-        model = onnx.load(str(path))
-        stamp(model, spec)
-        onnx.save(model, str(path))
+    export_module(net, path, (stack, size, size), spec, uint8=uint8)

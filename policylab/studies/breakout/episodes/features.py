@@ -19,18 +19,21 @@ import numpy as np
 
 from policylab.envs.breakout.contract import F
 
-FEATURE_FIELDS = (
-    "score",
-    "steps",
-    "done",
-    "reward_count",
-    "first_reward_step",
+RAM_FIELDS = (  # the ball's and paddle's, read from the game state (None for an episode that records no RAM)
     "paddle_abs_delta_mean",
     "paddle_abs_delta_max",
     "ball_abs_vx_mean",
     "ball_abs_vy_mean",
     "ball_x_range",
     "ball_y_range",
+)
+FEATURE_FIELDS = (
+    "score",
+    "steps",
+    "done",
+    "reward_count",
+    "first_reward_step",
+    *RAM_FIELDS,
     "lives_start",
     "lives_end",
 )

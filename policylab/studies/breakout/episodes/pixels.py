@@ -29,16 +29,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from policylab.envs.breakout.contract import FIRE, NOOP
+from policylab.studies.breakout.episodes.features import RAM_FIELDS
 
 PIXEL_RULES = "atari_vector_v1"  # the protocol record's `agent_env`: these envs, this serve rule (a key part)
-RAM_FIELDS = (
-    "paddle_abs_delta_mean",
-    "paddle_abs_delta_max",
-    "ball_abs_vx_mean",
-    "ball_abs_vy_mean",
-    "ball_x_range",
-    "ball_y_range",
-)
 
 
 def pixel_features(reward: np.ndarray, lives: np.ndarray, done: bool) -> dict:
