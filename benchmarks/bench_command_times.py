@@ -83,6 +83,7 @@ def summary(name: str, runs: list[dict]) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3, help="timed runs of each command (>= 3 for a quoted median)")
+    ap.add_argument("--note", default="", help="what else ran on the machine, recorded with each command")
     ap.add_argument("--only", default=",".join(COMMANDS), help=f"comma-separated, of: {', '.join(COMMANDS)}")
     args = ap.parse_args()
     names = [n for n in args.only.split(",") if n]
@@ -105,7 +106,7 @@ def main() -> None:
                 data["script"] = "benchmarks/bench_command_times.py"
                 data.setdefault("commands", {})[name] = stamped(result)
 
-            record("command_times", summary(name, runs[name]), merge)
+            record("command_times", {**summary(name, runs[name]), **({"note": args.note} if args.note else {})}, merge)
 
 
 if __name__ == "__main__":
