@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from policylab.learning.network import ActorCritic, GaussianActorCritic
+from policylab.learning.options import SETTINGS
 from policylab.learning.shards import Threads
 
 Network = ActorCritic | GaussianActorCritic  # anything with `evaluate(obs, act) -> (logp, entropy, value)`
@@ -30,6 +31,11 @@ class Settings:
     ent_coef: float
     vf_coef: float
     max_grad_norm: float
+
+    @classmethod
+    def of(cls, request) -> Settings:
+        """The settings a learn request's PPO options give (`options.SETTINGS`, declared in `options`)."""
+        return cls(**{name: getattr(request, name) for name in SETTINGS})
 
 
 class PPO:

@@ -2,12 +2,14 @@
 
 These models are the only place the commands' options, defaults, bounds and help live; the CLI is
 generated from them (`policylab.cli.command`). The module is light (stdlib, pydantic, policylab.config
-and the study's constants), so `policylab boundary --help` loads no MuJoCo, Gymnasium or SciPy. Checks that need
-MuJoCo (a robot spec against its model, a checkpoint's arrays against the robot, a grid axis at its
-resolution) import the modules that hold them (`envs.robots.robot`, `checkpoint`, `protocol`,
-`world`; none of them imports this module) inside the validator, which runs only when a command
-runs, and always before it writes anything: a bad checkpoint, store, analysis folder or grid is one
-line naming the field, exit status 2.
+and the study's constants), so `policylab boundary --help` loads no MuJoCo, Gymnasium or SciPy.
+
+A model checks the schema alone: types, bounds, choices, the shape of a path (a store, an analysis folder,
+an out folder) and how options combine. What needs resolving (the checkpoint on its robot with its
+command, the robot spec, a sweep's grid, a search's rows) is resolved once, by the command's
+`plan(request)` in its stage module (`sweep.plan`, `search.plan`, `verify.plan`, `threshold_data.plan`,
+`learn.run.plan`), before anything is written; the stages take the plan. Bad input in either is one line
+naming the field, exit status 2.
 """
 
 from __future__ import annotations
@@ -21,9 +23,21 @@ from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, fie
 from policylab.config import OutDir, Request, StrictModel, check_out_dir, resolved
 from policylab.envs.robots.spec import DEFAULT_ROBOT
 from policylab.errors import BadInput
+from policylab.learning.options import (
+    Clip,
+    EntCoef,
+    Epochs,
+    GaeLambda,
+    Gamma,
+    LearningRate,
+    MaxGradNorm,
+    Minibatch,
+    VfCoef,
+)
+from policylab.rollout.options import ExecutorOption, RayAddress
 from policylab.rollout.seeds import named_range
 from policylab.studies.boundary.analysis_folder import missing_stage
-from policylab.studies.boundary.axes import AXES, fixed_axes, parse_rows
+from policylab.studies.boundary.axes import AXES
 from policylab.studies.boundary.constants import (
     CHECKPOINT_DIR,
     DEFAULT_CHECKPOINT,
@@ -47,7 +61,6 @@ RUNS = Path("runs/boundary")
 STORE = RUNS / "store"
 SWEEP_SEEDS = named_range("boundary", "sweep")
 MAX_SEED = 2**32 - 1  # bootstrap generator seeds (numpy SeedSequence entropy)
-EXECUTORS = Literal["local", "processes", "ray"]  # policylab.rollout.executors.EXECUTORS
 TRAIN_CONFIGS = Literal["v0", "v1", "go1_v0", "go1_v1"]  # ars.CONFIGS: the Ant's v0, v1 and the Go1's
 
 CHECKPOINT_HELP = (
@@ -149,7 +162,7 @@ def _command_values(v: Any) -> Any:
 
 CheckpointSpec = Optional[str]
 Command = Annotated[Optional[list[float]], BeforeValidator(_command_values)]
-RobotSpec = Annotated[Optional[str], AfterValidator(_robot)]
+RobotSpec = Optional[str]  # loaded by the command's plan, with the checkpoint (`checkpoint.resolve_checkpoint`)
 SweepName = Annotated[str, Field(min_length=1, max_length=200)]
 StoreDir = Annotated[Path, AfterValidator(_is_store)]
 SweepStore = Annotated[Path, AfterValidator(_new_or_store)]
@@ -171,40 +184,6 @@ def _default_out(data: Any, cls: type[Request], prefix: str, per_store: bool = F
         else:
             data = {**data, "out": RUNS / name}
     return data
-
-
-def _resolves(checkpoint: str | None, robot: str | None, command: list[float] | None = None) -> None:
-    """The checkpoint resolves on the robot (with the command); ValueError for the field checked otherwise. A
-    file no robot is given or named for, or one named for another robot, is left to the command's first step,
-    which resolves the checkpoint again and reports it under ``robot``, before anything is written."""
-    from policylab.studies.boundary.checkpoint import resolve_checkpoint
-
-    try:
-        resolve_checkpoint(checkpoint, robot, command)
-    except BadInput as exc:
-        if exc.field != "robot":
-            raise ValueError(exc.message) from None
-
-
-def _check_checkpoint(cls, v: str | None, info: ValidationInfo) -> str | None:
-    if info.data.get("robot", ...) is ... and "robot" in cls.model_fields:
-        return v  # the robot was refused; that error is the one reported
-    if not _stored_name(cls, v):
-        _resolves(v, info.data.get("robot"))
-    return v
-
-
-def _stored_name(cls, checkpoint: str | None) -> bool:
-    """A checkpoint name no committed checkpoint has, given to a command with a store: the name of a sweep
-    in that store (not validated yet), which the command resolves there as its first step."""
-    from policylab.studies.boundary.checkpoint import available_checkpoints, path_like
-
-    return (
-        "store" in cls.model_fields
-        and checkpoint is not None
-        and not path_like(checkpoint)
-        and checkpoint not in available_checkpoints()
-    )
 
 
 # -- robot, train, calibrate, sweep, verify ------------------------------------------------------------
@@ -327,15 +306,16 @@ class LearnRequest(Request):
         "played and learned on its own thread; a run is deterministic for a given seed and thread "
         "count.",
     )
-    lr: float = Field(3e-4, gt=0.0, le=1.0, description="Adam learning rate, annealed linearly to 0.")
-    epochs: int = Field(4, ge=1, le=100, description="PPO epochs over each rollout.")
-    minibatch: int = Field(8192, ge=1, le=10**8, description="Samples per gradient step (at most --envs x --rollout).")
-    gamma: float = Field(0.97, ge=0.0, le=1.0, description="Discount per control step.")
-    gae_lambda: float = Field(0.95, ge=0.0, le=1.0, description="GAE lambda.")
-    clip: float = Field(0.2, gt=0.0, le=1.0, description="PPO clip range of the probability ratio.")
-    ent_coef: float = Field(0.01, ge=0.0, le=1.0, description="Entropy bonus coefficient.")
-    vf_coef: float = Field(0.5, ge=0.0, le=10.0, description="Value loss coefficient.")
-    max_grad_norm: float = Field(1.0, gt=0.0, le=100.0, description="Global gradient-norm clip.")
+    # the PPO options (`policylab.learning.options`), with this study's defaults
+    lr: LearningRate = 3e-4
+    epochs: Epochs = 4
+    minibatch: Minibatch = 8192
+    gamma: Gamma = Field(0.97, description="Discount per control step.")
+    gae_lambda: GaeLambda = 0.95
+    clip: Clip = 0.2
+    ent_coef: EntCoef = 0.01
+    vf_coef: VfCoef = 0.5
+    max_grad_norm: MaxGradNorm = 1.0
     checkpoint_every: int = Field(
         20, ge=1, le=100_000, description="Write OUT/checkpoint.pt every K updates (and after the last)."
     )
@@ -362,13 +342,6 @@ class LearnRequest(Request):
             data = {**data, "out": RUNS / f"learn-{data.get('recipe') or 'go1_v2'}"}
         return data
 
-    @model_validator(mode="after")
-    def _sizes(self) -> LearnRequest:
-        from policylab.learning.learner import check_sizes  # torch: only when a command runs, not for --help
-
-        check_sizes(self.threads, self.envs, self.rollout, self.minibatch, self.steps, what="worlds")
-        return self
-
     def needs(self) -> tuple[int, int]:
         """Memory: one rollout's samples (52 observation floats, 12 actions, 6 per-sample floats) twice over,
         plus the worlds' MuJoCo data; disk: the checkpoint."""
@@ -386,8 +359,6 @@ class CalibrateRequest(Request):
         16, ge=1, le=1_000, description="Worlds per hard-push corner (mu 0.05/0.5/1.0 x push 50-200 % of body weight)."
     )
     out: OutDir = Field(RUNS / "calibration", description="Folder for calibration.json.")
-
-    _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
 
     def config(self, checkpoint: dict) -> dict:
         return {
@@ -484,13 +455,8 @@ class SweepRequest(Request):
         None,
         description="Folder for sweep.json and timing.json (default STORE-sweep-<checkpoint name> beside the store).",
     )
-    executor: EXECUTORS = Field("local", description="local (threads in this process), processes, or ray.")
-    ray_address: Optional[str] = Field(
-        None,
-        min_length=1,
-        max_length=500,
-        description="Address of a running Ray cluster (host:port, ray://host:port or auto); only with --executor ray.",
-    )
+    executor: ExecutorOption = "local"
+    ray_address: RayAddress = None
     chunk: int = Field(400, ge=1, le=100_000, description="Worlds per task; the store is written after each chunk.")
     threads: Optional[int] = Field(
         None, ge=1, le=256, description="Simulation threads per task (default 2 with the local executor, 1 otherwise)."
@@ -503,17 +469,6 @@ class SweepRequest(Request):
     @classmethod
     def _out_default(cls, data: Any) -> Any:
         return _default_out(data, cls, "sweep", per_store=True)
-
-    _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
-
-    @field_validator("command")
-    @classmethod
-    def _command_fits_robot(cls, v: list[float] | None, info: ValidationInfo) -> list[float] | None:
-        if v is None or "checkpoint" not in info.data or _stored_name(cls, info.data["checkpoint"]):
-            return v  # none given, or the checkpoint (or robot) was refused (that error is the one reported), or
-            # a stored name, resolved with the command by the sweep's first step
-        _resolves(info.data["checkpoint"], info.data.get("robot"), v)
-        return v
 
     @field_validator("mu_max", "push_max")
     @classmethod
@@ -529,23 +484,13 @@ class SweepRequest(Request):
     def _axis_values(cls, n: int, info: ValidationInfo) -> int:
         kind = info.field_name.removeprefix("n_")
         lo, hi = info.data.get(f"{kind}_min"), info.data.get(f"{kind}_max")
-        if lo is None or hi is None:
-            return n
-        if n > 1 and lo == hi:
+        if n > 1 and lo is not None and lo == hi:
             raise ValueError(f"{n} values need --{kind}-min below --{kind}-max (give 1 for a single value)")
-        from policylab.studies.boundary.world import axis
-
-        try:
-            axis(kind, lo, hi, n, info.field_name)
-        except BadInput as exc:
-            raise ValueError(exc.message) from None
-        return n
+        return n  # values that collide at the axis's resolution: the plan's grid (`sweep.plan`)
 
     @field_validator("rows", "cols")
     @classmethod
     def _grid_axis(cls, v: str | None, info: ValidationInfo) -> str | None:
-        from policylab.studies.boundary.world import parse_grid_axis
-
         if v is None:
             return v
         kind, defaults = ("mu", DEFAULT_MU) if info.field_name == "rows" else ("push", DEFAULT_PUSH)
@@ -553,83 +498,7 @@ class SweepRequest(Request):
             raise ValueError(
                 f"--{info.field_name} replaces --{kind}-min, --{kind}-max and --n-{kind}; give one or the other"
             )
-        try:
-            parse_grid_axis(v, info.field_name)  # rows and columns of one axis: Grid.build, as the grid's size
-        except BadInput as exc:
-            raise ValueError(exc.message) from None
-        return v
-
-    @field_validator("set")
-    @classmethod
-    def _held(cls, v: list[str], info: ValidationInfo) -> list[str]:
-        from policylab.studies.boundary.world import parse_held
-
-        try:
-            parse_held(
-                v, (cls._axis_name(info.data.get("rows"), "friction"), cls._axis_name(info.data.get("cols"), "push"))
-            )
-        except BadInput as exc:
-            raise ValueError(exc.message) from None
-        return v
-
-    @staticmethod
-    def _axis_name(spec: str | None, default: str) -> str:
-        return default if spec is None else spec.partition("=")[0].strip()
-
-    def grid(self):
-        """The grid this request maps (`world.Grid.build`)."""
-        from policylab.studies.boundary.world import Grid
-
-        return Grid.build(
-            (self.mu_min, self.mu_max),
-            self.n_mu,
-            (self.push_min, self.push_max),
-            self.n_push,
-            self.seeds_per_cell,
-            self.push_dir,
-            self.push_t0,
-            self.rows,
-            self.cols,
-            self.set,
-        )
-
-    @field_validator("seeds_per_cell")
-    @classmethod
-    def _grid_fits_seed_range(cls, v: int, info: ValidationInfo) -> int:
-        worlds = info.data.get("n_mu", 1) * info.data.get("n_push", 1) * v  # a grid of --rows / --cols: Grid.build
-        if worlds > SWEEP_SEEDS.size:
-            raise ValueError(
-                f"the grid would hold {worlds:,} worlds; the sweep's seed range holds {SWEEP_SEEDS.size:,}"
-            )
-        return v
-
-    @field_validator("ray_address")
-    @classmethod
-    def _ray_only(cls, v: str | None, info: ValidationInfo) -> str | None:
-        if v is not None and info.data.get("executor") != "ray":
-            raise ValueError("only valid with --executor ray")
-        return v
-
-    @property
-    def n_worlds(self) -> int:
-        return self.grid().n_rollouts
-
-    def needs(self) -> tuple[int, int]:
-        """Memory: the chunks simulating at once (one in this process, or one per worker process), each
-        world with its MjData, trajectory and payload copy, plus the finished chunk waiting for the store
-        writer and the worker processes themselves. Disk: every world as stored (`protocol.stored_bytes`),
-        and the store's copies of the policy and spec files (`kept_files`)."""
-        from policylab.rollout.executors import default_workers
-        from policylab.studies.boundary.protocol import WORKER_BYTES, WORLD_SIM_BYTES, payload_bytes, stored_bytes
-        from policylab.studies.boundary.records import resolve_in_store
-
-        ckpt = resolve_in_store(self.checkpoint, self.robot, self.command, self.store)
-        per = payload_bytes(ckpt.robot)
-        workers = 0 if self.executor == "local" else self.workers or default_workers()
-        simulating = max(workers, 1) * self.chunk * (WORLD_SIM_BYTES + 2 * per)
-        memory = simulating + self.chunk * 2 * per + workers * WORKER_BYTES
-        kept = ckpt.path.stat().st_size + ckpt.robot.spec_file.stat().st_size
-        return memory, self.n_worlds * stored_bytes(ckpt.robot, self.push_t0) + kept
+        return v  # the axis and its values: the plan's grid (`sweep.plan`)
 
 
 class SearchRequest(Request):
@@ -697,21 +566,12 @@ class SearchRequest(Request):
     def _out_default(cls, data: Any) -> Any:
         return _default_out(data, cls, "search", per_store=True)
 
-    _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
-
-    @field_validator("rows", "set")
+    @field_validator("rows")
     @classmethod
-    def _axes(cls, v: list[str], info: ValidationInfo) -> list[str]:
-        try:
-            if info.field_name == "rows":
-                if not v:
-                    raise BadInput("rows", "give at least one row axis")
-                parse_rows(v)
-            else:
-                fixed_axes(v, parse_rows(info.data.get("rows") or []))
-        except BadInput as exc:
-            raise ValueError(exc.message) from None
-        return v
+    def _some_rows(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("give at least one row axis")
+        return v  # the axes and their values: the plan's rows (`search.plan`)
 
     @field_validator("push_max")
     @classmethod
@@ -741,8 +601,6 @@ class VerifyRequest(Request):
     @classmethod
     def _out_default(cls, data: Any) -> Any:
         return _default_out(data, cls, "verify", per_store=True)
-
-    _checkpoint = field_validator("checkpoint")(classmethod(lambda cls, v, info: _check_checkpoint(cls, v, info)))
 
 
 # -- analysis -----------------------------------------------------------------------------------

@@ -372,31 +372,54 @@ def summarize(
     }
 
 
-def run(req: SearchRequest) -> Result:
-    """`policylab boundary search`: locate every row's crossing into the store; OUT/search.json."""
+@dataclass(frozen=True)
+class Plan:
+    """A search, resolved once (`plan`): the checkpoint on its robot, the rows and the held axes."""
+
+    req: SearchRequest
+    ckpt: Checkpoint
+    rows: list[tuple[Axis, tuple[float, ...]]]
+    fixed: dict[str, float]
+
+    @property
+    def config(self) -> dict:
+        """What OUT/config.json records."""
+        req = self.req
+        return {
+            "search": True,
+            "checkpoint": self.ckpt.as_dict(),
+            "robot": self.ckpt.robot.ref,
+            "rows": req.rows,
+            "set": req.set,
+            "push_range": [req.push_min, req.push_max],
+            "level": req.level,
+            "target_width": req.target_width,
+            "budget": req.budget,
+            "batch": req.batch,
+            "seed_block": req.seed_block,
+            "store": str(req.store.resolve()),
+        }
+
+
+def plan(req: SearchRequest) -> Plan:
+    """Resolve what the request model could not, once: the checkpoint on its robot (a name swept into the
+    store is that sweep's policy, `records.resolve_in_store`), the row axes and their values, the held
+    axes. `BadInput` naming the field; nothing is written."""
     ckpt = resolve_in_store(req.checkpoint, req.robot, store=req.store)
     rows_spec = parse_rows(req.rows)
-    fixed = fixed_axes(req.set, rows_spec)
-    config = {
-        "search": True,
-        "checkpoint": ckpt.as_dict(),
-        "robot": ckpt.robot.ref,
-        "rows": req.rows,
-        "set": req.set,
-        "push_range": [req.push_min, req.push_max],
-        "level": req.level,
-        "target_width": req.target_width,
-        "budget": req.budget,
-        "batch": req.batch,
-        "seed_block": req.seed_block,
-        "store": str(req.store.resolve()),
-    }
-    claim_out_dir(req.out, config)
+    return Plan(req, ckpt, rows_spec, fixed_axes(req.set, rows_spec))
+
+
+def run(req: SearchRequest) -> Result:
+    """`policylab boundary search`: locate every row's crossing into the store; OUT/search.json."""
+    p = plan(req)
+    ckpt = p.ckpt
+    claim_out_dir(req.out, p.config)
     t0 = time.perf_counter()
     summary, stats = run_search(
         ckpt,
-        rows_spec,
-        fixed,
+        p.rows,
+        p.fixed,
         push_range=(req.push_min, req.push_max),
         level=req.level,
         target_width=req.target_width,

@@ -24,25 +24,36 @@ rebuild it (with the command vector the sweep gave a spec's command term, ``--co
 recorded protocol holds), and the store keeps a copy of the spec and of the policy file
 (`kept_files.py`), so they still can when either file has moved. The checkpoint is resolved in
 `checkpoint.py`, the protocol in `protocol.py`, the worlds simulated in `simulation.py`.
+
+`plan(request)` resolves the checkpoint, the robot, the command and the grid once, and checks the executor,
+a resumed sweep and the machine's room, before anything is written; `sweep(plan)` runs it.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from policylab.config import claim_out_dir
+from policylab.config import check_resources, claim_out_dir
 from policylab.fileio import write_json
 from policylab.hashing import hash_obj
 from policylab.result import Result
 from policylab.rollout.ensure import EnsureStats, ensure
-from policylab.rollout.executors import check_executor
+from policylab.rollout.executors import check_executor, default_workers
 from policylab.rollout.store import Store
 from policylab.studies.boundary.checkpoint import Checkpoint
 from policylab.studies.boundary.failure import before_push, walking_warning
 from policylab.studies.boundary.kept_files import keep
-from policylab.studies.boundary.protocol import n_steps, protocol
+from policylab.studies.boundary.protocol import (
+    WORKER_BYTES,
+    WORLD_SIM_BYTES,
+    n_steps,
+    payload_bytes,
+    protocol,
+    stored_bytes,
+)
 from policylab.studies.boundary.records import (
     DIVERGED_CAUSES,
     STUDY,
@@ -59,6 +70,81 @@ from policylab.studies.boundary.simulation import SweepRunner
 from policylab.studies.boundary.world import Grid, GridWorld
 
 
+@dataclass(frozen=True)
+class Plan:
+    """A sweep, resolved once and checked (`plan`): what the stage runs, with nothing left to resolve."""
+
+    ckpt: Checkpoint  # the policy on its robot, with the command it plays
+    grid: Grid
+    store: Path  # resolved
+    out: Path
+    chunk: int
+    executor: str = "local"
+    threads: int | None = None
+    workers: int | None = None
+    ray_address: str | None = None
+
+    @property
+    def config(self) -> dict:
+        """What OUT/config.json records (a rerun of the same sweep resumes, any other is refused)."""
+        rob = self.ckpt.robot
+        command = {} if rob.uncommanded is None else {"command": rob.spec.command}  # set by --command
+        return {
+            "checkpoint": self.ckpt.as_dict(),
+            "grid": self.grid.as_dict(),
+            "store": str(self.store.resolve()),
+            "robot": rob.ref,
+            **command,
+        }
+
+    def needs(self) -> tuple[int, int]:
+        """Memory: the chunks simulating at once (one in this process, or one per worker process), each
+        world with its MjData, trajectory and payload copy, plus the finished chunk waiting for the store
+        writer and the worker processes themselves. Disk: every world as stored (`protocol.stored_bytes`),
+        and the store's copies of the policy and spec files (`kept_files`)."""
+        rob = self.ckpt.robot
+        per = payload_bytes(rob)
+        workers = 0 if self.executor == "local" else self.workers or default_workers()
+        simulating = max(workers, 1) * self.chunk * (WORLD_SIM_BYTES + 2 * per)
+        memory = simulating + self.chunk * 2 * per + workers * WORKER_BYTES
+        kept = self.ckpt.path.stat().st_size + rob.spec_file.stat().st_size
+        return memory, self.grid.n_rollouts * stored_bytes(rob, self.grid.push_t0) + kept
+
+
+def checked(p: Plan) -> Plan:
+    """`p` once its executor options and the store's sweep of the same checkpoint (same grid and protocol,
+    if any) are checked; nothing is written."""
+    check_executor(p.executor, p.ray_address)
+    check_resume(p.store, p.grid, p.ckpt)
+    return p
+
+
+def plan(req: SweepRequest) -> Plan:
+    """Resolve and check everything the request model could not, once: the checkpoint on its robot with its
+    command (a name swept into the store is that sweep's policy, `records.resolve_in_store`), the grid at
+    its axes' resolutions, the executor, a resumed sweep's grid and protocol, and what the machine can
+    hold. `BadInput` naming the field; nothing is written."""
+    ckpt = resolve_in_store(req.checkpoint, req.robot, req.command, req.store)
+    grid = Grid.build(
+        (req.mu_min, req.mu_max),
+        req.n_mu,
+        (req.push_min, req.push_max),
+        req.n_push,
+        req.seeds_per_cell,
+        req.push_dir,
+        req.push_t0,
+        req.rows,
+        req.cols,
+        req.set,
+        fields=("n_mu", "n_push"),
+    )
+    p = checked(
+        Plan(ckpt, grid, req.store, req.out, req.chunk, req.executor, req.threads, req.workers, req.ray_address)
+    )
+    check_resources(*p.needs(), req.store, "/".join(req.SIZE_FIELDS))
+    return p
+
+
 def run_sweep(
     grid: Grid,
     ckpt: Checkpoint,
@@ -72,22 +158,20 @@ def run_sweep(
     ray_address: str | None = None,
     max_chunks: int | None = None,
 ) -> dict:
-    """Run the missing worlds of `grid` and write the sweep summary to `out`; returns the summary.
+    """`sweep` of a grid and a checkpoint already resolved (after `checked`): the library's way in."""
+    p = checked(Plan(ckpt, grid, store_root, out, chunk, executor, threads, workers, ray_address))
+    return sweep(p, max_chunks=max_chunks)
+
+
+def sweep(p: Plan, *, max_chunks: int | None = None) -> dict:
+    """Claim OUT, run the missing worlds of the plan's grid and write the sweep summary to OUT; returns the
+    summary.
 
     `max_chunks` stops after that many chunks (a deliberate interruption, used by resume tests).
     """
-    check_executor(executor, ray_address)
-    check_resume(store_root, grid, ckpt)
-    command = {} if ckpt.robot.uncommanded is None else {"command": ckpt.robot.spec.command}  # set by --command
-    config = {
-        "checkpoint": ckpt.as_dict(),
-        "grid": grid.as_dict(),
-        "store": str(store_root.resolve()),
-        "robot": ckpt.robot.ref,
-        **command,
-    }
-    claim_out_dir(out, config)
-    nthread = threads or (2 if executor == "local" else 1)
+    grid, ckpt, store_root, out = p.grid, p.ckpt, p.store, p.out
+    claim_out_dir(out, p.config)
+    nthread = p.threads or (2 if p.executor == "local" else 1)
     t_start = time.perf_counter()
     planned = planned_sweep(grid, ckpt)
     stats = EnsureStats()
@@ -99,16 +183,16 @@ def run_sweep(
         ensure(
             store,
             planned,
-            SweepRunner(ckpt, chunk, nthread),
-            executor=executor,
-            workers=workers,
-            ray_address=ray_address,
+            SweepRunner(ckpt, p.chunk, nthread),
+            executor=p.executor,
+            workers=p.workers,
+            ray_address=p.ray_address,
             label=f"sweep {ckpt.name}",
             unit="chunk",
             max_units=max_chunks,
             stats=stats,
         )
-        summary = summarize(store, [(p.key, p.detail) for p in planned], grid, ckpt)
+        summary = summarize(store, [(q.key, q.detail) for q in planned], grid, ckpt)
     ran, write_s = stats.ran, stats.write_s
     wall = time.perf_counter() - t_start
     write_json(out / "sweep.json", summary)
@@ -119,9 +203,9 @@ def run_sweep(
         # full-horizon physics steps (an upper bound when the robot stops rollouts at their failure)
         "physics_steps": ran * n_steps(ckpt.robot) * ckpt.robot.frame_skip,
         "physics_steps_per_s": round(ran * n_steps(ckpt.robot) * ckpt.robot.frame_skip / wall, 1) if ran else None,
-        "executor": executor,
+        "executor": p.executor,
         "threads_per_task": nthread,
-        "chunk": chunk,
+        "chunk": p.chunk,
     }
     write_json(out / "timing.json", timing)
     return {**summary, "timing": timing}
@@ -158,19 +242,9 @@ def summarize(store: Store, planned: list[tuple[str, GridWorld]], grid: Grid, ck
 
 def run(req: SweepRequest) -> Result:
     """`policylab boundary sweep`: run the grid's missing worlds into the store, summarise into OUT."""
-    ckpt = resolve_in_store(req.checkpoint, req.robot, req.command, req.store)
-    grid = req.grid()
-    result = run_sweep(
-        grid,
-        ckpt,
-        req.store,
-        req.out,
-        executor=req.executor,
-        chunk=req.chunk,
-        threads=req.threads,
-        workers=req.workers,
-        ray_address=req.ray_address,
-    )
+    p = plan(req)
+    ckpt = p.ckpt
+    result = sweep(p)
     for warning in result["warnings"]:
         print(f"policylab: warning: {warning}", file=sys.stderr)
     c, t = result["counts"], result["timing"]

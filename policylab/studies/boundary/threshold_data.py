@@ -13,6 +13,7 @@ sweep's seed range.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -90,10 +91,29 @@ def threshold_data(ckpt: Checkpoint, n_nominal: int, n_pushed: int, out: Path) -
     return report
 
 
+@dataclass(frozen=True)
+class Plan:
+    """A calibration, resolved once (`plan`): the checkpoint on its robot, and the config OUT records."""
+
+    req: CalibrateRequest
+    ckpt: Checkpoint
+
+    @property
+    def config(self) -> dict:
+        return self.req.config(self.ckpt.as_dict())
+
+
+def plan(req: CalibrateRequest) -> Plan:
+    """Resolve the checkpoint on its robot once (`checkpoint.resolve_checkpoint`); `BadInput` naming the
+    field, nothing written."""
+    return Plan(req, resolve_checkpoint(req.checkpoint, req.robot))
+
+
 def run(req: CalibrateRequest) -> Result:
     """`policylab boundary calibrate`: claim OUT, play the nominal and hard-push worlds, write calibration.json."""
-    ckpt = resolve_checkpoint(req.checkpoint, req.robot)
-    claim_out_dir(req.out, req.config(ckpt.as_dict()))
+    p = plan(req)
+    ckpt = p.ckpt
+    claim_out_dir(req.out, p.config)
     report = threshold_data(ckpt, req.n_nominal, req.n_pushed, req.out)
     nominal = report["nominal"]
     z, up = nominal["per_rollout_min_torso_z"]["min"], nominal["per_rollout_min_uprightness"]["min"]

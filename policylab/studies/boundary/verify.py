@@ -20,7 +20,7 @@ report refuse a sweep without a passing record for its checkpoint, robot and phy
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -217,9 +217,25 @@ def run_verify(ckpt: Checkpoint, store_root: Path, sample: int, out: Path, *, ke
     return report
 
 
+@dataclass(frozen=True)
+class Plan:
+    """A verification, resolved once (`plan`): the checkpoint whose stored sweep is re-simulated."""
+
+    req: VerifyRequest
+    ckpt: Checkpoint
+
+
+def plan(req: VerifyRequest) -> Plan:
+    """Resolve the checkpoint once (a name swept into the store is that sweep's policy,
+    `records.resolve_in_store`); `BadInput` naming the field, nothing written. What the store holds of
+    its sweep is checked by `run_verify`, which reads it."""
+    return Plan(req, resolve_in_store(req.checkpoint, req.robot, store=req.store))
+
+
 def run(req: VerifyRequest) -> Result:
     """`policylab boundary verify`: the gate's report; exit status 1 when it fails."""
-    ckpt = resolve_in_store(req.checkpoint, req.robot, store=req.store)
+    p = plan(req)
+    ckpt = p.ckpt
     report = run_verify(ckpt, req.store, req.sample, req.out, keep_diverged=req.keep_diverged)
     a = report["agreement"]
     h = report.get("harness_vs_gymnasium_ant_v5") or report["harness_vs_plain_loop"]

@@ -215,18 +215,19 @@ class Grid:
         rows: str | None = None,
         cols: str | None = None,
         held: list[str] = (),
+        *,
+        fields: tuple[str, str] = ("mu_range", "push_range"),
     ) -> Grid:
         """Friction x push from the ranges, or the axes `rows` / `cols` name (``AXIS=LO:HI:N`` or
-        ``AXIS=V1,V2``) in their place, with `held` (``AXIS=V``) fixed; bad input names the option."""
+        ``AXIS=V1,V2``) in their place, with `held` (``AXIS=V``) fixed; bad input names the option
+        (`fields`: what names the friction and push ranges' values, the sweep's ``n_mu`` and ``n_push``)."""
         if seeds_per_cell < 1:
             raise BadInput("seeds_per_cell", "must be at least 1")
         row_axis, row_values = (
-            parse_grid_axis(rows, "rows") if rows else (DEFAULT_ROW_AXIS, axis("mu", *mu_range, n_mu, "mu_range"))
+            parse_grid_axis(rows, "rows") if rows else (DEFAULT_ROW_AXIS, axis("mu", *mu_range, n_mu, fields[0]))
         )
         col_axis, col_values = (
-            parse_grid_axis(cols, "cols")
-            if cols
-            else (DEFAULT_COL_AXIS, axis("push", *push_range, n_push, "push_range"))
+            parse_grid_axis(cols, "cols") if cols else (DEFAULT_COL_AXIS, axis("push", *push_range, n_push, fields[1]))
         )
         if row_axis == col_axis:
             raise BadInput("cols", f"the rows and the columns are both {row_axis}; map two different axes")

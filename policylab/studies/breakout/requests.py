@@ -36,7 +36,19 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator
 from policylab.config import ExistingDir, InputFile, OutDir, Request
 from policylab.envs.breakout.presets import DEFAULT_PRESET
 from policylab.errors import BadInput
+from policylab.learning.options import (
+    Clip,
+    EntCoef,
+    Epochs,
+    GaeLambda,
+    Gamma,
+    LearningRate,
+    MaxGradNorm,
+    Minibatch,
+    VfCoef,
+)
 from policylab.rollout.executors import default_workers
+from policylab.rollout.options import ExecutorOption, RayAddress
 from policylab.rollout.seeds import seed_range_base
 from policylab.studies.breakout.sizes import SHADOW_BATCH, step_bytes, stored_episode_bytes
 
@@ -57,7 +69,6 @@ POLICY_HELP = (
     "Policy to play: breakout_policy_v3, breakout_policy_planner_v1, breakout_policy_training_v1, or an "
     "ONNX network file (.onnx) that declares its observation (docs/breakout.md, 'Network policies')."
 )
-Executor = Literal["local", "processes", "ray"]
 
 PRESET_HELP = (
     "Shadow-simulator preset: ale-exact (the default; the cartridge's own frame logic, so ALE's game "
@@ -157,13 +168,6 @@ Store = Annotated[
         "is present are not run again, so a killed run resumes."
     ),
 ]
-ExecutorOption = Annotated[
-    Executor,
-    Field(
-        description="Where episodes run: local (this process), processes (a "
-        "process pool) or ray; results are identical."
-    ),
-]
 Against = Annotated[
     Optional[InputFile],
     Field(
@@ -171,14 +175,6 @@ Against = Annotated[
             "Another network file (.onnx), e.g. the previous recipe's policy.onnx, validated beside v3 and the search pick on "
             "the same seeds: the network's paired verdict against it too."
         )
-    ),
-]
-RayAddress = Annotated[
-    Optional[str],
-    Field(
-        min_length=1,
-        max_length=200,
-        description="Address of an existing Ray cluster (with --executor ray); default: a local Ray.",
     ),
 ]
 
@@ -700,17 +696,16 @@ class LearnRequest(NamedProtocol):
         "played and learned on its own thread; a run is deterministic for a given seed and thread "
         "count.",
     )
-    lr: float = Field(2.5e-3, gt=0.0, le=1.0, description="Adam learning rate, annealed linearly to 0.")
-    epochs: int = Field(1, ge=1, le=100, description="PPO epochs over each rollout.")
-    minibatch: int = Field(
-        2048, ge=1, le=MAX_ENVS * 4096, description="Samples per gradient step (at most --envs x --rollout)."
-    )
-    gamma: float = Field(0.99, ge=0.0, le=1.0, description="Discount per agent step.")
-    gae_lambda: float = Field(0.95, ge=0.0, le=1.0, description="GAE lambda.")
-    clip: float = Field(0.2, gt=0.0, le=1.0, description="PPO clip range of the probability ratio.")
-    ent_coef: float = Field(0.01, ge=0.0, le=1.0, description="Entropy bonus coefficient.")
-    vf_coef: float = Field(0.5, ge=0.0, le=10.0, description="Value loss coefficient.")
-    max_grad_norm: float = Field(0.5, gt=0.0, le=100.0, description="Global gradient-norm clip.")
+    # the PPO options (`policylab.learning.options`), with this study's defaults
+    lr: LearningRate = 2.5e-3
+    epochs: Epochs = 1
+    minibatch: Minibatch = 2048
+    gamma: Gamma = Field(0.99, description="Discount per agent step.")
+    gae_lambda: GaeLambda = 0.95
+    clip: Clip = 0.2
+    ent_coef: EntCoef = 0.01
+    vf_coef: VfCoef = 0.5
+    max_grad_norm: MaxGradNorm = 0.5
     reward_scale: float = Field(
         0.1, gt=0.0, le=10.0, description="Brick points are multiplied by this for learning (reports show raw scores)."
     )

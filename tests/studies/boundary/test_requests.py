@@ -16,8 +16,9 @@ from pydantic import BaseModel
 from policylab.envs.robots.robot import robot
 from policylab.policies import linear
 from policylab.rollout.executors import EXECUTORS
+from policylab.rollout.options import Executor
 from policylab.rollout.store import Store
-from policylab.studies.boundary import ars, protocol, requests
+from policylab.studies.boundary import ars, protocol, requests, sweep
 from policylab.studies.boundary.checkpoint import resolve_checkpoint
 from tests.support.bad_policy_files import write_bad_policy_files
 from tests.support.boundary_fixtures import cli
@@ -79,7 +80,7 @@ def test_every_number_has_both_bounds_and_every_choice_is_a_literal(model: type[
 
 def test_choices_match_the_code_that_uses_them():
     assert set(typing.get_args(requests.TRAIN_CONFIGS)) == set(ars.CONFIGS)
-    assert set(typing.get_args(requests.EXECUTORS)) == set(EXECUTORS)
+    assert set(typing.get_args(Executor)) == set(EXECUTORS)
     assert "ray_address" in requests.SweepRequest.model_fields  # every --executor command takes --ray-address
 
 
@@ -138,17 +139,16 @@ CASES = [
 @pytest.mark.parametrize("command", ["sweep", "calibrate", "verify"])
 def test_bad_checkpoint_is_refused_before_anything_is_written(tmp_path, bad_checkpoints, case, command):
     path, words = bad_checkpoints[case]
+    store = tmp_path / "store"
+    if command == "verify":  # verify reads a store (a missing one is refused first, as --store): an empty one
+        Store(store).close()
     args = {
-        "sweep": ["--store", tmp_path / "store", "--out", tmp_path / "out"],
+        "sweep": ["--store", store, "--out", tmp_path / "out"],
         "calibrate": ["--out", tmp_path / "out"],
-        "verify": ["--store", tmp_path / "store", "--out", tmp_path / "out"],
+        "verify": ["--store", store, "--out", tmp_path / "out"],
     }[command]
-    if command == "verify" and case == "unknown_name":  # a bare name may be a sweep's name in the store, which
-        words, field = "no store at", "store"  # verify resolves there: the missing store is what is wrong first
-    else:
-        field = "checkpoint"
-    _bad([command, "--robot", "ant", "--checkpoint", path, *args], field, tmp_path, words)
-    assert not (tmp_path / "store").exists() and not (tmp_path / "out").exists()
+    _bad([command, "--robot", "ant", "--checkpoint", path, *args], "checkpoint", tmp_path, words)
+    assert (command == "verify") == store.exists() and not (tmp_path / "out").exists()
 
 
 def test_bad_checkpoint_default_out_is_not_created(tmp_path, bad_checkpoints, monkeypatch):
@@ -303,12 +303,13 @@ def test_sweep_needs_scale_with_chunk_and_grid(tmp_path, monkeypatch):
     ckpt = resolve_checkpoint(None)
     per, sim = protocol.payload_bytes(ckpt.robot), protocol.WORLD_SIM_BYTES
     kept = ckpt.path.stat().st_size + ckpt.robot.spec_file.stat().st_size
-    assert small.needs() == (4 * (sim + 2 * per) + 4 * 2 * per, 8 * protocol.stored_bytes(ckpt.robot, 2.0) + kept)
-    assert big.needs()[0] == 100 * small.needs()[0] and big.needs()[1] - kept == 800 * (small.needs()[1] - kept)
-    workers = requests.SweepRequest(executor="processes", workers=4, chunk=4)
-    assert workers.needs()[0] == 4 * 4 * (sim + 2 * per) + 4 * 2 * per + 4 * protocol.WORKER_BYTES
+    small, big = sweep.plan(small).needs(), sweep.plan(big).needs()  # the sweep's plan holds its checkpoint
+    assert small == (4 * (sim + 2 * per) + 4 * 2 * per, 8 * protocol.stored_bytes(ckpt.robot, 2.0) + kept)
+    assert big[0] == 100 * small[0] and big[1] - kept == 800 * (small[1] - kept)
+    workers = sweep.plan(requests.SweepRequest(executor="processes", workers=4, chunk=4)).needs()
+    assert workers[0] == 4 * 4 * (sim + 2 * per) + 4 * 2 * per + 4 * protocol.WORKER_BYTES
     # the estimate covers what simulating one default chunk really takes (~213 MB measured)
-    assert big.needs()[0] > 400 * 500_000
+    assert big[0] > 400 * 500_000
 
 
 def _bytes_under(folder) -> int:
@@ -320,15 +321,17 @@ def test_the_disk_estimate_is_within_2x_of_what_the_store_takes(checkpoint, tmp_
     """A sweep over the default grid's ranges, measured: the Go1 stops a rollout at its fall (most
     fall when pushed), the Ant plays every rollout to the horizon."""
     grid = ["--checkpoint", checkpoint, "--n-mu", "2", "--n-push", "3", "--seeds-per-cell", "2"]
-    estimate = requests.SweepRequest(
-        **{
-            "checkpoint": checkpoint,
-            "n_mu": 2,
-            "n_push": 3,
-            "seeds_per_cell": 2,
-            "store": tmp_path / "s",
-            "out": tmp_path / "o",
-        }
+    estimate = sweep.plan(
+        requests.SweepRequest(
+            **{
+                "checkpoint": checkpoint,
+                "n_mu": 2,
+                "n_push": 3,
+                "seeds_per_cell": 2,
+                "store": tmp_path / "s",
+                "out": tmp_path / "o",
+            }
+        )
     ).needs()[1]
     assert cli("sweep", *grid, "--store", tmp_path / "s", "--out", tmp_path / "o").returncode == 0
     written = _bytes_under(tmp_path / "s")

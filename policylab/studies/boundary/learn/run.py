@@ -14,17 +14,18 @@ resumed or not (`policylab.learning.learner`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from policylab.config import claim_out_dir
-from policylab.envs.robots.robot import commanded_robot, robot
+from policylab.envs.robots.robot import Robot, commanded_robot, robot
 from policylab.fileio import atomic_write_bytes, write_json
 from policylab.hashing import sha256_hex
 from policylab.learning import checkpoint, shards
-from policylab.learning.learner import Learner, shard_layout, train
+from policylab.learning.learner import Learner, check_sizes, shard_layout, train
 from policylab.learning.network import GaussianActorCritic
 from policylab.learning.ppo import PPO, Settings
 from policylab.policies.mlp import export_robot_policy, robot_metadata
@@ -74,16 +75,7 @@ def build(req: LearnRequest, recipe: Recipe) -> Learner:
     )
     if req.init is not None:
         net.load_state_dict(checkpoint.read(req.init / "checkpoint.pt")["net"])
-    settings = Settings(
-        lr=req.lr,
-        epochs=req.epochs,
-        minibatch=req.minibatch,
-        clip=req.clip,
-        ent_coef=req.ent_coef,
-        vf_coef=req.vf_coef,
-        max_grad_norm=req.max_grad_norm,
-    )
-    ppo = PPO(net, settings, shards.Threads(req.threads), req.seed)
+    ppo = PPO(net, Settings.of(req), shards.Threads(req.threads), req.seed)
     sizes, gen_seeds = shard_layout(req.envs, req.threads, req.seed)
     shard_list = [
         Shard(rob, recipe, k, req.threads, n, g, req.rollout, req.gamma, req.gae_lambda)
@@ -99,28 +91,52 @@ def status(learner: Learner) -> str:
     return ("return -" if ret is None else f"return {ret:.2f}") + f", speed {speed:.2f} m/s"
 
 
-def learn(req: LearnRequest, stop_after: int | None = None) -> tuple[Learner, dict]:
-    """Claim OUT, then learn (or resume) to the end of the budget; the learner and its config."""
+@dataclass(frozen=True)
+class Plan:
+    """A learn run, resolved once (`plan`): its recipe, the robot it plays (go1_imu with the recipe's
+    command), the number of updates of its budget and the config OUT records."""
+
+    req: LearnRequest
+    recipe: Recipe
+    robot: Robot
+    updates: int
+    config: dict
+
+
+def plan(req: LearnRequest) -> Plan:
+    """Check what the request model could not (the sizes a learner needs, `learner.check_sizes`) and resolve
+    the recipe and the robot; `BadInput` naming the option, nothing written."""
+    updates = check_sizes(req.threads, req.envs, req.rollout, req.minibatch, req.steps, what="worlds")
     recipe = RECIPES[req.recipe]
-    cfg = config(req, recipe)
-    claim_out_dir(req.out, cfg)
-    learner = build(req, recipe)
-    return train(learner, req.out, req.checkpoint_every, f"learning {req.recipe}", status, stop_after), cfg
+    return Plan(req, recipe, commanded_robot(robot(ROBOT), list(recipe.command)), updates, config(req, recipe))
+
+
+def learn(req: LearnRequest, stop_after: int | None = None) -> tuple[Learner, dict]:
+    """Plan, claim OUT, then learn (or resume) to the end of the budget; the learner and its config."""
+    p = plan(req)
+    return learn_planned(p, stop_after), p.config
+
+
+def learn_planned(p: Plan, stop_after: int | None = None) -> Learner:
+    """Claim OUT, then learn (or resume) the plan to the end of its budget."""
+    req = p.req
+    claim_out_dir(req.out, p.config)
+    learner = build(req, p.recipe)
+    return train(learner, req.out, req.checkpoint_every, f"learning {req.recipe}", status, stop_after)
 
 
 def run(req: LearnRequest) -> Result:
     """`policylab boundary learn`: learn (or resume), export OUT/policy.onnx, judge it in nominal worlds,
     write learn.json and report.html."""
-    learner, cfg = learn(req)
+    p = plan(req)
+    learner, cfg, recipe = learn_planned(p), p.config, p.recipe
     policy = req.out / POLICY_FILE
     export_robot_policy(
-        learner.net.actor_layers(), policy, activation="relu", metadata=robot_metadata(robot(ROBOT).identity)
+        learner.net.actor_layers(), policy, activation="relu", metadata=robot_metadata(p.robot.identity)
     )  # a file played without --robot names it
-    recipe = RECIPES[req.recipe]
     nominal = None
     if req.eval_worlds:
-        rob = commanded_robot(robot(ROBOT), list(recipe.command))
-        nominal = judge.nominal(policy, rob, req.eval_worlds, recipe.command[0], nthread=req.threads)
+        nominal = judge.nominal(policy, p.robot, req.eval_worlds, recipe.command[0], nthread=req.threads)
     data = report.build(req.out, learner, cfg, command_line("policylab boundary learn", req), nominal, POLICY_FILE)
     if req.eval_worlds and recipe.command_amp is not None:  # a joystick recipe: does it follow other commands?
         data["tracking"] = judge.tracking(policy, robot(ROBOT), req.eval_worlds, nthread=req.threads)

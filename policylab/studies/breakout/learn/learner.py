@@ -179,16 +179,7 @@ class Learner(loop.Learner):
         self.p = p
         torch.manual_seed(req.seed)  # the initial weights (torch's init draws from the global generator)
         net = BreakoutActorCritic(p.spec, req.hidden, req.layers, req.activation)
-        settings = Settings(
-            lr=req.lr,
-            epochs=req.epochs,
-            minibatch=req.minibatch,
-            clip=req.clip,
-            ent_coef=req.ent_coef,
-            vf_coef=req.vf_coef,
-            max_grad_norm=req.max_grad_norm,
-        )
-        ppo = PPO(net, settings, shards.Threads(req.threads), req.seed)
+        ppo = PPO(net, Settings.of(req), shards.Threads(req.threads), req.seed)
         sizes, gen_seeds = loop.shard_layout(req.envs, req.threads, req.seed)
         shard_list = [Shard(p, k, req.threads, n, d) for k, (n, d) in enumerate(zip(sizes, gen_seeds))]
         super().__init__(ppo, shard_list, sizes, p.rollout, p.spec.dim, None, p.updates)

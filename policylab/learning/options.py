@@ -1,0 +1,34 @@
+"""The PPO options, declared once (name, bounds, help) for every command that learns with
+`policylab.learning` (`breakout learn`, `boundary learn`): the fields of `ppo.Settings` and the return's
+discount and GAE lambda.
+
+A request lists them with its own defaults (`lr: LearningRate = 3e-4`): the studies' recipes differ, the
+knobs do not. `gamma`'s step is the study's (an agent step, a control step), so a request may name it in
+its own words (a `Field` description beside the default). `SETTINGS` are the fields `ppo.Settings.of`
+reads from a request.
+
+Light on purpose (typing and pydantic only, no torch): the request modules import it, and `--help`
+loads no more.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+MAX_MINIBATCH = 65_536 * 4_096  # the most --envs x --rollout samples a learner's update holds
+
+LearningRate = Annotated[float, Field(gt=0.0, le=1.0, description="Adam learning rate, annealed linearly to 0.")]
+Epochs = Annotated[int, Field(ge=1, le=100, description="PPO epochs over each rollout.")]
+Minibatch = Annotated[
+    int, Field(ge=1, le=MAX_MINIBATCH, description="Samples per gradient step (at most --envs x --rollout).")
+]
+Gamma = Annotated[float, Field(ge=0.0, le=1.0, description="Discount per step.")]
+GaeLambda = Annotated[float, Field(ge=0.0, le=1.0, description="GAE lambda.")]
+Clip = Annotated[float, Field(gt=0.0, le=1.0, description="PPO clip range of the probability ratio.")]
+EntCoef = Annotated[float, Field(ge=0.0, le=1.0, description="Entropy bonus coefficient.")]
+VfCoef = Annotated[float, Field(ge=0.0, le=10.0, description="Value loss coefficient.")]
+MaxGradNorm = Annotated[float, Field(gt=0.0, le=100.0, description="Global gradient-norm clip.")]
+
+SETTINGS = ("lr", "epochs", "minibatch", "clip", "ent_coef", "vf_coef", "max_grad_norm")  # ppo.Settings
