@@ -38,7 +38,7 @@ def env_steps_per_cpu_s(env, n: int, seconds: float) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="8,64,1024")
+    ap.add_argument("--sizes", default="8,64,256,1024")
     ap.add_argument("--seconds", type=float, default=5.0, help="CPU seconds per measurement")
     args = ap.parse_args()
     rows = {}

@@ -161,6 +161,7 @@ class BreakoutVectorEnv(VectorEnv):
         )
         self._pixels = vector_kernel.pixel_tables(self._tables[2], self._tables[4], img_height, img_width)
         n = num_envs
+        self._rows = np.arange(n, dtype=np.int64)  # every env, for the kernels
         self._I = np.zeros((n, rom_kernel.NI), dtype=np.int64)
         self._pairs = np.zeros((n, 2, rom_kernel.NI), dtype=np.int64)
         self._C = np.zeros((n, vector_kernel.NC), dtype=np.int64)
@@ -175,6 +176,7 @@ class BreakoutVectorEnv(VectorEnv):
         self._still = np.zeros(
             (n, vector_kernel.SRC_H, vector_kernel.SRC_W), dtype=np.uint8
         )  # each game's still layer (`vector_kernel`)
+        self._scratch = vector_kernel.step_scratch(n, img_height, img_width)
         self._memo = vector_kernel.new_memo(pal.shape[0], img_height, img_width)  # reset observations (`vector_kernel`)
         # per env, as ale-py's `PreprocessedEnv`: the pending seed (-1: none), the action last sent (ALE's
         # number) and its paddle step, and the last result (reward, terminated, truncated, lives, frame numbers)
@@ -191,8 +193,10 @@ class BreakoutVectorEnv(VectorEnv):
         self.ale = VectorALE(self)
 
     def _public(self, obs: np.ndarray) -> np.ndarray:
-        """The kernel's (N, stack, H, W, channels) observation in ale-py's shape (no channel axis in grayscale)."""
-        return obs[..., 0] if self.grayscale else obs
+        """A copy of the kernel's (N, stack, H, W, channels) observation in ale-py's shape (no channel axis in
+        grayscale): the caller owns it, as ale-py's, and writing into it cannot reach the next step's stack,
+        which the kernel builds from the env's own."""
+        return np.array(obs[..., 0] if self.grayscale else obs)
 
     def get_action_meanings(self) -> list[str]:
         return [ACTION_NAMES[a] for a in self._action_set]
@@ -341,7 +345,7 @@ class BreakoutVectorEnv(VectorEnv):
             self._efn,
         )
 
-    def _step_kernel(self, rows: np.ndarray, obs: np.ndarray) -> None:
+    def _step_kernel(self, rows: np.ndarray, prev: np.ndarray, obs: np.ndarray) -> None:
         first_call(
             vector_kernel.step_kernel,
             "the Breakout vector env's step kernel",
@@ -369,6 +373,7 @@ class BreakoutVectorEnv(VectorEnv):
             *self._pixels,
             self._still,
             *self._memo,
+            prev,
             obs,
             self._final,
             self._rew,
@@ -377,6 +382,7 @@ class BreakoutVectorEnv(VectorEnv):
             self._lives,
             self._fn,
             self._efn,
+            *self._scratch,
         )
 
     def _final_obs(self, ids: np.ndarray, info: dict[str, np.ndarray]) -> None:
@@ -395,10 +401,8 @@ class BreakoutVectorEnv(VectorEnv):
         if not self._sent:
             raise BadInput("recv", "no actions sent since the last batch: send() first")
         self._sent = False
-        obs = np.empty_like(self._obs)
-        obs[:, :-1] = self._obs[:, 1:]  # the stack shifted; the kernel updates the newest frame in place
-        obs[:, -1] = self._obs[:, -1]
-        self._step_kernel(np.arange(self.num_envs, dtype=np.int64), obs)
+        obs = np.empty_like(self._obs)  # a new array each step, as ale-py's: the kernel writes every row
+        self._step_kernel(self._rows, self._obs, obs)
         self._obs = obs
         info = self._info(None)
         self._final_obs(np.arange(self.num_envs), info)
@@ -435,8 +439,7 @@ class BreakoutVectorEnv(VectorEnv):
             if steps.size:
                 self._act[steps] = [item[3] for item in group if not item[1]]
                 self._pstep[steps] = [item[4] for item in group if not item[1]]
-                self._obs[steps, :-1] = self._obs[steps, 1:]
-                self._step_kernel(steps, self._obs)
+                self._step_kernel(steps, self._obs, self._obs)
             part = ids[start:end]
             out_obs[start:end] = self._obs[part]
             rew[start:end], term[start:end], trunc[start:end] = self._rew[part], self._term[part], self._trunc[part]

@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from policylab.envs.breakout import ale_random
 from policylab.envs.breakout.rom import kernel as rom_kernel
@@ -83,6 +85,22 @@ def resize_tables(height: int, width: int):
 STATIC_BYTES = np.array(
     list(range(36)) + [55] + list(range(59, 70)) + list(range(80, 90)) + [110, rom_kernel.SHOWN], dtype=np.int64
 )
+
+
+@intrinsic
+def move_bytes(typingctx, dst, dst_at, src, src_at, count):
+    """`count` bytes from flat offset `src_at` of the C-contiguous uint8 array `src` to flat offset `dst_at` of `dst`
+    (the two may be one array, the ranges may overlap): one `memmove`, which moves the bytes several times faster
+    than a loop compiled here. The caller keeps the ranges inside the arrays."""
+    sig = types.void(dst, types.intp, src, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        d, d_at, s, s_at, n = args
+        dptr = context.make_array(signature.args[0])(context, builder, d).data
+        sptr = context.make_array(signature.args[2])(context, builder, s).data
+        cgutils.raw_memmove(builder, builder.gep(dptr, [d_at]), builder.gep(sptr, [s_at]), n, 1)
+
+    return sig, codegen
 
 
 @numba.njit(cache=True)
@@ -207,29 +225,51 @@ def _paddle_edge(old, new, side):
     return min(old[72], new[72]) - 47 + shift, max(old[72], new[72]) - 48 + shift  # 8..175
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
+def _paint_moving_gray(objects, r, c0, c1, gray, line, at):
+    """Paint into `line[at:]` the gray of what moves (`render.moving_objects`) on row r, columns c0..c1 only:
+    the ball's two pixels, then the paddle's pattern over them (`render.moving_colour`'s order)."""
+    if objects[0] <= r <= objects[1]:
+        for c in (objects[2], objects[2] + 1 if objects[2] < SRC_W - 1 else 0):
+            if c0 <= c <= c1:
+                colour = rom_render.moving_colour(objects, r, c)
+                if colour >= 0:
+                    line[at + c] = gray[colour]
+    if objects[4] <= r <= objects[5]:
+        paddle = gray[objects[8]]
+        for k in range(32):
+            if (objects[7] >> (7 - k // 4)) & 1:
+                c = objects[6] + k
+                if c >= SRC_W:
+                    c -= SRC_W
+                if c0 <= c <= c1:
+                    line[at + c] = paddle
+
+
+@numba.njit(cache=True, inline="always")
 def _redo_span(moving_a, moving_b, maxpool, dy, lo, hi, still, gray, xi, xw, yi, yw, ystart, xstart, gbuf, hbuf, out):
     """Recompute output pixels dy, lo..hi of the pair of frames whose moving objects are `moving_a`, `moving_b`
     (`render.moving_objects`) and whose still layer is `still`, with `_out_row`'s float32 operations in its
-    order, from the span's source columns only."""
+    order, from the span's source columns only: each source row is the still layer's gray with each frame's
+    moving pixels painted over it (`_paint_moving_gray`; `gbuf[160:]` holds frame b's), pooled."""
     c0, c1 = xi[xstart[lo], 0], xi[xstart[hi + 1] - 1, 0]
     for dx in range(lo, hi + 1):
         hbuf[dx] = np.float32(0.0)
     for j in range(ystart[dy], ystart[dy + 1]):
         sy = yi[j, 0]
+        for c in range(c0, c1 + 1):
+            gbuf[c] = gray[still[sy, c]]
         if rom_render.moving_on_row(moving_b, sy) or (maxpool and rom_render.moving_on_row(moving_a, sy)):
-            for c in range(c0, c1 + 1):
-                colour = rom_render.moving_colour(moving_b, sy, c)
-                v = gray[colour if colour >= 0 else still[sy, c]]
-                if maxpool:
-                    colour = rom_render.moving_colour(moving_a, sy, c)
-                    g = gray[colour if colour >= 0 else still[sy, c]]
-                    if g > v:
-                        v = g
-                gbuf[c] = v
-        else:  # most of a span's rows are there for another frame's ball: the still layer alone
-            for c in range(c0, c1 + 1):
-                gbuf[c] = gray[still[sy, c]]
+            if maxpool:
+                for c in range(c0, c1 + 1):
+                    gbuf[SRC_W + c] = gbuf[c]
+                _paint_moving_gray(moving_a, sy, c0, c1, gray, gbuf, 0)
+                _paint_moving_gray(moving_b, sy, c0, c1, gray, gbuf, SRC_W)
+                for c in range(c0, c1 + 1):
+                    if gbuf[SRC_W + c] > gbuf[c]:
+                        gbuf[c] = gbuf[SRC_W + c]
+            else:
+                _paint_moving_gray(moving_b, sy, c0, c1, gray, gbuf, 0)
         beta = yw[j]
         for dx in range(lo, hi + 1):
             h = np.float32(0.0)
@@ -294,7 +334,7 @@ def update_still(b, changed, rom, still):
             rom_render.draw_row(b, rom, r, still[r], False)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def draw_changed(
     pa,
     pb,
@@ -709,7 +749,24 @@ def reset_kernel(
         episode_frame_number[i] = C[i, EP_FRAMES]
 
 
-@numba.njit(cache=True, nogil=True)
+def step_scratch(num_envs: int, height: int, width: int) -> tuple[np.ndarray, ...]:
+    """`step_kernel`'s working arrays (its last arguments), made once by the caller: the kernel is compiled
+    without numba's reference counting (`_nrt=False`: the views it takes env by env and pixel span by span were
+    counted with atomic operations, a quarter of its time), so it allocates nothing."""
+    return (
+        np.zeros(SRC_W, dtype=np.int64),
+        np.zeros(2 * SRC_W, dtype=np.uint8),
+        np.zeros(2 * width, dtype=np.float32),
+        np.zeros((2, rom_kernel.NI), dtype=np.int64),
+        np.zeros(rom_kernel.NI, dtype=np.int64),
+        np.full(height, width, dtype=np.int64),
+        np.full(height, -1, dtype=np.int64),
+        np.zeros(height, dtype=np.bool_),
+        np.zeros(num_envs, dtype=np.uint64),
+    )
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def step_kernel(
     rows,
     actions,
@@ -744,6 +801,7 @@ def step_kernel(
     still,
     memo_keys,
     memo_obs,
+    prev,
     obs,
     final_obs,
     reward,
@@ -752,13 +810,22 @@ def step_kernel(
     lives,
     frame_number,
     episode_frame_number,
+    cbuf,
+    gbuf,
+    hbuf,
+    last_pair,
+    m_slot,
+    lo,
+    hi,
+    redone,
+    unused,
 ):
     """One agent step of envs `rows` (distinct; the others are left alone): `frameskip` frames of ALE action
     `actions[i]` with paddle step `steps[i]`, the reward summed (clipped to its sign when `clip`), the new
-    max-pooled, resized frame updated in place in `obs` ((n, stack, H, W, channels): one channel per row of
-    `pal`, the colour byte's gray or R, G, B), which holds the last step's stack shifted by one (the caller
-    shifts it: numpy's memcpy moves the bytes several times faster than a loop compiled here). Every array but
-    `rows` is indexed by env.
+    max-pooled, resized frame into `obs` ((n, stack, H, W, channels), C-contiguous: one channel per row of
+    `pal`, the colour byte's gray or R, G, B): the stack `prev` (the last step's, same shape; `obs` itself in
+    async batches) shifted by one (`move_bytes`), its newest frame updated in place, env by env, so that the
+    row written is still in the cache when it is updated. Every array but `rows` is indexed by env.
 
     Autoreset as ale-py's: NextStep (`same_step` False), an env whose episode ended on its last step is reset
     now (`_reset_env`, with its pending seed) and its action ignored; SameStep, an env whose episode ends in this
@@ -772,15 +839,12 @@ def step_kernel(
     episode as a game over does; under `LIFE_LOSS_INFO` a step (all its frames played) in which a life was lost
     is terminated and the game goes on."""
     width = obs.shape[3]
-    cbuf = np.zeros(SRC_W, dtype=np.int64)
-    gbuf = np.zeros(2 * SRC_W, dtype=np.uint8)
-    hbuf = np.zeros(2 * width, dtype=np.float32)
-    last_pair = np.zeros((2, I.shape[1]), dtype=np.int64)
-    m_slot = np.zeros(I.shape[1], dtype=np.int64)
-    lo = np.full(obs.shape[2], width, dtype=np.int64)
-    hi = np.full(obs.shape[2], -1, dtype=np.int64)
-    redone = np.zeros(obs.shape[2], dtype=np.bool_)
-    unused = np.zeros(mt.shape[0], dtype=np.uint64)
+    frame_bytes = obs.shape[2] * width * obs.shape[4]
+    stack_bytes = obs.shape[1] * frame_bytes
+    lo[:] = width
+    hi[:] = -1
+    redone[:] = False
+    unused[:] = 0
     for r in range(rows.shape[0]):
         i = rows[r]
         reward[i] = 0
@@ -817,6 +881,10 @@ def step_kernel(
                 obs,
             )
         else:
+            # the last stack shifted by one into obs, its newest frame kept there to be updated in place
+            move_bytes(obs, i * stack_bytes, prev, i * stack_bytes + frame_bytes, stack_bytes - frame_bytes)
+            last = (i + 1) * stack_bytes - frame_bytes
+            move_bytes(obs, last, prev, last, frame_bytes)
             m = I[i]
             c = C[i]
             lives_before = m[rom_kernel.RAM_LIVES]
@@ -844,8 +912,10 @@ def step_kernel(
             ended = terminated[i] or truncated[i]
             ended_last = ended and f == frameskip - 1
             if ended:  # ale-py keeps the pooled slot and pools into it: see docstring
-                m_slot[:] = pairs[i, 0]  # after a full step, its next-to-last frame
-                pairs[i] = last_pair
+                for k in range(m.shape[0]):  # element by element: the kernel allocates nothing (`step_scratch`)
+                    m_slot[k] = pairs[i, 0, k]  # after a full step, its next-to-last frame
+                    pairs[i, 0, k] = last_pair[0, k]
+                    pairs[i, 1, k] = last_pair[1, k]
             if clip:
                 total = (total > 0) - (total < 0)
             reward[i] = total
@@ -902,7 +972,7 @@ def step_kernel(
             if life_mode == LIFE_LOSS_INFO and m[rom_kernel.RAM_LIVES] < lives_before:  # reported; the game goes on
                 terminated[i] = True
             if ended and same_step:
-                final_obs[i] = obs[i]
+                move_bytes(final_obs, i * stack_bytes, obs, i * stack_bytes, stack_bytes)
                 _reset_env(
                     i,
                     seeds,

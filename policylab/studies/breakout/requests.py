@@ -664,7 +664,7 @@ class LearnRequest(NamedProtocol):
         le=MAX_LEARN_STEPS,
         description="Budget in agent steps (rounded down "
         "to whole updates of --envs x --rollout; the default is 1,373 updates of 2,048 x 64: the whole command took "
-        "1,043 s on 2 cores with its validation, BENCHMARKS.md).",
+        "a median 1,206 s on 2 cores with its validation, 3 runs beside other jobs, BENCHMARKS.md).",
     )
     envs: int = Field(
         2048,

@@ -238,3 +238,19 @@ def test_a_reset_without_a_seed_keeps_each_envs_streams_as_ale_py():
             for x, y in zip(ale.step(actions)[:4], ours.step(actions)[:4]):
                 np.testing.assert_array_equal(y, x, err_msg=f"reset {seed}, step {t}")
     ale.close()
+
+
+@pytest.mark.parametrize("grayscale", [True, False])
+def test_writing_into_a_returned_observation_changes_nothing_later(grayscale):
+    """The caller owns what reset and step return, as with ale-py: scribbling over it must not reach the next
+    step's stack (the kernel builds it from the env's own), here against a twin env left alone."""
+    kwargs = {"grayscale": grayscale, "repeat_action_probability": 0.0}
+    scribbled, clean = BreakoutVectorEnv(2, **kwargs), BreakoutVectorEnv(2, **kwargs)
+    (obs, _), (ref, _) = scribbled.reset(seed=SEEDS[0]), clean.reset(seed=SEEDS[0])
+    rng = np.random.default_rng(SEEDS[0])
+    for t in range(40):
+        np.testing.assert_array_equal(obs, ref, err_msg=f"step {t}")
+        obs[:] = 255 - obs  # a caller's in-place preprocessing
+        actions = rng.integers(0, 4, 2)
+        obs, ref = scribbled.step(actions)[0], clean.step(actions)[0]
+    np.testing.assert_array_equal(obs, ref)
