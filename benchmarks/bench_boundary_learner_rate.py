@@ -156,7 +156,7 @@ def main() -> None:
         eval_worlds=0,
         minibatch=min(8192, args.envs * args.rollout),
     )
-    learner = learn_run.build(req, learn_run.RECIPES[req.recipe])
+    learner = learn_run.build(learn_run.plan(req))
     for _ in range(2):  # past the first episodes' resets, as a run in progress is
         learner.update()
     replay = Replay(learner)

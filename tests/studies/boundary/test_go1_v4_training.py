@@ -21,7 +21,7 @@ def test_the_committed_go1_v4_state_resumes_under_the_documented_command():
     req = validated(LearnRequest, COMMAND)
     recipe = run.RECIPES[req.recipe]
     assert json.loads((STATE / "config.json").read_text()) == json.loads(json.dumps(run.config(req, recipe)))
-    learner = run.build(req, recipe)
+    learner = run.build(run.plan(req))
     learner.load_state(checkpoint.read(STATE / CHECKPOINT))
     assert 0 < learner.done <= learner.updates and len(learner.curves["agent_steps"]) == learner.done
     timing = json.loads((STATE / TIMING).read_text())

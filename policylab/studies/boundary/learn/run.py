@@ -57,10 +57,10 @@ def config(req: LearnRequest, recipe: Recipe) -> dict:
     }
 
 
-def build(req: LearnRequest, recipe: Recipe) -> Learner:
-    """The learner of a request, fresh (or from --init's network); `learning.learner.train` resumes it."""
+def build(p: Plan) -> Learner:
+    """The learner of a plan, fresh (or from --init's network); `learning.learner.train` resumes it."""
     shards.deterministic_torch()
-    rob = commanded_robot(robot(ROBOT), list(recipe.command))
+    req, recipe, rob = p.req, p.recipe, p.robot
     hidden = [int(x) for x in req.hidden.split(",")]
     torch.manual_seed(req.seed)  # the initial weights (torch's init draws from the global generator)
     net = GaussianActorCritic(
@@ -94,21 +94,20 @@ def status(learner: Learner) -> str:
 @dataclass(frozen=True)
 class Plan:
     """A learn run, resolved once (`plan`): its recipe, the robot it plays (go1_imu with the recipe's
-    command), the number of updates of its budget and the config OUT records."""
+    command) and the config OUT records."""
 
     req: LearnRequest
     recipe: Recipe
     robot: Robot
-    updates: int
     config: dict
 
 
 def plan(req: LearnRequest) -> Plan:
     """Check what the request model could not (the sizes a learner needs, `learner.check_sizes`) and resolve
     the recipe and the robot; `BadInput` naming the option, nothing written."""
-    updates = check_sizes(req.threads, req.envs, req.rollout, req.minibatch, req.steps, what="worlds")
+    check_sizes(req.threads, req.envs, req.rollout, req.minibatch, req.steps, what="worlds")
     recipe = RECIPES[req.recipe]
-    return Plan(req, recipe, commanded_robot(robot(ROBOT), list(recipe.command)), updates, config(req, recipe))
+    return Plan(req, recipe, commanded_robot(robot(ROBOT), list(recipe.command)), config(req, recipe))
 
 
 def learn(req: LearnRequest, stop_after: int | None = None) -> tuple[Learner, dict]:
@@ -121,7 +120,7 @@ def learn_planned(p: Plan, stop_after: int | None = None) -> Learner:
     """Claim OUT, then learn (or resume) the plan to the end of its budget."""
     req = p.req
     claim_out_dir(req.out, p.config)
-    learner = build(req, p.recipe)
+    learner = build(p)
     return train(learner, req.out, req.checkpoint_every, f"learning {req.recipe}", status, stop_after)
 
 
