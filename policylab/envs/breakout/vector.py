@@ -193,10 +193,13 @@ class BreakoutVectorEnv(VectorEnv):
         self.ale = VectorALE(self)
 
     def _public(self, obs: np.ndarray) -> np.ndarray:
-        """A copy of the kernel's (N, stack, H, W, channels) observation in ale-py's shape (no channel axis in
-        grayscale): the caller owns it, as ale-py's, and writing into it cannot reach the next step's stack,
-        which the kernel builds from the env's own."""
-        return np.array(obs[..., 0] if self.grayscale else obs)
+        """The kernel's (N, stack, H, W, channels) observation in ale-py's shape (no channel axis in grayscale)."""
+        return obs[..., 0] if self.grayscale else obs
+
+    def _handed_out(self) -> np.ndarray:
+        """A copy of the env's own stacks in ale-py's shape: the caller owns it, as ale-py's, and writing into
+        it cannot reach the next step's stack, which the kernel builds from the env's own (`_obs`)."""
+        return np.array(self._public(self._obs))
 
     def get_action_meanings(self) -> list[str]:
         return [ACTION_NAMES[a] for a in self._action_set]
@@ -312,13 +315,11 @@ class BreakoutVectorEnv(VectorEnv):
             obs, _, _, _, info = self._recv_async()
             return obs, info
         self._seeds[rows] = seeds
-        obs = self._obs.copy()
-        self._reset_kernel(rows, obs)
+        self._reset_kernel(rows, self._obs)
         self._rew[rows], self._term[rows], self._trunc[rows] = 0, False, False
-        self._obs = obs
         self._last_ids = np.arange(self.num_envs)
         self._sent = False
-        return self._public(obs), self._info(None)
+        return self._handed_out(), self._info(None)
 
     def _reset_kernel(self, rows: np.ndarray, obs: np.ndarray) -> None:
         first_call(
@@ -345,7 +346,7 @@ class BreakoutVectorEnv(VectorEnv):
             self._efn,
         )
 
-    def _step_kernel(self, rows: np.ndarray, prev: np.ndarray, obs: np.ndarray) -> None:
+    def _step_kernel(self, rows: np.ndarray, obs: np.ndarray) -> None:
         first_call(
             vector_kernel.step_kernel,
             "the Breakout vector env's step kernel",
@@ -373,7 +374,6 @@ class BreakoutVectorEnv(VectorEnv):
             *self._pixels,
             self._still,
             *self._memo,
-            prev,
             obs,
             self._final,
             self._rew,
@@ -401,12 +401,10 @@ class BreakoutVectorEnv(VectorEnv):
         if not self._sent:
             raise BadInput("recv", "no actions sent since the last batch: send() first")
         self._sent = False
-        obs = np.empty_like(self._obs)  # a new array each step, as ale-py's: the kernel writes every row
-        self._step_kernel(self._rows, self._obs, obs)
-        self._obs = obs
+        self._step_kernel(self._rows, self._obs)  # in place: the caller gets a copy (`_handed_out`)
         info = self._info(None)
         self._final_obs(np.arange(self.num_envs), info)
-        return self._public(obs), self._rew.copy(), self._term.copy(), self._trunc.copy(), info
+        return self._handed_out(), self._rew.copy(), self._term.copy(), self._trunc.copy(), info
 
     def _recv_async(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """The first `batch_size` queued envs, each reset or stepped in queue order (a run of distinct envs per
@@ -439,7 +437,7 @@ class BreakoutVectorEnv(VectorEnv):
             if steps.size:
                 self._act[steps] = [item[3] for item in group if not item[1]]
                 self._pstep[steps] = [item[4] for item in group if not item[1]]
-                self._step_kernel(steps, self._obs, self._obs)
+                self._step_kernel(steps, self._obs)
             part = ids[start:end]
             out_obs[start:end] = self._obs[part]
             rew[start:end], term[start:end], trunc[start:end] = self._rew[part], self._term[part], self._trunc[part]

@@ -801,7 +801,6 @@ def step_kernel(
     still,
     memo_keys,
     memo_obs,
-    prev,
     obs,
     final_obs,
     reward,
@@ -823,9 +822,8 @@ def step_kernel(
     """One agent step of envs `rows` (distinct; the others are left alone): `frameskip` frames of ALE action
     `actions[i]` with paddle step `steps[i]`, the reward summed (clipped to its sign when `clip`), the new
     max-pooled, resized frame into `obs` ((n, stack, H, W, channels), C-contiguous: one channel per row of
-    `pal`, the colour byte's gray or R, G, B): the stack `prev` (the last step's, same shape; `obs` itself in
-    async batches) shifted by one (`move_bytes`), its newest frame updated in place, env by env, so that the
-    row written is still in the cache when it is updated. Every array but `rows` is indexed by env.
+    `pal`, the colour byte's gray or R, G, B): the last step's stack, there, shifted by one (`move_bytes`), its
+    newest frame updated in place, env by env, so that the row written is still in the cache when it is updated. Every array but `rows` is indexed by env.
 
     Autoreset as ale-py's: NextStep (`same_step` False), an env whose episode ended on its last step is reset
     now (`_reset_env`, with its pending seed) and its action ignored; SameStep, an env whose episode ends in this
@@ -881,10 +879,8 @@ def step_kernel(
                 obs,
             )
         else:
-            # the last stack shifted by one into obs, its newest frame kept there to be updated in place
-            move_bytes(obs, i * stack_bytes, prev, i * stack_bytes + frame_bytes, stack_bytes - frame_bytes)
-            last = (i + 1) * stack_bytes - frame_bytes
-            move_bytes(obs, last, prev, last, frame_bytes)
+            # the stack shifted by one, its newest frame kept in the last slot to be updated in place
+            move_bytes(obs, i * stack_bytes, obs, i * stack_bytes + frame_bytes, stack_bytes - frame_bytes)
             m = I[i]
             c = C[i]
             lives_before = m[rom_kernel.RAM_LIVES]
