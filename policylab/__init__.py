@@ -1,8 +1,4 @@
-"""policylab: measure control policies honestly.
-
-Search or train a policy in a fast simulator, then find out with paired seeds and confidence
-intervals whether it holds on the reference environment, under perturbations and on a fresh seed.
-"""
+"""policylab: measure control policies honestly."""
 
 __version__ = "0.1.0"
 

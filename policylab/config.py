@@ -1,19 +1,7 @@
 """Validated requests at the boundary, and output folders that refuse to mix runs.
 
-Every command is one `Request` model: the only place its options, defaults, bounds and help
-live (the CLI builds its options from the model, see `policylab.cli.command`). A validation error
-becomes a `BadInput` that names the field, so the CLI prints one line and exits 2 before anything
-is written. Numbers are finite by construction (`allow_inf_nan=False`); paths are checked for what
-the command will do with them (`InputFile` readable, `OutDir` creatable) before the first write. A
-path option given as an empty or blank string is refused (it would silently mean the current
-folder), and a folder a command writes under is resolved before it is checked (`resolved`), so the
-folder checked is the folder written.
-
-An out folder is claimed (its config.json written) once the run's inputs are all checked. If the
-run then turns out to be bad input after all (a learning rate that makes the numbers non-finite,
-say), `release_claims` puts the folder back as it was, so the same --out works on the next try:
-it removes only what came after the claim, in the folder the claim checked.
-"""
+An out folder is claimed (its config.json written) once the inputs are checked; `release_claims` undoes a
+claim when bad input turns up later, removing only what came after it."""
 
 from __future__ import annotations
 

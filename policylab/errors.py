@@ -1,8 +1,6 @@
 """The one error type for bad input at the boundary.
 
-Every command validates what it is given before it writes anything. A `BadInput` names the field
-and what is allowed; the CLI prints it as a single line and exits with status 2.
-"""
+A `BadInput` names the field and what is allowed; the CLI prints it as a single line and exits 2."""
 
 
 class BadInput(ValueError):

@@ -1,13 +1,6 @@
-"""Atomic, deterministic file writes.
+"""Atomic, deterministic file writes: temp file + rename, no fsync (atomic, not durable: docs/design.md).
 
-A reader never sees a half-written file (temp file + rename), and the same content always gives
-the same bytes: array payloads are zip archives with fixed timestamps, so their sha256 is a
-stable fingerprint of the data.
-
-Atomic, not durable: there is no fsync. A killed run (the case resumption is built for) never
-leaves a partial file, since the rename happens only after the write; surviving a power cut is
-left to the file system. An fsync per record cost ~9 ms, a minute per 6,400-rollout sweep.
-"""
+Array archives are zips with fixed timestamps, so their sha256 fingerprints the data."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Canonical JSON and content hashes.
+"""Canonical JSON and content hashes: everything hashed goes through `canonical_json`.
 
-Keys and provenance hashes must not depend on dict order, float formatting quirks or the time of
-day, so everything that is hashed goes through `canonical_json` first. A large part shared by many
-records (a shadow Breakout world's physics: 3 KB in every key and record) can be handed in as a
-`FrozenJSON`, which carries its canonical JSON, so it is serialized once rather than per record.
-"""
+`FrozenJSON` carries a large shared part's canonical JSON (a shadow world's 3 KB physics), serialized once."""
 
 from __future__ import annotations
 

@@ -1,26 +1,6 @@
 """Ctrl-C and SIGTERM: stop soon, keep every finished result, leave no process behind.
 
-While a command runs (`handled()`, installed by the CLI before the command line is parsed), the
-first SIGINT or SIGTERM raises `Interrupted` in the main thread. As it unwinds, the executors
-cancel queued work, stop their workers and hand over the results that had already finished, and
-`ensure` writes them, so the store keeps everything finished and a rerun resumes from there. The
-CLI then prints one line and exits 128 + the signal's number (130, 143), the shell's convention.
-
-A second signal ends the process at once, without unwinding: it kills every process this one
-started (pool workers, a local Ray's processes) and exits. The store stays whole even then, since
-a record is written payload first and index row second (`rollout/store.py`).
-
-Where raising in the middle would lose a finished result (handing it to the store's writer) or
-land inside native code that mangles it (Ray's blocking calls run the handler themselves, hold what
-it raises until the call ends and turn it into a SystemError; a half-started Ray), the code runs in
-`deferred()`: the signal is noted there and raised by the next `check()`.
-
-Every path says the line once: the first signal's (`say()`, then `leave()` with the handlers still
-in place), a second signal's at any point before the exit (not again if it was said), and a signal
-noted in the last `deferred()` block of a command that then finished (`cli.invoke` raises it by a
-last `check()`). These handlers are the only ones in place while a command runs (the executors keep
-Ray's out).
-"""
+Inside `deferred()` a signal is only noted, and raised by the next `check()`; docs/design.md, "Module notes"."""
 
 from __future__ import annotations
 

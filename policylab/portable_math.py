@@ -1,25 +1,7 @@
 """Arithmetic whose bytes do not depend on the x86-64 CPU: the rollout path's transcendentals and sums.
 
-Why: numpy picks its loops by the CPU at import (with AVX-512, `arctan2`, `exp`, `log` and `expm1` on
-float64 run Intel SVML kernels whose last bits differ from the baseline loops), a BLAS
-product picks its blocking by CPU and batch size, onnxruntime's MLAS picks fused multiply-add kernels
-by CPU, and glibc's libm resolves `sin`, `cos`, `atan2`, `exp`, `log` and `expm1` to FMA or SSE2
-builds by CPU (ifunc symbols; sysdeps/x86_64/fpu/multiarch), not promised to agree bit for bit.
-Rollouts of the policies this project ships or trains compute their actions and the push protocol
-with the functions here instead, so a rollout's bytes are the same on any x86-64 CPU.
-
-How: every function uses only IEEE-754 +, -, *, / and comparisons in a fixed order, which are
-correctly rounded on every CPU; numba compiles them without fastmath, so LLVM neither reassociates
-a sum nor contracts ``a * b + c`` into a fused multiply-add (`tests/policies/test_cpu_independent.py`
-checks the machine code for FMA instructions and the results against a pure-Python loop). Loops
-that numba vectorises run across independent outputs, each lane repeating the same scalar sequence.
-The transcendentals are FreeBSD msun's (fdlibm's) algorithms and coefficients (Sun Microsystems,
-"Permission to use, copy, modify, and distribute this software is freely granted, provided that this
-notice is preserved"): `atan2` (e_atan2.c, s_atan.c), `sin` and `cos` (k_sin.c, k_cos.c with the
-medium-range Cody-Waite reduction of e_rem_pio2.c), `exp` (e_exp.c) and `tanh` (s_tanh.c, s_expm1.c), within 3 ulp
-of glibc's (1 ulp but for tanh). The reduction for sin and cos is exact for |x| < 2^20 * pi/2 (about
-1.6e6 rad; a push heading or a gait clock stays far below) and still deterministic beyond.
-"""
+The transcendentals are FreeBSD msun's (fdlibm's) algorithms and coefficients (Sun Microsystems: "Permission to use,
+copy, modify, and distribute this software is freely granted, provided that this notice is preserved")."""
 
 from __future__ import annotations
 

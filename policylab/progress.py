@@ -1,7 +1,5 @@
-"""Progress on stderr: bars for long stages (rich: description, count, rate and ETA) on a terminal, one
-plain line per stage every few seconds elsewhere (a log file, a pipe: a bar there is cut to "0:00:...
-eta 0:00:..." or not drawn at all), status lines, and the tally of results the current stage has in
-the store (what an interrupted command reports)."""
+"""Progress on stderr: rich bars on a terminal, one plain line per stage every few seconds elsewhere,
+status lines, and the tally of results the current stage has in the store."""
 
 from __future__ import annotations
 

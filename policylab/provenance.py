@@ -1,13 +1,5 @@
 """What produced a record: package and library versions, and the CPU features that can change a
-result (no times, no host names).
-
-`versions()` names the libraries; reports quote it. `record()` adds `cpu()` and is what the store
-writes into every record. Rollouts of the policies this project ships or trains give the same bytes
-on any x86-64 CPU (`policylab.portable_math`), but a user's ONNX file runs in onnxruntime, whose
-MLAS kernels are picked by these features (AVX-512, AVX2 with FMA, AVX-512 VNNI), and numpy's
-dispatched loops also depend on them and on ``NPY_DISABLE_CPU_FEATURES``. `policylab boundary verify`
-compares a mismatching record's `cpu` with the machine's own to call a difference cross-machine.
-"""
+result (no times, no host names). `record()` is what the store writes into every record."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """What a stage hands back to the command line, and how a request is written back as a command.
 
-Stage modules sit below the command line (`policylab.cli`) and must not import it; they return a
-`Result` and build their rerun lines here, so the arrows of the package all point down.
-"""
+Stages sit below `policylab.cli` and must not import it: they return a `Result` and build rerun lines here."""
 
 from __future__ import annotations
 

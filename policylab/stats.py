@@ -1,17 +1,7 @@
 """Statistics every study shares: score distributions, intervals of means and paired deltas, rank
 correlation, Fisher exact + Benjamini-Hochberg, Kaplan-Meier and the log-rank test.
 
-One interval method for every mean and every paired delta, in all three studies: the Student-t 95%
-interval (`t_interval`, `INTERVAL_METHOD`). It is closed-form, so its printed digits carry no Monte Carlo
-error (a 2,000-resample bootstrap moved the demo's printed upper end by 0.2), and it keeps its coverage at
-the small n the studies use (5 training seeds, 20 ALE seeds), where a percentile or BCa bootstrap
-resamples only those few values and under-covers (about 83% at n = 5 on normal data); measured coverage
-on planted cases: tests/test_stats_exact.py, docs/design.md. A verdict needs at least `MIN_PAIRS` pairs.
-
-All resampling (ratios, correlations, verdict agreement) is seeded (numpy PCG64), so a report computed
-twice is byte-identical. Where the original reports used the population standard deviation,
-`distribution` keeps it for `stdev` (and says so); the interval uses the sample one.
-"""
+Every interval of a mean or a paired delta is Student t (`t_interval`); why: docs/design.md."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ TESTED_IN = {
     "rollout/export.py": ("studies/boundary/test_export.py", IMPORTS),
     "studies/boundary/analysis_folder.py": ("report/test_runs_index.py", "runs reduce and select into their folders"),
     "studies/boundary/ars.py": ("studies/boundary/test_ars_ant.py", IMPORTS),
-    "studies/boundary/constants.py": ("studies/boundary/test_checkpoint.py", IMPORTS),
+    "studies/boundary/constants.py": ("studies/boundary/test_robot_policies.py", IMPORTS),
     "studies/boundary/gate.py": ("studies/boundary/test_onnx_gate.py", IMPORTS),
     "studies/boundary/learn/judge.py": ("studies/boundary/test_learn.py", IMPORTS),
     "studies/boundary/learn/learner.py": ("studies/boundary/test_learn.py", "runs `policylab boundary learn`"),

@@ -1,12 +1,7 @@
 """The `policylab` command: one sub-command group per study, `store`, plus `demo`, `runs` and `export`.
 
-Every failure ends as one line on stderr. Bad input (a field, a file, a folder) exits 2 with the
-field named and leaves the out folder as it was; anything else is an internal error: exit 1, and
-the traceback goes to a log file whose path the line gives (inside the run's out folder, or the
-system temp folder when there is none to write to; on a full disk the line says there is no log,
-and no empty file is left). Ctrl-C or SIGTERM ends a run with one line
-saying how far it got and exit status 130 or 143 (`policylab.interrupts`; a rerun resumes).
-"""
+Every failure ends as one line on stderr: exit 2 for bad input, 1 for an internal error (traceback in a log
+file), 130 or 143 for Ctrl-C or SIGTERM; docs/design.md, "Module notes"."""
 
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ from policylab.report.run_kinds import ANY, RunKind
 from policylab.studies.boundary import requests
 
 app = typer.Typer(
-    help="Failure boundary of a legged MuJoCo policy (the Unitree Go1 by default; --robot ant or a robot spec file): "
+    help="Failure boundary of a legged MuJoCo policy (the Unitree Go1 by default; --robot with a shipped robot, "
+    f"{requests.SHIPPED_ROBOTS}, or a robot spec file): "
     "train, sweep a friction x push grid into the store, verify it by re-simulation (the gate diff and report "
     "require), then reduce, select, replay, render clips and .rrd files, diff two checkpoints and write the reports.",
     no_args_is_help=True,

@@ -1,15 +1,7 @@
 """Commands generated from their request models, and the one way a command ends.
 
-A command is declared as `command(group, "eval", EvalRequest, "policylab.studies.breakout.episodes.eval:run",
-index=RunKind(...))`: its options are the model's fields (`--field-name`, help from the field's description, default and
-bounds from the field), so defaults and bounds live in exactly one place. Every option reaches
-the model as text and pydantic alone parses it, which is why a wrong type, an out-of-range value,
-nan or inf all end the same way: one line naming the field, exit status 2.
-
-The run function is imported only when the command runs, so `--help` never loads numpy, numba or
-MuJoCo. It returns the report's path, or a `Result` with headline lines too; the command prints
-the headlines and then `report: PATH` as the last line on stdout.
-"""
+Options are the model's fields, parsed by pydantic alone; the run function is imported only when the command
+runs, so `--help` loads no numpy. The last line on stdout is `report: PATH`."""
 
 from __future__ import annotations
 

@@ -1,19 +1,7 @@
-"""The learner's loop, shared by every study that learns: shards play rollouts into one set of
-buffers (one thread each, `shards`), PPO updates on them (`ppo`), curves and atomic checkpoints.
+"""The learner's loop, shared by every study that learns: shards play rollouts, PPO updates on them.
 
-A study supplies its shards: objects with ``play(net, bufs) -> (returns, lengths, extras)`` (the
-finished episodes' returns and lengths, and per-update sums of its own measures, `extras`: a dict of
-name -> (sum, count)), ``state()``, ``load_state(state)``, ``started`` (episodes started) and ``progress`` (which the learner
-sets before each rollout to the share of its updates done, for a study's curriculum). Curves
-hold, per update, the agent steps so far, the episodes that ended, their mean return and length, the
-PPO statistics and the mean of each extra.
-
-Checkpoints: every `checkpoint_every` updates the whole state (network, optimizer, generators, each
-shard's envs, curves) is written atomically to OUT/checkpoint.pt; running again after a kill resumes
-from it and ends with the bytes of an uninterrupted run. Timings are not part of that state: they go
-to OUT/timing.json, per update the wall-clock rate (steps/s) and the CPU-seconds this process spent on
-it (all its threads: what a learner costs whatever else the machine runs).
-"""
+A study's shard gives ``play(net, bufs) -> (returns, lengths, extras)``, ``state()``, ``load_state(state)``,
+``started`` and ``progress``; curves, checkpoints and timings: docs/design.md, "Module notes"."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The actor-critic networks, each behind a fixed input affine: `ActorCritic` for discrete actions (an
-MLP, relu or tanh, with one shared trunk and a head of the action logits plus the value) and
-`GaussianActorCritic` for continuous ones (separate actor and critic MLPs, a state-independent
-log-std). Both give `evaluate(obs, act)`, all the PPO update asks of a network."""
+"""The actor-critic networks, each behind a fixed input affine: `ActorCritic` (discrete, one shared
+trunk) and `GaussianActorCritic` (continuous, separate actor and critic MLPs, a state-independent log-std)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""The PPO options, declared once (name, bounds, help) for every command that learns with
-`policylab.learning` (`breakout learn`, `boundary learn`): the fields of `ppo.Settings` and the return's
-discount and GAE lambda.
-
-A request lists them with its own defaults (`lr: LearningRate = 3e-4`): the studies' recipes differ, the
-knobs do not. `gamma`'s step is the study's (an agent step, a control step), so a request may name it in
-its own words (a `Field` description beside the default). `SETTINGS` are the fields `ppo.Settings.of`
-reads from a request.
-
-Light on purpose (typing and pydantic only, no torch): the request modules import it, and `--help`
-loads no more.
-"""
+"""The PPO options, declared once (name, bounds, help) for every command that learns; each request
+sets its own defaults. Light on purpose (typing and pydantic only): `--help` loads no torch."""
 
 from __future__ import annotations
 

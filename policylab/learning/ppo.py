@@ -1,11 +1,5 @@
-"""The PPO update: clipped objective, a value loss, an entropy bonus, per-minibatch advantage
-normalisation, global gradient-norm clipping and a learning rate the caller anneals.
-
-Each minibatch is split into one chunk per shard; each chunk's loss (its sum over the whole
-minibatch's size) is differentiated on that shard's replica of the network, on its own thread, and
-the chunks' gradients are summed in shard order before one Adam step. The sums are exactly the
-whole minibatch's, and nothing depends on thread timing.
-"""
+"""The PPO update: clipped objective, value loss, entropy bonus, per-minibatch advantage normalisation,
+gradient-norm clipping; each shard's chunk is differentiated on its own thread, gradients summed in shard order."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""How a learner spreads its envs over threads.
-
-Why shards: torch's intra-op threads parallelise only its larger ops, while an env kernel, the
-observation and the many small per-step ops stay serial; two single-threaded learners side by side
-each ran nearly as fast as one alone (measured on Breakout: 265k against 288k agent steps/s). So a
-learner with S threads splits its envs into S shards, each played (and its share of every minibatch
-differentiated, `ppo.PPO`) on its own thread (`Threads`) with torch single-threaded. Nothing depends
-on thread timing, so a run is deterministic for a given thread count.
-"""
+"""How a learner spreads its envs over threads: S shards, shard k always on thread k, torch single-threaded
+(why: docs/design.md, "Where policylab departs from the starting design")."""
 
 from __future__ import annotations
 

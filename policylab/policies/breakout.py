@@ -1,38 +1,7 @@
-"""Breakout policies on the shared observation contract, vectorized in numba.
+"""Breakout policies on the shared observation contract, vectorized in numba: `fn(obs, params, serve=True)`.
 
-A policy is `fn(obs, params, serve=True) -> actions`: `obs` is the (N, 9) float batch of
-`policylab.envs.breakout.contract`, `params` a dict of named values, actions int64 in
-{NOOP, FIRE, RIGHT, LEFT}. Policies are pure and memoryless, so they behave the same on ALE and
-on the shadow simulator. `serve=True` presses FIRE whenever no ball is in play (the `auto`
-serve rule of the protocol); an evaluator running `--serve never` passes `serve=False`, and the
-policy then waits with NOOP.
-
-The original study's v3 family on discrete actions
-----------------------------------------------------------------
-Ball centre `x = ball_x + 1` (ALE's ball is 2 px wide), paddle centre `c = paddle_x + width/2`.
-
-- ``near_y``: the ball is *near* when `ball_y >= near_y`; near selects the near lead, deadzone and cap.
-- ``panic_y``: when `ball_y >= panic_y` the policy chases the ball itself (`target = x`), with
-  threshold `min(near_deadzone, base_deadzone)` and no cap: maximum speed.
-- ``far_lead`` / ``near_lead``: look-ahead in agent steps: `target = x + lead * ball_vx`
-  (clamped to the screen).
-- ``base_deadzone``: no-move tolerance while the ball rises (far regime, `ball_vy <= 0`).
-- ``far_deadzone``: no-move tolerance while the ball falls and is far.
-- ``near_deadzone``: no-move tolerance when near.
-- ``far_cap`` / ``near_cap``: the continuous law moves `sign(err) * min(|err|, cap)` per step.
-  A discrete controller cannot move a fraction of a step, so it rounds the requested move to
-  a whole press: it presses only when the requested move is at least half a cap, i.e. when
-  `|err| > cap / 2`. A small cap makes the paddle twitchy and precise, a large cap makes it
-  wait until the error is large (fewer presses, more overshoot-free travel).
-
-Together: with `err = target - c` and `thr = max(deadzone, cap / 2)` (panic: `thr =
-min(near_deadzone, base_deadzone)`), the action is RIGHT if `err > thr`, LEFT if `err < -thr`,
-else NOOP.
-
-Planner v1: while the ball falls and is far, it targets the landing point at the paddle line,
-`fold(x + vx * t)` with `t = (paddle_y - ball_y - 4) / vy` steps and `fold` reflecting between the
-side walls; otherwise (rising, near or panic) it is exactly v3.
-"""
+`obs` is the (N, 9) contract batch, actions int64 in {NOOP, FIRE, RIGHT, LEFT}; the v3 family's parameters and
+the planner's rule: docs/breakout.md, "Policies"."""
 
 from __future__ import annotations
 
@@ -164,7 +133,7 @@ def _vector(params: Mapping[str, float], names: tuple[str, ...]) -> np.ndarray:
 
 
 def breakout_policy_v3(obs: np.ndarray, params: Mapping[str, float] = V3_DEFAULTS, serve: bool = True) -> np.ndarray:
-    """The lead / deadzone / cap tracker (see the module docstring for each parameter)."""
+    """The lead / deadzone / cap tracker (each parameter: docs/breakout.md, "Policies")."""
     out = np.empty(obs.shape[0], dtype=np.int64)
     _tracker(np.asarray(obs, dtype=np.float32), V3_FORM.vector(params), V3_FORM.planner, bool(serve), out)
     return out

@@ -1,25 +1,7 @@
 """Pixel (CNN) Breakout agents: ONNX networks on Atari's standard preprocessed frames.
 
-Why: almost every published Atari agent (CleanRL, Stable-Baselines3, RL Zoo) is a CNN on 84x84 grayscale
-frames, max-pooled over the last two of each 4-frame skip, 4 stacked: what ale-py's `AtariVectorEnv` (and
-gymnasium's `AtariPreprocessing` with a frame stack) gives. Such a network plays through
-`envs.breakout.vector.BreakoutVectorEnv` on the exact shadow (the same bytes as `AtariVectorEnv` for the
-same seeds), so it gets the paired verdicts on thousands of seeds, and through ale-py's own `AtariVectorEnv`
-for the ALE confirmation (`studies.breakout.episodes.pixels`).
-
-A pixel network file is an ONNX model with one input (batch, stack, height, width) of raw pixel values
-0-255 (float32, float64 or uint8: the network scales them itself, as SB3's `CnnPolicy` and CleanRL's
-agents do) and one output (batch, 4) of logits over the minimal action set NOOP, FIRE, RIGHT, LEFT. Its
-metadata `PIXEL_METADATA_KEY` is a JSON object of `PixelSpec`: the preprocessing it was trained on, which
-the envs are built with. `stamp` writes it into a model made by another exporter; `export_sb3` is the
-SB3 recipe (a wrapper whose forward returns the policy head's logits, `torch.onnx.export`, the stamp).
-
-Acting is greedy (the first largest logit), through onnxruntime on one thread (`policies.onnx.session`).
-Unlike the project's MLPs, a conv net has no portable kernel here: onnxruntime's float32 kernels are
-picked by the CPU, so a near tie between two logits may break differently on another CPU. Runs are
-reproducible on one machine (tests/policies/test_breakout_cnn.py: the same logits whatever the batch), and
-every record names the onnxruntime version and the CPU's features (`rollout.store` provenance).
-"""
+The file contract (`PixelSpec` under `PIXEL_METADATA_KEY`), `stamp` and `export_sb3`: docs/breakout.md,
+"Evaluating a pixel (CNN) agent"."""
 
 from __future__ import annotations
 

@@ -1,38 +1,6 @@
 """Network policies for Breakout: the observation a network sees, and ONNX files that act on it.
 
-Why a second observation beside the 9 contract features: a memoryless tracker needs only the ball
-and the paddle, but a learned policy that aims needs the brick wall, and one that reads motion
-from frames needs a short history. Both environments can give both (ALE: the wall is the playfield
-bytes ram[0:36], decoded by `envs.breakout.rom.kernel.brick_flags`; the shadow: `ShadowBreakout.walls`), so a network
-cannot tell which one it plays, exactly as a tracker cannot.
-
-The observation of one env at one agent step is `envs.breakout.net_obs`'s (scaled feature history, then
-the wall when the file asks for it), built there once for every path that feeds a network: the rollouts
-here, the learner, and the Gymnasium env `policylab/ShadowBreakout-v0` made with the file's `net_obs`.
-
-A network file is an ONNX model (one loader: `policylab.policies.onnx`) whose input is that vector
-and whose output is 4 logits over the minimal action set (NOOP, FIRE, RIGHT, LEFT). The file says
-which observation it takes in its metadata (`OBS_METADATA_KEY`, a JSON object of `NetObsSpec`), so a
-network trained elsewhere on the same features runs the same way. Acting is greedy (the first
-largest logit); the protocol's serve rule is applied by the episode runner, as for every policy.
-A file in the form `policies.mlp` writes (what `breakout learn` makes) acts through
-`policylab.portable_math.dense` in float64, so its rollouts are the same bytes on any x86-64 CPU;
-any other file acts through onnxruntime, whose float32 kernels the CPU picks.
-
-A rollout knows a network as a `NetworkFile`: the bytes it checked, their sha256 and the
-observation they declare. The store keys an episode by the hash and the observation (`record`),
-never by the path, so an edited file plays again and a moved or renamed one does not; tasks carry
-the bytes themselves, so a worker runs exactly what was hashed even if the file changes meanwhile.
-
-A pixel (CNN) agent on Atari's standard preprocessed frames is a network file too: its metadata names
-`breakout_cnn.PixelSpec` under `breakout_cnn.PIXEL_METADATA_KEY` instead, `read` checks it there, and its
-`NetworkFile` carries that spec (`pixels`), which the episode runner plays through the pixel envs
-(`studies.breakout.episodes.pixels`).
-
-`export_onnx` writes a Breakout network (learn's policy head, the tests' networks) in the one
-network form of the project (`policies.mlp`: Gemm layers with tanh or relu between them, bytes a
-function of the weights alone), as input "obs", output "logits" and the observation stamped.
-"""
+Observation, file contract and keys (content hash, never the path): docs/breakout.md, "Network policies"."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
 """A policy is a file: the linear `.npz` (`policies.linear`) or an ONNX network (`policies.onnx`).
 
-`load_policy(path, obs_dim, act_dim)` picks the loader by suffix and checks the file against the
-sizes the robot gives and takes, before anything is created; anything wrong is `BadInput` naming the
-field (one line, exit 2). Both kinds expose ``act(obs) -> actions`` on (B, obs_dim) float64 batches.
-
-Normalisation a trainer kept outside its network may lie beside the file: ``NAME.obs_norm.json``
-(``{"mean": [...], "std": [...]}``, one value per observation entry, std > 0) next to ``NAME.onnx``
-or ``NAME.npz``; the policy then acts on (obs - mean) / std. Its bytes are part of what names the
-policy (`obs_norm_file`), so editing it plays the worlds again.
-"""
+`load_policy` picks the loader by suffix and checks the sizes; a ``NAME.obs_norm.json`` beside the file whitens
+the observation and names the policy too (docs/boundary.md, "Policies are files")."""
 
 from __future__ import annotations
 

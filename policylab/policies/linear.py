@@ -1,16 +1,7 @@
 """The linear policy file, for any robot: a = clip(W @ (obs - mean) / std, -1, 1).
 
-A `.npz` with ``weights`` (act_dim, obs_dim), ``obs_mean`` and ``obs_std`` (obs_dim,), float, finite,
-std > 0. `load(path, obs_dim, act_dim)` checks the file against the robot's observation and action
-sizes; anything wrong is `BadInput` naming the checkpoint (one line, exit 2) before anything runs.
-
-One policy is evaluated with an explicit, fixed-order sum over observation entries, so a world's
-actions are bit-identical in any batch (a BLAS matmul picks kernels by batch size and changed the
-last bits between a batch of 1 and of 2) and on any CPU: every step is an elementwise IEEE -, /, *
-or + (numpy never fuses a multiply and an add across two operations), each correctly rounded
-whatever the vector width. Training's per-direction weights (3-D) use einsum; they only need to be
-reproducible for a fixed batch shape on one machine.
-"""
+A `.npz` of ``weights`` (act_dim, obs_dim), ``obs_mean`` and ``obs_std``; acts with a fixed-order sum, so a
+world's actions are the same bits in any batch and on any CPU (training's 3-D einsum need not be)."""
 
 from __future__ import annotations
 

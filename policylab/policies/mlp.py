@@ -1,19 +1,7 @@
 """The one network form this project writes, for every network it makes: an MLP as an ONNX file.
 
-A file is Gemm layers (transB=1, the ``x @ W.T + b`` of torch's ``nn.Linear``) on float32 weights,
-with Relu or Tanh between consecutive layers, one float32 input (batch, in) and one output
-(batch, out) with a symbolic batch, built with ``onnx.helper`` from the weights (`mlp_bytes`), so its
-bytes are a function of the weights, the activation, the names and the metadata alone, never of an
-exporter's version. Breakout's networks (`policies.breakout_net`: 4 logits, the observation in the
-metadata) and the robots' (`export_robot_policy`: "obs" -> "actions") are written here.
-
-Why one form: a file in it is recognised (`project`: its bytes are rebuilt from its own weights and
-compared) and then acts through `policylab.portable_math.dense` in float64 instead of onnxruntime,
-whose MLAS kernels the CPU picks; float32 weights and inputs are exact in float64 and the kernel
-sums in a fixed order without fused multiply-adds, so its actions are the same bytes on any x86-64
-CPU (see "Same bytes on any x86-64 CPU" in docs/design.md). Any other ONNX file, a user's, still
-acts through onnxruntime (`policies.onnx`).
-"""
+Gemm layers (transB=1, torch's ``nn.Linear``) on float32 weights, Relu or Tanh between, a symbolic batch;
+bytes a function of the weights alone, recognised by `project` (docs/design.md, "Vocabulary")."""
 
 from __future__ import annotations
 

@@ -1,35 +1,7 @@
 """ONNX policy files: the one ONNX loader of the project, for the robots' policies and Breakout's.
 
-A policy network is an ``.onnx`` file with one float input of shape (batch, obs_dim) and a float
-output of shape (batch, act_dim); an image network (a Breakout pixel agent, `policies.breakout_cnn`)
-takes (batch, *obs_shape) instead, as float or uint8 pixel values. The batch dimension may be symbolic, or fixed at 1, as torch's
-exporter and the common trainers write it: such a file acts row by row (one run per observation),
-which gives the same rows as a batched run, since a row's result never depends on its batch (below).
-A file with several outputs (an actor-critic export: actions, value, log-std...) names the action
-output with `output`; a file whose weights lie in external data files is refused with how to make it
-one file (the loader takes bytes, so it cannot follow the file's relative paths). `load(path,
-obs_dim, act_dim)` checks the file before anything runs: that it parses and passes
-``onnx.checker``, that the declared input and output shapes fit the caller's sizes, and that
-onnxruntime opens it and maps a probe observation of zeros to finite actions of the right shape.
-Anything wrong is `BadInput` naming the field (one line, exit 2).
-
-Two ways to act. A file in the project's own network form (`policies.mlp`: what `boundary learn`,
-`breakout learn` and `policies.mlp.export_robot_policy` write, recognised by rebuilding its bytes from
-its weights) acts through `policylab.portable_math.dense` in float64, so its actions are the same
-bytes on any x86-64 CPU: onnxruntime's MLAS picks its fused multiply-add kernels by the CPU (see
-"Same bytes on any x86-64 CPU" in docs/design.md), which would make a sweep of a shipped network
-machine-dependent. Any other file (a user's, one fixed at batch 1) acts through onnxruntime; every
-file is still opened and probed by onnxruntime when loaded, so both kinds pass the same checks.
-
-Arithmetic: observations are cast to float32 (the network's precision) and actions back to float64.
-On the onnxruntime path the session runs on one intra-op thread in sequential mode, so a row's result
-does not depend on how the work is split over threads; measured on onnxruntime 1.32.0 (MLAS kernels, x86-64), a Gemm/Tanh
-MLP gives bit-identical rows for every batch size from 1 to 1000, in any order, on 1 or 2 threads.
-Other operators or machines may not: MLAS picks its kernels by the CPU's features (AVX-512, AVX2 with
-FMA), which every record's provenance names, and the boundary study's equivalence gate (`policylab
-boundary verify`) checks each sweep's worlds alone, in batches and reversed, and reports any
-difference, as a cross-machine one when the record was made on a CPU with other features.
-"""
+The project's own form acts through `portable_math.dense`, any other file through onnxruntime on one thread;
+checks and determinism: docs/boundary.md, "Policies are files", and docs/design.md, "Module notes"."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Headless Chromium (Debian's package) to check that a report really renders.
-
-`render_check(html)` loads the page with the flags that keep Chromium quiet on a closed network,
-lets scripts run, and returns the number of images and how many loaded (the page stamps them on
-<body>, see `report.html`). `screenshot(html, png)` takes a picture a person can look at. `Session`
-drives a live page (a local server's): click, wait, read what it shows.
-"""
+"""Headless Chromium (Debian's package) to check that a report really renders: `render_check`,
+`screenshot`, and `Session`, which drives a live page."""
 
 from __future__ import annotations
 

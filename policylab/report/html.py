@@ -1,14 +1,6 @@
-"""Render a readable HTML page from a report's JSON: one page model, two layouts.
+"""Render a readable HTML page from a report's JSON: one page model, two layouts (`render`, `render_sections`).
 
-`render` draws the one-block layout most reports use: a title, headline numbers, figures and videos,
-tables, then (as the original reports did) one section per top-level JSON key with its
-pretty-printed JSON, and a link to the JSON file itself. `render_sections` draws a page that reads
-in order (Lava Leap's results, comparisons, claims and a walkthrough step by step): the same look,
-its `Section`s of tables, figures and text, then every JSON document folded at the end; each
-<section> is stamped with `data-images="loaded/total;tables=n"`, so a browser test can check one
-section by itself. Both stamp ``data-render-check`` on <body> once every image has loaded, so a
-headless browser can confirm the page really renders (see `report.browser`).
-"""
+Both stamp ``data-render-check`` on <body> once every image has loaded (see `report.browser`)."""
 
 from __future__ import annotations
 

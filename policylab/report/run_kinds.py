@@ -1,11 +1,6 @@
 """What each command's run folder holds, declared by the command beside its `command(...)` line.
 
-The runs index (`runs_index.py`) knows no command by name: every command module in `policylab.cli`
-declares, with `index=RunKind(...)`, which JSON file of its run folder holds the headline numbers,
-which page to link, and how to read the verdict; `command(...)` registers it here when the CLI is
-built. A new command therefore appears in `policylab runs` with its headline without any edit to
-the index. Light on purpose (no numpy, no jinja2): the command modules import it for `--help`.
-"""
+Light on purpose (no numpy, no jinja2): the command modules import it for `--help`."""
 
 from __future__ import annotations
 

@@ -1,16 +1,4 @@
-"""One page for every run under a folder: `write_runs_index(root)` writes index.json and index.html.
-
-A run is a folder holding a config.json (every command claims its out folder by writing one
-first). Its kind comes from the config (`"command"`, or the study's own keys where a command
-records none), matched against the kinds the commands declared (`policylab.report.run_kinds`: each
-command module declares its own, so the index names no command); the kind says which JSON file
-holds the headline numbers and the verdict, and which page to link. Nothing under a run folder is searched again (a store, the analysis stages'
-sub-folders), nor is a rollout store. A folder whose files cannot be read, or hold something else
-than expected, still gets a row, with the problem in `error`.
-
-JSON first, as everywhere in the project: index.json holds the rows; index.html is rendered from
-them with `policylab.report.html`.
-"""
+"""One page for every run under a folder: `write_runs_index(root)` writes index.json and index.html."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from policylab.interrupts import check, deferred
 from policylab.progress import say, tally
-from policylab.rollout import unit_file
+from policylab.rollout import migrations, unit_file
 from policylab.rollout.executors import run_tasks
 from policylab.rollout.payloads import EncodedArrays, arrays_digest, unpack_arrays
 from policylab.rollout.store import (
@@ -68,7 +68,8 @@ class Planned:
     (a preset's name): the record's world keeps them, the key does not, so equal physics under two
     names are one rollout. `detail` carries whatever the runner needs to simulate it (a task, a
     world) and is not part of the record. `former_worlds` is the same world as earlier key versions
-    wrote it (docs/design.md, "Key versions"): a record stored under one of their keys is this rollout's.
+    hash it (docs/design.md, "Key versions"): a record stored under one of their keys is this rollout's
+    (`migrations.stored_under_former_keys`).
     """
 
     study: str
@@ -304,17 +305,13 @@ def ensure(
     stats = stats if stats is not None else EnsureStats()
     keys = [p.key for p in planned]
     present = set(store.keys())
-    stored_as: dict[str, str] = {}  # key -> the former key its record is stored under
     todo, seen = [], set()
     for k, p in zip(keys, planned):
-        if k in present or k in seen:
-            continue
-        former = next((f for f in p.former_keys if f in present), None)
-        if former is not None:
-            stored_as[k] = former
-        else:
+        if k not in present and k not in seen:
             todo.append(p)
             seen.add(k)
+    stored_as = migrations.stored_under_former_keys({p.key: p.former_keys for p in todo if p.former_worlds}, present)
+    todo = [p for p in todo if p.key not in stored_as]
     if todo:
         adopted = adopt_unit_files(store, todo)
         if adopted:

@@ -13,8 +13,9 @@ Layout under the store root (schema version 2, `SCHEMA_VERSION`, kept in the met
                               byte-shuffled, zstd-compressed, byte-deterministic), then its rows'
                               records and a trailer (`unit_file`): the index can be rebuilt from them
                               (`store check --repair`)
-    payloads/ab/<key>.npz     a payload of schema version 1 (one zip per rollout), still read;
-                              `policylab store pack` moves them into unit files
+    payloads/ab/<key>.npz     a payload of schema version 1 (one zip per rollout), read through
+                              `migrations` (every older form of a store); `policylab store pack`
+                              moves them into unit files
 
 A record's text names its payload's sha256, not where it lies (the row's columns say that: a
 resumed run packs other units than an uninterrupted one, and writes the same records). A
@@ -50,20 +51,19 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from policylab.errors import BadInput
-from policylab.fileio import arrays_to_bytes, atomic_write_bytes, read_arrays, thread_pool
+from policylab.fileio import atomic_write_bytes, thread_pool
 from policylab.hashing import FrozenJSON, canonical_json, hash_obj, json_string, sha256_hex
 from policylab.provenance import record as provenance_record
-from policylab.rollout import unit_file
+from policylab.rollout import migrations, unit_file
 from policylab.rollout.payloads import EncodedArrays, Packing, arrays_digest, unpack_arrays
 from policylab.rollout.unit_file import UNITS
 
 SCHEMA_VERSION = 2
 SCHEMA_META = "store.schema_version"  # the meta row naming the layout's version
-LEGACY_PAYLOADS = "payloads"  # schema version 1: one npz per rollout
 
-# One transaction: a kill leaves the index as it was before (nothing, or a complete schema). No index
-# beside the key's: a store holds one study or a few, so filtering by study reads the table either way,
-# and an index on (study, env, policy) cost a third of each row's insert (indexes made before stay).
+# One transaction: a kill leaves the index as it was (nothing, or a complete schema). No index beside
+# the key's: a store holds one study or a few, so filtering by study reads the table either way, and an
+# index on (study, env, policy) costs a third of each row's insert (an older index keeps the ones it has).
 _SCHEMA = """
 BEGIN IMMEDIATE;
 CREATE TABLE IF NOT EXISTS rollouts (
@@ -84,7 +84,6 @@ INSERT OR REPLACE INTO meta VALUES ('{meta}', '{version}');
 COMMIT;
 """
 _ROW = "key, record, payload_path, payload_sha256, payload_offset, payload_length"
-_ROW_V1 = "key, record, payload_path, payload_sha256, NULL, NULL"
 
 
 def frozen_provenance() -> FrozenJSON:
@@ -157,7 +156,7 @@ class Record:
 
     def digest_of(self, arrays: Mapping[str, np.ndarray]) -> str:
         """The sha256 this record's payload would have if it held `arrays` (for re-simulation checks)."""
-        return arrays_digest(arrays) if self.packed else sha256_hex(arrays_to_bytes(arrays))
+        return arrays_digest(arrays) if self.packed else migrations.npz_digest(arrays)
 
     @property
     def data(self) -> dict[str, Any]:
@@ -280,7 +279,7 @@ class Store:
             _create(self._db)
             remove_stale_temps(self.root)
         cols = {r[1] for r in self._db.execute("PRAGMA table_info(rollouts)")}
-        self._columns = _ROW if "payload_offset" in cols else _ROW_V1
+        self._columns = migrations.row_select(cols, _ROW)
 
     def close(self) -> None:
         self._db.close()
@@ -472,13 +471,6 @@ class Store:
         return int(self.get_meta(SCHEMA_META) or 1)
 
 
-def moved_record(rec: Record, sha: str) -> str:
-    """The record text of a version-1 row whose payload moved into a unit file: it names the payload's
-    new sha256 (its arrays' digest) and no longer its path."""
-    data = {k: v for k, v in rec.data.items() if k != "payload_path"}
-    return canonical_json({**data, "payload_sha256": sha})
-
-
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Python's cycle collector off for the block, if it was on (nested blocks leave it to the outer)."""
@@ -597,12 +589,7 @@ def read_payload(
     path = root / rec.payload_path
     try:
         if not rec.packed:
-            raw = path.read_bytes()
-            if verify and sha256_hex(raw) != rec.payload_sha256:
-                return None, "sha256 differs from its record"
-            import io
-
-            return read_arrays(io.BytesIO(raw)), None
+            return migrations.npz_payload(path.read_bytes(), rec.payload_sha256, verify=verify)
         if blob is None:
             with open(path, "rb") as f:
                 f.seek(rec.payload_offset)
@@ -651,7 +638,7 @@ def _connect(index: Path, mode: str, extra: str = "") -> sqlite3.Connection:
     return db
 
 
-# A store's tables and the columns every schema version has (version 1 made `rollouts` first, then `meta`).
+# A store's tables and the columns every schema version has (`migrations` reads what version 1 lacks).
 _STORE_TABLES = {
     "rollouts": {"key", "study", "env", "policy", "seed", "record", "payload_path", "payload_sha256"},
     "meta": {"name", "value"},
@@ -701,14 +688,8 @@ def write_index(path: Path, rows: Sequence[tuple], meta: Sequence[tuple[str, str
 
 
 def _create(db: sqlite3.Connection) -> None:
-    """The schema in one transaction; a version-1 index gains the offset columns (its rows keep NULL)."""
-    cols = {r[1] for r in db.execute("PRAGMA table_info(rollouts)")}
-    upgrade = ""
-    if cols and "payload_offset" not in cols:
-        upgrade = (
-            "ALTER TABLE rollouts ADD COLUMN payload_offset INTEGER;\n"
-            "ALTER TABLE rollouts ADD COLUMN payload_length INTEGER;"
-        )
+    """The schema in one transaction, an older index brought up to it (`migrations.upgrade_sql`)."""
+    upgrade = migrations.upgrade_sql({r[1] for r in db.execute("PRAGMA table_info(rollouts)")})
     version = (
         db.execute("SELECT value FROM meta WHERE name=?", (SCHEMA_META,)).fetchone() if "meta" in _tables(db) else None
     )
@@ -772,10 +753,7 @@ def temp_files(root: Path) -> Iterator[tuple[Path, bool]]:
     carries its writer's pid (and host, for a worker's unit file), so a live writer's is kept. Only
     plain files count: a writer makes nothing else, so a folder or link that happens to match the
     name is someone else's."""
-    folders = [root, root / UNITS]
-    legacy = root / LEGACY_PAYLOADS
-    if legacy.is_dir():
-        folders += [p for p in legacy.iterdir() if p.is_dir() and not p.is_symlink()]  # never out through a link
+    folders = [root, root / UNITS, *migrations.npz_folders(root)]
     host = socket.gethostname()
     for folder in folders:
         try:

@@ -1,6 +1,7 @@
 """`policylab store check` and `policylab store pack`: a store's index and every payload read and
 verified, damage repaired from the unit files where they hold it and removed otherwise, so the next
-run plays exactly the rollouts that were lost; and a version-1 store's npz files moved into unit files.
+run plays exactly the rollouts that were lost; and a version-1 store's npz files moved into unit files
+(`migrations` reads every older form of a store).
 
 The unit files are the store's record; the index is rebuilt from them. A unit file (`unit_file`)
 holds its rollouts' payloads, a trailer naming them and, from its second layout on, their index
@@ -35,16 +36,14 @@ from typing import NamedTuple
 
 from policylab.fileio import atomic_write_bytes
 from policylab.hashing import canonical_json
-from policylab.rollout import unit_file
+from policylab.rollout import migrations, unit_file
 from policylab.rollout.ensure import digest_checks
 from policylab.rollout.payloads import pack_arrays
 from policylab.rollout.store import (
-    LEGACY_PAYLOADS,
     UNITS,
     IndexDamaged,
     Record,
     Store,
-    moved_record,
     places_of,
     read_payload,
     record_row,
@@ -218,11 +217,7 @@ def _read_index(root: Path) -> _Read:
                 cols = {r[1] for r in db.execute("PRAGMA table_info(rollouts)")}
             except sqlite3.DatabaseError:
                 cols = set()
-            sql = (
-                _ROW_SQL
-                if "payload_offset" in cols
-                else _ROW_SQL.replace("payload_offset, payload_length", "NULL, NULL")
-            )
+            sql = migrations.row_select(cols, _ROW_SQL)
             rows, lost = _salvage(db, f"SELECT rowid, {sql} FROM rollouts NOT INDEXED")
             meta, lost_meta = _salvage(db, "SELECT rowid, name, value FROM meta NOT INDEXED")
             if (lost or lost_meta) and not damage:
@@ -295,11 +290,7 @@ def _payload_files(root: Path) -> list[str]:
     units = root / UNITS
     if units.is_dir():
         out += [f"{UNITS}/{e.name}" for e in os.scandir(units) if e.name.endswith(".pack")]
-    legacy = root / LEGACY_PAYLOADS
-    if legacy.is_dir():
-        for sub in sorted(p for p in legacy.iterdir() if p.is_dir()):
-            out += [f"{LEGACY_PAYLOADS}/{sub.name}/{e.name}" for e in os.scandir(sub) if e.name.endswith(".npz")]
-    return sorted(out)
+    return sorted(out + migrations.npz_files(root))
 
 
 def pack_store(root: Path) -> dict:
@@ -310,13 +301,13 @@ def pack_store(root: Path) -> dict:
     the pack with the check command named."""
     moved = 0
     with Store(root) as store:
-        legacy = [r for r in store.records() if r.payload_path is not None and not r.packed]
-        for i in range(0, len(legacy), PACK_UNIT):
-            part = legacy[i : i + PACK_UNIT]
+        npz = migrations.npz_records(store.records())
+        for i in range(0, len(npz), PACK_UNIT):
+            part = npz[i : i + PACK_UNIT]
             arrays = [store.payload(r.key) for r in part]  # DamagedPayload (exit 2) names `store check`
             keys = [r.key for r in part]
             blobs = [pack_arrays(a) for a in arrays]
-            texts = [moved_record(r, sha) for r, (_, sha) in zip(part, blobs)]
+            texts = [migrations.moved_record(r, sha) for r, (_, sha) in zip(part, blobs)]
             parts, places = unit_file.encode(keys, [canonical_json(r.outcome) for r in part], blobs, texts)
             rel = unit_file.name(keys)
             atomic_write_bytes(root / rel, parts)
@@ -324,11 +315,5 @@ def pack_store(root: Path) -> dict:
             for rec in part:
                 (root / rec.payload_path).unlink(missing_ok=True)
             moved += len(part)
-    legacy_dir = root / LEGACY_PAYLOADS
-    if legacy_dir.is_dir():
-        for sub in legacy_dir.iterdir():
-            if sub.is_dir() and not any(sub.iterdir()):
-                sub.rmdir()
-        if not any(legacy_dir.iterdir()):
-            legacy_dir.rmdir()
+    migrations.remove_empty_npz_folders(root)
     return {"store": str(root), "packed": moved, "unit_files": -(-moved // PACK_UNIT)}

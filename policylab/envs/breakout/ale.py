@@ -10,13 +10,13 @@ episode. Breakout itself has no randomness, so with `sticky=0` every seed plays 
 docs/breakout.md, "The ALE protocol"); with sticky actions the seed drives which actions repeat.
 
 Observations follow `contract.FEATURES`, read from RAM in screen coordinates (measured
-against the screen in tests/envs/breakout/test_ale.py):
+against the screen in tests/envs/breakout/test_ale.py; the bytes are named in `ram.py`):
 
-- ball x = ram[99] - 49, ball y = ram[101] + 9; ram[101] == 0 means no ball in play (then the
-  ball features are 0, as on the shadow simulator);
-- paddle left x = ram[72] - 47; paddle width = 2 * ram[108] (16 px, 12 px once the ball has
-  reached the top wall; found by comparing RAM with the screen, see README-breakout.md);
-- lives = ram[57]; score = bcd(ram[76]) * 100 + bcd(ram[77]);
+- ball x = ram[RAM_BALL_X] - 49, ball y = ram[RAM_BALL_Y] + 9; ram[RAM_BALL_Y] == 0 means no ball in
+  play (then the ball features are 0, as on the shadow simulator);
+- paddle left x = ram[RAM_PADDLE_X] - 47; paddle width = 2 * ram[RAM_PADDLE_HALF_W] (16 px, 12 px once
+  the ball has reached the top wall; found by comparing RAM with the screen, see README-breakout.md);
+- lives = ram[RAM_LIVES]; score = bcd(ram[RAM_SCORE_HI]) * 100 + bcd(ram[RAM_SCORE_LO]);
 - velocities = position differences between consecutive agent steps, 0 unless the ball is in
   play at both steps.
 """
@@ -30,10 +30,18 @@ from pydantic import Field
 
 from policylab.config import StrictModel
 from policylab.envs.breakout.contract import N_FEATURES, F
-
-RAM_BALL_X, RAM_BALL_Y, RAM_PADDLE_X, RAM_PADDLE_HALF_W, RAM_LIVES = 99, 101, 72, 108, 57
-RAM_SCORE_HI, RAM_SCORE_LO = 76, 77
-BALL_X_OFFSET, BALL_Y_OFFSET, PADDLE_X_OFFSET = -49, 9, -47
+from policylab.envs.breakout.ram import (
+    BALL_X_OFFSET,
+    BALL_Y_OFFSET,
+    PADDLE_X_OFFSET,
+    RAM_BALL_X,
+    RAM_BALL_Y,
+    RAM_LIVES,
+    RAM_PADDLE_HALF_W,
+    RAM_PADDLE_X,
+    RAM_SCORE_HI,
+    RAM_SCORE_LO,
+)
 
 
 class Protocol(StrictModel):

@@ -6,12 +6,12 @@ Both environments expose the same batch of RAM-level features, in screen coordin
 =============  ===========================================================================
 feature        meaning
 =============  ===========================================================================
-ball_x         ball left x in screen pixels (ALE: ram[99] - 49)
-ball_y         ball top y in screen pixels (ALE: ram[101] + 9)
+ball_x         ball left x in screen pixels (ALE: ram[RAM_BALL_X] - 49; `ram.py`)
+ball_y         ball top y in screen pixels (ALE: ram[RAM_BALL_Y] + 9)
 ball_vx        ball_x[t] - ball_x[t-1] in px per agent step (0 when not in play)
 ball_vy        ball_y[t] - ball_y[t-1] in px per agent step (0 when not in play)
 ball_in_play   1.0 when a ball is on the field, else 0.0 (then FIRE serves on ALE)
-paddle_x       paddle left x in screen pixels (ALE: ram[72] - 47)
+paddle_x       paddle left x in screen pixels (ALE: ram[RAM_PADDLE_X] - 47)
 paddle_width   paddle width in pixels (shrinks on ALE after the ball reaches the top wall)
 lives          lives left
 score          game score so far

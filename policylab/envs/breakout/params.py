@@ -2,8 +2,8 @@
 
 A preset's `model` picks its type: `physics` (the default) is `ShadowParams`, every rule of the parametric
 simulator; `rom` is `RomParams`, the cartridge's frame logic, which reads only the frame skip and the
-sticky-action chance. Each type says what its worlds' keys hash (`physics`, `digest`, `former_physics`),
-so a key never hashes a field its kernel does not read.
+sticky-action chance. Each type says what its worlds' keys hash (`physics`, `digest`), so a key never
+hashes a field its kernel does not read; `key_versions` holds what the keys' former forms hashed.
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ from policylab.envs.breakout.ale_errors import GymError
 from policylab.envs.breakout.compile_notice import first_call
 from policylab.envs.breakout.rom import kernel as rom_kernel
 from policylab.envs.breakout.rom.ale_interface import ACTION_NAMES, MINIMAL_ACTIONS
-from policylab.envs.breakout.rom.render import render_ram, rom_bytes
+from policylab.envs.breakout.rom.render import render_ram
 from policylab.errors import BadInput
 
 ENV_IDS = ("BreakoutNoFrameskip-v4", "policylab/BreakoutNoFrameskip-v4")
@@ -117,39 +117,43 @@ class BreakoutAtariVecEnv(VecEnv):
             )
             if on
         )
-        k = sb3_kernel
-        self._cfg = np.zeros(k.NCFG, dtype=np.int64)
-        self._cfg[[k.SKIP, k.NOOP_MAX, k.LIFE_LOSS, k.CLIP, k.MAX_FRAMES]] = (
-            frame_skip,
-            noop_max,
-            terminal_on_life_loss,
-            clip_reward,
-            max_num_frames_per_episode,
+        self._cfg = sb3_kernel.Config(
+            skip=frame_skip,
+            noop_max=noop_max,
+            life_loss=bool(terminal_on_life_loss),
+            clip=bool(clip_reward),
+            max_frames=max_num_frames_per_episode,
         )
-        self._tables = (
-            rom_bytes().astype(np.int64),
-            k.PAIR_GRAY,
-            *vector_kernel.resize_tables(screen_size, screen_size),
-            vector_kernel.STATIC_BYTES,
-        )
+        self._screen = vector_kernel.screen_tables(sb3_kernel.PAIR_GRAY, screen_size, screen_size)
         n = n_envs
-        self._I = np.zeros((n, rom_kernel.NI), dtype=np.int64)
-        for row in self._I:  # ale-py's constructor loads the game: the screen of a reset game until the first step
-            row[: rom_kernel.RAM_N] = rom_kernel.RESET_RAM
-        self._pairs = np.zeros((n, 2, rom_kernel.NI), dtype=np.int64)
-        self._shown = np.zeros_like(self._pairs)  # the buffer each observation was drawn from (`sb3_kernel`)
-        self._C = np.zeros((n, sb3_kernel.NC), dtype=np.int64)
-        self._C[:, sb3_kernel.REAL_DONE] = 1  # EpisodicLifeEnv starts as after a real end
+        # ale-py's constructor loads the game: the screen of a reset game until the first step
+        state = np.zeros((n, rom_kernel.NI), dtype=np.int64)
+        state[:, : rom_kernel.RAM_N] = rom_kernel.RESET_RAM
+        pairs = np.zeros((n, 2, rom_kernel.NI), dtype=np.int64)
+        counters = np.zeros((n, sb3_kernel.NC), dtype=np.int64)
+        counters[:, sb3_kernel.REAL_DONE] = 1  # EpisodicLifeEnv starts as after a real end
+        self._games = sb3_kernel.Games(
+            state=state,
+            pairs=pairs,
+            shown=np.zeros_like(pairs),
+            counters=counters,
+            noops=np.zeros(n, dtype=np.int64),
+            used=np.zeros(n, dtype=np.int64),
+        )
         self._rngs = [seeded_generator(None)[0] for _ in range(n)]  # ale-py's constructor: fresh entropy
-        self._noops = np.zeros(n, dtype=np.int64)
-        self._used = np.zeros(n, dtype=np.int64)
         self._draw_noops(range(n))
-        self._obs = np.zeros((n, screen_size, screen_size), dtype=np.uint8)
-        self._final = np.zeros_like(self._obs)
-        self._rew = np.zeros(n, dtype=np.int64)
-        self._term, self._trunc = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
-        self._episode = np.zeros((n, 2), dtype=np.int64)
-        self._info = np.zeros((n, 3), dtype=np.int64)
+        obs = np.zeros((n, screen_size, screen_size), dtype=np.uint8)
+        self._out = sb3_kernel.Results(
+            obs=obs,
+            final_obs=np.zeros_like(obs),
+            reward=np.zeros(n, dtype=np.int64),
+            terminated=np.zeros(n, dtype=np.bool_),
+            truncated=np.zeros(n, dtype=np.bool_),
+            episode=np.zeros((n, 2), dtype=np.int64),
+            info=np.zeros((n, 3), dtype=np.int64),
+        )
+        self._work = sb3_kernel.new_work(screen_size)
+        self._args = vector_kernel.plain(self._games, self._cfg, self._screen, self._work, self._out)
         self._actions: np.ndarray | None = None
         self._t_start = time.time()  # the Monitor's clock, for `episode["t"]`
         super().__init__(
@@ -160,40 +164,33 @@ class BreakoutAtariVecEnv(VecEnv):
         """Each env's count for its next NoopResetEnv reset, drawn ahead from its generator (nothing else draws
         from it, so the counts come in SB3's order); the kernel uses one per real reset."""
         for i in envs:
-            self._noops[i] = self._rngs[i].integers(1, self.noop_max + 1) if self.noop_max > 0 else 0
-            self._used[i] = 0
+            self._games.noops[i] = self._rngs[i].integers(1, self.noop_max + 1) if self.noop_max > 0 else 0
+            self._games.used[i] = 0
 
     def _after_kernel(self) -> None:
-        self._draw_noops(np.flatnonzero(self._used))
+        self._draw_noops(np.flatnonzero(self._games.used))
 
     def reset(self) -> np.ndarray:
         """DummyVecEnv's reset: each env's chain reset, with its pending seed (`seed()`), which takes effect
         where the reset is a real one (EpisodicLifeEnv's NOOP step after a lost life ignores it, as SB3's)."""
         for i, s in enumerate(self._seeds):
-            if s is not None and (self._C[i, sb3_kernel.REAL_DONE] or not self._cfg[sb3_kernel.LIFE_LOSS]):
+            counters = self._games.counters
+            if s is not None and (counters[i, sb3_kernel.REAL_DONE] or not self._cfg.life_loss):
                 self._rngs[i] = seeded_generator(int(s))[0]
                 self._draw_noops([i])
-                self._C[i, sb3_kernel.FRAMES] = 0  # ale-py's reload of the game restarts the frame count
+                counters[i, sb3_kernel.FRAMES] = 0  # ale-py's reload of the game restarts the frame count
         rows = np.arange(self.num_envs, dtype=np.int64)
         first_call(
             sb3_kernel.reset_kernel,
             "the SB3 Breakout chain",
             rows,
-            self._I,
-            self._pairs,
-            self._shown,
-            self._C,
-            self._noops,
-            self._used,
-            self._cfg,
-            self._tables,
-            self._obs,
+            *self._args,
         )
         self._after_kernel()
         self._reset_seeds()
         self._reset_options()
         self.reset_infos = [{} for _ in range(self.num_envs)]  # FireResetEnv's reset returns no info
-        return self._obs[..., None].copy()
+        return self._out.obs[..., None].copy()
 
     def step_async(self, actions: np.ndarray) -> None:
         a = np.asarray(actions).reshape(-1)
@@ -204,43 +201,27 @@ class BreakoutAtariVecEnv(VecEnv):
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
             raise BadInput("step_wait", "step_async(actions) first")
-        sb3_kernel.step_kernel(
-            self._actions,
-            self._I,
-            self._pairs,
-            self._shown,
-            self._C,
-            self._noops,
-            self._used,
-            self._cfg,
-            self._tables,
-            self._obs,
-            self._final,
-            self._rew,
-            self._term,
-            self._trunc,
-            self._episode,
-            self._info,
-        )
+        out = self._out
+        sb3_kernel.step_kernel(self._actions, *self._args)
         self._actions = None
         self._after_kernel()
-        done = self._term | self._trunc
+        done = out.terminated | out.truncated
         infos: list[dict[str, Any]] = []
         for i in range(self.num_envs):
-            lives, efn, fn = (int(v) for v in self._info[i])
+            lives, efn, fn = (int(v) for v in out.info[i])
             info: dict[str, Any] = {"lives": lives, "episode_frame_number": efn, "frame_number": fn}
-            if self._episode[i, 0] >= 0:
+            if out.episode[i, 0] >= 0:
                 info["episode"] = {
-                    "r": float(self._episode[i, 1]),
-                    "l": int(self._episode[i, 0]),
+                    "r": float(out.episode[i, 1]),
+                    "l": int(out.episode[i, 0]),
                     "t": round(time.time() - self._t_start, 6),
                 }
-            info["TimeLimit.truncated"] = bool(self._trunc[i] and not self._term[i])
+            info["TimeLimit.truncated"] = bool(out.truncated[i] and not out.terminated[i])
             if done[i]:
-                info["terminal_observation"] = self._final[i][..., None].copy()
+                info["terminal_observation"] = out.final_obs[i][..., None].copy()
                 self.reset_infos[i] = {}
             infos.append(info)
-        return self._obs[..., None].copy(), self._rew.astype(np.float32), done, infos
+        return out.obs[..., None].copy(), out.reward.astype(np.float32), done, infos
 
     def close(self) -> None:
         """Nothing to release: the games are arrays of this object."""
@@ -249,7 +230,7 @@ class BreakoutAtariVecEnv(VecEnv):
         """Each game's last emulated frame, RGB, as ALE's `render()` shows it."""
         if self.render_mode != "rgb_array":
             return [None] * self.num_envs
-        return [render_ram(row) for row in self._I]
+        return [render_ram(row) for row in self._games.state]
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         single = {

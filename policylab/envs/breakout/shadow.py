@@ -34,6 +34,15 @@ from policylab.envs.breakout.params import BreakoutParams, RomParams, ShadowPara
 from policylab.envs.breakout.physics import kernel as physics_kernel
 from policylab.envs.breakout.physics.render import render_frame
 from policylab.envs.breakout.presets import DEFAULT_PRESET
+from policylab.envs.breakout.ram import (
+    BALL_X_OFFSET,
+    BALL_Y_OFFSET,
+    PADDLE_X_OFFSET,
+    RAM_BALL_X,
+    RAM_BALL_Y,
+    RAM_N,
+    RAM_PADDLE_X,
+)
 from policylab.envs.breakout.rom import kernel as rom_kernel
 from policylab.envs.breakout.rom.render import render_ram
 from policylab.errors import BadInput
@@ -108,25 +117,26 @@ class _Rom:
 
     def positions(self, F: np.ndarray, I: np.ndarray) -> tuple[float, float, float, bool]:
         return (
-            float(I[99] + rom_kernel.BALL_X_OFFSET),
-            float(I[101] + rom_kernel.BALL_Y_OFFSET),
-            float(I[72] + rom_kernel.PADDLE_X_OFFSET),
-            bool(I[101] != 0),
+            float(I[RAM_BALL_X] + BALL_X_OFFSET),
+            float(I[RAM_BALL_Y] + BALL_Y_OFFSET),
+            float(I[RAM_PADDLE_X] + PADDLE_X_OFFSET),
+            bool(I[RAM_BALL_Y] != 0),
         )
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """Feature bounds of any state, from the RAM bytes the features read (`_observe`): ball x = RAM 99 - 49,
-        y = RAM 101 + 9 (0 without a ball), their step differences, paddle x = RAM 72 - 47 inside the ROM's
-        limits, width 2 * RAM 108 (at most 16), 5 lives, and ALE's score formula's largest value."""
-        x0, y0 = rom_kernel.BALL_X_OFFSET, rom_kernel.BALL_Y_OFFSET
-        low = [x0, 0, -255, -255, 0, rom_kernel.PADDLE_LIMITS[0] + rom_kernel.PADDLE_X_OFFSET, 0, 0, 0]
+        """Feature bounds of any state, from the RAM bytes the features read (`_observe`): ball x = RAM_BALL_X +
+        BALL_X_OFFSET, y = RAM_BALL_Y + BALL_Y_OFFSET (0 without a ball), their step differences, paddle x =
+        RAM_PADDLE_X + PADDLE_X_OFFSET inside the ROM's limits, width 2 * RAM_PADDLE_HALF_W (at most 16), 5 lives,
+        and ALE's score formula's largest value."""
+        x0, y0 = BALL_X_OFFSET, BALL_Y_OFFSET
+        low = [x0, 0, -255, -255, 0, rom_kernel.PADDLE_LIMITS[0] + PADDLE_X_OFFSET, 0, 0, 0]
         high = [
             255 + x0,
             255 + y0,
             255,
             255,
             1,
-            rom_kernel.PADDLE_LIMITS[1] + rom_kernel.PADDLE_X_OFFSET,
+            rom_kernel.PADDLE_LIMITS[1] + PADDLE_X_OFFSET,
             16,
             5,
             15 + 10 * 15 + 100 * 15,
@@ -280,7 +290,7 @@ class ShadowBreakout:
     def ram(self, i: int = 0) -> np.ndarray:
         """Env i's 128 RAM bytes (uint8, as ALE's `getRAM`); only the ROM model has them."""
         self._need(_Rom, "ram")
-        return self._I[i, : rom_kernel.RAM_N].astype(np.uint8)
+        return self._I[i, :RAM_N].astype(np.uint8)
 
     def _need(self, model: type, what: str) -> None:
         if not isinstance(self._model, model):

@@ -38,7 +38,7 @@ from policylab.envs.breakout.rom.ale_interface import (
     MINIMAL_ACTIONS,
     paddle_step,
 )
-from policylab.envs.breakout.rom.render import GRAY, PALETTE, rom_bytes
+from policylab.envs.breakout.rom.render import GRAY, PALETTE
 from policylab.errors import BadInput
 
 
@@ -121,18 +121,23 @@ class BreakoutVectorEnv(VectorEnv):
             raise BadInput("max_num_frames_per_episode", "must be positive (ale-py's 0 truncates every step)")
         self.num_envs = num_envs
         self.batch_size = batch_size or num_envs
-        self.frameskip, self.max_frames = frameskip, int(max_num_frames_per_episode)
-        self.noop_max, self.fire_reset = int(noop_max), bool(use_fire_reset)
-        # the kernel pools with `maxpool` frames; at frameskip 1 ale-py's pool reads a slot no frame fills (it
-        # equals maxpool=False on every step: tests/envs/breakout/test_vector.py)
-        self.maxpool, self.clip = int(bool(maxpool) and frameskip > 1), bool(reward_clipping)
-        self.sticky = float(repeat_action_probability)
-        self.life_mode = (
-            vector_kernel.EPISODIC_LIFE
+        # the kernels' settings, in the types they are compiled for
+        self._cfg = vector_kernel.Config(
+            sticky=float(repeat_action_probability),
+            frameskip=frameskip,
+            max_frames=int(max_num_frames_per_episode),
+            noop_max=int(noop_max),
+            fire_reset=bool(use_fire_reset),
+            # the kernel pools with `maxpool` frames; at frameskip 1 ale-py's pool reads a slot no frame fills (it
+            # equals maxpool=False on every step: tests/envs/breakout/test_vector.py)
+            maxpool=int(bool(maxpool) and frameskip > 1),
+            clip=bool(reward_clipping),
+            life_mode=vector_kernel.EPISODIC_LIFE
             if episodic_life
             else vector_kernel.LIFE_LOSS_INFO
             if life_loss_info
-            else vector_kernel.LIVES_IGNORED
+            else vector_kernel.LIVES_IGNORED,
+            same_step=mode == AutoresetMode.SAME_STEP,
         )
         self.continuous, self.continuous_action_threshold = bool(continuous), float(continuous_action_threshold)
         self.grayscale = bool(grayscale)
@@ -154,43 +159,54 @@ class BreakoutVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.batch_size)
         colours = np.arange(256) >> 1  # TIA colour byte -> palette entry (the low bit is ignored)
         pal = GRAY[colours][None] if grayscale else PALETTE[colours].T  # (channels, 256)
-        self._tables = (
-            rom_bytes().astype(np.int64),
-            np.ascontiguousarray(pal),
-            *vector_kernel.resize_tables(img_height, img_width),
-        )
-        self._pixels = vector_kernel.pixel_tables(self._tables[2], self._tables[4], img_height, img_width)
+        self._screen = vector_kernel.screen_tables(pal, img_height, img_width)
         n = num_envs
         self._rows = np.arange(n, dtype=np.int64)  # every env, for the kernels
-        self._I = np.zeros((n, rom_kernel.NI), dtype=np.int64)
-        self._pairs = np.zeros((n, 2, rom_kernel.NI), dtype=np.int64)
-        self._C = np.zeros((n, vector_kernel.NC), dtype=np.int64)
-        self._mt = np.zeros((n, ale_random.ROW), dtype=np.uint32)
-        self._smt, self._sbuf = ale_random.new_state(n)
+        noop_mt = np.zeros((n, ale_random.ROW), dtype=np.uint32)
+        sticky_mt, sticky_buf = ale_random.new_state(n)
         # as ale-py's envs, built with seed -1: each env's noop and sticky streams from fresh entropy, until a seed
         words = np.random.SeedSequence().generate_state(2 * n, dtype=np.uint32).astype(np.int64)
-        ale_random.seed_all(self._mt, np.zeros(n, dtype=np.uint64), words[:n])
-        ale_random.seed_all(self._smt, self._sbuf, words[n:])
-        self._obs = np.zeros((n, stack_num, img_height, img_width, pal.shape[0]), dtype=np.uint8)
-        self._final = np.zeros_like(self._obs) if mode == AutoresetMode.SAME_STEP else self._obs[:0]
-        self._still = np.zeros(
-            (n, vector_kernel.SRC_H, vector_kernel.SRC_W), dtype=np.uint8
-        )  # each game's still layer (`vector_kernel`)
-        self._scratch = vector_kernel.step_scratch(n, img_height, img_width)
+        ale_random.seed_all(noop_mt, np.zeros(n, dtype=np.uint64), words[:n])
+        ale_random.seed_all(sticky_mt, sticky_buf, words[n:])
+        # per env, as ale-py's `PreprocessedEnv`: the game, the pending seed (-1: none), the action last sent (ALE's
+        # number) and its paddle step
+        self._games = vector_kernel.Games(
+            state=np.zeros((n, rom_kernel.NI), dtype=np.int64),
+            pairs=np.zeros((n, 2, rom_kernel.NI), dtype=np.int64),
+            counters=np.zeros((n, vector_kernel.NC), dtype=np.int64),
+            noop_mt=noop_mt,
+            sticky_mt=sticky_mt,
+            sticky_buf=sticky_buf,
+            still=np.zeros((n, vector_kernel.SRC_H, vector_kernel.SRC_W), dtype=np.uint8),
+            seeds=np.full(n, -1, dtype=np.int64),
+            actions=np.zeros(n, dtype=np.int64),
+            paddle_steps=np.full(n, rom_kernel.PADDLE_DELTA, dtype=np.int64),
+        )
+        # and each env's last result: its stacks, stepped in place, and the last step's outcome and info
+        obs = np.zeros((n, stack_num, img_height, img_width, pal.shape[0]), dtype=np.uint8)
+        self._out = vector_kernel.Results(
+            obs=obs,
+            final_obs=np.zeros_like(obs) if mode == AutoresetMode.SAME_STEP else obs[:0],
+            reward=np.zeros(n, dtype=np.int32),
+            terminated=np.zeros(n, dtype=np.bool_),
+            truncated=np.zeros(n, dtype=np.bool_),
+            lives=np.zeros(n, dtype=np.int32),
+            frame_number=np.zeros(n, dtype=np.int32),
+            episode_frame_number=np.zeros(n, dtype=np.int32),
+        )
+        self._work = vector_kernel.step_scratch(n, img_height, img_width)
         self._memo = vector_kernel.new_memo(pal.shape[0], img_height, img_width)  # reset observations (`vector_kernel`)
-        # per env, as ale-py's `PreprocessedEnv`: the pending seed (-1: none), the action last sent (ALE's
-        # number) and its paddle step, and the last result (reward, terminated, truncated, lives, frame numbers)
-        self._seeds = np.full(n, -1, dtype=np.int64)
-        self._act = np.zeros(n, dtype=np.int64)
-        self._pstep = np.full(n, rom_kernel.PADDLE_DELTA, dtype=np.int64)
-        self._rew = np.zeros(n, dtype=np.int32)
-        self._term, self._trunc = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
-        self._lives, self._fn, self._efn = (np.zeros(n, dtype=np.int32) for _ in range(3))
+        self._args = vector_kernel.plain(self._games, self._cfg, self._screen, self._memo, self._out, self._work)
         # async: (env, is a reset, its seed, its ALE action and paddle step), in ale-py's queue order
         self._queue: deque[tuple[int, bool, int, int, int]] = deque()
         self._last_ids: np.ndarray | None = None  # the envs of the last batch, which `send` acts for
         self._sent = False  # sync: actions sent and not yet received
         self.ale = VectorALE(self)
+
+    @property
+    def settings(self) -> vector_kernel.Config:
+        """The env's settings as its kernels read them: ale-py's keywords after defaults and checks."""
+        return self._cfg
 
     def _public(self, obs: np.ndarray) -> np.ndarray:
         """The kernel's (N, stack, H, W, channels) observation in ale-py's shape (no channel axis in grayscale)."""
@@ -199,7 +215,7 @@ class BreakoutVectorEnv(VectorEnv):
     def _handed_out(self) -> np.ndarray:
         """A copy of the env's own stacks in ale-py's shape: the caller owns it, as ale-py's, and writing into
         it cannot reach the next step's stack, which the kernel builds from the env's own (`_obs`)."""
-        return np.array(self._public(self._obs))
+        return np.array(self._public(self._out.obs))
 
     def get_action_meanings(self) -> list[str]:
         return [ACTION_NAMES[a] for a in self._action_set]
@@ -216,15 +232,15 @@ class BreakoutVectorEnv(VectorEnv):
         if ids is None:
             return {
                 "env_id": np.arange(self.num_envs, dtype=np.int32),
-                "lives": self._lives.copy(),
-                "frame_number": self._fn.copy(),
-                "episode_frame_number": self._efn.copy(),
+                "lives": self._out.lives.copy(),
+                "frame_number": self._out.frame_number.copy(),
+                "episode_frame_number": self._out.episode_frame_number.copy(),
             }
         return {
             "env_id": ids.astype(np.int32),
-            "lives": self._lives[ids],
-            "frame_number": self._fn[ids],
-            "episode_frame_number": self._efn[ids],
+            "lives": self._out.lives[ids],
+            "frame_number": self._out.frame_number[ids],
+            "episode_frame_number": self._out.episode_frame_number[ids],
         }
 
     def reset(
@@ -285,8 +301,8 @@ class BreakoutVectorEnv(VectorEnv):
         if ids.shape != (self.batch_size,) or ids.dtype.kind not in "iu" or ((ids < 0) | (ids >= k)).any():
             raise BadInput("actions", f"need {self.batch_size} actions in 0-{k - 1}, got {ids.dtype} {ids.shape}")
         envs = self._last_ids
-        if self.autoreset_mode == AutoresetMode.DISABLED and self._C[envs, vector_kernel.DONE].any():
-            ended = envs[self._C[envs, vector_kernel.DONE] != 0].tolist()
+        if self.autoreset_mode == AutoresetMode.DISABLED and self._games.counters[envs, vector_kernel.DONE].any():
+            ended = envs[self._games.counters[envs, vector_kernel.DONE] != 0].tolist()
             raise GymError(
                 "actions",
                 f"the episodes of envs {ended} have ended and autoreset_mode is Disabled: "
@@ -298,7 +314,7 @@ class BreakoutVectorEnv(VectorEnv):
         else:
             psteps = np.array([paddle_step(r) for r in np.asarray(paddle_strengths, dtype=np.float32)], np.int64)
         if self.batch_size == self.num_envs:
-            self._act[envs], self._pstep[envs] = acts, psteps
+            self._games.actions[envs], self._games.paddle_steps[envs] = acts, psteps
             self._sent = True
         else:  # ale-py sets every action on its env before queueing: an env twice in a batch plays its last one
             last = dict(zip(envs.tolist(), zip(acts.tolist(), psteps.tolist())))
@@ -314,85 +330,37 @@ class BreakoutVectorEnv(VectorEnv):
             self._queue.extend((int(e), True, int(s), 0, rom_kernel.PADDLE_DELTA) for e, s in zip(rows, seeds))
             obs, _, _, _, info = self._recv_async()
             return obs, info
-        self._seeds[rows] = seeds
-        self._reset_kernel(rows, self._obs)
-        self._rew[rows], self._term[rows], self._trunc[rows] = 0, False, False
+        self._games.seeds[rows] = seeds
+        self._reset_kernel(rows)
+        self._out.reward[rows], self._out.terminated[rows], self._out.truncated[rows] = 0, False, False
         self._last_ids = np.arange(self.num_envs)
         self._sent = False
         return self._handed_out(), self._info(None)
 
-    def _reset_kernel(self, rows: np.ndarray, obs: np.ndarray) -> None:
+    def _reset_kernel(self, rows: np.ndarray) -> None:
         first_call(
             vector_kernel.reset_kernel,
             "the Breakout vector env's reset kernel",
             rows.astype(np.int64),
-            self._seeds,
-            self._I,
-            self._pairs,
-            self._C,
-            self._mt,
-            self._smt,
-            self._sbuf,
-            self.sticky,
-            self.noop_max,
-            self.fire_reset,
-            self.maxpool,
-            *self._tables,
-            self._still,
-            *self._memo,
-            obs,
-            self._lives,
-            self._fn,
-            self._efn,
+            *self._args,
         )
 
-    def _step_kernel(self, rows: np.ndarray, obs: np.ndarray) -> None:
+    def _step_kernel(self, rows: np.ndarray) -> None:
         first_call(
             vector_kernel.step_kernel,
             "the Breakout vector env's step kernel",
             rows,
-            self._act,
-            self._pstep,
-            self._seeds,
-            self.autoreset_mode == AutoresetMode.SAME_STEP,
-            self._I,
-            self._pairs,
-            self._C,
-            self._mt,
-            self._smt,
-            self._sbuf,
-            self.sticky,
-            self.frameskip,
-            self.max_frames,
-            self.noop_max,
-            self.fire_reset,
-            self.maxpool,
-            self.clip,
-            self.life_mode,
-            *self._tables,
-            vector_kernel.STATIC_BYTES,
-            *self._pixels,
-            self._still,
-            *self._memo,
-            obs,
-            self._final,
-            self._rew,
-            self._term,
-            self._trunc,
-            self._lives,
-            self._fn,
-            self._efn,
-            *self._scratch,
+            *self._args,
         )
 
     def _final_obs(self, ids: np.ndarray, info: dict[str, np.ndarray]) -> None:
         """SameStep: the ended rows' last observations in `info["final_obs"]`, when a row of the batch ended."""
         if self.autoreset_mode != AutoresetMode.SAME_STEP:
             return
-        done = self._term[ids] | self._trunc[ids]
+        done = self._out.terminated[ids] | self._out.truncated[ids]
         if done.any():
-            final = np.zeros((ids.size, *self._obs.shape[1:]), dtype=np.uint8)
-            final[done] = self._final[ids[done]]
+            final = np.zeros((ids.size, *self._out.obs.shape[1:]), dtype=np.uint8)
+            final[done] = self._out.final_obs[ids[done]]
             info["final_obs"] = self._public(final)
 
     def _recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
@@ -401,10 +369,11 @@ class BreakoutVectorEnv(VectorEnv):
         if not self._sent:
             raise BadInput("recv", "no actions sent since the last batch: send() first")
         self._sent = False
-        self._step_kernel(self._rows, self._obs)  # in place: the caller gets a copy (`_handed_out`)
+        self._step_kernel(self._rows)  # in place: the caller gets a copy (`_handed_out`)
         info = self._info(None)
         self._final_obs(np.arange(self.num_envs), info)
-        return self._handed_out(), self._rew.copy(), self._term.copy(), self._trunc.copy(), info
+        out = self._out
+        return self._handed_out(), out.reward.copy(), out.terminated.copy(), out.truncated.copy(), info
 
     def _recv_async(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """The first `batch_size` queued envs, each reset or stepped in queue order (a run of distinct envs per
@@ -417,7 +386,8 @@ class BreakoutVectorEnv(VectorEnv):
             raise BadInput("recv", "no batch pending: send() the last batch's actions first")
         items = [self._queue.popleft() for _ in range(b)]
         ids = np.array([item[0] for item in items], dtype=np.int64)
-        out_obs = np.empty((b, *self._obs.shape[1:]), dtype=np.uint8)
+        out = self._out
+        out_obs = np.empty((b, *out.obs.shape[1:]), dtype=np.uint8)
         rew, term, trunc = np.empty(b, np.int32), np.empty(b, np.bool_), np.empty(b, np.bool_)
         lives, fn, efn = (np.empty(b, np.int32) for _ in range(3))
         final = np.zeros_like(out_obs) if self.autoreset_mode == AutoresetMode.SAME_STEP else None
@@ -431,20 +401,25 @@ class BreakoutVectorEnv(VectorEnv):
             resets = np.array([item[0] for item in group if item[1]], dtype=np.int64)
             steps = np.array([item[0] for item in group if not item[1]], dtype=np.int64)
             if resets.size:
-                self._seeds[resets] = [item[2] for item in group if item[1]]
-                self._reset_kernel(resets, self._obs)
-                self._rew[resets], self._term[resets], self._trunc[resets] = 0, False, False
+                self._games.seeds[resets] = [item[2] for item in group if item[1]]
+                self._reset_kernel(resets)
+                out.reward[resets], out.terminated[resets], out.truncated[resets] = 0, False, False
             if steps.size:
-                self._act[steps] = [item[3] for item in group if not item[1]]
-                self._pstep[steps] = [item[4] for item in group if not item[1]]
-                self._step_kernel(steps, self._obs)
+                self._games.actions[steps] = [item[3] for item in group if not item[1]]
+                self._games.paddle_steps[steps] = [item[4] for item in group if not item[1]]
+                self._step_kernel(steps)
             part = ids[start:end]
-            out_obs[start:end] = self._obs[part]
-            rew[start:end], term[start:end], trunc[start:end] = self._rew[part], self._term[part], self._trunc[part]
-            lives[start:end], fn[start:end], efn[start:end] = self._lives[part], self._fn[part], self._efn[part]
+            out_obs[start:end] = out.obs[part]
+            rew[start:end], term[start:end], trunc[start:end] = (
+                out.reward[part],
+                out.terminated[part],
+                out.truncated[part],
+            )
+            lives[start:end], fn[start:end] = out.lives[part], out.frame_number[part]
+            efn[start:end] = out.episode_frame_number[part]
             if final is not None:
-                done = np.flatnonzero(self._term[part] | self._trunc[part])
-                final[start + done] = self._final[part[done]]
+                done = np.flatnonzero(out.terminated[part] | out.truncated[part])
+                final[start + done] = out.final_obs[part[done]]
             start = end
         self._last_ids = ids
         info = {"env_id": ids.astype(np.int32), "lives": lives, "frame_number": fn, "episode_frame_number": efn}

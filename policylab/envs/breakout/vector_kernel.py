@@ -34,12 +34,14 @@ What ale-py does, measured against its output (tests/envs/breakout/test_vector.p
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from policylab.envs.breakout import ale_random
+from policylab.envs.breakout import ale_random, ram
 from policylab.envs.breakout.rom import kernel as rom_kernel
 from policylab.envs.breakout.rom import render as rom_render
 from policylab.envs.breakout.rom.ale_interface import applied_frame
@@ -80,11 +82,114 @@ def resize_tables(height: int, width: int):
     return xi, xw, yi, yw, ystart
 
 
-# Drawing-relevant RAM beyond the ball and paddle position: the wall (0-35), the paddle pattern (55), the
-# colours (59-69), the digit pointers (80-89), the score mask (110) and the pointers the frame was drawn with.
+# Drawing-relevant RAM beyond the ball and paddle position: the wall, the paddle pattern, the colours and their
+# shade, the digit pointers, the score mask and the pointers the frame was drawn with.
 STATIC_BYTES = np.array(
-    list(range(36)) + [55] + list(range(59, 70)) + list(range(80, 90)) + [110, rom_kernel.SHOWN], dtype=np.int64
+    list(range(ram.RAM_WALL_END))
+    + [ram.RAM_PADDLE_GFX]
+    + list(range(ram.RAM_COLOUR_SHADE, ram.RAM_COLOURS + 10))
+    + list(range(ram.RAM_DIGITS, ram.RAM_DIGITS + 10))
+    + [ram.RAM_SHOW_SCORE, rom_kernel.SHOWN],
+    dtype=np.int64,
 )
+
+
+# The kernels' arguments, bundled by what they are; the env builds each bundle once and passes the same one on
+# every call (numba takes a tuple of arrays by reference to each array, a named tuple's fields by name).
+def plain(*bundles: tuple) -> tuple[tuple, ...]:
+    """The bundles as the env passes them to a kernel: plain tuples, which numba's dispatcher types in C (a named
+    tuple it types in Python, some 2 us a bundle on every call: a tenth of a step of 8 envs); the kernel names
+    them again on entry (`_named`)."""
+    return tuple(tuple(b) for b in bundles)
+
+
+class Games(NamedTuple):
+    """Each env's own state, every array indexed by env first: what the kernels advance."""
+
+    state: np.ndarray  # (n, NI) int64: the exact model's state row (`rom.kernel`)
+    pairs: np.ndarray  # (n, 2, NI) int64: the max-pool's two slots
+    counters: np.ndarray  # (n, NC) int64: `EP_FRAMES`, `FRAMES`, `DONE`, `STEP`, `RESET_FRAMES`
+    noop_mt: np.ndarray  # the noop stream (MT19937, `ale_random`)
+    sticky_mt: np.ndarray  # ALE's sticky stream and its decisions drawn ahead (`ale_random.new_state`)
+    sticky_buf: np.ndarray
+    still: np.ndarray  # (n, 210, 160) uint8: the still layer (`update_still`)
+    seeds: np.ndarray  # (n,) int64: the seed the next reset takes (-1: none)
+    actions: np.ndarray  # (n,) int64: the ALE action of the next step
+    paddle_steps: np.ndarray  # (n,) int64: and its paddle step
+
+
+class Config(NamedTuple):
+    """The env's settings (ale-py's keywords)."""
+
+    sticky: float  # repeat_action_probability
+    frameskip: int
+    max_frames: int  # truncation, in frames of agent steps
+    noop_max: int
+    fire_reset: bool
+    maxpool: int  # the frames pooled with the newest: 1, or 0 at frameskip 1 or without max-pool
+    clip: bool  # rewards clipped to their sign
+    life_mode: int  # `LIVES_IGNORED`, `LIFE_LOSS_INFO` or `EPISODIC_LIFE`
+    same_step: bool  # SameStep autoreset (else NextStep or Disabled)
+
+
+class Screen(NamedTuple):
+    """What the screen is drawn and resized with (`screen_tables`), read only."""
+
+    rom: np.ndarray  # the cartridge's bytes, int64 (`render.draw_row`)
+    colours: np.ndarray  # the output value of a colour byte: one row per channel (the SB3 kernel: of a pair)
+    static: np.ndarray  # `STATIC_BYTES`
+    xi: np.ndarray  # the resize's tables (`resize_tables`)
+    xw: np.ndarray
+    yi: np.ndarray
+    yw: np.ndarray
+    ystart: np.ndarray
+    xstart: np.ndarray  # the per-pixel update's (`pixel_tables`)
+    dyr: np.ndarray
+    dxr: np.ndarray
+
+
+class Memo(NamedTuple):
+    """Reset observations drawn, keyed by the state they show (`_reset_one`, `new_memo`)."""
+
+    keys: np.ndarray  # (MEMO_SLOTS, NI) int64, -1: no state
+    frames: np.ndarray  # (MEMO_SLOTS, H, W, channels) uint8
+
+
+class Results(NamedTuple):
+    """What a call returns per env: the stacks (updated in place), the step's outcome and ale-py's info."""
+
+    obs: np.ndarray  # (n, stack, H, W, channels) uint8, C-contiguous
+    final_obs: np.ndarray  # SameStep: an ended episode's last stack (else empty)
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    lives: np.ndarray
+    frame_number: np.ndarray
+    episode_frame_number: np.ndarray
+
+
+class Work(NamedTuple):
+    """The kernels' working arrays (`step_scratch`), made once by the env so that the step kernel allocates
+    nothing."""
+
+    cbuf: np.ndarray  # a source row's colour bytes
+    gbuf: np.ndarray  # a pooled gray line, and the one held (`line_sums`)
+    hbuf: np.ndarray  # the vertical sums, and the held line's horizontal sums
+    last_pair: np.ndarray  # the pool's slots before the step
+    m_slot: np.ndarray  # the slot the step's frames left (an ended step's pool)
+    lo: np.ndarray  # per output row, the span to redo (`draw_changed`)
+    hi: np.ndarray
+    redone: np.ndarray  # per output row, redrawn whole in this step
+    unused: np.ndarray  # the noop stream's buffer of drawn-ahead decisions for `mt_seed`: it has none
+
+
+class Canvas(NamedTuple):
+    """One channel of one env's newest frame, as drawn: the channel's value of each colour byte, the env's
+    still layer and the (H, W) plane drawn into."""
+
+    gray: np.ndarray
+    still: np.ndarray
+    out: np.ndarray
 
 
 @intrinsic
@@ -103,42 +208,48 @@ def move_bytes(typingctx, dst, dst_at, src, src_at, count):
     return sig, codegen
 
 
-@numba.njit(cache=True)
-def _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, held, out):
-    """Output row dy of the resized grayscale frame of state b, max-pooled with a (`maxpool` >= 1) and c
-    (`maxpool` 2), into out. `held` is the source row whose pooled gray line and horizontal sums the second
-    halves of `gbuf` (2 x 160) and `hbuf` (2 x width) hold (-1: none); returns the row they hold after. Output
-    rows share their edge rows, and most source rows repeat the one above (background, brick lines, glyph
-    lines drawn twice), so a held row is neither redrawn nor summed again: its sums are the same float32s."""
-    width = out.shape[0]
+@numba.njit(cache=True, _nrt=False)
+def _out_row(frames, maxpool, dy, screen, work, held, canvas):
+    """Output row dy of the resized frame of state b, max-pooled with a (`maxpool` >= 1) and c (`maxpool` 2),
+    `frames` = (a, b, c), into the canvas. `held` is the source row whose pooled gray line and horizontal sums
+    the second halves of `work.gbuf` (2 x 160) and `work.hbuf` (2 x width) hold (-1: none); returns the row they
+    hold after. Output rows share their edge rows, and most source rows repeat the one above (background, brick
+    lines, glyph lines drawn twice), so a held row is neither redrawn nor summed again: its sums are the same
+    float32s."""
+    a, b, c = frames
+    ystart, yi, yw = screen.ystart, screen.yi, screen.yw
+    cbuf, gbuf, hbuf, gray, out = work.cbuf, work.gbuf, work.hbuf, canvas.gray, canvas.out
+    width = out.shape[1]
     for dx in range(width):
         hbuf[dx] = np.float32(0.0)  # the vertical sum
     for j in range(ystart[dy], ystart[dy + 1]):
         sy = yi[j, 0]
         beta = yw[j]
         if sy != held:
-            rom_render.draw_row(b, rom, sy, cbuf)
+            rom_render.draw_row(b, screen.rom, sy, cbuf)
             for x in range(SRC_W):
                 gbuf[x] = gray[cbuf[x]]
             for other in range(maxpool):
-                rom_render.draw_row(a if other == 0 else c, rom, sy, cbuf)
+                rom_render.draw_row(a if other == 0 else c, screen.rom, sy, cbuf)
                 for x in range(SRC_W):
                     g = gray[cbuf[x]]
                     if g > gbuf[x]:
                         gbuf[x] = g
-            line_sums(gbuf, held, xi, xw, hbuf, width)
+            line_sums(held, screen, work)
             held = sy
         for dx in range(width):
             hbuf[dx] += beta * hbuf[width + dx]
     for dx in range(width):
-        out[dx] = np.uint8(min(255.0, np.rint(hbuf[dx])))  # OpenCV's saturate_cast: round half to even
+        out[dy, dx] = np.uint8(min(255.0, np.rint(hbuf[dx])))  # OpenCV's saturate_cast: round half to even
     return held
 
 
 @numba.njit(cache=True, inline="always")
-def line_sums(gbuf, held, xi, xw, hbuf, width):
-    """The resize's horizontal float32 sums of the pooled source line `gbuf[:160]` into `hbuf[width:]`, and the
-    line kept in `gbuf[160:]`; when a line is held (`held` >= 0) and equal, its sums are there already."""
+def line_sums(held, screen, work):
+    """The resize's horizontal float32 sums of the pooled source line `work.gbuf[:160]` into `work.hbuf[width:]`,
+    and the line kept in `gbuf[160:]`; when a line is held (`held` >= 0) and equal, its sums are there already."""
+    gbuf, hbuf, xi, xw = work.gbuf, work.hbuf, screen.xi, screen.xw
+    width = hbuf.shape[0] // 2
     same = held >= 0
     if same:
         for x in range(SRC_W):
@@ -156,12 +267,12 @@ def line_sums(gbuf, held, xi, xw, hbuf, width):
                 hbuf[width + xi[k, 1]] += np.float32(v) * xw[k]
 
 
-@numba.njit(cache=True)
-def draw_full(a, b, c, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out):
-    """The whole resized observation of the frames (a, b, c: see `_out_row`) into out (height, width)."""
+@numba.njit(cache=True, _nrt=False)
+def draw_full(frames, maxpool, screen, work, canvas):
+    """The whole resized observation of the frames (a, b, c: see `_out_row`) into the canvas."""
     held = -1
-    for dy in range(out.shape[0]):
-        held = _out_row(a, b, c, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, held, out[dy])
+    for dy in range(canvas.out.shape[0]):
+        held = _out_row(frames, maxpool, dy, screen, work, held, canvas)
 
 
 def pixel_tables(xi: np.ndarray, yi: np.ndarray, height: int, width: int):
@@ -177,8 +288,24 @@ def pixel_tables(xi: np.ndarray, yi: np.ndarray, height: int, width: int):
     return xstart, dyr, dxr
 
 
+def screen_tables(colours: np.ndarray, height: int, width: int) -> Screen:
+    """The `Screen` of an (height, width) output whose colour bytes read `colours`."""
+    xi, xw, yi, yw, ystart = resize_tables(height, width)
+    return Screen(
+        rom_render.rom_bytes().astype(np.int64),
+        np.ascontiguousarray(colours),
+        STATIC_BYTES,
+        xi,
+        xw,
+        yi,
+        yw,
+        ystart,
+        *pixel_tables(xi, yi, height, width),
+    )
+
+
 @numba.njit(cache=True, inline="always")
-def _span(r0, r1, c0, c1, dyr, dxr):
+def _span(r0, r1, c0, c1, screen):
     """The output rows (first, last) and columns (first, last) that read source rows r0..r1 and columns c0..c1
     (c1 < 320: columns from 160 on wrap to 0, and a wrapped span takes the whole row)."""
     if c1 >= SRC_W:
@@ -186,26 +313,27 @@ def _span(r0, r1, c0, c1, dyr, dxr):
             c0, c1 = c0 - SRC_W, c1 - SRC_W
         else:
             c0, c1 = 0, SRC_W - 1
-    return dyr[r0, 0], dyr[r1, 1], dxr[c0, 0], dxr[c1, 1]
+    return screen.dyr[r0, 0], screen.dyr[r1, 1], screen.dxr[c0, 0], screen.dxr[c1, 1]
 
 
 @numba.njit(cache=True, inline="always")
-def _mark(r0, r1, c0, c1, dyr, dxr, lo, hi):
-    """Widen each output row's span to redo, [lo[dy], hi[dy]], to the output pixels that read source rows r0..r1
-    and columns c0..c1 (`_span`)."""
-    dy0, dy1, x0, x1 = _span(r0, r1, c0, c1, dyr, dxr)
+def _mark(r0, r1, c0, c1, screen, work):
+    """Widen each output row's span to redo, [lo[dy], hi[dy]] of `work`, to the output pixels that read source
+    rows r0..r1 and columns c0..c1 (`_span`)."""
+    dy0, dy1, x0, x1 = _span(r0, r1, c0, c1, screen)
+    lo, hi = work.lo, work.hi
     for dy in range(dy0, dy1 + 1):
         lo[dy] = min(lo[dy], x0)
         hi[dy] = max(hi[dy], x1)
 
 
 @numba.njit(cache=True, inline="always")
-def _mark_ball(m, dyr, dxr, lo, hi):
+def _mark_ball(m, screen, work):
     """`_mark` the output pixels under state m's ball (2 px from `render.ball_column`)."""
-    r0 = rom_kernel.BALL_ROWS[m[101], 0]
+    r0 = rom_kernel.BALL_ROWS[m[ram.RAM_BALL_Y], 0]
     if r0 >= 0:
         c = rom_render.ball_column(m)
-        _mark(r0, rom_kernel.BALL_ROWS[m[101], 1], c, c + 1, dyr, dxr, lo, hi)
+        _mark(r0, rom_kernel.BALL_ROWS[m[ram.RAM_BALL_Y], 1], c, c + 1, screen, work)
 
 
 NO_EDGE = (2 * SRC_W, -1)  # an empty column range, neutral to min/max
@@ -216,13 +344,15 @@ def _paddle_edge(old, new, side):
     """The source columns (first, last) whose paddle pixels differ between frames old and new (of one pattern
     and colour) on one side: those the paddle left or took on the left (side 0) or on the right (side 1);
     `NO_EDGE` when it did not move."""
-    if old[72] == new[72]:
+    if old[ram.RAM_PADDLE_X] == new[ram.RAM_PADDLE_X]:
         return NO_EDGE
     width = 0
     for k in range(8):
-        width += 4 * ((new[55] >> k) & 1)  # the pattern's bits are contiguous (`rom.kernel.PADDLE_GFX`)
+        width += 4 * ((new[ram.RAM_PADDLE_GFX] >> k) & 1)  # the pattern's bits are contiguous (`rom.kernel.PADDLE_GFX`)
     shift = width * side
-    return min(old[72], new[72]) - 47 + shift, max(old[72], new[72]) - 48 + shift  # 8..175
+    return min(old[ram.RAM_PADDLE_X], new[ram.RAM_PADDLE_X]) - 47 + shift, max(
+        old[ram.RAM_PADDLE_X], new[ram.RAM_PADDLE_X]
+    ) - 48 + shift  # 8..175
 
 
 @numba.njit(cache=True, inline="always")
@@ -247,11 +377,14 @@ def _paint_moving_gray(objects, r, c0, c1, gray, line, at):
 
 
 @numba.njit(cache=True, inline="always")
-def _redo_span(moving_a, moving_b, maxpool, dy, lo, hi, still, gray, xi, xw, yi, yw, ystart, xstart, gbuf, hbuf, out):
-    """Recompute output pixels dy, lo..hi of the pair of frames whose moving objects are `moving_a`, `moving_b`
-    (`render.moving_objects`) and whose still layer is `still`, with `_out_row`'s float32 operations in its
-    order, from the span's source columns only: each source row is the still layer's gray with each frame's
-    moving pixels painted over it (`_paint_moving_gray`; `gbuf[160:]` holds frame b's), pooled."""
+def _redo_span(moving, maxpool, dy, lo, hi, screen, work, canvas):
+    """Recompute output pixels dy, lo..hi of the pair of frames whose moving objects are `moving` = (`moving_a`,
+    `moving_b`) (`render.moving_objects`) and whose still layer is the canvas's, with `_out_row`'s float32
+    operations in its order, from the span's source columns only: each source row is the still layer's gray with
+    each frame's moving pixels painted over it (`_paint_moving_gray`; `gbuf[160:]` holds frame b's), pooled."""
+    moving_a, moving_b = moving
+    xi, xw, yi, yw, ystart, xstart = screen.xi, screen.xw, screen.yi, screen.yw, screen.ystart, screen.xstart
+    gbuf, hbuf, gray, still, out = work.gbuf, work.hbuf, canvas.gray, canvas.still, canvas.out
     c0, c1 = xi[xstart[lo], 0], xi[xstart[hi + 1] - 1, 0]
     for dx in range(lo, hi + 1):
         hbuf[dx] = np.float32(0.0)
@@ -282,13 +415,14 @@ def _redo_span(moving_a, moving_b, maxpool, dy, lo, hi, still, gray, xi, xw, yi,
         out[dy, dx] = np.uint8(min(255.0, np.rint(hbuf[dx])))
 
 
-@numba.njit(cache=True)
-def _redo_rows(a, b, maxpool, r0, r1, rom, gray, xi, xw, yi, yw, ystart, dyr, cbuf, gbuf, hbuf, redone, out):
-    """Recompute the output rows that read source rows r0..r1, whole, and flag them in `redone`."""
+@numba.njit(cache=True, _nrt=False)
+def _redo_rows(frames, maxpool, r0, r1, screen, work, canvas):
+    """Recompute the output rows of `frames` (`_out_row`) that read source rows r0..r1, whole, and flag them in
+    `work.redone`."""
     held = -1
-    for dy in range(dyr[r0, 0], dyr[r1, 1] + 1):
-        held = _out_row(a, b, b, maxpool, dy, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, held, out[dy])
-        redone[dy] = True
+    for dy in range(screen.dyr[r0, 0], screen.dyr[r1, 1] + 1):
+        held = _out_row(frames, maxpool, dy, screen, work, held, canvas)
+        work.redone[dy] = True
 
 
 # what changed in the still layer between two pairs of frames (`still_changes`)
@@ -335,140 +469,43 @@ def update_still(b, changed, rom, still):
 
 
 @numba.njit(cache=True, inline="always")
-def draw_changed(
-    pa,
-    pb,
-    a,
-    b,
-    changed,
-    maxpool,
-    rom,
-    gray,
-    xi,
-    xw,
-    yi,
-    yw,
-    ystart,
-    xstart,
-    dyr,
-    dxr,
-    cbuf,
-    gbuf,
-    hbuf,
-    lo,
-    hi,
-    redone,
-    still,
-    out,
-):
-    """Update out (holding the observation of the pair (pa, pb)) to the pair (a, b), whose still layer is
-    `still`, recomputing only what can differ (`changed`: `still_changes`): everything when a colour changed;
-    a brick row whose bricks changed and the score rows when the score or lives did, whole; and the output
-    pixels under the ball in any of the four frames (per output row, the span from the first to the last; `lo` and
-    `hi` hold no span, `redone` no row, before and after) and, each side on its own, those the paddle left or
-    took (a pixel redone twice is the same pixel)."""
+def draw_changed(shown, pair, changed, maxpool, screen, work, canvas):
+    """Update the canvas (holding the observation of the pair `shown` = (pa, pb)) to `pair` = (a, b), whose still
+    layer is the canvas's, recomputing only what can differ (`changed`: `still_changes`): everything when a colour
+    changed; a brick row whose bricks changed and the score rows when the score or lives did, whole; and the output
+    pixels under the ball in any of the four frames (per output row, the span from the first to the last; `lo`
+    and `hi` of `work` hold no span, `redone` no row, before and after) and, each side on its own, those the
+    paddle left or took (a pixel redone twice is the same pixel)."""
+    pa, pb, a, b = shown[0], shown[1], pair[0], pair[1]
+    lo, hi, redone, out = work.lo, work.hi, work.redone, canvas.out
     if changed == ALL_CHANGED:
-        draw_full(a, b, b, maxpool, rom, gray, xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, out)
+        draw_full((a, b, b), maxpool, screen, work, canvas)
         return
     for row in range(6):
         if changed & (1 << row):
             r0 = rom_kernel.BRICK_TOP + rom_kernel.BRICK_H * row
-            _redo_rows(
-                a,
-                b,
-                maxpool,
-                r0,
-                r0 + rom_kernel.BRICK_H - 1,
-                rom,
-                gray,
-                xi,
-                xw,
-                yi,
-                yw,
-                ystart,
-                dyr,
-                cbuf,
-                gbuf,
-                hbuf,
-                redone,
-                out,
-            )
+            _redo_rows((a, b, b), maxpool, r0, r0 + rom_kernel.BRICK_H - 1, screen, work, canvas)
     if changed & SCORE_CHANGED:
-        _redo_rows(
-            a,
-            b,
-            maxpool,
-            rom_render.SCORE_ROWS[0],
-            rom_render.SCORE_ROWS[1],
-            rom,
-            gray,
-            xi,
-            xw,
-            yi,
-            yw,
-            ystart,
-            dyr,
-            cbuf,
-            gbuf,
-            hbuf,
-            redone,
-            out,
-        )
-    _mark_ball(pb, dyr, dxr, lo, hi)
-    _mark_ball(b, dyr, dxr, lo, hi)
-    _mark_ball(pa, dyr, dxr, lo, hi)
-    _mark_ball(a, dyr, dxr, lo, hi)
-    moving_a, moving_b = rom_render.moving_objects(a), rom_render.moving_objects(b)
+        _redo_rows((a, b, b), maxpool, rom_render.SCORE_ROWS[0], rom_render.SCORE_ROWS[1], screen, work, canvas)
+    _mark_ball(pb, screen, work)
+    _mark_ball(b, screen, work)
+    _mark_ball(pa, screen, work)
+    _mark_ball(a, screen, work)
+    moving = rom_render.moving_objects(a), rom_render.moving_objects(b)
     up = rom_render.lower_up(b[rom_kernel.SHOWN])
     for side in range(2):  # each side's moved edges, of both pairs, as one span of their own
         c0a, c1a = _paddle_edge(pa, a, side)
         c0b, c1b = _paddle_edge(pb, b, side)
         if c1a >= 0 or c1b >= 0:
             dy0, dy1, x0, x1 = _span(
-                rom_kernel.PADDLE_ROWS[0] - up, rom_kernel.PADDLE_ROWS[1] - up, min(c0a, c0b), max(c1a, c1b), dyr, dxr
+                rom_kernel.PADDLE_ROWS[0] - up, rom_kernel.PADDLE_ROWS[1] - up, min(c0a, c0b), max(c1a, c1b), screen
             )
             for dy in range(dy0, dy1 + 1):
                 if not redone[dy]:
-                    _redo_span(
-                        moving_a,
-                        moving_b,
-                        maxpool,
-                        dy,
-                        x0,
-                        x1,
-                        still,
-                        gray,
-                        xi,
-                        xw,
-                        yi,
-                        yw,
-                        ystart,
-                        xstart,
-                        gbuf,
-                        hbuf,
-                        out,
-                    )
+                    _redo_span(moving, maxpool, dy, x0, x1, screen, work, canvas)
     for dy in range(out.shape[0]):
         if hi[dy] >= 0 and not redone[dy]:  # a redone row is exact already; `still` may be b's alone there
-            _redo_span(
-                moving_a,
-                moving_b,
-                maxpool,
-                dy,
-                lo[dy],
-                hi[dy],
-                still,
-                gray,
-                xi,
-                xw,
-                yi,
-                yw,
-                ystart,
-                xstart,
-                gbuf,
-                hbuf,
-                out,
-            )
+            _redo_span(moving, maxpool, dy, lo[dy], hi[dy], screen, work, canvas)
         lo[dy] = out.shape[1]
         hi[dy] = -1
         redone[dy] = False
@@ -490,12 +527,13 @@ def noop_count(mt, i, noop_max):
 
 
 @numba.njit(cache=True, inline="always")
-def _emulate(m, c, smt, sbuf, i, prob, action, step):
-    """One emulated frame of ALE action `action` (paddle resistance step `step`) on state row m, counters c: ALE's
-    sticky decision first (the previous frame's action and step again with probability `prob`, from the env's
-    own stream `smt`/`sbuf`; at 0 nothing repeats, so nothing is drawn), then `ale_interface.applied_frame`.
-    Returns the change of ALE's score."""
-    if prob <= 0.0 or not ale_random.frame_repeats(smt, sbuf, i, prob):
+def _emulate(m, c, i, games, cfg, action, step):
+    """One emulated frame of ALE action `action` (paddle resistance step `step`) on env i's state row m, counters
+    c: ALE's sticky decision first (the previous frame's action and step again with probability `cfg.sticky`,
+    from the env's own sticky stream; at 0 nothing repeats, so nothing is drawn), then
+    `ale_interface.applied_frame`. Returns the change of ALE's score."""
+    prob = cfg.sticky
+    if prob <= 0.0 or not ale_random.frame_repeats(games.sticky_mt, games.sticky_buf, i, prob):
         m[rom_kernel.LAST_ACT] = action
         c[STEP] = step
     pot, reward = applied_frame(m, m[rom_kernel.POT], m[rom_kernel.LAST_ACT], c[STEP])
@@ -530,230 +568,108 @@ LIVES_IGNORED, LIFE_LOSS_INFO, EPISODIC_LIFE = 0, 1, 2
 MEMO_SLOTS = 64
 
 
-def new_memo(num_channels: int, height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+def new_memo(num_channels: int, height: int, width: int) -> Memo:
     """Empty reset-observation memo: keys (`MEMO_SLOTS`, NI) int64 (-1: no state has it) and frames."""
-    return (
+    return Memo(
         np.full((MEMO_SLOTS, rom_kernel.NI), -1, dtype=np.int64),
         np.zeros((MEMO_SLOTS, height, width, num_channels), dtype=np.uint8),
     )
 
 
-@numba.njit(cache=True)
-def _reset_one(
-    i,
-    I,
-    pairs,
-    C,
-    mt,
-    smt,
-    sbuf,
-    prob,
-    noop_max,
-    fire_reset,
-    maxpool,
-    rom,
-    pal,
-    xi,
-    xw,
-    yi,
-    yw,
-    ystart,
-    cbuf,
-    gbuf,
-    hbuf,
-    still,
-    memo_keys,
-    memo_obs,
-    obs,
-):
-    """ale-py's reset of env i (reset_game, FIRE, noops: sticky frames like any other) and its first observation:
-    a zero stack but the last frame (not pooled).
+@numba.njit(cache=True, inline="always")
+def copy_row(dst, src):
+    """`dst[:] = src`, element by element: an array assignment may copy its source first (numpy's rule for
+    overlapping arrays), an allocation that a kernel compiled without reference counting cannot make."""
+    for k in range(src.shape[0]):
+        dst[k] = src[k]
+
+
+@numba.njit(cache=True, _nrt=False)
+def _reset_one(i, games, cfg, screen, memo, work, obs):
+    """ale-py's reset of env i (reset_game, FIRE, noops: sticky frames like any other) and its first observation
+    into `obs`: a zero stack but the last frame (not pooled).
 
     That frame is a function of the state row alone, and resets reach few states (`reset_game` is the same for
     every seed; only the noops and sticky frames after it vary), while drawing one whole costs as much as some
-    hundred incremental steps: so it is drawn once per state and kept in `memo_keys`/`memo_obs` (the slot
-    from a hash of the row; a slot holding another state is redrawn)."""
-    m = I[i]
-    c = C[i]
+    hundred incremental steps: so it is drawn once per state and kept in `memo` (the slot from a hash of the row;
+    a slot holding another state is redrawn)."""
+    m = games.state[i]
+    c = games.counters[i]
     reset_game(m)
     c[STEP] = rom_kernel.PADDLE_DELTA
-    n = noop_count(mt, i, noop_max)
-    if fire_reset:  # ale-py presses FIRE first, and that frame counts as one of the noops
-        _emulate(m, c, smt, sbuf, i, prob, FIRE_ACTION, rom_kernel.PADDLE_DELTA)
+    n = noop_count(games.noop_mt, i, cfg.noop_max)
+    if cfg.fire_reset:  # ale-py presses FIRE first, and that frame counts as one of the noops
+        _emulate(m, c, i, games, cfg, FIRE_ACTION, rom_kernel.PADDLE_DELTA)
         c[EP_FRAMES] += 1
         n = max(n - 1, 0)
     for _ in range(n):
-        _emulate(m, c, smt, sbuf, i, prob, rom_kernel.NOOP, rom_kernel.PADDLE_DELTA)
+        _emulate(m, c, i, games, cfg, rom_kernel.NOOP, rom_kernel.PADDLE_DELTA)
         c[EP_FRAMES] += 1
     c[FRAMES] += c[EP_FRAMES]
     c[RESET_FRAMES] = c[EP_FRAMES]
-    pairs[i, 0, :] = m  # the first observation is the last frame alone
-    pairs[i, 1, :] = m
+    copy_row(games.pairs[i, 0], m)  # the first observation is the last frame alone
+    copy_row(games.pairs[i, 1], m)
     obs[i, :-1] = 0
-    update_still(m, ALL_CHANGED, rom, still[i])
+    update_still(m, ALL_CHANGED, screen.rom, games.still[i])
     h = 0
     for k in range(m.shape[0]):
         h = h * 1000003 + m[k]
-    slot = (h ^ (h >> 29)) & (memo_keys.shape[0] - 1)
+    slot = (h ^ (h >> 29)) & (memo.keys.shape[0] - 1)
     hit = True
     for k in range(m.shape[0]):
-        if memo_keys[slot, k] != m[k]:
+        if memo.keys[slot, k] != m[k]:
             hit = False
             break
     if not hit:
-        for ch in range(pal.shape[0]):
-            draw_full(
-                m, m, m, maxpool, rom, pal[ch], xi, xw, yi, yw, ystart, cbuf, gbuf, hbuf, memo_obs[slot, :, :, ch]
-            )
-        memo_keys[slot, :] = m
-    obs[i, -1] = memo_obs[slot]
+        for ch in range(screen.colours.shape[0]):
+            canvas = Canvas(screen.colours[ch], games.still[i], memo.frames[slot, :, :, ch])
+            draw_full((m, m, m), cfg.maxpool, screen, work, canvas)
+        copy_row(memo.keys[slot], m)
+    frame_bytes = memo.frames[slot].size
+    move_bytes(obs, ((i + 1) * obs.shape[1] - 1) * frame_bytes, memo.frames, slot * frame_bytes, frame_bytes)
 
 
 @numba.njit(cache=True, inline="always")
-def _reset_env(
-    i,
-    seeds,
-    unused,
-    I,
-    pairs,
-    C,
-    mt,
-    smt,
-    sbuf,
-    prob,
-    noop_max,
-    fire_reset,
-    maxpool,
-    rom,
-    pal,
-    xi,
-    xw,
-    yi,
-    yw,
-    ystart,
-    cbuf,
-    gbuf,
-    hbuf,
-    still,
-    memo_keys,
-    memo_obs,
-    obs,
-):
+def _reset_env(i, games, cfg, screen, memo, work, obs):
     """ale-py's reset of env i (`PreprocessedEnv::reset`): its pending seed, if any (>= 0), reseeds its noop
     stream and its sticky stream (ALE's `random_seed`) and restarts its frame count, as ale-py's reload of the
     game does, and is used up (-1); then `_reset_one`."""
+    seeds, counters = games.seeds, games.counters
     if seeds[i] >= 0:
-        ale_random.mt_seed(mt, unused, i, seeds[i])
-        ale_random.mt_seed(smt, sbuf, i, seeds[i])
-        C[i, FRAMES] = 0
+        ale_random.mt_seed(games.noop_mt, work.unused, i, seeds[i])
+        ale_random.mt_seed(games.sticky_mt, games.sticky_buf, i, seeds[i])
+        counters[i, FRAMES] = 0
         seeds[i] = -1
-    C[i, EP_FRAMES] = 0
-    C[i, DONE] = 0
-    _reset_one(
-        i,
-        I,
-        pairs,
-        C,
-        mt,
-        smt,
-        sbuf,
-        prob,
-        noop_max,
-        fire_reset,
-        maxpool,
-        rom,
-        pal,
-        xi,
-        xw,
-        yi,
-        yw,
-        ystart,
-        cbuf,
-        gbuf,
-        hbuf,
-        still,
-        memo_keys,
-        memo_obs,
-        obs,
-    )
+    counters[i, EP_FRAMES] = 0
+    counters[i, DONE] = 0
+    _reset_one(i, games, cfg, screen, memo, work, obs)
 
 
-@numba.njit(cache=True, nogil=True)
-def reset_kernel(
-    rows,
-    seeds,
-    I,
-    pairs,
-    C,
-    mt,
-    smt,
-    sbuf,
-    prob,
-    noop_max,
-    fire_reset,
-    maxpool,
-    rom,
-    pal,
-    xi,
-    xw,
-    yi,
-    yw,
-    ystart,
-    still,
-    memo_keys,
-    memo_obs,
-    obs,
-    lives,
-    frame_number,
-    episode_frame_number,
-):
-    """Reset envs `rows` (`_reset_env`: `seeds` holds each env's pending seed) and report every env's info."""
-    width = obs.shape[3]
-    cbuf = np.zeros(SRC_W, dtype=np.int64)
-    gbuf = np.zeros(2 * SRC_W, dtype=np.uint8)
-    hbuf = np.zeros(2 * width, dtype=np.float32)
-    unused = np.zeros(mt.shape[0], dtype=np.uint64)  # `mt_seed`'s buffer of drawn-ahead decisions: none here
+@numba.njit(cache=True, inline="always")
+def _named(games, cfg, screen, memo, results, work):
+    """The kernels' arguments (`plain`) as their named tuples."""
+    return Games(*games), Config(*cfg), Screen(*screen), Memo(*memo), Results(*results), Work(*work)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def reset_kernel(rows, games, cfg, screen, memo, results, work):
+    """Reset envs `rows` (`_reset_env`: `games.seeds` holds each env's pending seed) and report every env's
+    info. The bundles come as `plain` tuples."""
+    games, cfg, screen, memo, results, work = _named(games, cfg, screen, memo, results, work)
     for k in range(rows.shape[0]):
-        _reset_env(
-            rows[k],
-            seeds,
-            unused,
-            I,
-            pairs,
-            C,
-            mt,
-            smt,
-            sbuf,
-            prob,
-            noop_max,
-            fire_reset,
-            maxpool,
-            rom,
-            pal,
-            xi,
-            xw,
-            yi,
-            yw,
-            ystart,
-            cbuf,
-            gbuf,
-            hbuf,
-            still,
-            memo_keys,
-            memo_obs,
-            obs,
-        )
-    for i in range(I.shape[0]):
-        lives[i] = I[i, rom_kernel.RAM_LIVES]
-        frame_number[i] = C[i, FRAMES]
-        episode_frame_number[i] = C[i, EP_FRAMES]
+        _reset_env(rows[k], games, cfg, screen, memo, work, results.obs)
+    for i in range(games.state.shape[0]):
+        results.lives[i] = games.state[i, ram.RAM_LIVES]
+        results.frame_number[i] = games.counters[i, FRAMES]
+        results.episode_frame_number[i] = games.counters[i, EP_FRAMES]
 
 
-def step_scratch(num_envs: int, height: int, width: int) -> tuple[np.ndarray, ...]:
-    """`step_kernel`'s working arrays (its last arguments), made once by the caller: the kernel is compiled
-    without numba's reference counting (`_nrt=False`: the views it takes env by env and pixel span by span were
-    counted with atomic operations, a quarter of its time), so it allocates nothing."""
-    return (
+def step_scratch(num_envs: int, height: int, width: int) -> Work:
+    """The kernels' working arrays, made once by the caller: the kernels are compiled without numba's reference
+    counting (`_nrt=False`: the views the step kernel takes env by env and pixel span by span were counted with
+    atomic operations, a quarter of its time; and counting each array of a bundle wherever the bundle is passed
+    made the reset kernel's cold compile some 40% slower), so they allocate nothing."""
+    return Work(
         np.zeros(SRC_W, dtype=np.int64),
         np.zeros(2 * SRC_W, dtype=np.uint8),
         np.zeros(2 * width, dtype=np.float32),
@@ -767,138 +683,65 @@ def step_scratch(num_envs: int, height: int, width: int) -> tuple[np.ndarray, ..
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def step_kernel(
-    rows,
-    actions,
-    steps,
-    seeds,
-    same_step,
-    I,
-    pairs,
-    C,
-    mt,
-    smt,
-    sbuf,
-    prob,
-    frameskip,
-    max_frames,
-    noop_max,
-    fire_reset,
-    maxpool,
-    clip,
-    life_mode,
-    rom,
-    pal,
-    xi,
-    xw,
-    yi,
-    yw,
-    ystart,
-    static,
-    xstart,
-    dyr,
-    dxr,
-    still,
-    memo_keys,
-    memo_obs,
-    obs,
-    final_obs,
-    reward,
-    terminated,
-    truncated,
-    lives,
-    frame_number,
-    episode_frame_number,
-    cbuf,
-    gbuf,
-    hbuf,
-    last_pair,
-    m_slot,
-    lo,
-    hi,
-    redone,
-    unused,
-):
-    """One agent step of envs `rows` (distinct; the others are left alone): `frameskip` frames of ALE action
-    `actions[i]` with paddle step `steps[i]`, the reward summed (clipped to its sign when `clip`), the new
-    max-pooled, resized frame into `obs` ((n, stack, H, W, channels), C-contiguous: one channel per row of
-    `pal`, the colour byte's gray or R, G, B): the last step's stack, there, shifted by one (`move_bytes`), its
-    newest frame updated in place, env by env, so that the row written is still in the cache when it is updated. Every array but `rows` is indexed by env.
+def step_kernel(rows, games, cfg, screen, memo, results, work):
+    """One agent step of envs `rows` (distinct; the others are left alone): `cfg.frameskip` frames of each env's
+    ALE action `games.actions[i]` with paddle step `games.paddle_steps[i]`, the reward summed (clipped to its sign
+    when `cfg.clip`), the new max-pooled, resized frame into `results.obs` ((n, stack, H, W, channels),
+    C-contiguous: one channel per row of `screen.colours`, the colour byte's gray or R, G, B): the last step's
+    stack, there, shifted by one (`move_bytes`), its newest frame updated in place, env by env, so that the row
+    written is still in the cache when it is updated.
 
-    Autoreset as ale-py's: NextStep (`same_step` False), an env whose episode ended on its last step is reset
+    Autoreset as ale-py's: NextStep (`cfg.same_step` False), an env whose episode ended on its last step is reset
     now (`_reset_env`, with its pending seed) and its action ignored; SameStep, an env whose episode ends in this
-    step has its last stack copied to `final_obs` and is reset at once (the reward, terminated and truncated are
-    the step's, the observation and the lives and frame numbers the reset's).
+    step has its last stack copied to `results.final_obs` and is reset at once (the reward, terminated and
+    truncated are the step's, the observation and the lives and frame numbers the reset's).
 
     As ale-py, the max-pool reads two slots, filled by the step's last two planned frames, and pools into the
     second: the frame that ends an episode (game over, truncation) fills neither, so a step that ends one early
     repeats the last frame, and one that ends on its last frame pools the frame before it with the last step's
     two; at frameskip 1 the first slot keeps the reset's frame. Under `EPISODIC_LIFE` a lost life ends the
     episode as a game over does; under `LIFE_LOSS_INFO` a step (all its frames played) in which a life was lost
-    is terminated and the game goes on."""
+    is terminated and the game goes on. The bundles come as `plain` tuples."""
+    games, cfg, screen, memo, results, work = _named(games, cfg, screen, memo, results, work)
+    obs, pairs, counters = results.obs, games.pairs, games.counters
+    reward, terminated, truncated = results.reward, results.terminated, results.truncated
+    last_pair, m_slot = work.last_pair, work.m_slot
+    frameskip = cfg.frameskip
     width = obs.shape[3]
     frame_bytes = obs.shape[2] * width * obs.shape[4]
     stack_bytes = obs.shape[1] * frame_bytes
-    lo[:] = width
-    hi[:] = -1
-    redone[:] = False
-    unused[:] = 0
+    work.lo[:] = width
+    work.hi[:] = -1
+    work.redone[:] = False
+    work.unused[:] = 0
     for r in range(rows.shape[0]):
         i = rows[r]
         reward[i] = 0
         terminated[i] = False
         truncated[i] = False
-        if C[i, DONE]:
-            _reset_env(
-                i,
-                seeds,
-                unused,
-                I,
-                pairs,
-                C,
-                mt,
-                smt,
-                sbuf,
-                prob,
-                noop_max,
-                fire_reset,
-                maxpool,
-                rom,
-                pal,
-                xi,
-                xw,
-                yi,
-                yw,
-                ystart,
-                cbuf,
-                gbuf,
-                hbuf,
-                still,
-                memo_keys,
-                memo_obs,
-                obs,
-            )
+        if counters[i, DONE]:
+            _reset_env(i, games, cfg, screen, memo, work, obs)
         else:
             # the stack shifted by one, its newest frame kept in the last slot to be updated in place
             move_bytes(obs, i * stack_bytes, obs, i * stack_bytes + frame_bytes, stack_bytes - frame_bytes)
-            m = I[i]
-            c = C[i]
-            lives_before = m[rom_kernel.RAM_LIVES]
+            m = games.state[i]
+            c = counters[i]
+            lives_before = m[ram.RAM_LIVES]
             for k in range(m.shape[0]):
                 last_pair[0, k] = pairs[i, 0, k]
                 last_pair[1, k] = pairs[i, 1, k]
             total = 0
             for f in range(frameskip):
-                total += _emulate(m, c, smt, sbuf, i, prob, actions[i], steps[i])
-                C[i, EP_FRAMES] += 1
-                C[i, FRAMES] += 1
-                if m[rom_kernel.RAM_LIVES] == 0:
+                total += _emulate(m, c, i, games, cfg, games.actions[i], games.paddle_steps[i])
+                counters[i, EP_FRAMES] += 1
+                counters[i, FRAMES] += 1
+                if m[ram.RAM_LIVES] == 0:
                     terminated[i] = True
                     break
-                if life_mode == EPISODIC_LIFE and m[rom_kernel.RAM_LIVES] < lives_before:
+                if cfg.life_mode == EPISODIC_LIFE and m[ram.RAM_LIVES] < lives_before:
                     terminated[i] = True
                     break
-                if max_frames > 0 and C[i, EP_FRAMES] - C[i, RESET_FRAMES] >= max_frames:
+                if cfg.max_frames > 0 and counters[i, EP_FRAMES] - counters[i, RESET_FRAMES] >= cfg.max_frames:
                     truncated[i] = True
                     break
                 slot = f - frameskip + 2  # ale-py's max-pool slots: the step's last two planned frames
@@ -912,92 +755,26 @@ def step_kernel(
                     m_slot[k] = pairs[i, 0, k]  # after a full step, its next-to-last frame
                     pairs[i, 0, k] = last_pair[0, k]
                     pairs[i, 1, k] = last_pair[1, k]
-            if clip:
+            if cfg.clip:
                 total = (total > 0) - (total < 0)
             reward[i] = total
-            if ended_last and maxpool:  # the next step resets (and redraws the still layer)
-                for ch in range(pal.shape[0]):
-                    draw_full(
-                        last_pair[0],
-                        last_pair[1],
-                        m_slot,
-                        2,
-                        rom,
-                        pal[ch],
-                        xi,
-                        xw,
-                        yi,
-                        yw,
-                        ystart,
-                        cbuf,
-                        gbuf,
-                        hbuf,
-                        obs[i, -1, :, :, ch],
-                    )
+            colours, still = screen.colours, games.still[i]
+            if ended_last and cfg.maxpool:  # the next step resets (and redraws the still layer)
+                for ch in range(colours.shape[0]):
+                    canvas = Canvas(colours[ch], still, obs[i, -1, :, :, ch])
+                    draw_full((last_pair[0], last_pair[1], m_slot), 2, screen, work, canvas)
             else:
-                changed = still_changes(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], static)
-                update_still(pairs[i, 1], changed, rom, still[i])
-                for ch in range(pal.shape[0]):
-                    draw_changed(
-                        last_pair[0],
-                        last_pair[1],
-                        pairs[i, 0],
-                        pairs[i, 1],
-                        changed,
-                        maxpool,
-                        rom,
-                        pal[ch],
-                        xi,
-                        xw,
-                        yi,
-                        yw,
-                        ystart,
-                        xstart,
-                        dyr,
-                        dxr,
-                        cbuf,
-                        gbuf,
-                        hbuf,
-                        lo,
-                        hi,
-                        redone,
-                        still[i],
-                        obs[i, -1, :, :, ch],
-                    )
-            C[i, DONE] = ended
-            if life_mode == LIFE_LOSS_INFO and m[rom_kernel.RAM_LIVES] < lives_before:  # reported; the game goes on
+                changed = still_changes(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], screen.static)
+                update_still(pairs[i, 1], changed, screen.rom, still)
+                for ch in range(colours.shape[0]):
+                    canvas = Canvas(colours[ch], still, obs[i, -1, :, :, ch])
+                    draw_changed(last_pair, pairs[i], changed, cfg.maxpool, screen, work, canvas)
+            counters[i, DONE] = ended
+            if cfg.life_mode == LIFE_LOSS_INFO and m[ram.RAM_LIVES] < lives_before:  # the game goes on
                 terminated[i] = True
-            if ended and same_step:
-                move_bytes(final_obs, i * stack_bytes, obs, i * stack_bytes, stack_bytes)
-                _reset_env(
-                    i,
-                    seeds,
-                    unused,
-                    I,
-                    pairs,
-                    C,
-                    mt,
-                    smt,
-                    sbuf,
-                    prob,
-                    noop_max,
-                    fire_reset,
-                    maxpool,
-                    rom,
-                    pal,
-                    xi,
-                    xw,
-                    yi,
-                    yw,
-                    ystart,
-                    cbuf,
-                    gbuf,
-                    hbuf,
-                    still,
-                    memo_keys,
-                    memo_obs,
-                    obs,
-                )
-        lives[i] = I[i, rom_kernel.RAM_LIVES]
-        frame_number[i] = C[i, FRAMES]
-        episode_frame_number[i] = C[i, EP_FRAMES]
+            if ended and cfg.same_step:
+                move_bytes(results.final_obs, i * stack_bytes, obs, i * stack_bytes, stack_bytes)
+                _reset_env(i, games, cfg, screen, memo, work, obs)
+        results.lives[i] = games.state[i, ram.RAM_LIVES]
+        results.frame_number[i] = counters[i, FRAMES]
+        results.episode_frame_number[i] = counters[i, EP_FRAMES]

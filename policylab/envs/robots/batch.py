@@ -1,19 +1,7 @@
 """A robot (`robot.py`) as a batch of independent CPU MuJoCo worlds, and the closed loop.
 
-`RobotBatch` steps B worlds (each with its own friction and seeded initial state) on a
-`mujoco.batch.Batch`: every world's integration state (time, qpos, qvel, ``qacc_warmstart``, ctrl,
-applied forces) is one row, a step runs ``mj_step`` `frame_skip` times per world on `nthread` threads
-with the GIL released, so a world is bit-identical alone, in any batch, at any position and thread
-count, and equal to ``mj_step(model, data, nstep=frame_skip)`` on a persistent `MjData` per world
-(Gymnasium's loop, for the Ant). Per-world friction is an expanded (per-simulation) `geom_friction`.
-
-`run_closed_loop` plays a policy in such a batch with the study's push protocol. With the spec's
-``stop_at_failure`` a world stops stepping at the first state the frozen failure rule marks (fell or
-diverged) and its record ends there; the others are unaffected (worlds never interact). A world whose
-policy gives a non-finite action stops before that action is applied, whatever the spec says: MuJoCo
-would zero such a ctrl with a warning and step on, so a broken policy would play as a limp robot and
-its fall would be recorded as if a valid policy had fallen.
-"""
+A world is bit-identical alone, in any batch, at any position and thread count; `play` stops a world at a
+non-finite action, before it is applied (docs/boundary.md, "Module notes")."""
 
 from __future__ import annotations
 
@@ -35,12 +23,17 @@ class RobotBatch:
     changes the worlds' trunk velocity before their next step. `qpos`, `qvel` and `time` are live read-only
     (B, ...) views, current after every step.
 
-    `model` sets other per-world model values (`ModelChanges`); a world it leaves at the model's values
-    runs on the model's own numbers, whatever its neighbours change, so it stays bit-identical.
+    `model` sets other per-world model values (`Perturbations.model`); a world it leaves at the model's
+    values runs on the model's own numbers, whatever its neighbours change, so it stays bit-identical.
     """
 
     def __init__(
-        self, rob: Robot, mus: list[float | None], seeds: list[int], nthread: int = 2, model: ModelChanges | None = None
+        self,
+        rob: Robot,
+        mus: list[float | None],
+        seeds: list[int],
+        nthread: int = 2,
+        model: dict[str, np.ndarray] | None = None,
     ):
         if len(mus) != len(seeds):
             raise ValueError("one friction per seed")
@@ -57,8 +50,8 @@ class RobotBatch:
             for i, mu in enumerate(mus):
                 if mu is not None:
                     friction[i, rob.friction_geoms, 0] = mu
-        if model is not None:
-            model.apply(b, rob)
+        if model:
+            _set_model(b, rob, model)
         b.reset()  # the model defaults (time 0, no warm start, zero ctrl and forces), as a new MjData
         qpos, qvel = b.bind("qpos"), b.bind("qvel")
         for i, seed in enumerate(seeds):
@@ -109,47 +102,73 @@ class RobotBatch:
         self.close()
 
 
-class ModelChanges:
-    """Per-world changes of a robot's model beyond friction, each array (B,) or None (no world changes it):
+# Model fields that are inputs of MuJoCo's derived constants (mj_setConst): a world that changes one has them
+# recomputed, so that it is the world a model compiled with those values would be.
+CONST_INPUTS = frozenset({"body_mass", "body_inertia", "opt.gravity"})
 
-    - `payload_kg`: mass added to the torso body at its centre of mass (its inertia tensor unchanged);
-    - `motor_scale`: every actuator's gain and bias parameters (the force law: for a position servo kp
-      and kd) and its force range multiplied by the scale;
-    - `gravity`: (B, 3) the world's gravity vector.
 
-    Mass and gravity are inputs of MuJoCo's derived constants (mj_setConst), recomputed for the worlds
-    that change them. A world whose values equal the model's is left untouched (no product, no
-    set_const), so its arithmetic is the model's own.
+class Perturbations:
+    """How each world of a batch differs from the robot's nominal world: one record, a row per world, built
+    once before the first step and read by `play` (the boundary study's axes each fill their part,
+    `studies.boundary.axes`). Every field is at its nominal value until set:
+
+    - `mu` (B,): sliding friction of the spec's friction geoms (NaN: the model's);
+    - `push`, `push_unit_n` (B,): a horizontal push of ``push * push_unit_n`` newtons (a caller that gives
+      newtons leaves the unit at 1; the study gives a fraction of the body weight and sets the unit to the
+      world's weight), `dir_deg` (B,) its direction, counter-clockwise from the torso heading at onset, and
+      `push_k0` (B,) the control step it starts at (-1: never);
+    - `kick_mps` (B,): a velocity kick at `push_k0`, in the push's direction;
+    - `action_delay` (B,): control steps between an action and its use;
+    - `model`: per-world values of model fields ({name: (B, ...)}, `model_field`; ``opt.gravity`` for an
+      option). A world whose rows equal the model's runs on the model's own numbers, whatever its
+      neighbours change, so it stays bit-identical.
     """
 
-    def __init__(self, payload_kg=None, motor_scale=None, gravity=None):
-        self.payload_kg = None if payload_kg is None else np.asarray(payload_kg, dtype=float)
-        self.motor_scale = None if motor_scale is None else np.asarray(motor_scale, dtype=float)
-        self.gravity = None if gravity is None else np.asarray(gravity, dtype=float)
+    def __init__(self, rob: Robot, n: int):
+        self.robot = rob
+        self.mu = np.full(n, np.nan)
+        self.push = np.zeros(n)
+        self.push_unit_n = np.ones(n)
+        self.dir_deg = np.zeros(n)
+        self.push_k0 = np.full(n, -1)
+        self.kick_mps = np.zeros(n)
+        self.action_delay = np.zeros(n, dtype=int)
+        self.model: dict[str, np.ndarray] = {}
 
-    def apply(self, b: mujoco.batch.Batch, rob: Robot) -> None:
-        const = np.zeros(b.nsim, dtype=bool)
-        if self.payload_kg is not None and (self.payload_kg != 0).any():
-            mass = b.expand("body_mass")
-            for i in np.flatnonzero(self.payload_kg != 0):
-                mass[i, rob.torso] += self.payload_kg[i]
-                const[i] = True
-        if self.motor_scale is not None and (self.motor_scale != 1).any():
-            gain, bias = b.expand("actuator_gainprm"), b.expand("actuator_biasprm")
-            force = b.expand("actuator_forcerange")
-            for i in np.flatnonzero(self.motor_scale != 1):
-                s = self.motor_scale[i]
-                gain[i, :, 0] *= s
-                bias[i, :, :3] *= s
-                force[i] *= s
-        if self.gravity is not None:
-            changed = (self.gravity != rob.base.opt.gravity).any(axis=1)
-            if changed.any():
-                g = b.expand("opt.gravity")
-                g[changed] = self.gravity[changed]
+    def __len__(self) -> int:
+        return len(self.mu)
+
+    def model_field(self, name: str) -> np.ndarray:
+        """The worlds' values of model field `name` (B, ...), the model's own until changed: write into it."""
+        if name not in self.model:
+            self.model[name] = np.repeat(_model_value(self.robot.base, name)[None], len(self), axis=0)
+        return self.model[name]
+
+    @property
+    def mus(self) -> list[float | None]:
+        """The frictions as `RobotBatch` takes them (None: the model's)."""
+        return [None if np.isnan(m) else float(m) for m in self.mu]
+
+
+def _model_value(model: mujoco.MjModel, name: str) -> np.ndarray:
+    """A model field by its `mujoco.batch` name (``opt.gravity`` for an option)."""
+    owner, _, field = name.rpartition(".")
+    return np.asarray(getattr(model.opt if owner == "opt" else model, field))
+
+
+def _set_model(b: mujoco.batch.Batch, rob: Robot, fields: dict[str, np.ndarray]) -> None:
+    """Write the worlds' model values `fields` (`Perturbations.model`) into the batch: only the rows that
+    differ from the model's, and MuJoCo's derived constants recomputed for the worlds whose `CONST_INPUTS`
+    changed."""
+    const = np.zeros(b.nsim, dtype=bool)
+    for name, values in fields.items():
+        changed = (values != _model_value(rob.base, name)).reshape(len(values), -1).any(axis=1)
+        if changed.any():
+            b.expand(name)[changed] = values[changed]
+            if name in CONST_INPUTS:
                 const |= changed
-        if const.any():
-            b.set_const(np.flatnonzero(const))
+    if const.any():
+        b.set_const(np.flatnonzero(const))
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -169,26 +188,58 @@ def run_closed_loop(
     dir_deg: np.ndarray | None = None,
     push_k0: np.ndarray | None = None,
     n_push: int = 0,
+    kick_mps: np.ndarray | None = None,
     nthread: int = 2,
     stop_at_failure: bool | None = None,
     policy_ids: bool = False,
-    model: ModelChanges | None = None,
-    action_delay: np.ndarray | None = None,
-    kick_mps: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """Play `policy` ((B, obs_dim) -> (B, act_dim) actions) in B worlds for `n_steps` control steps.
+    """`play` in worlds of the robot's own model that differ by friction (`mus`, None: the model's), a
+    push of ``force_n`` newtons in direction ``dir_deg`` from step ``push_k0`` and a kick of ``kick_mps``
+    (each (B,) or None: none): the perturbation record these fill, for callers that need no other."""
+    worlds = Perturbations(rob, len(seeds))
+    worlds.mu[:] = [np.nan if mu is None else mu for mu in mus]
+    for name, values in (("push", force_n), ("dir_deg", dir_deg), ("push_k0", push_k0), ("kick_mps", kick_mps)):
+        if values is not None:
+            getattr(worlds, name)[:] = values
+    return play(
+        rob,
+        policy,
+        worlds,
+        seeds,
+        n_steps=n_steps,
+        n_push=n_push,
+        nthread=nthread,
+        stop_at_failure=stop_at_failure,
+        policy_ids=policy_ids,
+    )
+
+
+def play(
+    rob: Robot,
+    policy: Callable[[np.ndarray], np.ndarray],
+    worlds: Perturbations,
+    seeds: list[int],
+    *,
+    n_steps: int,
+    n_push: int = 0,
+    nthread: int = 2,
+    stop_at_failure: bool | None = None,
+    policy_ids: bool = False,
+) -> dict[str, np.ndarray]:
+    """Play `policy` ((B, obs_dim) -> (B, act_dim) actions) for `n_steps` control steps in B worlds: each
+    the robot perturbed as its row of `worlds` says, from the initial state its seed draws.
 
     Push protocol: during control steps ``k0 <= k < k0 + n_push`` a constant horizontal force of
-    ``force_n`` newtons acts on the push body's centre of mass (``xfrc_applied``), ``dir_deg``
+    ``push * push_unit_n`` newtons acts on the push body's centre of mass (``xfrc_applied``), ``dir_deg``
     counter-clockwise from the torso heading captured at the first push step, then fixed in the world
-    frame. A velocity kick of ``kick_mps`` m/s (B,) in the same direction is added to the free joint's
-    linear velocity once, at the push's first step, after the policy has acted on that step's state and
-    before its physics (`RobotBatch.kick`): the push of the common trainers' protocols, on its own or with
-    a push. A world without one (0) is not touched.
+    frame. A velocity kick of ``kick_mps`` m/s in the same direction is added to the free joint's linear
+    velocity once, at the push's first step, after the policy has acted on that step's state and before
+    its physics (`RobotBatch.kick`): the push of the common trainers' protocols, on its own or with a
+    push. A world without one (0) is not touched.
 
-    `model` changes the worlds' models (`ModelChanges`); `action_delay` (B,) delays each world's actions
-    by that many control steps: the action computed at step k is applied at step k + d, the zero action
-    before the first arrives (``action`` records what the policy computed, ``ctrl`` what was applied).
+    ``action_delay`` delays each world's actions by that many control steps: the action computed at step
+    k is applied at step k + d, the zero action before the first arrives (``action`` records what the
+    policy computed, ``ctrl`` what was applied).
 
     Returns arrays with the batch first: ``qpos`` (B, T+1, nq), ``qvel`` (B, T+1, nv), ``time``
     (B, T+1), ``ctrl`` (B, T, nu), ``action`` (B, T, act_dim) and ``push`` (B, T, 2) (the world-frame
@@ -201,9 +252,9 @@ def run_closed_loop(
     """
     n = len(seeds)
     stop = rob.spec.stop_at_failure if stop_at_failure is None else stop_at_failure
-    force_n = np.zeros(n) if force_n is None else np.asarray(force_n, dtype=float)
-    dir_rad = np.deg2rad(np.zeros(n) if dir_deg is None else np.asarray(dir_deg, dtype=float))
-    push_k0 = np.full(n, -1) if push_k0 is None else np.asarray(push_k0, dtype=int)
+    force_n = worlds.push * worlds.push_unit_n
+    dir_rad = np.deg2rad(worlds.dir_deg)
+    push_k0 = worlds.push_k0.astype(int)
     nq, nv, nu = rob.nq, rob.nv, rob.nu
     fill = np.nan if stop else 0.0
     qpos = np.full((n, n_steps + 1, nq), fill)
@@ -212,14 +263,14 @@ def run_closed_loop(
     ctrl = np.full((n, n_steps, nu), fill)
     action = np.full((n, n_steps, rob.act_dim), fill)
     push = np.zeros((n, n_steps, 2))
-    kick_mps = np.zeros(n) if kick_mps is None else np.asarray(kick_mps, dtype=float)
+    kick_mps = worlds.kick_mps
     kick = np.zeros((n, 2))
     n_states = np.full(n, n_steps + 1)
     bad_action = np.full(n, -1)
-    delay = np.zeros(n, dtype=int) if action_delay is None else np.asarray(action_delay, dtype=int)
+    delay = worlds.action_delay.astype(int)
     slots = int(delay.max()) + 1 if n else 1
     queue = np.zeros((n, slots, rob.act_dim)) if slots > 1 else None  # the actions still on their way
-    with RobotBatch(rob, mus, seeds, nthread=nthread, model=model) as batch:
+    with RobotBatch(rob, worlds.mus, seeds, nthread=nthread, model=worlds.model) as batch:
         if not n:
             return {
                 "qpos": qpos,

@@ -1,26 +1,7 @@
 """The policy's observation, as a policy trained elsewhere expects it, built step by step for a batch.
 
-A robot spec lists observation terms (`spec.OBS_TERMS`); `Robot` compiles them against the model into
-`Term`s (widths, sensor addresses, site and body ids), and an `Observer` plays them for B worlds of
-a closed loop. Why an observer and not a function of the state: the common trainers' policies read
-MuJoCo's derived data (sensors, site frames), their own previous action and a stack of past
-observations, none of which is in (qpos, qvel, time).
-
-The raw data a term reads comes from a *source*: a mapping of MjData field -> (B, ...) rows
-(``qpos``, ``qvel``, ``time`` and the derived fields the spec needs, `Robot.data_fields`). The
-derived fields are those MuJoCo left after the world's last step, exactly what a trainer reads from
-its ``data`` after ``mj_step`` (sensors are computed at the start of a physics step, so they lag
-the integrated state by one physics step, in the trainer as here).
-
-Terms that need no copy read views (qpos/qvel slices), and frames allocate nothing a plain state
-observation did not: ARS training's batched einsum (`policies.linear.act` on 3-D weights) rounds by
-its operands' memory layout, and the committed learning curves are reproduced to the last bit.
-Every operation is elementwise IEEE arithmetic on a row (products and sums written out, no BLAS),
-so a world's observation is the same bits alone, in any batch, at any position and on any x86-64 CPU.
-Per term: ``clip(scale * (raw - offset), -clip, clip)``; the terms concatenate into a frame; with
-``history`` the last k frames stack (oldest first unless ``newest_first``; before the first step
-the reset frame repeats); with ``normalization`` the stacked vector becomes (x - mean) / std.
-"""
+Per term ``clip(scale * (raw - offset), -clip, clip)``, elementwise IEEE arithmetic only (no BLAS); why an
+observer and not a function of the state: docs/boundary.md, "Module notes"."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
 """A robot spec (`spec.py`) compiled against its MJCF: the `Robot` the study simulates.
 
-`Robot` compiles the spec's MJCF with the spec's physics overrides, checks every name the spec uses
-against the model, and knows the robot's observation, action mapping, reset draw, torso pose and
-failure rule. `robot(name_or_path)` resolves a shipped name or a spec path once (cached); the
-resolved `Robot` is what tasks carry, and it pickles as its reference (`Robot.ref`), so a worker
-process rebuilds it from the same spec file.
-"""
+`robot(name_or_path)` resolves a spec once (cached); a `Robot` pickles as its reference (`Robot.ref`)."""
 
 from __future__ import annotations
 
@@ -22,14 +17,13 @@ import numpy as np
 from policylab import portable_math
 from policylab.envs.robots.observation import TERM_FIELDS, Observer, Term
 from policylab.envs.robots.spec import (
-    DEFAULT_ROBOT,
     FIELD,
     OBS_TERMS,
     SITE_TERMS,
-    SPECS_DIR,
     RobotSpec,
     load_spec,
     mjcf_path,
+    robot_ref,
     spec_path,
 )
 from policylab.errors import BadInput
@@ -462,15 +456,6 @@ class Robot:
         if self.mjcf != mjcf_path(self.spec, self.spec_file):
             return robot_from_copy, (self.ref, str(self.spec_file), str(self.mjcf))
         return robot, (self.ref,)
-
-
-def robot_ref(name_or_path: str | os.PathLike | None = None) -> str:
-    """What records keep to rebuild a robot: a shipped robot's name (None: the default robot), or the
-    resolved path of a spec file."""
-    s = str(DEFAULT_ROBOT if name_or_path is None else name_or_path)
-    if "/" not in s and not s.endswith(".json") and (SPECS_DIR / s / f"{s}.json").is_file():
-        return s
-    return str(spec_path(s).resolve())
 
 
 @cache

@@ -1,37 +1,6 @@
 """A robot is a spec file, not code: a JSON document that tells the study everything it needs.
 
-`policylab boundary ... --robot NAME|PATH` takes a shipped spec (`go1`, `ant`: the folders beside this
-module) or the path of a user's spec. A spec names:
-
-- ``mjcf``: the model, a path relative to the spec file (``gymnasium:`` + a path inside the installed
-  gymnasium package is allowed, which is how the Ant ships); it must contain a floor, a torso body
-  with a free joint, and the bodies and geoms named below;
-- ``torso_body`` (height, tilt, heading and the failure rule read its free joint) and ``push_body``
-  (where the lateral push acts, through ``xfrc_applied``);
-- ``friction_geoms``: the geoms whose sliding friction a world's mu sets ("all", or names);
-- ``keyframe``: the nominal pose (a keyframe name; null = the model's qpos0);
-- ``model``: physics overrides applied when the model is compiled (time step comes from
-  ``physics_dt``; solver iterations, integrator, cone, contact geoms, joint damping);
-- ``control``: ``torque`` (the policy's action, clipped, is the actuators' ctrl) or ``pd`` (the
-  actuators become MuJoCo position servos with gains kp, kd and force limits; ctrl = nominal joint
-  pose + action_scale * action, so the PD law runs at every physics step inside MuJoCo) or
-  ``position`` (the MJCF's own position actuators, untouched, at ctrl = home + action_scale * action:
-  how the common trainers drive them);
-- ``physics_dt`` and ``control_dt`` (their ratio is the number of substeps; ``control_dt`` is the
-  policy's contract: it acts once per control step, its action held over the substeps);
-- ``reset``: how a world's seed draws its initial state (uniform qpos noise, Gaussian qvel noise);
-- ``observation``: the policy's input, a list of terms (see `OBS_TERMS`), each with an optional
-  scale, offset and clip; ``history`` stacks the last k observations, ``normalization`` whitens the
-  stacked vector outside the network, ``joint_order`` names the policy's joints (its action and
-  joint terms) when they are not in the model's actuator order, and ``policy_output`` picks an ONNX
-  file's action output by name;
-- ``failure``: the frozen rule (torso height, uprightness thresholds, version) and the calibration
-  data it was frozen from; ``stop_at_failure``: whether a rollout stops at its failure (the record
-  then ends there).
-
-Loading checks the file (schema, finite numbers, names that exist in the model, sizes) and any
-problem is `BadInput` naming the `robot` field, before anything is created.
-"""
+Every field: docs/boundary.md, "Spec reference"; any problem on loading is `BadInput` naming ``robot``."""
 
 from __future__ import annotations
 
@@ -48,7 +17,7 @@ from policylab.errors import BadInput
 
 SPECS_DIR = Path(__file__).parent / "specs"
 # No --robot and no --checkpoint: the robot of the boundary study's default policy (go1_v4, a PPO network
-# trained on this spec; studies/boundary/constants.py DEFAULT_CHECKPOINT). A policy file given alone plays on
+# trained on this spec, which its folder's go1_imu.policies.json names). A policy file given alone plays on
 # the robot its metadata names, never on this one (studies/boundary/checkpoint.py).
 DEFAULT_ROBOT = "go1_imu"
 FIELD = "robot"
@@ -253,6 +222,15 @@ def available() -> list[str]:
     return sorted(p.name for p in SPECS_DIR.iterdir() if (p / f"{p.name}.json").is_file())
 
 
+def robot_ref(name_or_path: str | os.PathLike | None = None) -> str:
+    """What records keep to rebuild a robot: a shipped robot's name (None: the default robot), or the
+    resolved path of a spec file."""
+    s = str(DEFAULT_ROBOT if name_or_path is None else name_or_path)
+    if "/" not in s and not s.endswith(".json") and (SPECS_DIR / s / f"{s}.json").is_file():
+        return s
+    return str(spec_path(s).resolve())
+
+
 def spec_path(name_or_path: str | os.PathLike | None) -> Path:
     """The spec file of a shipped robot name (None: the default robot) or a path to a .json spec."""
     if name_or_path is None:
@@ -269,7 +247,8 @@ def spec_path(name_or_path: str | os.PathLike | None) -> Path:
     return p
 
 
-def _first_error(exc: ValidationError) -> str:
+def first_error(exc: ValidationError) -> str:
+    """A validation error's first problem as one line, ``where: what`` (a bad file's `BadInput` says no more)."""
     e = exc.errors()[0]
     where = ".".join(str(x) for x in e["loc"]) or "(top level)"
     return f"{where}: {e['msg']}"
@@ -289,7 +268,7 @@ def _load_cached(path: str, mtime_ns: int, size: int) -> RobotSpec:
     try:
         return RobotSpec.model_validate(data)
     except ValidationError as exc:
-        raise BadInput(FIELD, f"robot spec {p}: {_first_error(exc)}") from None
+        raise BadInput(FIELD, f"robot spec {p}: {first_error(exc)}") from None
 
 
 def load_spec(path: str | os.PathLike) -> RobotSpec:

@@ -1,20 +1,6 @@
 """The analysis folder of one sweep: where each analysis stage writes, and how a later stage reads it.
 
-An analysis folder (`--out`) holds one sweep's analysis, one stage per sub-folder, each with the
-config that made it (a stage re-run with another config is refused, exit 2):
-
-    OUT/config.json, OUT/reduce.json          reduce  (the folder's identity: store + checkpoint)
-    OUT/select/selection.json                 select
-    OUT/replay/replays.json                   replay
-    OUT/clips/clips.json, *.mp4               clips
-    OUT/rrd/rrd.json, *.rrd, *.qpos.npz       rrd     (rrd-files.json: sizes, not deterministic)
-    OUT/report/report.json, report.html       report
-
-`diff` and `search` write their own folders (config.json and diff.json or search.json); `report`
-renders any of the three kinds. The request
-models (`requests.py`) refuse a folder that lacks a stage the command reads, naming the command
-to run first; the stages then read the files with `read_stage`. Light: no numpy at import.
-"""
+One stage per sub-folder, each with its config (docs/boundary.md, "Commands"). Light: no numpy at import."""
 
 from __future__ import annotations
 
@@ -23,7 +9,6 @@ from typing import Any
 
 from policylab.config import load_json_file
 from policylab.errors import BadInput
-from policylab.studies.boundary.constants import UNRECORDED_ROBOT
 
 # stage -> the files it leaves in the analysis folder (the first one is what later stages read)
 STAGES: dict[str, tuple[str, ...]] = {
@@ -66,8 +51,3 @@ def recorded_store(out: Path):
     if not (root / "index.sqlite").is_file():
         raise BadInput("out", f"the store {root} that {out} was reduced from is gone (no index.sqlite)")
     return Store(root, readonly=True)
-
-
-def reduced_robot_ref(reduction: dict) -> str:
-    """The robot reference of the sweep a reduction read (`UNRECORDED_ROBOT` when it records none)."""
-    return reduction["sweep"].get("robot", UNRECORDED_ROBOT)

@@ -1,45 +1,16 @@
 """Train a walking policy for any robot spec with Augmented Random Search (ARS V2-t), resumably.
 
-The recipe (seeded, CPU only, documented in docs/boundary.md): a linear policy on the robot's
-observation (for the Go1 that includes a 2 Hz gait clock, so a linear map can express a periodic
-trot and feedback around it), whitened with running statistics of every visited state, trained by
-ARS (Mania et al. 2018): each iteration draws `directions` Gaussian perturbations of the weights,
-plays W + nu d and W - nu d in the same world (same seed, friction and push), keeps the best `top`
-directions by max(r+, r-) and steps W += alpha / (top * sigma_R) sum (r+ - r-) d. Every episode runs
-in the sweep's simulator (`envs.robots.batch.run_closed_loop`), so the world a record describes and
-the world the policy was trained in are simulated by the same code.
-
-Two rewards (`TrainConfig.reward`), an episode paying nothing after it ends:
-- ``gait`` (the Go1): per control step min(v_x, target_speed) - lateral_cost |v_y| - yaw_cost |w_z| +
-  alive_bonus - ctrl_cost |a|^2 (world-frame torso velocities; the robot starts facing +x); it ends at
-  the robot's frozen failure rule.
-- ``ant_v5`` (the Ant): Ant-v5's forward reward and control cost, (x_{k+1} - x_k) / dt - ctrl_cost
-  |a|^2, without its alive bonus (ARS subtracts it); it ends when the torso's uprightness drops below
-  0.3 or its height leaves Ant-v5's healthy range [0.2, 1.0] m.
-
-The Ant's v1 is a fine-tune of ant_v0 (`init_from`: its weights and frozen whitening): trained from
-zero weights with the 500-iteration v0 recipe, v1's distribution (low friction, lateral pushes) gave a
-walker that survived only 84% of nominal 5 s evaluations, below the 95% requirement.
-
-Seeds: the search directions and every episode's world (reset seed below 1,000,000: never a sweep
-seed; friction, push) come from one generator seeded with `seed`. Training checkpoints itself every
-`save_every` iterations (`<name>.train-state.arrays` + `.json`: weights, whitening sums, the generator's
-state, the learning curve) and a restarted run continues from there, so a killed training ends with
-the bytes an uninterrupted one writes. The finished checkpoint is `<name>.npz` (the linear policy
-file) and `<name>.json` (config, learning curve; wall times apart in `<name>.timing.json`).
-"""
+The recipe, rewards and checkpoint files: docs/boundary.md, "The Go1 policy: training recipe" and "The Ant:
+policy and training"."""
 
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
-from typing import Literal, Optional
 
 import numpy as np
-from pydantic import Field
 
-from policylab.config import StrictModel
 from policylab.envs.robots.batch import run_closed_loop
 from policylab.envs.robots.robot import Robot, robot
 from policylab.fileio import arrays_to_bytes, atomic_write_bytes, read_arrays
@@ -48,84 +19,10 @@ from policylab.policies import linear
 from policylab.progress import progress_bar
 from policylab.rollout.seeds import named_range
 from policylab.studies.boundary.constants import CHECKPOINT_DIR
+from policylab.studies.boundary.robot_policies import TrainConfig
 
 TRAIN_SEEDS = named_range("boundary", "training")
 EVAL_SEEDS = named_range("boundary", "evaluation")
-
-
-class TrainConfig(StrictModel):
-    name: str
-    robot: str  # every config names its robot: the default robot's policy is a network (boundary learn)
-    reward: Literal["gait", "ant_v5"] = "gait"
-    seed: int = 0
-    iterations: int = Field(150, ge=1)
-    directions: int = Field(16, ge=1)
-    top: int = Field(8, ge=1)
-    step_size: float = 0.02
-    noise: float = 0.03
-    horizon_steps: int = Field(200, ge=1)
-    target_speed: float = 1.0
-    lateral_cost: float = 0.5
-    yaw_cost: float = 0.3
-    alive_bonus: float = 0.5
-    ctrl_cost: float = 0.02
-    friction_range: Optional[tuple[float, float]] = (0.4, 1.0)  # None: the model's friction
-    push_pct_max: float = 0.0  # 0: no pushes
-    push_window_s: tuple[float, float] = (1.0, 4.0)
-    push_duration_s: float = 0.5
-    eval_every: int = 25
-    eval_seeds: int = 32
-    eval_steps: Optional[int] = Field(None, ge=1)  # None: horizon_steps
-    save_every: int = 5
-    init_from: Optional[str] = None  # fine-tune: start from this committed checkpoint, its whitening frozen
-    # gait prior: the starting weights map the gait clock (phase sin, cos) to a trot: thigh action
-    # prior_thigh * sin(psi), knee action prior_knee * cos(psi), psi = clock phase + leg offset
-    prior_thigh: float = 0.0
-    prior_knee: float = 0.0
-    prior_thigh_idx: tuple[int, ...] = (1, 4, 7, 10)  # actuator order FL, FR, RL, RR (hip, thigh, calf)
-    prior_knee_idx: tuple[int, ...] = (2, 5, 8, 11)
-    prior_leg_offset: tuple[float, ...] = (0.0, 3.141592653589793, 3.141592653589793, 0.0)  # FL+RR vs FR+RL
-    prior_worlds: int = 16
-
-
-# keyed by `policylab boundary train --config`
-CONFIGS = {
-    "v0": TrainConfig(
-        name="ant_v0",
-        robot="ant",
-        reward="ant_v5",
-        iterations=500,
-        directions=32,
-        top=16,
-        horizon_steps=160,
-        ctrl_cost=0.5,
-        friction_range=None,
-        push_window_s=(1.0, 6.0),
-        eval_steps=100,
-    ),
-    # low friction and lateral pushes of U(0, 150) %BW for 0.5 s, left or right, starting in [1, 6) s
-    "v1": TrainConfig(
-        name="ant_v1",
-        robot="ant",
-        reward="ant_v5",
-        seed=1,
-        iterations=50,
-        directions=32,
-        top=16,
-        horizon_steps=160,
-        ctrl_cost=0.5,
-        friction_range=(0.10, 1.00),
-        push_pct_max=150.0,
-        push_window_s=(1.0, 6.0),
-        eval_every=10,
-        eval_steps=100,
-        init_from="ant_v0",
-    ),
-    "go1_v0": TrainConfig(name="go1_v0", robot="go1", prior_thigh=0.6, prior_knee=0.4),
-    # the one deliberate change of the retrain: random lateral pushes of U(0, 100) %BW for 0.5 s, left or
-    # right, starting in [1, 4) s, in every training episode
-    "go1_v1": TrainConfig(name="go1_v1", robot="go1", seed=1, prior_thigh=0.6, prior_knee=0.4, push_pct_max=100.0),
-}
 
 
 def episode_worlds(cfg: TrainConfig, rob: Robot, rng: np.random.Generator) -> dict:

@@ -1,23 +1,13 @@
-"""The perturbation axes a boundary world can vary: one catalogue, as data.
+"""The perturbation axes a boundary world can vary: one catalogue, as data (docs/boundary.md, "Perturbation axes").
 
-Each `Axis` names the `World` field it sets, its unit, clamp range (outside is bad input, never
-clamped), resolution (values are rounded to it), the value every world had before the axis existed
-(`default`) and how it is applied to the simulation (`applied`, the sentence the docs and pages
-quote). The catalogue is what `sweep` maps two of, what `search` searches any number of, and what
-another page lists: `AXES` (in order), `axis(name)`, `Axis.check(value)` and `Axis.as_dict()`.
-
-Keys stay valid: the first four axes (friction, push, direction, start) are in every world's key as
-they always were; the later ones enter a world's key and record only when a world sets them to
-something other than their default (`World.key`, `records.world_record`), so every world made before
-them keeps its key byte for byte (tests/studies/boundary/test_axes.py pins them).
-
-Light (stdlib only): the request models read it for their help and bounds.
-"""
+Light (stdlib only): the request models read it for their help and bounds."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from policylab.errors import BadInput
 from policylab.studies.boundary.constants import DEFAULT_DIR, DEFAULT_T0, MU_RANGE, MU_RES, PUSH_RANGE, T0_RANGE, T0_RES
@@ -26,7 +16,7 @@ from policylab.studies.boundary.constants import DEFAULT_DIR, DEFAULT_T0, MU_RAN
 @dataclass(frozen=True)
 class Axis:
     name: str  # the axis's name on the command line and in records (`--row-axis payload`)
-    field: str  # the `World` field it sets
+    field: str  # the name a world's value of it has: in records, on the probe's form, as `World` attribute
     label: str  # axis label on charts
     unit: str
     lo: float
@@ -37,6 +27,9 @@ class Axis:
     key_format: str  # how its value is written there
     always_keyed: bool  # in every key (the original four) or only when set
     applied: str  # how the simulation applies it
+    # apply(record, rows, values): write `values` (array) of the worlds `rows` (indices) into the batch's
+    # `Perturbations` record; called once per batch, in catalogue order, for the worlds that set the axis
+    apply: Callable[[Any, Any, Any], None] = field(compare=False, repr=False)
     periodic: bool = False  # a direction: taken modulo 360, never out of range
 
     def check(self, value: float, field: str | None = None) -> float:
@@ -61,15 +54,69 @@ class Axis:
         return f"{self.key_name}={format(value, self.key_format)}"
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The axis as data (what pages and records show; not its apply function)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "apply"}
 
 
 def _round_to(value: float, res: float) -> float:
     return round(round(value / res) * res, 6)
 
 
+# -- how each axis applies itself: writes its worlds' values into the batch's perturbation record --------
+
+
+def _friction(rec, rows, values) -> None:
+    rec.mu[rows] = values
+
+
+def _push(rec, rows, values) -> None:
+    """A push in %BW: a fraction of the world's weight (the robot's, until a payload adds its own)."""
+    rec.push[rows] = values / 100.0
+    rec.push_unit_n[rows] = rec.robot.body_weight_n()
+
+
+def _push_dir(rec, rows, values) -> None:
+    rec.dir_deg[rows] = values
+
+
+def _push_t0(rec, rows, values) -> None:
+    rec.push_k0[rows] = [int(round(float(v) / rec.robot.control_dt)) for v in values]
+
+
+def _payload(rec, rows, values) -> None:
+    """Mass on the torso, and the weight a %BW push is of (after `_push`, in catalogue order)."""
+    rec.model_field("body_mass")[rows, rec.robot.torso] += values
+    rec.push_unit_n[rows] = [rec.robot.body_weight_n(float(v)) for v in values]
+
+
+def _motor(rec, rows, values) -> None:
+    rec.model_field("actuator_gainprm")[rows, :, 0] *= values[:, None]
+    rec.model_field("actuator_biasprm")[rows, :, :3] *= values[:, None, None]
+    rec.model_field("actuator_forcerange")[rows] *= values[:, None, None]
+
+
+def _delay(rec, rows, values) -> None:
+    rec.action_delay[rows] = values
+
+
+def _slope(rec, rows, values) -> None:
+    """Gravity turned about the world y axis by fdlibm's sin and cos (`portable_math`), so its bytes do not
+    depend on the CPU."""
+    from policylab import portable_math
+
+    g = float(-rec.robot.base.opt.gravity[2])
+    gravity = rec.model_field("opt.gravity")
+    for i, v in zip(rows, values, strict=True):
+        a = float(v) * (math.pi / 180.0)
+        gravity[i] = (-g * portable_math.sin(a), 0.0, -g * portable_math.cos(a))
+
+
+def _kick(rec, rows, values) -> None:
+    rec.kick_mps[rows] = values
+
+
 _G = "9.81 m/s^2 (the model's gravity)"
-CATALOGUE: tuple[Axis, ...] = (
+_BUILT_IN: tuple[Axis, ...] = (
     Axis(
         "friction",
         "mu",
@@ -83,6 +130,7 @@ CATALOGUE: tuple[Axis, ...] = (
         True,
         "sliding friction of the robot spec's friction geoms (the Go1: its feet and the floor; MuJoCo takes a "
         "contact's larger value), written per world into the batch's geom_friction",
+        apply=_friction,
     ),
     Axis(
         "push",
@@ -98,6 +146,7 @@ CATALOGUE: tuple[Axis, ...] = (
         "a constant horizontal force of push/100 x (robot mass + payload) x g on the push body's centre of mass "
         "(xfrc_applied) for 0.5 s; %BW is of the weight including any payload (a grid rounds its evenly spaced "
         "values to whole %BW)",
+        apply=_push,
     ),
     Axis(
         "push_dir",
@@ -113,6 +162,7 @@ CATALOGUE: tuple[Axis, ...] = (
         True,
         "counter-clockwise from the torso's heading at the push onset (90 = to the robot's left), then fixed in "
         "the world frame",
+        apply=_push_dir,
         periodic=True,
     ),
     Axis(
@@ -127,6 +177,7 @@ CATALOGUE: tuple[Axis, ...] = (
         ".2f",
         True,
         "the control step the push starts at, push_t0 / control_dt",
+        apply=_push_t0,
     ),
     Axis(
         "payload",
@@ -142,6 +193,7 @@ CATALOGUE: tuple[Axis, ...] = (
         False,
         "mass added to the torso body at its centre of mass (a point mass: the inertia tensor is unchanged), "
         "then MuJoCo's derived constants recomputed for that world (mj_setConst); the push's %BW counts it",
+        apply=_payload,
     ),
     Axis(
         "motor",
@@ -157,6 +209,7 @@ CATALOGUE: tuple[Axis, ...] = (
         False,
         "every actuator's force law scaled: gain and bias (for position servos kp and kd, so the same target "
         "gives scale x the torque) and the force limits",
+        apply=_motor,
     ),
     Axis(
         "delay",
@@ -173,6 +226,7 @@ CATALOGUE: tuple[Axis, ...] = (
         "the action the policy computes at control step k is applied at step k + delay; before the first one "
         "arrives the robot holds the zero action (the home pose under pd and position control, no torque under "
         "torque control); the policy's own previous-action input is what it computed",
+        apply=_delay,
     ),
     Axis(
         "slope",
@@ -190,6 +244,7 @@ CATALOGUE: tuple[Axis, ...] = (
         "flat floor acts as a slope rising along +x (the robot's initial walking direction: uphill for positive "
         "slopes); heights, uprightness and the failure rule stay measured from the floor, and the observation's "
         "gravity term (computed from the torso's orientation against the floor's normal) does not see the tilt",
+        apply=_slope,
     ),
     Axis(
         "kick",
@@ -208,11 +263,37 @@ CATALOGUE: tuple[Axis, ...] = (
         "velocity after the policy has acted on that step's state and before its physics, so every body gains it "
         "and the joints and spin are unchanged (the push of the common trainers' protocols; with or without a "
         "push)",
+        apply=_kick,
     ),
 )
-AXES: dict[str, Axis] = {a.name: a for a in CATALOGUE}
-BY_FIELD: dict[str, Axis] = {a.field: a for a in CATALOGUE}
-NEW_AXES: tuple[Axis, ...] = tuple(a for a in CATALOGUE if not a.always_keyed)  # keyed only when set
+AXES: dict[str, Axis] = {a.name: a for a in _BUILT_IN}  # the catalogue, in order; grows by `register`
+CATALOGUE = AXES.values()  # every axis, in order (a live view: a registered axis is in it)
+
+
+def register(a: Axis) -> Axis:
+    """Add `a` to the catalogue, after the others: every stage (grids, search, records, keys, the batch,
+    reduce, report, the probe's form) takes it from there. It joins a world's key only where a world sets
+    it, so it must not be keyed always (every existing key stands), and its name, field and key name must
+    be new."""
+    if a.always_keyed:
+        raise ValueError(f"{a.name}: a new axis is keyed only where a world sets it (always_keyed=False)")
+    if not a.lo <= a.default <= a.hi:
+        raise ValueError(f"{a.name}: default {a.default:g} outside {a.lo:g}-{a.hi:g}")
+    for attr in ("name", "field", "key_name"):
+        if any(getattr(a, attr) == getattr(b, attr) for b in CATALOGUE):
+            raise ValueError(f"{a.name}: an axis with {attr} {getattr(a, attr)!r} is in the catalogue")
+    AXES[a.name] = a
+    return a
+
+
+def by_field(name: str) -> Axis:
+    """The axis whose values a world records as `name`."""
+    return next(a for a in CATALOGUE if a.field == name)
+
+
+def later_axes() -> list[Axis]:
+    """The axes a world's key and record name only where it sets them (all but the original four)."""
+    return [a for a in CATALOGUE if not a.always_keyed]
 
 
 def names() -> list[str]:

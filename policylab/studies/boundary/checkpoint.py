@@ -1,14 +1,5 @@
 """The policy a sweep plays: a committed checkpoint by name or a user's policy file, resolved once
-together with the robot it is checked against.
-
-A committed checkpoint's record or name says its robot (``go1_v2`` -> ``go1_imu``, ``ant_v1`` -> ``ant``),
-so naming one is enough, and so does a copy of its file (recognised by its sha256). Any other policy file is
-played on the robot ``--robot`` gives or the one its own metadata names (`policies.files.named_robot`, which
-`boundary learn` writes), never on a default robot: a network played on another robot's joint order and
-sensors runs without an error and maps nothing. A file whose metadata names another robot than the one given
-is refused. A policy file's sizes must fit the robot's observation and action. Anything that does not resolve
-is `BadInput` naming the field, before anything is written.
-"""
+together with the robot it is checked against (docs/boundary.md, "Policies are files")."""
 
 from __future__ import annotations
 
@@ -23,7 +14,8 @@ from policylab.envs.robots.spec import available as available_robots
 from policylab.errors import BadInput
 from policylab.hashing import sha256_hex
 from policylab.policies.files import SUFFIXES, load_policy, named_robot, obs_norm_file
-from policylab.studies.boundary.constants import CHECKPOINT_DIR, default_checkpoint
+from policylab.studies.boundary.constants import CHECKPOINT_DIR
+from policylab.studies.boundary.robot_policies import default_checkpoint
 
 
 @dataclass(frozen=True)
@@ -91,15 +83,15 @@ def check_not_a_path(spec: str, field: str, what: str) -> None:
 
 def resolve_checkpoint(spec: str | None, robot: str | None = None, command: list[float] | None = None) -> Checkpoint:
     """A committed checkpoint by name (e.g. ``go1_v2``, ``ant_v0``) or the path of a policy file (.npz
-    linear, .onnx network; None: the robot's default, `constants.default_checkpoint`), checked against the
-    robot (`robot`: a shipped name or spec path; None: the committed checkpoint's own robot, that of the
-    committed checkpoint a file is a copy of, else the robot the file's metadata names), whose command term
-    carries `command` when given (`commanded_robot`; a committed checkpoint whose record names the command it
-    was trained for carries that one by default). Unknown is bad input, and so is a file its loader refuses
-    (not a policy file, corrupt, or sizes that do not fit the robot), a file no robot is given or named for
-    (``robot``), and a command the robot cannot take."""
+    linear, .onnx network; None: the default its robot's spec folder names, `robot_policies.default_checkpoint`),
+    checked against the robot (`robot`: a shipped name or spec path; None: the committed checkpoint's own
+    robot, that of the committed checkpoint a file is a copy of, else the robot the file's metadata names),
+    whose command term carries `command` when given (`commanded_robot`; a committed checkpoint whose record
+    names the command it was trained for carries that one by default). Unknown is bad input, and so is a file
+    its loader refuses (not a policy file, corrupt, or sizes that do not fit the robot), a file no robot is
+    given or named for (``robot``), and a command the robot cannot take."""
     if spec is None:
-        spec = default_checkpoint(None if robot is None else load_robot(robot).spec.name)
+        spec = default_checkpoint(None if robot is None else load_robot(robot).ref)
     path = policy_path(spec)
     committed = spec if _committed(spec) is not None else committed_copy(path)
     if robot is None and committed is not None:

@@ -1,26 +1,6 @@
 """Clips (mp4) rendered from the stored trajectory of each replay, never from a new simulation.
 
-The original's clips re-simulated their worlds independently, and 10 of 18 clip outcomes then
-disagreed with the replays. Here a clip is a view of the record: the frames are the record's
-saved qpos (verified against its sha256) put through forward kinematics, and its label is the
-record's outcome. Each clip also states what its own frames show under the frozen rule
-(`frames_show`: the rule's first failure is among the shown states, or not), so 'clip outcome =
-record outcome' is a checked fact (`consistent`), not a hope.
-
-Rendering is MuJoCo's offscreen OpenGL renderer on an EGL context (Mesa's software rasteriser on a
-machine without a GPU). The EGL context is created here directly, so rendering does not depend on
-MUJOCO_GL having been set before mujoco was first imported. Pixels are not bit-exact across
-machines (+-1 level is normal): clips are views, the record is the truth.
-
-A record that failed before its push started (the robot fell walking: `before_push`) is labelled so
-in its frames ("push: not reached") and in its manifest entry, so it never reads as a push failure.
-
-Window: push start - 0.5 s (or failure - 0.5 s, if earlier) to failure + 0.5 s (failed), or to
-push end + 1.5 s (survived), within the horizon. Frames within 0.3 s of the failure are shown
-4 times (4x slow motion at the record's control rate; no interpolated states). Gymnasium's Ant
-collides with its whole body, so unlike the original's feet-only Go1 nothing sinks through the
-floor and the clip need not freeze at failure.
-"""
+Pixels are not bit-exact across machines (+-1 level is normal): clips are views, the record is the truth."""
 
 from __future__ import annotations
 
@@ -41,7 +21,7 @@ from policylab.result import Result
 from policylab.rollout.store import Store
 from policylab.studies.boundary import failure
 from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, reduced_config, stage_path
-from policylab.studies.boundary.axes import NEW_AXES
+from policylab.studies.boundary.axes import later_axes
 from policylab.studies.boundary.constants import PUSH_DURATION_S
 from policylab.studies.boundary.records import stored_robot
 from policylab.studies.boundary.requests import ClipsRequest
@@ -271,7 +251,7 @@ def render_payload(
         "outcome": outcome["status"],
         "mu": world["mu"],
         "push_pct_bw": world["push_pct"],
-        **{a.field: world[a.field] for a in NEW_AXES if a.field in world},  # a grid of other axes' worlds
+        **{a.field: world[a.field] for a in later_axes() if a.field in world},  # a grid of other axes' worlds
         "seed": world["seed"],
         "before_push": before,
         "t_fail": outcome.get("t_fail"),

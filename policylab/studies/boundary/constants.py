@@ -1,30 +1,14 @@
-"""Fixed numbers of the failure-boundary study that the request models and the stages share.
+"""Fixed numbers of the failure-boundary study, shared by the request models and the stages.
 
-A light module (no numpy, no MuJoCo): `requests.py` takes its defaults and bounds from here so that
-`policylab boundary --help` stays fast, and the stages (world.py, protocol.py, ars.py, ...) import the
-same names, so each number is declared once.
-"""
+Light (no numpy, no MuJoCo), so `policylab boundary --help` stays fast."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"  # the committed checkpoints (ant_v*, go1_v*)
-
-# The policy a command plays when none is named (docs/boundary.md, "Robots and policies by default"):
-# with no --robot, DEFAULT_CHECKPOINT (the PPO network) on the robot and command its training record
-# names, which is the default robot (envs/robots/spec.py DEFAULT_ROBOT); with --robot R, R's own
-# committed policy below (go1_v0/ant_v0 reproduce the numbers measured before the PPO networks existed); with a
-# spec file of one's own, <its name>_v0.
-DEFAULT_CHECKPOINT = "go1_v4"
-ROBOT_CHECKPOINTS = {"go1_imu": DEFAULT_CHECKPOINT, "go1": "go1_v0", "ant": "ant_v0"}
-
-
-def default_checkpoint(robot_name: str | None) -> str:
-    """The committed checkpoint a command plays when none is named, for the robot named (None: no --robot)."""
-    if robot_name is None:
-        return DEFAULT_CHECKPOINT
-    return ROBOT_CHECKPOINTS.get(robot_name, f"{robot_name}_v0")
+# The committed checkpoints (ant_v*, go1_v*); a robot's spec folder names the one it plays by default
+# (robot_policies.py).
+CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
 
 
 # A world's clamp ranges and resolutions (world.py checks and rounds with them; out of range is bad
@@ -50,9 +34,3 @@ PUSH_DURATION_S = 0.5
 def axis_size(value_range: tuple[float, float], res: float) -> int:
     """How many distinct values a grid axis can hold over `value_range` at resolution `res`."""
     return int(round((value_range[1] - value_range[0]) / res)) + 1
-
-
-# The robot of a stored sweep (or an analysis of one) that records none: the Ant, the study's only
-# robot when such stores were written. Every reader of a store's or analysis's robot falls back to
-# this one name; a command with no --robot uses the default robot instead (go1_imu, envs/robots/spec.py).
-UNRECORDED_ROBOT = "ant"

@@ -1,35 +1,6 @@
 """Where one row's survival crosses a level: the model, the 95% interval, the next batch, the flags.
 
-A search row holds rollouts at pushes x (1 = survived, 0 = failed). What is assumed, stated once:
-
-- **Monotonicity.** Along the push axis survival decreases, as a logistic curve with a free crossing
-  c and a free scale s > 0: ``logit S(x) = logit(level) - (x - c) / s``, so S(c) = level. A row
-  whose rollouts contradict a decreasing curve is flagged (`monotonicity`), not silently fitted.
-- **Interval: integrated likelihood.** The likelihood is integrated over s (flat in log s, from
-  the push lattice's resolution, below which a curve is a step on that lattice, to twice the range's span) on a grid of c (the range extended by half its span
-  on each side, so a crossing outside the range shows as an interval outside it); normalised, it is
-  the crossing's distribution under a flat prior, and the 95% interval is its 2.5% and 97.5%
-  quantiles, the estimate its median. Integrating rather than maximising over s matters with
-  separated data (every survivor at a smaller push than every failure): the profile likelihood is
-  then flat over the gap and its interval is the gap, which covered a planted crossing in only
-  78-87% of rows with moderate slopes (measured while choosing the method); integrated, steep and
-  shallow curves both count (coverage: tests/studies/boundary/test_crossing.py).
-- **Stopping.** A row stops when its whole interval lies beyond one end of the range (no crossing
-  in range), or when its interval is no wider than the target; never before `MIN_ROLLOUTS` rollouts
-  (an interval from the first few rollouts is narrow by chance too often: with a minimum of 16
-  planted crossings were covered in 90% of rows, with 24 in 95%, measured while choosing it).
-- **Design: batched probabilistic bisection.** The next batch's k pushes are the (i + 1/2) / k
-  quantiles of the crossing's distribution (the normalised integrated likelihood) raised to the
-  power `SPREAD` = 1/2 and renormalised, on the push lattice and inside the range: each batch splits
-  the crossing's plausible range into parts, so rollouts go where they most shrink the interval
-  (near the crossing once it is located, at the range's end when the crossing lies beyond it, which
-  is also the evidence for "no crossing"). The square root spreads a batch wider than the
-  distribution itself, so the curve's scale is learned as well as its centre: on curves drawn from
-  the dense Go1 reference (benchmarks/) it brought the share of rows whose interval reached 10 %BW
-  within 96 rollouts from 77% to 91% (measured while choosing it).
-
-Pure numpy, no simulation: the planted-curve tests run it on Bernoulli draws from known curves.
-"""
+Pure numpy, no simulation; the assumptions and why: docs/boundary.md, "Search" and "Module notes"."""
 
 from __future__ import annotations
 

@@ -1,25 +1,12 @@
 """Cell-by-cell diff of two sweeps of the same grid (checkpoint A = before, B = after a retrain).
 
-Per cell: the 2x2 table (failed / survived x sweep) and its two-sided Fisher exact p-value;
-Benjamini-Hochberg over all cells at q < 0.05 decides which cells changed. Diverged rollouts are
-left out of both tables, as they are left out of the risk set in the survival curves, and are
-counted separately. Also: both survival surfaces, the per-row boundary displacement (B - A) with
-both bootstrap intervals, and the shrinkage census: every cell where B is significantly *worse*,
-wherever it appears (the original's guard: "envelope shrinkage gets reported anywhere it
-appears"). The cells B made safer are named too.
-
-A row's stratified log-rank verdict can point against its boundary shift: the test weighs *when*
-robots fall, the boundary *whether* they survive, so cells where every robot of both checkpoints fell
-(S = 0 on both sides, nothing for the boundary) still tell the log-rank test that B's robots fell
-sooner. Such rows are marked (`logrank_disagrees`) and name those cells (`logrank_note`).
-
-Hygiene first: both sweeps must share grid, seeds per cell and protocol (push direction and start,
-horizon, thresholds); otherwise the comparison is refused as bad input.
-"""
+Fisher exact per cell, Benjamini-Hochberg at q < 0.05; the method: docs/boundary.md, "Diff method"."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from policylab.config import claim_out_dir
 from policylab.errors import BadInput
@@ -30,6 +17,9 @@ from policylab.studies.boundary.analysis_folder import stage_path
 from policylab.studies.boundary.axes import Axis
 from policylab.studies.boundary.requests import DiffRequest
 from policylab.studies.boundary.world import grid_axes
+
+if TYPE_CHECKING:
+    from policylab.studies.boundary.reduce import Sweep
 
 
 def _times(cell: Mapping, horizon: float) -> tuple[list[float], list[bool]]:
@@ -238,30 +228,53 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
     }
 
 
-def run(req: DiffRequest) -> Result:
-    """`policylab boundary diff`: reduce both sweeps (no rule check), diff them, write OUT/diff.json."""
+@dataclass(frozen=True)
+class Plan:
+    """A diff, resolved once (`plan`): sweeps A and B, each read from its store under its stored name."""
+
+    req: DiffRequest
+    a: Sweep
+    b: Sweep
+
+    @property
+    def config(self) -> dict:
+        """What OUT/config.json records."""
+        return {**self.req.config(), "a": self.a.checkpoint, "b": self.b.checkpoint}
+
+
+def plan(req: DiffRequest) -> Plan:
+    """Resolve A and B to their stored names (a stored name or the policy file's path alike,
+    `records.stored_name`), read each sweep once and check its equivalence gate; `BadInput` naming `a` or
+    `b`, nothing written."""
     from policylab.rollout.store import Store
     from policylab.studies.boundary import gate
     from policylab.studies.boundary.records import stored_name
-    from policylab.studies.boundary.reduce import load_sweep, reduce_sweep
+    from policylab.studies.boundary.reduce import load_sweep
 
-    reductions, names = [], []
+    sweeps = []
     for root, spec, field in ((req.store, req.a, "a"), (req.store_of_b, req.b, "b")):
         with Store(root.resolve(), readonly=True) as store:
-            names.append(stored_name(store, spec, field))  # a stored name or the policy file's path alike
-            load_sweep(store, names[-1], field)  # a missing or incomplete sweep is named first
-            gate.require(store, names[-1], field)
-    if names[0] == names[1] and req.store_of_b == req.store:
+            sweeps.append(load_sweep(store, stored_name(store, spec, field), field))  # missing or incomplete first
+            gate.require(store, sweeps[-1].checkpoint, field)
+    a, b = sweeps
+    if a.checkpoint == b.checkpoint and req.store_of_b == req.store:
         raise BadInput("b", "checkpoints A and B are the same")
-    for root, name, field in ((req.store, names[0], "a"), (req.store_of_b, names[1], "b")):
+    return Plan(req, a, b)
+
+
+def run(req: DiffRequest) -> Result:
+    """`policylab boundary diff`: reduce both sweeps (no rule check), diff them, write OUT/diff.json."""
+    from policylab.rollout.store import Store
+    from policylab.studies.boundary.reduce import reduce_sweep
+
+    p = plan(req)
+    names = [p.a.checkpoint, p.b.checkpoint]
+    reductions = []
+    for root, sweep in ((req.store, p.a), (req.store_of_b, p.b)):
         with Store(root.resolve(), readonly=True) as store:
-            reductions.append(
-                reduce_sweep(
-                    store, load_sweep(store, name, field), resamples=req.resamples, seed=req.seed, check_rule=False
-                )
-            )
+            reductions.append(reduce_sweep(store, sweep, resamples=req.resamples, seed=req.seed, check_rule=False))
     result = diff_reductions(*reductions, q=req.q)
-    claim_out_dir(req.out, {**req.config(), "a": names[0], "b": names[1]})
+    claim_out_dir(req.out, p.config)
     path = stage_path(req.out, "diff")
     write_json(path, result)
     s = result["summary"]

@@ -1,21 +1,7 @@
 """The failure rule: frozen thresholds, decided once per rollout when it is recorded.
 
-A rollout *fails* at the first control step whose state has torso height below `TORSO_Z_FAIL_M`
-or torso uprightness (z of the torso's up axis) below `UPRIGHTNESS_FAIL`, whichever comes first;
-`t_fail` is that state's time. Surviving the 5 s horizon is right-censored (status ``survived``,
-``t_fail`` null, never 5). A rollout is *diverged* (a separate class, excluded from survival
-statistics) at the first state that is not finite or whose clock is not k * dt (MuJoCo resets a
-simulation whose accelerations blow up, which rewinds its time), or at the state where the policy
-gave a non-finite action (the rollout ends there: an invalid action is never a fall); the earliest
-event wins. A diverged outcome names its cause (``state`` or ``action``) and control step.
-
-Thresholds (frozen 2026-11-29 from `policylab boundary calibrate` on ant_v0; data in
-README.md, "Failure rule"): over 256 nominal runs (friction 1.0, no push)
-the surviving runs never went below uprightness 0.734 or torso height 0.371 m, while a robot
-lying on its back rests at torso height 0.264 m with uprightness near -1. Uprightness < 0.5 is a
-tilt beyond 60 deg, the original study's tilt threshold; torso height < 0.30 m sits between the
-lowest nominal state and the resting height of a toppled robot.
-"""
+Fails below `TORSO_Z_FAIL_M` or `UPRIGHTNESS_FAIL`; survival is right-censored; diverged is a separate class
+(docs/boundary.md, "The Ant's failure rule")."""
 
 from __future__ import annotations
 

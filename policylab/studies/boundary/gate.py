@@ -1,13 +1,6 @@
 """The equivalence gate, enforced: diff and report refuse a sweep whose gate never passed.
 
-`policylab boundary verify` writes its verdict into the store it checked, as the meta record
-``boundary/gate/<checkpoint name>``: whether it passed, the checkpoint (name, sha256), the robot
-(spec and MJCF sha256), a hash of the sweep's protocol (physics and control settings, failure rule)
-and the versions of the libraries that compute a trajectory (mujoco, numpy, onnxruntime). `require`
-accepts a sweep only when that record exists, passed, and matches the sweep's checkpoint, robot and
-protocol and the libraries now installed; otherwise it is bad input (exit 2) naming the command that
-makes one.
-"""
+`verify` writes the meta record ``boundary/gate/<checkpoint name>``; `require` checks it (docs/boundary.md)."""
 
 from __future__ import annotations
 
@@ -18,7 +11,8 @@ from pathlib import Path
 from policylab.errors import BadInput
 from policylab.hashing import hash_obj
 from policylab.rollout.store import Store
-from policylab.studies.boundary.records import meta_name, recorded_robot
+from policylab.studies.boundary.older_records import recorded_robot
+from policylab.studies.boundary.records import meta_name
 
 
 def gate_name(checkpoint: str) -> str:

@@ -1,12 +1,5 @@
-"""The bars a robust Go1 policy is held to: each friction row's boundary, and the nominal judgement of
-`boundary learn`. Issue 25's (after the original study's PPO network, whose band lay at 50-110 %BW), and
-issue 37's (`trainer_bar`: after a published trainer's PPO network mapped by the same sweep, whose rows
-lay at 100-145 %BW and rose with friction).
-
-A row's boundary is its bootstrap median (`reduce.row_boundary`); a row whose observed survival stays
->= 0.5 up to the largest push has its boundary above the grid, so it holds whatever the floor. A row
-whose boundary lies below the grid, or that fewer than half the resamples cross, does not.
-"""
+"""The bars a robust Go1 policy is held to: each friction row's boundary (issue 25's, and issue 37's
+`trainer_bar`), and the nominal judgement of `boundary learn`."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""What a store keeps beside a sweep's records so the sweep outlives its input files: a byte copy of the
-robot spec and of the policy file, and where the spec's MJCF lay with its sha256.
-
-A sweep names its robot by a reference (a shipped name or a spec's path) and its policy by name and
-sha256; later stages (replay, clips, rrd) rebuild both. A spec or policy file moved or deleted after
-the sweep would leave the records without a robot to render them or a policy to re-simulate them, so
-the sweep copies both into ``STORE/kept/`` (named by their sha256, so two sweeps of one file share a
-copy) and records them in the store meta ``boundary/kept/<checkpoint>``. The MJCF is not copied (it may
-include meshes and other files); its recorded path and sha256 say whether it is still the sweep's.
-"""
+"""What a store keeps beside a sweep's records so the sweep outlives its input files (docs/boundary.md,
+"Module notes")."""
 
 from __future__ import annotations
 

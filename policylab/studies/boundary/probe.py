@@ -1,20 +1,9 @@
-"""`policylab boundary probe`: a local web page to look at any world of a store's study, live.
-
-The page shows the map of every sweep in the store (danger per cell, the boundary with its interval,
-the checkpoint's training band), the diff of two checkpoints, and a warning over a sweep whose
-equivalence gate has not passed. A click on a cell lists its worlds with their stored outcomes; any
-world, on the grid or between its points, can be played by a checkpoint of the store or a policy file,
-and the page shows its outcome, its torso height and uprightness tracks against the failure rule, a
-clip rendered from the trajectory, .npz and .rrd downloads, and, for a world the store holds, whether
-the new trajectory is the record's bit for bit. A run enters the store only when the user asks.
-
-The server (`probe_server.py`) reads the store, its out folder and the policy files the user names (under
-the folder that holds the store, or committed), and writes only its out folder (and the store, when
-asked); it answers only its own page on this machine's loopback address, and stops on Ctrl-C.
-"""
+"""`policylab boundary probe`: a local web page to look at any world of a store's study, live
+(docs/boundary.md, "Probing worlds live")."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from policylab.config import claim_out_dir
@@ -30,17 +19,35 @@ if TYPE_CHECKING:
     from policylab.studies.boundary.probe_view import StoreView
 
 
-def run(req: ProbeRequest) -> Result:
-    """Start the server, print its address, serve until Ctrl-C."""
-    from policylab.studies.boundary.probe_server import Probe, address, bind, serve
-    from policylab.studies.boundary.probe_view import PROBE_SEEDS, StoreView
-    from policylab.studies.boundary.probe_worker import WorkerProcess
-    from policylab.studies.boundary.world import World
+@dataclass(frozen=True)
+class Plan:
+    """A probe, resolved once (`plan`): the store's sweeps and the checkpoint the worker warms up with."""
+
+    req: ProbeRequest
+    view: StoreView
+    first: Checkpoint  # the first sweep's that can be played
+
+
+def plan(req: ProbeRequest) -> Plan:
+    """Read the store's sweeps and resolve the first playable checkpoint once; `BadInput` naming the
+    field, nothing written."""
+    from policylab.studies.boundary.probe_view import StoreView
 
     view = StoreView(req.store.resolve(), req.resamples)
     if not view.sweeps:
         raise BadInput("store", f"{req.store} holds no boundary sweep")
-    first = _playable(view)
+    return Plan(req, view, _playable(view))
+
+
+def run(req: ProbeRequest) -> Result:
+    """Start the server, print its address, serve until Ctrl-C."""
+    from policylab.studies.boundary.probe_server import Probe, address, bind, serve
+    from policylab.studies.boundary.probe_view import PROBE_SEEDS
+    from policylab.studies.boundary.probe_worker import WorkerProcess
+    from policylab.studies.boundary.world import World
+
+    p = plan(req)
+    view, first = p.view, p.first
     sock = bind(req.host, req.port)
     claim_out_dir(req.out, req.config())
     worker = WorkerProcess(

@@ -1,29 +1,6 @@
 """The probe's web server: a Starlette app served by uvicorn on a socket bound before it starts.
 
-Routes: ``/`` the page and ``/probe.js`` its script (shipped in `probe_page/`; nothing is fetched from
-elsewhere), ``GET /api/maps`` the store's maps (`probe_view.StoreView.maps`), ``POST /api/run`` one world
-simulated (a `ProbeRunForm` as JSON), ``POST /api/render/<run>`` that run's clip, ``/rrd/<run>`` its .rrd
-(exported on the first download), and ``/files/<name>`` the files runs wrote into the out folder (only
-those: a name is served only if a run of this server wrote it).
-
-Who may ask (`Guard`, before any route): a request whose Host is not this server's loopback address
-(``127.0.0.1:PORT``, ``localhost:PORT`` or ``[::1]:PORT``), or whose Origin is there and is not that
-address, is refused (403): another site's page cannot read the maps, and a name that another site's DNS
-points at 127.0.0.1 (DNS rebinding) gets nothing. A request that may change anything (every method but
-GET and HEAD) must also carry this server's token in the ``X-Probe-Token`` header: a random string made
-at start and written into the page it serves, which only a page of this origin can read, and which
-a cross-site form or ``text/plain`` POST cannot send (a custom header makes the browser ask first, and this
-server never answers yes). The page itself goes out with a Content-Security-Policy that runs only its own
-script (no inline script or handler) and lets no other site frame it.
-
-Bad input (a body that is not JSON, larger than `MAX_BODY` bytes or nested deeper than `MAX_DEPTH`, a
-field out of range, an unknown checkpoint, a policy file that may not be opened or does not load) is
-HTTP 400 with the one-line message a command would print; a run past the timeout is 504; more than
-`MAX_JOBS` jobs queued or running is 503; any other failure is 500 with one line naming the log, where
-the traceback goes. Simulation and rendering run in the worker process (`probe_worker.py`), awaited on a
-thread, so the page and other requests never wait on the event loop; jobs run one at a time, in the order
-they came, and a job whose client goes away is dropped from the queue, or stopped if it runs.
-"""
+Routes, the `Guard` and the HTTP statuses: docs/boundary.md, "Probing worlds live"."""
 
 from __future__ import annotations
 
@@ -185,7 +162,8 @@ class Probe:
         if not isinstance(body, dict):
             raise BadInput("body", "must be a JSON object")
         req = validated(ProbeRunForm, body)
-        planned, ckpt, world = self.view.plan(req)
+        p = self.view.plan(req)
+        planned, ckpt, world = p.planned, p.ckpt, p.world
         run_id = f"{ckpt.name}-{ckpt.sha256[:8]}_{slug(world.key)}"
         job = {
             "planned": planned,

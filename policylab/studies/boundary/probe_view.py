@@ -1,21 +1,10 @@
 """What the probe page shows of a store, and how a world asked for in the page becomes a planned rollout.
 
-Everything here reads the store (its records, sweep metas, gate records and the policy copies it keeps)
-and never writes it. The maps are reduce's and diff's own documents (`reduce.reduce_sweep`,
-`diff.diff_reductions`), computed once per store when the page first asks, so the page shows what the
-report of the same sweep would; a sweep that cannot be reduced (incomplete, another protocol) is listed
-with the reason instead of a map, and one whose equivalence gate has not passed carries the gate's own
-message (`gate.require`), which the page shows as a warning banner over its map.
-
-A world asked for in the page is planned as a sweep plans its worlds (`records.planned_sweep`): a world
-of a stored sweep's grid, with its seed, gets that sweep's record and key, so "is it in the store" is a
-key lookup and a saved run is the sweep's own record; any other world gets a record naming where its
-seed came from (`probe`: the named range and the index) instead of grid indices.
-"""
+Reads the store, never writes it; a world of a stored sweep's grid gets that sweep's record and key."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -75,6 +64,15 @@ class Sweep:
                 "its normalisation file differs or is gone)",
             )
         return ckpt
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run the page asks for, resolved once (`StoreView.plan`): what the worker plays and the page shows."""
+
+    planned: Planned  # a stored sweep's planned rollout of the world, or one named by its probe seed
+    ckpt: Checkpoint  # the policy on the map's robot
+    world: World
 
 
 class StoreView:
@@ -193,8 +191,8 @@ class StoreView:
             raise BadInput("policy_file", f"not a .npz or .onnx file under {folder} or {committed}")
         return path
 
-    def plan(self, req: ProbeRunForm) -> tuple[Planned, Checkpoint, World]:
-        """The planned rollout of the world `req` asks for (bad input names the field)."""
+    def plan(self, req: ProbeRunForm) -> RunPlan:
+        """The world `req` asks for, resolved once (bad input names the field)."""
         sweep = self.sweep(req.map)
         if req.checkpoint is not None:
             ckpt = self.sweep(req.checkpoint, "checkpoint").checkpoint
@@ -209,10 +207,10 @@ class StoreView:
         world = world_from(req.world, seed)
         stored = self.sweeps.get(ckpt.name)
         if stored is not None and stored.meta["checkpoint"] == ckpt.as_dict() and world.key in stored.planned:
-            return stored.planned[world.key], ckpt, world
+            return RunPlan(stored.planned[world.key], ckpt, world)
         rng = PROBE_SEEDS if req.sweep_seed is None else SWEEP_SEEDS
         rec = probe_world_record(world, ckpt, rng.purpose, seed - rng.base)
-        return Planned(STUDY, rec, policy_record(ckpt), protocol(ckpt.robot)), ckpt, world
+        return RunPlan(Planned(STUDY, rec, policy_record(ckpt), protocol(ckpt.robot)), ckpt, world)
 
 
 def probe_world_record(world: World, ckpt: Checkpoint, seed_range: str, index: int) -> dict:
@@ -230,7 +228,7 @@ def map_axes(grid: dict) -> dict:
     be set from the cell), so "Load + run" sets every field of the form, never leaving one from before."""
     g = grid_from_meta({"grid": grid})
     row, col = grid_axes(grid)
-    world = asdict(g.world(g.mus[0], g.pushes[0], 0))
+    world = g.world(g.mus[0], g.pushes[0], 0).as_dict()
     del world["seed"]
     return {"row": form_field(row), "col": form_field(col), "world": world}
 

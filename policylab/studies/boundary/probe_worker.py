@@ -1,23 +1,5 @@
 """The probe's worker: one process beside the web server that simulates the worlds the page asks for and
-renders their clips and .rrd files, one job at a time.
-
-Why a process: a rollout and a clip take a second or more of CPU (the clip's software rendering holds
-the GIL), which in the server's process would stall every other request; and a job that runs past the
-page's timeout, or whose client has gone away, can only be stopped by ending the process that runs it
-(`WorkerProcess.call` does, and starts a fresh one). The worker ignores SIGINT: Ctrl-C in a terminal
-reaches the whole process group, and the server, not the worker, decides how to stop (it ends the worker
-itself).
-
-Every worker process warms up as soon as it starts (`warm`: imports, the render context, one world
-played), the first one and each one started after a timeout alike: a cold worker's first job takes
-seconds longer than a warm one's (5 s against 0.1 s for an Ant world, measured), so a fresh worker left
-cold would run every later job past a short `--timeout` and be replaced again, cold again. The warm-up
-has its own limit (`WARM_TIMEOUT_S`); a job's timeout counts from when the warm worker receives it.
-
-A rollout is the sweep's own: `simulation.simulate_worlds` (one rollout loop for sweeps, verify, replay
-and the probe), so a world of a stored sweep played again here is compared bit for bit with its record,
-and a run the user asks to keep goes into the store through `ensure`, the sweep's writing path.
-"""
+renders their clips and .rrd files, one job at a time (why a process: docs/boundary.md, "Module notes")."""
 
 from __future__ import annotations
 

@@ -26,8 +26,8 @@ from policylab.studies.boundary.checkpoint import (
     resolve_checkpoint,
     sweep_name,
 )
-from policylab.studies.boundary.constants import UNRECORDED_ROBOT
 from policylab.studies.boundary.kept_files import kept_policy, kept_robot
+from policylab.studies.boundary.older_records import UNRECORDED_DIVERGED_CAUSE, recorded_robot
 from policylab.studies.boundary.protocol import protocol
 from policylab.studies.boundary.world import Grid, GridWorld, World, grid_axes
 
@@ -118,11 +118,6 @@ def grid_from_meta(meta: dict) -> Grid:
         col.name,
         tuple((a.name, g["set"][a.name]) for a in CATALOGUE if a.name in g.get("set", {})),
     )
-
-
-def recorded_robot(meta: dict) -> dict:
-    """The robot a sweep's meta records (its ``ref`` and identity), or `UNRECORDED_ROBOT` when it records none."""
-    return meta.get("robot") or {"ref": UNRECORDED_ROBOT}
 
 
 def robot_from_meta(meta: dict, field: str = "store", store: Store | None = None) -> Robot:
@@ -273,11 +268,11 @@ def check_resume_of(store: Store, grid: Grid, ckpt: Checkpoint) -> None:
 
 
 def diverged_cause(outcome: dict) -> str | None:
-    """Why a diverged rollout diverged (``action`` or ``state``; a record made before causes were
-    recorded could only diverge on its states); None for any other outcome."""
+    """Why a diverged rollout diverged (``action`` or ``state``; `older_records` says what a record that
+    names no cause means); None for any other outcome."""
     if outcome.get("status") != "diverged":
         return None
-    return outcome.get("diverged_cause", "state")
+    return outcome.get("diverged_cause", UNRECORDED_DIVERGED_CAUSE)
 
 
 def refuse_diverged(checkpoint: str, rollouts: list[tuple[str, str, str | None]]) -> None:

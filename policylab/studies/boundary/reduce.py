@@ -1,28 +1,5 @@
 """Reduce a boundary sweep to failure statistics: per-cell Kaplan-Meier survival, the danger
-heatmap and the per-friction-row boundary with a bootstrap interval.
-
-Why it is built this way:
-- The store is the canonical record. A rollout's outcome was decided once, by the sweep, under the
-  frozen failure rule (`failure.classify`); reduce reads it. It also re-applies that rule to every
-  stored trajectory and reports how many records agree (a rule that silently drifted from the
-  records would make every chart a lie).
-- Survival to the horizon is right-censored (never "TTF = 5 s"); diverged rollouts (a non-finite
-  state, or a non-finite action from the policy) are a separate class and are left out of the risk
-  set, as in the original. A sweep that holds any is refused unless `--keep-diverged` asks for it
-  (`records.refuse_diverged`): a broken policy's rollouts must not pass as a map.
-- The boundary of a friction row is the push where S first falls through 0.5, interpolated
-  linearly between neighbouring cells. Its uncertainty comes from resampling seeds within each
-  cell (2000 resamples, seeded); a row that crosses in fewer than half the resamples is reported
-  as "no boundary in range", never extrapolated. The interval does not include the grid's
-  resolution (where S drops from 1 to 0 between two cells every resample interpolates to the same
-  push), so each row also states the grid step and the two cells its observed S crosses between.
-- Along a push or velocity-kick column each row's boundary is also stated in %BW of the 0.5 s push, in
-  N s and in m/s side by side (`in_units`), so a policy's boundary compares with the kicks of the common
-  trainers' protocols (docs/boundary.md, Perturbation axes).
-- A failure before the push starts (t_fail <= push_t0: the robot fell walking) is a failure like
-  any other for S and the rule, so keys and numbers stand, but it is counted apart per cell
-  (`n_failed_before_push`) so the page can show that it is not the push's doing.
-"""
+heatmap and the per-friction-row boundary with a bootstrap interval (docs/boundary.md, "Analysis stages")."""
 
 from __future__ import annotations
 
@@ -575,13 +552,34 @@ def danger_matrix(cells: Iterable[Mapping], n_mu: int, n_push: int) -> list[list
     return grid
 
 
+@dataclass(frozen=True)
+class Plan:
+    """A reduction, resolved once (`plan`): the sweep its checkpoint names, read and checked."""
+
+    req: ReduceRequest
+    sweep: Sweep  # under its stored name, on its robot, every record read
+
+    @property
+    def config(self) -> dict:
+        """What the analysis folder's config.json records."""
+        return {**self.req.config(), "checkpoint": self.sweep.checkpoint}
+
+
+def plan(req: ReduceRequest) -> Plan:
+    """Resolve the checkpoint to its stored name (a stored name or the policy file's path alike,
+    `records.stored_name`) and read its sweep once (`load_sweep`); `BadInput` naming the field, nothing
+    written."""
+    with Store(req.store.resolve(), readonly=True) as store:
+        return Plan(req, load_sweep(store, stored_name(store, req.checkpoint), keep_diverged=req.keep_diverged))
+
+
 def run(req: ReduceRequest) -> Result:
     """`policylab boundary reduce`: find the sweep, claim the analysis folder, write reduce.json."""
+    p = plan(req)
+    name = p.sweep.checkpoint
+    claim_out_dir(req.out, p.config)
     with Store(req.store.resolve(), readonly=True) as store:
-        name = stored_name(store, req.checkpoint)  # a stored name or the policy file's path alike
-        sweep = load_sweep(store, name, keep_diverged=req.keep_diverged)
-        claim_out_dir(req.out, {**req.config(), "checkpoint": name})
-        result = reduce_sweep(store, sweep, resamples=req.resamples, seed=req.seed, check_rule=req.rule_check)
+        result = reduce_sweep(store, p.sweep, resamples=req.resamples, seed=req.seed, check_rule=req.rule_check)
     path = stage_path(req.out, "reduce")
     write_json(path, result)
     g, rc, t = result["sweep"]["grid"], result["rule_check"], result["totals"]

@@ -1,24 +1,11 @@
 """The replay batch: the selected worlds, read from the store, with the recovery search recorded.
 
-Replays read the canonical record; they never decide an outcome by simulating again. A recovery
-cell's search walks its sweep seeds (recorded survivor first, then the others in index order) and
-takes the first whose record survived. With an equivalence check (`resimulate` given), every
-world the batch might use is simulated once more, all together in one batch, and compared bitwise
-with its stored trajectory; a survivor counts only when its record is reproduced, and every
-attempt says what it found. That is the original's "a surviving rollout of this world", made
-checkable: on CPU MuJoCo the re-run must match, and when it does not, the batch says so instead
-of quietly showing another world.
-
-Why one batch: the worlds are re-simulated the way the sweep simulated them (a batch of several).
-A batch of one is not always the same arithmetic: with the linear policy, numpy's (1, n) matrix
-product takes another BLAS path than a (B, n) one, and the trajectories drift apart by ~1e-14 m
-within 5 s (measured). The check reports such drift; it does not hide it by choosing batch shapes
-per world.
-"""
+Replays never decide an outcome by simulating again; `resimulate` re-runs all worlds in one batch, as the sweep did."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +21,7 @@ from policylab.studies.boundary.requests import ReplayRequest
 
 if TYPE_CHECKING:
     from policylab.envs.robots.robot import Robot
+    from policylab.studies.boundary.checkpoint import Checkpoint
 
 # records -> payloads, simulated together as one batch
 Resimulate = Callable[[Sequence[Mapping]], Sequence[Mapping[str, np.ndarray]]]
@@ -153,33 +141,57 @@ def resimulate_with(checkpoint_path: Path, rob: Robot) -> Resimulate:
     return resimulate
 
 
-def run(req: ReplayRequest) -> Result:
-    """`policylab boundary replay`: OUT/replay/replays.json from the selection and the store; with --verify,
-    re-simulated with the checkpoint the records were made with (its sha256 must be the sweep's)."""
+@dataclass(frozen=True)
+class Plan:
+    """A replay batch, resolved once (`plan`): the folder's reduction and selection, and with --verify the
+    checkpoint the records were made with, on the sweep's robot."""
+
+    req: ReplayRequest
+    reduction: dict
+    selection: dict
+    ckpt: Checkpoint | None  # None without --verify
+
+    @property
+    def config(self) -> dict:
+        """What OUT/replay/config.json records."""
+        return self.req.config(self.reduction["sweep"]["checkpoint_sha256"])
+
+
+def plan(req: ReplayRequest) -> Plan:
+    """Read the folder's stages and, with --verify, resolve the checkpoint once: `--checkpoint`, else the
+    store's copy of the sweep's policy file (else its committed name), on the robot the sweep recorded,
+    refused unless its sha256 is the sweep's. `BadInput` naming the field, nothing written."""
     from policylab.studies.boundary.checkpoint import checkpoint_on
     from policylab.studies.boundary.kept_files import kept_policy
     from policylab.studies.boundary.records import stored_robot
 
     reduction, selection = read_stage(req.out, "reduce"), read_stage(req.out, "select")
+    if not req.verify:
+        return Plan(req, reduction, selection, None)
     sha = reduction["sweep"]["checkpoint_sha256"]
-    resimulate = None
-    if req.verify:
-        name = reduced_config(req.out)["checkpoint"]
-        with recorded_store(req.out) as store:
-            rob = stored_robot(store, name)
-            kept = kept_policy(store, name)
-        given = None if req.checkpoint == name else req.checkpoint  # the sweep's stored name: its kept file
-        spec = given or (str(kept) if kept is not None else name)
-        ckpt = checkpoint_on(spec, rob)
-        if ckpt.sha256 != sha:
-            raise BadInput(
-                "checkpoint",
-                f"{spec} (sha256 {ckpt.sha256[:12]}) is not the checkpoint of this sweep (sha256 {sha[:12]})",
-            )
-        resimulate = resimulate_with(ckpt.path, ckpt.robot)
+    name = reduced_config(req.out)["checkpoint"]
     with recorded_store(req.out) as store:
-        claim_out_dir(req.out / "replay", req.config(sha))
-        result = replay_batch(store, selection, resimulate)
+        rob = stored_robot(store, name)
+        kept = kept_policy(store, name)
+    given = None if req.checkpoint == name else req.checkpoint  # the sweep's stored name: its kept file
+    spec = given or (str(kept) if kept is not None else name)
+    ckpt = checkpoint_on(spec, rob)
+    if ckpt.sha256 != sha:
+        raise BadInput(
+            "checkpoint",
+            f"{spec} (sha256 {ckpt.sha256[:12]}) is not the checkpoint of this sweep (sha256 {sha[:12]})",
+        )
+    return Plan(req, reduction, selection, ckpt)
+
+
+def run(req: ReplayRequest) -> Result:
+    """`policylab boundary replay`: OUT/replay/replays.json from the selection and the store; with --verify,
+    re-simulated with the checkpoint the records were made with (its sha256 must be the sweep's)."""
+    p = plan(req)
+    resimulate = None if p.ckpt is None else resimulate_with(p.ckpt.path, p.ckpt.robot)
+    with recorded_store(req.out) as store:
+        claim_out_dir(req.out / "replay", p.config)
+        result = replay_batch(store, p.selection, resimulate)
     path = stage_path(req.out, "replay")
     write_json(path, result)
     eq = result["equivalence_summary"]

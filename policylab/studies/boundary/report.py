@@ -1,9 +1,6 @@
 """HTML reports for a sweep (reduce + selection + replays + clips), a diff of two sweeps, and a search.
 
-JSON first: `report.json` is written from the stage files, then `report.html` is rendered from it
-(policylab.report.html), with the charts as deterministic PNGs and the clips embedded as videos.
-Every number on the page is in report.json.
-"""
+JSON first: every number on report.html is in report.json."""
 
 from __future__ import annotations
 
@@ -20,9 +17,10 @@ from policylab.fileio import write_json
 from policylab.report.charts import plt, save_png
 from policylab.report.html import Page, Table, render
 from policylab.result import Result
-from policylab.studies.boundary.analysis_folder import read_stage, reduced_robot_ref, stage_path
-from policylab.studies.boundary.axes import AXES, NEW_AXES, Axis
+from policylab.studies.boundary.analysis_folder import read_stage, stage_path
+from policylab.studies.boundary.axes import AXES, Axis, later_axes
 from policylab.studies.boundary.failure import walking_warning
+from policylab.studies.boundary.older_records import reduced_robot_ref
 from policylab.studies.boundary.reduce import OWN_UNIT, UNITS
 from policylab.studies.boundary.requests import ReportRequest
 from policylab.studies.boundary.world import grid_axes
@@ -223,9 +221,9 @@ def _overlay_before_push(ax, cells: Sequence[Mapping]) -> None:
 def clip_caption(checkpoint: str, clip: Mapping) -> str:
     """A clip's caption: the checkpoint and the world (never the key's version prefix), and a failure before
     the push said as such."""
-    later = "".join(f", {a.name} {clip[a.field]:g} {a.unit}".rstrip() for a in NEW_AXES if a.field in clip)
+    sets = "".join(f", {a.name} {clip[a.field]:g} {a.unit}".rstrip() for a in later_axes() if a.field in clip)
     where = (
-        f"mu {clip['mu']:g}, push {clip['push_pct_bw']:g} %BW{later}, seed {clip['seed']}"
+        f"mu {clip['mu']:g}, push {clip['push_pct_bw']:g} %BW{sets}, seed {clip['seed']}"
         if "mu" in clip
         else clip["cache_key"].split("|", 1)[-1]
     )

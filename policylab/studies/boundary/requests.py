@@ -1,16 +1,6 @@
-"""What each `policylab boundary` command accepts: one request model per command.
+"""What each `policylab boundary` command accepts: one request model per command (its schema alone).
 
-These models are the only place the commands' options, defaults, bounds and help live; the CLI is
-generated from them (`policylab.cli.command`). The module is light (stdlib, pydantic, policylab.config
-and the study's constants), so `policylab boundary --help` loads no MuJoCo, Gymnasium or SciPy.
-
-A model checks the schema alone: types, bounds, choices, the shape of a path (a store, an analysis folder,
-an out folder) and how options combine. What needs resolving (the checkpoint on its robot with its
-command, the robot spec, a sweep's grid, a search's rows) is resolved once, by the command's
-`plan(request)` in its stage module (`sweep.plan`, `search.plan`, `verify.plan`, `threshold_data.plan`,
-`learn.run.plan`), before anything is written; the stages take the plan. Bad input in either is one line
-naming the field, exit status 2.
-"""
+Light (stdlib, pydantic, `policylab.config`, the study's constants): `--help` loads no MuJoCo or SciPy."""
 
 from __future__ import annotations
 
@@ -21,7 +11,7 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from policylab.config import OutDir, Request, StrictModel, check_out_dir, resolved
-from policylab.envs.robots.spec import DEFAULT_ROBOT
+from policylab.envs.robots.spec import DEFAULT_ROBOT, available
 from policylab.errors import BadInput
 from policylab.learning.options import (
     Clip,
@@ -40,7 +30,6 @@ from policylab.studies.boundary.analysis_folder import missing_stage
 from policylab.studies.boundary.axes import AXES
 from policylab.studies.boundary.constants import (
     CHECKPOINT_DIR,
-    DEFAULT_CHECKPOINT,
     DEFAULT_DIR,
     DEFAULT_MU,
     DEFAULT_PUSH,
@@ -51,27 +40,33 @@ from policylab.studies.boundary.constants import (
     PUSH_DURATION_S,
     PUSH_RANGE,
     PUSH_RES,
-    ROBOT_CHECKPOINTS,
     T0_RANGE,
     axis_size,
+)
+from policylab.studies.boundary.robot_policies import (
+    DEFAULT_CHECKPOINT,
     default_checkpoint,
+    policies_path,
+    robot_policies,
+    train_configs,
+    train_help,
 )
 
 RUNS = Path("runs/boundary")
 STORE = RUNS / "store"
 SWEEP_SEEDS = named_range("boundary", "sweep")
 MAX_SEED = 2**32 - 1  # bootstrap generator seeds (numpy SeedSequence entropy)
-TRAIN_CONFIGS = Literal["v0", "v1", "go1_v0", "go1_v1"]  # ars.CONFIGS: the Ant's v0, v1 and the Go1's
+SHIPPED_ROBOTS = ", ".join(available())  # the spec folders under envs/robots/specs/
 
 CHECKPOINT_HELP = (
     "Policy file: a committed checkpoint name (go1_v4, go1_v2, go1_v3, go1_v0, go1_v1, ant_v0, ant_v1) or the path of "
     "a linear .npz or an .onnx network; its observation and action sizes must fit the robot (default: "
-    f"{DEFAULT_CHECKPOINT} with the command it was trained for; with --robot, that robot's own: "
-    + ", ".join(f"{r} {c}" for r, c in ROBOT_CHECKPOINTS.items())
-    + ", a spec file <name>_v0)."
+    f"{DEFAULT_CHECKPOINT} with the command it was trained for; with --robot, the one its spec folder names: "
+    + ", ".join(f"{r} {default_checkpoint(r)}" for r in available())
+    + ", else <spec file name>_v0)."
 )
 ROBOT_HELP = (
-    "Robot: a shipped spec (go1_imu, go1, ant) or the path of a robot spec .json (MJCF, bodies, control, "
+    f"Robot: a shipped spec ({SHIPPED_ROBOTS}) or the path of a robot spec .json (MJCF, bodies, control, "
     "observation, failure rule); default: the checkpoint's own robot (a committed one's record, or "
     f"the robot a policy file's metadata names; a file naming none needs --robot), else {DEFAULT_ROBOT}."
 )
@@ -85,13 +80,15 @@ OUT_HELP = "Analysis folder of one sweep (reduce writes it; later stages add sub
 
 # -- field checks -------------------------------------------------------------------------------
 def _robot(spec: str | None) -> str | None:
-    """A shipped robot name or a robot spec file that loads and fits its model."""
+    """A shipped robot name or a robot spec file that loads and fits its model, and whose policies file beside
+    it (`robot_policies`), when there is one, validates."""
     if spec is None:
         return spec
     from policylab.envs.robots.robot import robot
 
     try:
         robot(spec)
+        robot_policies(spec)
     except BadInput as exc:
         raise ValueError(exc.message) from None
     return spec
@@ -176,7 +173,10 @@ def _default_out(data: Any, cls: type[Request], prefix: str, per_store: bool = F
         spec = data.get("checkpoint") or cls.model_fields["checkpoint"].default
         if spec is None:
             robot = data.get("robot")
-            spec = default_checkpoint(Path(str(robot)).stem if robot else None)
+            try:
+                spec = default_checkpoint(robot)
+            except BadInput:  # a robot that does not resolve: the command's plan refuses it, naming robot
+                spec = str(robot)
         name = f"{prefix}-{Path(str(spec)).stem}"
         if per_store:
             store = resolved(str(data.get("store") or cls.model_fields["store"].default))
@@ -193,7 +193,7 @@ class RobotRequest(Request):
     Writes OUT/robot.json."""
 
     spec: Annotated[str, AfterValidator(_robot)] = Field(
-        description="A shipped robot (go1, go1_imu, ant) or the path of a robot spec .json.",
+        description=f"A shipped robot ({SHIPPED_ROBOTS}) or the path of a robot spec .json.",
         json_schema_extra={"argument": True},
     )
     zero_policy_worlds: int = Field(8, ge=1, le=1_000, description="Nominal worlds the zero policy plays.")
@@ -208,14 +208,18 @@ class RobotRequest(Request):
 
 
 class TrainRequest(Request):
-    """Train a committed config's linear walking policy with seeded ARS; write <name>.npz, <name>.json
-    (config and learning curve) and <name>.timing.json into OUT."""
+    """Train the linear walking policy of a config a robot's spec folder names, with seeded ARS; write
+    <name>.npz, <name>.json (config and learning curve) and <name>.timing.json into OUT."""
 
-    config: TRAIN_CONFIGS = Field(
+    robot: Annotated[Optional[str], AfterValidator(_robot)] = Field(
+        None,
+        description=f"Robot whose spec folder names the config: a shipped robot ({SHIPPED_ROBOTS}) or the path of "
+        "a robot spec .json, its configs in <name>.policies.json beside it (default: the shipped robot whose "
+        "folder names the config).",
+    )
+    config: str = Field(
         "v0",
-        description="Training config: v0 (the Ant in nominal worlds, from zero "
-        "weights), v1 (fine-tune of ant_v0 with low friction and lateral pushes), go1_v0 "
-        "(the Go1 from a trot prior) or go1_v1 (go1_v0's recipe with lateral pushes).",
+        description=f"Training config: {train_help()}; with --robot, one its spec folder names.",
     )
     out: Annotated[OutDir, AfterValidator(_not_a_run)] = Field(
         CHECKPOINT_DIR, description="Folder for the checkpoint files (default: the committed checkpoints' folder)."
@@ -224,6 +228,18 @@ class TrainRequest(Request):
         None, ge=1, le=100_000, description="ARS iterations instead of the config's (for quick trials)."
     )
     threads: int = Field(2, ge=1, le=256, description="Simulation threads.")
+
+    @field_validator("config")
+    @classmethod
+    def _named_by_the_robot(cls, v: str, info: ValidationInfo) -> str:
+        if "robot" not in info.data:  # the robot was refused: its own line says why
+            return v
+        robot = info.data["robot"]
+        names = list(train_configs(robot))
+        if v not in names:
+            where = "the shipped robots' spec folders name" if robot is None else f"{policies_path(robot)} names"
+            raise ValueError(f"unknown config {v!r}; {where} {', '.join(names) or 'none'}")
+        return v
 
 
 LEARN_RECIPES = Literal["go1_v2", "go1_v3", "go1_v4", "go1_v5"]  # learn.recipes.RECIPES

@@ -1,14 +1,4 @@
-"""`policylab boundary robot SPEC`: a robot spec checked against its model and described, before any sweep.
-
-Loading the spec runs every check (schema, names in the model, sizes, actuators, a fail height below
-the home pose); the card then says what the study will simulate and what a policy must fit: the
-bodies, actuators (with their joints, in the policy's order), sensors, the observation's layout
-(each term's slice of the vector) and size, the action size, and how the zero policy (every action
-0: the home pose for position and PD control, no torque for torque control) fares in nominal worlds
-(friction as in the MJCF, no push). A zero-policy survival of 0 is a warning, not an error: a robot
-that cannot stand still may still be held up by its policy, but more often the spec is wrong (a fail
-height, a keyframe, gains).
-"""
+"""`policylab boundary robot SPEC`: a robot spec checked against its model and described, before any sweep."""
 
 from __future__ import annotations
 

@@ -1,23 +1,6 @@
 """`.rrd` export (rerun-sdk) of replays, rendered from the stored qpos like the clips.
 
-`.rrd` files are disposable views: rerun's format changes between releases (only the previous
-version is guaranteed to load), so the record stays in the store and each `.rrd` gets a
-`<name>.qpos.npz` beside it (qpos, ttf_s = -1 when none, outcome) that any later tool can read.
-
-What an `.rrd` holds is a function of the record: rerun's batcher is set never to flush on its
-own, so each entity's rows form one chunk whatever the machine's load (its default flushes every
-200 ms, which split a track under load), and the wall-clock timelines (`log_time`,
-`log_tick`) and the start-time property are off. The bytes still differ from run to run, since
-rerun 0.41 offers no way to fix its ids: every chunk id and row id is a TUID (nanosecond clock plus
-a random counter), so is the store-info message's row id, and the footer's manifest lists columns
-in a hash-map order; compressed, the sizes vary too. The sizes are listed in a separately named file.
-
-Contents: static geometry per geom (plane as a thin box, sphere/ellipsoid as Ellipsoids3D,
-capsule/cylinder as Capsules3D, box as Boxes3D, mesh as Mesh3D), then per stored state one
-Transform3D per geom from forward kinematics of the saved qpos, the tracks torso_z and
-uprightness as scalars, text events (world key, push start and end, failure at ERROR level) and a
-red arrow on the torso during the push window.
-"""
+Disposable views, not deterministic bytes; each gets a `<name>.qpos.npz` beside it (docs/boundary.md)."""
 
 from __future__ import annotations
 

@@ -1,24 +1,5 @@
-"""`policylab boundary search`: each row's boundary from a fraction of a grid's rollouts.
-
-A row is one combination of the row axes' values (default: the grid's 20 frictions; any axes of the
-catalogue, `axes.py`, as a product). Along the push axis each row's crossing of the survival level
-is located by sequential design (`crossing.py`: the model, interval, design and monotonicity flag):
-in rounds, every unfinished row gets a batch of pushes where the crossing is still uncertain, all
-rows' batches go through `ensure` into the store together, and a row stops when its interval is no
-wider than the target or lies wholly beyond one end of the push range; the rollout budget stops the
-rest, widest interval served first when it runs short.
-
-Worlds and seeds. A world of a friction-only row at a friction and push of the default grid, in
-seed block 0, is the grid's own world (`Grid.seed`, the grid's record and key): a search and a
-sweep share those records, whichever ran first. Every other world takes its seed from the
-``boundary/search`` range (`seeds.search_seed(block, row, i)`: the row's i-th such world), and its
-record names only its axes and seed (`records.search_world_record`). Another seed block draws other
-seeds for the same design, for repeated searches.
-
-Same config, same bytes: the design reads only the outcomes, which the store holds; a killed search
-started again replays its rounds from the store (running nothing it already ran) and writes the
-same search.json. Wall times go to timing.json.
-"""
+"""`policylab boundary search`: each row's boundary from a fraction of a grid's rollouts
+(docs/boundary.md, "Search")."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""Which worlds to replay: boundary cells and recoveries, chosen from a reduction (reduce.json).
-
-- Boundary cells: cells with 0 < S < 1, ranked by |S - 0.5|, then friction, then push, taken
-  round-robin one per friction row per round, so the picks spread along the whole boundary.
-  Each is replayed at its seed index 0.
-- Recoveries: surviving seeds in cells with 3/16 <= S <= 0.5, one per cell, rarest cells first
-  (then larger push, friction, seed). Rarer cells are excluded on purpose: the original's
-  survivors at S = 1/16 could not be found again ((15/16)^16 = 0.36 chance of an empty re-run).
-  Each recovery carries its search order: the recorded survivor first, then the cell's other
-  sweep seeds in index order.
-- Divergence: one diverged rollout when the sweep has any; none otherwise.
-"""
+"""Which worlds to replay: boundary cells and recoveries, chosen from a reduction (docs/boundary.md,
+"Selection")."""
 
 from __future__ import annotations
 

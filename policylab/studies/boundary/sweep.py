@@ -1,33 +1,6 @@
-"""The sweep: every world of a grid (friction x push, or any two axes of the catalogue) played once by a
-frozen checkpoint, into the store.
+"""The sweep: every world of a grid played once by a frozen checkpoint, into the store.
 
-Each rollout becomes one store record (the canonical record: outcome decided here, once, with its
-trajectory). Worlds whose key is already in the store are skipped, so a killed sweep restarted
-with the same arguments ends with the same store as an uninterrupted one: every world is simulated
-independently of which chunk, batch position or thread it lands in (tested bitwise).
-
-Record schema (study ``boundary``):
-
-- world: env (the robot spec's), mu, push_pct, push_dir, push_t0, seed, cache_key
-  (``v2|mu=...|seed=N``), checkpoint {name, sha256}, mu_idx, push_idx, seed_idx, rollout_index
-- policy: {name: "linear" | "onnx" (the policy file's kind), params: {checkpoint, sha256}}
-- protocol: see `protocol.protocol()`; it names the robot (spec and MJCF sha256) and its physics settings
-- outcome: status (survived | failed | diverged), t_fail, fail_reason, diverged_at,
-  min_uprightness, min_torso_z, forward_speed_mps
-- payload: qpos (n, nq), qvel (n, nv), time (n,), torso_z (n,), uprightness (n,), ctrl (n-1, nu),
-  push (n-1, 2) [world-frame newtons applied during step k]; control rate, n = T+1 (Ant: T = 100),
-  or fewer when the robot spec stops a rollout at its failure (the Go1: the record ends at the fall)
-
-The robot is a spec file (`policylab.envs.robots`): ``--robot go1|ant|PATH``; its reference (a shipped
-name or the spec's path) and identity are in the sweep's store meta (`records.py`), so later stages
-rebuild it (with the command vector the sweep gave a spec's command term, ``--command``, which the
-recorded protocol holds), and the store keeps a copy of the spec and of the policy file
-(`kept_files.py`), so they still can when either file has moved. The checkpoint is resolved in
-`checkpoint.py`, the protocol in `protocol.py`, the worlds simulated in `simulation.py`.
-
-`plan(request)` resolves the checkpoint, the robot, the command and the grid once, and checks the executor,
-a resumed sweep and the machine's room, before anything is written; `sweep(plan)` runs it.
-"""
+Record schema: docs/boundary.md, "Store records"; `plan(request)` resolves everything before the first write."""
 
 from __future__ import annotations
 

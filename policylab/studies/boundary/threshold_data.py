@@ -1,15 +1,5 @@
-"""The data behind the frozen failure thresholds (`failure.py`): nominal runs and hard pushes.
-
-The command is `policylab boundary calibrate` (calibrating the failure rule, not the physics).
-
-`policylab boundary calibrate` plays a checkpoint (a) in nominal worlds (friction 1.0, no push)
-and (b) in hard-push worlds at the grid's corners, and writes the distributions of minimum torso
-height and minimum uprightness, plus the final pose of the pushed runs. The thresholds were frozen
-from this output for ant_v0 (numbers in README.md): below everything a
-nominal run ever reaches, above the poses of robots lying on their side or back. Seeds here
-(3_000_000 +, the range ``boundary.calibration`` in `policylab.rollout.seeds`) are outside every
-sweep's seed range.
-"""
+"""`policylab boundary calibrate`: the data behind the frozen failure thresholds (`failure.py`), nominal runs
+and hard pushes, on seeds of the range ``boundary.calibration``."""
 
 from __future__ import annotations
 

@@ -1,16 +1,18 @@
-"""`policylab boundary train`: train a committed config's walking policy with ARS (`ars.py`) and write its
-checkpoint files."""
+"""`policylab boundary train`: train the walking policy of a config a robot's spec folder names with ARS
+(`ars.py`) and write its checkpoint files."""
 
 from __future__ import annotations
 
 from policylab.result import Result
 from policylab.studies.boundary import ars
 from policylab.studies.boundary.requests import TrainRequest
+from policylab.studies.boundary.robot_policies import train_configs
 
 
 def run(req: TrainRequest) -> Result:
-    """Train the chosen config (`ars.CONFIGS`) into OUT: `<name>.npz`, `<name>.json`, `<name>.timing.json`."""
-    cfg = ars.CONFIGS[req.config]
+    """Train the chosen config (`robot_policies.train_configs`) into OUT: `<name>.npz`, `<name>.json`,
+    `<name>.timing.json`."""
+    cfg = train_configs(req.robot)[req.config]
     if req.iterations is not None:
         cfg = cfg.model_copy(update={"iterations": req.iterations})
     info = ars.train_and_save(cfg, req.out, nthread=req.threads)

@@ -1,22 +1,6 @@
 """Equivalence gate: re-simulate stored worlds and compare them bitwise with their records.
 
-Re-simulation never replaces a record; it only checks it. Each sampled world is re-run three
-ways: all samples together in one batch with 2 threads, each world alone (batch of 1, 1 thread),
-and in reverse order at the end of a batch padded to 64 worlds with other grid worlds (2 threads). A world agrees when the
-re-simulated payload has the recorded sha256 and the same outcome. On CPU MuJoCo the gate
-requires 100%: batch shape and thread count cannot matter because each world steps its own
-`MjData` (see policylab.envs.robots.batch). A mismatching record whose provenance names other CPU
-features than this machine's (`policylab.provenance.cpu`) is reported as a cross-machine difference,
-on a line of its own: a user's ONNX network runs in onnxruntime, whose kernels the CPU picks.
-
-A harness check plays the checkpoint in a reference loop at the model's friction without a push and
-compares every state bitwise: for the Ant, Gymnasium's own ``Ant-v5`` (``env.reset(seed)``,
-``env.step``), so the study's simulator is Gymnasium's Ant, not a look-alike; for any other robot
-spec, a plain per-world MuJoCo loop (one `MjData`, ``mj_step``, the policy on a batch of one).
-
-The verdict is also written into the store (meta ``boundary/gate/<checkpoint>``, `gate.py`): diff and
-report refuse a sweep without a passing record for its checkpoint, robot and physics settings.
-"""
+Each sample runs in one batch, alone and reversed in a padded batch; CPU MuJoCo must agree 100%."""
 
 from __future__ import annotations
 
@@ -36,12 +20,12 @@ from policylab.rollout.seeds import named_range
 from policylab.rollout.store import Store, writable
 from policylab.studies.boundary import gate
 from policylab.studies.boundary.checkpoint import Checkpoint, robot_policy
+from policylab.studies.boundary.older_records import recorded_robot
 from policylab.studies.boundary.protocol import n_steps
 from policylab.studies.boundary.records import (
     diverged_cause,
     grid_from_meta,
     meta_name,
-    recorded_robot,
     refuse_diverged,
     resolve_in_store,
     robot_from_meta,

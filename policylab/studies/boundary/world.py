@@ -1,30 +1,6 @@
 """The world of the failure-boundary study, its grid, and the cache key: one definition for every stage.
 
-World = (floor friction mu, push magnitude in % bodyweight, push direction, push start, seed).
-Values are checked against the clamp ranges of the perturbation axes' catalogue (`axes.py`; out of
-range is bad input, never silently clamped) and rounded to their resolutions (a grid's pushes to
-whole %BW):
-
-    mu        0.05 - 2.0     0.01
-    push      0 - 300 %BW    1 %BW
-    direction mod 360 deg    5 deg   (90 = to the robot's left, relative to the heading at onset)
-    start     0.5 - 4.0 s    0.1 s
-
-The cache key, ``v2|mu=0.5000|push=80.00|dir=90.00|t0=2.00|seed=N``, names a world; its leading
-version is bumped whenever what a world means changes. The later axes of the catalogue (`axes.py`:
-payload, motor strength, action delay, floor slope, velocity kick) join it only when a world sets them
-(``...|seed=N|payload=2.00``), so every world that sets none keeps its key.
-
-A grid maps friction (rows) x push (columns) unless it names two other axes of the catalogue, with more
-held at one value (`Grid.row_axis`, `col_axis`, `held`; `sweep --rows/--cols/--set`).
-
-Seeds: the grid's rollout index is ``(mu_idx * n_push + push_idx) * seeds_per_cell + seed_idx``
-and the world's seed is ``policylab.rollout.seeds.world_seed("boundary", cell, seed_idx,
-seeds_per_cell=S)`` = 1_000_000 + rollout index. The seed drives only the initial state, drawn
-exactly as Gymnasium's Ant-v5 ``reset(seed=seed)`` does (qpos + U(-0.1, 0.1), qvel 0.1 * N(0, 1),
-from ``np.random.default_rng(seed)``); the policy is deterministic and there is no observation
-or action noise.
-"""
+Axes, key and seed formula: docs/boundary.md, "World, grid, seeds, keys"."""
 
 from __future__ import annotations
 
@@ -33,7 +9,7 @@ from dataclasses import dataclass
 
 from policylab.errors import BadInput
 from policylab.rollout.seeds import BOUNDARY_SEED_SCHEME, named_range, world_seed
-from policylab.studies.boundary.axes import AXES, BY_FIELD, CATALOGUE, NEW_AXES, Axis, lattice, parse_axis
+from policylab.studies.boundary.axes import AXES, CATALOGUE, Axis, by_field, lattice, parse_axis
 from policylab.studies.boundary.constants import (
     DEFAULT_DIR,
     DEFAULT_MU,
@@ -68,48 +44,73 @@ def check_t0(t0: float, field: str = "push_t0") -> float:
 def cache_key(
     mu: float | None, push_pct: float, push_dir: float, push_t0: float, seed: int, extra: dict[str, float] | None = None
 ) -> str:
-    """A world's name; `extra` holds the later axes it sets ({World field: value}, `World.extra`)."""
+    """A world's name; `extra` holds the later axes it sets ({field: value}, `World.extra`)."""
     mu_s = "default" if mu is None else f"{mu:.4f}"
-    tail = "".join(f"|{BY_FIELD[f].key_part(v)}" for f, v in (extra or {}).items())
+    tail = "".join(f"|{by_field(f).key_part(v)}" for f, v in (extra or {}).items())
     return f"{KEY_VERSION}|mu={mu_s}|push={push_pct:.2f}|dir={push_dir:.2f}|t0={push_t0:.2f}|seed={seed}{tail}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class World:
-    """A world: the original four axes and a seed, plus the later axes of the catalogue at their defaults
-    unless set (`axes.NEW_AXES`)."""
+    """A world: a value per axis of the catalogue and a seed. `values` ((field, value) pairs, catalogue
+    order) holds the original four and the later axes it sets to other than their defaults, so two worlds
+    that differ only by an axis at its default are one world; every axis reads as an attribute (`w.mu`,
+    `w.payload_kg`: an axis the world does not set reads as its default). Made as ``World(mu, push_pct,
+    push_dir, push_t0, seed, **later)``, the original four in their key's order and any other axis of the
+    catalogue by its field."""
 
-    mu: float
-    push_pct: float
-    push_dir: float
-    push_t0: float
+    values: tuple[tuple[str, float], ...]
     seed: int
-    payload_kg: float = 0.0
-    motor_scale: float = 1.0
-    action_delay: int = 0
-    slope_deg: float = 0.0
-    kick_mps: float = 0.0
+
+    def __init__(self, mu: float, push_pct: float, push_dir: float, push_t0: float, seed: int, **later: float):
+        given = {"mu": mu, "push_pct": push_pct, "push_dir": push_dir, "push_t0": push_t0, **later}
+        unknown = set(given) - {a.field for a in CATALOGUE}
+        if unknown:
+            raise TypeError(f"World: {', '.join(sorted(unknown))} is not an axis of the catalogue")
+        kept = tuple((a.field, given[a.field]) for a in CATALOGUE if a.field in given and a.is_set(given[a.field]))
+        object.__setattr__(self, "values", kept)
+        object.__setattr__(self, "seed", seed)
+
+    def __getattr__(self, name: str) -> float:
+        """An axis's value by its field (only called for names that are not the dataclass's own)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        for f, v in self.values:
+            if f == name:
+                return v
+        try:
+            return by_field(name).default
+        except StopIteration:
+            raise AttributeError(name) from None
+
+    def axes(self) -> dict[str, float]:
+        """{field: value} of the axes this world holds (the original four and the later ones it sets)."""
+        return dict(self.values)
 
     @property
     def extra(self) -> dict[str, float]:
         """The later axes this world sets, {field: value} in catalogue order (empty for a world of the grid)."""
-        return {a.field: getattr(self, a.field) for a in NEW_AXES if a.is_set(getattr(self, a.field))}
+        return self._split()[1]
 
     @property
     def key(self) -> str:
-        return cache_key(self.mu, self.push_pct, self.push_dir, self.push_t0, self.seed, self.extra)
+        always, extra = self._split()
+        return cache_key(*always, self.seed, extra)
+
+    def _split(self) -> tuple[list[float], dict[str, float]]:
+        """The original four's values (in their key's order) and the later axes this world sets."""
+        values = dict(self.values)
+        return [values.pop(a.field) for a in CATALOGUE if a.always_keyed], values
+
+    def as_dict(self) -> dict:
+        """Every axis's value (its default where the world does not set it) and the seed, as `World(**d)`
+        takes them: what a chunk of work carries to its process, and the probe's world form."""
+        return {**{a.field: getattr(self, a.field) for a in CATALOGUE}, "seed": self.seed}
 
     @classmethod
     def from_record(cls, w: dict) -> World:
         """The world a record's world part describes (the later axes where it sets them)."""
-        return cls(
-            w["mu"],
-            w["push_pct"],
-            w["push_dir"],
-            w["push_t0"],
-            w["seed"],
-            **{a.field: w[a.field] for a in NEW_AXES if a.field in w},
-        )
+        return cls(**{a.field: w[a.field] for a in CATALOGUE if a.field in w}, seed=w["seed"])
 
 
 def world_from(values: Mapping[str, float], seed: int) -> World:
@@ -123,7 +124,7 @@ def world_from(values: Mapping[str, float], seed: int) -> World:
     unknown = sorted(set(values) - set(fields))
     if unknown:
         raise BadInput(unknown[0], f"is not an axis of the world; the axes are {', '.join(fields)}")
-    return World(**{f: BY_FIELD[f].check(float(v), f) for f, v in values.items()}, seed=seed)
+    return World(**{f: by_field(f).check(float(v), f) for f, v in values.items()}, seed=seed)
 
 
 @dataclass(frozen=True)

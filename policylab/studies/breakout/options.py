@@ -13,15 +13,13 @@ from policylab.errors import BadInput
 from policylab.policies.breakout import load_params
 from policylab.policies.breakout_net import NetworkFile, read
 from policylab.rollout.executors import check_executor
-from policylab.studies.breakout.requests import BreakoutRun
+from policylab.studies.breakout.requests import BreakoutRun, NamedProtocol
 
 
-def protocol_from(req: BreakoutRun) -> dict:
-    """The ALE protocol of a request (`--sticky` absent: ALE's default 0.25)."""
-    data = {"max_steps": req.max_steps, "serve": req.serve}
-    if req.sticky is not None:
-        data["sticky"] = req.sticky
-    return validated(Protocol, data).model_dump()
+def protocol_from(req: NamedProtocol) -> dict:
+    """The ALE protocol of a request: its horizon, `--sticky` (absent: ALE's default 0.25) and `--serve`
+    (a request without the option, learn's, serves every ball: ALE's default)."""
+    return validated(Protocol, req.model_dump(include={"max_steps", "sticky", "serve"}, exclude_none=True)).model_dump()
 
 
 @dataclass(frozen=True)

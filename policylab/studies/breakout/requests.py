@@ -1,28 +1,6 @@
-"""Requests of the Breakout commands and of `policylab demo`: the only place their options,
-defaults, bounds and help live (the CLI builds its options from these models, see
-`policylab.cli.command`).
-
-This module stays light (stdlib, pydantic, `policylab.config`, `policylab.errors`, the seed
-ranges of `policylab.rollout.seeds`, the worker count of `policylab.rollout.executors` and the
-constants of the Breakout contract, presets and record sizes), so `policylab breakout --help`
-loads no numpy or numba; a network file is read (with onnxruntime) only when a request names one.
-What needs the heavy modules is checked in each command's plan, still before the out folder is
-claimed (the first write): policy parameter files, presets, candidate files, trace folders,
-selection rules, seed overlaps, the executor. Bad input anywhere is one line and exit 2.
-
-Bounds every count and seed shares:
-
-- episodes <= 100,000 per command (and per ALE stage of `train`);
-- max_steps <= 27,000 agent steps: the 108,000-frame episode cap of ALE's v5 environments at
-  frameskip 4;
-- seeds <= 2**30: ALE's `random_seed` is a C int, so even an audit's second seed set
-  (S + N .. S + 2N - 1) stays below 2**31;
-- sticky in [0, 1] (ALE's repeat_action_probability; the shadow simulator needs it below 1).
-
-`needs()` estimates a run's peak memory and disk from these numbers (payload bytes per agent
-step in memory and as stored, see `sizes`), so a run the machine cannot hold is refused before it
-starts.
-"""
+"""Requests of the Breakout commands and of `policylab demo`: the only place their options, defaults,
+bounds and help live. Light (no numpy or numba), so `policylab breakout --help` stays fast; the shared bounds
+and why: docs/breakout.md, "Module notes"."""
 
 from __future__ import annotations
 

@@ -1,19 +1,7 @@
 """Sensors, the softmax policy, and one play of a floor.
 
-The bot sees the three tiles ahead, ``s = [lava[pos+1], lava[pos+2], lava[pos+3], 1.0]`` (tiles past
-the exit read as safe; the constant 1 is the bias row, which is why W is 4x2 - "all eight weights").
-Its policy is ``softmax(s @ W)`` over [STEP, LEAP]. Since s takes only 8 values, a policy is fully
-described by its *leap table*: P(LEAP) for pattern b = 4 s0 + 2 s1 + s2 (bits = +1, +2, +3).
-
-Moves: STEP goes +1; LEAP goes +2 or +3 with probability 1/2 each (the coin), clamped at 39. A run
-ends on lava (score = that tile / 39) or at the exit (score 1.0).
-
-Order of random draws (a choice the original leaves open, docs/lava_leap.md): every play draws one block
-``u = rng.random((EXIT, 2))`` up front, used or not; move k leaps when ``u[k, 0] < P(LEAP)`` and a
-leap goes +2 when ``u[k, 1] < 0.5``, else +3. A fixed block per play makes G plays one contiguous
-draw of ``(G, EXIT, 2)`` uniforms, so training, `play` and `simulate` share one kernel and one
-stream layout.
-"""
+A policy is its leap table: P(LEAP) for pattern b = 4 s0 + 2 s1 + s2; every play draws one ``(EXIT, 2)``
+block of uniforms up front (docs/lava_leap.md, "Choices the original left open")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The six charts of the post, plus the slow seed and the walkthrough's weight change, in its house
-style (the post's).
+"""The six charts of the post, plus the slow seed and the walkthrough's weight change, in its house style.
 
-200 dpi on a fixed canvas (no tight cropping, so the figure-coordinate header sits where the
-original put it), white background, Noto Sans falling back to DejaVu Sans, a left-aligned bold
-takeaway title computed from the data plus a muted one-line subtitle, no top/right spines, a
-faint grid. PNGs carry no timestamp or software stamp, so identical data gives identical bytes.
-"""
+200 dpi on a fixed canvas; PNGs carry no timestamp or software stamp, so identical data gives identical bytes."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""The acceptance constraints (docs/lava_leap.md, "Constraints and claims"), evaluated on a finished run.
-
-Each check reads the run's own numbers (summary, walkthrough, the floors it used), so the report
-and `results/checks.json` say which constraints this configuration meets. The narrative's claims are
-checked over every training seed (`claims.py`), each with its threshold, scope and per-seed values;
-where one fails, the report says so and its chart gets a title the data supports.
-"""
+"""The acceptance constraints (docs/lava_leap.md, "Constraints and claims"), evaluated on a finished run."""
 
 from __future__ import annotations
 

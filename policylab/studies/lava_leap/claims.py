@@ -1,24 +1,6 @@
 """The narrative's claims as checks over every training seed, and the chart titles they decide.
 
-Each claim of the original write-up (a chart title, a caption) is a check with a stated threshold,
-the patterns or floors it covers, and its value for every seed. A chart keeps the original's
-wording only when its check holds; otherwise it gets a title the data supports. The functions here
-are pure (arrays in, numbers and words out), so tests can feed them a case where a claim fails.
-
-Thresholds (stated in checks.json and on the page):
-
-- "leaps when lava is directly ahead": P(LEAP) > 0.5 on 100 and 110, on every seed; "steps": P(LEAP)
-  < 0.5, on every seed. The patterns where the choice changes the score are 100, 110 (leap) and
-  001, 010, 011 (step). On 000 (no lava in view) both moves land safe and the best policies leap
-  or step there alike (8 tied best), so "steps on 000" is a separate claim, reported with what the
-  000 habit is worth: each seed's exact score if its P(LEAP | 000) were 0 or 1 instead.
-- "falls only at two-tile channels" (showcase floor): "only" as worded: the exact probability of
-  falling anywhere but a two-tile channel tile is 0 (to rounding, 1e-12) for every GRPO seed, and
-  the shown plays agree. Where it is not, but more than half of every seed's fall probability is
-  on those tiles, the title says "mostly" and gives the seeds' range of that share.
-- "a slow seed stuck on a plateau": within updates 10..140, a stretch of at least 40 updates whose
-  scores differ by at most 0.02 and sit at least 0.05 below the seed's final score.
-"""
+Pure functions (arrays in, numbers and words out); thresholds: docs/lava_leap.md, "Constraints and claims"."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The study's configuration: the post's hyperparameters (validated, the base of `requests.RunRequest`)
-and the experiment's fixed inputs.
-
-Only the training hyperparameters are options; the experiment inputs (test floors, showcase and
-walkthrough floors, Monte Carlo plays, the LR sweep) are the original's constants, because the
-narrative numbers are about those exact floors.
-"""
+"""The study's configuration: the post's hyperparameters (the base of `requests.RunRequest`) and the
+experiment's fixed inputs (the original's constants: the narrative numbers are about those floors)."""
 
 from __future__ import annotations
 

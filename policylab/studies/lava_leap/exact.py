@@ -1,14 +1,7 @@
 """Exact evaluation by dynamic programming, vectorized over policies and floors.
 
-For a leap table q[b] and a floor, V(39) = P(39) = 1; a lava tile u is terminal with score u/39 and
-exit probability 0; for each safe tile t from 38 down to 0, with q = q[pattern(t)],
-
-    V(t) = (1 - q) * V(t+1) + q * (V(t+2) + V(t+3)) / 2      (targets past 39 are 39)
-
-and the same recursion for P (the exit probability). V(0) is the expected score, P(0) the exit
-probability - no sampling. One backward sweep handles K tables x F floors at once as (K, F) arrays,
-so all 256 deterministic policies on 200 floors cost 39 array steps.
-"""
+V(t) = (1 - q) V(t+1) + q (V(t+2) + V(t+3)) / 2 from t = 38 down (targets past 39 are 39; lava u scores u/39),
+and the same for P; V(0) is the expected score. K tables x F floors in one backward sweep."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
 """Every experiment of the post, as the original script ran them, into summary.json.
 
-Order matters only for the one shared generator, the Monte Carlo `sim_rng = default_rng(7)`:
-untrained sim, ceiling sim, then the first seed's REINFORCE, PPO and GRPO sims. Everything else has
-its own explicitly seeded generator, so a re-run writes the same bytes.
-"""
+Only `sim_rng = default_rng(7)` is shared: untrained, ceiling, then the first seed's REINFORCE, PPO, GRPO sims."""
 
 from __future__ import annotations
 

@@ -1,28 +1,7 @@
-"""The floor: 40 tiles, lava in channels, and the generator that draws one.
+"""The floor: 40 tiles, lava in channels of width 1 or 2 at least 2 safe tiles apart, and its generator.
 
-Rules (the post's): tiles 0..39, start 0, exit dock 39. Lava comes in channels (maximal runs of lava)
-of width 1 or 2, separated by at least 2 safe tiles. Tiles 1..3 are never lava, so every run's
-first view is the same on every floor; tile 39 is never lava.
-
-The generator is a choice the original leaves open (docs/lava_leap.md). This one is a *tile walk over a fixed
-block of uniforms*: `new_floor(rng)` draws exactly ``u = rng.random(FLOOR)`` (one uniform per tile)
-and walks t = FIRST..LAST_START: ``u[t] < P_CHANNEL * P_WIDE`` starts a 2-wide channel,
-``u[t] < P_CHANNEL`` a 1-wide one, and the walk then skips the channel and the 2-tile minimum gap;
-otherwise it moves to t + 1. Why this shape:
-
-- a fixed number of draws per floor keeps every stream position independent of the floor's
-  content, so a training update's randomness is one contiguous block (one array for the whole
-  training run, one numba kernel), and floors can be drawn in bulk (`new_floors`);
-- its parameters (two probabilities, first tile, last start) are the whole family. The values
-  below come from a scan of that family (benchmarks/lava_leap_generator_search.py; results in
-  README.md): among the settings meeting every constraint (docs/lava_leap.md), the one
-  with the smallest first tile that works (5) and wide and narrow channels equally likely. With them floor seed 8 is the first seed with
-  6 channels, 2 of them 2-wide; untrained 0.268 and ceiling 0.581 sit inside the E2 chart's
-  0.24..0.6; and the training-dependent constraints (E3a, E4, E5, the slow seed) hold. FIRST = 5
-  (tiles 1..4 safe) and LAST_START = 33 (a safe run-out before the dock) are part of that choice:
-  with FIRST = 4 only one setting met the seed-8 and chart-range constraints, and it fails the E4
-  clip.
-"""
+`new_floor(rng)` draws exactly one uniform per tile; the generator and its parameters' scan: docs/lava_leap.md,
+"Choices the original left open", item 1."""
 
 from __future__ import annotations
 

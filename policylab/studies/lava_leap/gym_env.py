@@ -1,11 +1,6 @@
 """`policylab/LavaLeap-v0`: the floor as a Gymnasium environment, for use outside the study.
 
-Observation: the sensor vector [lava +1, lava +2, lava +3, 1.0] (float32). Actions: 0 = STEP,
-1 = LEAP. A new floor is drawn from the env's generator at every reset (or pass
-``options={"floor": bool array}``); a LEAP's coin is drawn from the same generator at each step.
-The reward is 0 until the run ends, then final tile / 39, so an episode's return is the study's score.
-The study itself does not use this class: it plays with the vectorized kernels in `agent`.
-"""
+Observation [lava +1, +2, +3, 1.0]; 0 = STEP, 1 = LEAP; reward final tile / 39 at the end (the study's score)."""
 
 from __future__ import annotations
 

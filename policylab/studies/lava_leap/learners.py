@@ -1,30 +1,7 @@
 """The three learners - REINFORCE, PPO, GRPO - on one shared clipped policy-gradient kernel.
 
-Every update draws one new floor from the training generator, plays it G times with the current
-W, and updates once. The gradient of the clipped surrogate for step j of N is
-
-    A_j * rho_j * outer(s_j, onehot(a_j) - pi(s_j)) / N,   rho_j = pi(a_j|s_j) / pi_old(a_j|s_j),
-
-dropped (the step "pushes nothing") when the clip engages: A_j > 0 and rho_j > 1 + eps, or A_j < 0
-and rho_j < 1 - eps. `passes` full-batch passes reuse the same group; pi_old is W at the update's
-start. The algorithms differ only in A and the number of passes:
-
-- **GRPO**: A = (r - mean r) / (std r + 1e-8) over the group (population std), every step of a run
-  gets its run's A; `passes` passes. No critic.
-- **PPO** (a choice: docs/lava_leap.md, "Choices the original left open"): A_j = r - s_j @ v with a linear critic v, no normalisation; the same
-  clipped passes; then one critic step ``v += lr_critic * mean_j (r - s_j @ v) s_j`` on the same
-  residuals. The start view is the same on every floor, so ``start @ v`` is the critic's one
-  forecast for every floor (E3b).
-- **REINFORCE** (a choice, ibid.): A = the run's raw return r (no baseline), one pass; with one
-  pass rho = 1 exactly and the clip cannot engage, so this *is* the plain policy gradient. Raw r is
-  what makes the LR sweep's question ("is GRPO's edge just its larger, std-scaled step?") meaningful.
-
-Randomness (a choice, ibid.): one generator, ``default_rng(seed)``, feeds floors and plays;
-update u consumes one floor block then G play blocks, i.e. row u of
-``rng.random((rounds, FLOOR_DRAWS + G * PLAY_DRAWS))``. The whole training loop runs in one numba
-kernel on that array; `grpo_update`/`ppo_update` call the very same kernels, so the walkthrough
-replays exactly what training does.
-"""
+They differ only in the advantage and the number of passes; update u uses row u of one training block
+(docs/lava_leap.md, "Choices the original left open" and "Module notes")."""
 
 from __future__ import annotations
 

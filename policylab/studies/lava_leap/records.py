@@ -1,8 +1,6 @@
 """How runs, steps and numbers are written into the JSON files (the original script's layout).
 
-Every number saved goes through `rnd` (6 decimals) exactly once; weight matrices keep 4 decimals,
-gradients and pushes 5, as the original did.
-"""
+Every number saved goes through `rnd` (6 decimals) once; weights keep 4 decimals, gradients and pushes 5."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""What a run writes: results/*.json, the charts, and DIR/index.html: headline numbers with their
-intervals, the paired comparisons, the learning-rate selection and validation, every claim checked
-over every seed, the slow seed, the clip statistics, the walkthrough of one GRPO update step by
-step, and the JSON folded at the end.
+"""What a run writes: results/*.json, the charts, and DIR/index.html with every result checked over every seed.
 
-The JSON files keep the spec's key order (insertion order, not sorted) and contain no times, so
-two runs of one configuration write identical bytes.
-"""
+The JSON keeps the spec's key order and holds no times, so two runs of one configuration write identical bytes."""
 
 from __future__ import annotations
 

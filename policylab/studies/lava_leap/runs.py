@@ -1,15 +1,5 @@
-"""Lava Leap training runs as store records: one run (algorithm, training seed, hyperparameters)
-is one rollout record, and its exact evaluations are part of its payload.
-
-So a Lava Leap run goes through the same `rollout.ensure` loop as every other study: a killed
-`lava-leap run` resumes with the runs it already finished, and the report is derived from the
-records. The test floors are not carried: every worker regenerates them from their fixed seed.
-
-Payload arrays (float64 unless noted): W (4, 2) and v (4,) after the last update; curve (n, 3):
-(update, exact mean score, exit probability) at every evaluation point; snap_updates (k,) int64,
-snap_W (k, 4, 2), snap_v (k, 4): the weights after the snapshot updates; clipped (rounds, passes)
-int64, steps (rounds,) int64, mean_abs_adv (rounds,): the clip log of every update.
-"""
+"""Lava Leap training runs as store records: one run (algorithm, seed, hyperparameters) is one rollout
+record, its exact evaluations in its payload (arrays: docs/lava_leap.md, "Module notes")."""
 
 from __future__ import annotations
 

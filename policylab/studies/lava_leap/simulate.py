@@ -1,9 +1,6 @@
 """Monte Carlo cross-check of the exact evaluation: actually play the floors.
 
-`simulate(table, floors, plays, rng)` plays each floor `plays` times with the same kernel and the
-same per-play draw layout as `play` (floor by floor, play by play), and returns the mean score and
-exit rate. It agrees with `exact_outcomes` within sampling error; the tests state the tolerance.
-"""
+`simulate(table, floors, plays, rng)` uses `play`'s kernel and draw layout; the tests state the tolerance."""
 
 from __future__ import annotations
 

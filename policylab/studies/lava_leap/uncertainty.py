@@ -1,23 +1,6 @@
 """Intervals and paired comparisons with the training seed as the unit, and the learning-rate check.
 
-The unit is the training seed. A seed's score is already an exact expectation averaged over the
-200 test floors, so the floors are not independent samples of anything: the only randomness left
-in a final score is which training run produced it. Every interval is therefore a Student-t 95%
-interval over training seeds (`policylab.stats.t_interval`; a percentile bootstrap under-covers at
-n = 5), clipped to the range the quantity can take: a score to [0, the ceiling] (the best of the 256
-deterministic tables on the same test floors, which no stochastic table beats either: a search over
-leap tables in (0, 1)^8 finds none above it, tests/studies/lava_leap/test_exact.py), an exit rate to [0, 1]. Without the clip a seed that
-collapses (a two-mode outcome: GRPO at lr 1.0 on validation seed 1001) widens the t interval past
-a score no policy reaches. Every comparison is paired by seed (`policylab.stats.paired_t`): seed i of every
-algorithm draws the same training floors and the same uniforms (one block per update, see
-`learners.training_uniforms`), so the per-seed difference removes what the seeds share. Intervals
-are per comparison (no multiplicity correction).
-
-The learning-rate check: each algorithm's learning rate is chosen (highest mean final score) on
-the training seeds, among the default and the original's sweep values, then trained again on
-fresh validation seeds (a separate named seed range), where the chosen rates are compared with
-each other and with the defaults. Selection and validation never share a seed.
-"""
+t intervals over seeds, clipped to the quantity's range (docs/lava_leap.md, "Intervals and comparisons")."""
 
 from __future__ import annotations
 

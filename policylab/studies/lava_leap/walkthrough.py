@@ -1,10 +1,6 @@
 """E3a and E4: one GRPO update on a hard floor, replayed with the trace hook, every number kept.
 
-The frozen mid-training GRPO policy (first seed, after 20 updates) plays the walkthrough floor G
-times; `grpo_update(..., trace=...)` records each pass. The representative step is the most
-avoidable fatal move: among the lowest-scoring runs' last moves, the one the policy thought least
-likely.
-"""
+The representative step: among the lowest-scoring runs' last moves, the one the policy thought least likely."""
 
 from __future__ import annotations
 

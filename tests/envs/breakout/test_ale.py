@@ -5,6 +5,7 @@ import pytest
 
 from policylab.envs.breakout.ale import AleBreakout, Protocol, bcd
 from policylab.envs.breakout.contract import FIRE, LEFT, NOOP, RIGHT, F
+from policylab.envs.breakout.ram import RAM_SCORE_HI, RAM_SCORE_LO
 from policylab.studies.breakout.episodes.runner import EpisodeTask, run_task
 
 RED = np.array([200, 72, 72])  # ball and paddle colour
@@ -60,7 +61,7 @@ def test_ram_features_match_the_screen():
             ball_checked += 1
         ram = env.ram()
         assert obs[F["lives"]] == env.ale.lives()
-        assert obs[F["score"]] == bcd(int(ram[76]) & 0x0F) * 100 + bcd(int(ram[77]))
+        assert obs[F["score"]] == bcd(int(ram[RAM_SCORE_HI]) & 0x0F) * 100 + bcd(int(ram[RAM_SCORE_LO]))
         if over:
             break
     assert ball_checked > 1000 and paddle_checked > 3000

@@ -14,6 +14,7 @@ from PIL import Image
 
 import policylab  # noqa: F401  (registers the ids)
 from benchmarks.v5_agreement import first_difference
+from policylab.envs.breakout.ram import RAM_LIVES
 from policylab.envs.breakout.registration import GYM_ID, NO_FRAMESKIP_V4_ID, V4_ID
 from policylab.envs.breakout.rom.ale_interface import RomALEState
 from policylab.errors import BadInput
@@ -88,7 +89,7 @@ def test_the_screen_after_restore_state_is_the_last_emulated_frame_as_on_ale():
     for name in ("getScreenRGB", "getScreenGrayscale", "getScreen"):
         assert np.array_equal(getattr(o, name)(), getattr(t, name)()), name
     assert np.array_equal(o.getScreenRGB(), last)
-    o.setRAM(57, 1), t.setRAM(57, 1)  # setRAM too leaves the screen; one life left from here
+    o.setRAM(RAM_LIVES, 1), t.setRAM(RAM_LIVES, 1)  # setRAM too leaves the screen; one life left from here
     assert np.array_equal(o.getScreenRGB(), t.getScreenRGB())
     for a in actions * 20:
         x, y = ours.step(a), theirs.step(a)
@@ -120,7 +121,7 @@ def test_make_vec_of_the_v5_id_gets_v5s_sticky_actions_as_ales():
     hands `AtariVectorEnv` (which built directly has 0)."""
     ours = gym.make_vec(GYM_ID, num_envs=3)
     theirs = gym.make_vec("ALE/Breakout-v5", num_envs=3)
-    assert ours.sticky == 0.25
+    assert ours.settings.sticky == 0.25
     try:
         (oa, _), (ob, _) = ours.reset(seed=40_041), theirs.reset(seed=40_041)
         assert np.array_equal(oa, ob)

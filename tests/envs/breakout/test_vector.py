@@ -98,7 +98,7 @@ def test_the_newest_frame_is_the_single_envs_screen_resized():
     for _ in range(300):
         obs, _, terminated, truncated, _ = env.step(rng.integers(0, 4, 3))
         for i in np.flatnonzero(~(terminated | truncated)):
-            screen = GRAY[render_colours(env._I[i]) >> 1]
+            screen = GRAY[render_colours(env._games.state[i]) >> 1]
             np.testing.assert_array_equal(obs[i, -1], cv2.resize(screen, (84, 84), interpolation=cv2.INTER_AREA))
             compared += 1
     assert compared > 800

@@ -20,60 +20,7 @@ from policylab.rollout.store import Store
 from policylab.studies.boundary import protocol
 from policylab.studies.boundary.checkpoint import resolve_checkpoint
 from tests.support.boundary_fixtures import cli
-
-CRATE_XML = """<mujoco model="crate">
-  <option timestep="0.005"/>
-  <worldbody>
-    <geom name="floor" type="plane" size="0 0 0.1"/>
-    <body name="body" pos="0 0 0.26">
-      <freejoint/>
-      <geom name="box" type="box" size="0.2 0.1 0.05" mass="4"/>
-      <body name="leg_fl" pos="0.15 0.1 -0.05"><joint name="fl" axis="0 1 0" range="-1 1" stiffness="60" damping="2"/>
-        <geom name="foot_fl" type="capsule" fromto="0 0 0 0 0 -0.16" size="0.02" mass="0.2"/></body>
-      <body name="leg_fr" pos="0.15 -0.1 -0.05"><joint name="fr" axis="0 1 0" range="-1 1" stiffness="60" damping="2"/>
-        <geom name="foot_fr" type="capsule" fromto="0 0 0 0 0 -0.16" size="0.02" mass="0.2"/></body>
-      <body name="leg_rl" pos="-0.15 0.1 -0.05"><joint name="rl" axis="0 1 0" range="-1 1" stiffness="60" damping="2"/>
-        <geom name="foot_rl" type="capsule" fromto="0 0 0 0 0 -0.16" size="0.02" mass="0.2"/></body>
-      <body name="leg_rr" pos="-0.15 -0.1 -0.05"><joint name="rr" axis="0 1 0" range="-1 1" stiffness="60" damping="2"/>
-        <geom name="foot_rr" type="capsule" fromto="0 0 0 0 0 -0.16" size="0.02" mass="0.2"/></body>
-    </body>
-  </worldbody>
-  <actuator>
-    <motor joint="fl" ctrlrange="-1 1" gear="5"/><motor joint="fr" ctrlrange="-1 1" gear="5"/>
-    <motor joint="rl" ctrlrange="-1 1" gear="5"/><motor joint="rr" ctrlrange="-1 1" gear="5"/>
-  </actuator>
-</mujoco>
-"""
-
-CRATE_SPEC = {
-    "name": "crate",
-    "mjcf": "crate.xml",
-    "env": "test/crate",
-    "torso_body": "body",
-    "push_body": "body",
-    "friction_geoms": "all",
-    "control": {"mode": "torque", "force_limits": [5.0, 5.0, 5.0, 5.0]},
-    "physics_dt": 0.005,
-    "control_dt": 0.025,
-    "reset": {"qpos_uniform": 0.02, "qpos_noise_on": "joints", "qvel_normal": 0.05},
-    "observation": [
-        {"term": "gravity_body"},
-        {"term": "angvel_body"},
-        {"term": "joint_pos_rel"},
-        {"term": "joint_vel", "scale": 0.1},
-    ],
-    "failure": {"torso_z_fail_m": 0.12, "uprightness_fail": 0.5, "rule_version": 1},
-    "stop_at_failure": True,
-    "render": {"camera_distance": 1.2},
-}
-
-
-def write_crate(folder: Path, **changes) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "crate.xml").write_text(CRATE_XML)
-    path = folder / "crate.json"
-    path.write_text(json.dumps({**CRATE_SPEC, **changes}))
-    return path
+from tests.support.robot_specs import CRATE_SPEC, write_crate
 
 
 def test_ant_spec_is_gymnasiums_ant_v5():

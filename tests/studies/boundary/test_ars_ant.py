@@ -14,6 +14,7 @@ from policylab.envs.robots.batch import run_closed_loop
 from policylab.policies import linear
 from policylab.studies.boundary import ars, failure
 from policylab.studies.boundary.checkpoint import resolve_checkpoint
+from policylab.studies.boundary.robot_policies import train_configs
 
 NOMINAL_SEEDS = list(range(2_000_000, 2_000_040))  # 40 seeds outside every sweep's seed range
 
@@ -45,7 +46,7 @@ def test_the_recipe_reproduces_the_committed_first_iteration(config, tmp_path):
     returns the committed learning curve records: v0 (no pushes) to the last bit; v1 to 1e-9, since a
     push's direction goes through the project's own trigonometric kernels (`policylab.portable_math`), which
     need not round like the libm the curve was recorded with."""
-    cfg = ars.CONFIGS[config].model_copy(update={"iterations": 1, "eval_every": 0})
+    cfg = train_configs()[config].model_copy(update={"iterations": 1, "eval_every": 0})
     _, log = ars.train(cfg, tmp_path, nthread=2)
     committed = json.loads(resolve_checkpoint(cfg.name).path.with_suffix(".json").read_text())["curve"][0]
     got, want = (log[0]["return_mean"], log[0]["return_max"]), (committed["return_mean"], committed["return_max"])
@@ -54,7 +55,7 @@ def test_the_recipe_reproduces_the_committed_first_iteration(config, tmp_path):
 
 def test_committed_ant_training_records_match_their_checkpoints():
     for config in ("v0", "v1"):
-        cfg = ars.CONFIGS[config]
+        cfg = train_configs()[config]
         ckpt = resolve_checkpoint(cfg.name)
         info = json.loads(ckpt.path.with_suffix(".json").read_text())
         assert info["checkpoint_sha256"] == ckpt.sha256

@@ -15,7 +15,8 @@ import pytest
 from policylab.envs.robots.batch import run_closed_loop
 from policylab.envs.robots.robot import robot
 from policylab.policies import linear
-from policylab.studies.boundary import ars, checkpoint, protocol
+from policylab.studies.boundary import checkpoint, protocol
+from policylab.studies.boundary.robot_policies import TrainConfig, train_configs
 
 NOMINAL_SEEDS = list(range(2_000_000, 2_000_040))  # 40 seeds outside every sweep's and training's seed range
 
@@ -41,9 +42,9 @@ def test_committed_training_records_match_their_checkpoints():
         ckpt = checkpoint.resolve_checkpoint(name)
         info = json.loads(ckpt.path.with_suffix(".json").read_text())
         assert info["checkpoint_sha256"] == ckpt.sha256
-        assert ars.TrainConfig(**info["config"]) == ars.CONFIGS[name]
-        assert info["curve"][-1]["iteration"] == ars.CONFIGS[name].iterations
-    a, b = ars.CONFIGS["go1_v0"], ars.CONFIGS["go1_v1"]
+        assert TrainConfig(**info["config"]) == train_configs("go1")[name]
+        assert info["curve"][-1]["iteration"] == train_configs("go1")[name].iterations
+    a, b = train_configs("go1")["go1_v0"], train_configs("go1")["go1_v1"]
     changed = {k for k in type(a).model_fields if getattr(a, k) != getattr(b, k)} - {"name", "seed"}
     assert changed == {"push_pct_max"}  # the one deliberate change of the retrain
 
@@ -52,8 +53,8 @@ TINY = dict(
     iterations=4, directions=2, top=1, horizon_steps=20, eval_every=2, eval_seeds=2, save_every=1, prior_worlds=2
 )
 RUN = (
-    "import sys, pathlib; from policylab.studies.boundary import ars; "
-    f"cfg = ars.CONFIGS['go1_v0'].model_copy(update={{**{TINY!r}, 'name': 'tiny'}}); "
+    "import sys, pathlib; from policylab.studies.boundary import ars, robot_policies; "
+    f"cfg = robot_policies.train_configs('go1')['go1_v0'].model_copy(update={{**{TINY!r}, 'name': 'tiny'}}); "
     "ars.train_and_save(cfg, pathlib.Path(sys.argv[1]), nthread=1)"
 )
 

@@ -19,8 +19,8 @@ from policylab.studies.boundary.checkpoint import (
     resolve_checkpoint,
     robot_of_checkpoint_name,
 )
-from policylab.studies.boundary.constants import DEFAULT_CHECKPOINT, ROBOT_CHECKPOINTS, default_checkpoint
 from policylab.studies.boundary.records import meta_name
+from policylab.studies.boundary.robot_policies import DEFAULT_CHECKPOINT, default_checkpoint, robot_policies
 from tests.support.boundary_fixtures import cli
 from tests.support.trainer_layout import spec_file
 
@@ -47,9 +47,11 @@ def test_each_robot_plays_its_own_default(robot, name, command):
 
 
 def test_every_shipped_robot_has_a_committed_default_of_its_own():
-    assert sorted(ROBOT_CHECKPOINTS) == available()
-    for robot, name in ROBOT_CHECKPOINTS.items():
-        assert name in available_checkpoints() and robot_of_checkpoint_name(name) == robot
+    """Each spec folder names its default (none falls back to <name>_v0), a committed checkpoint of its robot."""
+    for robot in available():
+        name = robot_policies(robot).default_checkpoint
+        assert name == default_checkpoint(robot) and name in available_checkpoints()
+        assert robot_of_checkpoint_name(name) == robot
 
 
 def test_every_committed_checkpoint_names_its_robot():
@@ -77,8 +79,8 @@ def test_default_out_folders_name_the_default_policy(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     runs = tmp_path.resolve() / "runs/boundary"  # out folders are resolved (config.resolved)
     assert requests.SweepRequest().out == runs / f"store-sweep-{DEFAULT_CHECKPOINT}"
-    for robot, name in ROBOT_CHECKPOINTS.items():
-        assert requests.SweepRequest(robot=robot).out == runs / f"store-sweep-{name}"
+    for robot in available():
+        assert requests.SweepRequest(robot=robot).out == runs / f"store-sweep-{default_checkpoint(robot)}"
     assert requests.SearchRequest(robot="go1").out == runs / "store-search-go1_v0"
 
 

@@ -157,7 +157,7 @@ def test_probe_map_of_payload_by_push(base):
     cell = next(c for c in entry["reduction"]["cells"] if c["mu_idx"] == 1 and c["push_idx"] == 2)
     world = {**axes["world"], axes["row"]["name"]: cell["mu"], axes["col"]["name"]: cell["push_pct_bw"]}
     form = ProbeRunForm(map="pd_soft", checkpoint="pd_soft", world=world, sweep_seed=cell["rollouts"][0]["seed"])
-    planned, _, _ = view.plan(form)
+    planned = view.plan(form).planned
     with Store(base / "store") as store:
         assert store.get(planned.key) is not None  # "Load + run" on a cell finds its stored record
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import time
 import urllib.request
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -258,7 +257,7 @@ def test_a_job_past_its_timeout_is_stopped_and_the_worker_replaced(tmp_path):
     atomic_write_bytes(tmp_path / "r.npz", arrays_to_bytes(payload))
     clip = {
         "robot": ckpt.robot,
-        "world": asdict(world),
+        "world": world.as_dict(),
         "outcome": outcome,
         "run_id": "r",
         "out": str(tmp_path),

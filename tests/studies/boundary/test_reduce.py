@@ -15,7 +15,6 @@ from policylab.rollout.seeds import world_seed
 from policylab.rollout.store import Store
 from policylab.stats import kaplan_meier
 from policylab.studies.boundary import failure
-from policylab.studies.boundary.ars import CONFIGS
 from policylab.studies.boundary.checkpoint import available_checkpoints, committed_record
 from policylab.studies.boundary.constants import CHECKPOINT_DIR
 from policylab.studies.boundary.learn.worlds import RECIPES
@@ -30,6 +29,7 @@ from policylab.studies.boundary.reduce import (
     survival_fraction,
     training_distribution,
 )
+from policylab.studies.boundary.robot_policies import train_configs
 from policylab.studies.boundary.select import boundary_cells, recoveries
 from tests.support.boundary_fixtures import ANT, cli, make_sweep, relabelled_copy
 
@@ -295,12 +295,13 @@ TRAINING_BANDS = {
 
 
 def _band_in_code(name: str) -> tuple:
-    """The band the trainer's own config in code names: a learn recipe (`RECIPES`) or an ARS config (`CONFIGS`)."""
+    """The band the trainer's own config names: a learn recipe (`RECIPES`) or a spec folder's ARS config
+    (`train_configs`)."""
     recipe = committed_record(name)["config"].get("recipe")
     if recipe is not None:
         r = RECIPES[recipe]
         return [*r.friction], round(100 * r.push_bw[1], 6), r.command_amp and [*r.command_amp], r.push_ramp or None
-    cfg = next(c for c in CONFIGS.values() if c.name == name)
+    cfg = next(c for c in train_configs().values() if c.name == name)
     return cfg.friction_range and [*cfg.friction_range], cfg.push_pct_max, None, None
 
 

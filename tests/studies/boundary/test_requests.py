@@ -18,8 +18,9 @@ from policylab.policies import linear
 from policylab.rollout.executors import EXECUTORS
 from policylab.rollout.options import Executor
 from policylab.rollout.store import Store
-from policylab.studies.boundary import ars, protocol, requests, sweep
+from policylab.studies.boundary import protocol, requests, sweep
 from policylab.studies.boundary.checkpoint import resolve_checkpoint
+from policylab.studies.boundary.robot_policies import train_configs
 from tests.support.bad_policy_files import write_bad_policy_files
 from tests.support.boundary_fixtures import cli
 
@@ -79,7 +80,8 @@ def test_every_number_has_both_bounds_and_every_choice_is_a_literal(model: type[
 
 
 def test_choices_match_the_code_that_uses_them():
-    assert set(typing.get_args(requests.TRAIN_CONFIGS)) == set(ars.CONFIGS)
+    train_help = " ".join(requests.TrainRequest.model_fields["config"].description.split())
+    assert all(f"{name} (" in train_help for name in train_configs())  # every shipped folder's config, and its words
     assert set(typing.get_args(Executor)) == set(EXECUTORS)
     assert "ray_address" in requests.SweepRequest.model_fields  # every --executor command takes --ray-address
 
@@ -87,7 +89,7 @@ def test_choices_match_the_code_that_uses_them():
 def test_the_bare_sweep_says_where_it_writes():
     """Its help gave no folder: a bare `policylab boundary sweep` wrote ./runs unannounced. The folders it names
     are the defaults a request without options gets."""
-    from policylab.studies.boundary.constants import DEFAULT_CHECKPOINT
+    from policylab.studies.boundary.robot_policies import DEFAULT_CHECKPOINT
 
     bare = requests.SweepRequest()
     doc = " ".join(requests.SweepRequest.__doc__.split())
@@ -360,6 +362,7 @@ def test_default_out_follows_the_checkpoint_name(tmp_path, monkeypatch):
     "args, field",
     [
         (["--config", "v2"], "config"),
+        (["--robot", "go1", "--config", "v0"], "config"),  # the Ant's: go1's folder names go1_v0, go1_v1
         (["--iterations", "0"], "iterations"),
         (["--threads", "0"], "threads"),
         (["--threads", "2.5"], "threads"),

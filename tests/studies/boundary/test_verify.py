@@ -5,8 +5,9 @@ import json
 import shutil
 
 from policylab.fileio import atomic_write_bytes
+from policylab.rollout.migrations import moved_record
 from policylab.rollout.payloads import pack_arrays
-from policylab.rollout.store import Store, moved_record
+from policylab.rollout.store import Store
 from tests.support.boundary_fixtures import cli
 
 

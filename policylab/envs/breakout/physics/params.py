@@ -18,12 +18,10 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from policylab.config import StrictModel
+from policylab.envs.breakout.key_versions import unkeyed_fields
+from policylab.envs.breakout.ram import RAM_FRAME_COUNTER
 from policylab.hashing import hash_obj
 
-LATER_FIELDS = {
-    "rng": "splitmix",
-    "model": "physics",
-}  # fields added after stores were keyed, with the value the older worlds had
 MAX_BRICK_ROWS = 8
 TABLE_LEN = 32  # longest table (zones, serves, speeds) the kernel accepts
 CONTROL_LEN = 512  # longest paddle-controller table
@@ -140,7 +138,7 @@ class ShadowParams(StrictModel):
         "random",
         description="random: each serve draws a pair uniformly from the env's RNG stream; frame: pair "
         "k = (frames since reset) mod len(serve_choices), as ALE's game reads its frame counter "
-        "ram[90] & 3 on the frame FIRE serves",
+        f"ram[{RAM_FRAME_COUNTER}] & 3 on the frame FIRE serves",
     )
     serve_vy: float = Field(1.0, description="vertical serve speed (positive = downward)")
     # --- ALE's ball logic (decoded from RAM traces, README.md); used when ball_rule == "ale"
@@ -223,19 +221,13 @@ class ShadowParams(StrictModel):
     def physics(self) -> dict:
         """Every rule of the world, without its name: two presets with equal physics are one world.
 
-        A field in `LATER_FIELDS` is left out while it holds the value every world had before it existed,
-        so those worlds keep their digest (and their stored rollouts their keys)."""
-        later = {k for k, old in LATER_FIELDS.items() if getattr(self, k) == old}
-        return self.model_dump(exclude={"name"} | later)
+        A field added after stores were keyed is left out while it holds the value every world had before
+        it existed (`key_versions.unkeyed_fields`), so those worlds keep their digest."""
+        return self.model_dump(exclude={"name"} | unkeyed_fields(self))
 
     def digest(self) -> str:
         """Content hash of the physics (the name left out), part of every shadow rollout's key."""
         return hash_obj(self.physics())
-
-    def former_physics(self) -> list[dict]:
-        """The physics earlier key versions hashed for this world: none, a physics world's key has one form
-        (`LATER_FIELDS` keeps it when a field is added)."""
-        return []
 
     def kernel_record(self) -> np.void:
         """The kernel's first argument (`kernel_params`)."""

@@ -34,6 +34,7 @@ import numpy as np
 from policylab.envs.breakout import ale_random
 from policylab.envs.breakout.ale_errors import AleRuntimeError
 from policylab.envs.breakout.compile_notice import first_call
+from policylab.envs.breakout.ram import RAM_LIVES, RAM_N
 from policylab.envs.breakout.rom import kernel as rom_kernel
 from policylab.envs.breakout.rom.render import GRAY, PALETTE, draw, rom_bytes
 
@@ -120,7 +121,7 @@ def act_frames(m, st, mt, buf, action, step, n, prob, max_frames):
         reward += r
         st[EPISODE_FRAMES] += 1
         st[FRAMES] += 1
-        if m[rom_kernel.RAM_LIVES] == 0:
+        if m[RAM_LIVES] == 0:
             st[OVER] = 1
     return reward
 
@@ -309,7 +310,7 @@ class RomALEInterface:
     def reset_game(self) -> None:
         row = self._row
         row[:] = 0
-        row[: rom_kernel.RAM_N] = rom_kernel.RESET_RAM
+        row[:RAM_N] = rom_kernel.RESET_RAM
         row[rom_kernel.SHOWN] = rom_kernel.drawn_with(row)
         self._st[POT] = rom_kernel.PADDLE_DEFAULT
         self._st[LAST] = 0
@@ -339,7 +340,7 @@ class RomALEInterface:
 
     # --- what wrappers read
     def lives(self) -> int:
-        return int(self._row[rom_kernel.RAM_LIVES])
+        return int(self._row[RAM_LIVES])
 
     def game_over(self, with_truncation: bool = True) -> bool:
         return bool(self._st[OVER]) or (with_truncation and self.game_truncated())
@@ -406,18 +407,18 @@ class RomALEInterface:
         self._settings[key] = float(value)
 
     def getRAMSize(self) -> int:
-        return rom_kernel.RAM_N
+        return RAM_N
 
     def getScreenDims(self) -> tuple[int, int]:
         return 210, 160
 
     def getRAM(self, out: np.ndarray | None = None) -> np.ndarray:
-        return self._into(out, self._row[: rom_kernel.RAM_N].astype(np.uint8))
+        return self._into(out, self._row[:RAM_N].astype(np.uint8))
 
     def setRAM(self, index: int, value: int) -> None:
         """ALE's `setRAM`: one byte of the RAM; the screen stays the last emulated frame."""
-        if not 0 <= int(index) < rom_kernel.RAM_N:
-            raise AleRuntimeError("index", f"setRAM index out of bounds: {index} (0-{rom_kernel.RAM_N - 1})")
+        if not 0 <= int(index) < RAM_N:
+            raise AleRuntimeError("index", f"setRAM index out of bounds: {index} (0-{RAM_N - 1})")
         if not 0 <= int(value) <= 255:
             raise AleRuntimeError("value", f"a RAM byte is 0-255, got {value}")
         self._keep_screen()

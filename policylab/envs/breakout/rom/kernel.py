@@ -7,23 +7,25 @@ game itself, RAM for RAM, at the cost of a few hundred integer operations per fr
 What one emulated frame is (ALE returns control at VSYNC, so a frame runs from the end of one VSYNC to
 the start of the next; addresses are the ROM's, $F000-$F7FF):
 
-- vertical blank ($F34D-$F611): the frame counter (RAM 90), the serve when the paddle button is down and
-  no ball is in play (its x and direction from the counter's low 2 bits), the lost ball, lives and game
-  over, the wall-building animation (RAM 94), the reactions to the collision latches the TIA set while
+- vertical blank ($F34D-$F611): the frame counter (RAM_FRAME_COUNTER), the serve when the paddle button is
+  down and no ball is in play (its x and direction from the counter's low 2 bits), the lost ball, lives and
+  game over, the wall-building animation (RAM_BUILD), the reactions to the collision latches the TIA set while
   the previous frame was drawn (paddle: bounce angle from where the ball met it; playfield: the top wall
   or the brick the ball's position points at, which is removed and scored; the side walls: the x
   velocity turns), the paddle position chasing the pot reading, and the ball's fixed-point motion;
 - the display kernel ($F616-$F661), which this model does not execute: its effects on the game are
-  modelled instead. It reads the paddle pot every two scanlines into RAM 70 (the scanline at which the
-  pot's capacitor charged, from ALE's resistance: `paddle_reading`), and the TIA latches collisions
+  modelled instead. It reads the paddle pot every two scanlines into RAM_PADDLE_READING (the scanline at which
+  the pot's capacitor charged, from ALE's resistance: `paddle_reading`), and the TIA latches collisions
   between the objects it draws (`collisions`, from the drawn geometry of the ball, playfield, side-wall
   missiles and paddle player);
 - overscan ($F25E-$F33F): score digit pointers, the sound countdown, the colours.
 
 Temporary bytes and stack bytes (RAM 121-127 hold return addresses and pushed flags) end each frame with
 the values the 6502 leaves in them, so the whole RAM equals ALE's, not just the game variables. The
-translation covers the game ALE plays by default: game 1 (RAM 50 = 0), one player, difficulty B, colour.
-Other game variations (catch, timed, two players) are outside it and flagged (`UNMOD_*` bits).
+translation covers the game ALE plays by default: game 1 (RAM_GAME_SELECT = 0), one player, difficulty B,
+colour. Other game variations (catch, timed, two players) are outside it and flagged (`UNMOD_*` bits).
+
+The RAM's addresses are named in `envs/breakout/ram.py`.
 
 State per env (the batch arrays `ShadowBreakout` passes, named as the physics kernel's): `I` int64 (n, NI),
 the 128 RAM bytes then ALE's paddle resistance, the last applied action, steps, game over, score, lives,
@@ -37,6 +39,70 @@ import numba
 import numpy as np
 
 from policylab.envs.breakout import ale_random
+from policylab.envs.breakout.ram import (
+    BALL_X_OFFSET,
+    BALL_Y_OFFSET,
+    PADDLE_X_OFFSET,
+    RAM_ATTRACT_TIMER,
+    RAM_BALL_ANGLE,
+    RAM_BALL_CLASS,
+    RAM_BALL_VX,
+    RAM_BALL_VX_FRAC,
+    RAM_BALL_VY,
+    RAM_BALL_VY_FRAC,
+    RAM_BALL_X,
+    RAM_BALL_X_FRAC,
+    RAM_BALL_Y,
+    RAM_BALL_Y_FRAC,
+    RAM_BUILD,
+    RAM_BUILD_BITS_BYTE,
+    RAM_BUILD_BITS_LEFT,
+    RAM_BUILD_COUNT,
+    RAM_BUILD_SCRIPT,
+    RAM_COLOUR_SHADE,
+    RAM_COLOURS,
+    RAM_DIGIT_HUNDREDS,
+    RAM_DIGIT_LIVES,
+    RAM_DIGIT_ONES,
+    RAM_DIGIT_PLAYER,
+    RAM_DIGIT_TENS,
+    RAM_FRAME_COUNTER,
+    RAM_FRAME_COUNTER_HI,
+    RAM_GAME_FEATURES,
+    RAM_GAME_ON,
+    RAM_GAME_SELECT,
+    RAM_LIVES,
+    RAM_N,
+    RAM_PADDLE2_MASK,
+    RAM_PADDLE_COLOUR,
+    RAM_PADDLE_GFX,
+    RAM_PADDLE_HALF_W,
+    RAM_PADDLE_INPUT,
+    RAM_PADDLE_READING,
+    RAM_PADDLE_X,
+    RAM_PLAYER,
+    RAM_PLAYERS,
+    RAM_SCORE_HI,
+    RAM_SCORE_LO,
+    RAM_SELECT_SWITCH,
+    RAM_SHOW_SCORE,
+    RAM_SOUND,
+    RAM_SOUND_PITCH,
+    RAM_STACK_F9,
+    RAM_STACK_FA,
+    RAM_STACK_FC,
+    RAM_STACK_FD,
+    RAM_TOP_WALL_HIT,
+    RAM_WALL_BITS,
+    RAM_WALL_BITS_TAIL,
+    RAM_WALL_END,
+    RAM_WALL_LEFT_PF0,
+    RAM_WALL_LEFT_PF1,
+    RAM_WALL_LEFT_PF2,
+    RAM_WALL_RIGHT_PF0,
+    RAM_WALL_RIGHT_PF1,
+    RAM_WALL_RIGHT_PF2,
+)
 
 # --- ALE 0.12.1 paddle (ale_state.hpp): resistance limits, default and per-frame step
 PADDLE_MIN, PADDLE_MAX, PADDLE_DELTA = 27450, 790196, 23000
@@ -45,7 +111,7 @@ PADDLE_DEFAULT = (PADDLE_MAX - PADDLE_MIN) // 2 + PADDLE_MIN
 NOOP, FIRE, RIGHT, LEFT = 0, 1, 2, 3
 
 # UNMODELLED bits: situations the translation does not follow (the env's RAM may then drift from ALE's)
-UNMOD_VARIATION = 1  # a game variation other than game 1 (RAM 50/51/58 nonzero)
+UNMOD_VARIATION = 1  # a game variation other than game 1 (RAM_GAME_FEATURES, RAM_PLAYERS nonzero)
 UNMOD_RESET = 2  # the frame counter's high byte wrapped (65,536 frames without reset)
 
 # --- ROM tables (addresses in comments)
@@ -89,12 +155,12 @@ SPEED = np.array(
     ],
     dtype=np.int64,
 )  # $F7DC: (frac | int) per x, y
-PADDLE_LIMITS = (0x37, 0xBF)  # $F782: player 1's paddle range (RAM 72)
+PADDLE_LIMITS = (0x37, 0xBF)  # $F782: player 1's paddle range (RAM_PADDLE_X)
 
 # Pot reading: the kernel samples INPT0 every two scanlines (Y register += 2) in four stretches of code
-# (top wall, gap, bricks, lower field); RAM 70 keeps the last Y whose sample had not charged yet. The CPU
+# (top wall, gap, bricks, lower field); RAM_PADDLE_READING keeps the last Y whose sample had not charged yet. The CPU
 # cycle of each stretch's first sample after the dump was released, with the sample spacing of 152 cycles
-# (two scanlines): fitted to ALE's RAM 70 over every resistance its paddle can reach with full-strength
+# (two scanlines): fitted to ALE's RAM_PADDLE_READING over every resistance its paddle can reach with full-strength
 # moves (101 values; tests and `bench_breakout_exact.py` check all 101) and over the fractional resistances
 # continuous actions reach (2,825 of 2,826 readings from 39 paddle strengths; tests/envs/breakout/
 # test_ale_compat.py plays random continuous actions against ALE).
@@ -113,7 +179,6 @@ RESET_RAM = np.frombuffer(
     dtype=np.uint8,
 ).astype(np.int64)
 
-RAM_LIVES = 57  # the RAM byte of the lives left (ALE's `lives()`; 0 is the game over)
 # collision latch bits (TIA CXP0FB bit 6, CXBLPF bit 7, CXM0FB/CXM1FB bit 6)
 CX_PADDLE, CX_PLAYFIELD, CX_WALL = 1, 2, 4
 # screen geometry of the drawn frame (ALE's 210 x 160 screen), in rows and columns
@@ -130,8 +195,8 @@ def kernel_lines() -> list[tuple[int, int, int]]:
     shows without vertical delay, Y of the value it shows with VDELBL), -1 for a register holding 0.
 
     The kernel steps Y by 2 every two lines and writes ENABL (through PHP with the stack pointer on the
-    TIA) at the start of an iteration's first line, enabled when (Y - RAM 101) & $FC == 0; writing GRP1 at
-    the start of the second line copies ENABL into the delayed register. RAM 101's low bit clears VDELBL,
+    TIA) at the start of an iteration's first line, enabled when (Y - RAM_BALL_Y) & $FC == 0; writing GRP1 at
+    the start of the second line copies ENABL into the delayed register. RAM_BALL_Y's low bit clears VDELBL,
     so the ball covers four lines at single-line resolution. Between sections the last value lingers:
     one line after the top wall (row 32) and one after the bricks (row 93, the lower field is therefore one
     row further down per Y); the top wall's first iteration has no earlier copy (the previous frame's
@@ -152,7 +217,7 @@ def kernel_lines() -> list[tuple[int, int, int]]:
 
 
 def _ball_rows() -> np.ndarray:
-    """(256, 2) int64: first and last screen row of the ball for each RAM 101 (-1, -2 when not drawn); the
+    """(256, 2) int64: first and last screen row of the ball for each RAM_BALL_Y (-1, -2 when not drawn); the
     rows are contiguous for every value."""
     table = np.full((256, 2), (-1, -2), dtype=np.int64)
     for b in range(256):
@@ -173,33 +238,33 @@ BALL_ROWS = _ball_rows()
 @numba.njit(cache=True, inline="always")
 def _pf_bit(m, brick_row, px):
     """Whether playfield pixel column px (0-159) is set on brick row brick_row (0 = top), as the kernel
-    writes PF0/PF1/PF2 for the left half then the right half from RAM 0-35."""
+    writes PF0/PF1/PF2 for the left half then the right half from the wall's bytes (`ram.RAM_WALL_*`)."""
     k = px >> 2
     base = 0
     if k >= 20:
         k -= 20
-        base = 18  # right half: PF0 at RAM 12+, PF1 at 6+, PF2 at 0+ (left: 30+, 24+, 18+)
+        base = RAM_WALL_LEFT_PF0 - RAM_WALL_RIGHT_PF0  # the right half's registers sit as far below the left's
     x = 5 - brick_row
     if k < 4:
-        return (m[30 - base + x] >> (4 + k)) & 1
+        return (m[RAM_WALL_LEFT_PF0 - base + x] >> (4 + k)) & 1
     if k < 12:
-        return (m[24 - base + x] >> (11 - k)) & 1
-    return (m[18 - base + x] >> (k - 12)) & 1
+        return (m[RAM_WALL_LEFT_PF1 - base + x] >> (11 - k)) & 1
+    return (m[RAM_WALL_LEFT_PF2 - base + x] >> (k - 12)) & 1
 
 
 @numba.njit(cache=True)
 def collisions(m):
     """The TIA's collision latches after the kernel draws the frame held in RAM `m` (read by the next
-    frame's vertical blank): the ball (2 px wide at column RAM 99 - 49, rows `BALL_ROWS`) against the top
-    wall and bricks (playfield), the side-wall missiles and the paddle (player 0, four times wide, RAM 55's
-    pattern from column RAM 72 - 47)."""
-    b = m[101]
+    frame's vertical blank): the ball (2 px wide at column RAM_BALL_X + BALL_X_OFFSET, rows `BALL_ROWS`)
+    against the top wall and bricks (playfield), the side-wall missiles and the paddle (player 0, four times
+    wide, RAM_PADDLE_GFX's pattern from column RAM_PADDLE_X + PADDLE_X_OFFSET)."""
+    b = m[RAM_BALL_Y]
     r0 = BALL_ROWS[b, 0]
     r1 = BALL_ROWS[b, 1]
     if r0 < 0:
         return 0
     out = 0
-    x0 = m[99] - 49
+    x0 = m[RAM_BALL_X] + BALL_X_OFFSET
     for dx in range(2):
         px = x0 + dx
         if (px < SIDE_W and r0 <= LAST_ROW) or (px >= 160 - SIDE_W and r0 <= LAST_ROW - 1):
@@ -212,8 +277,8 @@ def collisions(m):
             if 0 <= px < 160 and _pf_bit(m, row, px):
                 out |= CX_PLAYFIELD
     if r0 <= PADDLE_ROWS[1] and r1 >= PADDLE_ROWS[0]:
-        p0 = m[72] - 47
-        g = m[55]
+        p0 = m[RAM_PADDLE_X] + PADDLE_X_OFFSET
+        g = m[RAM_PADDLE_GFX]
         for dx in range(2):
             px = x0 + dx
             k = (px - p0) >> 2
@@ -222,20 +287,20 @@ def collisions(m):
     return out
 
 
-# When RAM 62 (the paddle's colour) is 0, the lower field's samples come one scanline (76 cycles) earlier: the
+# When RAM_PADDLE_COLOUR is 0, the lower field's samples come one scanline (76 cycles) earlier: the
 # bricks routine falls into the lower field's loop through `LDA $BE; STA COLUPF; BEQ $F0B3` ($F0A4), which on
 # a zero colour jumps over the loop's first WSYNC. Only attract mode's colour cycling makes it 0 (shade $46 or
-# $4E: 256 frames in every 32,768 once the game has sat 65,536 frames unserved). Measured against ALE's RAM 70
-# with RAM 62 set to 0: every reachable resistance agrees for a shift of 74-78 cycles.
+# $4E: 256 frames in every 32,768 once the game has sat 65,536 frames unserved). Measured against ALE's
+# RAM_PADDLE_READING with RAM_PADDLE_COLOUR set to 0: every reachable resistance agrees for a shift of 74-78 cycles.
 POT_LOWER_EARLY = 76
 
 
 @numba.njit(cache=True)
 def paddle_reading(pot, lower_early=False):
-    """RAM 70 after the kernel: the last sampled Y (two scanlines per step) at which INPT0 still read low.
+    """RAM_PADDLE_READING after the kernel: the last sampled Y (two scanlines per step) at which INPT0 still read low.
     Stella's pot: high once more than int(1.6 * R * 0.01e-6 * 1.19e6) CPU cycles passed since VBLANK
     released the dump transistor; ALE passes its paddle value as R. `lower_early`: the lower field's samples
-    start `POT_LOWER_EARLY` cycles sooner (RAM 62 is 0)."""
+    start `POT_LOWER_EARLY` cycles sooner (RAM_PADDLE_COLOUR is 0)."""
     needed = np.int64(1.6 * pot * 0.01e-6 * 1.19e6)
     y = 0
     for s in range(4):
@@ -251,9 +316,9 @@ def paddle_reading(pot, lower_early=False):
 # Stack bytes. The 6502's stack sits in RAM 121-127 and the model never reads it back (it does not run the
 # RTS/RTI that would), so only each frame's last write to a byte matters, and most are the same every frame:
 # 126/127 = $F2DB (the overscan's last JSR, at $F2D9), 123 = $D6 (the position handler's JSR, under the
-# ball's BRK at $F5F8), 124/125 = $F675 while RAM 110 bit 7 is set (the score's nested JSR at $F29A), else
+# ball's BRK at $F5F8), 124/125 = $F675 while RAM_SHOW_SCORE bit 7 is set (the score's nested JSR at $F29A), else
 # the ball BRK's pushed flags and $F1. Only velocity changes through $F6A8 reach deeper: 121/122.
-JSR_SCORE = 0xF675  # return address pushed by the score's nested JSR (RAM 125 high, 124 low)
+JSR_SCORE = 0xF675  # return address pushed by the score's nested JSR (RAM_STACK_FD high, RAM_STACK_FC low)
 
 
 @numba.njit(cache=True, inline="always")
@@ -278,83 +343,84 @@ def _neg16(m, lo, hi):
 
 @numba.njit(cache=True, inline="always")
 def _bcd_add(m, a):
-    """$F1F2: add BCD a to the score (RAM 77 low, RAM 76 high)."""
-    lo = m[77]
+    """$F1F2: add BCD a to the score (RAM_SCORE_LO, RAM_SCORE_HI)."""
+    lo = m[RAM_SCORE_LO]
     s_lo = (lo & 15) + (a & 15)
     if s_lo > 9:
         s_lo += 6
     s_hi = (lo >> 4) + (a >> 4) + (1 if s_lo > 15 else 0)
     if s_hi > 9:
         s_hi += 6
-    m[77] = ((s_hi << 4) | (s_lo & 15)) & 255
+    m[RAM_SCORE_LO] = ((s_hi << 4) | (s_lo & 15)) & 255
     if s_hi > 15:
-        hi = m[76]
+        hi = m[RAM_SCORE_HI]
         t_lo = (hi & 15) + 1
         if t_lo > 9:
             t_lo += 6
         t_hi = (hi >> 4) + (1 if t_lo > 15 else 0)
         if t_hi > 9:
             t_hi += 6
-        m[76] = ((t_hi << 4) | (t_lo & 15)) & 255
+        m[RAM_SCORE_HI] = ((t_hi << 4) | (t_lo & 15)) & 255
 
 
 @numba.njit(cache=True)
 def _set_speed(m):
-    """$F6A8: the ball's new speed from the table by hit count (RAM 107 bits 2-5) and angle (RAM 109); y turns
-    (JSR $F690 unless it was rising), x keeps its sign (JSR $F68C if it was negative). Returns RAM 107 & $3F."""
-    y = (m[107] & 0x3C) + m[109]
-    old_vx = m[105]
-    old_vy = m[103]
+    """$F6A8: the ball's new speed from the table by hit count (RAM_BALL_CLASS bits 2-5) and angle
+    (RAM_BALL_ANGLE); y turns (JSR $F690 unless it was rising), x keeps its sign (JSR $F68C if it was negative).
+    Returns RAM_BALL_CLASS & $3F."""
+    y = (m[RAM_BALL_CLASS] & 0x3C) + m[RAM_BALL_ANGLE]
+    old_vx = m[RAM_BALL_VX]
+    old_vy = m[RAM_BALL_VY]
     t = SPEED[y]
-    m[105] = t & 3
-    m[106] = t & 0xFC
+    m[RAM_BALL_VX] = t & 3
+    m[RAM_BALL_VX_FRAC] = t & 0xFC
     t = SPEED[y + 1]
-    m[103] = t & 3
-    m[104] = t & 0xFC
+    m[RAM_BALL_VY] = t & 3
+    m[RAM_BALL_VY_FRAC] = t & 0xFC
     if not (old_vy & 0x80):
-        _neg16(m, 104, 103)
-        m[122] = 0xF6  # the nested JSR $F6A2 from stack $FA: return $F696
-        m[121] = 0x96
+        _neg16(m, RAM_BALL_VY_FRAC, RAM_BALL_VY)
+        m[RAM_STACK_FA] = 0xF6  # the nested JSR $F6A2 from stack $FA: return $F696
+        m[RAM_STACK_F9] = 0x96
     if old_vx & 0x80:
-        _neg16(m, 106, 105)
-        m[122] = 0x96  # from stack $FB: $F696's low byte lands one lower
-    return m[107] & 0x3F
+        _neg16(m, RAM_BALL_VX_FRAC, RAM_BALL_VX)
+        m[RAM_STACK_FA] = 0x96  # from stack $FB: $F696's low byte lands one lower
+    return m[RAM_BALL_CLASS] & 0x3F
 
 
 @numba.njit(cache=True, inline="always")
 def _bits(m, c):
-    """JSR $F76E's body: ROL the next byte of RAM 36+ (RAM 75 indexes it, RAM 74 counts its 8 bits) with
-    carry c; returns the bit rotated out."""
-    k = m[75]
-    v = m[36 + k]
-    m[36 + k] = ((v << 1) | c) & 255
-    m[74] = (m[74] - 1) & 255
-    if m[74] == 0:
-        m[75] = (k + 1) & 255
-        m[74] = 8
+    """JSR $F76E's body: ROL the next byte of RAM_WALL_BITS (RAM_BUILD_BITS_BYTE indexes it, RAM_BUILD_BITS_LEFT
+    counts its 8 bits) with carry c; returns the bit rotated out."""
+    k = m[RAM_BUILD_BITS_BYTE]
+    v = m[RAM_WALL_BITS + k]
+    m[RAM_WALL_BITS + k] = ((v << 1) | c) & 255
+    m[RAM_BUILD_BITS_LEFT] = (m[RAM_BUILD_BITS_LEFT] - 1) & 255
+    if m[RAM_BUILD_BITS_LEFT] == 0:
+        m[RAM_BUILD_BITS_BYTE] = (k + 1) & 255
+        m[RAM_BUILD_BITS_LEFT] = 8
     return v >> 7
 
 
 @numba.njit(cache=True)
 def _build_step(m, c):
-    """JSR $F132 (from $F422): one step of the wall-building animation. RAM 94's low 6 bits count the brick
+    """JSR $F132 (from $F422): one step of the wall-building animation. RAM_BUILD's low 6 bits count the brick
     bytes still to draw; each step redraws one byte from itself, shuffled by a script ($F7D0, advanced every
-    6 bytes through RAM 71/119) and by bits rotated out of RAM 36-48. When the count is 0 and bit 6 is set,
-    the full wall is stored at once. c: the carry the vertical blank arrived with."""
-    a = m[94] & 0x3F
+    6 bytes through RAM_BUILD_COUNT/RAM_BUILD_SCRIPT) and by bits rotated out of RAM_WALL_BITS. When the count is
+    0 and bit 6 is set, the full wall is stored at once. c: the carry the vertical blank arrived with."""
+    a = m[RAM_BUILD] & 0x3F
     if a == 0:
-        x = m[94]
-        m[94] = 0
+        x = m[RAM_BUILD]
+        m[RAM_BUILD] = 0
         if x & 0x40:
-            for i in range(30, 36):
+            for i in range(RAM_WALL_LEFT_PF0, RAM_WALL_END):
                 m[i] = 0xC0
-            for i in range(6, 30):
+            for i in range(RAM_WALL_RIGHT_PF1, RAM_WALL_LEFT_PF0):
                 m[i] = 0xFF
-            for i in range(0, 6):
+            for i in range(RAM_WALL_RIGHT_PF2, RAM_WALL_RIGHT_PF1):
                 m[i] = 0x3F
         return
     x = a - 1
-    t = BUILD[m[119]]
+    t = BUILD[m[RAM_BUILD_SCRIPT]]
     y = t & 0x0F
     a = m[x]
     r60 = t  # ROL $BC: the script byte's bits pick the steps below
@@ -405,50 +471,58 @@ def _build_step(m, c):
             c = nc
         a &= 0xC0
     m[x] = a
-    m[71] = (m[71] - 1) & 255
-    if m[71] == 0:
-        m[71] = 6
-        m[119] = (m[119] - 1) & 255
-    m[94] = (m[94] & 0xC0) | x
+    m[RAM_BUILD_COUNT] = (m[RAM_BUILD_COUNT] - 1) & 255
+    if m[RAM_BUILD_COUNT] == 0:
+        m[RAM_BUILD_COUNT] = 6
+        m[RAM_BUILD_SCRIPT] = (m[RAM_BUILD_SCRIPT] - 1) & 255
+    m[RAM_BUILD] = (m[RAM_BUILD] & 0xC0) | x
     if x == 0:
         for _ in range(4):
-            nc = m[49] >> 7
-            m[49] = ((m[49] << 1) | c) & 255
+            nc = m[RAM_WALL_BITS_TAIL] >> 7
+            m[RAM_WALL_BITS_TAIL] = ((m[RAM_WALL_BITS_TAIL] << 1) | c) & 255
             c = nc
 
 
 @numba.njit(cache=True, inline="always")
 def drawn_with(m):
-    """What the kernel draws a frame with that the frame's own overscan then changes: RAM 80, 82, 84, 86, 88
-    (the five digit pointers' low bytes) packed 8 bits each, so a score or life change shows one frame late;
-    then the colours' shade (RAM 59, bits 40-47) and whether a game is on (RAM 52 bit 7, bit 48: attract mode
-    masks the colours with $F7), so attract mode's colour cycling shows one frame late too (`drawn_colour`)."""
-    return m[80] | (m[82] << 8) | (m[84] << 16) | (m[86] << 24) | (m[88] << 32) | (m[59] << 40) | ((m[52] >> 7) << 48)
+    """What the kernel draws a frame with that the frame's own overscan then changes: the five digit pointers'
+    low bytes (RAM_DIGIT_*) packed 8 bits each, so a score or life change shows one frame late; then the
+    colours' shade (RAM_COLOUR_SHADE, bits 40-47) and whether a game is on (RAM_GAME_ON bit 7, bit 48: attract
+    mode masks the colours with $F7), so attract mode's colour cycling shows one frame late too (`drawn_colour`)."""
+    return (
+        m[RAM_DIGIT_HUNDREDS]
+        | (m[RAM_DIGIT_TENS] << 8)
+        | (m[RAM_DIGIT_ONES] << 16)
+        | (m[RAM_DIGIT_LIVES] << 24)
+        | (m[RAM_DIGIT_PLAYER] << 32)
+        | (m[RAM_COLOUR_SHADE] << 40)
+        | ((m[RAM_GAME_ON] >> 7) << 48)
+    )
 
 
 @numba.njit(cache=True, inline="always")
 def drawn_ram_colour(shown, x):
-    """RAM 60 + x as the frame was drawn, from `drawn_with`'s shade and mask: the overscan stores ($F7AA[x] XOR
-    shade) AND mask (the default game; RAM 53's variation is flagged, not drawn)."""
+    """RAM_COLOURS + x as the frame was drawn, from `drawn_with`'s shade and mask: the overscan stores ($F7AA[x]
+    XOR shade) AND mask (the default game; RAM_PLAYER's variation is flagged, not drawn)."""
     return (COLOURS[x] ^ ((shown >> 40) & 255)) & (0xFF if (shown >> 48) & 1 else 0xF7)
 
 
 @numba.njit(cache=True, inline="always")
 def drawn_colour(shown, x):
-    """The TIA colour the frame was drawn with for RAM 60 + x (the TIA ignores a colour register's bit 0)."""
+    """The TIA colour the frame was drawn with for RAM_COLOURS + x (the TIA ignores a colour register's bit 0)."""
     return drawn_ram_colour(shown, x) & 0xFE
 
 
 @numba.njit(cache=True, inline="always")
 def _clear_ball(m):
     """$F1E1: no ball in play (velocities, y, the top-wall flag and the hit count cleared)."""
-    m[105] = 0
-    m[103] = 0
-    m[106] = 0
-    m[104] = 0
-    m[101] = 0
-    m[97] = 0
-    m[107] = 0
+    m[RAM_BALL_VX] = 0
+    m[RAM_BALL_VY] = 0
+    m[RAM_BALL_VX_FRAC] = 0
+    m[RAM_BALL_VY_FRAC] = 0
+    m[RAM_BALL_Y] = 0
+    m[RAM_TOP_WALL_HIT] = 0
+    m[RAM_BALL_CLASS] = 0
 
 
 @numba.njit(cache=True, inline="always")
@@ -461,216 +535,318 @@ def _divide(a, d):
     return q, a
 
 
-@numba.njit(cache=True)
-def frame(m, pot, fire):
-    """One emulated frame of the cartridge on env state row `m` (int64 (NI,), RAM bytes first): `pot` is ALE's
-    paddle resistance after the action (the kernel measures it into RAM 70: `paddle_reading`), `fire` whether
-    the paddle button is down. Returns UNMODELLED bits for anything met outside the
-    translated game. Temporaries (RAM 59-61) and stack bytes get their end-of-frame values only."""
-    cx = collisions(m)  # latched while the frame now in RAM was drawn
-    reading = paddle_reading(pot, m[62] == 0)  # the kernel runs with the colours the last overscan set
-    m[SHOWN] = drawn_with(m)  # this frame's kernel draws the digits last frame's overscan pointed at
+# `frame`'s steps, one per routine of the cartridge. They allocate nothing, so they compile without numba's
+# reference counting (`_nrt=False`) and LLVM inlines the frequent ones into `frame`; numba's own inlining
+# (`inline="always"`) would leave reference counts on the RAM row there, which cost about a third of the
+# frame's speed. A routine only another routine calls is inlined by numba (no reference counts there), which
+# compiles sooner than a function of its own.
+_routine = numba.njit(cache=True, _nrt=False)
+
+
+@_routine
+def _count_frame(m):
+    """$F34D: the frame counter ticks; its 16-bit wrap drops the game into attract mode ($F3B4). Returns
+    (UNMODELLED bits, whether the frame's game logic ends here)."""
     flags = 0
     done = False
-    # ---- vertical blank ($F34D)
-    m[90] = (m[90] + 1) & 255
-    if m[90] == 0:
-        m[91] = (m[91] + 1) & 255
-        if m[91] == 0:  # $F3B4: attract mode after 65,536 frames
-            flags |= UNMOD_RESET
-            m[110] = 0
-            m[52] = 0
-            m[91] = 0
+    m[RAM_FRAME_COUNTER] = (m[RAM_FRAME_COUNTER] + 1) & 255
+    if m[RAM_FRAME_COUNTER] == 0:
+        m[RAM_FRAME_COUNTER_HI] = (m[RAM_FRAME_COUNTER_HI] + 1) & 255
+        if m[RAM_FRAME_COUNTER_HI] == 0:
+            flags = UNMOD_RESET
+            m[RAM_SHOW_SCORE] = 0
+            m[RAM_GAME_ON] = 0
+            m[RAM_FRAME_COUNTER_HI] = 0
             _clear_ball(m)
             done = True
         else:
-            m[93] = (m[93] + 1) & 255
-            if (m[52] ^ m[110]) != 0 and m[58] != 0:
-                flags |= UNMOD_VARIATION
-    c = 1  # $F38F: LSR of SWCHB's select bit (not pressed)
-    if not done:
-        m[92] = 0xFF
-        if (m[110] & m[52]) & 0x80:
-            m[93] = 0
-            if m[51] != 0 or m[58] != 0 or m[53] != 0:
-                flags |= UNMOD_VARIATION
-            y = m[101]
-            if y == 0:
-                if fire:  # $F401: serve
-                    a = SERVE_X[m[90] & 3]
-                    c = a >> 7
-                    m[99] = (a << 1) & 255
-                    m[103] = 1
-                    m[105] = 0xFF if c else 1
-                    m[101] = 0x70
-                    m[95] = 0x48
-            elif y >= 0xD0:  # $F3DF: ball lost
-                _clear_ball(m)
-                m[RAM_LIVES] = (m[RAM_LIVES] - 1) & 255
-                if m[RAM_LIVES] == 0:  # $F3B8: game over
-                    m[52] = 0
-                    m[90] = 0
-                    m[91] = 0
-                    done = True
-            else:
-                c = 0
-    if not done and (m[94] & 0x80):
-        _build_step(m, c)
-        done = True
-    if not done:
-        # $F428: the paddle met the ball on its way down
-        if (cx & CX_PADDLE) and not (m[107] & 0x40):
-            a = (m[72] + m[108] + c) & 255
-            y = (a - m[99]) & 255
-            if y == 0:
-                m[99] = (m[99] + (0xFC if m[105] & 0x80 else 4)) & 255
-                y = 1
-            if (y ^ m[105]) & 0x80:
-                _neg16(m, 106, 105)
-            a = y
-            if a & 0x80:
-                a = (256 - a) & 255
-            if not ((a - 9) & 0x80):
-                a = 8
-            x = m[108]
-            if x == 4:
-                a = (a << 1) & 255
-            if x == 6 and ((a - 4) & 0x80):
-                a = (a + (1 if a >= 4 else 0)) & 255
-            m[109] = ((a + 3) & 4) >> 1
-            a = m[107] & 0x3F
-            if (a - 12) & 0x80:
-                a = a + 1
-            m[107] = a | 0x40
-            _set_speed(m)
-            m[95] = 0x88
-            if m[76] == 4 and m[77] == 0x32:  # 432 points: one wall cleared, refill
-                m[94] = 0xC0
-        # $F4A4: ball and playfield
-        if cx & CX_PLAYFIELD:
-            a = m[101]
-            if (a - 0x28) & 0x80:  # the top wall
-                m[97] = 0x80
-                m[95] = 0x88
-                _neg16(m, 104, 103)
-                m[107] = m[107] & 0x3F
-            elif not (m[107] & 0x80):  # a brick, found from the ball's position
-                s = a - 0x32 - (0 if a >= 0x28 else 1)
-                row, a = _divide(s if s >= 0 else 0, 6)
-                neg = (256 - row) & 255
-                s = m[99] - 0x39 - (0 if neg + 5 > 255 else 1)
-                col = s >> 3 if s >= 0 else 0
-                if not ((col - 0x12) & 0x80):
-                    col = 0x11
-                x = ((neg + 5) + COL_BYTE[col]) & 255
-                if x >= 128 or row > 5:
-                    flags |= UNMOD_VARIATION
-                else:
-                    v = m[x] & COL_MASK[col]
-                    if v != m[x]:
-                        m[x] = v
-                        m[96] = ROW_SOUND[row]
-                        m[95] = 6
-                        _bcd_add(m, ROW_POINTS[row])
-                        if row < 3:
-                            m[109] = 0
-                            m[107] = (m[107] & 0xC0) | 0x10
-                        m[107] = _set_speed(m) | 0x80
-        # $F542: ball and side walls
-        if (cx & CX_WALL) and not ((m[99] ^ m[105]) & 0x80):
-            _neg16(m, 106, 105)
-            if (m[95] & 0x3F) == 0:
-                m[95] = 0x46
-    # ---- $F55F: paddle size, paddle position, ball motion
-    k = 1 if m[97] & 0x80 else 0
-    m[108] = PADDLE_HALF[k]
-    m[55] = PADDLE_GFX[k]
-    m[56] = 0
-    if m[54] & 2:
-        flags |= UNMOD_VARIATION
-    a = m[70] + 0x14  # $F6E9: halfway from the last position to the pot reading's
-    s = ((a & 255) ^ 0xFF) + m[72] + (a >> 8)
+            m[RAM_ATTRACT_TIMER] = (m[RAM_ATTRACT_TIMER] + 1) & 255
+            if (m[RAM_GAME_ON] ^ m[RAM_SHOW_SCORE]) != 0 and m[RAM_PLAYERS] != 0:
+                flags = UNMOD_VARIATION
+    return flags, done
+
+
+@numba.njit(cache=True, inline="always")
+def _serve(m):
+    """$F401: a new ball at y $70 falling 1 px/frame, its x and direction from the frame counter's low 2 bits
+    ($F788). Returns the carry the ASL of the table's x leaves (the direction)."""
+    a = SERVE_X[m[RAM_FRAME_COUNTER] & 3]
+    c = a >> 7
+    m[RAM_BALL_X] = (a << 1) & 255
+    m[RAM_BALL_VY] = 1
+    m[RAM_BALL_VX] = 0xFF if c else 1
+    m[RAM_BALL_Y] = 0x70
+    m[RAM_SOUND] = 0x48
+    return c
+
+
+@numba.njit(cache=True, inline="always")
+def _lose_ball(m):
+    """$F3DF: the ball is lost and a life with it; with none left the game is over ($F3B8). Returns whether
+    it is."""
+    _clear_ball(m)
+    m[RAM_LIVES] = (m[RAM_LIVES] - 1) & 255
+    over = m[RAM_LIVES] == 0
+    if over:
+        m[RAM_GAME_ON] = 0
+        m[RAM_FRAME_COUNTER] = 0
+        m[RAM_FRAME_COUNTER_HI] = 0
+    return over
+
+
+@_routine
+def _play(m, fire):
+    """$F38F: the select switch is up; in a game, the serve when the button is down and no ball is in play,
+    or the lost ball. Returns (UNMODELLED bits, the carry it leaves, whether the game just ended)."""
+    flags = 0
+    c = 1  # the LSR of SWCHB's select bit (not pressed)
+    over = False
+    m[RAM_SELECT_SWITCH] = 0xFF
+    if m[RAM_SHOW_SCORE] & m[RAM_GAME_ON] & 0x80:
+        m[RAM_ATTRACT_TIMER] = 0
+        if m[RAM_GAME_FEATURES] != 0 or m[RAM_PLAYERS] != 0 or m[RAM_PLAYER] != 0:
+            flags = UNMOD_VARIATION
+        y = m[RAM_BALL_Y]
+        if y == 0:
+            if fire:
+                c = _serve(m)
+        elif y >= 0xD0:
+            over = _lose_ball(m)
+        else:
+            c = 0
+    return flags, c, over
+
+
+@_routine
+def _paddle_bounce(m, c):
+    """$F428: the paddle met the ball on its way down: the x direction and the angle from where it met it
+    (paddle x + half width + carry c - ball x), one more hit, the new speed; a hit at exactly 432 points (one
+    wall cleared) refills the wall."""
+    a = (m[RAM_PADDLE_X] + m[RAM_PADDLE_HALF_W] + c) & 255
+    y = (a - m[RAM_BALL_X]) & 255
+    if y == 0:
+        m[RAM_BALL_X] = (m[RAM_BALL_X] + (0xFC if m[RAM_BALL_VX] & 0x80 else 4)) & 255
+        y = 1
+    if (y ^ m[RAM_BALL_VX]) & 0x80:
+        _neg16(m, RAM_BALL_VX_FRAC, RAM_BALL_VX)
+    a = y
+    if a & 0x80:
+        a = (256 - a) & 255
+    if not ((a - 9) & 0x80):
+        a = 8
+    x = m[RAM_PADDLE_HALF_W]
+    if x == 4:
+        a = (a << 1) & 255
+    if x == 6 and ((a - 4) & 0x80):
+        a = (a + (1 if a >= 4 else 0)) & 255
+    m[RAM_BALL_ANGLE] = ((a + 3) & 4) >> 1
+    a = m[RAM_BALL_CLASS] & 0x3F
+    if (a - 12) & 0x80:
+        a = a + 1
+    m[RAM_BALL_CLASS] = a | 0x40
+    _set_speed(m)
+    m[RAM_SOUND] = 0x88
+    if m[RAM_SCORE_HI] == 4 and m[RAM_SCORE_LO] == 0x32:
+        m[RAM_BUILD] = 0xC0
+
+
+@numba.njit(cache=True, inline="always")
+def _hit_brick(m, y):
+    """$F4C4: the brick under the ball's position (row from y, column from x, clamped), if it is still there:
+    removed, sounded and scored, and the ball's new speed (the fastest after a brick of the top three rows).
+    Returns UNMODELLED bits (a position outside the wall's bytes)."""
+    s = y - 0x32 - (0 if y >= 0x28 else 1)
+    row, _ = _divide(s if s >= 0 else 0, 6)
+    neg = (256 - row) & 255
+    s = m[RAM_BALL_X] - 0x39 - (0 if neg + 5 > 255 else 1)
+    col = s >> 3 if s >= 0 else 0
+    if not ((col - 0x12) & 0x80):
+        col = 0x11
+    x = ((neg + 5) + COL_BYTE[col]) & 255
+    if x >= 128 or row > 5:
+        return UNMOD_VARIATION
+    v = m[x] & COL_MASK[col]
+    if v != m[x]:
+        m[x] = v
+        m[RAM_SOUND_PITCH] = ROW_SOUND[row]
+        m[RAM_SOUND] = 6
+        _bcd_add(m, ROW_POINTS[row])
+        if row < 3:
+            m[RAM_BALL_ANGLE] = 0
+            m[RAM_BALL_CLASS] = (m[RAM_BALL_CLASS] & 0xC0) | 0x10
+        m[RAM_BALL_CLASS] = _set_speed(m) | 0x80
+    return 0
+
+
+@_routine
+def _playfield_bounce(m):
+    """$F4A4: the ball met the playfield: above y $28 the top wall (y turns, the paddle narrows), below it a
+    brick, unless one already counted since the ball last turned. Returns UNMODELLED bits."""
+    flags = 0
+    y = m[RAM_BALL_Y]
+    if (y - 0x28) & 0x80:
+        m[RAM_TOP_WALL_HIT] = 0x80
+        m[RAM_SOUND] = 0x88
+        _neg16(m, RAM_BALL_VY_FRAC, RAM_BALL_VY)
+        m[RAM_BALL_CLASS] = m[RAM_BALL_CLASS] & 0x3F
+    elif not (m[RAM_BALL_CLASS] & 0x80):
+        flags = _hit_brick(m, y)
+    return flags
+
+
+@_routine
+def _side_wall_bounce(m):
+    """$F542: the ball met a side wall: x turns if it moves into the wall."""
+    if not ((m[RAM_BALL_X] ^ m[RAM_BALL_VX]) & 0x80):
+        _neg16(m, RAM_BALL_VX_FRAC, RAM_BALL_VX)
+        if (m[RAM_SOUND] & 0x3F) == 0:
+            m[RAM_SOUND] = 0x46
+
+
+@_routine
+def _size_paddle(m):
+    """$F55F: the paddle's width and pattern, narrow once the ball reached the top wall ($F7D9, $F7D6); no
+    second paddle. Returns UNMODELLED bits (a team mate's paddle in control)."""
+    k = 1 if m[RAM_TOP_WALL_HIT] & 0x80 else 0
+    m[RAM_PADDLE_HALF_W] = PADDLE_HALF[k]
+    m[RAM_PADDLE_GFX] = PADDLE_GFX[k]
+    m[RAM_PADDLE2_MASK] = 0
+    return UNMOD_VARIATION if m[RAM_PADDLE_INPUT] & 2 else 0
+
+
+@_routine
+def _move_paddle(m):
+    """$F6E9: the paddle moves halfway from where it was to where the pot reading puts it, clamped ($F782)."""
+    a = m[RAM_PADDLE_READING] + 0x14
+    s = ((a & 255) ^ 0xFF) + m[RAM_PADDLE_X] + (a >> 8)
     a = ((s >> 8) << 7) | ((s & 255) >> 1)
     if a < PADDLE_LIMITS[0]:
         a = PADDLE_LIMITS[0]
     if a >= PADDLE_LIMITS[1]:
         a = PADDLE_LIMITS[1]
-    m[72] = a
-    # $F5C1: the ball moves (y += v_y, x -= the stored x velocity, 8.8 fixed point)
-    s = m[104] + m[102]
-    m[102] = s & 255
-    s = m[103] + m[101] + (s >> 8)
-    m[101] = s & 255
-    s = m[100] - m[106]
-    m[100] = s & 255
-    old = m[99]
-    s = old - m[105] - (0 if s >= 0 else 1)
+    m[RAM_PADDLE_X] = a
+
+
+@_routine
+def _move_ball(m):
+    """$F5C1: the ball moves (y += v_y, x -= the stored x velocity, 8.8 fixed point); the stack bytes its BRK at
+    $F5F8 leaves (the score's return address while the score shows)."""
+    s = m[RAM_BALL_VY_FRAC] + m[RAM_BALL_Y_FRAC]
+    m[RAM_BALL_Y_FRAC] = s & 255
+    s = m[RAM_BALL_VY] + m[RAM_BALL_Y] + (s >> 8)
+    m[RAM_BALL_Y] = s & 255
+    s = m[RAM_BALL_X_FRAC] - m[RAM_BALL_VX_FRAC]
+    m[RAM_BALL_X_FRAC] = s & 255
+    old = m[RAM_BALL_X]
+    s = old - m[RAM_BALL_VX] - (0 if s >= 0 else 1)
     res = s & 255
-    m[99] = res
-    if m[110] & 0x80:
-        m[125] = JSR_SCORE >> 8
-        m[124] = JSR_SCORE & 255
+    m[RAM_BALL_X] = res
+    if m[RAM_SHOW_SCORE] & 0x80:
+        m[RAM_STACK_FD] = JSR_SCORE >> 8
+        m[RAM_STACK_FC] = JSR_SCORE & 255
     else:  # the ball's BRK: flags after its SBC (N = Z = 0 from LDX #4), and the handler's JSR
-        v = 1 if ((old ^ m[105]) & (old ^ res) & 0x80) else 0
-        m[125] = 0x34 | (v << 6) | (1 if s >= 0 else 0)
-        m[124] = 0xF1
-    m[54] = m[53]
-    # ---- the display kernel's effect on RAM (RAM 111-116, its row counters, end at $FF as they started)
-    m[70] = reading
-    # ---- overscan ($F25E): score digit pointers, sound countdown, colours
-    if m[110] & 0x80:
-        m[80] = _times5(m[76])
-        m[84] = _times5(m[77])
-        m[82] = _times5(_swap(m[77]))
-        m[86] = _times5(m[RAM_LIVES])
-        x = m[53]
+        v = 1 if ((old ^ m[RAM_BALL_VX]) & (old ^ res) & 0x80) else 0
+        m[RAM_STACK_FD] = 0x34 | (v << 6) | (1 if s >= 0 else 0)
+        m[RAM_STACK_FC] = 0xF1
+
+
+@_routine
+def _point_digits(m):
+    """$F265: the five digits' glyph pointers: in a game the score, lives and player, otherwise the game number
+    and the players."""
+    if m[RAM_SHOW_SCORE] & 0x80:
+        m[RAM_DIGIT_HUNDREDS] = _times5(m[RAM_SCORE_HI])
+        m[RAM_DIGIT_ONES] = _times5(m[RAM_SCORE_LO])
+        m[RAM_DIGIT_TENS] = _times5(_swap(m[RAM_SCORE_LO]))
+        m[RAM_DIGIT_LIVES] = _times5(m[RAM_LIVES])
+        x = m[RAM_PLAYER]
     else:
-        q, a = _divide((m[50] >> 2) + 1, 10)
-        m[84] = _times5(a)
+        q, a = _divide((m[RAM_GAME_SELECT] >> 2) + 1, 10)
+        m[RAM_DIGIT_ONES] = _times5(a)
         a = _times5(q)
-        m[82] = a if a != 0 else 0x32
-        x = m[58]
-    m[88] = _times5(x + 1)
-    if m[95] & 0x3F:
-        m[95] = m[95] - 1
-    shade = _swap(m[93])
-    if shade != m[59] or not (m[52] & 0x80) or m[53] != 0:  # else RAM 60-69 already hold this frame's colours
-        m[59] = shade
-        mask = 0xFF if m[52] & 0x80 else 0xF7
+        m[RAM_DIGIT_TENS] = a if a != 0 else 0x32
+        x = m[RAM_PLAYERS]
+    m[RAM_DIGIT_PLAYER] = _times5(x + 1)
+
+
+@_routine
+def _colours(m):
+    """$F2D7: the colours, $F7AA XOR the shade (attract mode's timer, nibble-swapped), masked with $F7 while no
+    game is on."""
+    shade = _swap(m[RAM_ATTRACT_TIMER])
+    if shade != m[RAM_COLOUR_SHADE] or not (m[RAM_GAME_ON] & 0x80) or m[RAM_PLAYER] != 0:  # else they hold it
+        m[RAM_COLOUR_SHADE] = shade
+        mask = 0xFF if m[RAM_GAME_ON] & 0x80 else 0xF7
         for x in range(9, -1, -1):
             a = COLOURS[x]
-            if 2 <= x < 4 and m[53] != 0:
+            if 2 <= x < 4 and m[RAM_PLAYER] != 0:
                 a ^= 0x90
-            m[60 + x] = (a ^ shade) & mask
+            m[RAM_COLOURS + x] = (a ^ shade) & mask
+
+
+@numba.njit(cache=True)
+def frame(m, pot, fire):
+    """One emulated frame of the cartridge on env state row `m` (int64 (NI,), RAM bytes first): `pot` is ALE's
+    paddle resistance after the action (the kernel measures it into RAM_PADDLE_READING: `paddle_reading`),
+    `fire` whether the paddle button is down. Returns UNMODELLED bits for anything met outside the translated
+    game. Temporaries and stack bytes get their end-of-frame values only."""
+    cx = collisions(m)  # latched while the frame now in RAM was drawn
+    reading = paddle_reading(pot, m[RAM_PADDLE_COLOUR] == 0)  # the kernel runs with the last overscan's colours
+    m[SHOWN] = drawn_with(m)  # this frame's kernel draws the digits last frame's overscan pointed at
+    # ---- vertical blank ($F34D)
+    flags, done = _count_frame(m)
+    c = 1  # the carry $F38F leaves for the build step and the paddle bounce (`_play`)
+    if not done:
+        played, c, done = _play(m, fire)
+        flags |= played
+    if not done and (m[RAM_BUILD] & 0x80):  # $F41E
+        _build_step(m, c)
+        done = True
+    if not done:  # the collisions the TIA latched
+        if (cx & CX_PADDLE) and not (m[RAM_BALL_CLASS] & 0x40):
+            _paddle_bounce(m, c)
+        if cx & CX_PLAYFIELD:
+            flags |= _playfield_bounce(m)
+        if cx & CX_WALL:
+            _side_wall_bounce(m)
+    flags |= _size_paddle(m)
+    _move_paddle(m)
+    _move_ball(m)
+    m[RAM_PADDLE_INPUT] = m[RAM_PLAYER]  # $F606: the next frame's kernel reads the player's paddle
+    # ---- the display kernel's effect on RAM (RAM 111-116, its row counters, end at $FF as they started)
+    m[RAM_PADDLE_READING] = reading
+    # ---- overscan ($F25E)
+    _point_digits(m)
+    if m[RAM_SOUND] & 0x3F:  # $F2CB: the sound's countdown
+        m[RAM_SOUND] = m[RAM_SOUND] - 1
+    _colours(m)
     return flags
 
 
 # --- the batch: `ShadowBreakout`'s state arrays, with the physics kernel's names and this model's contents.
 # I[i, :128] is env i's RAM; after it, ALE's paddle resistance, the last applied action, agent steps, the game
-# over flag, ALE's score (as its Breakout settings read RAM 76/77), lives, the UNMODELLED bits and the digit
+# over flag, ALE's score (as its Breakout settings read RAM_SCORE_HI/LO), lives, the UNMODELLED bits and the digit
 # pointers and colours the last frame was drawn with (`drawn_with`). F holds the
 # previous observation's ball x, y and in-play flag (for velocities, as `ale.ram_features`).
-RAM_N = 128
 POT, LAST_ACT, STEPS, TERM, SCORE, LIVES, FLAGS, SHOWN = range(RAM_N, RAM_N + 8)
 NI = RAM_N + 8
 PBX, PBY, PIN = range(3)
 NF = 3
-BALL_X_OFFSET, BALL_Y_OFFSET, PADDLE_X_OFFSET = -49, 9, -47
 
 
 @numba.njit(cache=True, inline="always")
 def ale_score(m):
-    """ALE's Breakout score: 1 * (RAM 77 & 15) + 10 * (RAM 77 >> 4) + 100 * (RAM 76 & 15)."""
-    return (m[77] & 15) + 10 * (m[77] >> 4) + 100 * (m[76] & 15)
+    """ALE's Breakout score: 1 * (RAM_SCORE_LO & 15) + 10 * (RAM_SCORE_LO >> 4) + 100 * (RAM_SCORE_HI & 15)."""
+    return (m[RAM_SCORE_LO] & 15) + 10 * (m[RAM_SCORE_LO] >> 4) + 100 * (m[RAM_SCORE_HI] & 15)
 
 
 @numba.njit(cache=True, inline="always")
 def _observe(F, I, i, obs):
     """Env i's contract features from its RAM, as `ale.ram_features` reads ALE's."""
     m = I[i]
-    in_play = m[101] != 0
-    bx = m[99] + BALL_X_OFFSET if in_play else 0
-    by = m[101] + BALL_Y_OFFSET if in_play else 0
+    in_play = m[RAM_BALL_Y] != 0
+    bx = m[RAM_BALL_X] + BALL_X_OFFSET if in_play else 0
+    by = m[RAM_BALL_Y] + BALL_Y_OFFSET if in_play else 0
     obs[i, 0] = bx
     obs[i, 1] = by
     if in_play and F[i, PIN] > 0:
@@ -680,8 +856,8 @@ def _observe(F, I, i, obs):
         obs[i, 2] = 0.0
         obs[i, 3] = 0.0
     obs[i, 4] = 1.0 if in_play else 0.0
-    obs[i, 5] = m[72] + PADDLE_X_OFFSET
-    obs[i, 6] = 2 * m[108]
+    obs[i, 5] = m[RAM_PADDLE_X] + PADDLE_X_OFFSET
+    obs[i, 6] = 2 * m[RAM_PADDLE_HALF_W]
     obs[i, 7] = m[RAM_LIVES]
     obs[i, 8] = ale_score(m)
     F[i, PBX] = bx
@@ -760,10 +936,11 @@ def step_kernel(p, F, I, bricks, rng, mt, actions, obs, reward, terminated, max_
 
 @numba.njit(cache=True, nogil=True)  # a learner's shards step their envs on parallel threads
 def brick_flags(I):
-    """Live bricks (n, 6, 18) uint8, top row first, of the RAM rows in I (any integer array whose first 36
-    columns are RAM 0-35: this model's state, or ALE's `getRAM` rows): brick c of a row is the playfield at
-    its left pixel column 8 + 8c (the ROM clears both bits of a brick together). The one decoder of the wall
-    in Breakout's RAM, for this model and for ALE's recorded RAM alike; one row: `brick_flags(ram[None])[0]`.
+    """Live bricks (n, 6, 18) uint8, top row first, of the RAM rows in I (any integer array whose first
+    RAM_WALL_END columns are the wall's bytes: this model's state, or ALE's `getRAM` rows): brick c of a row is
+    the playfield at its left pixel column 8 + 8c (the ROM clears both bits of a brick together). The one decoder
+    of the wall in Breakout's RAM, for this model and for ALE's recorded RAM alike; one row:
+    `brick_flags(ram[None])[0]`.
 
     The wall is kept as the 2600 playfield registers of each brick row: six groups of 6 bytes (byte 5 - row of
     a group holds that row); 2 bits per 8 px brick. Group 5 = left PF0 (bits 6-7: col 0), group 4 = left PF1

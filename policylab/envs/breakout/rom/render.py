@@ -6,15 +6,15 @@ object, in the rows and columns the kernel gives them (measured against `getScre
 whole episodes pixel for pixel):
 
 - score and lives: playfield digits on rows 5-14, two lines per glyph row, from the ROM's glyph tables
-  through the pointers in RAM 80-89 (RAM 110 masks the left digit), in the playfield colour;
+  through the pointers at RAM_DIGITS (RAM_SHOW_SCORE masks the left digit), in the playfield colour;
 - the top wall: the whole playfield on rows 17-31; the side walls: missile 1 (left, columns 0-7) and
   missile 0 (right, 152-159) from row 17 to 194 (the left one also on 195), recoloured from row 189 on
   when the kernel sets the paddle's colours;
-- bricks: rows 57-92, six lines per brick row, playfield bits from RAM 0-35, colours RAM 64-69 (all colours
-  as they were when the frame was drawn: `rom.kernel.drawn_colour`);
+- bricks: rows 57-92, six lines per brick row, playfield bits from the wall's bytes, colours RAM_COLOURS + 4-9
+  (all colours as they were when the frame was drawn: `rom.kernel.drawn_colour`);
 - the ball: the playfield colour of its row, rows from `rom.kernel.BALL_ROWS`;
-- the paddle: player 0 on rows 189-192, four times wide, pattern RAM 55, colour RAM 62;
-- the background (RAM 61; black during a game), but the first 8 pixels of row 0 are always black: the
+- the paddle: player 0 on rows 189-192, four times wide, pattern RAM_PADDLE_GFX, colour RAM_PADDLE_COLOUR;
+- the background (RAM_BACKGROUND_COLOUR; black during a game), but the first 8 pixels of row 0 are always black: the
   kernel strobes HMOVE on that line; from row 203 on, ALE shows overscan lines, in the background the
   overscan stores (attract mode's colour cycle changes it a frame before the rest of the screen).
 
@@ -31,6 +31,23 @@ from functools import lru_cache
 import numba
 import numpy as np
 
+from policylab.envs.breakout.ram import (
+    BALL_X_OFFSET,
+    PADDLE_X_OFFSET,
+    RAM_BACKGROUND_COLOUR,
+    RAM_BALL_X,
+    RAM_BALL_Y,
+    RAM_DIGITS,
+    RAM_PADDLE_GFX,
+    RAM_PADDLE_X,
+    RAM_SHOW_SCORE,
+    RAM_WALL_LEFT_PF0,
+    RAM_WALL_LEFT_PF1,
+    RAM_WALL_LEFT_PF2,
+    RAM_WALL_RIGHT_PF0,
+    RAM_WALL_RIGHT_PF1,
+    RAM_WALL_RIGHT_PF2,
+)
 from policylab.envs.breakout.rom import kernel as rom_kernel
 
 # ALE 0.12.1's NTSC palette (src/ale/common/Palettes.hpp), the RGB of each even colour byte
@@ -57,8 +74,8 @@ PALETTE = np.frombuffer(_NTSC, dtype=np.uint8).reshape(128, 3)
 SCORE_ROWS = (5, 14)
 WALL_TOP = 17
 HMOVE_BLANK = 8
-RECOLOUR_ROW = 189  # the lower loop's paddle lines set COLUP0/COLUP1 from RAM 62/63
-OVERSCAN_BG = (203, 55)  # the overscan stores the new background (RAM 61) here: ALE's last rows show it
+RECOLOUR_ROW = 189  # the lower loop's paddle lines set COLUP0/COLUP1 from RAM_COLOURS + 2 and + 3
+OVERSCAN_BG = (203, 55)  # the overscan stores the new background (RAM_BACKGROUND_COLOUR) here: ALE's last rows show it
 
 
 GRAY = np.round(PALETTE.astype(np.float64) @ np.array([0.2989, 0.587, 0.114])).astype(np.uint8)
@@ -95,16 +112,16 @@ def _pf_line(line, x0, pf0, pf1, pf2, colour):
 
 @numba.njit(cache=True, inline="always")
 def _glyph(rom, shown, m, d, off):
-    """Byte `off` of digit d's glyph: the pointer's low byte as drawn (`shown`), its high byte RAM 81 + 2d; the
-    2 KB ROM appears at $F000 (and its mirrors)."""
-    return rom[((m[81 + 2 * d] << 8 | ((shown >> (8 * d)) & 255)) + off) & 0x7FF]
+    """Byte `off` of digit d's glyph: the pointer's low byte as drawn (`shown`), its high byte at RAM_DIGITS + 1 +
+    2d; the 2 KB ROM appears at $F000 (and its mirrors)."""
+    return rom[((m[RAM_DIGITS + 1 + 2 * d] << 8 | ((shown >> (8 * d)) & 255)) + off) & 0x7FF]
 
 
 @numba.njit(cache=True, inline="always")
 def lower_up(shown):
-    """1 when the frame's lower field, walls' foot and overscan were drawn a line higher: RAM 62 was 0 when it was
-    drawn (`rom.kernel.POT_LOWER_EARLY`: the lower field's first WSYNC is skipped; only attract mode gets there,
-    where no ball is in play)."""
+    """1 when the frame's lower field, walls' foot and overscan were drawn a line higher: RAM_PADDLE_COLOUR was 0
+    when it was drawn (`rom.kernel.POT_LOWER_EARLY`: the lower field's first WSYNC is skipped; only attract mode
+    gets there, where no ball is in play)."""
     return 1 if rom_kernel.drawn_ram_colour(shown, 2) == 0 else 0
 
 
@@ -135,11 +152,12 @@ def wall_colour(shown, r, right):
 def background(m, r, c):
     """The background at (r, c): the colour the frame was drawn with; black for the first 8 pixels of row 0 (the
     line of the frame's one HMOVE); ALE's last rows are overscan lines, from row 203 column 55 on in the
-    background the overscan has just stored (RAM 61, already changed when attract mode's colours cycle)."""
+    background the overscan has just stored (RAM_BACKGROUND_COLOUR, already changed when attract mode's colours
+    cycle)."""
     shown = m[rom_kernel.SHOWN]
     over = OVERSCAN_BG[0] - lower_up(shown)
     if r > over or (r == over and c >= OVERSCAN_BG[1]):
-        return m[61] & 0xFE
+        return m[RAM_BACKGROUND_COLOUR] & 0xFE
     if r == 0 and c < HMOVE_BLANK:
         return 0
     return rom_kernel.drawn_colour(shown, 1)
@@ -147,8 +165,9 @@ def background(m, r, c):
 
 @numba.njit(cache=True, inline="always")
 def ball_column(m):
-    """The ball's left column (RAM 99 - 49, wrapped into 0..159); it is 2 px wide and wraps at 160."""
-    x0 = m[99] - 49
+    """The ball's left column (RAM_BALL_X + BALL_X_OFFSET, wrapped into 0..159); it is 2 px wide and wraps at
+    160."""
+    x0 = m[RAM_BALL_X] + BALL_X_OFFSET
     if x0 < 0:
         x0 += 160
     elif x0 >= 160:
@@ -159,12 +178,12 @@ def ball_column(m):
 @numba.njit(cache=True, inline="always")
 def moving_objects(m):
     """What moves in frame m, as plain integers (a compiled caller passes them without reference counting): the
-    ball's first and last row (`rom.kernel.BALL_ROWS` of RAM 101), left column (`ball_column`) and the column
+    ball's first and last row (`rom.kernel.BALL_ROWS` of RAM_BALL_Y), left column (`ball_column`) and the column
     its last row is cut at (the kernel's clears land mid-line); the paddle's first and last row (189-192, a line
-    higher: `lower_up`), left column (RAM 72 - 47: 8..144, it wraps at most once), pattern (RAM 55, each bit
-    4 px) and colour; and the frame's drawn colours (`rom.kernel.drawn_with`)."""
+    higher: `lower_up`), left column (RAM_PADDLE_X + PADDLE_X_OFFSET: 8..144, it wraps at most once), pattern
+    (RAM_PADDLE_GFX, each bit 4 px) and colour; and the frame's drawn colours (`rom.kernel.drawn_with`)."""
     shown = m[rom_kernel.SHOWN]
-    b = m[101]
+    b = m[RAM_BALL_Y]
     up = lower_up(shown)
     return (
         rom_kernel.BALL_ROWS[b, 0],
@@ -173,8 +192,8 @@ def moving_objects(m):
         rom_kernel.LAST_ROW_COLUMNS[1 - (b & 1)],
         rom_kernel.PADDLE_ROWS[0] - up,
         rom_kernel.PADDLE_ROWS[1] - up,
-        m[72] - 47,
-        m[55],
+        m[RAM_PADDLE_X] + PADDLE_X_OFFSET,
+        m[RAM_PADDLE_GFX],
         rom_kernel.drawn_colour(shown, 2),
         shown,
     )
@@ -234,17 +253,17 @@ def _paint_score(m, rom, r, line):
     g3 = _glyph(rom, shown, m, 3, off)
     g4 = _glyph(rom, shown, m, 4, off)
     pf_colour = rom_kernel.drawn_colour(shown, 0)
-    _pf_line(line, 0, 0, g0 & 0x0F & m[110], (g1 & 0x0F) | (g2 & 0xF0), pf_colour)
-    _pf_line(line, 80, 0, g3 & 0xF0 & m[110], g4 & 0x0F, pf_colour)
+    _pf_line(line, 0, 0, g0 & 0x0F & m[RAM_SHOW_SCORE], (g1 & 0x0F) | (g2 & 0xF0), pf_colour)
+    _pf_line(line, 80, 0, g3 & 0xF0 & m[RAM_SHOW_SCORE], g4 & 0x0F, pf_colour)
 
 
 @numba.njit(cache=True, inline="always")
 def _paint_bricks(m, r, line):
-    """Brick row (r - 57) // 6 on row r: the playfield bits of RAM 0-35 in the row's colour."""
+    """Brick row (r - 57) // 6 on row r: the playfield bits of the wall's bytes in the row's colour."""
     x = 5 - (r - rom_kernel.BRICK_TOP) // rom_kernel.BRICK_H
     colour = rom_kernel.drawn_colour(m[rom_kernel.SHOWN], 4 + x)
-    _pf_line(line, 0, m[30 + x], m[24 + x], m[18 + x], colour)
-    _pf_line(line, 80, m[12 + x], m[6 + x], m[x], colour)
+    _pf_line(line, 0, m[RAM_WALL_LEFT_PF0 + x], m[RAM_WALL_LEFT_PF1 + x], m[RAM_WALL_LEFT_PF2 + x], colour)
+    _pf_line(line, 80, m[RAM_WALL_RIGHT_PF0 + x], m[RAM_WALL_RIGHT_PF1 + x], m[RAM_WALL_RIGHT_PF2 + x], colour)
 
 
 @numba.njit(cache=True, inline="always")

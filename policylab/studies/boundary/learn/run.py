@@ -1,16 +1,5 @@
 """`policylab boundary learn`: PPO (`policylab.learning`) on the Go1 in the training worlds of a recipe
-(`worlds.RECIPES`), then the learned actor exported and judged in nominal worlds.
-
-The network: a Gaussian actor-critic, actor and critic MLPs of --hidden (relu), the actor reading the
-go1_imu spec's 48-value observation and the critic also the privileged values of `worlds.PRIVILEGED`.
-The exported file (OUT/policy.onnx) is the actor's mean with the input affine folded in: it takes the
-raw observation, as a policy from the common trainers does, and plays in every boundary command.
-
-Determinism: torch.manual_seed(--seed) draws the initial weights, one generator seeded by --seed every
-minibatch permutation, one generator per shard its sampled actions, and the episode seeds come from
-``boundary.learn``; the same config on the same --threads writes the same checkpoint and network bytes,
-resumed or not (`policylab.learning.learner`).
-"""
+(`worlds.RECIPES`), then the learned actor exported and judged in nominal worlds (docs/boundary.md)."""
 
 from __future__ import annotations
 

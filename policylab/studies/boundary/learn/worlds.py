@@ -1,24 +1,5 @@
-"""The worlds `boundary learn` trains in: B Go1 worlds of the `go1_imu` spec on one `mujoco.batch.Batch`,
-each reset on its own seed when it falls or reaches the episode's end, with friction (and, for a push
-recipe, lateral pushes) drawn per episode from the training distribution, and the reward.
-
-Why its own loop and not `run_closed_loop`: training resets single worlds mid-batch and changes their
-friction at every episode, and needs the reward's inputs (actuator forces, feet heights) each step;
-the sweep's loop plays fixed worlds to their end. What the policy sees and how its action drives the
-robot are the spec's own (`Robot.observer`, `Robot.ctrl`), exactly as in every sweep.
-
-The reward (docs/boundary.md, "Learning a Go1 policy") follows the common MJX trainer's Go1 joystick
-recipe (shared/specs/ecosystem.md): Gaussian kernels tracking the commanded forward velocity and a
-zero yaw rate (sigma 0.25), penalties on vertical velocity, roll/pitch rates, tilt, torques, action
-rate and energy, a pose term, a feet air-time bonus and a termination penalty; the sum is scaled by
-the control step and clipped at zero, as that trainer does, so that ending an episode early never
-pays. An episode ends when the frozen failure rule marks the state (the sweep's rule: a fall in
-training is a fall in the map) or after `episode_steps` (a truncation: its return is bootstrapped).
-
-Seeds: episode j of shard k of S starts on seed ``base + j * S + k`` of ``boundary.learn``; the seed
-gives the initial state (`Robot.reset_state`, as every sweep world) and, from a generator seeded by
-(seed, 1), the episode's friction and push schedule, so a resumed run replays the same episodes.
-"""
+"""The worlds `boundary learn` trains in: B Go1 worlds on one `mujoco.batch.Batch`, each reset on its own
+seed, friction and pushes drawn per episode, and the reward (docs/boundary.md, "A Go1 network learned with PPO")."""
 
 from __future__ import annotations
 

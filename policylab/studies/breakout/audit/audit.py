@@ -1,14 +1,11 @@
 """`policylab breakout audit`: one policy on both environments, on the same seeds.
 
-Writes `audit.json` (objective, comparison, gap_audit, decision, rank_correlation, candidates,
-evidence) and `audit.html`. With `--candidates`, every candidate runs on both envs on the audit
-seeds, and on ALE once more on a disjoint seed set (S+N .. S+2N-1): the Spearman correlation of
-ALE with itself across those two sets is the ceiling that seed noise allows any simulator.
-"""
+With `--candidates`, ALE also plays a disjoint seed set (S+N .. S+2N-1): its Spearman with itself is the ceiling."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from policylab.config import claim_out_dir, load_json_file
@@ -50,8 +47,22 @@ def load_candidates(path: Path, policy: str) -> list[dict]:
     return out
 
 
-def plan(req: AuditRequest):
-    """Check everything the request model could not (nothing is written here)."""
+@dataclass(frozen=True)
+class Plan:
+    """An audit, resolved once (`plan`): the tasks the stages play and what the report is built from."""
+
+    req: AuditRequest
+    tasks: dict[tuple[str, str], EpisodeTask]  # (candidate or "main", env) -> the policy on that env, resolved
+    config: dict  # what OUT/config.json records
+    store_root: Path
+    seeds: tuple[int, ...]  # the audit seeds, played on both envs
+    reference: tuple[int, ...]  # ALE's disjoint second seed set (the candidates' noise ceiling)
+    candidates: list[dict]  # checked {candidate_id, params}
+
+
+def plan(req: AuditRequest) -> Plan:
+    """Resolve the protocol, the policy, the presets and the candidates once and check everything the
+    request model could not; `BadInput` naming the field, nothing written."""
     protocol = options.protocol_from(req)
     policy = options.resolve_policy(req.policy, req.params)
     if policy.network is not None and policy.network.pixels:
@@ -110,7 +121,7 @@ def plan(req: AuditRequest):
     }
     if req.compare_preset is not None:
         config["compare_preset"] = req.compare_preset
-    return tasks, config, store_root, seeds, reference, candidates
+    return Plan(req, tasks, config, store_root, seeds, reference, candidates)
 
 
 def side(rows: list[dict]) -> dict:
@@ -247,11 +258,12 @@ def compare_section(
 
 def run(req: AuditRequest) -> Path:
     """`policylab breakout audit`: run (or resume) the audit; returns audit.html."""
-    tasks, config, store_root, seeds, reference, candidates = plan(req)
+    p = plan(req)
+    tasks, config, reference, candidates = p.tasks, p.config, p.reference, p.candidates
     claim_out_dir(req.out, config)
     started = time.time()
     order = list(tasks)
-    with Store(store_root) as store:
+    with Store(p.store_root) as store:
         records = ensure_episodes(
             store, [tasks[k] for k in order], executor=req.executor, ray_address=req.ray_address, label="audit episodes"
         )
@@ -279,7 +291,7 @@ def run(req: AuditRequest) -> Path:
             **({"network": config["network"]} if "network" in config else {}),
             "shadow": {"preset": req.preset, "overrides": config["shadow_overrides"]},
             "ale": {"protocol": config["protocol"]},
-            "seeds": list(seeds),
+            "seeds": list(p.seeds),
             "naming": "go -> shadow, atari -> ale (the original's field names, renamed)",
         },
         "comparison": {"shadow": shadow, "ale": ale, "paired_by_seed": paired},
@@ -288,7 +300,7 @@ def run(req: AuditRequest) -> Path:
         "rank_correlation": rank,
         "candidates": cands,
         "compare": compare,
-        "evidence": {"store": options.store_label(store_root, req.out), "provenance": versions()},
+        "evidence": {"store": options.store_label(p.store_root, req.out), "provenance": versions()},
     }
     write_json(req.out / "audit.json", data)
 

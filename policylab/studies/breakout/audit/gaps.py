@@ -1,17 +1,5 @@
-"""The six gap classes of the original audit and its decision,
-computed from paired-by-seed episodes instead of written by hand.
-
-Rules (the same for every metric, so a reader can check them):
-
-- a metric *mismatches* when the larger of the two side means is more than `BAND` times the
-  smaller (a zero against a non-zero counts as a mismatch; two zeros do not);
-- a gap is *detected* when one of its metrics mismatches;
-- confidence is `high` when a detecting metric mismatches, in the same direction, on every
-  paired seed; `medium` when it mismatches on the means only; `low` when nothing mismatches.
-  The ranking gap (1) is `high` with >= 8 candidates whose Spearman interval lies wholly below
-  the ALE-vs-ALE noise ceiling, `medium` with >= 5 candidates, else `low`; without candidates it
-  is `not_measured`.
-"""
+"""The six gap classes of the original audit and its decision, computed from paired-by-seed episodes
+instead of written by hand (the rules: docs/breakout.md, "Choices and why")."""
 
 from __future__ import annotations
 

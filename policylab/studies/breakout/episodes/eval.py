@@ -1,20 +1,13 @@
 """`policylab breakout eval`: a policy on one environment for N seeded episodes.
 
-Episode i uses seed `world_seed('breakout', 0, i, base=S)` = S + i. Every episode is one store
-record, trajectory included; the report files are derived from the store only, so a re-run with
-the same config (or a resumed one) writes identical bytes. Wall-clock time goes to
-`wallclock.json` only.
-
-Per-step replays are an export from the store: `--replays K` writes the first K episodes'
-`replays/epNNN_seedS.jsonl` (default 0); every trajectory stays in the store either way
-(`Store.payload(key)`, the key is in report.json's rows).
-"""
+Episode i uses seed S + i; one store record per episode, reports derived from the store (`wallclock.json` apart)."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,9 +32,19 @@ def seeds_for(base: int, episodes: int) -> list[int]:
     return [world_seed("breakout", 0, i, base=base) for i in range(episodes)]
 
 
-def plan(req: EvalRequest) -> tuple[EpisodeTask, dict, Path]:
-    """Check everything the request model could not; return the task, the config recorded in the out
-    folder and the store root (nothing is written here)."""
+@dataclass(frozen=True)
+class Plan:
+    """An eval, resolved once (`plan`): the stages play the task into the store and report from it."""
+
+    req: EvalRequest
+    task: EpisodeTask  # the policy, its protocol and (on the shadow) its preset, resolved
+    config: dict  # what OUT/config.json records
+    store_root: Path
+
+
+def plan(req: EvalRequest) -> Plan:
+    """Resolve the protocol, the policy and the preset once and check everything the request model could
+    not; `BadInput` naming the field, nothing written."""
     protocol = options.protocol_from(req)
     policy = options.resolve_policy(req.policy, req.params)
     shadow = options.resolve_preset(req.preset, req.sticky) if req.env == "shadow" else None
@@ -74,16 +77,17 @@ def plan(req: EvalRequest) -> tuple[EpisodeTask, dict, Path]:
         "replays": req.replays,
         "store": options.store_label(store_root, req.out),
     }
-    return task, config, store_root
+    return Plan(req, task, config, store_root)
 
 
 def run(req: EvalRequest) -> Result:
     """`policylab breakout eval`: run (or resume) an eval and write its files; returns report.html with the
     mean's line the command prints."""
-    task, config, store_root = plan(req)
-    claim_out_dir(req.out, config)
+    p = plan(req)
+    task = p.task
+    claim_out_dir(req.out, p.config)
     started = time.time()
-    with Store(store_root) as store:
+    with Store(p.store_root) as store:
         records = ensure_episodes(
             store, [task], executor=req.executor, ray_address=req.ray_address, label=f"{req.env} episodes"
         )
@@ -98,7 +102,7 @@ def run(req: EvalRequest) -> Result:
         video = _video(store, task, req.out) if req.video else None
     _write_rows(req.out / "episodes.jsonl", ({k: v for k, v in r.items() if k != "key"} for r in rows))
 
-    result = write_eval_report(req.out, config, rows, replay0, video)
+    result = write_eval_report(req.out, p.config, rows, replay0, video)
     write_wallclock(req.out, time.time() - started)
     say(f"episodes: {req.out / 'episodes.jsonl'}")
     return result

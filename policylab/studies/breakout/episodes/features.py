@@ -1,17 +1,7 @@
 """Per-episode features (the original audit's), computed the same way for both environments.
 
-Input is an episode's replay: `obs` (N+1, 9) contract features (row 0 after reset, row t after
-step t), `reward` (N,). The original computed some features differently per side (Go from its
-velocity field over N rows, Atari from N-1 RAM pairs, |vy| over an unexplained 1798 pairs); here
-both sides use one definition so a gap means the dynamics differ, not the bookkeeping:
-
-- positions are the N post-step rows; pairs are the N-1 consecutive ones;
-- ball |vx|, |vy| means: |position difference| over the N-1 pairs, 0 for a pair in which the
-  ball is not in play at both ends (the original Atari convention, "zeros when no ball in play");
-- paddle |dx| mean/max: over the N-1 pairs of paddle left x;
-- ball x/y ranges: [min, max] over post-step rows with the ball in play (null if never in play);
-- first_reward_step: 1-based, the number of agent steps taken when the first point arrived.
-"""
+Input: `obs` (N+1, 9) contract rows (row 0 after reset) and `reward` (N,); definitions: docs/breakout.md,
+"Choices and why"."""
 
 from __future__ import annotations
 

@@ -1,26 +1,7 @@
 """Pixel (CNN) agents' episodes: a network on Atari's preprocessed frames, on the exact shadow or on ALE.
 
-Why a loop of its own: a pixel agent (`policies.breakout_cnn`) sees what ale-py's `AtariVectorEnv` gives, not
-the contract's features, so its episodes are played through that env: on the shadow through
-`envs.breakout.vector.BreakoutVectorEnv` on the exact model (a task's `ale-exact` physics: the same bytes as
-`AtariVectorEnv` for the same seeds), all of a unit's seeds in one batch; on ALE through ale-py's own
-`AtariVectorEnv`, one game per seed (the confirmation that the shadow's scores are ALE's). Both are built with
-the file's `PixelSpec` (frame size, stack, max-pool, frame skip, reset noops and FIRE), full games (all
-lives, no episodic life), unclipped rewards (the score) and truncation at the protocol's `max_steps` agent
-steps; the sticky-action chance is the protocol's on ALE and the physics' (`--sticky` sets both) on the
-shadow, as for every episode.
-
-The serve rule acts on what both envs show (rewards and `info["lives"]`; no RAM): with ``auto`` the action
-is FIRE at the first agent step and at the step after each lost life (what SB3's and CleanRL's
-`FireResetEnv` with episodic lives gave the agent in training: a single FIRE serves a new ball), with
-``never`` FIRE at the first step and every later FIRE becomes NOOP. The policy's own action is kept beside
-(``policy_action``).
-
-A record's payload is ``action``, ``policy_action``, ``reward`` (per agent step) and ``lives`` (after reset,
-then after each step); its outcome row has the fields of `features.FEATURE_FIELDS`, with the ball and paddle
-ones None (no RAM is read on ALE, so neither env reports them). The network acts on the rows whose game
-goes on only: one onnxruntime call per agent step on the live rows of the batch.
-"""
+The serve rule reads rewards and `info["lives"]` (no RAM); payloads and why a loop of its own: docs/breakout.md,
+"Module notes"."""
 
 from __future__ import annotations
 
@@ -51,7 +32,7 @@ def pixel_features(reward: np.ndarray, lives: np.ndarray, done: bool) -> dict:
 
 
 def serve(actions: np.ndarray, first: bool, lost: np.ndarray, rule: str) -> np.ndarray:
-    """The serve rule on a batch of policy actions (see the module docstring): `first` is the episode's first
+    """The serve rule on a batch of policy actions (docs/breakout.md, "Module notes"): `first` is the episode's first
     agent step, `lost` whether each env lost a life at the step before."""
     if rule == "auto":
         return np.where(lost | first, FIRE, actions)

@@ -1,14 +1,7 @@
 """Eval reports: JSON first, then an HTML page with tables, charts and video.
 
-Charts are rendered from the same rows that go into the JSON (deterministic PNGs), and every
-page links its JSON file.
-
-An eval of more than `EMBED_EPISODES_MAX` episodes is summarised: report.json holds the score
-distribution without its score list (quantiles and a histogram instead) and `episodes_summary`
-(count, the first and the lowest-scoring rows, quantiles of the episode features) instead of
-`episodes`; every row stays in episodes.jsonl and every trajectory in the store. Its page shows
-those tables and a score histogram, so it stays small and quick to open at any episode count.
-"""
+Above `EMBED_EPISODES_MAX` episodes report.json is summarised (quantiles, `episodes_summary`); rows stay in
+episodes.jsonl."""
 
 from __future__ import annotations
 

@@ -1,48 +1,7 @@
 """The episode runner: a policy played in either Breakout environment, one store record per episode.
 
-Eval, audit and training code see one interface: an `EpisodeTask` (env, seeds, policy, params,
-protocol, and for the shadow its resolved physics) goes in, one `Episode` (outcome row + replay
-arrays) per seed comes out. Tasks are picklable and their results depend only on the task, so any
-executor can run them:
-
-- ALE runs one emulator per process, one seed per task; parallelism comes from the executor;
-- the shadow simulator is vectorized, so one task carries a batch of seeds stepped together.
-
-The serve rule is applied here, identically for both envs (see `serve_actions`).
-
-Policies: a registered tracker (`policies.breakout`, by name, with its parameters) or a network
-file (`policies.breakout_net.NetworkFile`, carried in the task with its bytes). A network sees the
-network observation (feature history and, if its file says so, the brick wall: ALE's decoded from
-RAM, the shadow's from its state), acts greedily, and is called once per agent step on the whole
-shadow batch (onnxruntime); the serve rule applies on top of it as for any policy. Its key's policy
-is its content hash and observation (`NetworkFile.record`), never its path or file name. A pixel (CNN)
-network (`NetworkFile.pixels`) sees Atari's preprocessed frames instead and is played by
-`episodes.pixels`: through `BreakoutVectorEnv` on the exact shadow (a task's physics must be the ROM
-model) and through ale-py's `AtariVectorEnv` on ALE; its protocol record adds ``agent_env``.
-
-Recording at the simulator's speed
-----------------------------------
-A shadow batch of a built-in policy is played by `shadow_loop.play`: policy, serve rule, kernel
-step and recording in one numba call, without Python per agent step; the trajectories land in
-env-major arrays, so each episode's payload arrays are contiguous views. A capture task (video
-frames) and a policy without a `TrackerForm` keep the Python loop (`_run_shadow_python`); tests
-hold the two loops to the same bytes. `run_unit` returns payloads as `EncodedArrays`, compressed on
-background threads while the next unit simulates, and keys and records reuse the canonical JSON
-of their per-task parts (`FrozenJSON`: physics, policy, protocol). None of this enters a key, a
-record or a payload byte.
-
-Keys: a world is its resolved parameters
-----------------------------------------
-A rollout's store key hashes its world, policy and protocol (`store.rollout_key`). The world of an
-ALE episode is ``{env: "ale", game, rom, seed}``. The world of a shadow episode is its physics:
-``{env: "shadow", physics, physics_hash, seed}`` with ``physics`` = the parameters' `physics()` (every
-`ShadowParams` field but ``name``; for the ROM model, its `RomParams` fields and key version) and
-``physics_hash`` = their `digest()`; a ROM world's records stored under key version 1 are found through
-`EpisodeTask.former_worlds` (docs/design.md, "Key versions"). The preset a command named (``atari-cal``, a
-.json file, "calibration candidate") is a label: the record's world keeps it as ``preset``, the key
-does not, so equal physics under two names give equal keys and are played once. A command
-resolves its preset once, in its plan, and hands the `ShadowParams` to its tasks.
-"""
+An `EpisodeTask` goes in, one `Episode` per seed comes out; keys hash the resolved physics, never a preset's
+name (docs/breakout.md, "Module notes"; docs/design.md, "Key versions")."""
 
 from __future__ import annotations
 
@@ -55,6 +14,7 @@ import numpy as np
 
 from policylab.envs.breakout.ale import AleBreakout, Protocol
 from policylab.envs.breakout.contract import FIRE, NOOP, F
+from policylab.envs.breakout.key_versions import former_physics
 from policylab.envs.breakout.params import ShadowParams, load_preset
 from policylab.envs.breakout.rom.kernel import brick_flags
 from policylab.hashing import FrozenJSON, canonical_json, hash_obj
@@ -121,12 +81,13 @@ class EpisodeTask:
 
     @cached_property
     def former_worlds(self) -> tuple[dict, ...]:
-        """The seed-free world as earlier key versions hashed it (`former_physics`; docs/design.md, "Key versions")."""
+        """The seed-free world as earlier key versions hashed it (`key_versions.former_physics`;
+        docs/design.md, "Key versions")."""
         if self.env == "ale":
             return ()
         return tuple(
             {"env": "shadow", "physics": FrozenJSON(f), "physics_hash": hash_obj(f)}
-            for f in self.shadow.former_physics()
+            for f in former_physics(self.shadow)
         )
 
     @cached_property
@@ -180,7 +141,7 @@ def serve_actions(actions: np.ndarray, in_play: np.ndarray, served: np.ndarray |
 
 # -- records --------------------------------------------------------------------------------------
 def world_key(task: EpisodeTask, seed: int) -> dict:
-    """The world as its key hashes it (see the module docstring)."""
+    """The world as its key hashes it (docs/breakout.md, "Module notes")."""
     return {**task.world, "seed": int(seed)}
 
 

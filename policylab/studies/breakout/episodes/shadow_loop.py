@@ -1,23 +1,7 @@
 """Shadow episodes at the simulator's speed: policy, serve rule, kernel step and recording in one numba call.
 
-Stepping a batch from Python (the runner's reference loop, `runner._run_shadow_python`) costs per
-agent step a policy call, the serve rule in numpy, a kernel call, copies and masks: about 50 us of
-Python per step whatever the batch size. For the built-in policies (the v3 tracker family,
-`policies.breakout.TrackerForm`) `play` does all of it inside numba, without the GIL, and writes
-each env's trajectory straight into env-major arrays, so an episode's payload arrays are
-contiguous slices of the batch's.
-
-The fused loop records what the Python loop records: the policy is
-`policies.breakout.tracker_action`, the very function every policy call runs; the step is the
-kernel's public `step_kernel`, called with the env's own state; the serve rule is
-`runner.serve_actions`' rule env by env; and the arrays hold what the Python loop stores (tests
-compare both loops byte for byte, on every built-in policy, serve rule and preset).
-
-Numba caches compiled code per source file, and a cached caller keeps the callee code it was
-compiled with: a changed kernel would not be seen by a cached `play`. So `play` is built by a
-factory whose closure holds a digest of the kernel, random-stream, kernel-parameter and policy
-sources; numba keys its cache on closure contents, so a change to any of them compiles afresh.
-"""
+Byte-equal to the runner's Python loop (tested); `play`'s closure holds a digest of its callees' sources so
+numba's cache recompiles when any changes (docs/breakout.md, "Module notes")."""
 
 from __future__ import annotations
 

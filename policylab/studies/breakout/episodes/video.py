@@ -1,9 +1,5 @@
-"""Episode videos from the store: an episode re-played with frame capture, as its own record.
-
-Capturing frames cannot change the dynamics, so the capture record's outcome must equal the plain
-episode record's; the returned dict says whether it does (re-simulation only as an explicit
-equivalence check against the record).
-"""
+"""Episode videos from the store: an episode re-played with frame capture, as its own record; its outcome
+must equal the plain record's, and the returned dict says whether it does."""
 
 from __future__ import annotations
 

@@ -1,53 +1,5 @@
 """`policylab breakout lockstep`: real ALE Breakout and the shadow simulator driven frame by frame by
-the same actions, compared on every frame.
-
-Why: a score per seed or a 1-px replay window from a serve says that the shadow differs from ALE, not
-where. Lockstep names the first frame on which the two games differ and the quantity that differed
-first, for whole episodes under the default protocol, so each difference can be traced and closed.
-
-One episode (`Lockstep`):
-
-- **ALE** is the raw `ALEInterface` (`AleBreakout`) at frame_skip 1 with repeat_action_probability 0:
-  one `act` is one emulator frame, and ALE never repeats an action on its own.
-- **The shadow** is `ShadowBreakout` with the chosen preset, its `frameskip` overridden to 1 and its
-  `sticky_prob` to 0 (`lockstep_params`), seeded with the episode seed: one `step` is one emulator
-  frame and it never repeats an action on its own. The rest of the preset stays, randomness included
-  (`atari` draws its serves from the env's stream).
-- **Actions**: every `frameskip` frames the policy picks an action from ALE's contract features
-  (`ram_features` of ALE's RAM; velocities over one agent step, as the ALE protocol computes them);
-  serve rule `auto` (`runner.serve_actions`: FIRE while no ball is in play). On every frame the
-  harness makes the sticky decision once (`sticky_repeats`: ALE's own stream, so with probability
-  `sticky` the previous frame's applied action is applied again exactly where ALE would repeat it on
-  this seed) and applies the resulting action to both games. So the shadow sees exactly ALE's
-  per-frame action sequence, even after it diverged, and ALE plays the game it plays under the
-  default protocol (frameskip 4, repeat_action_probability 0.25) on the same seed.
-- **Compared** after reset (frame 0) and after every frame k (k frames played), in this order
-  (`QUANTITIES`): ball in play (ALE: ram[101] != 0), ball x and y while both are in play (ALE:
-  ram[99] - 49, ram[101] + 9; shadow: the floor of its float position, the pixel its renderer
-  draws and its observation reports), paddle x (ALE: ram[72] - 47; shadow: floor), the brick wall
-  (`rom.kernel.brick_flags` of ram[0:36] against `ShadowBreakout.bricks`), score (BCD in ram[76:78]) and
-  lives (ram[57]); and the screens, `getScreenRGB()` against `ShadowBreakout.render()`, counting
-  pixels whose colour differs.
-- **The rule for the first divergence**: objects (everything but the screen) are compared from frame 0
-  up to the first frame on which any of them differs. That frame, the first differing quantity in
-  `QUANTITIES` order with both values, and every other quantity differing on that frame are
-  recorded; object comparison stops there, because from then on the shadow plays a different game
-  and later differences are consequences. Both games are still played to the end (ALE's game over or
-  the horizon, `max_steps` x `frameskip` frames) with the same actions, and the screens are compared
-  on every frame, so the screen counts cover the whole episode. An episode is **identical to the
-  end** when no object differed on any frame.
-
-Policies (`POLICY_KINDS`, episode i plays kind i mod K of the requested mix): `v3` (breakout_policy_v3
-defaults), `pick` (the training pick: a parameter file such as a train run's policy_params.json, or
-what `policylab breakout train` picks on its defaults, recomputed by `train.default_pick`),
-`random-v3` (a uniform v3-family candidate, `search_space.random_candidates(1, seed)` of the episode
-seed) and `random-actions` (a uniform action per agent step from the episode's own stream).
-
-Randomness: episode i runs on seed S + i (`world_seed`, range `breakout.lockstep`): ALE's random_seed,
-the shadow's seed, the sticky stream (ALE's MT19937 on that seed) and the random policies' streams. Nothing else is random and
-nothing depends on the time, so the same config writes the same lockstep.json, page and strips
-(wall-clock time and frames/s go to wallclock.json only).
-"""
+the same actions, compared on every frame (docs/breakout.md, "Lockstep")."""
 
 from __future__ import annotations
 
@@ -64,6 +16,15 @@ from policylab.envs.breakout.ale import AleBreakout, Protocol, ram_features
 from policylab.envs.breakout.ale_random import sticky_repeats as ale_sticky_repeats
 from policylab.envs.breakout.contract import ACTION_NAMES, NOOP, SCREEN_H, F
 from policylab.envs.breakout.params import BreakoutParams, ShadowParams, load_preset
+from policylab.envs.breakout.ram import (
+    BALL_X_OFFSET,
+    BALL_Y_OFFSET,
+    PADDLE_X_OFFSET,
+    RAM_BALL_X,
+    RAM_BALL_Y,
+    RAM_PADDLE_X,
+    RAM_WALL_END,
+)
 from policylab.envs.breakout.rom.kernel import brick_flags
 from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.fileio import atomic_write_bytes, write_json, write_wallclock
@@ -228,7 +189,7 @@ class Lockstep:
         self._compare()
 
     def _ale_wall(self, ram: np.ndarray) -> np.ndarray:
-        key = ram[0:36].tobytes()
+        key = ram[:RAM_WALL_END].tobytes()
         if key != self._wall_key:  # decoded only when the playfield bytes change
             self._wall_key, self._wall = key, brick_flags(ram[None])[0]
         return self._wall
@@ -383,8 +344,9 @@ METHOD = {
     "sticky_stream": "ALE 0.12.1's own (policylab.envs.breakout.ale_random): MT19937 seeded with the episode seed, two "
     "draws per frame, repeat when the first is below sticky (as a C float)",
     "compared": list(QUANTITIES) + ["screen"],
-    "pixel_mapping": "ALE: ball x = ram[99] - 49, ball y = ram[101] + 9 (in play iff ram[101] != 0), paddle x = "
-    "ram[72] - 47; shadow: floor of its float ball and paddle positions (the pixel it draws)",
+    "pixel_mapping": f"ALE: ball x = ram[{RAM_BALL_X}] - {-BALL_X_OFFSET}, ball y = ram[{RAM_BALL_Y}] + "
+    f"{BALL_Y_OFFSET} (in play iff ram[{RAM_BALL_Y}] != 0), paddle x = ram[{RAM_PADDLE_X}] - {-PADDLE_X_OFFSET}; "
+    "shadow: floor of its float ball and paddle positions (the pixel it draws)",
     "first_divergence_rule": "objects are compared from frame 0 (after reset) to the first frame on which any differs "
     "(ball x/y only while both balls are in play); the first differing quantity in the "
     "order of `compared` is the class; object comparison stops there; both games are "

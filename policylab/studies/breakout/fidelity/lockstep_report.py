@@ -1,11 +1,6 @@
 """The lockstep page and its frame strips (`policylab breakout lockstep`).
 
-A strip shows the frames around one episode's first divergence: one column per frame (the first
-divergence's column is marked by a yellow bar on top), rows ALE, shadow, ALE dimmed with every pixel
-whose colour differs from the shadow's in magenta, and a 4x zoom of ALE (left) and the shadow (right)
-around where the first differing quantity is (`focus`), since a 1-px difference is invisible at 1x.
-PNGs are written by Pillow without metadata, so the same frames give the same bytes.
-"""
+PNGs are written by Pillow without metadata, so the same frames give the same bytes."""
 
 from __future__ import annotations
 

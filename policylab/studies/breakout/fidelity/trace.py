@@ -1,24 +1,7 @@
 """Frame-level ALE Breakout traces for system identification of the shadow simulator.
 
-A trace is what the calibration fits to: the exact action applied on every emulator frame and
-the full 128-byte RAM after it, from `reset_game()` on. ALE itself runs with frame_skip 1 and no
-sticky actions; when a scenario asks for sticky actions, the tracer applies them itself with its
-own seeded RNG (the same per-frame rule as ALE: with probability p the previous frame's action
-repeats), so the applied action of every frame is known exactly and can be replayed in the shadow.
-
-Scenarios (`SCENARIOS`):
-
-- scripted: a cycle of (action, frames) holds, e.g. serve, hold RIGHT 40 frames, rest, hold LEFT;
-  they isolate the paddle's response (speed, lag, acceleration, travel beyond the stops) and,
-  with NOOP, the serve and loss timing;
-- random holds: actions held for a random number of frames (seeded), so the ball meets the paddle
-  at many offsets and directions (bounce-angle rule, speed-ups);
-- policy: a v3-family policy deciding every `frameskip` frames on the contract features, with
-  sticky actions, as in the default ALE protocol (ball speed by phase, bricks, shrink).
-
-Traces are stored as byte-deterministic npz (`fileio.arrays_to_bytes`): `action` int8 (T,),
-`ram` uint8 (T+1, 128), plus a JSON header of the spec. The same spec gives the same bytes.
-"""
+A trace: npz of `action` int8 (T,) and `ram` uint8 (T+1, 128) plus the spec as a JSON header; scenarios:
+docs/breakout.md, "Traces"."""
 
 from __future__ import annotations
 
@@ -29,22 +12,25 @@ from pathlib import Path
 import numpy as np
 
 from policylab.config import claim_out_dir
-from policylab.envs.breakout.ale import (
+from policylab.envs.breakout.ale import bcd, frame_emulator, ram_features
+from policylab.envs.breakout.contract import FIRE, LEFT, NOOP, RIGHT
+from policylab.envs.breakout.ram import (
     BALL_X_OFFSET,
     BALL_Y_OFFSET,
     PADDLE_X_OFFSET,
+    RAM_BALL_VX,
+    RAM_BALL_VX_FRAC,
+    RAM_BALL_VY,
+    RAM_BALL_VY_FRAC,
     RAM_BALL_X,
     RAM_BALL_Y,
     RAM_LIVES,
     RAM_PADDLE_HALF_W,
+    RAM_PADDLE_READING,
     RAM_PADDLE_X,
     RAM_SCORE_HI,
     RAM_SCORE_LO,
-    bcd,
-    frame_emulator,
-    ram_features,
 )
-from policylab.envs.breakout.contract import FIRE, LEFT, NOOP, RIGHT
 from policylab.errors import BadInput
 from policylab.fileio import arrays_to_bytes, atomic_write_bytes, write_json
 from policylab.policies.breakout import get_policy
@@ -52,17 +38,6 @@ from policylab.progress import progress_bar
 from policylab.studies.breakout.requests import TraceRequest
 from policylab.studies.breakout.search.search_space import random_candidates
 
-# RAM bytes found by correlation with the observed motion (see README.md)
-RAM_PADDLE_CONTROL = 70  # the game's paddle reading (pot scanline count); the paddle x chases it
-# the ball's fixed-point state (decoded from the traces, README.md): position = integer byte +
-# fraction/256; velocity = signed integer byte + fraction/256, x stored negated (x_ram -= vx_ram every frame)
-RAM_BALL_X_FRAC, RAM_BALL_Y_FRAC = 100, 102
-RAM_BALL_VY, RAM_BALL_VY_FRAC, RAM_BALL_VX, RAM_BALL_VX_FRAC = 103, 104, 105, 106
-RAM_BALL_CLASS = (
-    107  # 0x40 up / 0x80 down + paddle hits of this ball (0 at the serve, capped at 12), 16 after a top row
-)
-RAM_FRAME_COUNTER = 90  # frames since reset mod 256 (zeroed at game over); its low 2 bits pick the serve
-RAM_BALL_ANGLE = 109  # 0 shallow, 2 steep: the paddle section of the last hit
 TRACE_DIR = Path(__file__).parent / "traces"
 ACTION_CODES = {"NOOP": NOOP, "FIRE": FIRE, "RIGHT": RIGHT, "LEFT": LEFT}
 
@@ -294,7 +269,7 @@ def signals(ram: np.ndarray) -> dict[str, np.ndarray]:
         "ball_y": np.where(in_play, r[:, RAM_BALL_Y] + BALL_Y_OFFSET, 0),
         "paddle_x": r[:, RAM_PADDLE_X] + PADDLE_X_OFFSET,
         "paddle_w": 2 * r[:, RAM_PADDLE_HALF_W],
-        "paddle_control": r[:, RAM_PADDLE_CONTROL],
+        "paddle_control": r[:, RAM_PADDLE_READING],
         "lives": r[:, RAM_LIVES],
         "score": np.array(
             [bcd(int(h) & 0x0F) * 100 + bcd(int(lo)) for h, lo in zip(r[:, RAM_SCORE_HI], r[:, RAM_SCORE_LO])],

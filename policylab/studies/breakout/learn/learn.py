@@ -1,12 +1,5 @@
-"""`policylab breakout learn`: PPO in the vectorized shadow, then the learned network judged on ALE.
-
-Why a learner here: a nine-parameter tracker cannot exploit the shadow much, a network can, so
-whether a policy *learned* in the shadow holds on ALE is the real test of the shadow.
-
-The learner is `policylab.learning`'s PPO on torch's CPU build, played in the shadow by `learner`;
-the network (`network`) sees the network observation of `policies.breakout_net`, so the same file
-plays on ALE, where `transfer` validates it against breakout_policy_v3 and the search pick.
-"""
+"""`policylab breakout learn`: PPO in the vectorized shadow, then the learned network judged on ALE
+(docs/breakout.md, "Learning in the shadow")."""
 
 from __future__ import annotations
 

@@ -1,28 +1,7 @@
 """The Breakout learner: PPO (`policylab.learning`) on the vectorized shadow simulator.
 
-The defaults are chosen for wall-clock learning on 2 cores, not per sample: 2,048 envs, one epoch of
-2,048-sample minibatches per 131,072-sample rollout and a learning rate of 2.5e-3. Measured
-(docs/breakout.md): 512 envs with 4 epochs learned more per sample but ran at a fifth of the speed,
-and the ALE score after a 10-minute budget is what a user gets.
-
-Life loss ends the credited return (as Atari PPO's usual episodic-life wrapper does): at a lost ball
-the advantage does not bootstrap past it, so the value of keeping the ball alive is learned from
-the first rollouts instead of the scarce brick rewards alone. The env plays on with its remaining
-lives; the reported episode is the whole game.
-
-Episodes: every env plays until game over or the protocol's horizon (`max_steps`, a truncation:
-the return is bootstrapped with the value of the last observation) and is then reset at once on a
-fresh seed from the named range ``breakout.learn`` (shard k of S starts its j-th episode on index
-j * S + k), so no training seed is ever reused or shared with ALE's.
-
-Determinism: torch.manual_seed(--seed) draws the initial weights, one generator seeded by --seed
-every minibatch permutation, and one generator per shard (`learning.shards.seeds`) its sampled
-actions. The same config on the same --threads writes the same checkpoint and ONNX bytes.
-
-The loop, curves, checkpoints (atomic, resumable to the bytes of an uninterrupted run) and timings
-are the shared learner's (`policylab.learning.learner`); what is Breakout's is the shard: its shadow
-batch, observer history, lives and episode counter, all part of the checkpoint.
-"""
+Its shard: the shadow batch, observer history, lives and episode counter; shard k of S starts its j-th episode on
+index j * S + k of ``breakout.learn`` (defaults and why: docs/breakout.md, "Learning in the shadow")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""The Breakout network: the learner's actor-critic over the network observation of
-`policies.breakout_net` (scaled contract features, optionally their history, and the 6 x 18 wall),
-exported as the ONNX file every Breakout command plays, on ALE as in the shadow.
-
-FIRE is masked: the network learns the 3 legal logits (LEGAL) alone, and the exported file's FIRE
-logit is a constant FIRE_LOGIT (so its probability is exactly 0 in float32 and greedy play never
-picks it). While a ball is in play FIRE does what NOOP does; while none is, the protocol's serve
-rule (auto) FIREs for every policy, in training exactly as in evaluation, so the network never
-needs it.
-"""
+"""The Breakout network: the learner's actor-critic over `policies.breakout_net`'s observation, exported
+as the ONNX file every Breakout command plays. FIRE is masked: the file's FIRE logit is the constant FIRE_LOGIT."""
 
 from __future__ import annotations
 

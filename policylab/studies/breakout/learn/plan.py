@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policylab.config import validated
-from policylab.envs.breakout.ale import Protocol
 from policylab.envs.breakout.params import ShadowParams
 from policylab.errors import BadInput
 from policylab.learning.learner import check_sizes
@@ -42,10 +40,7 @@ def plan(req: LearnRequest) -> Plan:
             "preset",
             f"a network observes a 6 x 18 wall; this preset has {shadow.brick_rows} x {shadow.brick_cols} bricks",
         )
-    protocol = validated(
-        Protocol,
-        {"max_steps": req.max_steps, "serve": "auto", **({} if req.sticky is None else {"sticky": req.sticky})},
-    ).model_dump()
+    protocol = options.protocol_from(req)
     against = options.resolve_against(req.against)
     if against is not None and not req.validate_episodes:
         raise BadInput("against", "is compared in the validation, which --validate-episodes 0 skips")

@@ -1,37 +1,6 @@
 """Validation of a learned Breakout network, as for the search pick, and the transfer gap.
 
-`validate_network` plays three policies on the same fresh seeds (the named range
-``breakout.transfer``, disjoint from every seed a search, a screening, a validation or a training
-run draws): the network, `breakout_policy_v3` (its defaults) and the search pick (what
-`policylab breakout train` picks on its defaults, `train.default_pick`), and a fourth with `--against`:
-another network, e.g. the previous recipe's, so a new recipe is judged paired against the old one.
-
-- **Validation** (the training loop's, `selection.compare_paired`): the network against v3 and
-  against the pick, paired by seed: score distributions with t intervals of their means, the paired
-  mean delta with its t interval, a verdict (improved / worse / inconclusive / too few seeds) and the probability that a
-  fresh set of the same size reaches it. On the exact shadow (``ale-exact``, whose score on seed s is
-  ALE's) on the first `exact_episodes` seeds (2,000 by default) in the shadow, with the first
-  `episodes` (20) replayed on ALE as a confirmation (each ALE score must equal the shadow's; the ALE
-  verdicts on those seeds are shown beside); on a physics preset on ALE on the first `episodes`.
-- **Transfer gap**: each policy's shadow mean against its ALE mean on the same protocol, over the
-  first `gap_episodes` seeds on each (100 by default: 20 ALE episodes cannot resolve a 10% ratio),
-  with t intervals of both means and a bootstrap interval of their ratio (the two environments resampled
-  independently: a seed drives unrelated worlds in each). A simulator a policy was learned in is
-  only as good as this ratio is close to 1 for that policy: a network finds quirks a tracker
-  cannot exploit, so its ratio beside v3's and the pick's says whether it learned Breakout or the
-  shadow.
-
-The ALE validation episodes are the first seeds of the gap's ALE episodes (one record each, played
-once). Everything is a store record keyed by content (a network by its hash), so a re-run writes
-the same bytes and a killed one resumes. `section(data)` is the report section a page embeds (the
-learn report does); `write_transfer_report` writes it alone as transfer.json + transfer.html, which
-is what `policylab breakout transfer --policy FILE.onnx` does for a network made anywhere.
-
-A pixel (CNN) network (`policies.breakout_cnn`) is validated the same way on the exact shadow only
-(`--preset ale-exact`): it plays through the Atari vector envs (`episodes.pixels`: its frames, its serve
-rule from the lives), the trackers through theirs, paired by seed number, and its ALE confirmation replays
-the first seeds through ale-py's `AtariVectorEnv`.
-"""
+Seeds from ``breakout.transfer``, disjoint from every other range (docs/breakout.md, "Learning in the shadow")."""
 
 from __future__ import annotations
 
@@ -95,6 +64,18 @@ def contenders(network: NetworkFile, pick: dict, against: NetworkFile | None = N
     ]
 
 
+def validates_exactly(shadow: ShadowParams, episodes: int, exact_episodes: int) -> bool:
+    """Whether the validation runs on the exact shadow (confirmed on ALE's first `episodes` seeds) rather
+    than on ALE; an ALE confirmation sample larger than the exact validation is refused, naming `episodes`."""
+    exact = shadow.model == "rom" and exact_episodes > 0
+    if exact and episodes > exact_episodes:
+        raise BadInput(
+            "episodes",
+            f"the ALE confirmation sample ({episodes}) is larger than the exact validation ({exact_episodes} seeds)",
+        )
+    return exact
+
+
 def validate_network(
     policy: str | Path | NetworkFile,
     *,
@@ -127,12 +108,7 @@ def validate_network(
     if pick is None:
         pick = default_pick()
     players = contenders(network, pick, against)
-    exact = shadow.model == "rom" and exact_episodes > 0
-    if exact and episodes > exact_episodes:
-        raise BadInput(
-            "episodes",
-            f"the ALE confirmation sample ({episodes}) is larger than the exact validation ({exact_episodes} seeds)",
-        )
+    exact = validates_exactly(shadow, episodes, exact_episodes)
     shadow_n = max(gap_episodes, exact_episodes if exact else 0)
     seeds = tuple(world_seed("breakout", 0, i, base=seed) for i in range(max(episodes, gap_episodes, shadow_n)))
     ale_seeds, shadow_seeds, gap_seeds = seeds[: max(episodes, gap_episodes)], seeds[:shadow_n], seeds[:gap_episodes]
@@ -434,7 +410,8 @@ def gap_chart(data: dict, path: Path) -> None:
     x = np.arange(len(rows))
     for off, env in ((-0.2, "shadow"), (0.2, "ale")):
         means = np.array([r[f"{env}_mean"] for r in rows])
-        ci = np.array([r[f"{env}_ci95"] for r in rows])
+        # one episode has no interval (`ci95` None): no error bar is drawn for it, never a zero-width one
+        ci = np.array([r[f"{env}_ci95"] or (np.nan, np.nan) for r in rows], dtype=float)
         ax.bar(
             x + off,
             means,
@@ -468,8 +445,22 @@ def write_transfer_report(out: Path, data: dict) -> Path:
     return out / "transfer.html"
 
 
-def run(req: TransferRequest):
-    """`policylab breakout transfer`: validate a network file (or resume); returns the page and headlines."""
+@dataclass(frozen=True)
+class Plan:
+    """A transfer validation, resolved once (`plan`): the networks, the shadow and the protocol it plays."""
+
+    req: TransferRequest
+    network: NetworkFile  # the network validated
+    against: NetworkFile | None  # `--against`, read and checked
+    shadow: ShadowParams  # the preset with `--sticky` applied
+    protocol: dict
+    store_root: Path
+    config: dict  # what OUT/config.json records
+
+
+def plan(req: TransferRequest) -> Plan:
+    """Resolve the protocol, the network, `--against` and the preset once and check the seeds against the
+    learner's; `BadInput` naming the field, nothing written."""
     protocol = options.protocol_from(req)
     choice = options.resolve_policy(req.policy, None)
     if choice.network is None:
@@ -482,6 +473,7 @@ def run(req: TransferRequest):
     against = options.resolve_against(req.against)
     options.check_pixels(choice.network, "shadow", shadow, protocol)
     options.check_pixels(against, "shadow", shadow, protocol, "against")
+    validates_exactly(shadow, req.episodes, req.exact_episodes)
     last = req.seed + max(req.episodes, req.gap_episodes, req.exact_episodes) - 1
     learn = named_range("breakout", "learn")
     if req.seed < learn.stop and learn.base <= last:
@@ -501,22 +493,28 @@ def run(req: TransferRequest):
         "shadow_overrides": options.shadow_overrides(req.sticky),
         "store": options.store_label(store_root, req.out),
     }
-    claim_out_dir(req.out, config)
+    return Plan(req, choice.network, against, shadow, protocol, store_root, config)
+
+
+def run(req: TransferRequest):
+    """`policylab breakout transfer`: validate a network file (or resume); returns the page and headlines."""
+    p = plan(req)
+    claim_out_dir(req.out, p.config)
     started = time.time()
     data = validate_network(
-        choice.network,
+        p.network,
         out=req.out,
         preset=req.preset,
-        protocol=protocol,
-        shadow=shadow,
+        protocol=p.protocol,
+        shadow=p.shadow,
         episodes=req.episodes,
         gap_episodes=req.gap_episodes,
         exact_episodes=req.exact_episodes,
         seed=req.seed,
-        store=store_root,
+        store=p.store_root,
         executor=req.executor,
         ray_address=req.ray_address,
-        against=against,
+        against=p.against,
     )
     page = write_transfer_report(req.out, data)
     write_wallclock(req.out, time.time() - started)

@@ -1,18 +1,6 @@
 """The search: successive halving over a candidate pool, and what its precision says about the pick.
 
-Why halving: every candidate scored on a handful of seeds and ranked makes the pick the luckiest of
-216 noisy estimates (the winner's curse); scoring every candidate on hundreds of seeds costs most of
-its episodes on candidates that are plainly worse. Halving spends them where the ranking is close:
-round r scores the surviving candidates on the first ``first * keep**r`` seeds of breakout.search
-(the seeds already played are in the store, so each round plays only the new ones), ranks them by
-the objective's rule and keeps the best 1/keep. The pick is the last round's first. The default
-schedule (216 x 25, 72 x 75, 24 x 225, 8 x 675 seeds) was chosen by measuring the regret of several
-budgets against 2,000-seed oracle means (benchmarks/bench_search_regret.py, docs/breakout.md).
-
-`regret_estimate` says how sure the pick is among the finalists, from the search's own seeds: the
-finalists share their seeds, so resampling seeds (paired) gives each resample's best mean minus the
-pick's mean.
-"""
+Round r scores the survivors on the first ``first * keep**r`` seeds of breakout.search and keeps the best 1/keep."""
 
 from __future__ import annotations
 

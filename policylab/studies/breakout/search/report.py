@@ -1,7 +1,5 @@
 """The training loop's report: report.json (the original's sections plus the statistics) and an
-HTML page with the verdict, its interval and how sure it is up front; the search's contenders with
-their intervals and the regret estimate; the ALE confirmation of the exact validation; the paired
-validation chart, the rank scatter of the screened candidates and the pick's ALE video."""
+HTML page with the verdict, its interval and how sure it is up front."""
 
 from __future__ import annotations
 

@@ -1,28 +1,5 @@
-"""Search spaces of the Breakout training loop over the nine v3-family parameters.
-
-- ``grid216``: the original searched 216 candidates (`c000`-`c215`) whose grid is unknown
-  (216 = 3^3 x 2^3). policylab's grid varies the six parameters that move the paddle most and
-  fixes the other three at the v3 defaults; candidates are numbered in `itertools.product` order
-  of the table below (last parameter fastest).
-
-  ==============  ==================  =====
-  parameter       values              count
-  ==============  ==================  =====
-  far_cap         8, 12, 16           3
-  near_cap        12, 18, 24          3
-  near_lead       0, 1.5, 3           3
-  far_lead        1, 3                2
-  near_deadzone   0.5, 1.5            2
-  panic_y         175, 185            2
-  base_deadzone   3 (fixed)
-  near_y          165 (fixed)
-  far_deadzone    2 (fixed)
-  ==============  ==================  =====
-
-- ``random``: `budget` points drawn uniformly from the parameter ranges (seeded PCG64).
-- ``tpe``: Optuna's TPE sampler (seeded) proposing `budget` points in rounds of `batch`,
-  each round scored in one vectorized batch; its objective is the search-env score mean.
-"""
+"""Search spaces of the Breakout training loop over the nine v3-family parameters: ``grid216``, ``random``,
+``tpe`` (the grid: docs/breakout.md, "The training loop")."""
 
 from __future__ import annotations
 

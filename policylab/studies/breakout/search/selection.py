@@ -1,19 +1,6 @@
 """Selection rules and verdicts of the Breakout training loop.
 
-A selection rule is a sort key written as text; each search objective is one (`requests.OBJECTIVES`):
-``"score_mean desc"`` (the default objective, the mean), ``"score_q25 desc, score_mean desc"`` (a lower
-quartile) and ``"low_score_count asc, score_min desc, score_mean desc"`` (the original's worst-case
-rule, verbatim from its report, `requests.DEFAULT_RULE`). Candidates are sorted stably by it, so ties
-keep input order, and the first one is the pick.
-
-The verdict compares the pick with the baseline on fresh validation seeds, paired by seed:
-``improved`` when the t 95% interval of the mean paired delta (`stats.INTERVAL_METHOD`) lies entirely
-above zero, ``worse`` when it lies entirely below zero, ``inconclusive`` otherwise, ``too few seeds``
-with fewer than `stats.MIN_PAIRS` pairs, with the probability that a
-fresh validation set of the same size reaches the same verdict (`stats.verdict_agreement`). The original's boolean
-``new_policy_not_lower_than_previous_best`` (new mean >= baseline mean) is reported beside it, since
-it ignores noise and is what the original decided on.
-"""
+A rule is a stable sort key written as text (``"score_mean desc"``); verdicts are paired t intervals of the delta."""
 
 from __future__ import annotations
 

@@ -1,29 +1,6 @@
 """`policylab breakout train`: search in the shadow simulator, validate at scale, give an honest verdict.
 
-Stages (each reads and writes the store, so a killed run resumes and ends with the same report):
-
-1. **search**: successive halving (`halving`): every candidate of the search space on the first
-   ``--search-seeds`` seeds of breakout.search, the best 1/``--keep`` on ``--keep`` times as many, for
-   ``--rounds`` rounds, ranked by the objective (``--objective``: the mean by default, a lower quartile,
-   or the original's worst-case rule); one store record per (candidate, env, seed).
-2. **select**: the last round's first; with ``--screen-top K`` the top K of the last round are
-   re-played on ALE for M screening episodes and the pick is made by the same rule on ALE
-   (multi-fidelity, for physics presets: the cheap simulator proposes, the reference decides).
-3. **validate**: the pick and the baseline, paired by seed, on seeds disjoint from every seed used
-   for selection. On the exact shadow (``ale-exact``: ALE's game, so a shadow score on seed s is ALE's
-   score on seed s) on ``--exact-episodes`` fresh shadow seeds (2,000), the first
-   ``--validate-episodes`` of them replayed on ALE, where each score must equal the shadow's; on a
-   physics preset on ALE, on ``--validate-episodes`` seeds from ``--validate-seed``.
-4. **decide**: paired mean delta with a t 95% interval; verdict ``improved`` if the
-   interval lies above 0, ``worse`` if below, else ``inconclusive`` (``too few seeds`` under 5 pairs); beside it the probability that a
-   fresh validation set of the same size reaches the same verdict, the winner's curse (the pick's
-   search mean against its validation mean) and the original's ``new_policy_not_lower_than_previous_best``.
-5. **report**: params JSON, manifest with the rerun command, report.json + report.html.
-
-Seeds: the search's from breakout.search, screening seeds from ``--screen-seed``, validation seeds
-from ``--exact-seed`` (breakout.exact_validation) or ``--validate-seed``; overlapping sets are
-refused before anything runs.
-"""
+Stages search, select, validate, decide, report, each resumable (docs/breakout.md, "The training loop")."""
 
 from __future__ import annotations
 

@@ -11,6 +11,25 @@ import pytest
 from benchmarks.rom_ale_agreement import pot_readings
 from policylab.envs.breakout.ale import AleBreakout, Protocol, frame_emulator, ram_features
 from policylab.envs.breakout.contract import FIRE, LEFT, NOOP, RIGHT
+from policylab.envs.breakout.ram import (
+    RAM_BALL_CLASS,
+    RAM_BALL_VX,
+    RAM_BALL_VX_FRAC,
+    RAM_BALL_VY,
+    RAM_BALL_VY_FRAC,
+    RAM_BALL_X,
+    RAM_BALL_Y,
+    RAM_FRAME_COUNTER,
+    RAM_FRAME_COUNTER_HI,
+    RAM_N,
+    RAM_PADDLE_X,
+    RAM_SCORE_HI,
+    RAM_SCORE_LO,
+    RAM_SHOW_SCORE,
+    RAM_TOP_WALL_HIT,
+    RAM_WALL_END,
+    RAM_WALL_RIGHT_PF2,
+)
 from policylab.envs.breakout.rom import kernel as rom_kernel
 from policylab.envs.breakout.shadow import ShadowBreakout
 from policylab.errors import BadInput
@@ -23,7 +42,7 @@ SEEDS = named_range("breakout", "lockstep").first(3)
 
 def _state(ram) -> np.ndarray:
     row = np.zeros(rom_kernel.NI, dtype=np.int64)
-    row[: rom_kernel.RAM_N] = ram
+    row[:RAM_N] = ram
     row[rom_kernel.SHOWN] = rom_kernel.drawn_with(row)
     return row
 
@@ -42,10 +61,10 @@ def test_every_committed_trace_is_replayed_byte_for_byte(name):
     for t, action in enumerate(arr["action"]):
         pot = rom_kernel.pot_after(pot, int(action))
         assert rom_kernel.frame(row, pot, action == FIRE) == 0
-        assert np.array_equal(row[: rom_kernel.RAM_N], rams[t + 1]), (
+        assert np.array_equal(row[:RAM_N], rams[t + 1]), (
             name,
             t,
-            np.flatnonzero(row[: rom_kernel.RAM_N] != rams[t + 1]),
+            np.flatnonzero(row[:RAM_N] != rams[t + 1]),
         )
 
 
@@ -100,7 +119,7 @@ def test_the_screen_is_ales():
     for t in range(900):
         if t % 12 == 0:
             action = int(rng.choice([NOOP, RIGHT, LEFT]))
-        a = FIRE if row[101] == 0 else action
+        a = FIRE if row[RAM_BALL_Y] == 0 else action
         pot = rom_kernel.pot_after(pot, a)
         rom_kernel.frame(row, pot, a == FIRE)
         ale.act(acts[a])
@@ -119,7 +138,10 @@ def test_the_wall_refills_as_ales():
     refilled, a = None, NOOP
     for t in range(3000):
         if t == 300:
-            for k, v in [(76, 0x04), (77, 0x32)] + [(k, 0x3F if k == 5 else 0) for k in range(36)]:
+            # 432 points and one brick byte left (the bottom row's columns 15-17)
+            left = RAM_WALL_RIGHT_PF2 + 5
+            wall = [(k, 0x3F if k == left else 0) for k in range(RAM_WALL_END)]
+            for k, v in [(RAM_SCORE_HI, 0x04), (RAM_SCORE_LO, 0x32)] + wall:
                 ale.setRAM(k, v)
                 row[k] = v
         if t % 4 == 0:
@@ -128,9 +150,13 @@ def test_the_wall_refills_as_ales():
         rom_kernel.frame(row, pot, a == FIRE)
         ale.act(acts[a])
         ram = ale.getRAM()
-        assert np.array_equal(row[: rom_kernel.RAM_N], ram), (t, np.flatnonzero(row[: rom_kernel.RAM_N] != ram))
+        assert np.array_equal(row[:RAM_N], ram), (t, np.flatnonzero(row[:RAM_N] != ram))
         obs = ram_features(ram, obs)
-        if refilled is None and t > 300 and np.array_equal(ram[:36], rom_kernel.RESET_RAM[:36].astype(np.uint8)):
+        if (
+            refilled is None
+            and t > 300
+            and np.array_equal(ram[:RAM_WALL_END], rom_kernel.RESET_RAM[:RAM_WALL_END].astype(np.uint8))
+        ):
             refilled = t
         if refilled is not None and t > refilled + 300:
             break
@@ -150,36 +176,37 @@ def test_attract_mode_after_65536_frames_is_followed_and_flagged():
     flags, late = 0, 0
     for t in range(700):
         if t == 100:
-            for k, v in ((91, 0xFF), (90, 0xC8)):
+            for k, v in ((RAM_FRAME_COUNTER_HI, 0xFF), (RAM_FRAME_COUNTER, 0xC8)):
                 ale.setRAM(k, v)
                 row[k] = v
-        a = FIRE if row[101] == 0 else int(rng.integers(0, 4))
+        a = FIRE if row[RAM_BALL_Y] == 0 else int(rng.integers(0, 4))
         pot = rom_kernel.pot_after(pot, a)
         flags |= rom_kernel.frame(row, pot, a == FIRE)
         ale.act(acts[a])
-        assert np.array_equal(row[: rom_kernel.RAM_N], ale.getRAM()), t
+        assert np.array_equal(row[:RAM_N], ale.getRAM()), t
         late += not np.array_equal(render_colours(row), ale.getScreen())
-    assert flags == rom_kernel.UNMOD_RESET and row[110] == 0 and late <= 2
+    assert flags == rom_kernel.UNMOD_RESET and row[RAM_SHOW_SCORE] == 0 and late <= 2
 
 
 def _probe(ale, base, x, b, paddle=None):
-    """ALE's reaction, one frame later, to the ball held at (RAM 99, RAM 101) = (x, b) when it is drawn."""
+    """ALE's reaction, one frame later, to the ball held at (RAM_BALL_X, RAM_BALL_Y) = (x, b) when it is drawn."""
     ale.restoreState(base)
-    for k, v in ((99, x), (101, b), (103, 0), (104, 0), (105, 0), (106, 0), (107, 0), (97, 0)):
+    still = (RAM_BALL_VY, RAM_BALL_VY_FRAC, RAM_BALL_VX, RAM_BALL_VX_FRAC, RAM_BALL_CLASS, RAM_TOP_WALL_HIT)
+    for k, v in [(RAM_BALL_X, x), (RAM_BALL_Y, b)] + [(k, 0) for k in still]:
         ale.setRAM(k, v)
     if paddle is not None:
-        ale.setRAM(72, paddle)
+        ale.setRAM(RAM_PADDLE_X, paddle)
     ale.act(ale.getMinimalActionSet()[NOOP])
     drawn = ale.getRAM().astype(np.int64)
     ale.act(ale.getMinimalActionSet()[NOOP])
     after = ale.getRAM()
-    playfield = after[97] == 0x80 or not np.array_equal(after[:36], drawn[:36])
-    return rom_kernel.collisions(_state(drawn)), playfield, bool(after[107] & 0x40)
+    playfield = after[RAM_TOP_WALL_HIT] == 0x80 or not np.array_equal(after[:RAM_WALL_END], drawn[:RAM_WALL_END])
+    return rom_kernel.collisions(_state(drawn)), playfield, bool(after[RAM_BALL_CLASS] & 0x40)
 
 
 @pytest.mark.parametrize("b", [8, 9, 24, 25, 45, 46, 84, 85, 176, 177, 183, 184])
 def test_collision_rows_at_their_boundaries(b):
-    """The top wall collides for RAM 101 in 9..24 (not 8: no earlier ENABL copy; 24 through the delayed copy),
+    """The top wall collides for RAM_BALL_Y in 9..24 (not 8: no earlier ENABL copy; 24 through the delayed copy),
     bricks from 46, the paddle for 177..183; the model's latches equal ALE's reactions."""
     ale = frame_emulator(SEEDS[0])
     for _ in range(40):  # past the wall-building animation
@@ -195,14 +222,14 @@ def test_collision_rows_at_their_boundaries(b):
 
 
 def test_the_pot_reading_for_every_reachable_resistance():
-    """RAM 70 after each frame equals `paddle_reading` of the frame's resistance, over all 101 resistances
+    """RAM_PADDLE_READING after each frame equals `paddle_reading` of the frame's resistance, over all 101 resistances
     RIGHT/LEFT steps and clamps reach from ALE's default."""
     assert pot_readings(SEEDS[0]) == (101, 0)
 
 
 def test_the_pot_reading_when_the_paddle_colour_is_zero():
-    """With RAM 62 at 0 (attract mode's colour cycle reaches it) the lower field samples one scanline early:
-    RAM 70 equals `paddle_reading(pot, True)` for all 101 resistances, and differs from the usual reading
+    """With RAM_PADDLE_COLOUR at 0 (attract mode's colour cycle reaches it) the lower field samples one scanline early:
+    RAM_PADDLE_READING equals `paddle_reading(pot, True)` for all 101 resistances, and differs from the usual reading
     for some of them (the case matters)."""
     assert pot_readings(SEEDS[0], paddle_colour_zero=True) == (101, 0)
     assert pot_readings(SEEDS[0], paddle_colour_zero=False)[1] == 0

@@ -5,6 +5,7 @@ import json
 
 from policylab.cli import invoke
 from policylab.envs.breakout.ale import Protocol
+from policylab.envs.breakout.key_versions import former_physics
 from policylab.envs.breakout.params import load_preset
 from policylab.hashing import hash_obj
 from policylab.policies.breakout import V3_DEFAULTS
@@ -89,7 +90,7 @@ def test_a_command_resolves_its_preset_once(tmp_path, monkeypatch):
 def _as_key_version_1(fresh: Store, old: Store) -> None:
     """Copy every record of `fresh` (ROM worlds, key version 2) into `old` as the code before version 2 stored
     it: the world's physics every `ShadowParams` field of `ale-exact`, the key hashing that."""
-    v1 = load_preset("ale-exact").former_physics()[0]
+    v1 = former_physics(load_preset("ale-exact"))[0]
     assert hash_obj(v1) == "25ee0bba4d4d3d49"  # ale-exact's digest as a ShadowParams, pinned before version 2
     for r in fresh.records():
         world = r.data["world"]

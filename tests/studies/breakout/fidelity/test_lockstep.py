@@ -10,6 +10,14 @@ import pytest
 from policylab.cli import invoke
 from policylab.envs.breakout.ale import AleBreakout, Protocol
 from policylab.envs.breakout.params import load_preset
+from policylab.envs.breakout.ram import (
+    BALL_X_OFFSET,
+    BALL_Y_OFFSET,
+    RAM_BALL_X,
+    RAM_BALL_X_FRAC,
+    RAM_BALL_Y,
+    RAM_BALL_Y_FRAC,
+)
 from policylab.report.browser import chromium_path, render_check
 from policylab.rollout.seeds import seed_range_base
 from policylab.studies.breakout.fidelity import trace
@@ -47,8 +55,8 @@ def test_a_ball_moved_one_pixel_is_the_first_divergence_on_that_frame():
         planted.step()
     assert planted.first is None
     ram = planted.ale.ram()  # ALE's exact fixed-point ball after frame k - 1, moved one pixel right
-    x = int(ram[trace.RAM_BALL_X]) + ram[trace.RAM_BALL_X_FRAC] / 256 - 49
-    y = int(ram[trace.RAM_BALL_Y]) + ram[trace.RAM_BALL_Y_FRAC] / 256 + 9
+    x = int(ram[RAM_BALL_X]) + ram[RAM_BALL_X_FRAC] / 256 + BALL_X_OFFSET
+    y = int(ram[RAM_BALL_Y]) + ram[RAM_BALL_Y_FRAC] / 256 + BALL_Y_OFFSET
     vx, vy = trace.ball_velocity(ram)
     planted.shadow.place_ball(0, x + 1, y, float(vx), float(vy))
     planted.step()

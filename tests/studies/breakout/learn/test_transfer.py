@@ -16,7 +16,7 @@ from policylab.policies.breakout_net import NetObsSpec, read
 from policylab.report.browser import chromium_path, render_check
 from policylab.rollout.seeds import RANGES, named_range
 from policylab.stats import paired_delta
-from policylab.studies.breakout.learn.transfer import section, validate_network, write_transfer_report
+from policylab.studies.breakout.learn.transfer import gap_chart, section, validate_network, write_transfer_report
 from policylab.studies.breakout.search.search_space import grid216
 from policylab.studies.breakout.search.selection import verdict
 from tests.support.breakout_nets import export, torch_mlp
@@ -211,3 +211,11 @@ def test_against_adds_a_paired_verdict_against_another_network(run, tmp_path, ca
     assert invoke([*argv, "--against", str(tmp_path / "bad.onnx"), "--out", str(tmp_path / "b")]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith("policylab: error: against: ")
     assert not (tmp_path / "b").exists()
+
+
+def test_gap_chart_of_one_episode_draws_bars_without_intervals(tmp_path):
+    """`--gap-episodes 1` has no interval per row (ci95 None): the chart is still drawn, without error bars."""
+    row = {"policy": "net", "shadow_mean": 12.0, "ale_mean": 9.0, "shadow_ci95": None, "ale_ci95": None}
+    data = {"transfer_gap": {"rows": [row], "episodes": 1}, "objective": {"preset": "ale-exact"}}
+    gap_chart(data, tmp_path / "gap.png")
+    assert (tmp_path / "gap.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,21 +1,5 @@
-"""The greedy fit: candidate changes to a base preset (default `atari`), stage by stage, each tied to a gap of
-the original audit and to a measurement on the committed traces. A change is kept only if it passes its
-stage's rule without making the per-step replay agreement worse (the original's rule: change the simulator
-only with targeted before/after evidence); every decision, kept or rejected, is recorded with its
-before/after numbers (`metrics.py`).
-
-The stages are data (`STAGES`): where their evidence comes from, which changes they propose from it, what
-they need of the params fitted so far, and what counts as a gain:
-
-1. **identified**: mechanics measured on the traces alone (`identify.trace_evidence`), kept unless the
-   replay gets worse;
-2. **contact**: the brick collision, read off replays with the ALE ball (so only once it is kept), kept if
-   the objective or the replay improves;
-3. **tuned**: changes the traces do not pin down frame by frame, kept only if the objective improves by more
-   than MIN_GAIN (its seed noise).
-
-Deterministic: the same traces give the same params (no clocks, fixed seeds, sorted inputs).
-"""
+"""The greedy fit: candidate changes to a base preset (default `atari`), stage by stage (`STAGES`: identified,
+contact, tuned), each kept only by its stage's rule (docs/breakout.md, "The fit"). Deterministic."""
 
 from __future__ import annotations
 

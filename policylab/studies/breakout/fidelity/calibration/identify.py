@@ -1,30 +1,6 @@
 """What the committed ALE traces (`trace.py`) pin down, measured rather than tuned.
 
-- paddle controller (`identify_paddle`): ALE moves the paddle's resistance by PADDLE_DELTA per frame between
-  PADDLE_MIN and PADDLE_MAX; the game reads it into ram[70] and the paddle x chases the target 188 - ram[70]
-  by halving the gap every frame, one frame late. The reading is not linear in the resistance, so the
-  target is stored as a table indexed by the controller value (measured on every frame of every trace;
-  unseen entries interpolated);
-- paddle width after the first top-wall contact (`identify_shrink`): 2 * ram[108] (12 px, not 8);
-- the rows whose bricks set the top speed (`identify_fast_rows`: which removals turn ram[107] to class 16);
-- outgoing horizontal speed by paddle hit zone (`identify_zone_vx`): the mean over all paddle bounces;
-- the 2600 game's ball (`identify_ball`, from the RAM velocity bytes ram[103..107], ram[109]): fixed-point
-  motion (position and velocity are byte + fraction/256); the speed after the k-th paddle hit of a ball from
-  a 12-row table by angle (shallow/steep), a fixed top speed after a top-row brick; the paddle section of
-  the hit (offset on the frame drawn before the hit) picks direction and angle; a hit at offset 6 also
-  shifts the ball 4 px against its incoming direction; the ball is gone once drawn at y >= 217;
-- the brick collision (`identify_brick_contact`, `identify_brick_rearm`, `identify_brick_probe`): the ball
-  extent with the longest replay agreement; after a brick, bricks wait for a paddle or ceiling bounce; a
-  rising ball removes the brick under column x and line y - 2; only the top 5 lines of a 6-line band
-  collide; no brick turns the ball sideways (`identify_brick_side_bounce`);
-- the serve (`identify_serve`): the served ball's position and direction are picked by the game's frame
-  counter ram[90] & 3 on the FIRE frame (phase 0: x 78 going left, 1: x 80 right, 2: x 142 left, 3: x 16
-  right), not at random; with a policy deciding every 4 frames a serve is phase 0 unless sticky actions
-  delay FIRE.
-
-Traces in `trace.PICKED_GAMES` (seeds picked for their game) serve identification and replay only, not the
-closed-loop statistics (`trace.sampled_policy_trace`).
-"""
+The findings (paddle, ball, bricks, serve): docs/breakout.md, "What was identified"."""
 
 from __future__ import annotations
 
@@ -35,6 +11,20 @@ import numpy as np
 
 from policylab.envs.breakout.contract import LEFT, RIGHT
 from policylab.envs.breakout.params import ShadowParams
+from policylab.envs.breakout.ram import (
+    BALL_X_OFFSET,
+    BALL_Y_OFFSET,
+    PADDLE_X_OFFSET,
+    RAM_BALL_ANGLE,
+    RAM_BALL_CLASS,
+    RAM_BALL_X,
+    RAM_BALL_X_FRAC,
+    RAM_BALL_Y,
+    RAM_FRAME_COUNTER,
+    RAM_PADDLE_HALF_W,
+    RAM_PADDLE_READING,
+    RAM_PADDLE_X,
+)
 from policylab.envs.breakout.rom.kernel import brick_flags
 from policylab.studies.breakout.fidelity import trace
 from policylab.studies.breakout.fidelity.calibration.metrics import replay_agreement
@@ -100,11 +90,11 @@ def identify_paddle(suite: dict) -> dict:
     chase_ok = chase_n = 0
     for _, (_, arr) in sorted(suite.items()):
         ram = arr["ram"].astype(np.int64)
-        target = TARGET_OFFSET - ram[:, trace.RAM_PADDLE_CONTROL]
+        target = TARGET_OFFSET - ram[:, RAM_PADDLE_READING]
         idx = np.floor(control_values(arr["action"]) * CONTROL_RES + 1e-6).astype(np.int64)
         for k, t in zip(idx, target[1:]):
             votes[int(k)][int(t)] += 1
-        px = ram[:, trace.RAM_PADDLE_X] + trace.PADDLE_X_OFFSET
+        px = ram[:, RAM_PADDLE_X] + PADDLE_X_OFFSET
         pred = np.clip(px[:-1] + np.floor(0.5 * (target[:-1] - px[:-1])), 8, 144)
         chase_ok += int((pred == px[1:]).sum())
         chase_n += int(px.size - 1)
@@ -134,7 +124,7 @@ def identify_shrink(suite: dict) -> dict:
     measurement when no trace reached the top wall."""
     widths = Counter()
     for _, (_, arr) in sorted(suite.items()):
-        widths.update(int(w) for w in 2 * arr["ram"][:, trace.RAM_PADDLE_HALF_W].astype(np.int64))
+        widths.update(int(w) for w in 2 * arr["ram"][:, RAM_PADDLE_HALF_W].astype(np.int64))
     seen_small = min(widths) < max(widths)
     return {
         "widths_seen": {str(k): v for k, v in sorted(widths.items())},
@@ -213,12 +203,7 @@ def _paddle_hits(suite: dict):
         _, vy = trace.ball_velocity(ram)
         for t in range(1, ram.shape[0]):
             a, b = ram[t - 1], ram[t]
-            if (
-                a[trace.RAM_BALL_Y]
-                and b[trace.RAM_BALL_Y]
-                and vy[t - 1] > 0 > vy[t]
-                and b[trace.RAM_BALL_Y] + trace.BALL_Y_OFFSET > 150
-            ):
+            if a[RAM_BALL_Y] and b[RAM_BALL_Y] and vy[t - 1] > 0 > vy[t] and b[RAM_BALL_Y] + BALL_Y_OFFSET > 150:
                 yield a, b
 
 
@@ -230,14 +215,14 @@ def identify_ball(suite: dict) -> dict:
     sections: dict[int, Counter] = defaultdict(Counter)
     jumps: dict[int, Counter] = defaultdict(Counter)
     for a, b in _paddle_hits(suite):
-        cls, ang = int(b[trace.RAM_BALL_CLASS] & 63), int(b[trace.RAM_BALL_ANGLE])
+        cls, ang = int(b[RAM_BALL_CLASS] & 63), int(b[RAM_BALL_ANGLE])
         vx, vy = trace.ball_velocity(b)
         speeds[(cls, ang)][(abs(float(vx)), abs(float(vy)))] += 1
-        if 2 * a[trace.RAM_PADDLE_HALF_W] != 16:
+        if 2 * a[RAM_PADDLE_HALF_W] != 16:
             continue
-        off = int(a[trace.RAM_BALL_X] + trace.BALL_X_OFFSET - (a[trace.RAM_PADDLE_X] + trace.PADDLE_X_OFFSET))
-        x_a = a[trace.RAM_BALL_X] + a[trace.RAM_BALL_X_FRAC] / 256.0
-        x_b = b[trace.RAM_BALL_X] + b[trace.RAM_BALL_X_FRAC] / 256.0
+        off = int(a[RAM_BALL_X] + BALL_X_OFFSET - (a[RAM_PADDLE_X] + PADDLE_X_OFFSET))
+        x_a = a[RAM_BALL_X] + a[RAM_BALL_X_FRAC] / 256.0
+        x_b = b[RAM_BALL_X] + b[RAM_BALL_X_FRAC] / 256.0
         jump = (x_b - x_a) - float(vx)
         vx_in, _ = trace.ball_velocity(a)
         jumps[off][float(jump * np.sign(vx_in)) + 0.0] += 1  # + = along the incoming direction
@@ -263,9 +248,9 @@ def identify_ball(suite: dict) -> dict:
     nudge_off = max(nudges, key=lambda o: (sum(v for j, v in jumps[o].items() if j != 0.0), -o)) if nudges else -99
     lost = Counter()
     for _, (_, arr) in sorted(suite.items()):
-        y = arr["ram"][:, trace.RAM_BALL_Y].astype(np.int64)
+        y = arr["ram"][:, RAM_BALL_Y].astype(np.int64)
         gone = np.flatnonzero((y[:-1] != 0) & (y[1:] == 0))
-        lost.update(int(v) + trace.BALL_Y_OFFSET for v in y[gone])
+        lost.update(int(v) + BALL_Y_OFFSET for v in y[gone])
     return {
         "hit_speed_table": table,
         "top_speed": list(top.most_common(1)[0][0]) if top else [2.0, 3.375],
@@ -297,10 +282,10 @@ def identify_serve(suite: dict) -> dict:
         s = trace.signals(arr["ram"])
         vx, _ = trace.ball_velocity(arr["ram"])
         running = ram.shape[0] - 1  # the game-over frame zeroes the counter
-        same += int((ram[:running, trace.RAM_FRAME_COUNTER] == np.arange(running) % 256).sum())
+        same += int((ram[:running, RAM_FRAME_COUNTER] == np.arange(running) % 256).sum())
         frames += running
         for f in np.flatnonzero(s["in_play"][1:] & ~s["in_play"][:-1]) + 1:
-            phase = int(ram[f - 1, trace.RAM_FRAME_COUNTER]) % SERVE_PHASES
+            phase = int(ram[f - 1, RAM_FRAME_COUNTER]) % SERVE_PHASES
             votes[phase][(float(s["ball_x"][f]), float(vx[f]))] += 1
     seen = all(votes.get(k) for k in range(SERVE_PHASES))
     return {
@@ -331,7 +316,7 @@ def identify_fast_rows(suite: dict) -> dict:
     trig: Counter = Counter()
     none: Counter = Counter()
     for _, (_, arr) in sorted(suite.items()):
-        cls = arr["ram"][:, trace.RAM_BALL_CLASS].astype(np.int64) & 63
+        cls = arr["ram"][:, RAM_BALL_CLASS].astype(np.int64) & 63
         walls = brick_flags(arr["ram"])
         for t in range(1, walls.shape[0]):
             prev, cur = walls[t - 1], walls[t]

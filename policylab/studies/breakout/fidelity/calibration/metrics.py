@@ -1,15 +1,5 @@
-"""The two measures that judge a shadow preset against the ALE traces.
-
-- **replay agreement** (per step, `replay_agreement`): the trace's exact per-frame actions replayed in the
-  shadow (sticky 0, frame by frame) from reset; at every ALE serve the shadow ball is placed where ALE
-  served it and the shadow's wall is synced to ALE's (`rom.kernel.brick_flags`); we count frames until ball or
-  paddle differ by more than 1 px (paddle from reset, ball from each serve), and report agent steps
-  (= frames / 4);
-- **closed-loop statistics** (`ale_trace_stats` against `shadow_stats`): each sampled policy trace's policy
-  played in the shadow on 64 seeds under the trace's sticky rate; per agent step ball |vx|, |vy|, paddle
-  |dx|, and per life agent steps and points, pooled over traces, against the same numbers on the ALE
-  traces. `objective` = mean |log(shadow / ALE)| over those five numbers.
-"""
+"""The two measures that judge a shadow preset against the ALE traces: per-step replay agreement and the
+closed-loop `objective` (mean |log(shadow / ALE)| of five statistics; docs/breakout.md, "The fit")."""
 
 from __future__ import annotations
 

@@ -6,6 +6,16 @@ import numpy as np
 import pytest
 
 from policylab.envs.breakout.params import load_preset
+from policylab.envs.breakout.ram import (
+    BALL_X_OFFSET,
+    BALL_Y_OFFSET,
+    RAM_BALL_X,
+    RAM_BALL_X_FRAC,
+    RAM_BALL_Y,
+    RAM_BALL_Y_FRAC,
+    RAM_LIVES,
+    RAM_WALL_END,
+)
 from policylab.envs.breakout.rom.kernel import brick_flags
 from policylab.studies.breakout.fidelity import trace
 from policylab.studies.breakout.fidelity.calibration import identify, metrics
@@ -26,10 +36,10 @@ def test_ball_moves_by_its_fixed_point_velocity_every_frame(suite):
     exact = total = 0
     for _, (_, arr) in sorted(suite.items()):
         r = arr["ram"].astype(np.int64)
-        x = r[:, trace.RAM_BALL_X] + r[:, trace.RAM_BALL_X_FRAC] / 256.0
-        y = r[:, trace.RAM_BALL_Y] + r[:, trace.RAM_BALL_Y_FRAC] / 256.0
+        x = r[:, RAM_BALL_X] + r[:, RAM_BALL_X_FRAC] / 256.0
+        y = r[:, RAM_BALL_Y] + r[:, RAM_BALL_Y_FRAC] / 256.0
         vx, vy = trace.ball_velocity(r)
-        live = (r[1:, trace.RAM_BALL_Y] != 0) & (r[:-1, trace.RAM_BALL_Y] != 0)
+        live = (r[1:, RAM_BALL_Y] != 0) & (r[:-1, RAM_BALL_Y] != 0)
         steady = live & (vx[1:] == vx[:-1]) & (vy[1:] == vy[:-1])
         ok = (np.diff(x) == vx[1:]) & (np.diff(y) == vy[1:])
         exact += int((ok & steady).sum())
@@ -78,14 +88,14 @@ def test_brick_bitmap_decoding_matches_every_score_change(suite):
         for t in range(2, ram.shape[0] - 1):
             before, after = brick_flags(ram[t - 1 : t + 1])
             if score[t] == score[t - 1]:
-                assert (ram[t, :36] == ram[t - 1, :36]).all()
+                assert (ram[t, :RAM_WALL_END] == ram[t - 1, :RAM_WALL_END]).all()
                 continue
             gone = np.argwhere(before.astype(int) - after.astype(int) != 0)
             assert len(gone) == 1 and not after[tuple(gone[0])]  # one brick per frame, and it went
             row, col = gone[0]
             assert score[t] - score[t - 1] == points[row]
-            bx = int(ram[t - 1, trace.RAM_BALL_X]) + trace.BALL_X_OFFSET
-            by = int(ram[t - 1, trace.RAM_BALL_Y]) + trace.BALL_Y_OFFSET
+            bx = int(ram[t - 1, RAM_BALL_X]) + BALL_X_OFFSET
+            by = int(ram[t - 1, RAM_BALL_Y]) + BALL_Y_OFFSET
             assert abs(col - max((bx - 8) // 8, 0)) <= 1 and abs(row - (by - 1 - 57) // 6) <= 1
             removals += 1
             by_col[col] += 1
@@ -119,7 +129,7 @@ def _ale_life_segments(suite):
     for _, (spec, arr) in sorted(suite.items()):
         if not trace.sampled_policy_trace(spec):
             continue
-        lives = arr["ram"][:: spec.frameskip, trace.RAM_LIVES].astype(np.int64)
+        lives = arr["ram"][:: spec.frameskip, RAM_LIVES].astype(np.int64)
         ends = np.flatnonzero(np.diff(lives) < 0) + 1
         bounds = np.concatenate([[0], ends, [lives.size - 1]])  # rows = steps + 1
         steps += list(np.diff(bounds))
