@@ -13,9 +13,12 @@ SYSTEM_PACKAGES := chromium libegl1 libegl-mesa0 libgl1-mesa-dri
 
 .PHONY: demo test test-fast format setup system-deps clean
 
+# The install ends by compiling every numba kernel into numba's cache (`policylab.warm_cache`, about two
+# minutes on 2 cores), so that neither the first command nor the test workers compile them, each its own copy.
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/python -m policylab.warm_cache
 	touch $(STAMP)
 
 # Installs only the packages that are missing, and says which.
