@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from policylab.envs.breakout.ale import frame_emulator
 from policylab.envs.breakout.contract import LEFT, NOOP, RIGHT
+from policylab.envs.breakout.ram import RAM_PADDLE_READING
 from policylab.envs.breakout.rom import kernel as rom_kernel
 
 
@@ -25,5 +26,5 @@ def pot_readings(seed: int, paddle_colour_zero: bool = False) -> tuple[int, int]
                 ale.setRAM(62, 0)
             ale.act(acts[a])
             seen.add(pot)
-            wrong += int(ale.getRAM()[70] != rom_kernel.paddle_reading(pot, paddle_colour_zero))
+            wrong += int(ale.getRAM()[RAM_PADDLE_READING] != rom_kernel.paddle_reading(pot, paddle_colour_zero))
     return len(seen), wrong

@@ -1,28 +1,6 @@
 """The one loop that turns planned rollouts into store records: run only what is missing.
 
-Every study plans its rollouts as `Planned` values (key + the record's world, policy and protocol)
-and hands them, with a `BatchRunner` for its environment family, to `ensure`. `ensure` skips keys
-the store already holds, packs the rest into units of work (the runner decides how: one emulator
-per ALE seed, thousands of shadow Breakout seeds per vectorized batch, a chunk of MuJoCo worlds,
-one Lava Leap training run), runs them on any executor with a progress bar, and writes each
-result from the driver process as it arrives: one unit file of payloads and the unit's rows in one
-transaction. A key that is present is never run
-again, so a killed run resumes where it stopped and ends with the same store.
-
-With `--executor processes` or `ray`, a worker writes its unit's payload file into the store root
-itself (`unit_file.write`, through fsspec: a shared folder or a filesystem URL on a cluster) and
-hands back only outcomes and digests; the driver commits the rows. A unit file whose rows were never
-committed (a killed driver, or another run sharing the store) is committed from the file, its
-digests checked, when the next `ensure` plans its rollouts, instead of being run again.
-
-Writes overlap simulation: a payload's compression and rename release the GIL, so one writer
-thread stores unit k while unit k+1 simulates. At most one unit waits for the writer, which
-gathers units into files of about a thousand rollouts (`FILE_ROLLOUTS`), so a kill loses at most
-the units not yet written, never a partial record (a file is renamed into place before its index
-rows are inserted). An
-interrupt (Ctrl-C, SIGTERM) loses only the units still running: the executor hands over every unit
-that had finished, and each is written before `Interrupted` goes on up.
-"""
+docs/design.md, "Vocabulary" (planned rollout) and "The store"; the writer and resumption: its "Module notes"."""
 
 from __future__ import annotations
 

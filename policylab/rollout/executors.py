@@ -1,29 +1,6 @@
-"""Executors: where a batch of independent tasks runs.
+"""Executors (`local`, `processes`, `ray`): where a batch of independent tasks runs, results yielded as they finish.
 
-`run_tasks(fn, tasks, executor=...)` runs ``fn(task)`` for every task and yields
-``(index, result)`` pairs as they finish. The driver (the caller) writes each result to the store
-as it arrives, so the store has a single writer and a killed run keeps everything finished so far.
-Results depend only on the task, never on the executor, the worker count or the completion order:
-all three executors give identical stores and reports for the same config (tests check it).
-
-- ``local``: in this process, in order.
-- ``processes``: a process pool (spawned workers; `workers` defaults to the CPU count).
-- ``ray``: Ray tasks; a local Ray is started and stopped around the call unless `ray_address`
-  names an existing cluster.
-
-An interrupt (`policylab.interrupts`) stops every executor the same way: queued tasks are
-cancelled, running ones abandoned (pool workers killed, Ray tasks cancelled, a local Ray shut
-down), the results that had already finished are still yielded, and `Interrupted` is raised on.
-Pool workers ignore SIGINT: a Ctrl-C reaches the whole process group, and it is the driver that
-decides what stops.
-
-Workers die with their driver, however it ends (kill -9 included), so none goes on writing unit
-files for a run that is gone: a pool worker, and a worker of a local Ray once it runs a task, asks
-the kernel to kill it when its parent dies (`_die_with`; the parent of a Ray worker is the raylet,
-which Ray ties to the driver the same way), and a local Ray's other processes share one process
-group with a reaper that kills the group when the driver's end of its pipe closes
-(`_local_ray_group`).
-"""
+docs/design.md, "Vocabulary" (executor) and "Module notes"."""
 
 from __future__ import annotations
 

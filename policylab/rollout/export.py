@@ -1,18 +1,4 @@
-"""`policylab export STORE --format parquet`: the store as one table, one row per rollout, for
-pandas, polars or DuckDB without coding against the SQLite schema or the payload files.
-
-Columns, in this order (docs/design.md, "Store export"):
-
-- `key`, `study`, `env`, `policy`, `seed`: the index row's columns;
-- `world_<field>`: every field of the record's world, nested objects flattened with `_`
-  (a shadow Breakout world's `physics` becomes `world_physics_<param>` columns);
-- `outcome_<field>`: every field of the outcome, flattened the same way;
-- `policy_hash`, `world_hash`, `payload_sha256`: the record's hashes.
-
-A field a rollout lacks is null in its row. Lists are kept as JSON text, as is a field whose values
-have no common type across rows (a number in one record, text in another). Rows are in key order,
-so the same store gives the same file.
-"""
+"""`policylab export STORE`: the store as one Parquet table, one row per rollout (docs/design.md, "Store export")."""
 
 from __future__ import annotations
 

@@ -1,20 +1,6 @@
-"""A store's older forms, read in one place: the index and payloads of schema version 1, and records
-stored under a former key version.
+"""A store's older forms, read in one place: schema version 1's index and payloads, and records under a former key.
 
-Schema version 1 (docs/design.md, "The store") keeps one npz file per rollout, ``payloads/ab/<key>.npz``,
-in an index whose rows lack the payload's offset and length; a version-1 row's sha256 is its npz
-file's. `Store` reads such rows with NULL in place of the two columns (`row_select`), adds the columns
-when it opens the index for writing (`upgrade_sql`), reads a version-1 payload whole (`npz_payload`)
-and looks for temp files among the npz folders (`npz_folders`); `store check` counts the npz files
-(`npz_files`), and `store pack` moves them into unit files (`npz_records`, `moved_record`,
-`remove_empty_npz_folders`). A unit file of the first layout (``PLU1``) is read by `unit_file` itself.
-
-A key version (docs/design.md, "Key versions") changes how a world is hashed, not what it plays: a
-planned rollout names its world's former forms (`ensure.Planned.former_worlds`), and a record stored
-under one of their keys is that rollout's (`stored_under_former_keys`).
-
-Nothing here imports the store: `store.py` calls it, so it sits below.
-"""
+docs/design.md, "The store" (Versions) and "Key versions". Nothing here imports the store: `store.py` calls it."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""The executor option group: `--executor` and `--ray-address`, declared once for every command whose
-work goes through `executors.run_tasks` (the Breakout study's episodes, the boundary study's sweep).
+"""The executor option group, `--executor` and `--ray-address`, declared once for every command.
 
-A request lists the two fields itself (`executor: ExecutorOption = "local"`, `ray_address: RayAddress =
-None`), with its own default executor, and may say in its own words where its work runs (a `Field`
-description beside the default). How the two combine (an address only with ray, a cluster that answers)
-is checked once, by `executors.check_executor`, in the command's plan, before anything is written.
-
-Light on purpose (typing and pydantic only): the request modules import it, and `--help` loads no more.
-"""
+For the commands on `executors.run_tasks`; light on purpose (typing and pydantic only), so `--help` loads no more."""
 
 from __future__ import annotations
 

@@ -1,20 +1,6 @@
-"""Packed payloads: a rollout's arrays as the store holds them, and their sha256.
+"""Packed payloads (`PLP1`): a rollout's arrays as the store holds them, and their sha256 over the canonical arrays.
 
-One payload (`pack_arrays`) is ``PLP1``, a little-endian u32 header length, the header (canonical
-JSON ``[[name, dtype.str, shape], ...]`` in name order), then one zstd frame of every array's bytes,
-each byte-shuffled by its item size (the k-th byte of every item together: a float's exponent bytes
-repeat along a trajectory, so they compress, where the raw interleaved bytes barely do). Lossless and
-byte-deterministic. Its digest (`arrays_digest`) is over the canonical arrays, not these bytes, so a
-re-simulation, a clip or `verify` compares digests without knowing the container.
-
-Packing a batch. Payloads of one shape (a unit of fixed-length trajectories) form a group: each array
-name is stacked and shuffled for the whole group in one numpy copy, and the group's frames come from
-one zstd call (`multi_compress_to_buffer`, the same frames as one `compress` each, tested). In the
-store's write path (`Packing`) that call runs on a background thread while the caller makes its
-rows' texts and takes the sha256s: a thread that holds the GIL only to start and to return overlaps
-the caller's Python, where a thread that took the GIL back after every payload (a compress, then a
-hash update) waited out the interpreter's switch interval (5 ms) each time the caller ran Python.
-"""
+Format and the batch write path: docs/design.md, "The store" and "Module notes"."""
 
 from __future__ import annotations
 
@@ -61,7 +47,7 @@ def _entry(name: str, a: np.ndarray) -> str:
 
 
 def pack_arrays(arrays: Mapping[str, np.ndarray]) -> tuple[bytes, str]:
-    """(packed bytes, `arrays_digest`) of named arrays (the layout: this module's docstring)."""
+    """(packed bytes, `arrays_digest`) of named arrays (the layout: docs/design.md, "The store")."""
     return pack_many([arrays])[0]
 
 

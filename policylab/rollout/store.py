@@ -1,39 +1,6 @@
-"""The store: the canonical record of every rollout.
+"""The store: the canonical record of every rollout, an SQLite index plus one packed payload file per unit of work.
 
-An embedded SQLite index (WAL mode) plus packed payload files: one file per unit of work, each
-rollout's arrays a slice of it (offset and length in its index row), so a rollout still reads
-alone. A rollout's key is derived from its world, policy and protocol only (`rollout_key`); its
-outcome is decided once, when it is first run, and written together with its trajectory.
-Replays, clips, charts and reports read the store; a key that is present is never run again.
-
-Layout under the store root (schema version 2, `SCHEMA_VERSION`, kept in the meta table)::
-
-    index.sqlite              one row per rollout (+ a small `meta` table for run configs)
-    units/<hash>.pack         a unit's payloads, one after the other (`payloads.pack_arrays`:
-                              byte-shuffled, zstd-compressed, byte-deterministic), then its rows'
-                              records and a trailer (`unit_file`): the index can be rebuilt from them
-                              (`store check --repair`)
-    payloads/ab/<key>.npz     a payload of schema version 1 (one zip per rollout), read through
-                              `migrations` (every older form of a store); `policylab store pack`
-                              moves them into unit files
-
-A record's text names its payload's sha256, not where it lies (the row's columns say that: a
-resumed run packs other units than an uninterrupted one, and writes the same records). A
-payload's sha256 is over the rollout's canonical arrays (`payloads.arrays_digest`), not over the
-file that holds them, so a re-simulation, a clip or `verify` compares digests without knowing the
-container; a version-1 row's sha256 is its npz file's, as it was written.
-
-Writes are atomic: a unit's file is written to a temp file and renamed, then its index rows are
-inserted in one transaction, so a killed run leaves whole units or none. Creating the index is one
-transaction too; a store whose creation was killed (a 0-byte or half-made index) is completed when
-it is next opened for writing, and temp files left by killed writers are removed then. A store
-opened with `readonly=True` is never written (an archived, read-only copy can be analysed).
-
-Keys and records are canonical JSON (`policylab.hashing.canonical_json`). A large part shared by
-many records (a shadow Breakout world's physics: 3 KB of JSON in every key and record) can be
-handed in as a `FrozenJSON`, which carries its canonical JSON, so it is serialized once rather
-than per key and record; the bytes are the same either way.
-"""
+Layout, atomic writes, digests and versions: docs/design.md, "The store"."""
 
 from __future__ import annotations
 

@@ -1,31 +1,6 @@
-"""`policylab store check` and `policylab store pack`: a store's index and every payload read and
-verified, damage repaired from the unit files where they hold it and removed otherwise, so the next
-run plays exactly the rollouts that were lost; and a version-1 store's npz files moved into unit files
-(`migrations` reads every older form of a store).
+"""`policylab store check` and `policylab store pack`: verify and repair a store from its unit files; pack npz stores.
 
-The unit files are the store's record; the index is rebuilt from them. A unit file (`unit_file`)
-holds its rollouts' payloads, a trailer naming them and, from its second layout on, their index
-records byte for byte. Check finds:
-
-- index damage: SQLite's `PRAGMA integrity_check`, an index SQLite cannot open or read, or none at
-  all. Repair builds a new index from the rows that still read (each checked as below) and the unit
-  files' records, and keeps the damaged one beside it (`index.damaged.sqlite`).
-- damaged rows: a payload that is missing, unreadable, too short or holds arrays whose sha256
-  differs from the row's; a row that differs from its unit file (the record text, or the outcome and
-  payload place of a first-layout file), or whose columns differ from its record. Repair puts back
-  the unit file's record where a file holds it intact, and deletes the row otherwise (the command
-  that planned the rollout runs it again, and only it).
-- unindexed rollouts: a unit file's record (payload intact) whose key has no row (an emptied or
-  lost index, a deleted `-wal`, a kill between a unit's file and its rows). Repair inserts them.
-  A first-layout file has no records: its unindexed rollouts are kept for the next run of the
-  command that planned them, which commits them from the file (`ensure.adopt_unit_files`).
-- bad unit files (no readable trailer and no intact row in them), orphans (payload files that hold
-  nothing a row needs or a rollout the index lacks) and temp files of killed writers: repair
-  deletes them. Nothing that can rebuild a row is deleted.
-
-Run it while no other command writes to the store: a unit file a running writer has just renamed
-into place holds rollouts the index lacks until its rows are committed.
-"""
+What is checked and repaired: docs/design.md, "The store" (Damage, Versions). Run it while nothing writes."""
 
 from __future__ import annotations
 

@@ -1,26 +1,6 @@
-"""A unit file: one unit of work's payloads back to back, then its records and a trailer naming its
-rollouts.
+"""A unit file (`PLU2`): one unit of work's payloads back to back, then its records and a trailer naming its rollouts.
 
-    payload 0 | payload 1 | ... | records | trailer | u64 records length | u64 trailer length | b"PLU2"
-
-The trailer is ``[[key, outcome, offset, length, sha256], ...]`` (canonical JSON) in the unit's
-order (offset, length and sha256 null for a rollout without a payload). The records are one zstd
-frame of the rollouts' index records (their canonical JSON texts, the row's `record` column byte
-for byte) in the same order, one per line. Rows in the index locate a payload by offset and length
-alone; the trailer and the records make the file self-describing: a unit a worker wrote whose rows
-were never committed (the driver was killed, or another run sharing the store is committing it) is
-committed from the file, its digests checked, instead of being run again, and `store check`
-compares every row with its file's record and rebuilds a lost or damaged index from the files.
-
-A file of the first layout (``b"PLU1"``, written before the records were added) ends
-``trailer | u64 trailer length | b"PLU1"``; it is still read, and its trailer alone is checked
-against the index (outcome and payload place).
-
-The file's bytes depend only on the unit's records and payloads, so whoever writes it (the driver,
-a process pool worker, a Ray worker on another node, handed the driver's record parts) writes the
-same file under the same name (`name`). Workers write through fsspec, so the store root may be a
-shared folder or a filesystem URL.
-"""
+Byte layout, and the first layout (`PLU1`) still read: docs/design.md, "Module notes"."""
 
 from __future__ import annotations
 

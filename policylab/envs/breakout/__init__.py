@@ -1,12 +1,6 @@
-"""Breakout: the real game (`ale`), the observation both sides share (`contract`), and the shadow simulator
-(`shadow`) with its two models, the parametric physics (`physics/`) and the cartridge's own logic (`rom/`),
-its presets (`presets/`) and ALE's sticky-action stream (`ale_random`).
+"""Breakout: the real game (`ale`), the shared contract, and the shadow simulator (`shadow`; models `physics/`, `rom/`).
 
-The documented entry points import from here: ``from policylab.envs.breakout import ShadowBreakout,
-load_preset``. They are loaded on first use, so importing a light submodule (`presets`, which the command
-line's --help needs) does not pull in numba and Gymnasium; importing `ShadowBreakout` (or `shadow`)
-registers the Gymnasium env `policylab/ShadowBreakout-v0`.
-"""
+The entry points load on first use (docs/breakout.md, "Module notes")."""
 
 from __future__ import annotations
 

@@ -1,25 +1,6 @@
 """Real Atari Breakout (ALE, raw `ALEInterface`) behind the shared feature contract.
 
-Why raw ALE and not `gym.make('ALE/Breakout-v5')`: the protocol must be explicit and complete in
-every record, and gymnasium's wrappers hide choices (frameskip, sticky actions, reset noops, FIRE
-on reset, life-loss handling) behind an id whose defaults differ between ids (docs/breakout.md, "The ALE
-protocol"). Here every one of them is a field of `Protocol`.
-
-What the seed drives: ALE's `random_seed`, set before the ROM is loaded, one fresh emulator per
-episode. Breakout itself has no randomness, so with `sticky=0` every seed plays the same game (measured:
-docs/breakout.md, "The ALE protocol"); with sticky actions the seed drives which actions repeat.
-
-Observations follow `contract.FEATURES`, read from RAM in screen coordinates (measured
-against the screen in tests/envs/breakout/test_ale.py; the bytes are named in `ram.py`):
-
-- ball x = ram[RAM_BALL_X] - 49, ball y = ram[RAM_BALL_Y] + 9; ram[RAM_BALL_Y] == 0 means no ball in
-  play (then the ball features are 0, as on the shadow simulator);
-- paddle left x = ram[RAM_PADDLE_X] - 47; paddle width = 2 * ram[RAM_PADDLE_HALF_W] (16 px, 12 px once
-  the ball has reached the top wall; found by comparing RAM with the screen, see README-breakout.md);
-- lives = ram[RAM_LIVES]; score = bcd(ram[RAM_SCORE_HI]) * 100 + bcd(ram[RAM_SCORE_LO]);
-- velocities = position differences between consecutive agent steps, 0 unless the ball is in
-  play at both steps.
-"""
+Why raw ALE, what the seed drives, the RAM features: docs/breakout.md, "Choices and why" (bytes named in `ram.py`)."""
 
 from __future__ import annotations
 

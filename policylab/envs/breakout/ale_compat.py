@@ -1,26 +1,6 @@
-"""`policylab/Breakout-v5`: ALE's `ALE/Breakout-v5` Gymnasium env, played by the ROM model.
+"""`policylab/Breakout-v5` (and ALE's v4 ids): ALE's `ALE/Breakout-v5` Gymnasium env, played by the ROM model.
 
-Why: code written for `gymnasium.make("ALE/Breakout-v5", ...)` (CleanRL, SB3, gymnasium's Atari
-wrappers) runs unchanged on the exact shadow by changing the id: the same keyword arguments with the
-same defaults and meaning, the same spaces, observations, rewards, `terminated`/`truncated` and
-`info` on every step, and the same `unwrapped.ale` calls (`rom.ale_interface`).
-
-Seeds mean what they mean in ale-py 0.12.1 (`AtariEnv.seed_game`): `reset(seed=s)` draws two words from
-`numpy.random.SeedSequence(s)`; the first seeds the env's numpy generator (it draws a `(min, max)`
-frameskip each step), the second is ALE's `random_seed` (the sticky-action stream), and the game is
-reloaded. `reset()` without a seed keeps both streams going, as ALE does.
-
-The same ids' spec kwargs (`registration.SPECS`) make `policylab/Breakout-v4` and
-`policylab/BreakoutNoFrameskip-v4` ALE's v4 ids (no sticky actions; frameskip (2, 5) or 1). ale-py's methods
-are here too: `clone_state`/`restore_state`, `get_keys_to_action`, `map_action_idx`.
-
-What the ROM model does not produce is refused in one line naming the argument, of the exception type ale-py
-raises there (`ale_errors`: `gymnasium.error.Error`, or `RuntimeError` from ALE's `setMode`): game modes and
-difficulties other than the default (mode 0, difficulty 0), `sound_obs`, and `render_mode="human"` (ale-py draws
-its window with the SDL2 it bundles; this env opens none: gymnasium's `HumanRendering` wrapper shows its
-`rgb_array` frames in a pygame window). `continuous=True` plays as ale-py's:
-the stick's direction past `continuous_action_threshold` picks the action, its radius the paddle strength.
-"""
+Arguments, seeds, methods and refusals as ale-py 0.12.1's: docs/breakout.md, "Use it as ALE"."""
 
 from __future__ import annotations
 
@@ -74,8 +54,8 @@ def _keys(name: str) -> tuple[str, ...]:
 
 class BreakoutV5Env(gym.Env, utils.EzPickle):
     """Atari Breakout with ALE's v5 constructor: `obs_type`, `frameskip`, `repeat_action_probability`,
-    `full_action_space`, `max_num_frames_per_episode`, `mode`, `difficulty`, `render_mode` (see the module
-    docstring for what is refused)."""
+    `full_action_space`, `max_num_frames_per_episode`, `mode`, `difficulty`, `render_mode` (docs/breakout.md,
+    "Use it as ALE", says what is refused)."""
 
     # ALE's "human" window is drawn by the SDL2 ale-py bundles; this env has no window code, and no machine it is
     # tested on has a display to check one against, so it offers rgb_array only (HumanRendering shows those)

@@ -1,36 +1,6 @@
 """ALE's sticky-action random stream (ale-py 0.12.1), reproduced per env in numba.
 
-Why: with sticky actions the seed is the only thing that makes one ALE Breakout episode differ from
-another (the game itself has no randomness), so a shadow episode plays ALE's game on seed s only if
-it repeats exactly the frames ALE repeats on seed s. What ALE does, read from its v0.12.1 source
-(docs/breakout.md, "The same random stream as ALE", has the file and line references):
-
-- `random_seed` seeds the environment's generator, a `std::mt19937`, once, when `loadROM` builds
-  the `StellaEnvironment` (`m_random.seed(seed)`, i.e. MT19937's `init_genrand`).
-- `nextDouble()` is `mt() / 2**32`; a frame keeps the new action when `nextDouble() >= p`, where p is
-  the `repeat_action_probability` setting stored as a C++ `float`. Otherwise the previous frame's
-  action (and paddle strength) is applied again.
-- Every emulated frame of `act` draws twice, player A's decision first, then player B's (drawn and
-  discarded in a one-player game), whatever p is, so the stream advances two outputs per frame.
-- `reset_game` (and the reset inside `loadROM`) draws nothing: its noop and reset frames go through
-  `emulate`, which takes no decisions, and its last soft reset makes NOOP the previous action. The
-  emulator's own generator (RAM and timer at power-on) is a separate `Random` seeded with the fixed
-  `system_random_seed`, not with `random_seed`.
-
-So with a fresh emulator per episode, emulated frame k (counted from 0 over the whole episode) is
-decided by outputs 2k and 2k + 1 of MT19937 seeded with s, and the frame before the first is NOOP.
-
-State per env (each env touches only its own row): `mt` uint32 (n, 625), the generator's 624 words and,
-in column 624, the index of the next word to use (624: twist first); `buf` uint64 (n,), decisions drawn
-ahead, one bit per frame (1 = repeat) under a sentinel bit. Why ahead: a batch of 4096 envs holds 10 MB
-of generator words, and reading an env's row on every frame cost a cache miss per env and step (the
-shadow ran at about half its splitmix speed); refilling 63 decisions at a time reads the row once per
-63 frames, in order, and the frames read one compact word.
-
-Kernels that call these functions (`physics.kernel`, `rom.kernel`) keep compiled copies
-in their numba caches, which numba keys on their own source files: a change here needs their caches
-cleared (tests/envs/breakout/test_ale_random.py compares the kernel's frames with this module's).
-"""
+What ALE draws: docs/breakout.md, "The same random stream as ALE"; state layout and caches: its "Module notes"."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""One line on stderr while a Breakout kernel compiles on its first use.
+"""One line on stderr while a Breakout kernel compiles on its first use (a cold compile takes about a minute).
 
-Why: numba compiles the vector env's and the single env's kernels on their first call after an install or a
-change of their source (then loads them from its cache), and a cold compile takes about a minute in which
-`make_vec` + `reset` + `step` would otherwise sit silent. The line is printed only when numba's cache holds no
-compiled version for the kernel's current source and the first call is still running after `NOTICE_AFTER_S`,
-once per kernel and process (a cached load says nothing: on a loaded machine it can take seconds, and a line
-saying "compiling" then would be wrong).
-"""
+Printed once per kernel and process, only when numba's cache holds no version for the current source and the
+first call outlasts `NOTICE_AFTER_S` (a cached load can take seconds on a loaded machine and says nothing)."""
 
 from __future__ import annotations
 

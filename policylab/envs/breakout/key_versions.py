@@ -1,14 +1,6 @@
-"""The key versions of shadow Breakout worlds, in one place: what a world's key hashes beyond its
-current form, and the physics its former forms hashed (docs/design.md, "Key versions").
+"""The key versions of shadow Breakout worlds: what a key hashes beyond its current form, and its former forms' physics.
 
-A physics-model world (`ShadowParams`) has one key form: a field added to the type is left out of the
-hash while it holds the value every world had before the field existed (`LATER_FIELDS`,
-`unkeyed_fields`), so those worlds keep their digest and their records their keys. A ROM-model world
-(`RomParams`) is keyed by its own fields at key version 2; its version-1 physics (every `ShadowParams`
-field of ``ale-exact``) is frozen data beside the ROM model, `RomParams.former_physics`. `former_physics`
-is what a runner asks, for a world of either model, so that `ensure` finds a record stored under a
-former key.
-"""
+Policy and table: docs/design.md, "Key versions"."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""The observation a Breakout network sees, built in one place for every path that feeds one (the episode
-runner, the learner, the Gymnasium feature env with `net_obs`): a network file gets the same vector whatever
-plays it.
+"""The observation a Breakout network sees, built in one place for every path that feeds one.
 
-The observation of one env at one agent step, float32, in this order:
-
-- the 9 contract features of the last `history` agent steps, newest first, each scaled by
-  `FEATURE_SCALE` so every value is of order 1 (before the first step the history repeats the
-  reset observation);
-- when `wall` is set, the 6 x 18 live-brick flags (0/1), top row first, left to right.
-"""
+Used by the runner, the learner and the Gymnasium env's `net_obs`; layout: docs/breakout.md, "Network policies"."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""A shadow Breakout world's parameters, of either model, and the presets that name them.
+"""A shadow Breakout world's parameters, of either model (`ShadowParams`, `RomParams`), and the presets that name them.
 
-A preset's `model` picks its type: `physics` (the default) is `ShadowParams`, every rule of the parametric
-simulator; `rom` is `RomParams`, the cartridge's frame logic, which reads only the frame skip and the
-sticky-action chance. Each type says what its worlds' keys hash (`physics`, `digest`), so a key never
-hashes a field its kernel does not read; `key_versions` holds what the keys' former forms hashed.
-"""
+A preset's `model` picks the type; a key hashes only what the model's kernel reads (docs/breakout.md, "API")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """Breakout's RAM: every byte the code reads or writes, named for what the game keeps in it.
 
-The 2600's 128 RAM bytes sit at $80-$FF: index i of ALE's `getRAM()`, of a trace's RAM row and of the exact
-model's state row (`rom.kernel`) is address $80 + i. The meanings come from the ROM's code ($F000-$F7FF, which
-`rom.kernel` translates) and from RAM traces set against the screen (`studies/breakout/fidelity/trace.py`);
-docs/breakout.md, "The exact model". The names are module-level ints, so numba compiles them as constants.
-"""
+Index i of `getRAM()`, a trace's RAM row and the exact model's state row is address $80 + i; module-level ints, so
+numba compiles them as constants. Meanings: docs/breakout.md, "The exact model"."""
 
 from __future__ import annotations
 

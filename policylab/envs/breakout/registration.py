@@ -1,11 +1,6 @@
-"""Where `policylab/Breakout-v5`, `policylab/Breakout-v4` and `policylab/BreakoutNoFrameskip-v4` are registered
-with Gymnasium, light enough for `import policylab`.
+"""Registers `policylab/Breakout-v5`, `policylab/Breakout-v4` and `policylab/BreakoutNoFrameskip-v4` with Gymnasium.
 
-Why a hook: `import policylab` must make `gymnasium.make("policylab/Breakout-v5")` work, yet the command
-line (`policylab --help`) must not pay for importing Gymnasium. So `register_on_import()` registers at once
-when Gymnasium is already loaded, and otherwise waits for its import (a finder on `sys.meta_path` that
-registers right after Gymnasium's own module has run, then removes itself).
-"""
+Light enough for `import policylab`: docs/breakout.md, "Module notes"."""
 
 from __future__ import annotations
 

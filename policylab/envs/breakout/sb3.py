@@ -1,30 +1,6 @@
 """SB3's `make_atari_env` for Breakout as one Stable-Baselines3 `VecEnv` on the exact model.
 
-Why: SB3 takes no Gymnasium vector env, so an SB3 user of `policylab/BreakoutNoFrameskip-v4` got SB3's
-`DummyVecEnv` of N Python wrapper chains. Here the chain (`sb3_kernel`) runs for all N games in one compiled
-call, and the results are SB3's on ALE for the same seeds: `make_atari_env("BreakoutNoFrameskip-v4", n_envs,
-seed)` and `policylab.envs.breakout.sb3.make_atari_env(...)` return the same observations, rewards, dones and
-infos (`lives`, `episode_frame_number`, `frame_number`, `TimeLimit.truncated`, `terminal_observation`, the
-Monitor's `episode` r and l) on every step (tests/envs/breakout/test_sb3.py steps both side by side). Frame
-stacking and the image transpose stay SB3's own (`VecFrameStack`, `VecTransposeImage`):
-
-    from stable_baselines3 import PPO
-    from stable_baselines3.common.vec_env import VecFrameStack
-    from policylab.envs.breakout.sb3 import make_atari_env
-
-    env = VecFrameStack(make_atari_env("BreakoutNoFrameskip-v4", n_envs=8, seed=0), n_stack=4)
-    PPO("CnnPolicy", env).learn(100_000)
-
-Seeds are SB3's: env i's first reset is ALE's `reset(seed=seed + i)`, whose numpy generator (ale-py's
-derivation, `ale_compat.seed_game`) draws NoopResetEnv's counts; later resets keep the stream. Without a seed
-each env's generator starts from fresh entropy, as ale-py's.
-
-Not supported, each refused in one line naming the argument: other games and ids (v5's sticky actions and
-frameskip would be applied on top of the wrapper's), `monitor_dir` (no Monitor files are written), another
-`vec_env_cls` (this is the VecEnv), sticky actions (`action_repeat_probability`) and env keywords but
-`render_mode` and `max_num_frames_per_episode` (which must exceed `noop_max + 2 x frame_skip`, so that a new
-game's reset never reaches it and each step draws at most one noop count per env).
-"""
+Usage, equality with SB3 on ALE, seeds and refusals: docs/breakout.md, "SB3: `make_atari_env` as one VecEnv"."""
 
 from __future__ import annotations
 

@@ -1,25 +1,6 @@
-"""The compiled half of the SB3 adapter (`sb3`): N Breakout games through SB3's `make_atari_env` wrapper chain,
-stepped in one numba call that releases the GIL.
+"""The compiled half of the SB3 adapter (`sb3`): N games through SB3's `make_atari_env` chain in one numba call.
 
-Why a kernel of its own and not `vector_kernel`'s: SB3's `AtariWrapper` preprocesses differently from ale-py's
-`AtariVectorEnv`, and an SB3 user's numbers must be what SB3 gives on ALE. Each step below is one of SB3 2.9's
-wrappers over `BreakoutNoFrameskip-v4` (one emulated frame per raw step), in their order from the inside:
-- `Monitor`: counts the raw steps and sums the raw rewards since the raw env's last reset (`info["episode"]`);
-- `NoopResetEnv` (`noop_max` > 0): after the raw reset, the count drawn by the caller (`noops`: the env's numpy
-  generator, `integers(1, noop_max + 1)`) of raw NOOP frames, the raw env reset again where one ends the game;
-- `MaxAndSkipEnv` (`skip` > 1): `skip` raw frames of one action, stopping at the game's end; its two-slot buffer
-  keeps the frames at `skip - 2` and `skip - 1` and is never cleared, so a step that ends early pools what the
-  slots still hold; the buffer holds state rows here (`pairs`), whose screens are drawn when pooled;
-- `EpisodicLifeEnv` (`life_loss`): a lost life ends the agent's episode; its reset plays a NOOP step unless the
-  game really ended (`was_real_done`, set by every step that passes through it);
-- `FireResetEnv`: a reset is followed by a FIRE step and a RIGHT step (the minimal set's action 2);
-- `WarpFrame`: OpenCV's RGB-to-gray of the pooled RGB screen (the per-channel max of the two frames: `PAIR_GRAY`),
-  then the INTER_AREA resize (`vector_kernel`'s tables and float32 sums);
-- `ClipRewardEnv` (`clip`): the reward's sign.
-
-numba's cache of these kernels is keyed on this file alone, as `vector_kernel`'s is: after a change to
-`rom.render`, `rom.kernel` or `vector_kernel`, clear `__pycache__/sb3_kernel.*.nb*`.
-"""
+The wrapper chain, stage by stage, and the numba cache: docs/breakout.md, "Module notes"."""
 
 from __future__ import annotations
 

@@ -1,22 +1,6 @@
-"""Shadow Breakout: a vectorized, seeded, parameterised stand-in for ALE Breakout.
+"""Shadow Breakout: `ShadowBreakout`, a vectorized, seeded batch of either model behind one API, and its Gymnasium env.
 
-`ShadowBreakout(n_envs, params, seeds)` steps thousands of envs per call through one numba
-kernel. Observations follow `contract` exactly (9 features, screen coordinates), actions are ALE's
-minimal set, so every policy runs unchanged on ALE.
-
-Two models run behind the same batch API, picked by the parameters' type: `ShadowParams`, the parametric
-physics (`physics.kernel`), and `RomParams`, the cartridge's own frame logic over its RAM (`rom.kernel`, the
-`ale-exact` preset). What differs between them (kernel, wall, positions, drawing) lives in one small class
-per model (`_Physics`, `_Rom`); the state arrays keep their names in both.
-
-Each env's randomness (sticky actions, serve position/direction) comes from its own stream seeded
-by its own seed (splitmix64, or ALE's MT19937 sticky-action stream when the preset's `rng` is
-`ale`, as the ROM model's always is): env i in a batch of 4096 is bit-identical to that seed alone.
-Finished envs (lives exhausted) stay frozen with reward 0; there is no auto-reset, because
-evaluations run exactly one episode per seed (a learner restarts finished envs with `reset_rows`).
-
-Importing this module registers the Gymnasium env `policylab/ShadowBreakout-v0`.
-"""
+Importing it registers `policylab/ShadowBreakout-v0`; docs/breakout.md, "API"."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
-"""`BreakoutVectorEnv`: ale-py's `AtariVectorEnv` for Breakout, on the exact shadow, in one compiled call.
+"""`BreakoutVectorEnv`: ale-py's `AtariVectorEnv` for Breakout on the exact shadow, stepped in one compiled call.
 
-Why: Atari training code (CleanRL's envpool/ALE-vector scripts, anything built on
-`gymnasium.make_vec("ALE/Breakout-v5", ...)`) takes a vector env of preprocessed, frame-stacked
-observations. This one has ale-py's constructor keywords, defaults, spaces, `info` keys, autoreset modes
-and async `send`/`recv` batches, and for the same seeds returns the same bytes (tests/envs/breakout/
-test_vector.py and test_vector_async.py step both side by side); the games of a batch are stepped,
-max-pooled, resized and stacked by `vector_kernel` in one numba call that releases the GIL.
-
-Async batches (`batch_size` < `num_envs`) are ale-py's with one worker thread (`num_threads=1`), whose order
-is its queue's: a reset queues every env, `send` queues the envs of the last batch with their actions, and
-`recv` returns the first `batch_size` queued, in queue order, with their ids in `info["env_id"]`. ale-py with
-more threads returns the envs that finish first, so its batches' order varies from run to run; each env's
-own sequence is the same in both.
-
-Made by `gymnasium.make_vec("policylab/Breakout-v5", num_envs=N, vectorization_mode="vector_entry_point")`
-(registered on `import policylab`), or directly.
-"""
+docs/breakout.md, "Vector env: ale-py's `AtariVectorEnv`, on the exact model"."""
 
 from __future__ import annotations
 

@@ -1,36 +1,6 @@
-"""The compiled half of the vector env: N Breakout games stepped, preprocessed and frame-stacked in one
-numba call, producing exactly the bytes ale-py's `AtariVectorEnv` produces.
+"""The compiled half of the vector env: N games stepped, preprocessed and frame-stacked in one numba call.
 
-Why a kernel of its own: the issue's budget is a few microseconds per env-step for four emulated frames,
-a max-pool, grayscale, an 84 x 84 resize and the frame stack. Drawing two 210 x 160 frames and resizing
-them costs several times that, so the newest frame is updated in place (`draw_changed`): most of Breakout's
-screen does not change between agent steps. Each game keeps its still layer (`render.draw_row` without the
-ball and the paddle: walls, bricks, score, background), redrawn only where a brick, the score or a colour
-changed; the output pixels that read the ball in any of the four frames of this and the previous pair, or the
-columns the paddle left or took, are recomputed from it and `render.moving_colour`, a span of each output
-row; a brick row's or the score's output rows whole when they changed; everything when a colour did
-(and at a reset). The screen itself is `rom.render`'s, the one the single env shows.
-
-numba caches these kernels with compiled copies of `rom.render`'s and `rom.kernel`'s functions, keyed on this
-file alone: after a change to those, clear this module's cache (`__pycache__/vector_kernel.*.nb*`;
-tests/envs/breakout/test_vector.py catches a stale one).
-
-What ale-py does, measured against its output (tests/envs/breakout/test_vector.py):
-- grayscale is ALE's luminance palette, `round(0.2989 r + 0.587 g + 0.114 b)` of the NTSC colour;
-- max-pool takes the per-pixel maximum of the last two emulated frames' grayscale screens;
-- the resize is OpenCV's INTER_AREA (bundled in ale-py): per output pixel a float32 sum over source rows
-  of (row weight x float32 sum over source columns of pixel x column weight), accumulated in source order,
-  rounded half to even. The weights are OpenCV's `computeResizeAreaTab`; this module repeats the same
-  float32 operations in the same order, so the bytes are identical (a zero pixel adds exactly nothing,
-  which is what lets the kernel skip the black field);
-- reset: ALE's `reset_game`, FIRE, then noops (their number from the env's MT19937 noop stream, drawn as
-  libstdc++'s `uniform_int_distribution(0, noop_max - 1)`; the FIRE frame counts as one); the stack is
-  zeros but for the last frame, not pooled; a seeded reset also seeds ALE's sticky stream with the env's
-  seed, and every frame, the reset's included, draws its sticky decision;
-- truncation counts the frames of agent steps, not the reset's; at frameskip 1 the pool is the frame alone;
-  `episodic_life` ends an episode at a lost life as a game over does (the step's frames stop there), while
-  `life_loss_info` only sets `terminated` after a full step in which a life was lost.
-"""
+Bytes equal to ale-py's `AtariVectorEnv`: docs/breakout.md, "Vector env"; the numba cache: its "Module notes"."""
 
 from __future__ import annotations
 

@@ -1,20 +1,6 @@
-"""The numba hot loop of the shadow Breakout: one call advances every env by one agent step.
+"""The numba hot loop of the physics model: one call advances every env by one agent step.
 
-State is struct-of-arrays, batch first: `F` (float64 per-env reals), `I` (int64 per-env
-counters), `bricks` (uint8 live flags, row-major, top row first), `rng` (one uint64 per env) and
-`mt` (uint32 words per env). The preset's `rng` picks the stream: `splitmix`, a splitmix64 state in
-`rng` (`mt` has no columns); `ale`, ALE's own MT19937 sticky-action stream (`ale_random`), its words
-in `mt` and its decisions drawn ahead in `rng`, two outputs per frame as ALE draws them, so the shadow repeats
-exactly the frames ALE repeats on the same seed. Each env only touches its own row and its own
-stream, so an env's trajectory depends on its seed alone, never on the batch size or its position.
-
-Frame order inside an agent step (per frame): sticky action, paddle, serve, ball move, walls,
-bricks, paddle bounce, loss. With `ball_rule == "ale"` the ball part follows the 2600 game instead
-(`_ale_*`): contacts with paddle, bricks and walls are judged on the positions drawn last
-frame, then the paddle and the ball move. The parameters arrive as one record, `p`
-(`physics.params.kernel_params`), read by field name: `p.lost_y`, `p.zone_vx[z]`, `p.n_zone_vx`,
-`p.ball_rule_ale` (a Literal field is one flag per choice).
-"""
+State layout, random streams and frame order: docs/breakout.md, "Module notes"."""
 
 from __future__ import annotations
 

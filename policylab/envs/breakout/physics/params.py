@@ -1,13 +1,7 @@
-"""Named parameters of the physics model, and their packing into the record its kernel reads.
+"""Named parameters of the physics model (`ShadowParams`), and their packing into the record its kernel reads.
 
-Every mechanic of the simulator is a field here, in screen pixels and emulator frames, so a
-preset is plain data: `go-v1` reconstructs the original Go simulator,
-`atari` follows measured ALE Breakout (README.md). A calibration step writes a new
-preset file; `envs.breakout.params.load_preset("path/to/file.json")` loads it like a named one.
-
-Units: positions are screen pixels of the 210x160 frame (y grows downward, ball position = its
-top-left corner); speeds are pixels per frame; one agent step is `frameskip` frames.
-"""
+Units: screen pixels of the 210x160 frame (y down; the ball's position is its top-left corner), speeds in px per
+frame; an agent step is `frameskip` frames."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Draw one shadow Breakout env as a 210x160 RGB frame in ALE Breakout's look.
-
-Colours and layout were read off real ALE frames (ale-py 0.12.1): grey walls (142,142,142)
-with the top wall at rows 17-31 and 8-px side walls, brick rows red/orange/amber/yellow/green/
-blue, a red paddle and ball, score and lives in grey digits above the wall.
-"""
+"""Draw one physics-model env as a 210x160 RGB frame in ALE Breakout's look (read off ale-py 0.12.1's frames)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The shadow Breakout's presets (the JSON files in this folder) and which one is the default.
+"""The shadow Breakout's presets (the JSON files in this folder) and the default, `ale-exact`.
 
-A package of its own, importing nothing heavy, because both ends need the default: the environments
-(`ShadowBreakout`, the Gymnasium env) when a caller names no preset, and the command line's request
-models, which must not import numpy to answer --help. The default is `ale-exact`, the cartridge's
-own frame logic: ALE's game frame for frame and seed for seed (docs/breakout.md).
-"""
+Imports nothing heavy: the request models need the default, and --help must not import numpy."""
 
 from pathlib import Path
 

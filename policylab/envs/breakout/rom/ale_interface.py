@@ -1,30 +1,6 @@
-"""The calls of ALE's `ALEInterface` that Atari wrappers use, answered by the ROM model (`rom.kernel`).
+"""`RomALEInterface`: the `ALEInterface` calls Atari wrappers make (`env.unwrapped.ale`), answered by the ROM model.
 
-Why: the ecosystem's wrappers (gymnasium's AtariPreprocessing, SB3's AtariWrapper, CleanRL's chains)
-reach past the Gymnasium API into `env.unwrapped.ale` for lives, screens, RAM and state snapshots.
-`RomALEInterface` is one Breakout emulator with ALE 0.12.1's semantics for those calls:
-
-- `act(action)` plays one frame per call (the Gymnasium env sets ALE's `frame_skip` to 1 as ale-py
-  does): two sticky decisions are drawn from ALE's MT19937 stream on every call (`ale_random`), even
-  once the episode is over; a frame is emulated only while the game is not over and the episode has
-  fewer than `max_num_frames_per_episode` frames (ALE's `oneStepAct` refuses the rest);
-- `reset_game()` puts back the RAM ALE reaches after its reset sequence, the paddle at its default
-  resistance and NOOP as the previous action; the random stream and the total frame count go on;
-- `setInt`/`setFloat` (`random_seed`, `max_num_frames_per_episode`, `frame_skip`,
-  `repeat_action_probability`) take effect at `loadROM`, as ALE's settings do: a fresh stream seeded with
-  `random_seed` and a zero frame count (`seed(s)` is both);
-- `game_truncated()` is the frame count alone (a game over on the capping frame is truncated too);
-- the screens show the last emulated frame: `restoreState` and `setRAM` change the state only;
-- `cloneState` gives a `RomALEState` (ALE's `ALEState`: `serialize`, `equals`); refusals are the exception
-  types ALE raises (`ale_errors`).
-
-numba caches `act_frames` with compiled copies of `rom.kernel`'s functions, keyed on this file alone: after
-a change to `rom/kernel.py`, clear this module's cache (`rom/__pycache__/ale_interface.*.nb*`).
-
-Actions are ALE's action numbers (0-17); a paddle game reads only their RIGHT, LEFT and FIRE parts, and
-`paddle_strength` (continuous actions) scales the resistance step as ALE does (`paddle_step`); the step is
-sticky along with the action.
-"""
+ALE 0.12.1's semantics: docs/breakout.md, "Use it as ALE"; per call, and its numba cache: its "Module notes"."""
 
 from __future__ import annotations
 

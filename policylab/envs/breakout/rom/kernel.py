@@ -1,37 +1,6 @@
 """Breakout as the cartridge runs it: the 2600 ROM's per-frame game logic over the game's own 128 RAM bytes.
 
-Why: a parametric physics model fitted to traces drifts from ALE within a few hundred frames; the ROM
-is small (2 KB) and deterministic, so translating what it does each frame, byte for byte, gives ALE's
-game itself, RAM for RAM, at the cost of a few hundred integer operations per frame.
-
-What one emulated frame is (ALE returns control at VSYNC, so a frame runs from the end of one VSYNC to
-the start of the next; addresses are the ROM's, $F000-$F7FF):
-
-- vertical blank ($F34D-$F611): the frame counter (RAM_FRAME_COUNTER), the serve when the paddle button is
-  down and no ball is in play (its x and direction from the counter's low 2 bits), the lost ball, lives and
-  game over, the wall-building animation (RAM_BUILD), the reactions to the collision latches the TIA set while
-  the previous frame was drawn (paddle: bounce angle from where the ball met it; playfield: the top wall
-  or the brick the ball's position points at, which is removed and scored; the side walls: the x
-  velocity turns), the paddle position chasing the pot reading, and the ball's fixed-point motion;
-- the display kernel ($F616-$F661), which this model does not execute: its effects on the game are
-  modelled instead. It reads the paddle pot every two scanlines into RAM_PADDLE_READING (the scanline at which
-  the pot's capacitor charged, from ALE's resistance: `paddle_reading`), and the TIA latches collisions
-  between the objects it draws (`collisions`, from the drawn geometry of the ball, playfield, side-wall
-  missiles and paddle player);
-- overscan ($F25E-$F33F): score digit pointers, the sound countdown, the colours.
-
-Temporary bytes and stack bytes (RAM 121-127 hold return addresses and pushed flags) end each frame with
-the values the 6502 leaves in them, so the whole RAM equals ALE's, not just the game variables. The
-translation covers the game ALE plays by default: game 1 (RAM_GAME_SELECT = 0), one player, difficulty B,
-colour. Other game variations (catch, timed, two players) are outside it and flagged (`UNMOD_*` bits).
-
-The RAM's addresses are named in `envs/breakout/ram.py`.
-
-State per env (the batch arrays `ShadowBreakout` passes, named as the physics kernel's): `I` int64 (n, NI),
-the 128 RAM bytes then ALE's paddle resistance, the last applied action, steps, game over, score, lives,
-the UNMODELLED bits and what the last frame was drawn with (digit pointers, colours); `F` the previous observation's
-ball (for velocities); `mt`/`rng` ALE's sticky stream (`ale_random`).
-"""
+What a frame does: docs/breakout.md, "The exact model"; ROM ranges and state layout: its "Module notes"."""
 
 from __future__ import annotations
 

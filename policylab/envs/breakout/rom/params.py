@@ -1,16 +1,6 @@
-"""The ROM model's parameters: only what its kernel reads.
+"""The ROM model's parameters (`RomParams`): only what its kernel reads, the frame skip and the sticky-action chance.
 
-The cartridge fixes every rule of the game (geometry, speeds, points, lives), so a ROM world is its frame
-skip, its sticky-action chance and its seed; the sticky actions always come from ALE's MT19937 stream.
-A rollout's key hashes `physics()`, so two ROM worlds differ in their key exactly when they can differ
-in play.
-
-Key versions (docs/design.md, "Key versions"): ROM worlds were first keyed by every `ShadowParams` field
-of the `ale-exact` preset (version 1, the 63 physics fields the ROM kernel never read among them); they are
-keyed by this type's fields now (version 2, named in the key as ``key_version``). `former_physics` gives
-the version-1 physics of the same world, so a store written under version 1 is still found
-(`rollout.ensure`).
-"""
+Keyed at key version 2; `former_physics` gives a world's version-1 physics (docs/design.md, "Key versions")."""
 
 from __future__ import annotations
 

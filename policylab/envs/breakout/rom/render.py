@@ -1,28 +1,6 @@
-"""ALE's Breakout screen drawn from the game's RAM: what the display kernel puts on the TIA's 160 x 210 picture.
+"""ALE's Breakout screen drawn from the game's RAM: the one drawing of both Breakout envs (frames, rows, layers).
 
-Why a separate drawing: the exact model (`rom.kernel`) skips the display kernel for speed; a
-frame for a person, a video or a screen comparison with ALE is drawn here from the same RAM, object by
-object, in the rows and columns the kernel gives them (measured against `getScreenRGB`, tests compare
-whole episodes pixel for pixel):
-
-- score and lives: playfield digits on rows 5-14, two lines per glyph row, from the ROM's glyph tables
-  through the pointers at RAM_DIGITS (RAM_SHOW_SCORE masks the left digit), in the playfield colour;
-- the top wall: the whole playfield on rows 17-31; the side walls: missile 1 (left, columns 0-7) and
-  missile 0 (right, 152-159) from row 17 to 194 (the left one also on 195), recoloured from row 189 on
-  when the kernel sets the paddle's colours;
-- bricks: rows 57-92, six lines per brick row, playfield bits from the wall's bytes, colours RAM_COLOURS + 4-9
-  (all colours as they were when the frame was drawn: `rom.kernel.drawn_colour`);
-- the ball: the playfield colour of its row, rows from `rom.kernel.BALL_ROWS`;
-- the paddle: player 0 on rows 189-192, four times wide, pattern RAM_PADDLE_GFX, colour RAM_PADDLE_COLOUR;
-- the background (RAM_BACKGROUND_COLOUR; black during a game), but the first 8 pixels of row 0 are always black: the
-  kernel strobes HMOVE on that line; from row 203 on, ALE shows overscan lines, in the background the
-  overscan stores (attract mode's colour cycle changes it a frame before the rest of the screen).
-
-Colours are the TIA's colour bytes through ALE's NTSC palette. The drawing is compiled (`draw`), so a
-Gymnasium env can return a screen every step at a small cost beside the frame logic. It is the one drawing of
-both Breakout envs: the single env draws whole frames (`draw`), the vector env rows (`draw_row`), each game's
-still layer (`draw_row` without what moves) and what moves over it (`moving_objects`, `moving_colour`).
-"""
+Where each object is drawn, and in which colours: docs/breakout.md, "Module notes"."""
 
 from __future__ import annotations
 
