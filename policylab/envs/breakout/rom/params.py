@@ -1,11 +1,9 @@
 """The ROM model's parameters (`RomParams`): only what its kernel reads, the frame skip and the sticky-action chance.
 
-Keyed at key version 2; `former_physics` gives a world's version-1 physics (docs/design.md, "Key versions")."""
+Keyed at key version 2; `key_versions.former_physics` gives a world's version-1 physics (docs/design.md, "Key versions")."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -15,10 +13,6 @@ from policylab.config import StrictModel
 from policylab.hashing import hash_obj
 
 KEY_VERSION = 2
-# The physics a version-1 key hashed for a ROM world: `ale-exact` resolved as a `ShadowParams`, without its
-# name, at frameskip 4 and sticky_prob 0.25 (`former_physics` puts in the world's own two values). Frozen as
-# data, so later changes to `ShadowParams` or its defaults cannot move the version-1 keys.
-_V1_PHYSICS = json.loads((Path(__file__).parent / "key_v1_physics.json").read_text())
 KERNEL_DTYPE = np.dtype([("frameskip", np.int64), ("sticky_prob", np.float64)], align=True)
 
 
@@ -46,10 +40,6 @@ class RomParams(StrictModel):
     def digest(self) -> str:
         """Content hash of `physics()`, part of every ROM rollout's key."""
         return hash_obj(self.physics())
-
-    def former_physics(self) -> list[dict]:
-        """The physics earlier key versions hashed for this world (version 1), so their records are found."""
-        return [{**_V1_PHYSICS, "frameskip": self.frameskip, "sticky_prob": self.sticky_prob}]
 
     def kernel_record(self) -> np.void:
         """The kernel's first argument, one KERNEL_DTYPE record (read as `p.frameskip`, `p.sticky_prob`)."""
