@@ -9,11 +9,13 @@ import math
 import os
 from functools import cache
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Literal, Optional, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from policylab.errors import BadInput
+
+M = TypeVar("M", bound=BaseModel)
 
 SPECS_DIR = Path(__file__).parent / "specs"
 # No --robot and no --checkpoint: the robot of the boundary study's default policy (go1_v4, a PPO network
@@ -255,27 +257,33 @@ def first_error(exc: ValidationError) -> str:
 
 
 @cache
-def _load_cached(path: str, mtime_ns: int, size: int) -> RobotSpec:
+def _load_cached(path: str, mtime_ns: int, size: int, model: type[BaseModel], what: str) -> BaseModel:
     p = Path(path)
     try:
         data = json.loads(p.read_text())
     except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(FIELD, f"cannot read robot spec {p} ({exc})") from None
+        raise BadInput(FIELD, f"cannot read {what} {p} ({exc})") from None
     except json.JSONDecodeError as exc:
-        raise BadInput(FIELD, f"robot spec {p} is not JSON ({exc.msg}, line {exc.lineno})") from None
+        raise BadInput(FIELD, f"{what} {p} is not JSON ({exc.msg}, line {exc.lineno})") from None
     if not isinstance(data, dict):
-        raise BadInput(FIELD, f"robot spec {p} must be a JSON object")
+        raise BadInput(FIELD, f"{what} {p} must be a JSON object")
     try:
-        return RobotSpec.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
-        raise BadInput(FIELD, f"robot spec {p}: {first_error(exc)}") from None
+        raise BadInput(FIELD, f"{what} {p}: {first_error(exc)}") from None
+
+
+def load_json_file(path: str | os.PathLike, model: type[M], what: str) -> M:
+    """`model` validated from the JSON file at `path`, read once per version of the file; a bad file is one
+    `BadInput` naming the robot field and `what` the file is ("robot spec", "robot policies")."""
+    p = Path(path).resolve()
+    st = p.stat()
+    return _load_cached(str(p), st.st_mtime_ns, st.st_size, model, what)
 
 
 def load_spec(path: str | os.PathLike) -> RobotSpec:
     """The validated spec in `path` (schema only; `batch.Robot` checks it against the model)."""
-    p = Path(path).resolve()
-    st = p.stat()
-    return _load_cached(str(p), st.st_mtime_ns, st.st_size)
+    return load_json_file(path, RobotSpec, "robot spec")
 
 
 def mjcf_path(spec: RobotSpec, path: Path) -> Path:

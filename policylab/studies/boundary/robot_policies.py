@@ -3,17 +3,15 @@ the ARS configs `policylab boundary train` trains (docs/boundary.md, "A robot is
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 from typing import Literal, Optional
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from policylab.config import StrictModel
-from policylab.envs.robots.spec import DEFAULT_ROBOT, FIELD, available, first_error, robot_ref, spec_path
+from policylab.envs.robots.spec import DEFAULT_ROBOT, available, load_json_file, robot_ref, spec_path
 from policylab.errors import BadInput
 
 SUFFIX = ".policies.json"
@@ -82,27 +80,10 @@ def policies_path(robot: str | os.PathLike | None) -> Path:
     return spec.with_name(spec.stem + SUFFIX)
 
 
-@cache
-def _load_cached(path: str, mtime_ns: int, size: int) -> RobotPolicies:
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(FIELD, f"cannot read robot policies {path} ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise BadInput(FIELD, f"robot policies {path} is not JSON ({exc.msg}, line {exc.lineno})") from None
-    try:
-        return RobotPolicies.model_validate(data)
-    except ValidationError as exc:
-        raise BadInput(FIELD, f"robot policies {path}: {first_error(exc)}") from None
-
-
 def robot_policies(robot: str | os.PathLike | None) -> RobotPolicies:
     """The validated policies of a robot's spec folder (none when it holds no policies file)."""
-    path = policies_path(robot).resolve()
-    if not path.is_file():
-        return RobotPolicies()
-    st = path.stat()
-    return _load_cached(str(path), st.st_mtime_ns, st.st_size)
+    path = policies_path(robot)
+    return load_json_file(path, RobotPolicies, "robot policies") if path.is_file() else RobotPolicies()
 
 
 def default_checkpoint(robot: str | os.PathLike | None) -> str:
