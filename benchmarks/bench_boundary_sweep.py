@@ -373,7 +373,7 @@ def main() -> None:
         if s["others_cpu_s"] < QUIET_CORES * s["wall_s"] and x["others_cpu_s"] < QUIET_CORES * x["wall_s"]
     ]
     report = {
-        "benchmark": f"the {grid.n_rollouts:,}-rollout boundary sweep ({len(grid.mus)} mu x {len(grid.pushes)} push x "
+        "benchmark": f"the {grid.n_rollouts:,}-rollout boundary sweep ({len(grid.rows)} mu x {len(grid.cols)} push x "
         f"{grid.seeds_per_cell} seeds, 5 s each) of {ckpt.name} on {rob.spec.name} through "
         "`policylab boundary sweep` into a fresh store, beside mujoco.rollout (2 threads) doing the "
         "same physics open loop" + (", and a plain Gymnasium Ant-v5 step loop on 48 of the same worlds" if ant else ""),

@@ -38,6 +38,7 @@ from pathlib import Path
 import results_file
 
 from policylab.cli import invoke
+from policylab.studies.boundary.analysis_folder import read_stage
 from policylab.studies.boundary.checkpoint import committed_record, resolve_checkpoint
 from policylab.studies.boundary.goals import boundary_summary, nominal_check, trainer_bar
 
@@ -107,7 +108,7 @@ def main() -> None:
             "script": "benchmarks/boundary_go1_study.py",
             "a": args.a,
             "b": args.b,
-            "diff": diff_figures(load(r / f"diff-{args.a}-{args.b}" / "diff.json")),
+            "diff": diff_figures(read_stage(r / f"diff-{args.a}-{args.b}", "diff")),
             "walls_s": {k: round(v, 1) for k, v in walls.items()},
         }
         print(json.dumps(result, indent=2))
@@ -187,10 +188,10 @@ def nominal(name: str) -> dict | None:
 
 def record(a: str, b: str | None, r: Path, name: str, walls: dict) -> None:
     ana = r / f"ana-{a}"
-    red = load(ana / "reduce.json")
+    red = read_stage(ana, "reduce")  # in today's format whatever run wrote it (--record-only)
     eq16 = load(r / f"verify16-{a}" / "equivalence.json")
     rows = [row for row in red["boundary"] if row["status"] == "boundary"]
-    widths = sorted(row["ci95_pct_bw"][1] - row["ci95_pct_bw"][0] for row in rows)
+    widths = sorted(row["ci95"][1] - row["ci95"][0] for row in rows)
     result = {
         "study": f"the Go1 failure boundary ({a}, default grid, 16 seeds)"
         + (f" and the retrain diff ({a} -> {b}, 32 seeds per cell)" if b else ""),
@@ -212,11 +213,11 @@ def record(a: str, b: str | None, r: Path, name: str, walls: dict) -> None:
             "rows": len(red["boundary"]),
             "median_ci_width_pct_bw": widths[len(widths) // 2] if widths else None,
             "by_mu": {
-                f"mu{round(row['mu'] * 100):03d}": {
+                f"mu{round(row['row'] * 100):03d}": {
                     "status": row["status"],
-                    "median": row["median_pct_bw"],
-                    "ci95": row["ci95_pct_bw"],
-                    "point": row["point_pct_bw"],
+                    "median": row["median"],
+                    "ci95": row["ci95"],
+                    "point": row["point"],
                     "beyond_grid": row.get("beyond_grid"),
                 }
                 for row in red["boundary"]
@@ -244,8 +245,13 @@ def retrain(ana: Path, diff: Path) -> dict:
             "consistent": sum(1 for c in clips if c["consistent"]),
             "entries": len(clips),
         },
-        "diff": diff_figures(load(diff / "diff.json")),
+        "diff": diff_figures(read_stage(diff, "diff")),
     }
+
+
+def _friction_push(cell: dict) -> dict:
+    """A diff's cell under the names of this study's friction x push grid (`mu`, `push_pct_bw`)."""
+    return {{"row": "mu", "col": "push_pct_bw"}.get(k, k): v for k, v in cell.items()}
 
 
 def diff_figures(d: dict) -> dict:
@@ -256,10 +262,16 @@ def diff_figures(d: dict) -> dict:
         "logrank": d["logrank_summary"],
         "a_totals": d["a"]["totals"],
         "b_totals": d["b"]["totals"],
-        "worse_cells": d["shrinkage_census"]["cells"][:20],
-        "safer_cells": d["safer_cells"][:20],
+        "worse_cells": [_friction_push(c) for c in d["shrinkage_census"]["cells"][:20]],
+        "safer_cells": [_friction_push(c) for c in d["safer_cells"][:20]],
         "rows": [
-            {k: row[k] for k in ("mu", "a", "b", "displacement_pct_bw", "q_logrank_row")}
+            {
+                "mu": row["row"],
+                "a": row["a"],
+                "b": row["b"],
+                "displacement_pct_bw": row["displacement"],
+                "q_logrank_row": row["q_logrank_row"],
+            }
             for row in d["boundary_displacement"]
         ],
     }

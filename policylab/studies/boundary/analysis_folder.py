@@ -9,6 +9,7 @@ from typing import Any
 
 from policylab.config import load_json_file
 from policylab.errors import BadInput
+from policylab.studies.boundary.older_records import current_analysis
 
 # stage -> the files it leaves in the analysis folder (the first one is what later stages read)
 STAGES: dict[str, tuple[str, ...]] = {
@@ -35,7 +36,9 @@ def missing_stage(out: Path, stage: str) -> str | None:
 
 
 def read_stage(out: Path, stage: str) -> Any:
-    return load_json_file(stage_path(out, stage), "out")
+    """What `stage` wrote in `out`, in today's format whatever format it was written in
+    (`older_records.current_analysis`)."""
+    return current_analysis(stage, load_json_file(stage_path(out, stage), "out"))
 
 
 def reduced_config(out: Path) -> dict:

@@ -15,6 +15,7 @@ from policylab.result import Result
 from policylab.stats import bh_qvalues, fisher_exact, logrank
 from policylab.studies.boundary.analysis_folder import stage_path
 from policylab.studies.boundary.axes import Axis
+from policylab.studies.boundary.older_records import ANALYSIS_FORMAT
 from policylab.studies.boundary.requests import DiffRequest
 from policylab.studies.boundary.world import grid_axes
 
@@ -34,16 +35,7 @@ def _times(cell: Mapping, horizon: float) -> tuple[list[float], list[bool]]:
 def check_comparable(a: Mapping, b: Mapping) -> None:
     """Refuse to compare sweeps that differ in anything but the checkpoint."""
     ga, gb = a["sweep"]["grid"], b["sweep"]["grid"]
-    for field in (
-        "row_axis",
-        "col_axis",
-        "set",
-        "mus",
-        "pushes_pct_bw",
-        "seeds_per_cell",
-        "push_dir_deg",
-        "push_t0_s",
-    ):  # the axes a grid maps and holds first: absent on a friction x push grid
+    for field in ("row_axis", "col_axis", "set", "rows", "cols", "seeds_per_cell", "push_dir_deg", "push_t0_s"):
         if ga.get(field) != gb.get(field):
             raise BadInput("b", f"the sweeps differ in {field}: {ga.get(field)} vs {gb.get(field)}")
     if a["sweep"]["env"] != b["sweep"]["env"]:
@@ -57,7 +49,7 @@ def check_comparable(a: Mapping, b: Mapping) -> None:
 
 
 def _cell_name(c: Mapping) -> dict:
-    return {k: c[k] for k in ("mu", "push_pct_bw", "survival_a", "survival_b", "p_fisher")}
+    return {k: c[k] for k in ("row", "col", "survival_a", "survival_b", "p_fisher")}
 
 
 def _boundary_note(row: Mapping) -> str:
@@ -67,24 +59,22 @@ def _boundary_note(row: Mapping) -> str:
 def _boundary_text(row: Mapping) -> str:
     if row["status"] != "boundary":
         return row["status"]
-    lo, hi = row["ci95_pct_bw"]
-    step = row.get("grid_step_pct_bw")
+    lo, hi = row["ci95"]
+    step = row["grid_step"]
     # a zero-width interval is the grid's resolution, not certainty: the step says how coarse
-    return f"{row['median_pct_bw']:.1f} [{lo:.1f}, {hi:.1f}]" + (f", grid step {step:g}" if lo == hi and step else "")
+    return f"{row['median']:.1f} [{lo:.1f}, {hi:.1f}]" + (f", grid step {step:g}" if lo == hi and step else "")
 
 
 def _logrank_against_shift(row: Mapping, cells: list[Mapping], col: Axis) -> dict:
     """Whether a row's significant log-rank direction disagrees with its boundary shift (along the column
     axis `col`), and why: the row's cells where every robot of both checkpoints fell (their failure times
     differ, their S does not)."""
-    shift, direction = row["displacement_pct_bw"], row["logrank_row_direction"]
+    shift, direction = row["displacement"], row["logrank_row_direction"]
     disagrees = bool(shift and direction and (shift > 0) == (direction == "B fails earlier/more"))
     if not disagrees:
         return {"logrank_disagrees": False, "logrank_note": ""}
     all_fell = [
-        c["push_pct_bw"]
-        for c in cells
-        if c["n_a"] and c["n_b"] and c["failed_a"] == c["n_a"] and c["failed_b"] == c["n_b"]
+        c["col"] for c in cells if c["n_a"] and c["n_b"] and c["failed_a"] == c["n_a"] and c["failed_b"] == c["n_b"]
     ]
     values = f"{col.name} {', '.join(f'{p:g}' for p in all_fell)} {col.unit}".rstrip()
     where = (
@@ -97,14 +87,15 @@ def _logrank_against_shift(row: Mapping, cells: list[Mapping], col: Axis) -> dic
     side = f"outward (B survives larger {larger})" if shift > 0 else f"inward (B survives smaller {larger})"
     return {
         "logrank_disagrees": True,
-        "logrank_cells_all_fell_pct_bw": all_fell,
+        "logrank_cells_all_fell": all_fell,
         "logrank_note": f"the boundary moved {side}, yet the log-rank test says {direction}: it weighs when "
         f"robots fall, the boundary whether they survive; {where}",
     }
 
 
 def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
-    """The diff.json document from two reduce.json documents."""
+    """The diff.json document (`ANALYSIS_FORMAT`) from two reduce.json documents: cells and rows by their
+    row and column values as in a reduction, a row's medians, intervals and displacement in column values."""
     check_comparable(a, b)
     col = grid_axes(a["sweep"]["grid"])[1]
     cells = []
@@ -113,10 +104,10 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
         p = fisher_exact(ca["n_failed"], na, cb["n_failed"], nb) if na and nb else 1.0
         cells.append(
             {
-                "mu": ca["mu"],
-                "push_pct_bw": ca["push_pct_bw"],
-                "mu_idx": ca["mu_idx"],
-                "push_idx": ca["push_idx"],
+                "row": ca["row"],
+                "col": ca["col"],
+                "row_idx": ca["row_idx"],
+                "col_idx": ca["col_idx"],
                 "n_a": na,
                 "failed_a": ca["n_failed"],
                 "diverged_a": ca["n_diverged"],
@@ -139,7 +130,7 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
         ta, ea = _times(ca, horizon)
         tb, eb = _times(cb, horizon)
         c["p_logrank"] = logrank([(ta, ea, tb, eb)])["p"]
-        strata.setdefault(c["mu_idx"], []).append((ta, ea, tb, eb))
+        strata.setdefault(c["row_idx"], []).append((ta, ea, tb, eb))
     q_fisher = bh_qvalues([c["p_fisher"] for c in cells])
     q_logrank = bh_qvalues([c["p_logrank"] for c in cells])
     for c, qf, ql in zip(cells, q_fisher, q_logrank):
@@ -157,14 +148,14 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
         both = ra["status"] == "boundary" and rb["status"] == "boundary"
         rows.append(
             {
-                "mu": ra["mu"],
+                "row": ra["row"],
                 "a": _boundary_text(ra),
                 "b": _boundary_text(rb),
-                "a_median_pct_bw": ra["median_pct_bw"],
-                "a_ci95_pct_bw": ra["ci95_pct_bw"],
-                "b_median_pct_bw": rb["median_pct_bw"],
-                "b_ci95_pct_bw": rb["ci95_pct_bw"],
-                "displacement_pct_bw": rb["median_pct_bw"] - ra["median_pct_bw"] if both else None,
+                "a_median": ra["median"],
+                "a_ci95": ra["ci95"],
+                "b_median": rb["median"],
+                "b_ci95": rb["ci95"],
+                "displacement": rb["median"] - ra["median"] if both else None,
                 "note": "" if both else f"A: {_boundary_note(ra)}; B: {_boundary_note(rb)}",
             }
         )
@@ -177,8 +168,9 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
             if rq > q
             else ("B fails later/less" if t["o_minus_e_a"] > 0 else "B fails earlier/more"),
         )
-        row.update(_logrank_against_shift(row, [c for c in cells if c["mu_idx"] == i], col))
+        row.update(_logrank_against_shift(row, [c for c in cells if c["row_idx"] == i], col))
     return {
+        "format": ANALYSIS_FORMAT,
         **{
             side: {
                 "checkpoint": r["sweep"]["checkpoint"],
@@ -218,7 +210,7 @@ def diff_reductions(a: Mapping, b: Mapping, *, q: float) -> dict:
             "test": "two-sided Fisher exact on failed/survived x sweep per cell (diverged excluded)",
             "multiplicity": f"Benjamini-Hochberg over all {len(cells)} cells at q < {q}",
             "logrank": "two-sample log-rank on failure times censored at the horizon, per cell, and per "
-            "friction row stratified by push cell; q-values are Benjamini-Hochberg adjusted "
+            "row stratified by its cells; q-values are Benjamini-Hochberg adjusted "
             f"p-values over the family ({len(cells)} cells; {len(rows)} rows); the cell "
             "verdicts (safer/worse) stay the Fisher test's; a row whose log-rank direction "
             "disagrees with its boundary shift says why (logrank_note)",

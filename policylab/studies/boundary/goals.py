@@ -23,18 +23,18 @@ BOUNDARY_RULE = (
 
 
 def boundary_checks(rows: Sequence[Mapping], floors=BOUNDARY_FLOORS) -> list[dict]:
-    """The boundary goal per friction row of a reduction (reduce.json's ``boundary``); rows below the
-    lowest goal's friction are not checked."""
+    """The boundary goal per friction row of a reduction of a friction x push grid (reduce.json's
+    ``boundary``, each row's `row` its friction); rows below the lowest goal's friction are not checked."""
     out = []
     for row in rows:
-        floor = next((f for mu_min, f in floors if row["mu"] >= mu_min - 1e-9), None)
+        floor = next((f for mu_min, f in floors if row["row"] >= mu_min - 1e-9), None)
         if floor is None:
             continue
         above = row["status"] != "boundary" and row.get("beyond_grid") == "above"
-        median, ci = row["median_pct_bw"], row["ci95_pct_bw"]
+        median, ci = row["median"], row["ci95"]
         out.append(
             {
-                "mu": row["mu"],
+                "mu": row["row"],
                 "floor_pct_bw": floor,
                 "median_pct_bw": median,
                 "ci95_pct_bw": ci,
@@ -71,9 +71,9 @@ def trainer_bar(rows: Sequence[Mapping]) -> dict:
             c["median_pct_bw"] is not None and c["median_pct_bw"] >= TRAINER_SHARE * ref
         )
     ranked = [
-        (row["mu"], float("inf") if row.get("beyond_grid") == "above" else row["median_pct_bw"])
+        (row["row"], float("inf") if row.get("beyond_grid") == "above" else row["median"])
         for row in rows
-        if row["median_pct_bw"] is not None or row.get("beyond_grid") == "above"
+        if row["median"] is not None or row.get("beyond_grid") == "above"
     ]
     varies = len({b for _, b in ranked}) > 1  # a straight wall has no rank order: rho is undefined (None)
     rho = float(spearmanr(*zip(*ranked)).statistic) if len(ranked) >= 3 and varies else None

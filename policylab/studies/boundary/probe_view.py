@@ -28,7 +28,7 @@ from policylab.studies.boundary.records import (
     world_record,
 )
 from policylab.studies.boundary.requests import ProbeRunForm
-from policylab.studies.boundary.world import GridWorld, World, grid_axes, world_from
+from policylab.studies.boundary.world import Grid, GridWorld, World, grid_axes, world_from
 
 PROBE_SEEDS = named_range("boundary", "probe")
 SWEEP_SEEDS = named_range("boundary", "sweep")
@@ -145,8 +145,8 @@ class StoreView:
                             {
                                 k: c[k]
                                 for k in (
-                                    "mu_idx",
-                                    "push_idx",
+                                    "row_idx",
+                                    "col_idx",
                                     "survival_a",
                                     "survival_b",
                                     "delta_survival",
@@ -226,9 +226,9 @@ def map_axes(grid: dict) -> dict:
     """How the page draws and loads a map of `grid` (a reduction's): its row and column axes as form fields,
     and the world every cell shares (`world`: each World field but the seed, the row and column fields to
     be set from the cell), so "Load + run" sets every field of the form, never leaving one from before."""
-    g = grid_from_meta({"grid": grid})
     row, col = grid_axes(grid)
-    world = g.world(g.mus[0], g.pushes[0], 0).as_dict()
+    g = Grid.recorded(grid["rows"], grid["cols"], grid)
+    world = g.world(g.rows[0], g.cols[0], 0).as_dict()
     del world["seed"]
     return {"row": form_field(row), "col": form_field(col), "world": world}
 

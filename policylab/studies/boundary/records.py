@@ -14,7 +14,6 @@ from policylab.hashing import canonical_json, sha256_hex
 from policylab.policies.files import policy_kind
 from policylab.rollout.ensure import Planned
 from policylab.rollout.store import Store
-from policylab.studies.boundary.axes import CATALOGUE
 from policylab.studies.boundary.checkpoint import (
     Checkpoint,
     available_checkpoints,
@@ -37,9 +36,9 @@ DIVERGED_CAUSES = ("action", "state")
 
 def world_record(gw: GridWorld, ckpt: Checkpoint, env: str, grid: Grid | None) -> dict:
     """The world part of a grid world's record: its axes (the later ones only where it sets them), seed and
-    grid indices; a grid of other axes than friction x push also names the axes `mu_idx` (the row) and
-    `push_idx` (the column) index, so today's grid's records are unchanged. `grid` None: the world part of
-    a world off every grid (the probe's), which has always held the original four axes alone."""
+    grid indices, stored as `mu_idx` (the row) and `push_idx` (the column) whatever the axes; a grid of other
+    axes than friction x push also names them, so today's grid's records are unchanged. `grid` None: the
+    world part of a world off every grid (the probe's), which has always held the original four axes alone."""
     w = gw.world
     axes = {} if grid is None or grid.default_axes else {"row_axis": grid.row_axis, "col_axis": grid.col_axis}
     extra = {} if grid is None else w.extra
@@ -53,8 +52,8 @@ def world_record(gw: GridWorld, ckpt: Checkpoint, env: str, grid: Grid | None) -
         "seed": w.seed,
         "cache_key": w.key,
         "checkpoint": ckpt.as_dict(),
-        "mu_idx": gw.mu_idx,
-        "push_idx": gw.push_idx,
+        "mu_idx": gw.row_idx,
+        "push_idx": gw.col_idx,
         "seed_idx": gw.seed_idx,
         "rollout_index": gw.rollout_index,
         **axes,
@@ -107,17 +106,7 @@ def sweep_meta(grid: Grid, ckpt: Checkpoint) -> dict:
 def grid_from_meta(meta: dict) -> Grid:
     """The grid a sweep's meta records."""
     g = meta["grid"]
-    row, col = grid_axes(g)
-    return Grid(
-        tuple(g["mus"]),
-        tuple(g["pushes_pct_bw"]),
-        g["seeds_per_cell"],
-        g["push_dir_deg"],
-        g["push_t0_s"],
-        row.name,
-        col.name,
-        tuple((a.name, g["set"][a.name]) for a in CATALOGUE if a.name in g.get("set", {})),
-    )
+    return Grid.recorded(g["mus"], g["pushes_pct_bw"], g)
 
 
 def robot_from_meta(meta: dict, field: str = "store", store: Store | None = None) -> Robot:

@@ -21,6 +21,7 @@ from policylab.studies.boundary import failure
 from policylab.studies.boundary.analysis_folder import stage_path
 from policylab.studies.boundary.axes import AXES
 from policylab.studies.boundary.checkpoint import Checkpoint, committed_record
+from policylab.studies.boundary.older_records import ANALYSIS_FORMAT
 from policylab.studies.boundary.protocol import bad_action_step, classify, protocol
 from policylab.studies.boundary.records import (
     DIVERGED_CAUSES,
@@ -34,6 +35,7 @@ from policylab.studies.boundary.records import (
     sweep_keys,
 )
 from policylab.studies.boundary.requests import ReduceRequest
+from policylab.studies.boundary.world import DEFAULT_COL_AXIS, DEFAULT_ROW_AXIS
 
 SURVIVED, FAILED, DIVERGED = "survived", "failed", "diverged"
 STATUSES = (SURVIVED, FAILED, DIVERGED)
@@ -64,8 +66,8 @@ class Sweep:
     checkpoint: str
     checkpoint_sha256: str
     env: str
-    mus: list[float]
-    pushes: list[float]
+    rows: list[float]  # the row axis's values (friction on the default grid)
+    cols: list[float]  # the column axis's values (push, %BW)
     seeds_per_cell: int
     push_dir: float
     push_t0: float
@@ -73,25 +75,37 @@ class Sweep:
     cells: dict[tuple[int, int], list[Rollout]]
     robot: Robot
     policy_kind: str = "linear"
-    axes: dict = field(default_factory=dict)  # a grid of other axes than friction x push: `Grid.axes_record()`
+    row_axis: str = DEFAULT_ROW_AXIS
+    col_axis: str = DEFAULT_COL_AXIS
+    held: dict = field(default_factory=dict)  # axes held at one value over the grid (`--set`)
 
     @property
     def horizon_s(self) -> float:
         return float(self.protocol["horizon_s"])
 
-    def cell_index(self, mu_idx: int, push_idx: int) -> int:
-        return mu_idx * len(self.pushes) + push_idx
+    @property
+    def default_axes(self) -> bool:
+        """Friction rows, push columns, nothing held (`world.Grid.default_axes`)."""
+        return self.row_axis == DEFAULT_ROW_AXIS and self.col_axis == DEFAULT_COL_AXIS and not self.held
+
+    def cell_index(self, row_idx: int, col_idx: int) -> int:
+        return row_idx * len(self.cols) + col_idx
 
     @property
     def grid(self) -> dict:
+        """The grid as a reduction records it: both axes named with their units, whatever they are."""
         return {
-            "mus": self.mus,
-            "pushes_pct_bw": self.pushes,
+            "row_axis": self.row_axis,
+            "col_axis": self.col_axis,
+            "row_unit": AXES[self.row_axis].unit,
+            "col_unit": AXES[self.col_axis].unit,
+            "rows": self.rows,
+            "cols": self.cols,
+            "set": self.held,
             "seeds_per_cell": self.seeds_per_cell,
             "push_dir_deg": self.push_dir,
             "push_t0_s": self.push_t0,
             "seed_scheme": BOUNDARY_SEED_SCHEME,
-            **self.axes,
         }
 
 
@@ -133,12 +147,12 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep
             continue
         w, o = rec.data["world"], rec.outcome
         if w["seed"] != world_seed(
-            STUDY, gw.mu_idx * len(grid.pushes) + gw.push_idx, gw.seed_idx, seeds_per_cell=grid.seeds_per_cell
+            STUDY, grid.cell(gw.row_idx, gw.col_idx), gw.seed_idx, seeds_per_cell=grid.seeds_per_cell
         ):
             raise BadInput("store", f"record {key} breaks the seed scheme")
         if o.get("status") not in STATUSES:
             raise BadInput("store", f"record {key} has outcome status {o.get('status')!r}")
-        cells.setdefault((gw.mu_idx, gw.push_idx), []).append(
+        cells.setdefault((gw.row_idx, gw.col_idx), []).append(
             Rollout(
                 key,
                 w["cache_key"],
@@ -163,8 +177,8 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep
         checkpoint,
         meta["checkpoint"]["sha256"],
         meta["env"],
-        list(grid.mus),
-        list(grid.pushes),
+        list(grid.rows),
+        list(grid.cols),
         grid.seeds_per_cell,
         grid.push_dir,
         grid.push_t0,
@@ -172,7 +186,9 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep
         cells,
         ckpt.robot,
         meta.get("policy_kind", "linear"),
-        grid.axes_record(),
+        grid.row_axis,
+        grid.col_axis,
+        dict(grid.held),
     )
 
 
@@ -219,8 +235,9 @@ def cell_stats(rollouts: Sequence[Rollout], horizon_s: float, push_t0: float) ->
 # -- boundary ------------------------------------------------------------------------------------
 
 
-def first_crossing(pushes: Sequence[float], survival: np.ndarray) -> np.ndarray:
-    """Push where S first falls through 0.5, per row of `survival` (shape (B, P)); NaN = none.
+def first_crossing(cols: Sequence[float], survival: np.ndarray) -> np.ndarray:
+    """Column value (push on the default grid) where S first falls through 0.5, per row of `survival`
+    (shape (B, P)); NaN = none.
 
     Cells with undefined S (NaN: all diverged) are skipped. A row whose first defined cell is
     already below 0.5 has no crossing in range (the boundary lies below the grid): no extrapolation.
@@ -231,7 +248,7 @@ def first_crossing(pushes: Sequence[float], survival: np.ndarray) -> np.ndarray:
     done = np.zeros(b, dtype=bool)
     prev_s = np.full(b, np.nan)
     prev_p = np.full(b, np.nan)
-    for j, p in enumerate(pushes):
+    for j, p in enumerate(cols):
         sj = s[:, j]
         defined = ~np.isnan(sj)
         below = defined & (sj < CROSSING_LEVEL) & ~done
@@ -278,7 +295,7 @@ def _no_boundary_note(observed: np.ndarray, col: str = "push") -> str:
 
 
 def row_boundary(
-    pushes: Sequence[float], codes: np.ndarray, *, resamples: int, seed: int, row: int, col: str = "push"
+    cols: Sequence[float], codes: np.ndarray, *, resamples: int, seed: int, row: int, col: str = "push"
 ) -> dict:
     """Boundary of one row along the column axis `col` (push on today's grid): point estimate, and a
     bootstrap over seeds within each cell.
@@ -288,33 +305,33 @@ def row_boundary(
     """
     codes = np.asarray(codes)
     observed = survival_fraction(codes)
-    point = first_crossing(pushes, observed[None, :])[0]
+    point = first_crossing(cols, observed[None, :])[0]
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, row])))
     n_cells, n = codes.shape
     idx = rng.integers(0, n, size=(resamples, n_cells, n))
-    boot = first_crossing(pushes, survival_fraction(np.take_along_axis(codes[None], idx, axis=2)))
+    boot = first_crossing(cols, survival_fraction(np.take_along_axis(codes[None], idx, axis=2)))
     crossed = boot[~np.isnan(boot)]
     frac = crossed.size / resamples
     out = {
         "crossed_fraction": frac,
         "resamples": resamples,
-        "point_pct_bw": None,
-        "median_pct_bw": None,
-        "ci95_pct_bw": None,
+        "point": None,
+        "median": None,
+        "ci95": None,
         "status": NO_BOUNDARY,
         "note": _no_boundary_note(observed, col),
         "beyond_grid": beyond_grid(observed),
-        "grid_step_pct_bw": _grid_step(pushes),
-        "between_pct_bw": _bracket(pushes, observed),
+        "grid_step": _grid_step(cols),
+        "between": _bracket(cols, observed),
     }
     if frac >= 0.5:
         lo, med, hi = np.quantile(crossed, [0.025, 0.5, 0.975])
         out.update(
             status="boundary",
-            median_pct_bw=float(med),
-            ci95_pct_bw=[float(lo), float(hi)],
+            median=float(med),
+            ci95=[float(lo), float(hi)],
             beyond_grid=None,
-            point_pct_bw=None if np.isnan(point) else float(point),
+            point=None if np.isnan(point) else float(point),
             note="the observed row falls through 0.5 here"
             if not np.isnan(point)
             else "the observed row does not fall through 0.5; the interval comes from the resamples that do",
@@ -322,16 +339,16 @@ def row_boundary(
     return out
 
 
-def _grid_step(pushes: Sequence[float]) -> float | None:
-    """The push grid's spacing (None for a single push)."""
-    return round(float(pushes[1] - pushes[0]), 9) if len(pushes) > 1 else None
+def _grid_step(cols: Sequence[float]) -> float | None:
+    """The column axis's grid spacing (None for a single column)."""
+    return round(float(cols[1] - cols[0]), 9) if len(cols) > 1 else None
 
 
-def _bracket(pushes: Sequence[float], observed: np.ndarray) -> list[float] | None:
-    """The two pushes the observed S falls through 0.5 between: the last defined cell at or above 0.5
+def _bracket(cols: Sequence[float], observed: np.ndarray) -> list[float] | None:
+    """The two column values the observed S falls through 0.5 between: the last defined cell at or above 0.5
     and the first below it (None when the observed row does not cross)."""
     prev = None
-    for p, s in zip(pushes, observed):
+    for p, s in zip(cols, observed):
         if np.isnan(s):
             continue
         if s < CROSSING_LEVEL:
@@ -370,8 +387,8 @@ def stated_in_units(b: dict, col: str, mass_kg: float, g: float, duration_s: flo
     def each(v):
         return in_units(v, col, mass_kg, g, duration_s)
 
-    point, median = each(b["point_pct_bw"]), each(b["median_pct_bw"])
-    ci = [each(v) for v in b["ci95_pct_bw"]] if b["ci95_pct_bw"] else None
+    point, median = each(b["point"]), each(b["median"])
+    ci = [each(v) for v in b["ci95"]] if b["ci95"] else None
     return {
         "mass_kg": mass_kg,
         "weight_n": mass_kg * g,
@@ -382,27 +399,27 @@ def stated_in_units(b: dict, col: str, mass_kg: float, g: float, duration_s: flo
 
 def _row_payload(sweep: Sweep, row_value: float) -> float:
     """The payload the robot of a row carries: the row's value on payload rows, else the grid's held one."""
-    if sweep.axes.get("row_axis") == "payload":
+    if sweep.row_axis == "payload":
         return row_value
-    return float(sweep.axes.get("set", {}).get("payload", AXES["payload"].default))
+    return float(sweep.held.get("payload", AXES["payload"].default))
 
 
 def boundaries(sweep: Sweep, *, resamples: int, seed: int) -> list[dict]:
     """Each row's boundary along the column axis; along a push or kick column also in `UNITS` side by side
     (`in_units`), the weight with the row's payload."""
-    col = sweep.axes.get("col_axis", "push")
+    col = sweep.col_axis
     rob = sweep.robot
     g, duration = float(-rob.base.opt.gravity[2]), float(sweep.protocol["push_duration_s"])
     rows = []
-    for mi, mu in enumerate(sweep.mus):
-        codes = np.stack([survival_codes(sweep.cells[(mi, pi)]) for pi in range(len(sweep.pushes))])
+    for i, value in enumerate(sweep.rows):
+        codes = np.stack([survival_codes(sweep.cells[(i, j)]) for j in range(len(sweep.cols))])
         b = {
-            "mu": mu,
-            "mu_idx": mi,
-            **row_boundary(sweep.pushes, codes, resamples=resamples, seed=seed, row=mi, col=col),
+            "row": value,
+            "row_idx": i,
+            **row_boundary(sweep.cols, codes, resamples=resamples, seed=seed, row=i, col=col),
         }
         if col in OWN_UNIT:
-            b["in_units"] = stated_in_units(b, col, rob.mass_kg(_row_payload(sweep, mu)), g, duration)
+            b["in_units"] = stated_in_units(b, col, rob.mass_kg(_row_payload(sweep, value)), g, duration)
         rows.append(b)
     return rows
 
@@ -465,18 +482,16 @@ def rule_check(store: Store, sweep: Sweep) -> dict:
 
 
 def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check_rule: bool) -> dict:
-    """The reduce.json document: grid, thresholds, totals, cells (with their rollouts), boundaries.
-
-    On a grid of other axes (`Sweep.axes`) the fields keep today's names: `mu`, `mu_idx` hold the row axis's
-    value and index, `push_pct_bw`, `push_idx` and the boundary's `*_pct_bw` the column axis's; the grid
-    names both."""
-    col = sweep.axes.get("col_axis", "push")
+    """The reduce.json document (`ANALYSIS_FORMAT`): grid, thresholds, totals, cells (with their rollouts),
+    boundaries. Cells and boundaries hold their row and column values (`row`, `col`, `row_idx`, `col_idx`;
+    a boundary's `point`, `median`, `ci95` are column values), the grid names both axes and their units."""
+    col = sweep.col_axis
     unit = AXES[col].unit
     cells = []
     totals = {s: 0 for s in STATUSES}
     causes = {c: 0 for c in DIVERGED_CAUSES}
     before_push = 0
-    for (mi, pi), rollouts in sweep.cells.items():
+    for (i, j), rollouts in sweep.cells.items():
         for r in rollouts:
             totals[r.status] += 1
             before_push += failed_before_push(r, sweep.push_t0)
@@ -484,11 +499,11 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
                 causes[r.diverged_cause] += 1
         cells.append(
             {
-                "mu": sweep.mus[mi],
-                "push_pct_bw": sweep.pushes[pi],
-                "mu_idx": mi,
-                "push_idx": pi,
-                "cell": sweep.cell_index(mi, pi),
+                "row": sweep.rows[i],
+                "col": sweep.cols[j],
+                "row_idx": i,
+                "col_idx": j,
+                "cell": sweep.cell_index(i, j),
                 **cell_stats(rollouts, sweep.horizon_s, sweep.push_t0),
                 "rollouts": [
                     {
@@ -507,6 +522,7 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
             }
         )
     return {
+        "format": ANALYSIS_FORMAT,
         "sweep": {
             "checkpoint": sweep.checkpoint,
             "checkpoint_sha256": sweep.checkpoint_sha256,
@@ -525,14 +541,14 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
         "failed_before_push": before_push,
         "rule_check": rule_check(store, sweep) if check_rule else {"checked": 0, "skipped": True},
         "cells": cells,
-        "danger": danger_matrix(cells, len(sweep.mus), len(sweep.pushes)),
+        "danger": danger_matrix(cells, len(sweep.rows), len(sweep.cols)),
         "boundary": boundaries(sweep, resamples=resamples, seed=seed),
         "method": {
             "survival": "Kaplan-Meier per cell, right-censored at the horizon; diverged rollouts (a non-finite state "
             "or action) leave the risk set",
             "danger": "1 - S(horizon)",
-            "boundary": f"{col} where S first falls through 0.5, linear interpolation between neighbouring cells"
-            + ("" if col == "push" else f" (the *_pct_bw fields hold {col} values, {unit})"),
+            "boundary": f"{col} ({unit or 'no unit'}) where S first falls through 0.5, linear interpolation "
+            "between neighbouring cells",
             "resolution": f"the bootstrap interval does not include the grid's resolution: each row states the {col} "
             "grid step and the two cells its observed S falls through 0.5 between",
             "before_push": "failures at or before the push start (t_fail <= push_t0) count as failures in S and are "
@@ -544,11 +560,11 @@ def reduce_sweep(store: Store, sweep: Sweep, *, resamples: int, seed: int, check
     }
 
 
-def danger_matrix(cells: Iterable[Mapping], n_mu: int, n_push: int) -> list[list[float | None]]:
-    """Rows = friction (ascending), columns = push (ascending); None where S is undefined."""
-    grid: list[list[float | None]] = [[None] * n_push for _ in range(n_mu)]
+def danger_matrix(cells: Iterable[Mapping], n_rows: int, n_cols: int) -> list[list[float | None]]:
+    """The grid's rows (friction by default) x its columns (push), each ascending; None where S is undefined."""
+    grid: list[list[float | None]] = [[None] * n_cols for _ in range(n_rows)]
     for c in cells:
-        grid[c["mu_idx"]][c["push_idx"]] = c["danger"]
+        grid[c["row_idx"]][c["col_idx"]] = c["danger"]
     return grid
 
 
@@ -584,7 +600,7 @@ def run(req: ReduceRequest) -> Result:
     write_json(path, result)
     g, rc, t = result["sweep"]["grid"], result["rule_check"], result["totals"]
     lines = [
-        f"reduce {name}: {len(g['mus'])} x {len(g['pushes_pct_bw'])} cells x {g['seeds_per_cell']} "
+        f"reduce {name}: {len(g['rows'])} x {len(g['cols'])} cells x {g['seeds_per_cell']} "
         f"seeds; {t['failed']} failed, {t['censored']} survived, {t['diverged']} diverged"
         + (f" ({result['diverged_causes']['action']} from a non-finite action)" if t["diverged"] else "")
     ]

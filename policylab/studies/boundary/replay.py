@@ -17,6 +17,7 @@ from policylab.fileio import write_json
 from policylab.result import Result
 from policylab.rollout.store import Store
 from policylab.studies.boundary.analysis_folder import read_stage, recorded_store, reduced_config, stage_path
+from policylab.studies.boundary.older_records import ANALYSIS_FORMAT
 from policylab.studies.boundary.requests import ReplayRequest
 
 if TYPE_CHECKING:
@@ -61,8 +62,8 @@ def _entry(store: Store, kind: str, world: Mapping, eq: Mapping[str, dict]) -> d
     o = rec.outcome
     return {
         "kind": kind,
-        "mu": world["mu"],
-        "push_pct_bw": world["push_pct_bw"],
+        "row": world["row"],
+        "col": world["col"],
         "cell": world["cell"],
         "seed_idx": world["seed_idx"],
         "seed": world["seed"],
@@ -101,8 +102,8 @@ def search_recovery(store: Store, recovery: Mapping, eq: Mapping[str, dict], che
             return entry
     return {
         "kind": "recovery",
-        "mu": recovery["mu"],
-        "push_pct_bw": recovery["push_pct_bw"],
+        "row": recovery["row"],
+        "col": recovery["col"],
         "cell": recovery["cell"],
         "recovery_search": "no survivor in re-simulation" if checking else "no survivor in the record",
         "recovery_attempts": len(attempts),
@@ -117,6 +118,7 @@ def replay_batch(store: Store, selection: Mapping, resimulate: Resimulate | None
     entries += [search_recovery(store, w, eq, resimulate is not None) for w in selection["recoveries"]]
     entries += [_entry(store, "divergence", w, eq) for w in selection["divergences"]]
     return {
+        "format": ANALYSIS_FORMAT,
         "checkpoint": selection["checkpoint"],
         "replays": entries,
         "equivalence_summary": {

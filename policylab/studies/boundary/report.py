@@ -23,7 +23,7 @@ from policylab.studies.boundary.failure import walking_warning
 from policylab.studies.boundary.older_records import reduced_robot_ref
 from policylab.studies.boundary.reduce import OWN_UNIT, UNITS
 from policylab.studies.boundary.requests import ReportRequest
-from policylab.studies.boundary.world import grid_axes
+from policylab.studies.boundary.world import friction_by_push, grid_axes
 
 
 def words(horizon_s: float) -> str:
@@ -62,10 +62,14 @@ def _plural(a: Axis) -> str:
     return {"friction": "frictions", "push": "pushes"}.get(a.name, f"{a.name} values")
 
 
+def _col_key(a: Axis) -> str:
+    """A column axis's key in the report's JSON: `push_pct_bw` for push (its unit in the name), else its name."""
+    return "push_pct_bw" if a.name == "push" else a.name
+
+
 def _relabel(rows: Sequence[Mapping], row: Axis, col: Axis) -> list[dict]:
-    """Table rows whose `mu` / `push_pct_bw` hold a grid's row and column values, under the axes' names
-    (unchanged on a friction x push grid)."""
-    names = {"mu": _name(row), "push_pct_bw": "push_pct_bw" if col.name == "push" else col.name}
+    """Table rows whose `row` / `col` hold a grid's row and column values, under the axes' names."""
+    names = {"row": _name(row), "col": _col_key(col)}
     return [{names.get(k, k): v for k, v in r.items()} for r in rows]
 
 
@@ -94,9 +98,9 @@ def overlay_training(
 ) -> bool:
     """The checkpoint's training distribution on a heatmap: its friction band (dashed lines and a bracket
     in the left margin; a single line when it trained at one friction) and, when it trained with pushes,
-    the push range it saw (hatched). Drawn on a friction x push map only: the training record names those
-    two axes alone."""
-    if not training or (grid or {}).get("row_axis") is not None:
+    the push range it saw (hatched). Drawn on a friction x push map with nothing held only: the training
+    record names those two axes alone."""
+    if not training or not friction_by_push(grid or {}):
         return False
     fr = training.get("friction_range")
     lo, hi = (fr[0], fr[1]) if fr else (1.0, 1.0)
@@ -135,32 +139,32 @@ def overlay_training(
 def km_figure(out: Path, reduction: Mapping, max_rows: int = 20) -> tuple[str, str] | None:
     """Kaplan-Meier curves per friction row: every boundary row (or, without one, the rows with the most
     failures), one panel per row, one curve per push cell."""
-    rows = [b["mu_idx"] for b in reduction["boundary"] if b["status"] == "boundary"]
+    rows = [b["row_idx"] for b in reduction["boundary"] if b["status"] == "boundary"]
     if not rows:
         fails = {}
         for c in reduction["cells"]:
-            fails[c["mu_idx"]] = fails.get(c["mu_idx"], 0) + c["n_failed"]
+            fails[c["row_idx"]] = fails.get(c["row_idx"], 0) + c["n_failed"]
         rows = [i for i, f in sorted(fails.items(), key=lambda kv: (-kv[1], kv[0])) if f > 0]
     rows = sorted(rows[:max_rows])
     if not rows:
         return None
     horizon = float(reduction["thresholds"].get("horizon_s", 5.0))
-    pushes = reduction["sweep"]["grid"]["pushes_pct_bw"]
+    pushes = reduction["sweep"]["grid"]["cols"]
     row, col = grid_axes(reduction["sweep"]["grid"])
     cols = min(3, len(rows))
     nr = (len(rows) + cols - 1) // cols
     fig, axes = plt.subplots(nr, cols, figsize=(4.2 * cols, 2.6 * nr), squeeze=False, layout="constrained")
     cmap = plt.get_cmap("viridis")
     for ax, mi in zip(axes.ravel(), rows):
-        cells = sorted((c for c in reduction["cells"] if c["mu_idx"] == mi), key=lambda c: c["push_idx"])
+        cells = sorted((c for c in reduction["cells"] if c["row_idx"] == mi), key=lambda c: c["col_idx"])
         for c in cells:
             km = c.get("km_curve")
             if not km:
                 continue
             t = [0.0] + list(km["t_s"]) + [horizon]
             s = [1.0] + list(km["survival"]) + [km["survival"][-1] if km["survival"] else 1.0]
-            ax.step(t, s, where="post", color=cmap(c["push_idx"] / max(1, len(pushes) - 1)), lw=1.0)
-        ax.set_title(f"{_name(row)} {cells[0]['mu']:g}", fontsize=9, pad=2)
+            ax.step(t, s, where="post", color=cmap(c["col_idx"] / max(1, len(pushes) - 1)), lw=1.0)
+        ax.set_title(f"{_name(row)} {cells[0]['row']:g}", fontsize=9, pad=2)
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlim(0, horizon)
         ax.set_xlabel("time (s)", fontsize=8)
@@ -181,10 +185,10 @@ def _overlay_boundary(ax, boundary: Sequence[Mapping], color: str, label: str) -
     rows = [b for b in boundary if b["status"] == "boundary"]
     if not rows:
         return
-    mu = [b["mu"] for b in rows]
-    med = np.array([b["median_pct_bw"] for b in rows])
-    lo = med - np.array([b["ci95_pct_bw"][0] for b in rows])
-    hi = np.array([b["ci95_pct_bw"][1] for b in rows]) - med
+    mu = [b["row"] for b in rows]
+    med = np.array([b["median"] for b in rows])
+    lo = med - np.array([b["ci95"][0] for b in rows])
+    hi = np.array([b["ci95"][1] for b in rows]) - med
     ax.errorbar(med, mu, xerr=[lo, hi], fmt="o-", color=color, ms=4, capsize=3, label=label)
 
 
@@ -195,8 +199,8 @@ def _overlay_before_push(ax, cells: Sequence[Mapping]) -> None:
     if not early:
         return
     ax.plot(
-        [c["push_pct_bw"] for c in early],
-        [c["mu"] for c in early],
+        [c["col"] for c in early],
+        [c["row"] for c in early],
         "v",
         color="#5b2a86",
         ms=7,
@@ -206,7 +210,7 @@ def _overlay_before_push(ax, cells: Sequence[Mapping]) -> None:
     for c in early:  # bold on a white outline: 6-point purple on the dark red cells could not be read
         ax.annotate(
             str(c["n_failed_before_push"]),
-            (c["push_pct_bw"], c["mu"]),
+            (c["col"], c["row"]),
             fontsize=8,
             fontweight="bold",
             color="#5b2a86",
@@ -238,7 +242,7 @@ def danger_map(reduction: Mapping, selection: Mapping | None) -> tuple[plt.Figur
     falls before the push, the replayed cells), each mark named in a legend below the map, never over the
     cells, and only when drawn; and the figure's caption, naming what is drawn."""
     grid = reduction["sweep"]["grid"]
-    mus, pushes = grid["mus"], grid["pushes_pct_bw"]
+    mus, pushes = grid["rows"], grid["cols"]
     fig, ax = plt.subplots(figsize=(8, 6))
     heatmap(ax, mus, pushes, reduction["danger"], grid=grid)
     trained = overlay_training(ax, reduction.get("training"), mus, pushes, grid)
@@ -246,8 +250,8 @@ def danger_map(reduction: Mapping, selection: Mapping | None) -> tuple[plt.Figur
     _overlay_before_push(ax, reduction["cells"])
     for i, w in enumerate((selection or {}).get("boundary_cells", [])):
         ax.plot(
-            w["push_pct_bw"],
-            w["mu"],
+            w["col"],
+            w["row"],
             "s",
             mfc="none",
             mec="black",
@@ -256,7 +260,7 @@ def danger_map(reduction: Mapping, selection: Mapping | None) -> tuple[plt.Figur
             label=None if i else "replayed boundary cell",
         )
     for i, w in enumerate((selection or {}).get("recoveries", [])):
-        ax.plot(w["push_pct_bw"], w["mu"], "D", color="#2ca02c", ms=9, ls="none", label=None if i else "recovery")
+        ax.plot(w["col"], w["row"], "D", color="#2ca02c", ms=9, ls="none", label=None if i else "recovery")
     ax.set_title(f"{reduction['sweep']['checkpoint']}: danger per cell ({grid['seeds_per_cell']} seeds)", fontsize=9)
     handles, labels = ax.get_legend_handles_labels()
     if handles:
@@ -273,7 +277,7 @@ def danger_map(reduction: Mapping, selection: Mapping | None) -> tuple[plt.Figur
 
 def sweep_figures(out: Path, reduction: Mapping, selection: Mapping | None) -> list[tuple[str, str]]:
     grid = reduction["sweep"]["grid"]
-    mus, pushes = grid["mus"], grid["pushes_pct_bw"]
+    mus, pushes = grid["rows"], grid["cols"]
     row, col = grid_axes(grid)
     fig, caption = danger_map(reduction, selection)
     save_png(fig, out / "heatmap.png")
@@ -281,16 +285,14 @@ def sweep_figures(out: Path, reduction: Mapping, selection: Mapping | None) -> l
     fig, ax = plt.subplots(figsize=(7, 4.5))
     _overlay_boundary(ax, reduction["boundary"], "#1f4e99", "S = 0.5 crossing")
     located = [b for b in reduction["boundary"] if b["status"] == "boundary"]
-    zero_width = [b for b in located if b["ci95_pct_bw"][0] == b["ci95_pct_bw"][1]]
-    step = next((b.get("grid_step_pct_bw") for b in reduction["boundary"]), None)
+    zero_width = [b for b in located if b["ci95"][0] == b["ci95"][1]]
+    step = next((b["grid_step"] for b in reduction["boundary"]), None)
     for b in zero_width:  # the cells the observed S falls between: the resolution a zero-width interval hides
-        if b.get("between_pct_bw"):
-            ax.plot(
-                b["between_pct_bw"], [b["mu"]] * 2, color="#8c8c8c", lw=4, alpha=0.5, solid_capstyle="butt", zorder=1
-            )
+        if b["between"]:
+            ax.plot(b["between"], [b["row"]] * 2, color="#8c8c8c", lw=4, alpha=0.5, solid_capstyle="butt", zorder=1)
     for b in reduction["boundary"]:
         if b["status"] != "boundary":
-            ax.annotate("no boundary in range", (pushes[0], b["mu"]), fontsize=7, color="gray", va="center")
+            ax.annotate("no boundary in range", (pushes[0], b["row"]), fontsize=7, color="gray", va="center")
     ax.set_xlim(pushes[0], pushes[-1])
     ax.set_ylim(_edges(mus)[0], _edges(mus)[-1])
     ax.set_xlabel(col.label)
@@ -325,19 +327,19 @@ def sweep_report(
     """Write report.json, the figures and report.html for one sweep's analysis folder `out`."""
     figures = sweep_figures(out, reduction, selection)
     row, col = grid_axes(reduction["sweep"]["grid"])
-    rk, ck = _name(row), _col_header(col)
+    rk, ck, cj = _name(row), _col_header(col), _col_key(col)
     others = [u for u in UNITS if u != OWN_UNIT.get(col.name, u)]  # a push's or kick's other units, side by side
     unit_columns = [f"{m} {UNITS[u]}" for u in others for m in ("median", "ci95")]
     boundary_rows = [
         {
-            rk: b["mu"],
+            rk: b["row"],
             "status": b["status"],
-            "point": b["point_pct_bw"],
-            "median": b["median_pct_bw"],
-            "ci95": b["ci95_pct_bw"],
+            "point": b["point"],
+            "median": b["median"],
+            "ci95": b["ci95"],
             **{f"{m} {UNITS[u]}": b["in_units"][u][m] for u in others if "in_units" in b for m in ("median", "ci95")},
-            "between cells": b.get("between_pct_bw"),
-            "grid step": b.get("grid_step_pct_bw"),
+            "between cells": b["between"],
+            "grid step": b["grid_step"],
             "crossed": b["crossed_fraction"],
             "note": b["note"],
         }
@@ -347,8 +349,8 @@ def sweep_report(
     replay_rows = [
         {
             "kind": r["kind"],
-            rk: r["mu"],
-            col.name: r["push_pct_bw"],
+            rk: r["row"],
+            col.name: r["col"],
             "seed": r.get("seed"),
             "outcome": r.get("outcome", r.get("recovery_search")),
             "t_fail": r.get("t_fail"),
@@ -375,8 +377,8 @@ def sweep_report(
     ]
     count_rows = [
         {
-            rk: c["mu"],
-            ck: c["push_pct_bw"],
+            rk: c["row"],
+            ck: c["col"],
             "n": c["n"],
             "failed": c["n_failed"],
             "failed before push": c.get("n_failed_before_push"),
@@ -406,18 +408,20 @@ def sweep_report(
         "boundary": boundary_rows,
         "cells": [
             {
-                k: c.get(k)
-                for k in (
-                    "mu",
-                    "push_pct_bw",
-                    "n",
-                    "n_failed",
-                    "n_failed_before_push",
-                    "n_censored",
-                    "n_diverged",
-                    "survival",
-                    "km_median_s",
-                )
+                rk: c["row"],
+                cj: c["col"],
+                **{
+                    k: c.get(k)
+                    for k in (
+                        "n",
+                        "n_failed",
+                        "n_failed_before_push",
+                        "n_censored",
+                        "n_diverged",
+                        "survival",
+                        "km_median_s",
+                    )
+                },
             }
             for c in reduction["cells"]
         ],
@@ -434,7 +438,7 @@ def sweep_report(
     t = reduction["totals"]
     n_bound = sum(1 for b in reduction["boundary"] if b["status"] == "boundary")
     causes = reduction.get("diverged_causes") or {}
-    step = next((b.get("grid_step_pct_bw") for b in reduction["boundary"]), None)
+    step = next((b["grid_step"] for b in reduction["boundary"]), None)
     notes = [
         "Clips and .rrd files render the saved qpos of each record; their outcome labels are the records'.",
         f"Failures before the push: {early if early is not None else 'not counted (reduced before they were)'} of "
@@ -460,8 +464,8 @@ def sweep_report(
         )
     page = Page(
         title=f"Failure boundary: {reduction['sweep']['checkpoint']} on {reduction['sweep']['env']}",
-        subtitle=f"{reduction['sweep']['n_rollouts']} rollouts, {len(reduction['sweep']['grid']['mus'])} "
-        f"{_plural(row)} x {len(reduction['sweep']['grid']['pushes_pct_bw'])} {_plural(col)} x "
+        subtitle=f"{reduction['sweep']['n_rollouts']} rollouts, {len(reduction['sweep']['grid']['rows'])} "
+        f"{_plural(row)} x {len(reduction['sweep']['grid']['cols'])} {_plural(col)} x "
         f"{reduction['sweep']['grid']['seeds_per_cell']} seeds; outcomes read from the store",
         headline=[
             ("failed", t["failed"]),
@@ -547,7 +551,7 @@ def sweep_report(
 
 
 def diff_figures(out: Path, diff: Mapping) -> list[tuple[str, str]]:
-    mus, pushes = diff["grid"]["mus"], diff["grid"]["pushes_pct_bw"]
+    mus, pushes = diff["grid"]["rows"], diff["grid"]["cols"]
     row, col = grid_axes(diff["grid"])
     a, b = diff["a"]["checkpoint"], diff["b"]["checkpoint"]
     fig, axes = plt.subplots(1, 2, figsize=(13, 5))
@@ -562,16 +566,16 @@ def diff_figures(out: Path, diff: Mapping) -> list[tuple[str, str]]:
     fig, ax = plt.subplots(figsize=(8, 6))
     delta = [[None] * len(pushes) for _ in mus]
     for c in diff["cells"]:
-        delta[c["mu_idx"]][c["push_idx"]] = c["delta_survival"]
+        delta[c["row_idx"]][c["col_idx"]] = c["delta_survival"]
     heatmap(ax, mus, pushes, delta, cmap="RdBu", vmin=-1.0, vmax=1.0, label=f"S({b}) - S({a})", grid=diff["grid"])
     for c in diff["cells"]:
         if c["change"] != "unchanged":
-            ax.plot(c["push_pct_bw"], c["mu"], "+" if c["change"] == "safer" else "x", color="black", ms=9, mew=2)
+            ax.plot(c["col"], c["row"], "+" if c["change"] == "safer" else "x", color="black", ms=9, mew=2)
         q = c.get("q_fisher")
         if q is not None and q < 1.0:
             ax.annotate(
                 f"{q:.2f}" if q >= 0.01 else f"{q:.0e}",
-                (c["push_pct_bw"], c["mu"]),
+                (c["col"], c["row"]),
                 fontsize=4.5,
                 ha="center",
                 va="top",
@@ -600,12 +604,12 @@ def diff_figures(out: Path, diff: Mapping) -> list[tuple[str, str]]:
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for side, color, name in (("a", "#d62728", a), ("b", "#1f4e99", b)):
-        rows = [r for r in diff["boundary_displacement"] if r[f"{side}_median_pct_bw"] is not None]
+        rows = [r for r in diff["boundary_displacement"] if r[f"{side}_median"] is not None]
         if rows:
-            med = np.array([r[f"{side}_median_pct_bw"] for r in rows])
-            lo = med - np.array([r[f"{side}_ci95_pct_bw"][0] for r in rows])
-            hi = np.array([r[f"{side}_ci95_pct_bw"][1] for r in rows]) - med
-            ax.errorbar(med, [r["mu"] for r in rows], xerr=[lo, hi], fmt="o-", color=color, capsize=3, label=name)
+            med = np.array([r[f"{side}_median"] for r in rows])
+            lo = med - np.array([r[f"{side}_ci95"][0] for r in rows])
+            hi = np.array([r[f"{side}_ci95"][1] for r in rows]) - med
+            ax.errorbar(med, [r["row"] for r in rows], xerr=[lo, hi], fmt="o-", color=color, capsize=3, label=name)
     ax.set_xlim(pushes[0], pushes[-1])
     ax.set_ylim(_edges(mus)[0], _edges(mus)[-1])
     ax.set_xlabel(col.label)
@@ -642,8 +646,8 @@ def diff_report(out: Path, diff: Mapping) -> Path:
     rk, ck = _name(row), _col_header(col)
     cell_rows = [
         {
-            rk: c["mu"],
-            ck: c["push_pct_bw"],
+            rk: c["row"],
+            ck: c["col"],
             "failed A": f"{c['failed_a']}/{c['n_a']}",
             "failed B": f"{c['failed_b']}/{c['n_b']}",
             "before push A": c.get("failed_before_push_a"),
@@ -663,7 +667,7 @@ def diff_report(out: Path, diff: Mapping) -> Path:
     s = diff["summary"]
     census = diff["shrinkage_census"]
     against = [r for r in diff["boundary_displacement"] if r.get("logrank_disagrees")]
-    cc = "push_pct_bw" if col.name == "push" else col.name
+    cc = _col_key(col)
     notes = [
         f"Shrinkage census: {census['cells_significantly_worse']} cell(s) significantly worse."
         + ("" if not census["cells"] else " Listed below."),
@@ -702,7 +706,7 @@ def diff_report(out: Path, diff: Mapping) -> Path:
                     rk,
                     "a",
                     "b",
-                    "displacement_pct_bw",
+                    "displacement",
                     "p_logrank_row",
                     "q_logrank_row",
                     "logrank_row_direction",
@@ -772,8 +776,8 @@ def search_figures(out: Path, search: Mapping) -> list[tuple[str, str]]:
     if grid and single:
         heatmap(
             ax,
-            grid["grid"]["mus"],
-            grid["grid"]["pushes_pct_bw"],
+            grid["grid"]["rows"],
+            grid["grid"]["cols"],
             [[None if v is None else 1.0 - v for v in row] for row in grid["survival"]],
             cmap=LinearSegmentedColormap.from_list("light_greys", ["white", "#8c8c8c"]),  # the points stay legible
             label="grid: danger = 1 - S",

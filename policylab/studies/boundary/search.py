@@ -22,6 +22,7 @@ from policylab.studies.boundary.axes import AXES, Axis, fixed_axes, parse_rows
 from policylab.studies.boundary.checkpoint import Checkpoint, policy_record
 from policylab.studies.boundary.constants import DEFAULT_DIR, DEFAULT_T0
 from policylab.studies.boundary.kept_files import keep
+from policylab.studies.boundary.older_records import ANALYSIS_FORMAT
 from policylab.studies.boundary.protocol import protocol
 from policylab.studies.boundary.records import STUDY, resolve_in_store, search_world_record, world_record
 from policylab.studies.boundary.requests import SearchRequest
@@ -80,12 +81,12 @@ class Planner:
         if self.block != 0 or set(row.values) != {"friction"} or self.fixed:
             return None
         mu = row.values["friction"]
-        if mu not in self.grid.mus or push not in self.grid.pushes:
+        if mu not in self.grid.rows or push not in self.grid.cols:
             return None
         m = row.per_push.get(push, 0)
         if m >= self.grid.seeds_per_cell:
             return None
-        i, j = self.grid.mus.index(mu), self.grid.pushes.index(push)
+        i, j = self.grid.rows.index(mu), self.grid.cols.index(push)
         world = World(mu, push, self.grid.push_dir, self.grid.push_t0, self.grid.seed(i, j, m))
         return GridWorld(world, i, j, m, self.grid.rollout_index(i, j, m))
 
@@ -264,15 +265,15 @@ def grid_comparison(store: Store, ckpt: Checkpoint, rows: list[Row], level: floa
         sweep = load_sweep(store, ckpt.name, keep_diverged=True)
     except BadInput:
         return None
-    if sweep.push_dir != DEFAULT_DIR or sweep.push_t0 != DEFAULT_T0 or sweep.axes:  # not a friction x push map
-        return None
-    by_mu = {b["mu"]: b for b in boundaries(sweep, resamples=2000, seed=0)}
+    if sweep.push_dir != DEFAULT_DIR or sweep.push_t0 != DEFAULT_T0 or not sweep.default_axes:
+        return None  # not a friction x push map
+    by_mu = {b["row"]: b for b in boundaries(sweep, resamples=2000, seed=0)}
     survival = [
         [
             None if np.isnan(v := float(survival_fraction(survival_codes(sweep.cells[(i, j)])))) else v
-            for j in range(len(sweep.pushes))
+            for j in range(len(sweep.cols))
         ]
-        for i in range(len(sweep.mus))
+        for i in range(len(sweep.rows))
     ]
     out = []
     for row in rows:
@@ -280,20 +281,20 @@ def grid_comparison(store: Store, ckpt: Checkpoint, rows: list[Row], level: floa
             continue
         b = by_mu[row.values["friction"]]
         f = row.decision.fit
-        grid_point = b["median_pct_bw"]
+        grid_point = b["median"]
         out.append(
             {
                 "row": row.index,
                 "mu": row.values["friction"],
                 "grid_status": b["status"],
                 "grid_median_pct_bw": grid_point,
-                "grid_ci95_pct_bw": b["ci95_pct_bw"],
+                "grid_ci95_pct_bw": b["ci95"],
                 "search_covers_grid_median": None if grid_point is None else bool(f.lo <= grid_point <= f.hi),
             }
         )
     return {
         "grid": sweep.grid,
-        "rollouts": sweep.seeds_per_cell * len(sweep.mus) * len(sweep.pushes),
+        "rollouts": sweep.seeds_per_cell * len(sweep.rows) * len(sweep.cols),
         "survival": survival,
         "rows": out,
     }
@@ -320,6 +321,7 @@ def summarize(
     out_rows = [row_summary(r, lo, hi) for r in rows]
     spent = sum(r.rollouts for r in rows)
     return {
+        "format": ANALYSIS_FORMAT,
         "study": STUDY,
         "checkpoint": ckpt.as_dict(),
         "robot": ckpt.robot.ref,

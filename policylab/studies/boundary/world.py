@@ -4,7 +4,7 @@ Axes, key and seed formula: docs/boundary.md, "World, grid, seeds, keys"."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from policylab.errors import BadInput
@@ -132,8 +132,8 @@ class GridWorld:
     """A world plus where it sits in its sweep grid."""
 
     world: World
-    mu_idx: int
-    push_idx: int
+    row_idx: int
+    col_idx: int
     seed_idx: int
     rollout_index: int
 
@@ -190,12 +190,12 @@ class Grid:
     """Rows x columns x seeds: the rows are values of `row_axis` (friction by default), the columns of
     `col_axis` (push); the push direction and start, and any `held` axes, fixed for the whole sweep.
 
-    The fields are named for the default grid (`mus`, `pushes`: the row and column values; `mu_idx`,
-    `push_idx` in a `GridWorld`), whose record names no axes; a grid of other axes says which in its
-    record (`as_dict`, `records.world_record`)."""
+    The store's sweep meta keeps the names of the default grid (`mus`, `pushes_pct_bw` hold the row and
+    column values, `as_dict`) and names no axes for it, so today's grid's records and keys are unchanged; a
+    grid of other axes says which in its record (`records.world_record`)."""
 
-    mus: tuple[float, ...]
-    pushes: tuple[float, ...]
+    rows: tuple[float, ...]
+    cols: tuple[float, ...]
     seeds_per_cell: int
     push_dir: float = DEFAULT_DIR
     push_t0: float = DEFAULT_T0
@@ -249,6 +249,23 @@ class Grid:
             )
         return grid
 
+    @classmethod
+    def recorded(cls, rows: Sequence[float], cols: Sequence[float], g: Mapping) -> Grid:
+        """The grid a record of it describes: its row and column values and the rest of `g` (a sweep meta's
+        grid, `as_dict`, or a reduction's)."""
+        row, col = grid_axes(g)
+        held = g.get("set", {})
+        return cls(
+            tuple(rows),
+            tuple(cols),
+            g["seeds_per_cell"],
+            g["push_dir_deg"],
+            g["push_t0_s"],
+            row.name,
+            col.name,
+            tuple((a.name, held[a.name]) for a in CATALOGUE if a.name in held),
+        )
+
     @property
     def default_axes(self) -> bool:
         """Today's grid: friction rows, push columns, nothing held."""
@@ -256,13 +273,17 @@ class Grid:
 
     @property
     def n_rollouts(self) -> int:
-        return len(self.mus) * len(self.pushes) * self.seeds_per_cell
+        return len(self.rows) * len(self.cols) * self.seeds_per_cell
 
-    def rollout_index(self, mu_idx: int, push_idx: int, seed_idx: int) -> int:
-        return (mu_idx * len(self.pushes) + push_idx) * self.seeds_per_cell + seed_idx
+    def cell(self, row_idx: int, col_idx: int) -> int:
+        """A cell's index in row-major order: what the seed scheme numbers."""
+        return row_idx * len(self.cols) + col_idx
 
-    def seed(self, mu_idx: int, push_idx: int, seed_idx: int) -> int:
-        cell = mu_idx * len(self.pushes) + push_idx
+    def rollout_index(self, row_idx: int, col_idx: int, seed_idx: int) -> int:
+        return self.cell(row_idx, col_idx) * self.seeds_per_cell + seed_idx
+
+    def seed(self, row_idx: int, col_idx: int, seed_idx: int) -> int:
+        cell = self.cell(row_idx, col_idx)
         return world_seed("boundary", cell, seed_idx, seeds_per_cell=self.seeds_per_cell)
 
     def world(self, row: float, col: float, seed: int) -> World:
@@ -281,8 +302,8 @@ class Grid:
 
     def worlds(self) -> Iterator[GridWorld]:
         """Every world of the grid in rollout-index order."""
-        for i, row in enumerate(self.mus):
-            for j, col in enumerate(self.pushes):
+        for i, row in enumerate(self.rows):
+            for j, col in enumerate(self.cols):
                 for s in range(self.seeds_per_cell):
                     yield GridWorld(self.world(row, col, self.seed(i, j, s)), i, j, s, self.rollout_index(i, j, s))
 
@@ -295,8 +316,8 @@ class Grid:
 
     def as_dict(self) -> dict:
         return {
-            "mus": list(self.mus),
-            "pushes_pct_bw": list(self.pushes),
+            "mus": list(self.rows),
+            "pushes_pct_bw": list(self.cols),
             "seeds_per_cell": self.seeds_per_cell,
             "push_dir_deg": self.push_dir,
             "push_t0_s": self.push_t0,
@@ -304,6 +325,12 @@ class Grid:
             "total_rollouts": self.n_rollouts,
             **self.axes_record(),
         }
+
+
+def friction_by_push(grid: Mapping) -> bool:
+    """Whether a recorded grid maps friction rows x push columns with no axis held (`grid_axes`)."""
+    row, col = grid_axes(grid)
+    return row.name == DEFAULT_ROW_AXIS and col.name == DEFAULT_COL_AXIS and not grid.get("set")
 
 
 def grid_axes(grid: Mapping) -> tuple[Axis, Axis]:

@@ -130,7 +130,7 @@ def test_reduce_totals_and_survival_are_the_records(study):
         f"{totals['survived']} survived, {totals['diverged']} diverged"
     )
     for c in red["cells"]:
-        raw = cells[(c["mu_idx"], c["push_idx"])]
+        raw = cells[(c["row_idx"], c["col_idx"])]
         at_risk = raw["survived"] + raw["failed"]
         # with censoring only at the horizon, Kaplan-Meier's S(5 s) is survivors / at risk
         assert c["survival"] == pytest.approx(raw["survived"] / at_risk, abs=1e-12)
@@ -142,19 +142,19 @@ def test_each_rows_boundary_and_interval_from_the_records(study):
     cells = raw_cells(base / "store", "pd_soft")
     red = json.loads((base / "ana" / "reduce.json").read_text())
     pushes = [cells[(0, j)]["push"] for j in range(N_PUSH)]
-    assert pushes == red["sweep"]["grid"]["pushes_pct_bw"]
+    assert pushes == red["sweep"]["grid"]["cols"]
     crossed_rows = 0
     for row in red["boundary"]:
-        i = row["mu_idx"]
+        i = row["row_idx"]
         counts = [
             (cells[(i, j)]["survived"], cells[(i, j)]["survived"] + cells[(i, j)]["failed"]) for j in range(N_PUSH)
         ]
         assert all(n > 0 for _, n in counts)  # nothing diverged in these sweeps: every cell has S
         point = crossing(pushes, [k / n for k, n in counts])
         if point is None:
-            assert row["point_pct_bw"] is None
+            assert row["point"] is None
         else:
-            assert row["point_pct_bw"] == pytest.approx(point, abs=1e-9)
+            assert row["point"] == pytest.approx(point, abs=1e-9)
             crossed_rows += 1
         frac, values, probs = exact_bootstrap(pushes, counts)
         se = math.sqrt(max(frac * (1 - frac), 1e-12) / RESAMPLES)
@@ -163,12 +163,10 @@ def test_each_rows_boundary_and_interval_from_the_records(study):
             assert row["status"] == ("boundary" if frac >= 0.5 else "no boundary in range")
         if row["status"] == "boundary":
             n_cross = row["crossed_fraction"] * RESAMPLES
-            for u, got in zip(
-                (0.025, 0.5, 0.975), (row["ci95_pct_bw"][0], row["median_pct_bw"], row["ci95_pct_bw"][1])
-            ):
+            for u, got in zip((0.025, 0.5, 0.975), (row["ci95"][0], row["median"], row["ci95"][1])):
                 slack = 4 * math.sqrt(u * (1 - u) / n_cross) + 1 / n_cross
                 lo, hi = quantile_band(values, probs, frac, u, slack)
-                assert lo - 1e-9 <= got <= hi + 1e-9, (row["mu"], u, got, (lo, hi))
+                assert lo - 1e-9 <= got <= hi + 1e-9, (row["row"], u, got, (lo, hi))
     assert crossed_rows >= 2, "the fixture should put the boundary inside the grid in most rows"
 
 
@@ -224,7 +222,7 @@ def test_diff_pvalues_qvalues_census_and_headline_from_the_raw_counts(study):
     for run, (a, b), folder in (("diff", ("pd_soft", "pd_limp"), "ab"), ("back", ("pd_limp", "pd_soft"), "ba")):
         want = expected_diff(base, a, b)
         d = json.loads((base / folder / "diff.json").read_text())
-        assert [(c["mu"], c["push_pct_bw"]) for c in d["cells"]] == [(r["mu"], r["push"]) for r in want]
+        assert [(c["row"], c["col"]) for c in d["cells"]] == [(r["mu"], r["push"]) for r in want]
         for c, r in zip(d["cells"], want):
             assert (c["failed_a"], c["n_a"], c["failed_b"], c["n_b"]) == r["counts"]
             assert c["p_fisher"] == pytest.approx(r["p"], rel=1e-9, abs=1e-15)
@@ -236,8 +234,8 @@ def test_diff_pvalues_qvalues_census_and_headline_from_the_raw_counts(study):
         safer = [(r["mu"], r["push"]) for r in want if r["change"] == "safer"]
         census = d["shrinkage_census"]
         assert census["cells_significantly_worse"] == len(worse)
-        assert [(c["mu"], c["push_pct_bw"]) for c in census["cells"]] == worse
-        assert [(c["mu"], c["push_pct_bw"]) for c in d["safer_cells"]] == safer
+        assert [(c["row"], c["col"]) for c in census["cells"]] == worse
+        assert [(c["row"], c["col"]) for c in d["safer_cells"]] == safer
         assert d["summary"] == {
             "cells": len(want),
             "safer": len(safer),
@@ -274,7 +272,7 @@ def test_fdr_is_the_step_up_rule_on_constructed_counts(study):
     b["sweep"]["checkpoint"] = "constructed"
     changed = []
     for c in b["cells"]:
-        if c["push_idx"] != 0:
+        if c["col_idx"] != 0:
             continue
         assert c["n_failed"] == c["n_diverged"] == 0 and c["n_censored"] == SEEDS  # nothing falls at 20 %BW
         for r in c["rollouts"][:7]:
@@ -282,13 +280,11 @@ def test_fdr_is_the_step_up_rule_on_constructed_counts(study):
         c["n_failed"], c["n_censored"] = 7, SEEDS - 7
         c["survival"] = (SEEDS - 7) / SEEDS
         c["danger"] = 1 - c["survival"]
-        changed.append((c["mu"], c["push_pct_bw"]))
+        changed.append((c["row"], c["col"]))
     p = fisher_by_hand(0, SEEDS, 7, SEEDS)
     m = len(a["cells"])
     assert Q / m < p <= 3 * Q / m  # the construction: step-up and step-down disagree here
     d = diff_reductions(a, b, q=Q)
-    assert [c["p_fisher"] for c in d["cells"] if (c["mu"], c["push_pct_bw"]) in changed] == pytest.approx(
-        [p] * 3, rel=1e-9
-    )
-    assert [(c["mu"], c["push_pct_bw"]) for c in d["shrinkage_census"]["cells"]] == changed
+    assert [c["p_fisher"] for c in d["cells"] if (c["row"], c["col"]) in changed] == pytest.approx([p] * 3, rel=1e-9)
+    assert [(c["row"], c["col"]) for c in d["shrinkage_census"]["cells"]] == changed
     assert d["summary"]["worse"] == 3 and d["summary"]["safer"] == 0

@@ -70,24 +70,24 @@ def test_diff_cli_on_two_real_sweeps(store_path, tmp_path):
     ca, cb = _counts(store_path, "pd_soft"), _counts(store_path, "pd_limp")
     pvals = []
     for c in d["cells"]:
-        (fa, na), (fb, nb) = ca[(c["mu"], c["push_pct_bw"])], cb[(c["mu"], c["push_pct_bw"])]
+        (fa, na), (fb, nb) = ca[(c["row"], c["col"])], cb[(c["row"], c["col"])]
         assert (c["failed_a"], c["n_a"], c["failed_b"], c["n_b"]) == (fa, na, fb, nb)
         assert c["p_fisher"] == pytest.approx(sps.fisher_exact([[fa, na - fa], [fb, nb - fb]]).pvalue)
         assert c["delta_survival"] == pytest.approx((nb - fb) / nb - (na - fa) / na)
         pvals.append(c["p_fisher"])
     significant = sps.false_discovery_control(pvals, method="bh") <= 0.05
     assert [c["significant"] for c in d["cells"]] == significant.tolist()
-    worse = [(c["mu"], c["push_pct_bw"]) for c in d["cells"] if c["significant"] and c["delta_survival"] < 0]
-    safer = [(c["mu"], c["push_pct_bw"]) for c in d["cells"] if c["significant"] and c["delta_survival"] > 0]
+    worse = [(c["row"], c["col"]) for c in d["cells"] if c["significant"] and c["delta_survival"] < 0]
+    safer = [(c["row"], c["col"]) for c in d["cells"] if c["significant"] and c["delta_survival"] > 0]
     # the limp PD hold falls more often: the census must name those cells, wherever they are
     assert worse, "expected pd_limp to be significantly worse somewhere"
-    assert [(c["mu"], c["push_pct_bw"]) for c in d["shrinkage_census"]["cells"]] == worse
+    assert [(c["row"], c["col"]) for c in d["shrinkage_census"]["cells"]] == worse
     assert d["shrinkage_census"]["cells_significantly_worse"] == d["summary"]["worse"] == len(worse)
-    assert [(c["mu"], c["push_pct_bw"]) for c in d["safer_cells"]] == safer
+    assert [(c["row"], c["col"]) for c in d["safer_cells"]] == safer
     assert len(d["surface_a"]) == len(MUS) and len(d["surface_a"][0]) == len(PUSHES)
     for r in d["boundary_displacement"]:
-        if r["displacement_pct_bw"] is not None:
-            assert r["displacement_pct_bw"] == pytest.approx(r["b_median_pct_bw"] - r["a_median_pct_bw"])
+        if r["displacement"] is not None:
+            assert r["displacement"] == pytest.approx(r["b_median"] - r["a_median"])
         else:
             assert r["note"]
 
@@ -95,7 +95,7 @@ def test_diff_cli_on_two_real_sweeps(store_path, tmp_path):
     back = tmp_path / "ba"
     assert cli("diff", "--store", store_path, "--a", "pd_limp", "--b", "pd_soft", "--out", back).returncode == 0
     r = json.loads((back / "diff.json").read_text())
-    assert [(c["mu"], c["push_pct_bw"]) for c in r["safer_cells"]] == worse
+    assert [(c["row"], c["col"]) for c in r["safer_cells"]] == worse
     assert r["summary"]["worse"] == len(safer)
     first = (back / "diff.json").read_bytes()
     assert cli("diff", "--store", store_path, "--a", "pd_limp", "--b", "pd_soft", "--out", back).returncode == 0

@@ -14,7 +14,7 @@ PUSHES = [10.0, 50.0, 90.0, 130.0]
 
 def row(mu: float, survivors_per_cell: list[int], n: int = 16) -> dict:
     codes = np.array([[1] * s + [0] * (n - s) for s in survivors_per_cell])
-    return {"mu": mu, **row_boundary(PUSHES, codes, resamples=400, seed=0, row=0)}
+    return {"row": mu, **row_boundary(PUSHES, codes, resamples=400, seed=0, row=0)}
 
 
 def test_each_row_is_held_to_its_frictions_floor():

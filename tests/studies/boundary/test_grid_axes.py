@@ -107,7 +107,7 @@ def test_reduce_report_and_diff_on_payload_by_push(base):
     _run("reduce", "--store", base / "store", "--checkpoint", "pd_soft", "--out", out, "--resamples", "200")
     red = json.loads((out / "reduce.json").read_text())
     assert (red["sweep"]["grid"]["row_axis"], red["sweep"]["grid"]["col_axis"]) == ("payload", "push")
-    assert [b["mu"] for b in red["boundary"]] == [0.0, 0.3] and len(red["cells"]) == 6
+    assert [b["row"] for b in red["boundary"]] == [0.0, 0.3] and len(red["cells"]) == 6
     assert [b["in_units"]["mass_kg"] for b in red["boundary"]] == [ANT.mass_kg(0.0), ANT.mass_kg(0.3)]  # its payload
     _run("select", "--out", out, "--n-boundary", "2", "--n-recoveries", "1")
     _run("replay", "--out", out)
@@ -154,8 +154,8 @@ def test_probe_map_of_payload_by_push(base):
         "torso payload (kg)",
         "push_pct",
     )
-    cell = next(c for c in entry["reduction"]["cells"] if c["mu_idx"] == 1 and c["push_idx"] == 2)
-    world = {**axes["world"], axes["row"]["name"]: cell["mu"], axes["col"]["name"]: cell["push_pct_bw"]}
+    cell = next(c for c in entry["reduction"]["cells"] if c["row_idx"] == 1 and c["col_idx"] == 2)
+    world = {**axes["world"], axes["row"]["name"]: cell["row"], axes["col"]["name"]: cell["col"]}
     form = ProbeRunForm(map="pd_soft", checkpoint="pd_soft", world=world, sweep_seed=cell["rollouts"][0]["seed"])
     planned = view.plan(form).planned
     with Store(base / "store") as store:

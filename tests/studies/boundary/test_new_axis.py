@@ -103,7 +103,7 @@ def test_reduce_and_report_name_the_axis(base):
     _run("reduce", "--store", base / "store", "--checkpoint", "pd_soft", "--out", out, "--resamples", "100")
     red = json.loads((out / "reduce.json").read_text())
     assert (red["sweep"]["grid"]["row_axis"], red["sweep"]["grid"]["col_axis"]) == ("gravity", "push")
-    assert [b["mu"] for b in red["boundary"]] == [0.6, 1.0] and len(red["cells"]) == 6
+    assert [b["row"] for b in red["boundary"]] == [0.6, 1.0] and len(red["cells"]) == 6
     _run("report", "--out", out)
     text = (out / "report" / "report.html").read_text()
     assert "Boundary per gravity row" in text and "2 gravity values x 3 pushes x 2 seeds" in text

@@ -102,7 +102,7 @@ def test_row_bootstrap_deterministic_cells_give_exact_interval():
     codes = np.array([[1] * 16, [1] * 16, [0] * 16, [0] * 16])
     b = row_boundary([10, 20, 30, 40], codes, resamples=2000, seed=0, row=0)
     assert b["status"] == "boundary" and b["crossed_fraction"] == 1.0
-    assert b["point_pct_bw"] == b["median_pct_bw"] == 25.0 and b["ci95_pct_bw"] == [25.0, 25.0]
+    assert b["point"] == b["median"] == 25.0 and b["ci95"] == [25.0, 25.0]
 
 
 def test_row_bootstrap_no_boundary_when_fewer_than_half_cross():
@@ -111,7 +111,7 @@ def test_row_bootstrap_no_boundary_when_fewer_than_half_cross():
     b = row_boundary([10, 20, 30], codes, resamples=2000, seed=0, row=0)
     expected = sps.binom.sf(7, 16, 7 / 16)  # P(Binom(16, 7/16) >= 8) = 0.31
     assert b["crossed_fraction"] == pytest.approx(expected, abs=0.03)
-    assert b["status"] == NO_BOUNDARY and b["median_pct_bw"] is None and b["ci95_pct_bw"] is None
+    assert b["status"] == NO_BOUNDARY and b["median"] is None and b["ci95"] is None
     assert "below the grid" in b["note"] and b["beyond_grid"] == "below"
     safe = row_boundary([10, 20, 30], np.ones((3, 16), dtype=int), resamples=200, seed=0, row=0)
     assert safe["status"] == NO_BOUNDARY and safe["crossed_fraction"] == 0 and "above the grid" in safe["note"]
@@ -120,9 +120,9 @@ def test_row_bootstrap_no_boundary_when_fewer_than_half_cross():
     codes2 = np.array([[1] * 12 + [0] * 4, [1] * 6 + [0] * 10, [0] * 16])
     b2 = row_boundary([10, 20, 30], codes2, resamples=2000, seed=0, row=0)
     assert b2["status"] == "boundary" and b2["crossed_fraction"] > 0.9 and b2["beyond_grid"] is None
-    lo, hi = b2["ci95_pct_bw"]
-    assert lo <= b2["point_pct_bw"] <= hi and lo < hi
-    assert b2["point_pct_bw"] == pytest.approx(10 + 10 * 0.25 / (0.75 - 0.375))
+    lo, hi = b2["ci95"]
+    assert lo <= b2["point"] <= hi and lo < hi
+    assert b2["point"] == pytest.approx(10 + 10 * 0.25 / (0.75 - 0.375))
 
 
 def test_row_bootstrap_is_seeded_per_row():
@@ -146,7 +146,7 @@ def _cell(mu, push, survived, n=16):
         }
         for i in range(n)
     ]
-    return {"mu": mu, "push_pct_bw": push, "cell": 0, "survival": survived / n, "rollouts": rollouts}
+    return {"row": mu, "col": push, "cell": 0, "survival": survived / n, "rollouts": rollouts}
 
 
 def test_selection_rules():
@@ -162,14 +162,14 @@ def test_selection_rules():
     ]
     rec = recoveries(cells, 3)
     # 3/16 <= S <= 0.5, rarest first, then push descending, then mu; S = 1/16 is excluded
-    assert [(r["mu"], r["push_pct_bw"]) for r in rec] == [(0.8, 110), (0.9, 110), (0.5, 90)]
+    assert [(r["row"], r["col"]) for r in rec] == [(0.8, 110), (0.9, 110), (0.5, 90)]
     for r in rec:
         assert r["recorded_status"] == "survived"
         order = [s["seed_idx"] for s in r["search_order"]]
         assert order[0] == r["seed_idx"] and sorted(order) == list(range(16)) and order[1:] == sorted(order[1:])
     picks = boundary_cells(cells, 4)
     # round 1 takes one cell per row, closest to S = 0.5 first; 0 < S < 1 only
-    assert [(p["mu"], p["push_pct_bw"]) for p in picks] == [(0.5, 80), (0.9, 120), (0.8, 110), (0.5, 90)]
+    assert [(p["row"], p["col"]) for p in picks] == [(0.5, 80), (0.9, 120), (0.8, 110), (0.5, 90)]
     assert all(p["seed_idx"] == 0 for p in picks)
 
 
@@ -184,7 +184,7 @@ def store_path(tmp_path_factory):
 def test_records_follow_the_seed_scheme(store_path):
     with Store(store_path) as store:
         sweep = load_sweep(store, "pd_soft")
-        assert sweep.seeds_per_cell == SPC and sweep.mus == MUS and sweep.pushes == PUSHES
+        assert sweep.seeds_per_cell == SPC and sweep.rows == MUS and sweep.cols == PUSHES
         for (mi, pi), rollouts in sweep.cells.items():
             for r in rollouts:
                 assert r.seed == world_seed("boundary", mi * len(PUSHES) + pi, r.seed_idx, seeds_per_cell=SPC)
@@ -211,9 +211,9 @@ def test_reduce_cli_real_sweep(store_path, tmp_path):
     for b in red["boundary"]:
         assert b["resamples"] == 2000
         if b["status"] == "boundary":
-            assert b["ci95_pct_bw"][0] <= b["median_pct_bw"] <= b["ci95_pct_bw"][1]
+            assert b["ci95"][0] <= b["median"] <= b["ci95"][1]
             # beside it in N s (the 0.5 s push's impulse) and m/s (that impulse over the mass)
-            u, p = b["in_units"], b["median_pct_bw"]
+            u, p = b["in_units"], b["median"]
             assert u["pct_bw"]["median"] == p and u["mass_kg"] == ANT.mass_kg()
             assert u["impulse_ns"]["median"] == pytest.approx(p / 100 * ANT.body_weight_n() * 0.5)
             assert u["velocity_mps"]["median"] == pytest.approx(p / 100 * 9.81 * 0.5)
@@ -276,10 +276,10 @@ def test_boundary_rows_state_the_grid_resolution():
     pushes = [10.0, 20.0, 30.0]
     codes = np.array([[1] * 8, [0] * 8, [0] * 8])
     row = row_boundary(pushes, codes, resamples=200, seed=0, row=0)
-    assert row["ci95_pct_bw"] == [15.0, 15.0]
-    assert row["grid_step_pct_bw"] == 10.0 and row["between_pct_bw"] == [10.0, 20.0]
+    assert row["ci95"] == [15.0, 15.0]
+    assert row["grid_step"] == 10.0 and row["between"] == [10.0, 20.0]
     below = row_boundary(pushes, np.zeros((3, 8), dtype=np.int8), resamples=200, seed=0, row=0)
-    assert below["between_pct_bw"] is None and below["grid_step_pct_bw"] == 10.0
+    assert below["between"] is None and below["grid_step"] == 10.0
 
 
 # The band each committed checkpoint trained on, read off its record by hand (push_bw in body weights -> %BW).

@@ -92,9 +92,9 @@ def test_a_logrank_verdict_against_the_boundary_shift_is_explained(tmp_path):
     with Store(tmp_path / "store") as store:
         ra, rb = (reduce_sweep(store, s, resamples=200, seed=0, check_rule=False) for s in (a, b))
     row = diff_reductions(ra, rb, q=0.05)["boundary_displacement"][0]
-    assert row["displacement_pct_bw"] > 0 and row["logrank_row_direction"] == "B fails earlier/more"
-    assert row["logrank_disagrees"] and row["logrank_cells_all_fell_pct_bw"] == [30.0, 40.0]
-    assert ra["boundary"][0]["between_pct_bw"] == [10.0, 20.0] and rb["boundary"][0]["between_pct_bw"] == [20.0, 30.0]
+    assert row["displacement"] > 0 and row["logrank_row_direction"] == "B fails earlier/more"
+    assert row["logrank_disagrees"] and row["logrank_cells_all_fell"] == [30.0, 40.0]
+    assert ra["boundary"][0]["between"] == [10.0, 20.0] and rb["boundary"][0]["between"] == [20.0, 30.0]
 
     (tmp_path / "diff").mkdir()
     html = diff_report(tmp_path / "diff", diff_reductions(ra, rb, q=0.05))
@@ -155,7 +155,7 @@ def test_the_danger_map_legend_stays_off_the_cells_and_names_only_what_is_drawn(
     """The legend sat over the map's lower right cells, the title named squares, diamonds and triangles on maps
     that had none, and the before-push counts were 6-point purple on dark red."""
     red = _reduced(tmp_path, [(0, None), (4, 1.0), (8, 2.6)])  # 4 fall at 1.0 s, before the 2 s push
-    selection = {"boundary_cells": [{"mu": 1.0, "push_pct_bw": 20.0}], "recoveries": [{"mu": 1.0, "push_pct_bw": 20.0}]}
+    selection = {"boundary_cells": [{"row": 1.0, "col": 20.0}], "recoveries": [{"row": 1.0, "col": 20.0}]}
     for sel, marks in ((selection, {"replayed boundary cell", "recovery"}), (None, set())):
         fig, caption = danger_map(red, sel)
         fig.canvas.draw()
@@ -176,7 +176,7 @@ def test_a_zero_width_interval_is_shown_with_the_grid_step(tmp_path):
     and the page showed [15, 15] with the grid step columns away from it and the chart with nothing at all."""
     red = _reduced(tmp_path, [(0, None), (8, 2.6), (8, 2.6)])
     (row,) = red["boundary"]
-    assert row["ci95_pct_bw"][0] == row["ci95_pct_bw"][1] and row["grid_step_pct_bw"] == 10
+    assert row["ci95"][0] == row["ci95"][1] and row["grid_step"] == 10
     (tmp_path / "sweep").mkdir()
     html = sweep_report(tmp_path / "sweep", red, None, None, None, None).read_text()
     assert "a grey bar spans those two cells, the grid step (10 %BW)" in html

@@ -10,8 +10,8 @@ from policylab.studies.boundary.world import Grid, World, cache_key
 
 def test_default_grid_matches_the_spec():
     g = Grid.build()
-    assert g.mus[0] == 0.05 and g.mus[-1] == 1.0 and len(g.mus) == 20
-    assert g.mus[1] == 0.10 and g.pushes == tuple(float(p) for p in range(10, 201, 10))
+    assert g.rows[0] == 0.05 and g.rows[-1] == 1.0 and len(g.rows) == 20
+    assert g.rows[1] == 0.10 and g.cols == tuple(float(p) for p in range(10, 201, 10))
     assert g.n_rollouts == 6400
     # rollout index = (mu_idx * n_push + push_idx) * S + seed_idx; seed = 1_000_000 + index
     assert g.rollout_index(3, 7, 5) == (3 * 20 + 7) * 16 + 5
@@ -29,7 +29,7 @@ def test_cache_key_format():
 
 def test_rounding_and_clamp_ranges():
     g = Grid.build((0.051, 0.999), 2, (10.4, 199.6), 2, 1, push_dir=-272.0, push_t0=2.04)
-    assert g.mus == (0.05, 1.0) and g.pushes == (10.0, 200.0)
+    assert g.rows == (0.05, 1.0) and g.cols == (10.0, 200.0)
     assert g.push_dir == 90.0 and g.push_t0 == 2.0
     for kwargs, field in [
         (dict(mu_range=(0.01, 1.0)), "mu_range"),
@@ -47,7 +47,7 @@ def test_rounding_and_clamp_ranges():
 
 def test_stored_records_follow_the_seed_scheme(small_sweep, small_grid):
     store_root, _ = small_sweep
-    n_push, spc = len(small_grid.pushes), small_grid.seeds_per_cell
+    n_push, spc = len(small_grid.cols), small_grid.seeds_per_cell
     with Store(store_root) as store:
         records = list(store.records("boundary"))
     assert len(records) == small_grid.n_rollouts
@@ -58,7 +58,7 @@ def test_stored_records_follow_the_seed_scheme(small_sweep, small_grid):
         assert w["seed"] == world_seed("boundary", cell, w["seed_idx"], seeds_per_cell=spc)
         assert w["seed"] == 1_000_000 + w["rollout_index"]
         assert w["cache_key"] == cache_key(w["mu"], w["push_pct"], w["push_dir"], w["push_t0"], w["seed"])
-        assert w["mu"] == small_grid.mus[w["mu_idx"]] and w["push_pct"] == small_grid.pushes[w["push_idx"]]
+        assert w["mu"] == small_grid.rows[w["mu_idx"]] and w["push_pct"] == small_grid.cols[w["push_idx"]]
 
 
 def test_world_from_checks_every_axis_by_name():

@@ -71,11 +71,11 @@ function drawSweep() {
   $("sweep-error").textContent = entry.error ? `No map: ${entry.error}` : "";
   $("cell").textContent = "Click a cell of the map.";
   if (!entry.reduction) { svg.replaceChildren(); $("boundary-text").textContent = ""; return; }
-  const red = entry.reduction, grid = red.sweep.grid, mus = grid.mus, pushes = grid.pushes_pct_bw;
+  const red = entry.reduction, grid = red.sweep.grid, mus = grid.rows, pushes = grid.cols;
   const ax = entry.axes, g = frame(svg, mus, pushes, ax);
   for (const c of red.cells) {
-    const r = svgEl(svg, "rect", { class: "cell", x: g.x(c.push_idx), y: g.y(c.mu_idx), width: g.cw, height: g.ch,
-      fill: dangerColor(c.danger), "data-mu": c.mu_idx, "data-push": c.push_idx });
+    const r = svgEl(svg, "rect", { class: "cell", x: g.x(c.col_idx), y: g.y(c.row_idx), width: g.cw, height: g.ch,
+      fill: dangerColor(c.danger), "data-mu": c.row_idx, "data-push": c.col_idx });
     svgEl(r, "title", {}, `${cellName(ax, c)}: S = ${c.survival === null ? "n/a" : c.survival.toFixed(2)} (${c.n_failed} failed, ${c.n_censored} survived, ${c.n_diverged} diverged)`);
     r.addEventListener("click", () => showCell(entry, c, r));
   }
@@ -88,10 +88,10 @@ function drawSweep() {
   const lines = [];
   for (const b of red.boundary) {  // median with its 95% interval, per friction row that has one
     if (b.status !== "boundary") continue;
-    const y = g.y(b.mu_idx) + g.ch / 2;
-    svgEl(svg, "line", { x1: g.px(b.ci95_pct_bw[0]), x2: g.px(b.ci95_pct_bw[1]), y1: y, y2: y, stroke: "#000", "stroke-width": 2, class: "boundary-ci" });
-    svgEl(svg, "circle", { cx: g.px(b.median_pct_bw), cy: y, r: 4, fill: "#000", class: "boundary" });
-    lines.push(`${ax.row.label} ${b.mu}: ${b.median_pct_bw.toFixed(1)} [${b.ci95_pct_bw[0].toFixed(1)}, ${b.ci95_pct_bw[1].toFixed(1)}] ${ax.col.unit}`);
+    const y = g.y(b.row_idx) + g.ch / 2;
+    svgEl(svg, "line", { x1: g.px(b.ci95[0]), x2: g.px(b.ci95[1]), y1: y, y2: y, stroke: "#000", "stroke-width": 2, class: "boundary-ci" });
+    svgEl(svg, "circle", { cx: g.px(b.median), cy: y, r: 4, fill: "#000", class: "boundary" });
+    lines.push(`${ax.row.label} ${b.row}: ${b.median.toFixed(1)} [${b.ci95[0].toFixed(1)}, ${b.ci95[1].toFixed(1)}] ${ax.col.unit}`);
   }
   $("boundary-text").textContent = `${red.sweep.checkpoint}: ${red.totals.failed} failed, ${red.totals.censored} survived, ${red.totals.diverged} diverged. Boundary (median [95% CI]): ` + (lines.join("; ") || "none in range");
 }
@@ -100,9 +100,9 @@ function drawDiff() {
   const d = MAPS.diffs[+$("diff").value];
   const svg = $("diffmap");
   if (d.error) { svg.replaceChildren(); $("diff-summary").textContent = `${d.a} vs ${d.b}: not comparable (${d.error})`; return; }
-  const g = frame(svg, d.grid.mus, d.grid.pushes_pct_bw, d.axes);
+  const g = frame(svg, d.grid.rows, d.grid.cols, d.axes);
   for (const c of d.cells) {
-    const r = svgEl(svg, "rect", { x: g.x(c.push_idx), y: g.y(c.mu_idx), width: g.cw, height: g.ch, fill: deltaColor(c.delta_survival),
+    const r = svgEl(svg, "rect", { x: g.x(c.col_idx), y: g.y(c.row_idx), width: g.cw, height: g.ch, fill: deltaColor(c.delta_survival),
       stroke: c.change === "unchanged" ? "#fff" : "#000", "stroke-width": c.change === "unchanged" ? 0.5 : 2, class: `diff-cell ${c.change}` });
     svgEl(r, "title", {}, `S ${c.survival_a} -> ${c.survival_b}, Fisher q ${c.q_fisher.toPrecision(2)}: ${c.change}`);
   }
@@ -130,7 +130,7 @@ function showCell(entry, c, rect) {
     b.textContent = "Load + run";
     b.className = "run-world";
     b.addEventListener("click", () => {
-      setWorld({ ...entry.axes.world, [entry.axes.row.name]: c.mu, [entry.axes.col.name]: c.push_pct_bw });
+      setWorld({ ...entry.axes.world, [entry.axes.row.name]: c.row, [entry.axes.col.name]: c.col });
       $("checkpoint").value = entry.name;
       $("sweep_seed").value = r.seed;
       $("seed-sweep").checked = true;
@@ -142,8 +142,8 @@ function showCell(entry, c, rect) {
 
 function axisTitle(a) { return a.unit ? `${a.label.replace(/ \(.*\)$/, "")}, ${a.unit}` : a.label; }
 
-// A cell by its row and column values (`mu` and `push_pct_bw` hold them whatever the axes).
-function cellName(ax, c) { return `${ax.row.label} ${c.mu}, ${ax.col.label} ${c.push_pct_bw}`; }
+// A cell by its row and column values.
+function cellName(ax, c) { return `${ax.row.label} ${c.row}, ${ax.col.label} ${c.col}`; }
 
 function setWorld(values) {
   for (const [k, v] of Object.entries(values)) { const el = $(`axis-${k}`); if (el) el.value = v; }
