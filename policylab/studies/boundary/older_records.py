@@ -4,6 +4,8 @@ record that lacks a field means by its absence.
 - A sweep's meta, or a reduction of it, that records no robot is the Ant's: the study's only robot when
   such stores were written (`UNRECORDED_ROBOT`; `recorded_robot`, `reduced_robot_ref`). A command given
   no --robot uses the default robot instead (envs/robots/spec.py).
+- A sweep's meta that records no policy kind swept a linear policy (`UNRECORDED_POLICY_KIND`,
+  `recorded_policy_kind`): the only kind there was when it was written.
 - A diverged outcome that names no cause diverged on its states: the only cause there was when it was
   recorded (`UNRECORDED_DIVERGED_CAUSE`, read by `records.diverged_cause`).
 - An analysis file (reduce.json, diff.json, a selection, a replay batch, search.json's grid comparison) with
@@ -21,11 +23,18 @@ from __future__ import annotations
 
 UNRECORDED_ROBOT = "ant"
 UNRECORDED_DIVERGED_CAUSE = "state"
+UNRECORDED_POLICY_KIND = "linear"
 
 
 def recorded_robot(meta: dict) -> dict:
     """The robot a sweep's meta records (its ``ref`` and identity), or `UNRECORDED_ROBOT` when it records none."""
     return meta.get("robot") or {"ref": UNRECORDED_ROBOT}
+
+
+def recorded_policy_kind(meta: dict) -> str:
+    """The kind of policy file a sweep's meta records (`policies.files.policy_kind`), or
+    `UNRECORDED_POLICY_KIND` when it records none: every sweep before ONNX policies was of a linear one."""
+    return meta.get("policy_kind", UNRECORDED_POLICY_KIND)
 
 
 def reduced_robot_ref(reduction: dict) -> str:

@@ -21,7 +21,7 @@ from policylab.studies.boundary import failure
 from policylab.studies.boundary.analysis_folder import stage_path
 from policylab.studies.boundary.axes import AXES
 from policylab.studies.boundary.checkpoint import Checkpoint, committed_record
-from policylab.studies.boundary.older_records import ANALYSIS_FORMAT
+from policylab.studies.boundary.older_records import ANALYSIS_FORMAT, recorded_policy_kind
 from policylab.studies.boundary.protocol import bad_action_step, classify, protocol
 from policylab.studies.boundary.records import (
     DIVERGED_CAUSES,
@@ -133,7 +133,7 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep
     grid = grid_from_meta(meta)
     ckpt = Checkpoint(
         checkpoint,
-        Path(checkpoint) if meta.get("policy_kind") != "onnx" else Path(f"{checkpoint}.onnx"),
+        Path(checkpoint) if recorded_policy_kind(meta) != "onnx" else Path(f"{checkpoint}.onnx"),
         meta["checkpoint"]["sha256"],
         rob,
         meta["checkpoint"].get("obs_norm_sha256"),
@@ -185,7 +185,7 @@ def load_sweep(store: Store, checkpoint: str, field: str = "checkpoint", *, keep
         meta["protocol"],
         cells,
         ckpt.robot,
-        meta.get("policy_kind", "linear"),
+        recorded_policy_kind(meta),
         grid.row_axis,
         grid.col_axis,
         dict(grid.held),

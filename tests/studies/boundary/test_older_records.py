@@ -14,6 +14,7 @@ from policylab.studies.boundary.older_records import (
     ANALYSIS_FORMAT,
     UNRECORDED_ROBOT,
     current_analysis,
+    recorded_policy_kind,
     recorded_robot,
     reduced_robot_ref,
 )
@@ -26,6 +27,11 @@ def test_a_sweep_or_reduction_without_a_robot_is_the_ants():
     assert recorded_robot({"robot": {"ref": "go1_imu", "sha256": "x"}}) == {"ref": "go1_imu", "sha256": "x"}
     assert reduced_robot_ref({"sweep": {}}) == "ant"
     assert reduced_robot_ref({"sweep": {"robot": "go1"}}) == "go1"
+
+
+def test_a_sweep_without_a_policy_kind_swept_a_linear_policy():
+    assert recorded_policy_kind({}) == "linear"
+    assert recorded_policy_kind({"policy_kind": "onnx"}) == "onnx"
 
 
 def test_a_diverged_outcome_without_a_cause_diverged_on_its_states():
