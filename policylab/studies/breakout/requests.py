@@ -179,16 +179,22 @@ class NamedProtocol(Request):
 
 
 def _from_protocol(info: ValidationInfo, field: str, given, default):
-    """The value of `field` under the request's named protocol: its own where none is named (`default` when
-    not given), the protocol's where one is; a different value given beside a protocol is refused."""
-    name = info.data.get("protocol")
-    if name is None:
+    """The value of `field` under the request's named protocol (`PROTOCOLS`, `_named`)."""
+    return _named(info, "protocol", PROTOCOLS, field, given, default)
+
+
+def _named(info: ValidationInfo, option: str, names: dict[str, dict], field: str, given, default):
+    """The value of `field` under the name the request's `option` gives (a protocol, a recipe): its own where
+    none is named (`default` when not given), the named settings' where one is (`default` where they leave
+    `field` alone); a different value given beside the name is refused."""
+    name = info.data.get(option)
+    if name is None or field not in names[name]:
         return default if given is None else given
-    value = PROTOCOLS[name][field]
+    value = names[name][field]
     if given is not None and given != value:
         raise ValueError(
-            f"--protocol {name} plays {field.replace('_', '-')} {value}; got {given} (leave the "
-            "option out, or drop --protocol)"
+            f"--{option} {name} sets {field.replace('_', '-')} {value}; got {given} (leave the "
+            f"option out, or drop --{option})"
         )
     return value
 
@@ -627,6 +633,19 @@ MAX_LEARN_STEPS = 900_000_000  # agent steps: every episode needs a fresh seed o
 MAX_ENVS = 65_536
 
 
+# Named recipes: what `breakout learn --recipe` sets. v5 is the best measured for ALE's standard protocol
+# (docs/breakout.md, "On ALE's standard protocol"): the whole game, late starts from score 220 on half the
+# restarts, 128 units per hidden layer, the transfer gap over 20 whole games per environment.
+RECIPES = {"v5": {"protocol": "v5", "late_starts": 0.5, "late_score": 220, "hidden": 128, "gap_episodes": 20}}
+LEARN_DEFAULTS = {"hidden": 64, "late_starts": 0.0, "late_score": 300, "gap_episodes": 100}  # without a recipe
+RECIPE_HELP = (
+    "Named settings of a measured recipe: v5, the best measured for ALE's standard protocol, is --protocol v5 "
+    "--late-starts 0.5 --late-score 220 --hidden 128 --gap-episodes 20 (442.0 over 2,000 fresh exact seeds, 95% "
+    "CI 436.9 to 447.0; about 21 minutes on 2 cores; docs/breakout.md); another value of an option it sets is "
+    "refused with it. Default: none, each option's own default."
+)
+
+
 class LearnRequest(NamedProtocol):
     """Learn a Breakout network with PPO in the shadow simulator, export it to OUT/policy.onnx, validate it
     on ALE against breakout_policy_v3 and the search pick; write learn.json and report.html. Rerunning the
@@ -635,6 +654,7 @@ class LearnRequest(NamedProtocol):
     SIZE_FIELDS = ("envs", "rollout", "history")
 
     out: Out
+    recipe: Optional[Literal["v5"]] = Field(None, description=RECIPE_HELP)
     preset: Preset = DEFAULT_PRESET
     steps: int = Field(
         179_961_856,
@@ -653,7 +673,13 @@ class LearnRequest(NamedProtocol):
     rollout: int = Field(64, ge=1, le=4096, description="Agent steps per env between updates.")
     history: int = Field(1, ge=1, le=8, description="Agent steps of features the network sees (newest first).")
     wall: bool = Field(True, description="The network also sees the 6 x 18 live-brick flags (--no-wall: not).")
-    hidden: int = Field(64, ge=1, le=1024, description="Units per hidden layer.")
+    hidden: Optional[int] = Field(
+        None,
+        ge=1,
+        le=1024,
+        validate_default=True,
+        description="Units per hidden layer (default 64; 128 with --recipe v5).",
+    )
     layers: int = Field(2, ge=1, le=4, description="Hidden layers of the shared trunk.")
     activation: Literal["relu", "tanh"] = Field(
         "relu",
@@ -687,19 +713,24 @@ class LearnRequest(NamedProtocol):
     reward_scale: float = Field(
         0.1, gt=0.0, le=10.0, description="Brick points are multiplied by this for learning (reports show raw scores)."
     )
-    late_starts: float = Field(
-        0.0,
+    late_starts: Optional[float] = Field(
+        None,
         ge=0.0,
         le=0.9,
+        validate_default=True,
         description="Share of restarts that resume one of the learner's own late-game states instead of a fresh "
-        "seed: practice on the end of the wall, which few fresh games reach (0: every game starts fresh; the "
-        "curves count fresh games only). The best recipe measured for the standard protocol: --protocol v5 "
-        "--late-starts 0.5 (393.5 over 2,000 seeds; docs/breakout.md).",
+        "seed: practice on the end of the wall, which few fresh games reach (default 0: every game starts fresh; "
+        "0.5 with --recipe v5; the curves count fresh games only).",
     )
-    late_score: int = Field(
-        300, ge=1, le=1728, description="Score at which a game's state is kept for --late-starts (once per game)."
+    late_score: Optional[int] = Field(
+        None,
+        ge=1,
+        le=1728,
+        validate_default=True,
+        description="Score at which a game's state is kept for --late-starts, once per game (default 300; 220 with "
+        "--recipe v5).",
     )
-    protocol: ProtocolName = None
+    protocol: ProtocolName = Field(None, validate_default=True)
     max_steps: MaxSteps = Field(
         None,
         description=f"Episode horizon in agent steps, in training (a truncation, "
@@ -719,14 +750,26 @@ class LearnRequest(NamedProtocol):
         "network is validated against v3 and the search pick, paired by seed (0: skip "
         "the validation).",
     )
-    gap_episodes: int = Field(
-        100,
+    gap_episodes: Optional[int] = Field(
+        None,
         ge=1,
         le=MAX_EPISODES,
+        validate_default=True,
         description="Episodes on each env behind each policy's "
-        "shadow/ALE mean ratio (the transfer gap; 20 seeds cannot resolve 10%).",
+        "shadow/ALE mean ratio (the transfer gap; 20 seeds cannot resolve 10%; default 100, 20 with --recipe v5).",
     )
     exact_episodes: int = Field(2000, ge=0, le=MAX_EPISODES, description=EXACT_HELP.format(ale="--validate-episodes"))
+
+    @field_validator("hidden", "late_starts", "late_score", "gap_episodes")
+    @classmethod
+    def _recipe_option(cls, v, info: ValidationInfo):
+        return _named(info, "recipe", RECIPES, info.field_name, v, LEARN_DEFAULTS[info.field_name])
+
+    @field_validator("protocol")
+    @classmethod
+    def _recipe_protocol(cls, v, info: ValidationInfo):
+        return _named(info, "recipe", RECIPES, "protocol", v, None)
+
     executor: ExecutorOption = Field(
         "processes",
         description="Where the validation's episodes run: local (this "

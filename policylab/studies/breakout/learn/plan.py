@@ -11,7 +11,7 @@ from policylab.learning.learner import check_sizes
 from policylab.policies.breakout_net import WALL_COLS, WALL_ROWS, NetObsSpec, NetworkFile
 from policylab.result import PLACEMENT_FIELDS
 from policylab.studies.breakout import options
-from policylab.studies.breakout.requests import LearnRequest
+from policylab.studies.breakout.requests import LEARN_DEFAULTS, LearnRequest
 
 # where a run goes and where its episodes run, never what it learns: a rerun line leaves the
 # placement options out (`policylab.result.command_line`), so the config that it must match does too
@@ -45,10 +45,11 @@ def plan(req: LearnRequest) -> Plan:
     if against is not None and not req.validate_episodes:
         raise BadInput("against", "is compared in the validation, which --validate-episodes 0 skips")
     updates = check_sizes(req.threads, req.envs, req.rollout, req.minibatch, req.steps)
-    # a named protocol is shorthand for the max_steps and sticky it sets, which the config holds
-    config = req.model_dump(mode="json", exclude={*RUN_ONLY, "protocol", "against", *LATER_OPTIONS})
-    # options added after runs were recorded are recorded only where they are set, so such a run resumes
-    config.update(req.model_dump(mode="json", include=set(LATER_OPTIONS), exclude_defaults=True))
+    # a named protocol or recipe is shorthand for the options it sets, whose values the config holds
+    config = req.model_dump(mode="json", exclude={*RUN_ONLY, "recipe", "protocol", "against", *LATER_OPTIONS})
+    # options added after runs were recorded are recorded only where they differ from their default, so such
+    # a run resumes
+    config.update({k: getattr(req, k) for k in LATER_OPTIONS if getattr(req, k) != LEARN_DEFAULTS[k]})
     if against is not None:  # the file's content, not its path: a moved file is the same run
         config["against"] = against.record
     config.update(

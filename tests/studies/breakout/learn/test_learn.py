@@ -230,6 +230,31 @@ def test_plan_refuses_a_minibatch_larger_than_a_rollout(tmp_path):
     assert err.value.field == "minibatch"
 
 
+def test_a_named_recipe_is_its_options_and_refuses_other_values_of_them(tmp_path, capsys):
+    from policylab.studies.breakout.requests import LEARN_DEFAULTS, RECIPES
+
+    sets = RECIPES["v5"]
+    named = plan(validated(LearnRequest, {"out": tmp_path / "a", "recipe": "v5"}))
+    spelled = plan(validated(LearnRequest, {"out": tmp_path / "a", **sets}))
+    assert named.config == spelled.config  # one run: the folder of either resumes under the other
+    assert (named.req.hidden, named.req.max_steps, named.req.sticky) == (128, 27_000, 0.25)
+    assert "recipe" not in named.config and named.config["late_score"] == 220
+    plain = validated(LearnRequest, {"out": tmp_path / "a"})
+    assert {k: getattr(plain, k) for k in LEARN_DEFAULTS} == LEARN_DEFAULTS and plain.protocol is None
+    assert validated(LearnRequest, {"out": tmp_path / "a", "recipe": "v5", "hidden": 128}).hidden == 128
+    for field, value in (("hidden", 64), ("late_starts", 0.0), ("late_score", 300), ("gap_episodes", 100)):
+        out = tmp_path / field
+        assert (
+            invoke(
+                ["breakout", "learn", "--out", str(out), "--recipe", "v5", f"--{field.replace('_', '-')}", str(value)]
+            )
+            == 2
+        )
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"policylab: error: {field}: --recipe v5 sets"), err
+        assert not out.exists()
+
+
 @pytest.mark.skipif(chromium_path() is None, reason="Chromium not installed (make setup installs it)")
 def test_learn_command_validates_on_the_exact_shadow_and_ale_and_its_report_renders(tmp_path):
     out = tmp_path / "learn"
