@@ -55,12 +55,18 @@ class Contender:
 
 
 def contenders(network: NetworkFile, pick: dict, against: NetworkFile | None = None) -> list[Contender]:
-    """The network first, then what it is compared with, in the order of every table and chart."""
+    """The network first, then what it is compared with, in the order of every table and chart. Two network
+    files of one name (each run's `policy.onnx`) are told apart on the page by their sha256's first 8 digits."""
+    same = against is not None and against.name == network.name
+
+    def label(f: NetworkFile) -> str:
+        return f"{f.name} ({f.sha256[:8]})" if same else f.name
+
     return [
-        Contender("network", network.name, network.name, {}, network),
+        Contender("network", label(network), network.name, {}, network),
         Contender("v3", V3, V3, dict(V3_DEFAULTS)),
         Contender("pick", f"search pick {pick['candidate_id']}", V3, dict(pick["params"])),
-        *([Contender(AGAINST, against.name, against.name, {}, against)] if against is not None else []),
+        *([Contender(AGAINST, label(against), against.name, {}, against)] if against is not None else []),
     ]
 
 

@@ -219,3 +219,23 @@ def test_gap_chart_of_one_episode_draws_bars_without_intervals(tmp_path):
     data = {"transfer_gap": {"rows": [row], "episodes": 1}, "objective": {"preset": "ale-exact"}}
     gap_chart(data, tmp_path / "gap.png")
     assert (tmp_path / "gap.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_two_network_files_of_one_name_are_told_apart_on_the_page(tmp_path):
+    """Each learn run writes `policy.onnx`: validated against the previous run's, both would read "policy.onnx"
+    in every table, verdict and headline; their sha256's first digits tell them apart (the data keys and the
+    policy names the store records keep the file names)."""
+    from policylab.studies.breakout.learn.transfer import contenders
+
+    spec = NetObsSpec(history=1, wall=True)
+    for run, seed in (("new", 1), ("old", 2)):
+        export(torch_mlp(spec, seed), spec, tmp_path / run / "policy.onnx")
+    new, old = read(tmp_path / "new" / "policy.onnx"), read(tmp_path / "old" / "policy.onnx")
+    pick = {"candidate_id": "c1", "params": {}}
+    labels = [c.label for c in contenders(new, pick, old)]
+    assert labels[0] == f"policy.onnx ({new.sha256[:8]})" and labels[3] == f"policy.onnx ({old.sha256[:8]})"
+    assert new.sha256[:8] != old.sha256[:8]
+    assert [c.policy for c in contenders(new, pick, old)][::3] == ["policy.onnx", "policy.onnx"]
+    assert [c.label for c in contenders(new, pick)][0] == "policy.onnx"  # one name: the file's name alone
+    (tmp_path / "previous.onnx").write_bytes((tmp_path / "old" / "policy.onnx").read_bytes())
+    assert contenders(new, pick, read(tmp_path / "previous.onnx"))[3].label == "previous.onnx"  # names that differ
