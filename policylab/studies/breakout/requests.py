@@ -646,6 +646,12 @@ RECIPE_HELP = (
 )
 
 
+def _set_by_recipe(description: str, **bounds: float) -> typing.Any:
+    """A learn option a named recipe may set: None until validated, then its own default (`LEARN_DEFAULTS`) or the
+    recipe's value (`LearnRequest._recipe_option`), so a value given beside a recipe can be told from none."""
+    return Field(None, validate_default=True, description=description, **bounds)
+
+
 class LearnRequest(NamedProtocol):
     """Learn a Breakout network with PPO in the shadow simulator, export it to OUT/policy.onnx, validate it
     on ALE against breakout_policy_v3 and the search pick; write learn.json and report.html. Rerunning the
@@ -673,13 +679,7 @@ class LearnRequest(NamedProtocol):
     rollout: int = Field(64, ge=1, le=4096, description="Agent steps per env between updates.")
     history: int = Field(1, ge=1, le=8, description="Agent steps of features the network sees (newest first).")
     wall: bool = Field(True, description="The network also sees the 6 x 18 live-brick flags (--no-wall: not).")
-    hidden: Optional[int] = Field(
-        None,
-        ge=1,
-        le=1024,
-        validate_default=True,
-        description="Units per hidden layer (default 64; 128 with --recipe v5).",
-    )
+    hidden: Optional[int] = _set_by_recipe("Units per hidden layer (default 64; 128 with --recipe v5).", ge=1, le=1024)
     layers: int = Field(2, ge=1, le=4, description="Hidden layers of the shared trunk.")
     activation: Literal["relu", "tanh"] = Field(
         "relu",
@@ -713,22 +713,17 @@ class LearnRequest(NamedProtocol):
     reward_scale: float = Field(
         0.1, gt=0.0, le=10.0, description="Brick points are multiplied by this for learning (reports show raw scores)."
     )
-    late_starts: Optional[float] = Field(
-        None,
+    late_starts: Optional[float] = _set_by_recipe(
+        "Share of restarts that resume one of the learner's own late-game states instead of a fresh seed: practice "
+        "on the end of the wall, which few fresh games reach (default 0: every game starts fresh; 0.5 with --recipe "
+        "v5; the curves count fresh games only).",
         ge=0.0,
         le=0.9,
-        validate_default=True,
-        description="Share of restarts that resume one of the learner's own late-game states instead of a fresh "
-        "seed: practice on the end of the wall, which few fresh games reach (default 0: every game starts fresh; "
-        "0.5 with --recipe v5; the curves count fresh games only).",
     )
-    late_score: Optional[int] = Field(
-        None,
+    late_score: Optional[int] = _set_by_recipe(
+        "Score at which a game's state is kept for --late-starts, once per game (default 300; 220 with --recipe v5).",
         ge=1,
         le=1728,
-        validate_default=True,
-        description="Score at which a game's state is kept for --late-starts, once per game (default 300; 220 with "
-        "--recipe v5).",
     )
     protocol: ProtocolName = Field(None, validate_default=True)
     max_steps: MaxSteps = Field(
@@ -750,13 +745,11 @@ class LearnRequest(NamedProtocol):
         "network is validated against v3 and the search pick, paired by seed (0: skip "
         "the validation).",
     )
-    gap_episodes: Optional[int] = Field(
-        None,
+    gap_episodes: Optional[int] = _set_by_recipe(
+        "Episodes on each env behind each policy's shadow/ALE mean ratio (the transfer gap; 20 seeds cannot resolve "
+        "10%; default 100, 20 with --recipe v5).",
         ge=1,
         le=MAX_EPISODES,
-        validate_default=True,
-        description="Episodes on each env behind each policy's "
-        "shadow/ALE mean ratio (the transfer gap; 20 seeds cannot resolve 10%; default 100, 20 with --recipe v5).",
     )
     exact_episodes: int = Field(2000, ge=0, le=MAX_EPISODES, description=EXACT_HELP.format(ale="--validate-episodes"))
 
