@@ -83,11 +83,6 @@ class Sweep:
     def horizon_s(self) -> float:
         return float(self.protocol["horizon_s"])
 
-    @property
-    def default_axes(self) -> bool:
-        """Friction rows, push columns, nothing held (`world.Grid.default_axes`)."""
-        return self.row_axis == DEFAULT_ROW_AXIS and self.col_axis == DEFAULT_COL_AXIS and not self.held
-
     def cell_index(self, row_idx: int, col_idx: int) -> int:
         return row_idx * len(self.cols) + col_idx
 

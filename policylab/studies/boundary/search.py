@@ -27,7 +27,7 @@ from policylab.studies.boundary.protocol import protocol
 from policylab.studies.boundary.records import STUDY, resolve_in_store, search_world_record, world_record
 from policylab.studies.boundary.requests import SearchRequest
 from policylab.studies.boundary.simulation import SweepRunner
-from policylab.studies.boundary.world import Grid, GridWorld, World
+from policylab.studies.boundary.world import Grid, GridWorld, World, friction_by_push
 
 PUSH = AXES["push"]
 METHOD = {
@@ -265,7 +265,7 @@ def grid_comparison(store: Store, ckpt: Checkpoint, rows: list[Row], level: floa
         sweep = load_sweep(store, ckpt.name, keep_diverged=True)
     except BadInput:
         return None
-    if sweep.push_dir != DEFAULT_DIR or sweep.push_t0 != DEFAULT_T0 or not sweep.default_axes:
+    if sweep.push_dir != DEFAULT_DIR or sweep.push_t0 != DEFAULT_T0 or not friction_by_push(sweep.grid):
         return None  # not a friction x push map
     by_mu = {b["row"]: b for b in boundaries(sweep, resamples=2000, seed=0)}
     survival = [
