@@ -60,11 +60,12 @@ def _torn_down(args) -> None:
 def _exit_now(signum: int) -> None:
     """The second signal: kill every descendant and exit, without unwinding (no joins, no atexit),
     with the line unless the first signal's was said already."""
+    cursor = "\x1b[?25h" if sys.stderr.isatty() else ""  # a live progress bar hides the cursor
+    stderr = _muted_stderr()
     _kill_descendants()
     if not _state.said:
         try:
-            cursor = "\x1b[?25h" if sys.stderr.isatty() else ""  # a live progress bar hides the cursor
-            os.write(2, f"{cursor}\npolicylab: {line()}\n".encode())
+            os.write(stderr, f"{cursor}\npolicylab: {line()}\n".encode())
         except OSError:
             pass
     os._exit(128 + signum)
@@ -87,8 +88,27 @@ def leave(code: int) -> None:
             stream.flush()
         except (OSError, ValueError):
             pass
+    _muted_stderr()
     _kill_descendants()
     os._exit(code)
+
+
+def _muted_stderr() -> int:
+    """Point this process's stderr (fd 2) at /dev/null and return a descriptor of the former one.
+
+    Killing the tree races the threads still running in this process: a process pool's manager
+    thread that finds its resource tracker killed warns, starts another and sends it names it never
+    registered, and that tracker prints a traceback for each (found by CI under load). After the
+    interrupt that is tear-down, not news; from here on the one line is all the command says, and
+    any child started meanwhile inherits the muted stderr."""
+    try:
+        saved = os.dup(2)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
+    except OSError:
+        return 2
+    return saved
 
 
 def _kill_descendants() -> None:
