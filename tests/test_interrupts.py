@@ -1,4 +1,5 @@
-"""After a signal, what the tear-down itself prints stays out of the command's stderr.
+"""After a signal, what the tear-down itself prints stays out of the command's stderr (Ctrl-C during every
+kind of run, on real commands: tests/rollout/test_interrupts.py).
 
 Killing the process tree races the threads still running in the command: CI once saw a process
 pool's manager thread warn that its resource tracker had died, start another, and that tracker print

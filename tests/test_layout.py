@@ -34,7 +34,6 @@ TESTED_IN = {
     "envs/robots/robot.py": ("envs/robots/test_friction_reach.py", IMPORTS),
     "envs/robots/spec.py": ("envs/robots/test_robots.py", IMPORTS),
     "errors.py": ("envs/breakout/rom/test_kernel.py", IMPORTS),
-    "interrupts.py": ("rollout/test_interrupts.py", "Ctrl-C during every kind of run"),
     "learning/checkpoint.py": ("learning/test_ppo.py", IMPORTS),
     "learning/learner.py": ("studies/boundary/test_go1_v4_training.py", IMPORTS),
     "learning/network.py": ("learning/test_ppo.py", IMPORTS),
