@@ -2,7 +2,8 @@
 process and a fresh output folder, --runs times, in rounds (every command once per round, so a drift in the
 machine's speed meets every command alike), with the load average before and after each run and the CPU time
 the command used. A command that compiles numba kernels gets one untimed run first, so the times are those of
-a set-up machine (`make setup` does not compile them).
+a set-up machine (`make setup` does not compile them). A command that reads an earlier stage's folder (the
+clips read a replay batch) has that folder made once, untimed (`PREPARE`), and copied into each run's folder.
 
 Records each command's runs, median and range under `commands.NAME` of results/command_times.json, after
 every run, so a run cut short keeps what it measured.
@@ -13,6 +14,7 @@ every run, so a run cut short keeps what it measured.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shlex
@@ -36,8 +38,30 @@ COMMANDS: dict[str, list[str]] = {
     "sweep_go1_v0": ["boundary", "sweep", "--robot", "go1", "--checkpoint", "go1_v0", "--store", "{out}/store"],
     "sweep_ant_v0": ["boundary", "sweep", "--robot", "ant", "--checkpoint", "ant_v0", "--store", "{out}/store"],
     "breakout_learn": ["breakout", "learn", "--out", "{out}/learn"],
+    "breakout_learn_v5": ["breakout", "learn", "--recipe", "v5", "--out", "{out}/learn"],
+    "sweep_go1_v2": ["boundary", "sweep", "--checkpoint", "go1_v2", "--store", "{out}/store"],
+    "search_four_axis": [
+        *("boundary", "search", "--checkpoint", "go1_v0", "--budget", "2304", "--store", "{out}/store"),
+        *("--rows", "friction=0.4:1.0:4", "--rows", "payload=0,3,6", "--rows", "motor=0.8,1,1.2"),
+    ],
+    "clips_go1_v0": ["boundary", "clips", "--out", "{out}/ana"],
 }
 COMPILES = {"demo", "lava_leap"}  # numba kernels: one untimed run first
+# name -> (the untimed commands that make its input in a shared folder {prep}, the folder each run copies)
+PREPARE: dict[str, tuple[list[list[str]], str]] = {
+    "clips_go1_v0": (
+        [
+            ["boundary", "sweep", "--checkpoint", "go1_v0", "--store", "{prep}/store"],
+            ["boundary", "verify", "--checkpoint", "go1_v0", "--store", "{prep}/store", "--out", "{prep}/verify"],
+            ["boundary", "reduce", "--checkpoint", "go1_v0", "--store", "{prep}/store", "--out", "{prep}/ana"],
+            ["boundary", "select", "--out", "{prep}/ana"],
+            ["boundary", "replay", "--out", "{prep}/ana"],
+        ],
+        "ana",
+    ),
+}
+# name -> the JSON list (in its run's folder) that counts what it made, and the word for one of them
+ITEMS = {"clips_go1_v0": ("ana/clips/clips.json", "clip")}
 
 
 def children_cpu_s() -> float:
@@ -45,22 +69,43 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_once(name: str) -> dict:
-    """One run of the command in a fresh folder under runs/ (made and removed here)."""
+def call(argv: list[str], name: str, cwd: Path) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(POLICYLAB), *argv], cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{name}: exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}")
+    return done
+
+
+def prepare(name: str, prep: Path) -> None:
+    """Make the input of a command that reads an earlier stage's folder, once, untimed."""
+    for argv in PREPARE[name][0]:
+        print(f"{name}: untimed {' '.join(argv[:2])}", flush=True)
+        call([a.format(prep=prep) for a in argv], name, prep)
+
+
+def run_once(name: str, prep: Path | None = None) -> dict:
+    """One run of the command in a fresh folder under runs/ (made and removed here); `prep`: the folder
+    `prepare` made, whose input folder is copied in first."""
     (ROOT / "runs").mkdir(exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix=f"bench-times-{name}-", dir=ROOT / "runs"))
-    argv = [str(POLICYLAB), *(a.format(out=out) for a in COMMANDS[name])]
+    argv = [a.format(out=out) for a in COMMANDS[name]]
+    if name in PREPARE:
+        shutil.copytree(prep / PREPARE[name][1], out / PREPARE[name][1])
     try:
         load_before, cpu0, t0 = os.getloadavg()[0], children_cpu_s(), time.perf_counter()
-        done = subprocess.run(argv, cwd=out, capture_output=True, text=True)
+        call(argv, name, out)
         wall, cpu = time.perf_counter() - t0, children_cpu_s() - cpu0
-        if done.returncode != 0:
-            raise SystemExit(f"{name}: exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}")
+        made = {}
+        if name in ITEMS:
+            path, word = ITEMS[name]
+            n = len(json.loads((out / path).read_text()))
+            made = {f"{word}s": n, f"s_per_{word}": round(wall / n, 3)}
     finally:
         shutil.rmtree(out)
     return {
         "wall_s": round(wall, 2),
         "cpu_s": round(cpu, 1),
+        **made,
         "load_before": round(load_before, 2),
         "load_after": round(os.getloadavg()[0], 2),
     }
@@ -69,12 +114,32 @@ def run_once(name: str) -> dict:
 def summary(name: str, runs: list[dict]) -> dict:
     walls = [r["wall_s"] for r in runs]
     loads = [r["load_before"] for r in runs] + [r["load_after"] for r in runs]
+    per_item = {}
+    if name in ITEMS:
+        key = f"s_per_{ITEMS[name][1]}"
+        each = [r[key] for r in runs]
+        per_item = {
+            f"median_{key}": round(statistics.median(each), 3),
+            f"min_{key}": min(each),
+            f"max_{key}": max(each),
+        }
+    prepared = (
+        {
+            "prepared_by": [
+                shlex.join(["policylab", *(a.replace("{prep}/", "") for a in argv)]) for argv in PREPARE[name][0]
+            ]
+        }
+        if name in PREPARE
+        else {}
+    )
     return {
         "command": shlex.join(["policylab", *(a.replace("{out}/", "") for a in COMMANDS[name])]),
+        **prepared,
         "runs": runs,
         "median_s": round(statistics.median(walls), 2),
         "min_s": min(walls),
         "max_s": max(walls),
+        **per_item,
         "load_min": min(loads),
         "load_max": max(loads),
     }
@@ -90,14 +155,28 @@ def main() -> None:
     unknown = sorted(set(names) - set(COMMANDS))
     if unknown:
         raise SystemExit(f"--only: unknown command(s) {', '.join(unknown)}")
+    (ROOT / "runs").mkdir(exist_ok=True)
+    preps = {
+        n: Path(tempfile.mkdtemp(prefix=f"bench-times-prep-{n}-", dir=ROOT / "runs")) for n in names if n in PREPARE
+    }
+    try:
+        measure(names, args, preps)
+    finally:
+        for prep in preps.values():
+            shutil.rmtree(prep)
+
+
+def measure(names: list[str], args, preps: dict[str, Path]) -> None:
     for name in names:
+        if name in PREPARE:
+            prepare(name, preps[name])
         if name in COMPILES:
             print(f"{name}: untimed first run", flush=True)
             run_once(name)
     runs: dict[str, list[dict]] = {n: [] for n in names}
     for k in range(args.runs):
         for name in names:
-            runs[name].append(run_once(name))
+            runs[name].append(run_once(name, preps.get(name)))
             r = runs[name][-1]
             print(f"round {k}: {name} {r['wall_s']} s (load {r['load_before']} -> {r['load_after']})", flush=True)
 
