@@ -14,6 +14,10 @@ Parts (each records its own key of results/breakout_learn.json, so they can run 
   the issue's goal check.
 - ``recipe``: the same whole command on `ale-exact` with a recipe's options (``--options``), recorded under
   ``recipes.LABEL`` with the validation's median and the share of seeds that clear the first wall (432).
+- ``split``: where an update's time goes, for a recipe (``--options``, request fields as FIELD=VALUE,...):
+  --updates updates after two untimed ones, each timed as its rollout (the shards playing, the network's
+  forward passes included) and its PPO update (of which: the shards' threads differentiating their chunks;
+  the rest is the optimiser's serial part), recorded under ``split.LABEL``.
 
 Usage:
 
@@ -23,6 +27,7 @@ Usage:
     nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py preset --preset ale-exact --seed 1
     .venv/bin/python benchmarks/bench_breakout_learn.py recipe --label v5_late \
         --options "--protocol v5 --late-starts 0.5 --gap-episodes 20"
+    .venv/bin/python benchmarks/bench_breakout_learn.py split --label v5_recipe --options recipe=v5 --updates 12
 """
 
 from __future__ import annotations
@@ -107,6 +112,52 @@ def throughput(updates: int, rounds: int, variants: dict[str, dict]) -> dict:
             ratios = [d["steps_per_s_median"] / r["steps_per_s_median"] for d, r in zip(runs["default"], rs)]
             out[label]["default_over_this"] = float(np.median(ratios))
     return out
+
+
+def split(updates: int, overrides: dict) -> dict:
+    """Median seconds per update of the rollout, the PPO update and the update's threaded gradient work."""
+    from policylab.config import validated
+    from policylab.learning import shards
+    from policylab.studies.breakout.learn.learner import Learner
+    from policylab.studies.breakout.learn.plan import plan
+    from policylab.studies.breakout.requests import LearnRequest
+
+    out = ROOT / "runs" / "bench-learn" / "split"
+    req = validated(LearnRequest, {"out": out, **overrides})
+    shards.deterministic_torch()
+    learner = Learner(plan(req))
+    threads = learner.ppo.threads
+    plain_map, in_map = threads.map, [0.0]
+
+    def timed_map(fn, items):
+        t = time.perf_counter()
+        result = plain_map(fn, items)
+        in_map[0] += time.perf_counter() - t
+        return result
+
+    rows = []
+    for k in range(updates + 2):
+        t0 = time.perf_counter()
+        batch, *_ = learner.rollout()
+        t1 = time.perf_counter()
+        in_map[0], threads.map = 0.0, timed_map
+        learner.ppo.update(batch)
+        threads.map = plain_map
+        learner.done += 1
+        if k >= 2:  # the first two warm the allocator and the threads
+            rows.append((t1 - t0, time.perf_counter() - t1, in_map[0]))
+    rollout_s, update_s, grads_s = (float(np.median(c)) for c in zip(*rows))
+    return {
+        "options": overrides,
+        "updates": updates,
+        "steps_per_update": req.envs * req.rollout,
+        "rollout_s": round(rollout_s, 4),
+        "ppo_update_s": round(update_s, 4),
+        "ppo_threads_s": round(grads_s, 4),
+        "ppo_share": round(update_s / (rollout_s + update_s), 3),
+        "steps_per_s": round(req.envs * req.rollout / (rollout_s + update_s)),
+        "load_average_after": round(os.getloadavg()[0], 2),
+    }
 
 
 def preset_key(preset: str, steps: int | None, seed: int | None) -> str:
@@ -199,7 +250,7 @@ def preset_run(preset: str, steps: int | None, seed: int | None, extra: list[str
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("part", choices=["throughput", "preset", "recipe"])
+    ap.add_argument("part", choices=["throughput", "preset", "recipe", "split"])
     ap.add_argument("--updates", type=int, default=6)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--preset", action="append", default=[])
@@ -219,8 +270,10 @@ def main() -> None:
         metavar="LABEL:FIELD=VALUE,...",
         help="throughput: a variant of the default config, timed in the same rounds",
     )
-    ap.add_argument("--label", default="", help="recipe: the key its run is recorded under (results' recipes)")
-    ap.add_argument("--options", default="", help="recipe: the learn options of the recipe, as one string")
+    ap.add_argument("--label", default="", help="recipe, split: the key its run is recorded under (recipes, split)")
+    ap.add_argument(
+        "--options", default="", help="recipe: the learn options, as one string; split: FIELD=VALUE,... of the request"
+    )
     args = ap.parse_args()
     import torch
 
@@ -234,6 +287,17 @@ def main() -> None:
             "breakout_learn",
             stamped(throughput(args.updates, args.rounds, variants)),
             lambda data, result: data.__setitem__("throughput", result),
+            machine_note=note,
+        )
+        return
+    if args.part == "split":
+        if not args.label:
+            raise SystemExit("split needs --label")
+        overrides = dict(kv.split("=", 1) for kv in args.options.split(",") if kv)
+        record(
+            "breakout_learn",
+            {args.label: stamped(split(args.updates, overrides))},
+            merge_into("split"),
             machine_note=note,
         )
         return
