@@ -14,10 +14,11 @@ Parts (each records its own key of results/breakout_learn.json, so they can run 
   the issue's goal check.
 - ``recipe``: the same whole command on `ale-exact` with a recipe's options (``--options``), recorded under
   ``recipes.LABEL`` with the validation's median and the share of seeds that clear the first wall (432).
-- ``split``: where an update's time goes, for a recipe (``--options``, request fields as FIELD=VALUE,...):
-  --updates updates after two untimed ones, each timed as its rollout (the shards playing, the network's
-  forward passes included) and its PPO update (of which: the shards' threads differentiating their chunks;
-  the rest is the optimiser's serial part), recorded under ``split.LABEL``.
+- ``split``: where an update's time goes, for each --compare LABEL:FIELD=VALUE,... (request fields), their
+  learners side by side in one process and updated in turn: --updates updates after two untimed ones,
+  each timed as its rollout (the shards playing, the network's forward passes included) and its PPO update
+  (of which: the shards' threads differentiating their chunks; the rest is the optimiser's serial part),
+  recorded under ``split.LABEL`` with ratios to the first label's.
 
 Usage:
 
@@ -27,7 +28,8 @@ Usage:
     nice -n 19 .venv/bin/python benchmarks/bench_breakout_learn.py preset --preset ale-exact --seed 1
     .venv/bin/python benchmarks/bench_breakout_learn.py recipe --label v5_late \
         --options "--protocol v5 --late-starts 0.5 --gap-episodes 20"
-    .venv/bin/python benchmarks/bench_breakout_learn.py split --label v5_recipe --options recipe=v5 --updates 12
+    .venv/bin/python benchmarks/bench_breakout_learn.py split --updates 16 --compare v5_recipe:recipe=v5 \
+        --compare v5_late220_h64:protocol=v5,late_starts=0.5,late_score=220,hidden=64
 """
 
 from __future__ import annotations
@@ -114,50 +116,75 @@ def throughput(updates: int, rounds: int, variants: dict[str, dict]) -> dict:
     return out
 
 
-def split(updates: int, overrides: dict) -> dict:
-    """Median seconds per update of the rollout, the PPO update and the update's threaded gradient work."""
-    from policylab.config import validated
-    from policylab.learning import shards
-    from policylab.studies.breakout.learn.learner import Learner
-    from policylab.studies.breakout.learn.plan import plan
-    from policylab.studies.breakout.requests import LearnRequest
+class Timed:
+    """One learner of a `split` comparison, its update timed in parts: the rollout, the PPO update and the
+    share of it spent in the shards' threads (forward and backward passes)."""
 
-    out = ROOT / "runs" / "bench-learn" / "split"
-    req = validated(LearnRequest, {"out": out, **overrides})
-    shards.deterministic_torch()
-    learner = Learner(plan(req))
-    threads = learner.ppo.threads
-    plain_map, in_map = threads.map, [0.0]
+    def __init__(self, overrides: dict):
+        from policylab.config import validated
+        from policylab.studies.breakout.learn.learner import Learner
+        from policylab.studies.breakout.learn.plan import plan
+        from policylab.studies.breakout.requests import LearnRequest
 
-    def timed_map(fn, items):
+        self.overrides = overrides
+        self.req = validated(LearnRequest, {"out": ROOT / "runs" / "bench-learn" / "split", **overrides})
+        self.learner = Learner(plan(self.req))
+        self.threads = self.learner.ppo.threads
+        self.plain_map = self.threads.map
+        self.in_map = 0.0
+        self.rows: list[tuple[float, float, float]] = []
+
+    def _timed_map(self, fn, items):
         t = time.perf_counter()
-        result = plain_map(fn, items)
-        in_map[0] += time.perf_counter() - t
+        result = self.plain_map(fn, items)
+        self.in_map += time.perf_counter() - t
         return result
 
-    rows = []
-    for k in range(updates + 2):
+    def update(self, keep: bool) -> None:
         t0 = time.perf_counter()
-        batch, *_ = learner.rollout()
+        batch, *_ = self.learner.rollout()
         t1 = time.perf_counter()
-        in_map[0], threads.map = 0.0, timed_map
-        learner.ppo.update(batch)
-        threads.map = plain_map
-        learner.done += 1
-        if k >= 2:  # the first two warm the allocator and the threads
-            rows.append((t1 - t0, time.perf_counter() - t1, in_map[0]))
-    rollout_s, update_s, grads_s = (float(np.median(c)) for c in zip(*rows))
-    return {
-        "options": overrides,
-        "updates": updates,
-        "steps_per_update": req.envs * req.rollout,
-        "rollout_s": round(rollout_s, 4),
-        "ppo_update_s": round(update_s, 4),
-        "ppo_threads_s": round(grads_s, 4),
-        "ppo_share": round(update_s / (rollout_s + update_s), 3),
-        "steps_per_s": round(req.envs * req.rollout / (rollout_s + update_s)),
-        "load_average_after": round(os.getloadavg()[0], 2),
-    }
+        self.in_map, self.threads.map = 0.0, self._timed_map
+        self.learner.ppo.update(batch)
+        self.threads.map = self.plain_map
+        self.learner.done += 1
+        if keep:
+            self.rows.append((t1 - t0, time.perf_counter() - t1, self.in_map))
+
+    def summary(self) -> dict:
+        rollout_s, update_s, grads_s = (float(np.median(c)) for c in zip(*self.rows))
+        steps = self.req.envs * self.req.rollout
+        return {
+            "options": self.overrides,
+            "updates": len(self.rows),
+            "steps_per_update": steps,
+            "rollout_s": round(rollout_s, 4),
+            "ppo_update_s": round(update_s, 4),
+            "ppo_threads_s": round(grads_s, 4),
+            "ppo_share": round(update_s / (rollout_s + update_s), 3),
+            "steps_per_s": round(steps / (rollout_s + update_s)),
+        }
+
+
+def split(updates: int, variants: dict[str, dict]) -> dict:
+    """Each variant's learner, built side by side in this process, updated in turn (so a change of the
+    machine's speed meets them alike): median seconds per update of its parts, after two untimed updates
+    each (they warm the allocator and the threads); each variant's update and whole-update times as
+    ratios to the first's."""
+    from policylab.learning import shards
+
+    shards.deterministic_torch()
+    timed = {label: Timed(overrides) for label, overrides in variants.items()}
+    for k in range(updates + 2):
+        for t in timed.values():
+            t.update(keep=k >= 2)
+    out = {label: t.summary() for label, t in timed.items()}
+    first = out[next(iter(out))]
+    for row in out.values():
+        row["ppo_update_over_first"] = round(row["ppo_update_s"] / first["ppo_update_s"], 3)
+        row["steps_per_s_over_first"] = round(row["steps_per_s"] / first["steps_per_s"], 3)
+        row["load_average_after"] = round(os.getloadavg()[0], 2)
+    return out
 
 
 def preset_key(preset: str, steps: int | None, seed: int | None) -> str:
@@ -268,12 +295,10 @@ def main() -> None:
         action="append",
         default=[],
         metavar="LABEL:FIELD=VALUE,...",
-        help="throughput: a variant of the default config, timed in the same rounds",
+        help="throughput: a variant of the default config, timed in the same rounds; split: a learner to time",
     )
-    ap.add_argument("--label", default="", help="recipe, split: the key its run is recorded under (recipes, split)")
-    ap.add_argument(
-        "--options", default="", help="recipe: the learn options, as one string; split: FIELD=VALUE,... of the request"
-    )
+    ap.add_argument("--label", default="", help="recipe: the key its run is recorded under (results' recipes)")
+    ap.add_argument("--options", default="", help="recipe: the learn options of the recipe, as one string")
     args = ap.parse_args()
     import torch
 
@@ -291,15 +316,14 @@ def main() -> None:
         )
         return
     if args.part == "split":
-        if not args.label:
-            raise SystemExit("split needs --label")
-        overrides = dict(kv.split("=", 1) for kv in args.options.split(",") if kv)
-        record(
-            "breakout_learn",
-            {args.label: stamped(split(args.updates, overrides))},
-            merge_into("split"),
-            machine_note=note,
-        )
+        variants = {}
+        for item in args.compare:
+            label, _, sets = item.partition(":")
+            variants[label] = dict(kv.split("=", 1) for kv in sets.split(",") if kv)
+        if not variants:
+            raise SystemExit("split needs --compare LABEL:FIELD=VALUE,... (one or more)")
+        rows = {label: stamped(row) for label, row in split(args.updates, variants).items()}
+        record("breakout_learn", rows, lambda data, result: data.__setitem__("split", result), machine_note=note)
         return
     if args.part == "recipe":
         if not args.label:
