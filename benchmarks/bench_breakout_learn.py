@@ -275,6 +275,15 @@ def preset_run(preset: str, steps: int | None, seed: int | None, extra: list[str
     }
 
 
+def compared(items: list[str]) -> dict[str, dict]:
+    """--compare LABEL:FIELD=VALUE,... options as {label: {field: value}}."""
+    variants = {}
+    for item in items:
+        label, _, sets = item.partition(":")
+        variants[label] = dict(kv.split("=", 1) for kv in sets.split(",") if kv)
+    return variants
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("part", choices=["throughput", "preset", "recipe", "split"])
@@ -304,10 +313,7 @@ def main() -> None:
 
     note = f"torch {torch.__version__}, shared 2-core machine (other jobs running)"
     if args.part == "throughput":
-        variants = {}
-        for item in args.compare:
-            label, _, sets = item.partition(":")
-            variants[label] = dict(kv.split("=", 1) for kv in sets.split(","))
+        variants = compared(args.compare)
         record(
             "breakout_learn",
             stamped(throughput(args.updates, args.rounds, variants)),
@@ -316,10 +322,7 @@ def main() -> None:
         )
         return
     if args.part == "split":
-        variants = {}
-        for item in args.compare:
-            label, _, sets = item.partition(":")
-            variants[label] = dict(kv.split("=", 1) for kv in sets.split(",") if kv)
+        variants = compared(args.compare)
         if not variants:
             raise SystemExit("split needs --compare LABEL:FIELD=VALUE,... (one or more)")
         rows = {label: stamped(row) for label, row in split(args.updates, variants).items()}
