@@ -10,7 +10,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -105,33 +104,19 @@ def _count(db) -> int:
 
 @pytest.mark.slow
 def test_killed_search_resumes_to_the_same_bytes(first, tmp_path):
-    """A real process killed (SIGKILL) part way, then the same command again: the same search.json."""
+    """A real process killed (SIGKILL) part way, then the same command again: the same search.json. The
+    command kills itself right after its first commit (`tests.support.signal_at`; the local executor commits
+    with `put_many`): a kill timed from outside can miss a search that ends in a second."""
     store = tmp_path / "store"
-    cmd = [
+    killed = [
         sys.executable,
         "-m",
-        "policylab.cli",
-        "boundary",
-        "search",
-        *map(str, ARGS),
-        "--store",
-        str(store),
-        "--out",
-        str(tmp_path / "out"),
+        "tests.support.signal_at",
+        "policylab.rollout.store:Store.put_many,after,SIGKILL",
     ]
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    deadline = time.time() + 120
-    while _count(store / "index.sqlite") < 8 and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    cmd = [*killed, "--", "boundary", "search", *map(str, ARGS), "--store", str(store), "--out", str(tmp_path / "out")]
+    proc = subprocess.run(cmd, capture_output=True, timeout=300, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
     killed_at = _count(store / "index.sqlite")
     assert 0 < killed_at < 28, killed_at  # really interrupted part way
     _search(store, tmp_path / "out")

@@ -6,7 +6,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import mujoco
 import numpy as np
@@ -16,6 +15,7 @@ from policylab.envs.robots.robot import robot
 from policylab.rollout.store import Store
 from policylab.studies.boundary import failure, sweep
 from policylab.studies.boundary.world import Grid
+from tests.support.paths import ROOT
 
 _ANT = mujoco.MjModel.from_xml_path(str(robot("ant").mjcf))
 BODY_WEIGHT_N = float(_ANT.body_mass.sum() * np.linalg.norm(_ANT.opt.gravity))
@@ -84,25 +84,32 @@ def _count(db):
 
 
 def test_killed_process_resumes_to_identical_store(tmp_path, small_sweep):
+    """The driver is killed (SIGKILL) right after it commits its first unit, by the command itself
+    (`tests.support.signal_at`): a kill timed from outside missed a sweep that had already ended (it runs
+    in a fraction of a second) on a loaded machine."""
     store_root, _ = small_sweep
     store = tmp_path / "store"
-    # worker processes write their units and the driver commits each as it comes, so the kill lands
-    # between commits whatever the load (a local run gathers fast units into one file for a second)
-    args = CLI + ["--store", str(store), "--executor", "processes", "--workers", "2"]
-    proc = subprocess.Popen(
-        args + ["--out", str(tmp_path / "o1")],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+    # worker processes write their units and the driver commits each as it comes; the workers die with
+    # the driver, and a unit one wrote but the driver had not committed is left as its file
+    args = ["--store", str(store), "--executor", "processes", "--workers", "2"]
+    killed = [
+        sys.executable,
+        "-m",
+        "tests.support.signal_at",
+        "policylab.rollout.store:Store.commit_unit,after,SIGKILL",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [*killed, "--", *CLI[3:], *args, "--out", str(tmp_path / "o1")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        timeout=300,
     )
-    deadline = time.time() + 120
-    while _count(store / "index.sqlite") < 4 and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.005)  # the whole sweep simulates in about a quarter of a second on a quiet machine
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
     killed_at = _count(store / "index.sqlite")
     assert 0 < killed_at < 64, killed_at  # really interrupted part way
-    done = subprocess.run(args + ["--out", str(tmp_path / "o2")], check=True, capture_output=True, text=True)
+    done = subprocess.run(CLI + args + ["--out", str(tmp_path / "o2")], check=True, capture_output=True, text=True)
     headline, last = done.stdout.strip().splitlines()
     # a unit a worker wrote before the kill but the driver had not committed is committed from its file
     adopted = re.search(r"\((\d+)\s+committed\s+from\s+unit\s+files", done.stderr)
