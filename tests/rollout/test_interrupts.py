@@ -21,6 +21,7 @@ import pytest
 
 from policylab.cli import invoke
 from policylab.rollout.store import Store
+from tests.support import signal_at
 from tests.support.paths import ROOT
 
 POLICYLAB = str(Path(sys.executable).with_name("policylab"))
@@ -255,11 +256,10 @@ RAY_CONNECT = "ray._private.worker:connect"  # the driver has connected (Ray's n
 def _signalled_at(folder: Path, executor: str, *points: str) -> tuple[int, str]:
     """The small sweep, run by `tests.support.signal_at` with signals at `points`; (status, stderr),
     once no process of its session is left."""
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.signal_at", *points, "--", *SMALL, "--executor", executor],
+        signal_at.argv(points, [*SMALL, "--executor", executor]),
         cwd=folder,
-        env=env,
+        env=signal_at.env(RAY_AUTH_MODE="disabled"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -15,6 +15,19 @@ import importlib
 import os
 import signal
 import sys
+from collections.abc import Sequence
+
+from tests.support.paths import ROOT
+
+
+def argv(points: Sequence[str], args: Sequence[str]) -> list[str]:
+    """The command line that runs `policylab ARGS` in a fresh interpreter with signals at `points`."""
+    return [sys.executable, "-m", "tests.support.signal_at", *points, "--", *args]
+
+
+def env(**extra: str) -> dict[str, str]:
+    """That interpreter's environment: this checkout's code first on its path, and `extra`."""
+    return {**os.environ, "PYTHONPATH": str(ROOT), **extra}
 
 
 def arm(spec: str) -> None:

@@ -5,11 +5,9 @@ default grid are the grid's records; the page in headless Chromium; bad input wr
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 
 import pytest
 
@@ -20,6 +18,7 @@ from policylab.studies.boundary.checkpoint import resolve_checkpoint
 from policylab.studies.boundary.records import sweep_keys
 from policylab.studies.boundary.search import run_search
 from policylab.studies.boundary.world import Grid
+from tests.support import signal_at
 from tests.support.boundary_fixtures import cli
 from tests.support.paths import ROOT
 from tests.support.words import unexplained
@@ -108,14 +107,14 @@ def test_killed_search_resumes_to_the_same_bytes(first, tmp_path):
     command kills itself right after its first commit (`tests.support.signal_at`; the local executor commits
     with `put_many`): a kill timed from outside can miss a search that ends in a second."""
     store = tmp_path / "store"
-    killed = [
-        sys.executable,
-        "-m",
-        "tests.support.signal_at",
-        "policylab.rollout.store:Store.put_many,after,SIGKILL",
-    ]
-    cmd = [*killed, "--", "boundary", "search", *map(str, ARGS), "--store", str(store), "--out", str(tmp_path / "out")]
-    proc = subprocess.run(cmd, capture_output=True, timeout=300, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    args = ["boundary", "search", *map(str, ARGS), "--store", str(store), "--out", str(tmp_path / "out")]
+    proc = subprocess.run(
+        signal_at.argv(["policylab.rollout.store:Store.put_many,after,SIGKILL"], args),
+        capture_output=True,
+        timeout=300,
+        cwd=ROOT,
+        env=signal_at.env(),
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     killed_at = _count(store / "index.sqlite")
     assert 0 < killed_at < 28, killed_at  # really interrupted part way

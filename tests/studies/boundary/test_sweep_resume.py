@@ -1,6 +1,5 @@
 """A small sweep end to end; interrupted sweeps resume to the identical store; executors agree."""
 
-import os
 import re
 import signal
 import sqlite3
@@ -15,6 +14,7 @@ from policylab.envs.robots.robot import robot
 from policylab.rollout.store import Store
 from policylab.studies.boundary import failure, sweep
 from policylab.studies.boundary.world import Grid
+from tests.support import signal_at
 from tests.support.paths import ROOT
 
 _ANT = mujoco.MjModel.from_xml_path(str(robot("ant").mjcf))
@@ -92,17 +92,13 @@ def test_killed_process_resumes_to_identical_store(tmp_path, small_sweep):
     # worker processes write their units and the driver commits each as it comes; the workers die with
     # the driver, and a unit one wrote but the driver had not committed is left as its file
     args = ["--store", str(store), "--executor", "processes", "--workers", "2"]
-    killed = [
-        sys.executable,
-        "-m",
-        "tests.support.signal_at",
-        "policylab.rollout.store:Store.commit_unit,after,SIGKILL",
-    ]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [*killed, "--", *CLI[3:], *args, "--out", str(tmp_path / "o1")],
+        signal_at.argv(
+            ["policylab.rollout.store:Store.commit_unit,after,SIGKILL"],
+            [*CLI[3:], *args, "--out", str(tmp_path / "o1")],
+        ),
         cwd=ROOT,
-        env=env,
+        env=signal_at.env(),
         capture_output=True,
         timeout=300,
     )
