@@ -109,8 +109,9 @@ def measure(url: str, token: str, body: dict, repeats: int) -> dict:
     }
 
 
-def start_probe(cli: list[str], store: Path, env: dict, starts: list[float]) -> tuple[subprocess.Popen, str]:
-    """`policylab boundary probe` on `store`, once it prints its address; its start time is appended to `starts`."""
+def start_probe(cli: list[str], store: Path, env: dict) -> tuple[subprocess.Popen, str, float]:
+    """`policylab boundary probe` on `store`, once it prints its address: the process, the address and the
+    seconds that took."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [*cli, "probe", "--store", str(store)],
@@ -121,8 +122,7 @@ def start_probe(cli: list[str], store: Path, env: dict, starts: list[float]) -> 
         start_new_session=True,
     )
     url = proc.stdout.readline().split()[1]
-    starts.append(time.perf_counter() - t0)
-    return proc, url
+    return proc, url, time.perf_counter() - t0
 
 
 def stop_probe(proc: subprocess.Popen) -> None:
@@ -142,9 +142,10 @@ def main() -> None:
         subprocess.run([*cli, "sweep", *SWEEP, "--store", str(store)], env=env, check=True, capture_output=True)
         world = survivor(store)
         starts = []
-        for _ in range(args.repeats):  # the last start serves the requests
-            proc, url = start_probe(cli, store, env, starts)
-            if len(starts) < args.repeats:
+        for k in range(args.repeats):  # the last start serves the requests
+            proc, url, took = start_probe(cli, store, env)
+            starts.append(took)
+            if k < args.repeats - 1:
                 stop_probe(proc)
         try:
             token = page_token(url)

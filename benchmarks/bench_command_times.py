@@ -69,11 +69,11 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def call(argv: list[str], name: str, cwd: Path) -> subprocess.CompletedProcess:
+def call(argv: list[str], name: str, cwd: Path) -> None:
+    """`policylab ARGV` in `cwd`; a failure ends the benchmark with its last line."""
     done = subprocess.run([str(POLICYLAB), *argv], cwd=cwd, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{name}: exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}")
-    return done
 
 
 def prepare(name: str, prep: Path) -> None:
