@@ -18,7 +18,9 @@ Parts (each records its own key of results/breakout_learn.json, so they can run 
   learners side by side in one process and updated in turn: --updates updates after two untimed ones,
   each timed as its rollout (the shards playing, the network's forward passes included) and its PPO update
   (of which: the shards' threads differentiating their chunks; the rest is the optimiser's serial part),
-  recorded under ``split.LABEL`` with ratios to the first label's.
+  recorded under ``split.LABEL`` (or ``KEY.LABEL`` with --key; rows of other labels stay) with ratios to the
+  first label's. Code against code (a change to the update) is timed in alternating processes, each recording
+  its own labels under one --key.
 
 Usage:
 
@@ -307,6 +309,7 @@ def main() -> None:
         help="throughput: a variant of the default config, timed in the same rounds; split: a learner to time",
     )
     ap.add_argument("--label", default="", help="recipe: the key its run is recorded under (results' recipes)")
+    ap.add_argument("--key", default="split", help="split: the results' key its rows are recorded under")
     ap.add_argument("--options", default="", help="recipe: the learn options of the recipe, as one string")
     args = ap.parse_args()
     import torch
@@ -326,7 +329,7 @@ def main() -> None:
         if not variants:
             raise SystemExit("split needs --compare LABEL:FIELD=VALUE,... (one or more)")
         rows = {label: stamped(row) for label, row in split(args.updates, variants).items()}
-        record("breakout_learn", rows, lambda data, result: data.__setitem__("split", result), machine_note=note)
+        record("breakout_learn", rows, merge_into(args.key), machine_note=note)
         return
     if args.part == "recipe":
         if not args.label:

@@ -6,7 +6,9 @@ a set-up machine (`make setup` does not compile them). A command that reads an e
 clips read a replay batch) has that folder made once, untimed (`PREPARE`), and copied into each run's folder.
 
 Records each command's runs, median and range under `commands.NAME` of results/command_times.json, after
-every run, so a run cut short keeps what it measured.
+every run, so a run cut short keeps what it measured; the records it replaces stay under `commands.NAME.earlier`
+(the last four), since this shared machine's speed moves by up to 2x from one day to another and a median is
+read beside the ones before it.
 
     .venv/bin/python benchmarks/bench_command_times.py [--runs 3] [--only demo,lava_leap]
 """
@@ -25,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from results_file import record, stamped
+from results_file import RESULTS, record, stamped
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICYLAB = ROOT / ".venv" / "bin" / "policylab"
@@ -166,6 +168,17 @@ def main() -> None:
             shutil.rmtree(prep)
 
 
+def earlier_records(name: str, keep: int = 4) -> list[dict]:
+    """The records of `name` this run will replace: the one in results/command_times.json (without its own
+    `earlier`) after those it kept, the last `keep`."""
+    path = RESULTS / "command_times.json"
+    entry = json.loads(path.read_text()).get("commands", {}).get(name) if path.is_file() else None
+    if entry is None:
+        return []
+    before = entry.get("earlier", [])
+    return [*before, {k: v for k, v in entry.items() if k != "earlier"}][-keep:]
+
+
 def measure(names: list[str], args, preps: dict[str, Path]) -> None:
     for name in names:
         if name in PREPARE:
@@ -174,6 +187,7 @@ def measure(names: list[str], args, preps: dict[str, Path]) -> None:
             print(f"{name}: untimed first run", flush=True)
             run_once(name)
     runs: dict[str, list[dict]] = {n: [] for n in names}
+    earlier = {n: earlier_records(n) for n in names}
     for k in range(args.runs):
         for name in names:
             runs[name].append(run_once(name, preps.get(name)))
@@ -183,7 +197,7 @@ def measure(names: list[str], args, preps: dict[str, Path]) -> None:
             def merge(data: dict, result: dict, name=name) -> None:
                 data["benchmark"] = __doc__.split("\n\n")[0].replace("\n", " ")
                 data["script"] = "benchmarks/bench_command_times.py"
-                data.setdefault("commands", {})[name] = stamped(result)
+                data.setdefault("commands", {})[name] = {**stamped(result), "earlier": earlier[name]}
 
             record("command_times", {**summary(name, runs[name]), **({"note": args.note} if args.note else {})}, merge)
 

@@ -95,7 +95,7 @@ class Learner:
         return {
             "done": self.done,
             "net": self.net.state_dict(),
-            "opt": self.ppo.opt.state_dict(),
+            "opt": self.ppo.opt_state(),
             "gen": self.ppo.gen.get_state(),
             "shards": [sh.state() for sh in self.shards],
             "curves": self.curves,

@@ -1,5 +1,9 @@
 """The PPO update: clipped objective, value loss, entropy bonus, per-minibatch advantage normalisation,
-gradient-norm clipping; each shard's chunk is differentiated on its own thread, gradients summed in shard order."""
+gradient-norm clipping; each shard's chunk is differentiated on its own thread, gradients summed in shard order.
+
+Adam steps one flat copy of the network's parameters (`Flat`), not each parameter tensor: the same
+element-wise arithmetic, so the same bytes, in half the optimiser's time (measured: BENCHMARKS.md, "Adam on
+one flat tensor")."""
 
 from __future__ import annotations
 
@@ -32,9 +36,82 @@ class Settings:
         return cls(**{name: getattr(request, name) for name in SETTINGS})
 
 
+class Flat:
+    """The network's parameters as one flat tensor (`param`, with a flat `.grad`) and, for each
+    parameter tensor, its view into both (`views`, `grads`). Why: torch's Adam costs a dozen small
+    operations per tensor per step, and a learner's network has six to ten small tensors; on one flat
+    tensor the same element-wise arithmetic gives the same bytes (tests/learning/test_ppo.py) in
+    half the time. The network keeps its own tensors (what forward, backward, `state_dict` and the
+    exports use); `publish` copies the stepped values back into them."""
+
+    def __init__(self, net: Network):
+        tensors = [q.detach() for q in net.parameters()]
+        self.param = torch.nn.Parameter(torch.cat([t.reshape(-1) for t in tensors]))
+        self.param.grad = torch.zeros_like(self.param)
+        sizes = [t.numel() for t in tensors]
+        self.views = [v.view(t.shape) for v, t in zip(self.param.detach().split(sizes), tensors)]
+        self.grads = [v.view(t.shape) for v, t in zip(self.param.grad.split(sizes), tensors)]
+
+    def gather(self, nets: list[Network]) -> None:
+        """The flat gradient: each tensor's gradients summed over `nets` in order (as `torch.stack(..).sum(0)`)."""
+        for out, *gs in zip(self.grads, *[[q.grad for q in net.parameters()] for net in nets]):
+            if len(gs) > 1:
+                torch.sum(torch.stack(gs), 0, out=out)
+            else:
+                out.copy_(gs[0])
+
+    def clip(self, max_norm: float) -> None:
+        """`torch.nn.utils.clip_grad_norm_` over the network's tensors: the norm of their norms (so the
+        same bytes as clipping them one by one), then one scaling of the flat gradient."""
+        total = torch.nn.utils.get_total_norm(self.grads)
+        self.param.grad.mul_((max_norm / (total + 1e-6)).clamp(max=1.0))
+
+    def publish(self, nets: list[Network]) -> None:
+        """Copy the flat values into each network's own tensors."""
+        with torch.no_grad():
+            for net in nets:
+                for q, v in zip(net.parameters(), self.views):
+                    q.copy_(v)
+
+    def load(self, net: Network) -> None:
+        """Take the values of `net`'s tensors (after its `load_state_dict`)."""
+        with torch.no_grad():
+            for v, q in zip(self.views, net.parameters()):
+                v.copy_(q)
+
+    def opt_state(self, state: dict) -> dict:
+        """A flat Adam's `state_dict` as the per-tensor Adam of the network would give it (the checkpoint's
+        format, which predates `Flat`): each moment cut into the tensors' views, the step count each's."""
+        flat = state["state"].get(0)
+        per = {}
+        if flat is not None:
+            sizes = [v.numel() for v in self.views]
+            moments = {k: [m.view(v.shape).clone() for m, v in zip(flat[k].split(sizes), self.views)] for k in MOMENTS}
+            per = {i: {"step": flat["step"].clone(), **{k: moments[k][i] for k in MOMENTS}} for i in range(len(sizes))}
+        groups = [{**g, "params": list(range(len(self.views)))} for g in state["param_groups"]]
+        return {"state": per, "param_groups": groups}
+
+    def flat_opt_state(self, state: dict) -> dict:
+        """The inverse of `opt_state`: a checkpoint's per-tensor Adam state as the flat Adam's."""
+        per = state["state"]
+        flat = {}
+        if per:
+            flat = {
+                0: {
+                    "step": per[0]["step"].clone(),
+                    **{k: torch.cat([per[i][k].reshape(-1) for i in sorted(per)]) for k in MOMENTS},
+                }
+            }
+        groups = [{**g, "params": [0]} for g in state["param_groups"]]
+        return {"state": flat, "param_groups": groups}
+
+
+MOMENTS = ("exp_avg", "exp_avg_sq")  # Adam's per-element state
+
+
 class PPO:
-    """The optimiser's side of a learner: the network, one replica per shard, Adam and the generator
-    of the minibatch permutations (seeded by `seed`)."""
+    """The optimiser's side of a learner: the network, one replica per shard, Adam (over `Flat`) and the
+    generator of the minibatch permutations (seeded by `seed`)."""
 
     def __init__(self, net: Network, settings: Settings, threads: Threads, seed: int):
         self.s = settings
@@ -42,7 +119,8 @@ class PPO:
         self.gen = torch.Generator().manual_seed(seed)
         self.net = net
         self.replicas = [net] + [copy.deepcopy(net) for _ in range(threads.count - 1)]
-        self.opt = torch.optim.Adam(net.parameters(), lr=settings.lr, eps=1e-5)
+        self.flat = Flat(net)
+        self.opt = torch.optim.Adam([self.flat.param], lr=settings.lr, eps=1e-5)
 
     def anneal(self, frac: float) -> None:
         """Set the learning rate to `frac` of its initial value."""
@@ -84,15 +162,10 @@ class PPO:
                     (net, batch, idx[a:b], adv[a:b], mb) for net, a, b in zip(self.replicas, cuts, cuts[1:]) if b > a
                 ]
                 stats = self.threads.map(self.chunk_grad, parts)
-                grads = [[q.grad for q in part[0].parameters()] for part in parts]
-                for q, *gs in zip(self.net.parameters(), *grads):
-                    q.grad = torch.stack(gs).sum(0) if len(gs) > 1 else gs[0]  # in shard order
-                torch.nn.utils.clip_grad_norm_(self.net.parameters(), s.max_grad_norm)
+                self.flat.gather([part[0] for part in parts])  # in shard order
+                self.flat.clip(s.max_grad_norm)
                 self.opt.step()
-                with torch.no_grad():
-                    for rep in self.replicas[1:]:
-                        for q, m in zip(rep.parameters(), self.net.parameters()):
-                            q.copy_(m)
+                self.flat.publish(self.replicas)
                 sums += torch.stack(stats).sum(0).double() / mb
                 count += 1
         return sums, count
@@ -116,8 +189,13 @@ class PPO:
         for net in self.replicas:
             net.zero_grad(set_to_none=True)
 
+    def opt_state(self) -> dict:
+        """Adam's state in the checkpoint's per-tensor format (`Flat.opt_state`)."""
+        return self.flat.opt_state(self.opt.state_dict())
+
     def load_state(self, net: dict, opt: dict, gen: torch.Tensor) -> None:
         for replica in self.replicas:
             replica.load_state_dict(net)
-        self.opt.load_state_dict(opt)
+        self.flat.load(self.net)
+        self.opt.load_state_dict(self.flat.flat_opt_state(opt))
         self.gen.set_state(gen)

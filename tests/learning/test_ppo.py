@@ -1,5 +1,6 @@
 """The learner core on synthetic data (no environment): GAE against its definition, shard gradients
-that sum to the whole minibatch's, deterministic updates per thread count, checkpoint bytes."""
+that sum to the whole minibatch's, deterministic updates per thread count, checkpoint bytes, the flat
+Adam against torch's per-tensor Adam."""
 
 import threading
 
@@ -87,10 +88,54 @@ def test_updates_repeat_per_thread_count_and_checkpoints_repeat_their_bytes():
         assert torch.equal(sa, sb)
 
         def state(p):
-            return {"net": p.net.state_dict(), "opt": p.opt.state_dict(), "gen": p.gen.get_state()}
+            return {"net": p.net.state_dict(), "opt": p.opt_state(), "gen": p.gen.get_state()}
 
         assert checkpoint.to_bytes(state(a)) == checkpoint.to_bytes(state(b))
         assert all(torch.equal(q, r) for rep in a.replicas for q, r in zip(rep.parameters(), a.net.parameters()))
+
+
+def per_tensor_update(ppo: PPO, adam: torch.optim.Adam, batch: dict) -> None:
+    """`PPO.update` as it was before `Flat`: each tensor's shard gradients stacked and summed, torch's
+    clip_grad_norm_ and a per-tensor Adam over the network's own tensors (the reference `Flat` matches)."""
+    s, mb, n = ppo.s, ppo.s.minibatch, len(ppo.replicas)
+    cuts = [mb * k // n for k in range(n + 1)]
+    for _ in range(s.epochs):
+        order = torch.randperm(batch["act"].shape[0], generator=ppo.gen)
+        for lo in range(0, order.numel() - mb + 1, mb):
+            idx = order[lo : lo + mb]
+            adv = batch["adv"][idx]
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            for r, a, b in zip(ppo.replicas, cuts, cuts[1:]):
+                ppo.chunk_grad(r, batch, idx[a:b], adv[a:b], mb)
+            for q, *gs in zip(ppo.net.parameters(), *[[q.grad for q in r.parameters()] for r in ppo.replicas]):
+                q.grad = torch.stack(gs).sum(0) if len(gs) > 1 else gs[0]
+            torch.nn.utils.clip_grad_norm_(ppo.net.parameters(), s.max_grad_norm)
+            adam.step()
+            with torch.no_grad():
+                for r in ppo.replicas[1:]:
+                    for q, m in zip(r.parameters(), ppo.net.parameters()):
+                        q.copy_(m)
+
+
+def test_flat_adam_gives_the_bytes_of_torchs_per_tensor_adam_and_its_checkpoint_format():
+    """Same parameters, same Adam state and the same checkpoint bytes as the per-tensor update, over two
+    updates with a resume between them (the checkpoint keeps the per-tensor format both ways)."""
+    shards.deterministic_torch()
+    settings = Settings(lr=3e-3, epochs=2, minibatch=12, clip=0.2, ent_coef=0.01, vf_coef=0.5, max_grad_norm=0.3)
+    for threads in (1, 2, 3):
+        flat, ref = PPO(net(1), settings, shards.Threads(threads), 5), PPO(net(1), settings, shards.Threads(threads), 5)
+        adam = torch.optim.Adam(ref.net.parameters(), lr=settings.lr, eps=1e-5)
+        for k in range(2):
+            bufs = filled(k)
+            rollout.gae(bufs, torch.zeros(N), 0.99, 0.95)
+            flat.update(rollout.flatten(bufs))
+            per_tensor_update(ref, adam, rollout.flatten(bufs))
+            params = [q.detach() for q in flat.net.parameters()]
+            assert all(torch.equal(q, r) for q, r in zip(params, ref.net.parameters())), (threads, k)
+            assert checkpoint.to_bytes(flat.opt_state()) == checkpoint.to_bytes(adam.state_dict()), (threads, k)
+            resumed = PPO(net(2), settings, shards.Threads(threads), 0)
+            resumed.load_state(flat.net.state_dict(), adam.state_dict(), flat.gen.get_state())
+            flat = resumed
 
 
 def test_a_checkpoint_reads_back_what_was_written(tmp_path):
