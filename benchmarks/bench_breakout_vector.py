@@ -3,7 +3,8 @@
 off, FIRE reset, reward clipping) and the same N, side by side in one run, random actions drawn up front.
 
 Per CPU-second: `time.process_time` counts every thread of the process, so ale-py's thread pool is charged
-for all its cores and the numba kernel (one thread) for its one.
+for all its cores and the numba kernel (one thread) for its one. The two alternate in `--rounds` rounds per N and
+the ratio quoted is the median of the rounds' (one pair of 5-second samples moved by 2x on the shared machine).
 
     .venv/bin/python benchmarks/bench_breakout_vector.py
 """
@@ -11,6 +12,7 @@ for all its cores and the numba kernel (one thread) for its one.
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 import ale_py
@@ -24,10 +26,7 @@ from policylab.envs.breakout.registration import GYM_ID
 SETTINGS = dict(noop_max=0)
 
 
-def env_steps_per_cpu_s(env, n: int, seconds: float) -> float:
-    env.reset(seed=0)
-    actions = np.random.default_rng(0).integers(0, 4, size=(64, n))
-    env.step(actions[0])  # compiled / threads started outside the timing
+def env_steps_per_cpu_s(env, n: int, seconds: float, actions: np.ndarray) -> float:
     steps = 0
     t0 = time.process_time()
     while time.process_time() - t0 < seconds:
@@ -39,20 +38,33 @@ def env_steps_per_cpu_s(env, n: int, seconds: float) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="8,64,256,1024")
-    ap.add_argument("--seconds", type=float, default=5.0, help="CPU seconds per measurement")
+    ap.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per measurement")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds per N; the ratio is their median's")
     args = ap.parse_args()
     rows = {}
     for n in (int(s) for s in args.sizes.split(",")):
-        ours = env_steps_per_cpu_s(
-            gym.make_vec(GYM_ID, num_envs=n, vectorization_mode="vector_entry_point", **SETTINGS), n, args.seconds
-        )
-        ale = env_steps_per_cpu_s(ale_py.AtariVectorEnv("breakout", num_envs=n, **SETTINGS), n, args.seconds)
+        envs = {
+            "policylab": gym.make_vec(GYM_ID, num_envs=n, vectorization_mode="vector_entry_point", **SETTINGS),
+            "ale": ale_py.AtariVectorEnv("breakout", num_envs=n, **SETTINGS),
+        }
+        actions = np.random.default_rng(0).integers(0, 4, size=(64, n))
+        for env in envs.values():
+            env.reset(seed=0)
+            env.step(actions[0])  # compiled / threads started outside the timing
+        rates = {name: [] for name in envs}
+        for _ in range(args.rounds):  # alternating: a change of the machine's speed reaches both sides
+            for name, env in envs.items():
+                rates[name].append(env_steps_per_cpu_s(env, n, args.seconds, actions))
+        ratios = [a / b for a, b in zip(rates["policylab"], rates["ale"])]
         rows[str(n)] = {
-            "policylab_env_steps_per_cpu_s": round(ours),
-            "ale_env_steps_per_cpu_s": round(ale),
-            "ratio": round(ours / ale, 1),
+            "policylab_env_steps_per_cpu_s": round(statistics.median(rates["policylab"])),
+            "ale_env_steps_per_cpu_s": round(statistics.median(rates["ale"])),
+            "ratios": [round(r, 1) for r in ratios],
+            "ratio": round(statistics.median(ratios), 1),
         }
         print(n, rows[str(n)], flush=True)
+        for env in envs.values():
+            env.close()
     record(
         "breakout_vector",
         {

@@ -166,6 +166,7 @@ class BreakoutVectorEnv(VectorEnv):
             seeds=np.full(n, -1, dtype=np.int64),
             actions=np.zeros(n, dtype=np.int64),
             paddle_steps=np.full(n, rom_kernel.PADDLE_DELTA, dtype=np.int64),
+            heads=np.full(n, stack_num - 1, dtype=np.int64),
         )
         # and each env's last result: its stacks, stepped in place, and the last step's outcome and info
         obs = np.zeros((n, stack_num, img_height, img_width, pal.shape[0]), dtype=np.uint8)
@@ -198,9 +199,12 @@ class BreakoutVectorEnv(VectorEnv):
         return obs[..., 0] if self.grayscale else obs
 
     def _handed_out(self) -> np.ndarray:
-        """A copy of the env's own stacks in ale-py's shape: the caller owns it, as ale-py's, and writing into
-        it cannot reach the next step's stack, which the kernel builds from the env's own (`_obs`)."""
-        return np.array(self._public(self._out.obs))
+        """Every env's stack in ale-py's shape, from the env's own frames (each env's
+        ring, `vector_kernel.Games.heads`) into a new array: the caller owns it, as ale-py's, and writing into it
+        cannot reach the next step's stack."""
+        out = np.empty(self._out.obs.shape, dtype=np.uint8)
+        vector_kernel.stacks(self._rows, self._out.obs, self._games.heads, out)
+        return self._public(out)
 
     def get_action_meanings(self) -> list[str]:
         return [ACTION_NAMES[a] for a in self._action_set]
@@ -330,11 +334,12 @@ class BreakoutVectorEnv(VectorEnv):
             *self._args,
         )
 
-    def _step_kernel(self, rows: np.ndarray) -> None:
+    def _step_kernel(self, rows: np.ndarray, out: np.ndarray | None = None) -> None:
         first_call(
             vector_kernel.step_kernel,
             "the Breakout vector env's step kernel",
             rows,
+            self._out.obs[:0] if out is None else out,
             *self._args,
         )
 
@@ -354,11 +359,12 @@ class BreakoutVectorEnv(VectorEnv):
         if not self._sent:
             raise BadInput("recv", "no actions sent since the last batch: send() first")
         self._sent = False
-        self._step_kernel(self._rows)  # in place: the caller gets a copy (`_handed_out`)
+        obs = np.empty(self._out.obs.shape, dtype=np.uint8)  # the caller's, as ale-py's
+        self._step_kernel(self._rows, obs)
         info = self._info(None)
         self._final_obs(np.arange(self.num_envs), info)
         out = self._out
-        return self._handed_out(), out.reward.copy(), out.terminated.copy(), out.truncated.copy(), info
+        return self._public(obs), out.reward.copy(), out.terminated.copy(), out.truncated.copy(), info
 
     def _recv_async(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """The first `batch_size` queued envs, each reset or stepped in queue order (a run of distinct envs per
@@ -394,7 +400,7 @@ class BreakoutVectorEnv(VectorEnv):
                 self._games.paddle_steps[steps] = [item[4] for item in group if not item[1]]
                 self._step_kernel(steps)
             part = ids[start:end]
-            out_obs[start:end] = out.obs[part]
+            vector_kernel.stacks(part, out.obs, self._games.heads, out_obs[start:end])
             rew[start:end], term[start:end], trunc[start:end] = (
                 out.reward[part],
                 out.terminated[part],

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
@@ -86,6 +87,7 @@ class Games(NamedTuple):
     seeds: np.ndarray  # (n,) int64: the seed the next reset takes (-1: none)
     actions: np.ndarray  # (n,) int64: the ALE action of the next step
     paddle_steps: np.ndarray  # (n,) int64: and its paddle step
+    heads: np.ndarray  # (n,) int64: the slot of `Results.obs` that holds the env's newest frame
 
 
 class Config(NamedTuple):
@@ -128,7 +130,7 @@ class Memo(NamedTuple):
 class Results(NamedTuple):
     """What a call returns per env: the stacks (updated in place), the step's outcome and ale-py's info."""
 
-    obs: np.ndarray  # (n, stack, H, W, channels) uint8, C-contiguous
+    obs: np.ndarray  # (n, stack, H, W, channels) uint8, C-contiguous: each env's frames as a ring (`Games.heads`)
     final_obs: np.ndarray  # SameStep: an ended episode's last stack (else empty)
     reward: np.ndarray
     terminated: np.ndarray
@@ -176,6 +178,49 @@ def move_bytes(typingctx, dst, dst_at, src, src_at, count):
         cgutils.raw_memmove(builder, builder.gep(dptr, [d_at]), builder.gep(sptr, [s_at]), n, 1)
 
     return sig, codegen
+
+
+@intrinsic
+def stream_bytes(typingctx, dst, dst_at, src, src_at, count):
+    """`move_bytes` for ranges that do not overlap, written past the cache (non-temporal stores, 16 bytes at a
+    time from the first 16-byte boundary of the destination): for the caller's new arrays, which this process
+    does not read again, so that a write costs no read of the line first. `store_fence` must follow before the
+    arrays are handed over."""
+    sig = types.void(dst, types.intp, src, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        d, d_at, s, s_at, n = args
+        dptr = builder.gep(context.make_array(signature.args[0])(context, builder, d).data, [d_at])
+        sptr = builder.gep(context.make_array(signature.args[2])(context, builder, s).data, [s_at])
+        word = ir.Constant(n.type, 16)
+        misaligned = builder.and_(
+            builder.sub(word, builder.and_(builder.ptrtoint(dptr, n.type), ir.Constant(n.type, 15))),
+            ir.Constant(n.type, 15),
+        )
+        head = builder.select(builder.icmp_signed("<", misaligned, n), misaligned, n)
+        cgutils.raw_memcpy(builder, dptr, sptr, head, 1)
+        vec = ir.VectorType(ir.IntType(8), 16).as_pointer()
+        words = builder.sdiv(builder.sub(n, head), word)
+        hint = builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
+        with cgutils.for_range(builder, words) as loop:
+            at = builder.add(head, builder.mul(loop.index, word))
+            value = builder.load(builder.bitcast(builder.gep(sptr, [at]), vec), align=1)
+            store = builder.store(value, builder.bitcast(builder.gep(dptr, [at]), vec), align=16)
+            store.set_metadata("nontemporal", hint)
+        done = builder.add(head, builder.mul(words, word))
+        cgutils.raw_memcpy(builder, builder.gep(dptr, [done]), builder.gep(sptr, [done]), builder.sub(n, done), 1)
+
+    return sig, codegen
+
+
+@intrinsic
+def store_fence(typingctx):
+    """A full memory fence: the non-temporal stores before it (`stream_bytes`) are done and seen by any thread."""
+
+    def codegen(context, builder, signature, args):
+        builder.fence("seq_cst")
+
+    return types.void(), codegen
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -580,6 +625,7 @@ def _reset_one(i, games, cfg, screen, memo, work, obs):
     copy_row(games.pairs[i, 0], m)  # the first observation is the last frame alone
     copy_row(games.pairs[i, 1], m)
     obs[i, :-1] = 0
+    games.heads[i] = obs.shape[1] - 1
     update_still(m, ALL_CHANGED, screen.rom, games.still[i])
     h = 0
     for k in range(m.shape[0]):
@@ -634,6 +680,37 @@ def reset_kernel(rows, games, cfg, screen, memo, results, work):
         results.episode_frame_number[i] = games.counters[i, EP_FRAMES]
 
 
+# Observations of more bytes than this are written past the cache (`stream_bytes`): they outgrow the core's own
+# cache, so the caller reads them from memory anyway, and a cached write first reads each line it writes (at
+# N = 256 and 1,024, 84 x 84 x 4: some 15-20% of a step). Smaller ones stay in the cache for the caller.
+STREAM_BYTES = 4 << 20
+
+
+@numba.njit(cache=True, inline="always")
+def _ordered(ring, heads, i, out, k, stream):
+    """Env i's stack from its ring (`Games.heads`), oldest frame first, into `out[k]`: two `memmove`s, or two
+    streams past the cache if `stream` (`stream_bytes`; a `store_fence` must follow)."""
+    stack = ring.shape[1]
+    frame_bytes = ring[0, 0].size
+    first = heads[i] + 1 if heads[i] + 1 < stack else 0  # the oldest frame's slot
+    at, ring_at = k * stack * frame_bytes, i * stack * frame_bytes
+    older, newer = (stack - first) * frame_bytes, first * frame_bytes
+    if stream:
+        stream_bytes(out, at, ring, ring_at + first * frame_bytes, older)
+        stream_bytes(out, at + older, ring, ring_at, newer)
+    else:
+        move_bytes(out, at, ring, ring_at + first * frame_bytes, older)
+        move_bytes(out, at + older, ring, ring_at, newer)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def stacks(rows, ring, heads, out):
+    """The stacks of envs `rows`, oldest frame first, from their rings into `out[k]` for `rows[k]`: ale-py's
+    observations, in an array of the caller's."""
+    for k in range(rows.shape[0]):
+        _ordered(ring, heads, rows[k], out, k, False)
+
+
 def step_scratch(num_envs: int, height: int, width: int) -> Work:
     """The kernels' working arrays, made once by the caller: the kernels are compiled without numba's reference
     counting (`_nrt=False`: the views the step kernel takes env by env and pixel span by span were counted with
@@ -653,13 +730,15 @@ def step_scratch(num_envs: int, height: int, width: int) -> Work:
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def step_kernel(rows, games, cfg, screen, memo, results, work):
+def step_kernel(rows, out, games, cfg, screen, memo, results, work):
     """One agent step of envs `rows` (distinct; the others are left alone): `cfg.frameskip` frames of each env's
     ALE action `games.actions[i]` with paddle step `games.paddle_steps[i]`, the reward summed (clipped to its sign
     when `cfg.clip`), the new max-pooled, resized frame into `results.obs` ((n, stack, H, W, channels),
-    C-contiguous: one channel per row of `screen.colours`, the colour byte's gray or R, G, B): the last step's
-    stack, there, shifted by one (`move_bytes`), its newest frame updated in place, env by env, so that the row
-    written is still in the cache when it is updated.
+    C-contiguous: one channel per row of `screen.colours`, the colour byte's gray or R, G, B), each env's frames
+    a ring: the newest frame copied over the oldest (`move_bytes`, one frame where shifting the stack moved all
+    but one) and updated there in place, the slot becoming the env's head (`Games.heads`). When `out` has rows
+    (one per row of `rows`), each env's stack is then written there in order, the caller's observation (past the
+    cache when `out` is larger than `STREAM_BYTES`); an empty `out` leaves that to `stacks`.
 
     Autoreset as ale-py's: NextStep (`cfg.same_step` False), an env whose episode ended on its last step is reset
     now (`_reset_env`, with its pending seed) and its action ignored; SameStep, an env whose episode ends in this
@@ -678,8 +757,10 @@ def step_kernel(rows, games, cfg, screen, memo, results, work):
     last_pair, m_slot = work.last_pair, work.m_slot
     frameskip = cfg.frameskip
     width = obs.shape[3]
+    stack = obs.shape[1]
     frame_bytes = obs.shape[2] * width * obs.shape[4]
-    stack_bytes = obs.shape[1] * frame_bytes
+    stack_bytes = stack * frame_bytes
+    stream = out.size > STREAM_BYTES
     work.lo[:] = width
     work.hi[:] = -1
     work.redone[:] = False
@@ -692,8 +773,11 @@ def step_kernel(rows, games, cfg, screen, memo, results, work):
         if counters[i, DONE]:
             _reset_env(i, games, cfg, screen, memo, work, obs)
         else:
-            # the stack shifted by one, its newest frame kept in the last slot to be updated in place
-            move_bytes(obs, i * stack_bytes, obs, i * stack_bytes + frame_bytes, stack_bytes - frame_bytes)
+            # the newest frame copied into the ring's next slot (over the oldest), to be updated there in place
+            head = games.heads[i]
+            new = head + 1 if head + 1 < stack else 0
+            move_bytes(obs, i * stack_bytes + new * frame_bytes, obs, i * stack_bytes + head * frame_bytes, frame_bytes)
+            games.heads[i] = new
             m = games.state[i]
             c = counters[i]
             lives_before = m[ram.RAM_LIVES]
@@ -731,20 +815,23 @@ def step_kernel(rows, games, cfg, screen, memo, results, work):
             colours, still = screen.colours, games.still[i]
             if ended_last and cfg.maxpool:  # the next step resets (and redraws the still layer)
                 for ch in range(colours.shape[0]):
-                    canvas = Canvas(colours[ch], still, obs[i, -1, :, :, ch])
+                    canvas = Canvas(colours[ch], still, obs[i, new, :, :, ch])
                     draw_full((last_pair[0], last_pair[1], m_slot), 2, screen, work, canvas)
             else:
                 changed = still_changes(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], screen.static)
                 update_still(pairs[i, 1], changed, screen.rom, still)
                 for ch in range(colours.shape[0]):
-                    canvas = Canvas(colours[ch], still, obs[i, -1, :, :, ch])
+                    canvas = Canvas(colours[ch], still, obs[i, new, :, :, ch])
                     draw_changed(last_pair, pairs[i], changed, cfg.maxpool, screen, work, canvas)
             counters[i, DONE] = ended
             if cfg.life_mode == LIFE_LOSS_INFO and m[ram.RAM_LIVES] < lives_before:  # the game goes on
                 terminated[i] = True
             if ended and cfg.same_step:
-                move_bytes(results.final_obs, i * stack_bytes, obs, i * stack_bytes, stack_bytes)
+                _ordered(obs, games.heads, i, results.final_obs, i, False)
                 _reset_env(i, games, cfg, screen, memo, work, obs)
         results.lives[i] = games.state[i, ram.RAM_LIVES]
         results.frame_number[i] = counters[i, FRAMES]
         results.episode_frame_number[i] = counters[i, EP_FRAMES]
+        if out.shape[0]:  # the stack, in order, into the caller's array while the env's frames are in the cache
+            _ordered(obs, games.heads, i, out, r, stream)
+    store_fence()

@@ -79,6 +79,53 @@ def test_equals_ale_vector_env_without_maxpool_and_at_another_size():
     _lockstep(5, 200, SEEDS[2], noop_max=0, maxpool=False, img_height=64, img_width=72, stack_num=2)
 
 
+def test_stream_bytes_copies_exactly_the_range_at_any_alignment():
+    """`stream_bytes` (non-temporal stores from the destination's first 16-byte boundary, a plain copy before and
+    after it) against slicing: every offset of either array modulo 16 and lengths around the boundaries, each
+    byte outside the range left as it was."""
+    import numba
+
+    from policylab.envs.breakout import vector_kernel
+
+    @numba.njit(_nrt=False)
+    def copy(dst, dst_at, src, src_at, count):
+        vector_kernel.stream_bytes(dst, dst_at, src, src_at, count)
+        vector_kernel.store_fence()
+
+    rng = np.random.default_rng(SEEDS[1])
+    src = rng.integers(0, 256, 512, dtype=np.uint8)
+    for dst_at in range(16):
+        for src_at in (0, 3, 16, 29):
+            for count in (0, 1, 15, 16, 17, 31, 32, 33, 100, 255):
+                dst = rng.integers(0, 256, 512, dtype=np.uint8)
+                want = dst.copy()
+                want[dst_at : dst_at + count] = src[src_at : src_at + count]
+                copy(dst, dst_at, src, src_at, count)
+                np.testing.assert_array_equal(dst, want, err_msg=f"{dst_at=} {src_at=} {count=}")
+
+
+def test_observations_written_past_the_cache_equal_the_envs_own_stacks():
+    """Observations larger than `STREAM_BYTES` are written with non-temporal stores (`stream_bytes`), 16 bytes at
+    a time from each stack's first 16-byte boundary: an odd frame size (83 x 85) puts every other env's stack off
+    the boundary, so the unaligned head and tail are exercised, through truncations and their autoresets. Each
+    step's observation must equal the env's stacks copied the ordinary way (`stacks`, whose ring the lockstep
+    tests against ale-py check; ale-py itself takes some 20 s to build and reset this many envs)."""
+    from policylab.envs.breakout import vector_kernel
+
+    n = vector_kernel.STREAM_BYTES // (4 * 83 * 85) + 1
+    assert n * 4 * 83 * 85 > vector_kernel.STREAM_BYTES and (4 * 83 * 85) % 16 != 0
+    env = BreakoutVectorEnv(n, noop_max=0, max_num_frames_per_episode=80, img_height=83, img_width=85)
+    env.reset(seed=SEEDS[0])
+    rng = np.random.default_rng(SEEDS[0])
+    truncated = 0
+    for t in range(40):
+        obs, _, _, trunc, _ = env.step(rng.integers(0, 4, n))
+        np.testing.assert_array_equal(obs, env._handed_out(), err_msg=f"step {t}")
+        assert obs.any(axis=(1, 2, 3)).all()  # every env's stack was written
+        truncated += int(trunc.sum())
+    assert truncated >= n
+
+
 def test_equals_ale_vector_env_at_frameskip_2_and_1_without_maxpool():
     _lockstep(4, 150, SEEDS[0], frameskip=2)
     _lockstep(4, 150, SEEDS[1], frameskip=1, maxpool=False)

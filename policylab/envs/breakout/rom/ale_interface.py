@@ -4,6 +4,8 @@ ALE 0.12.1's semantics: docs/breakout.md, "Use it as ALE"; per call, and its num
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numba
 import numpy as np
 
@@ -61,9 +63,10 @@ POT, LAST, STEP, EPISODE_FRAMES, FRAMES, OVER = range(6)
 N_COUNTERS = 6
 
 
+@lru_cache(maxsize=256)
 def paddle_step(strength: float) -> int:
     """ALE's resistance step for a paddle strength: the float product of its step (23,000) and |strength|,
-    truncated to an int."""
+    truncated to an int. Kept per strength: the float32 arithmetic costs more than a step's frames' emulation."""
     return int(np.float32(rom_kernel.PADDLE_DELTA) * np.float32(abs(strength)))
 
 
@@ -102,35 +105,46 @@ def act_frames(m, st, mt, buf, action, step, n, prob, max_frames):
     return reward
 
 
-@numba.njit(cache=True)
-def paint(colours, shown, table, out):
-    """Bring `out` (the screen through `table`: RGB rows or gray bytes per colour) up to `colours`, touching
-    only the pixels whose colour changed since `shown` (a frame changes a few hundred of 33,600). `colours`
-    and `shown` are compared 8 pixels at a time through their uint64 views (`words`)."""
-    new = colours.reshape(-1)
-    old = shown.reshape(-1)
-    new_w = new.view(np.uint64)
-    old_w = old.view(np.uint64)
-    flat = out.reshape(-1, *out.shape[2:])
-    for w in range(new_w.shape[0]):
-        if new_w[w] != old_w[w]:
-            old_w[w] = new_w[w]
-            for p in range(8 * w, 8 * w + 8):
-                flat[p] = table[new[p] >> 1]
+@numba.njit(cache=True, _nrt=False)
+def paint(colours, shown, table, image, out):
+    """Bring `image` (the screen through `table`, (128, k): k bytes per pixel, RGB or gray) up to `colours`,
+    touching only the pixels whose colour changed since `shown` (a frame changes a few hundred of 33,600), then
+    copy it into `out` (the caller's fresh array). A screen row is compared whole first (a loop LLVM vectorises;
+    uint64 words were slower); all arrays come flat from the caller (reshaped here, they would cost reference
+    counts)."""
+    k = table.shape[1]
+    for r in range(210):
+        differ = 0
+        for p in range(160 * r, 160 * r + 160):
+            differ |= colours[p] ^ shown[p]
+        if differ == 0:
+            continue
+        for p in range(160 * r, 160 * r + 160):
+            if colours[p] != shown[p]:
+                shown[p] = colours[p]
+                for j in range(k):
+                    image[k * p + j] = table[colours[p] >> 1, j]
+    for i in range(image.shape[0]):
+        out[i] = image[i]
 
 
 class _Screen:
-    """One screen kept up to date incrementally: the colour frame last painted and its image."""
+    """One screen kept up to date incrementally: the colour frame last painted and its image (flat, as `paint`
+    takes them)."""
 
     def __init__(self, table: np.ndarray, shape: tuple[int, ...]):
-        self.table = table
-        self.shown = np.zeros((210, 160), dtype=np.uint8)
+        self.table = table.reshape(128, -1)
+        self.shape = shape
+        self.shown = np.zeros(210 * 160, dtype=np.uint8)
         self.image = np.empty(shape, dtype=np.uint8)
         self.image[...] = table[0]
+        self.image = self.image.reshape(-1)
 
-    def update(self, colours: np.ndarray) -> np.ndarray:
-        paint(colours, self.shown, self.table, self.image)
-        return self.image
+    def fresh(self, colours: np.ndarray) -> np.ndarray:
+        """The screen of `colours` ((210, 160)) in a new array of the caller's."""
+        out = np.empty(self.shape, dtype=np.uint8)
+        paint(colours.reshape(-1), self.shown, self.table, self.image, out.reshape(-1))
+        return out
 
 
 class RomALEState:
@@ -405,10 +419,10 @@ class RomALEInterface:
         return self._into(out, self._screen_colours().copy())
 
     def getScreenRGB(self, out: np.ndarray | None = None) -> np.ndarray:
-        return self._into(out, self._rgb.update(self._screen_colours()).copy())
+        return self._into(out, self._rgb.fresh(self._screen_colours()))
 
     def getScreenGrayscale(self, out: np.ndarray | None = None) -> np.ndarray:
-        return self._into(out, self._gray.update(self._screen_colours()).copy())
+        return self._into(out, self._gray.fresh(self._screen_colours()))
 
     def saveScreenPNG(self, filename) -> None:
         """The screen as an RGB PNG file, as ALE's `saveScreenPNG` writes it: 320 x 210, each pixel twice
