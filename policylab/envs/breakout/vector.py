@@ -199,9 +199,9 @@ class BreakoutVectorEnv(VectorEnv):
         return obs[..., 0] if self.grayscale else obs
 
     def _handed_out(self) -> np.ndarray:
-        """Every env's stack in ale-py's shape, from the env's own frames (each env's
-        ring, `vector_kernel.Games.heads`) into a new array: the caller owns it, as ale-py's, and writing into it
-        cannot reach the next step's stack."""
+        """Every env's stack in ale-py's shape, from the env's own frames (each env's ring,
+        `vector_kernel.Games.heads`) into a new array: the caller owns it, as ale-py's, and writing into it cannot
+        reach the next step's stack."""
         out = np.empty(self._out.obs.shape, dtype=np.uint8)
         vector_kernel.stacks(self._rows, self._out.obs, self._games.heads, out)
         return self._public(out)
