@@ -6,6 +6,9 @@ Per CPU-second: `time.process_time` counts every thread of the process, so ale-p
 for all its cores and the numba kernel (one thread) for its one. The two alternate in `--rounds` rounds per N and
 the ratio quoted is the median of the rounds' (one pair of 5-second samples moved by 2x on the shared machine).
 
+Beside them, in the same rounds, the floor that returning a new array sets: numpy copying N stacks (N x 4 x 84 x
+84 bytes) into a new array, per env, against the time per env-step that 100x ale-py's rate leaves.
+
     .venv/bin/python benchmarks/bench_breakout_vector.py
 """
 
@@ -35,11 +38,23 @@ def env_steps_per_cpu_s(env, n: int, seconds: float, actions: np.ndarray) -> flo
     return steps * n / (time.process_time() - t0)
 
 
+def copy_us_per_env(n: int, seconds: float) -> float:
+    """Microseconds per env of copying N stacks into a new array (what handing the caller its own costs at the
+    least: the step kernel writes the same bytes)."""
+    stacks = np.random.default_rng(1).integers(0, 256, size=(n, 4, 84, 84), dtype=np.uint8)
+    copies = 0
+    t0 = time.process_time()
+    while time.process_time() - t0 < seconds:
+        np.copyto(np.empty_like(stacks), stacks)
+        copies += 1
+    return (time.process_time() - t0) / copies / n * 1e6
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="8,64,256,1024")
-    ap.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per measurement")
-    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds per N; the ratio is their median's")
+    ap.add_argument("--seconds", type=float, default=2.0, help="CPU seconds per measurement")
+    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds per N; the ratio is their median's")
     args = ap.parse_args()
     rows = {}
     for n in (int(s) for s in args.sizes.split(",")):
@@ -52,15 +67,20 @@ def main() -> None:
             env.reset(seed=0)
             env.step(actions[0])  # compiled / threads started outside the timing
         rates = {name: [] for name in envs}
+        copies = []
         for _ in range(args.rounds):  # alternating: a change of the machine's speed reaches both sides
             for name, env in envs.items():
                 rates[name].append(env_steps_per_cpu_s(env, n, args.seconds, actions))
+            copies.append(copy_us_per_env(n, args.seconds / 3))
         ratios = [a / b for a, b in zip(rates["policylab"], rates["ale"])]
         rows[str(n)] = {
             "policylab_env_steps_per_cpu_s": round(statistics.median(rates["policylab"])),
             "ale_env_steps_per_cpu_s": round(statistics.median(rates["ale"])),
             "ratios": [round(r, 1) for r in ratios],
             "ratio": round(statistics.median(ratios), 1),
+            "copy_us_per_env": round(statistics.median(copies), 2),
+            "us_per_env_step_at_100x": round(1e6 / (100 * statistics.median(rates["ale"])), 2),
+            "us_per_env_step": round(1e6 / statistics.median(rates["policylab"]), 2),
         }
         print(n, rows[str(n)], flush=True)
         for env in envs.values():

@@ -145,7 +145,7 @@ class Work(NamedTuple):
     nothing."""
 
     cbuf: np.ndarray  # a source row's colour bytes
-    gbuf: np.ndarray  # a pooled gray line, and the one held (`line_sums`)
+    gbuf: np.ndarray  # a pooled gray line, the one held (`line_sums`) and the span's held (`_redo_span`)
     hbuf: np.ndarray  # the vertical sums, and the held line's horizontal sums
     last_pair: np.ndarray  # the pool's slots before the step
     m_slot: np.ndarray  # the slot the step's frames left (an ended step's pool)
@@ -227,7 +227,7 @@ def store_fence(typingctx):
 def _out_row(frames, maxpool, dy, screen, work, held, canvas):
     """Output row dy of the resized frame of state b, max-pooled with a (`maxpool` >= 1) and c (`maxpool` 2),
     `frames` = (a, b, c), into the canvas. `held` is the source row whose pooled gray line and horizontal sums
-    the second halves of `work.gbuf` (2 x 160) and `work.hbuf` (2 x width) hold (-1: none); returns the row they
+    `work.gbuf[160:320]` and the second half of `work.hbuf` (2 x width) hold (-1: none); returns the row they
     hold after. Output rows share their edge rows, and most source rows repeat the one above (background, brick
     lines, glyph lines drawn twice), so a held row is neither redrawn nor summed again: its sums are the same
     float32s."""
@@ -382,29 +382,58 @@ def _paint_moving_gray(objects, r, c0, c1, gray, line, at):
                     line[at + c] = gray[colour]
     if objects[4] <= r <= objects[5]:
         paddle = gray[objects[8]]
-        for k in range(32):
-            if (objects[7] >> (7 - k // 4)) & 1:
-                c = objects[6] + k
-                if c >= SRC_W:
-                    c -= SRC_W
-                if c0 <= c <= c1:
-                    line[at + c] = paddle
+        for c in range(c0, c1 + 1):  # `moving_colour`'s test, on the span's columns only
+            k = c - objects[6]
+            if k < 0:
+                k += SRC_W
+            if k < 32 and (objects[7] >> (7 - k // 4)) & 1:
+                line[at + c] = paddle
 
 
 @numba.njit(cache=True, inline="always")
-def _redo_span(moving, maxpool, dy, lo, hi, screen, work, canvas):
+def _same_line(p, q, moving, c0, c1, still):
+    """Whether source rows p and q pool to the same line on columns c0..c1 (`_redo_span`): equal still rows there,
+    no ball on either in either frame (a ball's pixels depend on the row) and each frame's paddle on both or on
+    neither."""
+    if p == q:
+        return True
+    for objects in moving:
+        if objects[0] <= p <= objects[1] or objects[0] <= q <= objects[1]:
+            return False
+        if (objects[4] <= p <= objects[5]) != (objects[4] <= q <= objects[5]):
+            return False
+    for c in range(c0, c1 + 1):
+        if still[p, c] != still[q, c]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _redo_span(moving, maxpool, dy, lo, hi, held, screen, work, canvas):
     """Recompute output pixels dy, lo..hi of the pair of frames whose moving objects are `moving` = (`moving_a`,
     `moving_b`) (`render.moving_objects`) and whose still layer is the canvas's, with `_out_row`'s float32
     operations in its order, from the span's source columns only: each source row is the still layer's gray with
-    each frame's moving pixels painted over it (`_paint_moving_gray`; `gbuf[160:]` holds frame b's), pooled."""
+    each frame's moving pixels painted over it (`_paint_moving_gray`; `gbuf[160:320]` holds frame b's), pooled.
+
+    The paddle's rows and the blank ones repeat, within an output row and across the rows of a span, so a source
+    row is pooled and summed once: `gbuf[320:]` holds the pooled line of source row `held` (-1: none) and
+    `hbuf[width + lo..hi]` its horizontal sums, the same float32s as summing again. A row that `_same_line` finds
+    equal to it is neither drawn nor summed, and a drawn line equal to it is not summed. `held` comes from a call
+    for the same lo..hi just before (its return value; -1 otherwise)."""
     moving_a, moving_b = moving
     xi, xw, yi, yw, ystart, xstart = screen.xi, screen.xw, screen.yi, screen.yw, screen.ystart, screen.xstart
     gbuf, hbuf, gray, still, out = work.gbuf, work.hbuf, canvas.gray, canvas.still, canvas.out
     c0, c1 = xi[xstart[lo], 0], xi[xstart[hi + 1] - 1, 0]
+    width = out.shape[1]
     for dx in range(lo, hi + 1):
         hbuf[dx] = np.float32(0.0)
     for j in range(ystart[dy], ystart[dy + 1]):
         sy = yi[j, 0]
+        beta = yw[j]
+        if held >= 0 and _same_line(held, sy, moving, c0, c1, still):
+            for dx in range(lo, hi + 1):
+                hbuf[dx] += beta * hbuf[width + dx]
+            continue
         for c in range(c0, c1 + 1):
             gbuf[c] = gray[still[sy, c]]
         if rom_render.moving_on_row(moving_b, sy) or (maxpool and rom_render.moving_on_row(moving_a, sy)):
@@ -418,16 +447,28 @@ def _redo_span(moving, maxpool, dy, lo, hi, screen, work, canvas):
                         gbuf[c] = gbuf[SRC_W + c]
             else:
                 _paint_moving_gray(moving_b, sy, c0, c1, gray, gbuf, 0)
-        beta = yw[j]
+        same = held >= 0
+        if same:
+            for c in range(c0, c1 + 1):
+                if gbuf[c] != gbuf[2 * SRC_W + c]:
+                    same = False
+                    break
+        if not same:
+            for c in range(c0, c1 + 1):
+                gbuf[2 * SRC_W + c] = gbuf[c]
+            for dx in range(lo, hi + 1):
+                h = np.float32(0.0)
+                for k in range(xstart[dx], xstart[dx + 1]):
+                    v = gbuf[xi[k, 0]]
+                    if v != 0:  # as `_out_row`: adding 0.0 changes nothing
+                        h += np.float32(v) * xw[k]
+                hbuf[width + dx] = h
+        held = sy
         for dx in range(lo, hi + 1):
-            h = np.float32(0.0)
-            for k in range(xstart[dx], xstart[dx + 1]):
-                v = gbuf[xi[k, 0]]
-                if v != 0:  # as `_out_row`: adding 0.0 changes nothing
-                    h += np.float32(v) * xw[k]
-            hbuf[dx] += beta * h
+            hbuf[dx] += beta * hbuf[width + dx]
     for dx in range(lo, hi + 1):
         out[dy, dx] = np.uint8(min(255.0, np.rint(hbuf[dx])))
+    return held
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -515,12 +556,16 @@ def draw_changed(shown, pair, changed, maxpool, screen, work, canvas):
             dy0, dy1, x0, x1 = _span(
                 rom_kernel.PADDLE_ROWS[0] - up, rom_kernel.PADDLE_ROWS[1] - up, min(c0a, c0b), max(c1a, c1b), screen
             )
+            held = -1  # the source row whose line and sums are held (`_redo_span`)
             for dy in range(dy0, dy1 + 1):
                 if not redone[dy]:
-                    _redo_span(moving, maxpool, dy, x0, x1, screen, work, canvas)
+                    held = _redo_span(moving, maxpool, dy, x0, x1, held, screen, work, canvas)
+    held, held_lo, held_hi = -1, -1, -1
     for dy in range(out.shape[0]):
         if hi[dy] >= 0 and not redone[dy]:  # a redone row is exact already; `still` may be b's alone there
-            _redo_span(moving, maxpool, dy, lo[dy], hi[dy], screen, work, canvas)
+            same = held if lo[dy] == held_lo and hi[dy] == held_hi else -1
+            held = _redo_span(moving, maxpool, dy, lo[dy], hi[dy], same, screen, work, canvas)
+            held_lo, held_hi = lo[dy], hi[dy]
         lo[dy] = out.shape[1]
         hi[dy] = -1
         redone[dy] = False
@@ -718,7 +763,7 @@ def step_scratch(num_envs: int, height: int, width: int) -> Work:
     made the reset kernel's cold compile some 40% slower), so they allocate nothing."""
     return Work(
         np.zeros(SRC_W, dtype=np.int64),
-        np.zeros(2 * SRC_W, dtype=np.uint8),
+        np.zeros(3 * SRC_W, dtype=np.uint8),
         np.zeros(2 * width, dtype=np.float32),
         np.zeros((2, rom_kernel.NI), dtype=np.int64),
         np.zeros(rom_kernel.NI, dtype=np.int64),
