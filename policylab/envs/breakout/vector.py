@@ -362,7 +362,7 @@ class BreakoutVectorEnv(VectorEnv):
         obs = np.empty(self._out.obs.shape, dtype=np.uint8)  # the caller's, as ale-py's
         self._step_kernel(self._rows, obs)
         info = self._info(None)
-        self._final_obs(np.arange(self.num_envs), info)
+        self._final_obs(self._rows, info)
         out = self._out
         return self._public(obs), out.reward.copy(), out.terminated.copy(), out.truncated.copy(), info
 
