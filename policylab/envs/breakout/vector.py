@@ -167,6 +167,7 @@ class BreakoutVectorEnv(VectorEnv):
             actions=np.zeros(n, dtype=np.int64),
             paddle_steps=np.full(n, rom_kernel.PADDLE_DELTA, dtype=np.int64),
             heads=np.full(n, stack_num - 1, dtype=np.int64),
+            band=np.full(n, -1, dtype=np.int64),
         )
         # and each env's last result: its stacks, stepped in place, and the last step's outcome and info
         obs = np.zeros((n, stack_num, img_height, img_width, pal.shape[0]), dtype=np.uint8)
@@ -181,7 +182,7 @@ class BreakoutVectorEnv(VectorEnv):
             episode_frame_number=np.zeros(n, dtype=np.int32),
         )
         self._work = vector_kernel.step_scratch(n, img_height, img_width)
-        self._memo = vector_kernel.new_memo(pal.shape[0], img_height, img_width)  # reset observations (`vector_kernel`)
+        self._memo = vector_kernel.new_memo(self._screen, pal.shape[0])  # what the kernels draw once (`Memo`)
         self._args = vector_kernel.plain(self._games, self._cfg, self._screen, self._memo, self._out, self._work)
         # async: (env, is a reset, its seed, its ALE action and paddle step), in ale-py's queue order
         self._queue: deque[tuple[int, bool, int, int, int]] = deque()

@@ -88,6 +88,7 @@ class Games(NamedTuple):
     actions: np.ndarray  # (n,) int64: the ALE action of the next step
     paddle_steps: np.ndarray  # (n,) int64: and its paddle step
     heads: np.ndarray  # (n,) int64: the slot of `Results.obs` that holds the env's newest frame
+    band: np.ndarray  # (n,) int64: the slot of `Memo.bands` equal to the env's still rows around the paddle (-1: none)
 
 
 class Config(NamedTuple):
@@ -121,10 +122,15 @@ class Screen(NamedTuple):
 
 
 class Memo(NamedTuple):
-    """Reset observations drawn, keyed by the state they show (`_reset_one`, `new_memo`)."""
+    """What the kernels drew once and look up again (`new_memo`): reset observations, keyed by the state they show
+    (`_reset_one`), and the output rows around the paddle, keyed by the paddle in both pooled frames (`_paddle_band`)."""
 
     keys: np.ndarray  # (MEMO_SLOTS, NI) int64, -1: no state
     frames: np.ndarray  # (MEMO_SLOTS, H, W, channels) uint8
+    bands: np.ndarray  # (BAND_SLOTS, rows, 160) uint8: distinct still rows around the paddle (`_intern_band`)
+    bands_n: np.ndarray  # (1,) int64: how many slots of `bands` are taken
+    paddle_keys: np.ndarray  # (PADDLE_SLOTS,) int64, -1: none (`_paddle_band`)
+    paddle_rows: np.ndarray  # (PADDLE_SLOTS, rows, W) uint8: one channel's output rows around the paddle
 
 
 class Results(NamedTuple):
@@ -471,6 +477,93 @@ def _redo_span(moving, maxpool, dy, lo, hi, held, screen, work, canvas):
     return held
 
 
+# The output rows around the paddle, drawn once per paddle placement (`_paddle_band`): slots of the direct-mapped
+# memo, and of the table of distinct still rows there (one per set of colours met; a full table memoizes nothing)
+PADDLE_BITS = 12
+PADDLE_SLOTS = 1 << PADDLE_BITS
+BAND_SLOTS = 16
+
+
+@numba.njit(cache=True, inline="always")
+def paddle_band(r0, r1, screen):
+    """The output rows (first, last) that read source rows r0..r1, and the source rows (first, last) they read."""
+    dy0, dy1 = screen.dyr[r0, 0], screen.dyr[r1, 1]
+    return dy0, dy1, screen.yi[screen.ystart[dy0], 0], screen.yi[screen.ystart[dy1 + 1] - 1, 0]
+
+
+@numba.njit(cache=True)
+def band_rows(screen):
+    """`paddle_band` of the paddle's rows at either height (`render.lower_up`): every band `_paddle_band` draws
+    lies in these output rows and reads these source rows."""
+    return paddle_band(rom_kernel.PADDLE_ROWS[0] - 1, rom_kernel.PADDLE_ROWS[1], screen)
+
+
+@numba.njit(cache=True, inline="always")
+def _intern_band(still, screen, memo):
+    """The slot of `memo.bands` that holds the still layer's rows of `band_rows` (taking a free one for rows not
+    met before; -1 when none is left). Those rows hold the walls and the black field: only a colour changes them
+    (`update_still` with `ALL_CHANGED`, after which the caller interns them again), so envs of one slot have the
+    same still pixels wherever the paddle's output rows read."""
+    s0, s1 = band_rows(screen)[2:]
+    n = memo.bands_n[0]
+    for k in range(n):
+        same = True
+        for r in range(s0, s1 + 1):
+            for c in range(SRC_W):
+                if still[r, c] != memo.bands[k, r - s0, c]:
+                    same = False
+                    break
+            if not same:
+                break
+        if same:
+            return k
+    if n == memo.bands.shape[0]:
+        return -1
+    for r in range(s0, s1 + 1):
+        copy_row(memo.bands[n, r - s0], still[r])
+    memo.bands_n[0] = n + 1
+    return n
+
+
+@numba.njit(cache=True, inline="always")
+def _paddle_band(moving, maxpool, band, ch, screen, memo, work, canvas):
+    """Recompute the output rows that read the paddle's rows of either frame whole, from the memo when this
+    placement was drawn before: they are a function of the env's band of still rows (`_intern_band`), the channel
+    and the paddle's rows, column, pattern and colour in each frame (`render.moving_objects`), so long as the ball
+    is on none of the source rows they read in either frame. Returns False, drawing nothing, where that does not
+    hold (or the band is not interned); else flags the rows in `work.redone`.
+
+    A paddle that moved costs the pixels of its moved edges otherwise (`_redo_span`): some 30 source columns each
+    side, the most of an incremental step at random actions; a lookup costs the copy of a few output rows."""
+    if band < 0:
+        return False
+    moving_a, moving_b = moving
+    dy0, dy1, s0, s1 = paddle_band(min(moving_a[4], moving_b[4]), max(moving_a[5], moving_b[5]), screen)
+    key = band * 4 + ch  # band < BAND_SLOTS = 16, ch < 3: 6 bits, then 26 per frame
+    for objects in moving:
+        if objects[0] <= s1 and objects[1] >= s0:  # the ball (rows -1 when there is none)
+            return False
+        x, pattern, colour, up = objects[6], objects[7], objects[8], rom_kernel.PADDLE_ROWS[0] - objects[4]
+        if not (0 <= x < 512 and 0 <= pattern < 256 and 0 <= colour < 256 and 0 <= up < 2):
+            return False
+        key = (((key * 512 + x) * 256 + pattern) * 256 + colour) * 2 + up
+    golden = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the product's top bits
+    slot = np.int64((np.uint64(key) * golden) >> np.uint64(64 - PADDLE_BITS))
+    rows, out, width = memo.paddle_rows[slot], canvas.out, canvas.out.shape[1]
+    if memo.paddle_keys[slot] == key:
+        for dy in range(dy0, dy1 + 1):
+            copy_row(out[dy], rows[dy - dy0])
+    else:
+        held = -1
+        for dy in range(dy0, dy1 + 1):
+            held = _redo_span(moving, maxpool, dy, 0, width - 1, held, screen, work, canvas)
+            copy_row(rows[dy - dy0], out[dy])
+        memo.paddle_keys[slot] = key
+    for dy in range(dy0, dy1 + 1):
+        work.redone[dy] = True
+    return True
+
+
 @numba.njit(cache=True, _nrt=False)
 def _redo_rows(frames, maxpool, r0, r1, screen, work, canvas):
     """Recompute the output rows of `frames` (`_out_row`) that read source rows r0..r1, whole, and flag them in
@@ -525,13 +618,15 @@ def update_still(b, changed, rom, still):
 
 
 @numba.njit(cache=True, inline="always")
-def draw_changed(shown, pair, changed, maxpool, screen, work, canvas):
-    """Update the canvas (holding the observation of the pair `shown` = (pa, pb)) to `pair` = (a, b), whose still
-    layer is the canvas's, recomputing only what can differ (`changed`: `still_changes`): everything when a colour
-    changed; a brick row whose bricks changed and the score rows when the score or lives did, whole; and the output
-    pixels under the ball in any of the four frames (per output row, the span from the first to the last; `lo`
-    and `hi` of `work` hold no span, `redone` no row, before and after) and, each side on its own, those the
-    paddle left or took (a pixel redone twice is the same pixel)."""
+def draw_changed(shown, pair, changed, maxpool, band, ch, screen, memo, work, canvas):
+    """Update the canvas (channel `ch`, holding the observation of the pair `shown` = (pa, pb)) to `pair` = (a, b),
+    whose still layer is the canvas's (its paddle rows those of `band`: `_intern_band`), recomputing only what can
+    differ (`changed`: `still_changes`): everything when a colour changed; a brick row whose bricks changed and the
+    score rows when the score or lives did, whole; when the paddle moved, the rows around it whole from the memo
+    (`_paddle_band`) or else, each side on its own, the pixels it left or took; and the output pixels under the
+    ball in any of the four frames (per output row, the span from the first to the last; `lo` and `hi` of `work`
+    hold no span, `redone` no row, before and after) outside the rows redone (a pixel redone twice is the same
+    pixel)."""
     pa, pb, a, b = shown[0], shown[1], pair[0], pair[1]
     lo, hi, redone, out = work.lo, work.hi, work.redone, canvas.out
     if changed == ALL_CHANGED:
@@ -549,7 +644,9 @@ def draw_changed(shown, pair, changed, maxpool, screen, work, canvas):
     _mark_ball(a, screen, work)
     moving = rom_render.moving_objects(a), rom_render.moving_objects(b)
     up = rom_render.lower_up(b[rom_kernel.SHOWN])
-    for side in range(2):  # each side's moved edges, of both pairs, as one span of their own
+    moved = pa[ram.RAM_PADDLE_X] != a[ram.RAM_PADDLE_X] or pb[ram.RAM_PADDLE_X] != b[ram.RAM_PADDLE_X]
+    edges = not (moved and _paddle_band(moving, maxpool, band, ch, screen, memo, work, canvas))
+    for side in range(2 if edges else 0):  # each side's moved edges, of both pairs, as one span of their own
         c0a, c1a = _paddle_edge(pa, a, side)
         c0b, c1b = _paddle_edge(pb, b, side)
         if c1a >= 0 or c1b >= 0:
@@ -628,11 +725,17 @@ LIVES_IGNORED, LIFE_LOSS_INFO, EPISODIC_LIFE = 0, 1, 2
 MEMO_SLOTS = 64
 
 
-def new_memo(num_channels: int, height: int, width: int) -> Memo:
-    """Empty reset-observation memo: keys (`MEMO_SLOTS`, NI) int64 (-1: no state has it) and frames."""
+def new_memo(screen: Screen, num_channels: int) -> Memo:
+    """An empty `Memo` for observations of `screen`'s size with `num_channels` channels."""
+    height, width = screen.ystart.shape[0] - 1, screen.xstart.shape[0] - 1
+    dy0, dy1, s0, s1 = band_rows(screen)
     return Memo(
         np.full((MEMO_SLOTS, rom_kernel.NI), -1, dtype=np.int64),
         np.zeros((MEMO_SLOTS, height, width, num_channels), dtype=np.uint8),
+        np.zeros((BAND_SLOTS, s1 - s0 + 1, SRC_W), dtype=np.uint8),
+        np.zeros(1, dtype=np.int64),
+        np.full(PADDLE_SLOTS, -1, dtype=np.int64),
+        np.zeros((PADDLE_SLOTS, dy1 - dy0 + 1, width), dtype=np.uint8),
     )
 
 
@@ -672,6 +775,7 @@ def _reset_one(i, games, cfg, screen, memo, work, obs):
     obs[i, :-1] = 0
     games.heads[i] = obs.shape[1] - 1
     update_still(m, ALL_CHANGED, screen.rom, games.still[i])
+    games.band[i] = _intern_band(games.still[i], screen, memo)
     h = 0
     for k in range(m.shape[0]):
         h = h * 1000003 + m[k]
@@ -865,9 +969,13 @@ def step_kernel(rows, out, games, cfg, screen, memo, results, work):
             else:
                 changed = still_changes(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], screen.static)
                 update_still(pairs[i, 1], changed, screen.rom, still)
+                if changed == ALL_CHANGED:
+                    games.band[i] = _intern_band(still, screen, memo)
                 for ch in range(colours.shape[0]):
                     canvas = Canvas(colours[ch], still, obs[i, new, :, :, ch])
-                    draw_changed(last_pair, pairs[i], changed, cfg.maxpool, screen, work, canvas)
+                    draw_changed(
+                        last_pair, pairs[i], changed, cfg.maxpool, games.band[i], ch, screen, memo, work, canvas
+                    )
             counters[i, DONE] = ended
             if cfg.life_mode == LIFE_LOSS_INFO and m[ram.RAM_LIVES] < lives_before:  # the game goes on
                 terminated[i] = True

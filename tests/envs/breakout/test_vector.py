@@ -301,3 +301,22 @@ def test_writing_into_a_returned_observation_changes_nothing_later(grayscale):
         actions = rng.integers(0, 4, 2)
         obs, ref = scribbled.step(actions)[0], clean.step(actions)[0]
     np.testing.assert_array_equal(obs, ref)
+
+
+@pytest.mark.parametrize("grayscale", [True, False])
+def test_the_paddle_memo_draws_what_the_edges_draw(grayscale):
+    """The rows around the paddle come from the memo (`vector_kernel._paddle_band`) when an env's still rows there
+    are interned; a twin whose table of them is full draws the paddle's moved edges instead. Both must give the
+    same bytes, the memo must have been used, and every env of the twin must have had no band to use."""
+    kwargs = {"grayscale": grayscale, "repeat_action_probability": 0.25}
+    memo, edges = BreakoutVectorEnv(4, **kwargs), BreakoutVectorEnv(4, **kwargs)
+    edges._memo.bands_n[0] = edges._memo.bands.shape[0]  # no slot left: every env's band is -1
+    (obs, _), (ref, _) = memo.reset(seed=SEEDS[1]), edges.reset(seed=SEEDS[1])
+    rng = np.random.default_rng(SEEDS[1])
+    for t in range(300):
+        np.testing.assert_array_equal(obs, ref, err_msg=f"step {t}")
+        actions = rng.integers(0, 4, 4)
+        obs, ref = memo.step(actions)[0], edges.step(actions)[0]
+    np.testing.assert_array_equal(obs, ref)
+    assert (memo._games.band >= 0).all() and (edges._games.band == -1).all()
+    assert (memo._memo.paddle_keys >= 0).sum() > 50 and (edges._memo.paddle_keys == -1).all()
