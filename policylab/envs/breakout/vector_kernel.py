@@ -88,6 +88,7 @@ class Games(NamedTuple):
     actions: np.ndarray  # (n,) int64: the ALE action of the next step
     paddle_steps: np.ndarray  # (n,) int64: and its paddle step
     heads: np.ndarray  # (n,) int64: the slot of `Results.obs` that holds the env's newest frame
+    frame: np.ndarray  # (n, H, W, channels) uint8: the newest frame, drawn on in place (the head slot holds a copy)
     band: np.ndarray  # (n,) int64: the slot of `Memo.bands` equal to the env's still rows around the paddle (-1: none)
 
 
@@ -792,6 +793,7 @@ def _reset_one(i, games, cfg, screen, memo, work, obs):
         copy_row(memo.keys[slot], m)
     frame_bytes = memo.frames[slot].size
     move_bytes(obs, ((i + 1) * obs.shape[1] - 1) * frame_bytes, memo.frames, slot * frame_bytes, frame_bytes)
+    move_bytes(games.frame, i * frame_bytes, memo.frames, slot * frame_bytes, frame_bytes)
 
 
 @numba.njit(cache=True, inline="always")
@@ -829,9 +831,11 @@ def reset_kernel(rows, games, cfg, screen, memo, results, work):
         results.episode_frame_number[i] = games.counters[i, EP_FRAMES]
 
 
-# Observations of more bytes than this are written past the cache (`stream_bytes`): they outgrow the core's own
-# cache, so the caller reads them from memory anyway, and a cached write first reads each line it writes (at
-# N = 256 and 1,024, 84 x 84 x 4: some 15-20% of a step). Smaller ones stay in the cache for the caller.
+# Observations of more bytes than this are written ahead and past the cache (`step_kernel`, `stream_bytes`):
+# they and the rings outgrow the core's own cache, so the caller reads them from memory anyway, a cached write
+# first reads each line it writes (at N = 256 and 1,024, 84 x 84 x 4: some 15-20% of a step) and a stack built
+# from the rings reads its frames back from memory. Smaller ones are built from the rings, which stay in the
+# cache, and stay in the cache for the caller (written ahead, they spread over more arrays than it holds).
 STREAM_BYTES = 4 << 20
 
 
@@ -852,12 +856,46 @@ def _ordered(ring, heads, i, out, k, stream):
         move_bytes(out, at + older, ring, ring_at, newer)
 
 
+@numba.njit(cache=True, inline="always")
+def _put(dst, dst_at, src, src_at, count, stream):
+    """`stream_bytes` if `stream`, else `move_bytes`."""
+    if stream:
+        stream_bytes(dst, dst_at, src, src_at, count)
+    else:
+        move_bytes(dst, dst_at, src, src_at, count)
+
+
+@numba.njit(cache=True, inline="always")
+def _write_ahead(ring, heads, i, ahead, r, first, stream):
+    """Env i's frames from its ring into row r of the stacks `ahead` (`step_kernel`): for k = first..stack - 1,
+    `ahead[k - first]` gets the stack's frames k.. (oldest first) in its slots 0.., what the stacks of the next
+    steps share with this one."""
+    stack = ring.shape[1]
+    frame_bytes = ring[0, 0].size
+    oldest = heads[i] + 1 if heads[i] + 1 < stack else 0
+    for k in range(first, stack):
+        for j in range(stack - k):
+            slot = oldest + k + j
+            if slot >= stack:
+                slot -= stack
+            at = (r * stack + j) * frame_bytes
+            _put(ahead[k - first], at, ring, (i * stack + slot) * frame_bytes, frame_bytes, stream)
+
+
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def stacks(rows, ring, heads, out):
     """The stacks of envs `rows`, oldest frame first, from their rings into `out[k]` for `rows[k]`: ale-py's
     observations, in an array of the caller's."""
     for k in range(rows.shape[0]):
         _ordered(ring, heads, rows[k], out, k, False)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def prime(rows, ring, heads, ahead):
+    """Fill the stacks of the next `stack - 1` steps (`ahead`, row k for env `rows[k]`) with the frames they share
+    with the envs' current stacks, for `step_kernel` to complete."""
+    for k in range(rows.shape[0]):
+        _write_ahead(ring, heads, rows[k], ahead, k, 1, False)
 
 
 def step_scratch(num_envs: int, height: int, width: int) -> Work:
@@ -879,15 +917,21 @@ def step_scratch(num_envs: int, height: int, width: int) -> Work:
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def step_kernel(rows, out, games, cfg, screen, memo, results, work):
+def step_kernel(rows, out, ahead, games, cfg, screen, memo, results, work):
     """One agent step of envs `rows` (distinct; the others are left alone): `cfg.frameskip` frames of each env's
     ALE action `games.actions[i]` with paddle step `games.paddle_steps[i]`, the reward summed (clipped to its sign
-    when `cfg.clip`), the new max-pooled, resized frame into `results.obs` ((n, stack, H, W, channels),
-    C-contiguous: one channel per row of `screen.colours`, the colour byte's gray or R, G, B), each env's frames
-    a ring: the newest frame copied over the oldest (`move_bytes`, one frame where shifting the stack moved all
-    but one) and updated there in place, the slot becoming the env's head (`Games.heads`). When `out` has rows
-    (one per row of `rows`), each env's stack is then written there in order, the caller's observation (past the
-    cache when `out` is larger than `STREAM_BYTES`); an empty `out` leaves that to `stacks`.
+    when `cfg.clip`), the new max-pooled, resized frame drawn over the last in `games.frame` ((n, H, W,
+    channels): one channel per row of `screen.colours`, the colour byte's gray or R, G, B) and copied into
+    `results.obs` ((n, stack, H, W, channels), C-contiguous), each env's frames a ring: the newest over the
+    oldest, its slot becoming the env's head (`Games.heads`).
+
+    The stacks, row r for env `rows[r]`, go to one of two places (or neither, when both have no rows: `stacks`
+    then reads the rings). Into `out`, in order from the ring, while the frames are in the cache (arrays of up to
+    `STREAM_BYTES`, whose rings stay in the cache). Or, for larger ones, ahead: `ahead` holds `stack` arrays,
+    this step's and the next steps', which `prime` or the steps before filled with the frames they share with
+    this step's (the `stack - 1 - k` oldest of `ahead[k]`); the new frame goes into slot `stack - 1 - k` of each
+    `ahead[k]` past the cache (an env reset in this step writes all its reset stack's frames there), and the
+    caller gets `ahead[0]` whole, with no frame read back from memory to build it.
 
     Autoreset as ale-py's: NextStep (`cfg.same_step` False), an env whose episode ended on its last step is reset
     now (`_reset_env`, with its pending seed) and its action ignored; SameStep, an env whose episode ends in this
@@ -909,7 +953,7 @@ def step_kernel(rows, out, games, cfg, screen, memo, results, work):
     stack = obs.shape[1]
     frame_bytes = obs.shape[2] * width * obs.shape[4]
     stack_bytes = stack * frame_bytes
-    stream = out.size > STREAM_BYTES
+    ring_stream = ahead[0].shape[0] > 0  # the ring is read again only by `stacks`, `prime` and SameStep
     work.lo[:] = width
     work.hi[:] = -1
     work.redone[:] = False
@@ -919,14 +963,10 @@ def step_kernel(rows, out, games, cfg, screen, memo, results, work):
         reward[i] = 0
         terminated[i] = False
         truncated[i] = False
-        if counters[i, DONE]:
+        reset = counters[i, DONE] != 0
+        if reset:
             _reset_env(i, games, cfg, screen, memo, work, obs)
         else:
-            # the newest frame copied into the ring's next slot (over the oldest), to be updated there in place
-            head = games.heads[i]
-            new = head + 1 if head + 1 < stack else 0
-            move_bytes(obs, i * stack_bytes + new * frame_bytes, obs, i * stack_bytes + head * frame_bytes, frame_bytes)
-            games.heads[i] = new
             m = games.state[i]
             c = counters[i]
             lives_before = m[ram.RAM_LIVES]
@@ -961,10 +1001,10 @@ def step_kernel(rows, out, games, cfg, screen, memo, results, work):
             if cfg.clip:
                 total = (total > 0) - (total < 0)
             reward[i] = total
-            colours, still = screen.colours, games.still[i]
+            colours, still, frame = screen.colours, games.still[i], games.frame[i]
             if ended_last and cfg.maxpool:  # the next step resets (and redraws the still layer)
                 for ch in range(colours.shape[0]):
-                    canvas = Canvas(colours[ch], still, obs[i, new, :, :, ch])
+                    canvas = Canvas(colours[ch], still, frame[:, :, ch])
                     draw_full((last_pair[0], last_pair[1], m_slot), 2, screen, work, canvas)
             else:
                 changed = still_changes(last_pair[0], last_pair[1], pairs[i, 0], pairs[i, 1], screen.static)
@@ -972,19 +1012,32 @@ def step_kernel(rows, out, games, cfg, screen, memo, results, work):
                 if changed == ALL_CHANGED:
                     games.band[i] = _intern_band(still, screen, memo)
                 for ch in range(colours.shape[0]):
-                    canvas = Canvas(colours[ch], still, obs[i, new, :, :, ch])
+                    canvas = Canvas(colours[ch], still, frame[:, :, ch])
                     draw_changed(
                         last_pair, pairs[i], changed, cfg.maxpool, games.band[i], ch, screen, memo, work, canvas
                     )
+            new = games.heads[i] + 1 if games.heads[i] + 1 < stack else 0  # over the oldest
+            _put(obs, i * stack_bytes + new * frame_bytes, games.frame, i * frame_bytes, frame_bytes, ring_stream)
+            games.heads[i] = new
             counters[i, DONE] = ended
             if cfg.life_mode == LIFE_LOSS_INFO and m[ram.RAM_LIVES] < lives_before:  # the game goes on
                 terminated[i] = True
             if ended and cfg.same_step:
                 _ordered(obs, games.heads, i, results.final_obs, i, False)
                 _reset_env(i, games, cfg, screen, memo, work, obs)
+                reset = True
         results.lives[i] = games.state[i, ram.RAM_LIVES]
         results.frame_number[i] = counters[i, FRAMES]
         results.episode_frame_number[i] = counters[i, EP_FRAMES]
-        if out.shape[0]:  # the stack, in order, into the caller's array while the env's frames are in the cache
-            _ordered(obs, games.heads, i, out, r, stream)
+        if out.shape[0]:
+            _ordered(obs, games.heads, i, out, r, False)
+        elif ahead[0].shape[0] == 0:
+            continue
+        elif reset:  # the reset stack's frames (`_reset_one`), where the frames before it were
+            _write_ahead(obs, games.heads, i, ahead, r, 0, True)
+        else:  # the new frame, from the cache, into each stack that holds it
+            for k in range(stack):
+                _put(
+                    ahead[k], (r * stack + stack - 1 - k) * frame_bytes, games.frame, i * frame_bytes, frame_bytes, True
+                )
     store_fence()

@@ -320,3 +320,30 @@ def test_the_paddle_memo_draws_what_the_edges_draw(grayscale):
     np.testing.assert_array_equal(obs, ref)
     assert (memo._games.band >= 0).all() and (edges._games.band == -1).all()
     assert (memo._memo.paddle_keys >= 0).sum() > 50 and (edges._memo.paddle_keys == -1).all()
+
+
+@pytest.mark.parametrize("grayscale,n", [(True, 3), (False, 3), (True, 160)])
+def test_returned_observations_held_by_the_caller_are_never_reused(grayscale, n):
+    """The env reuses an array it handed out once the caller has let go of it (`BreakoutVectorEnv._new_stacks`),
+    and above `STREAM_BYTES` (160 envs) writes each step's stacks over several steps (`vector_kernel.step_kernel`'s
+    `ahead`): an observation the caller holds, whole or as a view of part of it, must keep its bytes, while
+    dropped ones are reused (a handful of buffers over many steps)."""
+    from policylab.envs.breakout import vector_kernel
+
+    env = BreakoutVectorEnv(n, grayscale=grayscale, repeat_action_probability=0.0)
+    assert (env._out.obs.nbytes > vector_kernel.STREAM_BYTES) == (n == 160)
+    obs, _ = env.reset(seed=SEEDS[2])
+    rng = np.random.default_rng(SEEDS[2])
+    held, views = [], []
+    for t in range(30):
+        obs = env.step(rng.integers(0, 4, n))[0]
+        if t % 3 == 0:
+            held.append((obs, obs.copy()))
+        elif t % 3 == 1:
+            views.append((obs[1:, -1], obs[1:, -1].copy()))  # a view keeps the whole array alive
+    for t, (kept, copy) in enumerate(held + views):
+        np.testing.assert_array_equal(kept, copy, err_msg=f"held observation {t}")
+    buffers = set()
+    for _ in range(30):
+        buffers.add(env.step(rng.integers(0, 4, n))[0].__array_interface__["data"][0])
+    assert len(buffers) <= env._out.obs.shape[1] + 2, len(buffers)  # the stacks written at once, and a spare
