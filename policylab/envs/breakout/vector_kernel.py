@@ -486,7 +486,7 @@ BAND_SLOTS = 16
 
 
 @numba.njit(cache=True, inline="always")
-def paddle_band(r0, r1, screen):
+def band_span(r0, r1, screen):
     """The output rows (first, last) that read source rows r0..r1, and the source rows (first, last) they read."""
     dy0, dy1 = screen.dyr[r0, 0], screen.dyr[r1, 1]
     return dy0, dy1, screen.yi[screen.ystart[dy0], 0], screen.yi[screen.ystart[dy1 + 1] - 1, 0]
@@ -494,9 +494,9 @@ def paddle_band(r0, r1, screen):
 
 @numba.njit(cache=True)
 def band_rows(screen):
-    """`paddle_band` of the paddle's rows at either height (`render.lower_up`): every band `_paddle_band` draws
+    """`band_span` of the paddle's rows at either height (`render.lower_up`): every band `_paddle_band` draws
     lies in these output rows and reads these source rows."""
-    return paddle_band(rom_kernel.PADDLE_ROWS[0] - 1, rom_kernel.PADDLE_ROWS[1], screen)
+    return band_span(rom_kernel.PADDLE_ROWS[0] - 1, rom_kernel.PADDLE_ROWS[1], screen)
 
 
 @numba.njit(cache=True, inline="always")
@@ -539,7 +539,7 @@ def _paddle_band(moving, maxpool, band, ch, screen, memo, work, canvas):
     if band < 0:
         return False
     moving_a, moving_b = moving
-    dy0, dy1, s0, s1 = paddle_band(min(moving_a[4], moving_b[4]), max(moving_a[5], moving_b[5]), screen)
+    dy0, dy1, s0, s1 = band_span(min(moving_a[4], moving_b[4]), max(moving_a[5], moving_b[5]), screen)
     key = band * 4 + ch  # band < BAND_SLOTS = 16, ch < 3: 6 bits, then 26 per frame
     for objects in moving:
         if objects[0] <= s1 and objects[1] >= s0:  # the ball (rows -1 when there is none)
@@ -840,12 +840,18 @@ STREAM_BYTES = 4 << 20
 
 
 @numba.njit(cache=True, inline="always")
+def _after(head, stack):
+    """The ring slot after `head`: the oldest frame's, which the next frame takes."""
+    return head + 1 if head + 1 < stack else 0
+
+
+@numba.njit(cache=True, inline="always")
 def _ordered(ring, heads, i, out, k, stream):
     """Env i's stack from its ring (`Games.heads`), oldest frame first, into `out[k]`: two `memmove`s, or two
     streams past the cache if `stream` (`stream_bytes`; a `store_fence` must follow)."""
     stack = ring.shape[1]
     frame_bytes = ring[0, 0].size
-    first = heads[i] + 1 if heads[i] + 1 < stack else 0  # the oldest frame's slot
+    first = _after(heads[i], stack)  # the oldest frame's slot
     at, ring_at = k * stack * frame_bytes, i * stack * frame_bytes
     older, newer = (stack - first) * frame_bytes, first * frame_bytes
     if stream:
@@ -872,7 +878,7 @@ def _write_ahead(ring, heads, i, ahead, r, first, stream):
     steps share with this one."""
     stack = ring.shape[1]
     frame_bytes = ring[0, 0].size
-    oldest = heads[i] + 1 if heads[i] + 1 < stack else 0
+    oldest = _after(heads[i], stack)
     for k in range(first, stack):
         for j in range(stack - k):
             slot = oldest + k + j
@@ -1016,7 +1022,7 @@ def step_kernel(rows, out, ahead, games, cfg, screen, memo, results, work):
                     draw_changed(
                         last_pair, pairs[i], changed, cfg.maxpool, games.band[i], ch, screen, memo, work, canvas
                     )
-            new = games.heads[i] + 1 if games.heads[i] + 1 < stack else 0  # over the oldest
+            new = _after(games.heads[i], stack)  # over the oldest
             _put(obs, i * stack_bytes + new * frame_bytes, games.frame, i * frame_bytes, frame_bytes, ring_stream)
             games.heads[i] = new
             counters[i, DONE] = ended
@@ -1037,7 +1043,7 @@ def step_kernel(rows, out, ahead, games, cfg, screen, memo, results, work):
             _write_ahead(obs, games.heads, i, ahead, r, 0, True)
         else:  # the new frame, from the cache, into each stack that holds it
             for k in range(stack):
-                _put(
-                    ahead[k], (r * stack + stack - 1 - k) * frame_bytes, games.frame, i * frame_bytes, frame_bytes, True
+                stream_bytes(
+                    ahead[k], (r * stack + stack - 1 - k) * frame_bytes, games.frame, i * frame_bytes, frame_bytes
                 )
     store_fence()
