@@ -10,3 +10,15 @@ class BadInput(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+    def __reduce__(self):
+        """Rebuilt from its field, message and attributes, whatever its subclass's constructor takes: a refusal
+        raised in a worker process crosses back to the parent (pickled) as the same one line, where the default
+        would call the subclass's constructor with the wrong arguments and break the process pool."""
+        return _rebuilt, (type(self), self.field, self.message), self.__dict__
+
+
+def _rebuilt(cls: type[BadInput], field: str, message: str) -> BadInput:
+    error = cls.__new__(cls)
+    BadInput.__init__(error, field, message)
+    return error

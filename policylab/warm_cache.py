@@ -31,15 +31,20 @@ def _single_env() -> None:
         env.close()
 
 
+_STICKY = {"repeat_action_probability": 0.25}
+
+
 def _vector_env() -> None:
     """The vector env in the layouts and action types the studies and tests use."""
     from policylab.envs.breakout.vector import BreakoutVectorEnv
 
-    for kwargs in ({}, {"grayscale": False}, {"maxpool": False}, {"repeat_action_probability": 0.25}):
-        venv = BreakoutVectorEnv(2, **kwargs)
+    # the last: 12 envs whose stacks outgrow `STREAM_BYTES` (4.3 MB), so that the sync step writes them ahead
+    ahead = (12, {"grayscale": False, "img_height": 200, "img_width": 150})
+    for n, kwargs in ((2, {}), (2, {"grayscale": False}), (2, {"maxpool": False}), (2, _STICKY), ahead):
+        venv = BreakoutVectorEnv(n, **kwargs)
         venv.reset(seed=_SEED)
         for dtype in (np.int64, np.int32):
-            venv.step(np.array([1, 2], dtype=dtype))
+            venv.step(np.arange(n, dtype=dtype) % 4)
         venv.close()
 
 

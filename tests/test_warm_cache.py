@@ -40,3 +40,27 @@ def test_each_job_leaves_every_cached_kernel_compiled():
     assert len(kernels) > 40
     cold = sorted(name for name, kernel in kernels.items() if name not in NOT_WARMED and not _cached(kernel))
     assert cold == []
+
+
+def test_the_vector_env_s_layouts_run_on_the_kernels_the_install_compiled():
+    """Smaller stacks, RGB, and stacks large enough to be written ahead use the compiled versions the install
+    left (one per kernel): a layout that compiled a version of its own would compile at a user's first use, and
+    in each test worker. (Stacks of more than ale-py's default 4 frames do get versions of their own.)"""
+    import numpy as np
+
+    from policylab.envs.breakout import vector_kernel
+    from policylab.envs.breakout.vector import BreakoutVectorEnv
+
+    warm_cache._vector_env()
+    kernels = {name: obj for name, obj in vars(vector_kernel).items() if isinstance(obj, CPUDispatcher)}
+    compiled = {name: list(kernel.signatures) for name, kernel in kernels.items()}
+    assert len(compiled["step_kernel"]) == len(compiled["prime"]) == 1
+    for stack_num in (1, 2, 3):
+        for n, layout in ((3, {}), (12, {"grayscale": False, "img_height": 200, "img_width": 150})):
+            venv = BreakoutVectorEnv(n, stack_num=stack_num, **layout)
+            venv.reset(seed=stack_num)
+            for _ in range(stack_num + 1):
+                venv.step(np.arange(n) % 4)
+            venv.close()
+    compiled_after = {name: list(kernel.signatures) for name, kernel in kernels.items()}
+    assert compiled_after == compiled

@@ -29,6 +29,8 @@ from policylab.errors import BadInput
 
 # the stacks handed out that the env keeps an eye on, to reuse one the caller let go of (`_new_stacks`)
 HANDED_KEPT = 3
+# the least length of the tuples of stacks the kernels get (`_padded`)
+KERNEL_STACKS = 4
 
 
 def _references(items: list, k: int) -> int:
@@ -201,7 +203,7 @@ class BreakoutVectorEnv(VectorEnv):
         # the sync step's next stacks, their shared frames written (`vector_kernel.step_kernel`); None: not primed
         self._ahead: tuple[np.ndarray, ...] | None = None
         self._handed: list[np.ndarray] = []  # the last stacks handed out, to reuse once the caller lets go
-        self._no_stacks = (obs[:0],) * stack_num
+        self._no_stacks = self._padded(())
         # async: (env, is a reset, its seed, its ALE action and paddle step), in ale-py's queue order
         self._queue: deque[tuple[int, bool, int, int, int]] = deque()
         self._last_ids: np.ndarray | None = None  # the envs of the last batch, which `send` acts for
@@ -420,12 +422,18 @@ class BreakoutVectorEnv(VectorEnv):
                     self._rows,
                     self._out.obs,
                     self._games.heads,
-                    self._ahead,
+                    self._padded(self._ahead),
                 )
         ahead = (*self._ahead, self._new_stacks())  # each the caller's when handed out, as ale-py's
-        self._step_kernel(self._rows, ahead=ahead)
+        self._step_kernel(self._rows, ahead=self._padded(ahead))
         self._ahead = ahead[1:]
         return ahead[0]
+
+    def _padded(self, stacks: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        """`stacks` and empty-rowed arrays after them, at least `KERNEL_STACKS` in all: numba compiles a kernel
+        once per tuple length, so stack sizes up to ale-py's default of 4 share one compiled kernel (the kernels
+        read only the first `stack_num`)."""
+        return stacks + (self._out.obs[:0],) * (KERNEL_STACKS - len(stacks))
 
     def _recv_async(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """The first `batch_size` queued envs, each reset or stepped in queue order (a run of distinct envs per
