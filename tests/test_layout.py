@@ -33,7 +33,6 @@ TESTED_IN = {
     "envs/robots/observation.py": ("envs/robots/test_trainer_terms.py", "the observation terms against the trainers'"),
     "envs/robots/robot.py": ("envs/robots/test_friction_reach.py", IMPORTS),
     "envs/robots/spec.py": ("envs/robots/test_robots.py", IMPORTS),
-    "errors.py": ("envs/breakout/rom/test_kernel.py", IMPORTS),
     "learning/checkpoint.py": ("learning/test_ppo.py", IMPORTS),
     "learning/learner.py": ("studies/boundary/test_go1_v4_training.py", IMPORTS),
     "learning/network.py": ("learning/test_ppo.py", IMPORTS),
