@@ -13,7 +13,7 @@ SYSTEM_PACKAGES := chromium libegl1 libegl-mesa0 libgl1-mesa-dri
 
 .PHONY: demo test test-fast format setup system-deps clean
 
-# The install ends by compiling every numba kernel into numba's cache (`policylab.warm_cache`, about two
+# The install ends by compiling every numba kernel into numba's cache (`policylab.warm_cache`, about 3.5
 # minutes on 2 cores), so that neither the first command nor the test workers compile them, each its own copy.
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
