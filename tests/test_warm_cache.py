@@ -54,7 +54,7 @@ def test_the_vector_env_s_layouts_run_on_the_kernels_the_install_compiled():
     warm_cache._vector_env()
     kernels = {name: obj for name, obj in vars(vector_kernel).items() if isinstance(obj, CPUDispatcher)}
     compiled = {name: list(kernel.signatures) for name, kernel in kernels.items()}
-    assert len(compiled["step_kernel"]) == len(compiled["prime"]) == 1
+    assert compiled["step_kernel"] and compiled["prime"]  # the job reaches both, writing ahead included
     for stack_num in (1, 2, 3):
         for n, layout in ((3, {}), (12, {"grayscale": False, "img_height": 200, "img_width": 150})):
             venv = BreakoutVectorEnv(n, stack_num=stack_num, **layout)

@@ -203,7 +203,7 @@ class BreakoutVectorEnv(VectorEnv):
         # the sync step's next stacks, their shared frames written (`vector_kernel.step_kernel`); None: not primed
         self._ahead: tuple[np.ndarray, ...] | None = None
         self._handed: list[np.ndarray] = []  # the last stacks handed out, to reuse once the caller lets go
-        self._no_stacks = self._padded(())
+        self._no_stacks = self._padded((obs[:0],) * stack_num)  # the tuple type of the sync step's `ahead`
         # async: (env, is a reset, its seed, its ALE action and paddle step), in ale-py's queue order
         self._queue: deque[tuple[int, bool, int, int, int]] = deque()
         self._last_ids: np.ndarray | None = None  # the envs of the last batch, which `send` acts for
