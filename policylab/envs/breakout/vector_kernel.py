@@ -846,20 +846,16 @@ def _after(head, stack):
 
 
 @numba.njit(cache=True, inline="always")
-def _ordered(ring, heads, i, out, k, stream):
-    """Env i's stack from its ring (`Games.heads`), oldest frame first, into `out[k]`: two `memmove`s, or two
-    streams past the cache if `stream` (`stream_bytes`; a `store_fence` must follow)."""
+def _ordered(ring, heads, i, out, k):
+    """Env i's stack from its ring (`Games.heads`), oldest frame first, into `out[k]`: two `memmove`s (stacks that
+    outgrow the cache are written ahead instead: `step_kernel`)."""
     stack = ring.shape[1]
     frame_bytes = ring[0, 0].size
     first = _after(heads[i], stack)  # the oldest frame's slot
     at, ring_at = k * stack * frame_bytes, i * stack * frame_bytes
     older, newer = (stack - first) * frame_bytes, first * frame_bytes
-    if stream:
-        stream_bytes(out, at, ring, ring_at + first * frame_bytes, older)
-        stream_bytes(out, at + older, ring, ring_at, newer)
-    else:
-        move_bytes(out, at, ring, ring_at + first * frame_bytes, older)
-        move_bytes(out, at + older, ring, ring_at, newer)
+    move_bytes(out, at, ring, ring_at + first * frame_bytes, older)
+    move_bytes(out, at + older, ring, ring_at, newer)
 
 
 @numba.njit(cache=True, inline="always")
@@ -893,7 +889,7 @@ def stacks(rows, ring, heads, out):
     """The stacks of envs `rows`, oldest frame first, from their rings into `out[k]` for `rows[k]`: ale-py's
     observations, in an array of the caller's."""
     for k in range(rows.shape[0]):
-        _ordered(ring, heads, rows[k], out, k, False)
+        _ordered(ring, heads, rows[k], out, k)
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
@@ -1029,14 +1025,14 @@ def step_kernel(rows, out, ahead, games, cfg, screen, memo, results, work):
             if cfg.life_mode == LIFE_LOSS_INFO and m[ram.RAM_LIVES] < lives_before:  # the game goes on
                 terminated[i] = True
             if ended and cfg.same_step:
-                _ordered(obs, games.heads, i, results.final_obs, i, False)
+                _ordered(obs, games.heads, i, results.final_obs, i)
                 _reset_env(i, games, cfg, screen, memo, work, obs)
                 reset = True
         results.lives[i] = games.state[i, ram.RAM_LIVES]
         results.frame_number[i] = counters[i, FRAMES]
         results.episode_frame_number[i] = counters[i, EP_FRAMES]
         if out.shape[0]:
-            _ordered(obs, games.heads, i, out, r, False)
+            _ordered(obs, games.heads, i, out, r)
         elif ahead[0].shape[0] == 0:
             continue
         elif reset:  # the reset stack's frames (`_reset_one`), where the frames before it were
