@@ -104,6 +104,32 @@ def test_stream_bytes_copies_exactly_the_range_at_any_alignment():
                 np.testing.assert_array_equal(dst, want, err_msg=f"{dst_at=} {src_at=} {count=}")
 
 
+def test_prefetch_compiles_to_a_prefetch_and_changes_nothing():
+    """`prefetch` (the step kernel's hint for the next envs' rows, `_prefetch_ahead`) must reach the machine code
+    as a prefetch instruction, not be dropped by the compiler, and leave every byte and result as they were, at
+    any offset of any array the kernel hands it (int64 rows, uint8 layers, the last byte)."""
+    import numba
+
+    from policylab.envs.breakout import vector_kernel
+
+    @numba.njit(_nrt=False)
+    def total_after_hints(a, step):
+        t = 0
+        for k in range(a.shape[0]):
+            vector_kernel.prefetch(a, (k * step) % (a.size * a.itemsize))
+            t += a[k]
+        return t
+
+    rng = np.random.default_rng(SEEDS[2])
+    for a in (rng.integers(-(2**40), 2**40, 300), rng.integers(0, 256, 1000).astype(np.uint8)):
+        before = a.copy()
+        for step in (1, 64, 4095):
+            assert total_after_hints(a, step) == int(before.sum(dtype=np.int64))
+        np.testing.assert_array_equal(a, before)
+    asm = "\n".join(total_after_hints.inspect_asm(sig) for sig in total_after_hints.signatures)
+    assert asm.count("prefetcht0") >= 2, "the hint was compiled away"
+
+
 def test_observations_written_past_the_cache_equal_the_envs_own_stacks():
     """Observations larger than `STREAM_BYTES` are written with non-temporal stores (`stream_bytes`), 16 bytes at
     a time from each stack's first 16-byte boundary: an odd frame size (83 x 85) puts every other env's stack off
